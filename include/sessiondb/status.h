@@ -1,0 +1,110 @@
+// Errors as values: a Status (code + message) and Result<T> (a value or a
+// Status). Every fallible sessiondb call returns one of these; nothing in the
+// public API throws.
+//
+// Codes map cleanly to the edges of the system:
+//   kNotFound          -> HTTP 404, CLI exit 3
+//   kInvalidArgument   -> HTTP 400, CLI exit 2
+//   kAlreadyExists     -> HTTP 409, CLI exit 4
+//   kBusy              -> HTTP 503, CLI exit 5
+//   kCorruption, kIo   -> HTTP 500, CLI exit 6
+//   kFailedPrecondition (e.g. store written by a newer version) -> 409, exit 7
+//
+// Example:
+//   Result<Session> s = store->GetSession(id);
+//   if (!s) { std::cerr << s.error().ToString(); return; }
+//
+//   ASSIGN_OR_RETURN(Session s, store->GetSession(id));
+//   RETURN_IF_ERROR(store->Rename(id, "x"));
+//
+// Thread-safety: values; safe to copy between threads.
+#pragma once
+
+#include <expected>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace sessiondb {
+
+enum class StatusCode {
+  kOk = 0,
+  kInvalidArgument,
+  kNotFound,
+  kAlreadyExists,
+  kFailedPrecondition,
+  kBusy,
+  kCorruption,
+  kIo,
+  kInternal,
+};
+
+// Returns a stable lowercase name ("not_found", ...), used on the wire.
+std::string_view StatusCodeName(StatusCode code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  // Lets RETURN_IF_ERROR return Err(...) from functions that return Status.
+  Status(std::unexpected<Status> error) : Status(std::move(error.error())) {}  // NOLINT
+
+  static Status Ok() { return {}; }
+  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
+  static Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
+  static Status FailedPrecondition(std::string m) {
+    return {StatusCode::kFailedPrecondition, std::move(m)};
+  }
+  static Status Busy(std::string m) { return {StatusCode::kBusy, std::move(m)}; }
+  static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
+  static Status Io(std::string m) { return {StatusCode::kIo, std::move(m)}; }
+  static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "not_found: session 'x' does not exist"
+  std::string ToString() const;
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+// A value or the Status that explains why there is none. Never holds an OK
+// status without a value.
+template <typename T>
+using Result = std::expected<T, Status>;
+
+// Turns a failed Status into the error side of a Result.
+inline std::unexpected<Status> Err(Status s) { return std::unexpected<Status>(std::move(s)); }
+
+namespace internal {
+inline Status ToStatus(Status s) { return s; }
+template <typename T>
+Status ToStatus(const Result<T>& r) {
+  return r ? Status::Ok() : r.error();
+}
+}  // namespace internal
+
+}  // namespace sessiondb
+
+#define SESSIONDB_CONCAT_INNER(a, b) a##b
+#define SESSIONDB_CONCAT(a, b) SESSIONDB_CONCAT_INNER(a, b)
+
+// Returns the Status of `expr` from the enclosing function if it failed.
+// Works in functions returning Status or Result<T>.
+#define RETURN_IF_ERROR(expr)                                                   \
+  do {                                                                          \
+    ::sessiondb::Status _sdb_status = ::sessiondb::internal::ToStatus(expr);    \
+    if (!_sdb_status.ok()) return ::sessiondb::Err(std::move(_sdb_status));     \
+  } while (0)
+
+// Evaluates a Result<T>; on error returns its Status, else binds the value.
+#define ASSIGN_OR_RETURN(decl, expr) \
+  ASSIGN_OR_RETURN_IMPL(SESSIONDB_CONCAT(_sdb_result_, __LINE__), decl, expr)
+#define ASSIGN_OR_RETURN_IMPL(tmp, decl, expr)                 \
+  auto tmp = (expr);                                           \
+  if (!tmp) return ::sessiondb::Err(std::move(tmp).error());   \
+  decl = std::move(*tmp)

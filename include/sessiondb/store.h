@@ -1,0 +1,133 @@
+// The Store: one sessiondb database. Store::Open gives the embedded backend (a
+// directory holding a SQLite database in WAL mode and a content-addressed blob
+// folder); other backends implement the same interface.
+//
+// Thread-safety: a Store may be shared by the threads of a process; calls are
+// serialised internally. Several processes may open the same store at once:
+// writers wait for each other (up to StoreOptions::busy_timeout_ms) instead of
+// failing with "database is locked".
+//
+// Example:
+//   ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open("/tmp/chats"));
+//   ASSIGN_OR_RETURN(Session s, store->CreateSession({}));
+//   Message m;
+//   m.parts = {Part::Text("hello"), Part::ImageFromFile("cat.png")};
+//   ASSIGN_OR_RETURN(AppendResult r, store->Append(s.id, m));
+//   ASSIGN_OR_RETURN(std::vector<Message> log, store->ReadMessages(s.id));
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sessiondb/status.h"
+#include "sessiondb/types.h"
+
+namespace sessiondb {
+
+enum class Durability {
+  // fsync before an append returns: survives power loss. The default.
+  kDurable,
+  // Survives the process being killed at any instant, not a power loss.
+  kProcessCrashSafe,
+};
+
+// Reports progress of long work: `done` of `total` units (total may be 0 if unknown).
+using ProgressFn = std::function<void(int64_t done, int64_t total)>;
+
+struct StoreOptions {
+  Durability durability = Durability::kDurable;
+  int64_t max_image_bytes = 5 * 1024 * 1024;  // per image
+  int max_images_per_message = 5;
+  int64_t max_file_bytes = 100 * 1024 * 1024;  // per non-image attachment
+  bool create_if_missing = true;
+  // How long a writer waits for another process's write before kBusy.
+  int busy_timeout_ms = 60'000;
+  // Milliseconds since the Unix epoch. Tests inject a fake clock here.
+  std::function<int64_t()> clock;
+  // Receives warnings (a missing blob, a skipped part). Default: stderr.
+  std::function<void(std::string_view)> warn;
+};
+
+// The current schema version of the embedded store.
+inline constexpr int kSchemaVersion = 1;
+
+class Store {
+ public:
+  // Opens the store at `path` (a directory), creating it if missing and
+  // options.create_if_missing. Fails with kFailedPrecondition if the store was
+  // written by a newer sessiondb, kNotFound if missing and not to be created,
+  // kIo/kCorruption if the files cannot be read. The caller owns the result.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path,
+                                             const StoreOptions& options = {});
+
+  virtual ~Store() = default;
+
+  // ---- Sessions -------------------------------------------------------------
+
+  // kAlreadyExists if the id is taken; kInvalidArgument for an id that is not
+  // 1-128 characters of [A-Za-z0-9._-] (no path characters) or bad metadata.
+  virtual Result<Session> CreateSession(const NewSession& request) = 0;
+  // kNotFound if there is no such session.
+  virtual Result<Session> GetSession(std::string_view id) = 0;
+  // A page of sessions, most recently updated first.
+  virtual Result<SessionPage> ListSessions(const ListOptions& options) = 0;
+  // Sets the title explicitly; it will not be changed by later messages.
+  virtual Status RenameSession(std::string_view id, std::string_view title) = 0;
+  virtual Status SetArchived(std::string_view id, bool archived) = 0;
+  // Deletes the session and its log for good. Blobs it alone referenced are
+  // reclaimed by CollectGarbage.
+  virtual Status DeleteSession(std::string_view id) = 0;
+  // Deletes archived sessions last updated before `before_ms`; returns how many.
+  virtual Result<int64_t> PurgeArchived(int64_t before_ms) = 0;
+  // The active session id, or nullopt when none is set.
+  virtual Result<std::optional<std::string>> GetActiveSession() = 0;
+  // kNotFound if the session does not exist. An empty id clears it.
+  virtual Status SetActiveSession(std::string_view id) = 0;
+
+  // ---- Messages -------------------------------------------------------------
+
+  // Appends one message to the session's log, attachments included, all or
+  // nothing. Blobs are written before the event commits. Refuses with
+  // kInvalidArgument (and writes nothing) an empty message, a malformed
+  // attachment, or one beyond the limits in StoreOptions; kNotFound if the
+  // session does not exist.
+  virtual Result<AppendResult> Append(std::string_view session_id, const Message& message) = 0;
+  // Appends several messages in one transaction (for imports): all or none.
+  virtual Result<std::vector<AppendResult>> AppendBatch(std::string_view session_id,
+                                                        std::span<const Message> messages) = 0;
+  // Messages with seq >= from_seq, in order, at most `limit` (-1: all).
+  // A part whose blob is absent is returned with resource->missing set, and a
+  // warning is logged; the rest of the message loads.
+  virtual Result<std::vector<Message>> ReadMessages(std::string_view session_id,
+                                                    int64_t from_seq = 1,
+                                                    int64_t limit = -1) = 0;
+  // The last `count` messages, in order.
+  virtual Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
+                                                        int64_t count) = 0;
+
+  // ---- Blobs ----------------------------------------------------------------
+
+  // The bytes named by `sha256`. kNotFound if absent; with verify, kCorruption
+  // if they no longer hash to the name.
+  virtual Result<std::string> ReadBlob(std::string_view sha256, bool verify = false) = 0;
+  // A filesystem path to the blob, for callers that stream or hand it to
+  // another program. kNotFound if absent.
+  virtual Result<std::string> BlobPath(std::string_view sha256) = 0;
+  // The resource as a data URI ("data:image/png;base64,...").
+  virtual Result<std::string> ReadDataUri(const Resource& resource) = 0;
+
+  // ---- Housekeeping -----------------------------------------------------------
+
+  virtual Result<GcReport> CollectGarbage(const GcOptions& options) = 0;
+  // Re-hashes every blob; reports missing and corrupt ones. Changes nothing.
+  virtual Result<VerifyReport> Verify(const ProgressFn& progress = {}) = 0;
+  virtual Result<StorageStats> Stats() = 0;
+};
+
+}  // namespace sessiondb

@@ -1,0 +1,210 @@
+// The values sessiondb stores and returns: sessions, messages and their parts,
+// and resource descriptors for attachments. Plain structs, no behaviour beyond
+// small constructors; copying them is safe between threads.
+//
+// Example:
+//   Message m;
+//   m.role = Role::kUser;
+//   m.parts.push_back(Part::Text("What is in this picture?"));
+//   m.parts.push_back(Part::ImageFromDataUri("data:image/png;base64,iVBOR..."));
+//   Result<AppendResult> r = store->Append(session_id, m);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sessiondb/status.h"
+
+namespace sessiondb {
+
+enum class Role { kSystem, kUser, kAssistant, kTool };
+
+// "system", "user", "assistant", "tool".
+std::string_view RoleName(Role role);
+// Parses a role name; kInvalidArgument names the accepted values.
+Result<Role> ParseRole(std::string_view name);
+
+enum class PartType { kText, kImage, kFile, kResourceLink, kToolCall, kToolResult, kReasoning };
+
+// "text", "image", "file", "resource_link", "tool_call", "tool_result", "reasoning".
+std::string_view PartTypeName(PartType type);
+Result<PartType> ParsePartType(std::string_view name);
+
+// Where an attachment's bytes came from.
+enum class Origin {
+  kInline,      // a data URI or bytes handed to Append
+  kLocalFile,   // read from a path on this machine at append time
+  kRemoteLink,  // an http(s) URL: a descriptor only, never fetched
+};
+std::string_view OriginName(Origin origin);  // "inline", "file", "link"
+Result<Origin> ParseOrigin(std::string_view name);
+
+// The descriptor the log keeps for an attachment. Never holds the bytes: they
+// live in the blob store under content_sha256.
+struct Resource {
+  std::string resource_id;     // "res_" + UUIDv7; unique per attachment instance
+  std::string content_sha256;  // 64 lowercase hex digits; empty for remote links
+  std::string mime;            // sniffed from the bytes; for links, as declared (may be empty)
+  int64_t size = 0;            // bytes; for links, as declared (0 if unknown)
+  int width = 0;               // pixels, images only (0 otherwise)
+  int height = 0;
+  Origin origin = Origin::kInline;
+  std::string name;  // file name or link title; may be empty
+  std::string uri;   // kLocalFile: the path read; kRemoteLink: the URL; else empty
+  // Set on read, never stored: the blob was absent when the message was read.
+  bool missing = false;
+
+  bool operator==(const Resource&) const = default;
+};
+
+// The bytes of a new attachment, consumed by Append and turned into a Resource.
+struct AttachmentSource {
+  enum class Kind { kDataUri, kBytes, kLocalFile };
+  Kind kind = Kind::kBytes;
+  std::string data;           // the data URI, the raw bytes, or the file path
+  std::string declared_mime;  // kBytes only: the caller's claim, checked against the bytes
+  std::string name;           // optional display name (defaults to the file's base name)
+};
+
+// One element of a message. Which fields matter depends on `type`:
+//   kText, kReasoning      text
+//   kImage, kFile          source (on append) -> resource (once stored)
+//   kResourceLink          resource (origin kRemoteLink, uri = the URL)
+//   kToolCall              tool_call_id, tool_name, arguments_json
+//   kToolResult            tool_call_id, text (the output), is_error
+struct Part {
+  PartType type = PartType::kText;
+  std::string text;
+  std::optional<Resource> resource;
+  std::optional<AttachmentSource> source;
+  std::string tool_call_id;
+  std::string tool_name;
+  std::string arguments_json;  // JSON text, "{}" when empty
+  bool is_error = false;
+
+  static Part Text(std::string text);
+  static Part Reasoning(std::string text);
+  // An image part; Append refuses bytes that are not PNG, JPEG, GIF or WebP.
+  static Part ImageFromDataUri(std::string data_uri);
+  static Part ImageFromBytes(std::string bytes, std::string declared_mime, std::string name = "");
+  static Part ImageFromFile(std::string path);
+  // A file part; bytes that turn out to be a supported image are stored as an image.
+  static Part FileFromBytes(std::string bytes, std::string declared_mime, std::string name = "");
+  static Part FileFromFile(std::string path);
+  static Part FileFromDataUri(std::string data_uri);
+  // A link to a remote resource, kept as a descriptor and never fetched.
+  static Part Link(std::string url, std::string name = "", std::string mime = "",
+                   int64_t size = 0);
+  static Part ToolCall(std::string id, std::string name, std::string arguments_json);
+  static Part ToolResult(std::string tool_call_id, std::string output, bool is_error = false);
+};
+
+// Provider-reported token usage for one turn.
+struct Usage {
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  int64_t cached_tokens = 0;
+  int64_t reasoning_tokens = 0;
+  bool operator==(const Usage&) const = default;
+};
+
+// A message event of a session's log. On append, id may be left empty (a
+// UUIDv7 is assigned) and session_id, seq and ts_ms are ignored.
+struct Message {
+  std::string id;
+  std::string session_id;
+  int64_t seq = 0;    // position in the session's log, dense from 1
+  int64_t ts_ms = 0;  // milliseconds since the Unix epoch
+  Role role = Role::kUser;
+  std::vector<Part> parts;
+  std::vector<std::string> files;
+  std::vector<std::string> files_modified;
+  std::string edit_results_json;  // a JSON array, or empty
+  std::string model;
+  std::optional<Usage> usage;
+  std::string metadata_json;  // a JSON object, or empty
+
+  // The text parts joined by "\n", in order.
+  std::string Text() const;
+};
+
+// What Append reports once the message is durable (per the store's durability).
+struct AppendResult {
+  std::string message_id;
+  int64_t seq = 0;
+  int64_t ts_ms = 0;
+  std::vector<Resource> resources;  // descriptors of the attachments, in part order
+};
+
+// The index entry of a session: everything a session list shows, without the log.
+struct Session {
+  std::string id;
+  std::string title;    // "New Session" until the first message; then fixed unless renamed
+  std::string preview;  // the first user message, at most 100 characters plus "…"
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;
+  int64_t message_count = 0;
+  int64_t last_seq = 0;
+  bool archived = false;
+  std::string metadata_json;  // a JSON object ("{}" when none)
+};
+
+struct NewSession {
+  std::string id;             // empty: a UUIDv7 is assigned
+  std::string title;          // empty: taken from the first message
+  std::string metadata_json;  // empty or a JSON object, e.g. {"project":"/src/app"}
+};
+
+enum class ArchiveFilter { kActive, kArchived, kAll };
+
+struct ListOptions {
+  int limit = 50;      // 1..1000
+  std::string cursor;  // from SessionPage::next_cursor; empty for the first page
+  ArchiveFilter archived = ArchiveFilter::kActive;
+  // When metadata_key is set, only sessions whose metadata has that top-level
+  // key equal to metadata_value (compared as a string) are listed.
+  std::string metadata_key;
+  std::string metadata_value;
+};
+
+struct SessionPage {
+  std::vector<Session> sessions;  // most recently updated first
+  std::string next_cursor;        // empty when this is the last page
+};
+
+struct GcOptions {
+  // Blobs younger than this are kept even if unreferenced, so an append whose
+  // blobs are written but whose event has not committed yet is never robbed.
+  int64_t grace_ms = 10 * 60 * 1000;
+  bool dry_run = false;
+};
+
+struct GcReport {
+  int64_t blobs_scanned = 0;
+  int64_t blobs_deleted = 0;
+  int64_t bytes_freed = 0;
+  int64_t blobs_in_grace = 0;  // unreferenced but too young to delete
+};
+
+struct VerifyReport {
+  int64_t blobs_checked = 0;
+  int64_t bytes_checked = 0;
+  std::vector<std::string> missing;  // referenced by the log, absent from the blob store
+  std::vector<std::string> corrupt;  // present, but the bytes no longer hash to the name
+  bool clean() const { return missing.empty() && corrupt.empty(); }
+};
+
+struct StorageStats {
+  int64_t sessions = 0;
+  int64_t archived_sessions = 0;
+  int64_t messages = 0;
+  int64_t blobs = 0;
+  int64_t blob_bytes = 0;
+  int64_t database_bytes = 0;
+  int64_t total_bytes = 0;  // everything under the store: database, WAL, blobs
+};
+
+}  // namespace sessiondb

@@ -1,0 +1,75 @@
+// Content-addressed storage of immutable bytes named by their SHA-256.
+// BlobStore is the interface (the embedded store keeps blobs as files, a
+// database backend may keep them in tables); FileBlobStore is the directory
+// implementation:
+//
+//   <root>/sha256/ab/abcdef...  (full 64-hex name, sharded by its first two digits)
+//   <root>/tmp/                 (temporary files, renamed into place)
+//
+// Writes are atomic: temp file, optional fsync, rename, optional fsync of the
+// directory. A crash leaves either no blob or the whole blob, never a torn one.
+// Thread-safety: all methods may be called concurrently, also from several
+// processes sharing the directory.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "sessiondb/status.h"
+
+namespace sessiondb::blob {
+
+struct BlobInfo {
+  std::string sha256;
+  int64_t size = 0;
+  int64_t mtime_ms = 0;  // last modification, milliseconds since the epoch
+};
+
+class BlobStore {
+ public:
+  virtual ~BlobStore() = default;
+
+  // Stores `bytes` under `sha256` (which the caller computed) unless a blob of
+  // that name already exists: same bytes, one copy. Refreshes the existing
+  // blob's mtime so garbage collection's grace period covers a re-use.
+  virtual Status Put(std::string_view sha256, std::string_view bytes) = 0;
+  // kNotFound if absent; with verify, kCorruption if the bytes no longer hash
+  // to the name.
+  virtual Result<std::string> Get(std::string_view sha256, bool verify) = 0;
+  // kNotFound if absent, else its size and mtime.
+  virtual Result<BlobInfo> Stat(std::string_view sha256) = 0;
+  // A path a reader can open. kNotFound if absent.
+  virtual Result<std::string> Path(std::string_view sha256) = 0;
+  // Removes the blob; OK if it was already absent.
+  virtual Status Remove(std::string_view sha256) = 0;
+  // Calls `visit` for every stored blob (files with valid names only); stops
+  // at and returns the first non-OK status `visit` returns.
+  virtual Status ForEach(const std::function<Status(const BlobInfo&)>& visit) = 0;
+};
+
+class FileBlobStore : public BlobStore {
+ public:
+  // Creates `root` (and its sha256/ and tmp/ folders) if missing. With
+  // `sync`, every Put fsyncs the file and its directory before returning.
+  // Removes temp files left behind by a crash that are older than an hour.
+  static Result<std::unique_ptr<FileBlobStore>> Open(const std::string& root, bool sync);
+
+  Status Put(std::string_view sha256, std::string_view bytes) override;
+  Result<std::string> Get(std::string_view sha256, bool verify) override;
+  Result<BlobInfo> Stat(std::string_view sha256) override;
+  Result<std::string> Path(std::string_view sha256) override;
+  Status Remove(std::string_view sha256) override;
+  Status ForEach(const std::function<Status(const BlobInfo&)>& visit) override;
+
+ private:
+  FileBlobStore(std::string root, bool sync) : root_(std::move(root)), sync_(sync) {}
+  std::string PathFor(std::string_view sha256) const;
+
+  const std::string root_;
+  const bool sync_;
+};
+
+}  // namespace sessiondb::blob
