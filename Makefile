@@ -1,0 +1,34 @@
+# The commands a newcomer types. Everything goes through CMake + Ninja in build/.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: setup build test test-quick demo bench format clean
+
+setup:
+	bash scripts/setup.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+# All tests: the quick tier and the slow crash/concurrency tier.
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-quick: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L quick
+
+# Stores a conversation with an image in a throw-away store and shows it back.
+demo: build
+	bash scripts/demo.sh $(BUILD)/sessiondb
+
+bench: build
+	$(BUILD)/bench/sessiondb_bench --dir $(BUILD)/bench-data
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,237 @@
+#include "core/message_codec.h"
+
+#include <nlohmann/json.hpp>
+
+namespace sessiondb {
+namespace {
+
+using nlohmann::json;
+
+bool IsSimpleText(const Message& m) {
+  return m.parts.size() == 1 && m.parts[0].type == PartType::kText && m.files.empty() &&
+         m.files_modified.empty() && m.edit_results_json.empty() && m.model.empty() &&
+         !m.usage.has_value() && m.metadata_json.empty();
+}
+
+json EncodeResource(const Resource& r) {
+  json j = json::object();
+  if (!r.resource_id.empty()) j["resource_id"] = r.resource_id;
+  if (!r.content_sha256.empty()) j["content_sha256"] = r.content_sha256;
+  if (!r.mime.empty()) j["mime"] = r.mime;
+  if (r.size != 0) j["size"] = r.size;
+  if (r.width != 0) j["width"] = r.width;
+  if (r.height != 0) j["height"] = r.height;
+  j["origin"] = OriginName(r.origin);
+  if (!r.name.empty()) j["name"] = r.name;
+  if (!r.uri.empty()) j["uri"] = r.uri;
+  return j;
+}
+
+Result<Resource> DecodeResource(const json& j) {
+  Resource r;
+  r.resource_id = j.value("resource_id", "");
+  r.content_sha256 = j.value("content_sha256", "");
+  r.mime = j.value("mime", "");
+  r.size = j.value("size", int64_t{0});
+  r.width = j.value("width", 0);
+  r.height = j.value("height", 0);
+  auto origin = ParseOrigin(j.value("origin", "inline"));
+  if (!origin) return Err(Status::Corruption("resource: " + origin.error().message()));
+  r.origin = *origin;
+  r.name = j.value("name", "");
+  r.uri = j.value("uri", "");
+  return r;
+}
+
+Result<json> ParseJsonField(std::string_view text, std::string_view what, json::value_t expected) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return Err(Status::InvalidArgument(std::string(what) + " is not valid JSON"));
+  }
+  if (expected == json::value_t::object && !j.is_object()) {
+    return Err(Status::InvalidArgument(std::string(what) + " must be a JSON object"));
+  }
+  if (expected == json::value_t::array && !j.is_array()) {
+    return Err(Status::InvalidArgument(std::string(what) + " must be a JSON array"));
+  }
+  return j;
+}
+
+Result<json> EncodePart(const Part& p, size_t index) {
+  json j = {{"type", PartTypeName(p.type)}};
+  switch (p.type) {
+    case PartType::kText:
+    case PartType::kReasoning:
+      j["text"] = p.text;
+      break;
+    case PartType::kImage:
+    case PartType::kFile:
+    case PartType::kResourceLink:
+      if (!p.resource) {
+        return Err(Status::Internal("part " + std::to_string(index + 1) +
+                                    " has no stored resource to encode"));
+      }
+      j["resource"] = EncodeResource(*p.resource);
+      break;
+    case PartType::kToolCall: {
+      j["id"] = p.tool_call_id;
+      j["name"] = p.tool_name;
+      // Kept as the exact text the model produced: providers cache prompts by
+      // bytes, so a re-serialised copy could cost a cache miss on every turn.
+      const std::string& args = p.arguments_json.empty() ? std::string("{}") : p.arguments_json;
+      RETURN_IF_ERROR(ParseJsonField(args, "tool_call arguments of part " + std::to_string(index + 1),
+                                     json::value_t::discarded));
+      j["arguments"] = args;
+      break;
+    }
+    case PartType::kToolResult:
+      j["tool_call_id"] = p.tool_call_id;
+      j["output"] = p.text;
+      if (p.is_error) j["is_error"] = true;
+      break;
+  }
+  return j;
+}
+
+Result<Part> DecodePart(const json& j) {
+  Part p;
+  ASSIGN_OR_RETURN(p.type, ParsePartType(j.value("type", "")));
+  switch (p.type) {
+    case PartType::kText:
+    case PartType::kReasoning:
+      p.text = j.value("text", "");
+      break;
+    case PartType::kImage:
+    case PartType::kFile:
+    case PartType::kResourceLink: {
+      auto it = j.find("resource");
+      if (it == j.end() || !it->is_object()) {
+        return Err(Status::Corruption("a stored " + std::string(PartTypeName(p.type)) +
+                                      " part has no resource descriptor"));
+      }
+      ASSIGN_OR_RETURN(Resource r, DecodeResource(*it));
+      p.resource = std::move(r);
+      break;
+    }
+    case PartType::kToolCall:
+      p.tool_call_id = j.value("id", "");
+      p.tool_name = j.value("name", "");
+      if (auto it = j.find("arguments"); it == j.end()) {
+        p.arguments_json = "{}";
+      } else {
+        p.arguments_json = it->is_string() ? it->get<std::string>() : it->dump();
+      }
+      break;
+    case PartType::kToolResult:
+      p.tool_call_id = j.value("tool_call_id", "");
+      p.text = j.value("output", "");
+      p.is_error = j.value("is_error", false);
+      break;
+  }
+  return p;
+}
+
+std::vector<std::string> StringList(const json& body, const char* key) {
+  std::vector<std::string> out;
+  auto it = body.find(key);
+  if (it == body.end() || !it->is_array()) return out;
+  for (const json& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+Result<std::optional<std::string>> EncodeBody(const Message& m) {
+  json body = {{"v", kMessageBodyVersion}};
+  json parts = json::array();
+  for (size_t i = 0; i < m.parts.size(); ++i) {
+    ASSIGN_OR_RETURN(json part, EncodePart(m.parts[i], i));
+    parts.push_back(std::move(part));
+  }
+  body["parts"] = std::move(parts);
+  if (!m.files.empty()) body["files"] = m.files;
+  if (!m.files_modified.empty()) body["files_modified"] = m.files_modified;
+  if (!m.edit_results_json.empty()) {
+    ASSIGN_OR_RETURN(body["edit_results"],
+                     ParseJsonField(m.edit_results_json, "edit_results", json::value_t::array));
+  }
+  if (!m.model.empty()) body["model"] = m.model;
+  if (m.usage) {
+    body["usage"] = {{"input_tokens", m.usage->input_tokens},
+                     {"output_tokens", m.usage->output_tokens},
+                     {"cached_tokens", m.usage->cached_tokens},
+                     {"reasoning_tokens", m.usage->reasoning_tokens}};
+  }
+  if (!m.metadata_json.empty()) {
+    ASSIGN_OR_RETURN(body["metadata"],
+                     ParseJsonField(m.metadata_json, "message metadata", json::value_t::object));
+  }
+  return body.dump();
+}
+
+Status DecodeBody(std::string_view text, Message* m) {
+  json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded() || !body.is_object()) {
+    return Status::Corruption("message " + m->id + " has a body that is not a JSON object");
+  }
+  int version = body.value("v", 0);
+  if (version > kMessageBodyVersion) {
+    return Status::FailedPrecondition("message " + m->id + " uses body format version " +
+                                      std::to_string(version) + "; this build reads up to " +
+                                      std::to_string(kMessageBodyVersion) +
+                                      ". Upgrade sessiondb.");
+  }
+  m->parts.clear();
+  auto parts = body.find("parts");
+  if (parts != body.end() && parts->is_array()) {
+    for (const json& pj : *parts) {
+      auto part = DecodePart(pj);
+      if (!part) return Status::Corruption("message " + m->id + ": " + part.error().message());
+      m->parts.push_back(std::move(*part));
+    }
+  }
+  m->files = StringList(body, "files");
+  m->files_modified = StringList(body, "files_modified");
+  if (auto it = body.find("edit_results"); it != body.end()) m->edit_results_json = it->dump();
+  m->model = body.value("model", "");
+  if (auto it = body.find("usage"); it != body.end() && it->is_object()) {
+    Usage u;
+    u.input_tokens = it->value("input_tokens", int64_t{0});
+    u.output_tokens = it->value("output_tokens", int64_t{0});
+    u.cached_tokens = it->value("cached_tokens", int64_t{0});
+    u.reasoning_tokens = it->value("reasoning_tokens", int64_t{0});
+    m->usage = u;
+  }
+  if (auto it = body.find("metadata"); it != body.end()) m->metadata_json = it->dump();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> EncodeMessageBody(const Message& message) {
+  if (IsSimpleText(message)) return std::optional<std::string>();
+  // nlohmann throws on invalid UTF-8 while dumping; callers validate text
+  // first, but a library that throws is still fenced here.
+  try {
+    return EncodeBody(message);
+  } catch (const json::exception& e) {
+    return Err(Status::InvalidArgument(std::string("message cannot be encoded: ") + e.what()));
+  }
+}
+
+Status DecodeMessageBody(const std::optional<std::string_view>& body, std::string_view text,
+                         Message* message) {
+  if (!body) {
+    message->parts.assign(1, Part::Text(std::string(text)));
+    return Status::Ok();
+  }
+  try {
+    return DecodeBody(*body, message);
+  } catch (const json::exception& e) {
+    return Status::Corruption("message " + message->id + " has a malformed body: " + e.what());
+  }
+}
+
+std::string ResourceToJson(const Resource& resource) { return EncodeResource(resource).dump(); }
+
+}  // namespace sessiondb

@@ -1,0 +1,130 @@
+#include "core/text_rules.h"
+
+#include <vector>
+
+namespace sessiondb {
+namespace {
+
+bool IsSpace(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// Byte offsets where each code point of valid UTF-8 starts, plus the end.
+std::vector<size_t> CodePointOffsets(std::string_view text) {
+  std::vector<size_t> offsets;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) offsets.push_back(i);
+  }
+  offsets.push_back(text.size());
+  return offsets;
+}
+
+std::string TrimRight(std::string_view text) {
+  while (!text.empty() && IsSpace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return std::string(text);
+}
+
+}  // namespace
+
+bool IsValidUtf8(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    static constexpr uint32_t kMinForLength[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMinForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+size_t CountCodePoints(std::string_view text) { return CodePointOffsets(text).size() - 1; }
+
+std::string CollapseWhitespace(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool pending_space = false;
+  for (char ch : text) {
+    if (IsSpace(static_cast<unsigned char>(ch))) {
+      pending_space = !out.empty();
+      continue;
+    }
+    if (pending_space) out += ' ';
+    pending_space = false;
+    out += ch;
+  }
+  return out;
+}
+
+std::string MakeTitle(std::string_view first_message_text) {
+  std::string text = CollapseWhitespace(first_message_text);
+  if (text.empty()) return std::string(kDefaultTitle);
+  std::vector<size_t> cps = CodePointOffsets(text);
+  const size_t count = cps.size() - 1;
+  if (count <= kMaxTitleChars) return text;
+
+  // Keep room for the ellipsis, so the title never exceeds the limit.
+  const size_t keep = kMaxTitleChars - 1;
+  size_t cut = cps[keep];
+  if (text[cut] != ' ') {
+    size_t space = text.rfind(' ', cut);
+    if (space != std::string::npos && space > 0) cut = space;
+  }
+  return TrimRight(std::string_view(text).substr(0, cut)) + std::string(kEllipsis);
+}
+
+std::string MakePreview(std::string_view first_user_text) {
+  std::string text = CollapseWhitespace(first_user_text);
+  std::vector<size_t> cps = CodePointOffsets(text);
+  if (cps.size() - 1 <= kMaxPreviewChars) return text;
+  return TrimRight(std::string_view(text).substr(0, cps[kMaxPreviewChars])) +
+         std::string(kEllipsis);
+}
+
+Status ValidateSessionId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxSessionIdLength) {
+    return Status::InvalidArgument("session id must be 1 to " +
+                                   std::to_string(kMaxSessionIdLength) + " characters, got " +
+                                   std::to_string(id.size()));
+  }
+  if (id.front() == '.') {
+    return Status::InvalidArgument("session id '" + std::string(id) + "' must not start with '.'");
+  }
+  for (size_t i = 0; i < id.size(); ++i) {
+    char c = id[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) {
+      return Status::InvalidArgument("session id has a character that is not allowed at offset " +
+                                     std::to_string(i) +
+                                     "; use letters, digits, '.', '_' and '-' only");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace sessiondb

@@ -1,0 +1,43 @@
+// The small text rules every backend shares: UTF-8 checks, session titles and
+// previews, and which session ids are acceptable.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "sessiondb/status.h"
+
+namespace sessiondb {
+
+inline constexpr size_t kMaxTitleChars = 50;
+inline constexpr size_t kMaxPreviewChars = 100;
+inline constexpr size_t kMaxSessionIdLength = 128;
+inline constexpr std::string_view kDefaultTitle = "New Session";
+inline constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026 "…"
+
+// True if `text` is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF).
+bool IsValidUtf8(std::string_view text);
+
+// Number of code points in valid UTF-8.
+size_t CountCodePoints(std::string_view text);
+
+// Runs of whitespace become one space; leading and trailing whitespace go.
+std::string CollapseWhitespace(std::string_view text);
+
+// The automatic title for a session whose first message has this text:
+// whitespace collapsed, at most kMaxTitleChars code points counting the "…"
+// added when cut, cut at the last word boundary that fits (or, for a single
+// overlong word, at the limit). kDefaultTitle when the text is empty.
+std::string MakeTitle(std::string_view first_message_text);
+
+// The preview of a session whose first user message has this text: whitespace
+// collapsed, the first kMaxPreviewChars code points, plus "…" when cut.
+std::string MakePreview(std::string_view first_user_text);
+
+// kInvalidArgument unless `id` is 1..kMaxSessionIdLength characters of
+// [A-Za-z0-9._-] not starting with '.': ids end up in file names and URLs, so
+// path characters are refused.
+Status ValidateSessionId(std::string_view id);
+
+}  // namespace sessiondb

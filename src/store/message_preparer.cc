@@ -1,0 +1,277 @@
+#include "store/message_preparer.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "blob/data_uri.h"
+#include "blob/media_type.h"
+#include "blob/sha256.h"
+#include "core/message_codec.h"
+#include "core/text_rules.h"
+
+namespace sessiondb {
+namespace {
+
+constexpr size_t kMaxMessageIdLength = 128;
+
+std::string FormatBytes(int64_t bytes) {
+  char buf[64];
+  if (bytes >= 1024 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  } else if (bytes >= 1024) {
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%lld bytes", static_cast<long long>(bytes));
+  }
+  return buf;
+}
+
+std::string PartLabel(const Part& part, size_t index) {
+  return std::string(PartTypeName(part.type)) + " part " + std::to_string(index + 1);
+}
+
+std::string BaseName(std::string_view path) {
+  size_t slash = path.find_last_of('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+Status CheckUtf8(std::string_view text, const std::string& what) {
+  if (IsValidUtf8(text)) return Status::Ok();
+  return Status::InvalidArgument(what + " is not valid UTF-8");
+}
+
+// Reads a local file, refusing before reading when it is larger than `limit`.
+Result<std::string> ReadLocalFile(const std::string& path, int64_t limit, const std::string& label,
+                                  const std::string& limit_name) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return Err(Status::NotFound(label + ": cannot read '" + path + "': no such file"));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Err(Status::InvalidArgument(label + ": '" + path + "' is not a regular file"));
+  }
+  if (st.st_size > limit) {
+    return Err(Status::InvalidArgument(label + " ('" + path + "') is " + FormatBytes(st.st_size) +
+                                       "; the limit is " + FormatBytes(limit) + " (" + limit_name +
+                                       ")"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Err(Status::Io(label + ": cannot open '" + path + "'"));
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  in.read(bytes.data(), st.st_size);
+  if (in.gcount() != st.st_size) return Err(Status::Io(label + ": short read of '" + path + "'"));
+  return bytes;
+}
+
+struct Ingested {
+  std::string bytes;
+  std::string declared_mime;  // normalized; empty when the caller made no claim
+  std::string name;
+  std::string uri;
+  Origin origin = Origin::kInline;
+};
+
+Result<Ingested> LoadSource(const AttachmentSource& src, bool is_image, const StoreOptions& options,
+                            const std::string& label) {
+  const int64_t limit = is_image ? options.max_image_bytes : options.max_file_bytes;
+  const std::string limit_name = is_image ? "max_image_bytes" : "max_file_bytes";
+  Ingested out;
+  out.name = src.name;
+  switch (src.kind) {
+    case AttachmentSource::Kind::kDataUri: {
+      // Base64 is 4/3 of the bytes: refuse an oversized URI before decoding it.
+      if (static_cast<int64_t>(src.data.size()) / 4 * 3 > limit + 3) {
+        return Err(Status::InvalidArgument(
+            label + " is about " + FormatBytes(static_cast<int64_t>(src.data.size()) / 4 * 3) +
+            "; the limit is " + FormatBytes(limit) + " (" + limit_name + ")"));
+      }
+      auto uri = blob::ParseDataUri(src.data);
+      if (!uri) return Err(Status::InvalidArgument(label + ": " + uri.error().message()));
+      out.bytes = std::move(uri->bytes);
+      out.declared_mime = blob::NormalizeMime(uri->mime);
+      break;
+    }
+    case AttachmentSource::Kind::kBytes:
+      out.bytes = src.data;
+      out.declared_mime = blob::NormalizeMime(src.declared_mime);
+      break;
+    case AttachmentSource::Kind::kLocalFile: {
+      ASSIGN_OR_RETURN(out.bytes, ReadLocalFile(src.data, limit, label, limit_name));
+      out.origin = Origin::kLocalFile;
+      out.uri = src.data;
+      if (out.name.empty()) out.name = BaseName(src.data);
+      break;
+    }
+  }
+  if (static_cast<int64_t>(out.bytes.size()) > limit) {
+    return Err(Status::InvalidArgument(label + " is " +
+                                       FormatBytes(static_cast<int64_t>(out.bytes.size())) +
+                                       "; the limit is " + FormatBytes(limit) + " (" + limit_name +
+                                       ")"));
+  }
+  return out;
+}
+
+// Decides what an attachment is from its bytes and checks it against the
+// part's type and the caller's claim.
+Result<Resource> DescribeAttachment(Part& part, const Ingested& in, const std::string& label) {
+  auto media = blob::SniffMedia(in.bytes);
+  if (!media) return Err(Status::InvalidArgument(label + ": " + media.error().message()));
+  const bool declared_image = in.declared_mime.rfind("image/", 0) == 0;
+  if (part.type == PartType::kImage) {
+    if (in.bytes.empty()) return Err(Status::InvalidArgument(label + " is empty"));
+    if (declared_image && !blob::IsSupportedImageMime(in.declared_mime)) {
+      return Err(Status::InvalidArgument(label + " is declared " + in.declared_mime +
+                                         ", which is not supported; images must be image/png, "
+                                         "image/jpeg, image/gif or image/webp"));
+    }
+    if (!media->is_image) {
+      return Err(Status::InvalidArgument(
+          label + " is not a PNG, JPEG, GIF or WebP image (its bytes look like " + media->mime +
+          "); attach it as a file instead"));
+    }
+    if (declared_image && in.declared_mime != media->mime) {
+      return Err(Status::InvalidArgument(label + " is declared " + in.declared_mime +
+                                         " but its bytes are " + media->mime +
+                                         "; fix the declared type or leave it out"));
+    }
+  } else if (media->is_image) {
+    part.type = PartType::kImage;  // a file that is a supported image is stored as one
+  }
+  Resource r;
+  r.content_sha256 = blob::Sha256Hex(in.bytes);
+  r.mime = media->is_image || in.declared_mime.empty() || in.declared_mime == "application/octet-stream"
+               ? media->mime
+               : in.declared_mime;
+  r.size = static_cast<int64_t>(in.bytes.size());
+  r.width = media->width;
+  r.height = media->height;
+  r.origin = in.origin;
+  r.name = in.name;
+  r.uri = in.uri;
+  return r;
+}
+
+Status CheckLink(const Part& part, const std::string& label) {
+  if (!part.resource || part.resource->uri.empty()) {
+    return Status::InvalidArgument(label + " has no URL");
+  }
+  const std::string& uri = part.resource->uri;
+  if (uri.rfind("http://", 0) != 0 && uri.rfind("https://", 0) != 0) {
+    return Status::InvalidArgument(label + ": only http:// and https:// links are accepted, got '" +
+                                   uri.substr(0, 64) + "'");
+  }
+  return CheckUtf8(uri, label + " URL");
+}
+
+bool HasContent(const Part& p) {
+  switch (p.type) {
+    case PartType::kText:
+    case PartType::kReasoning:
+      return CollapseWhitespace(p.text).size() > 0;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOptions& options,
+                                       const BlobExistsFn& blob_exists,
+                                       const std::function<std::string()>& new_id) {
+  PreparedMessage out;
+  out.message = message;
+  Message& m = out.message;
+
+  bool any_content = false;
+  for (const Part& p : m.parts) any_content = any_content || HasContent(p);
+  if (!any_content) {
+    return Err(Status::InvalidArgument(
+        "the message is empty: give it text or at least one attachment, tool call or tool result"));
+  }
+  if (!m.id.empty()) {
+    if (m.id.size() > kMaxMessageIdLength) {
+      return Err(Status::InvalidArgument("message id is " + std::to_string(m.id.size()) +
+                                         " bytes; the limit is " +
+                                         std::to_string(kMaxMessageIdLength)));
+    }
+    RETURN_IF_ERROR(CheckUtf8(m.id, "message id"));
+  } else {
+    m.id = new_id();
+  }
+  RETURN_IF_ERROR(CheckUtf8(m.model, "model"));
+  for (const auto& f : m.files) RETURN_IF_ERROR(CheckUtf8(f, "a files entry"));
+  for (const auto& f : m.files_modified) RETURN_IF_ERROR(CheckUtf8(f, "a files_modified entry"));
+
+  int images = 0;
+  std::set<std::string> seen_blobs;
+  for (size_t i = 0; i < m.parts.size(); ++i) {
+    Part& part = m.parts[i];
+    const std::string label = PartLabel(part, i);
+    switch (part.type) {
+      case PartType::kText:
+      case PartType::kReasoning:
+        RETURN_IF_ERROR(CheckUtf8(part.text, label));
+        break;
+      case PartType::kToolCall:
+        if (part.tool_name.empty()) return Err(Status::InvalidArgument(label + " has no tool name"));
+        RETURN_IF_ERROR(CheckUtf8(part.tool_name, label + " name"));
+        RETURN_IF_ERROR(CheckUtf8(part.tool_call_id, label + " id"));
+        RETURN_IF_ERROR(CheckUtf8(part.arguments_json, label + " arguments"));
+        break;
+      case PartType::kToolResult:
+        RETURN_IF_ERROR(CheckUtf8(part.text, label + " output"));
+        RETURN_IF_ERROR(CheckUtf8(part.tool_call_id, label + " tool_call_id"));
+        break;
+      case PartType::kResourceLink:
+        RETURN_IF_ERROR(CheckLink(part, label));
+        part.resource->origin = Origin::kRemoteLink;
+        part.resource->content_sha256.clear();
+        if (part.resource->resource_id.empty()) part.resource->resource_id = "res_" + new_id();
+        break;
+      case PartType::kImage:
+      case PartType::kFile: {
+        if (part.source) {
+          ASSIGN_OR_RETURN(Ingested in,
+                           LoadSource(*part.source, part.type == PartType::kImage, options, label));
+          ASSIGN_OR_RETURN(Resource r, DescribeAttachment(part, in, label));
+          r.resource_id = "res_" + new_id();
+          if (seen_blobs.insert(r.content_sha256).second) {
+            out.blobs.push_back({r.content_sha256, std::move(in.bytes)});
+          }
+          part.resource = std::move(r);
+          part.source.reset();
+        } else if (part.resource && blob::IsSha256Hex(part.resource->content_sha256)) {
+          // A descriptor of bytes the store already holds (a re-import, a copy).
+          if (!blob_exists(part.resource->content_sha256)) {
+            return Err(Status::InvalidArgument(label + " refers to blob " +
+                                               part.resource->content_sha256 +
+                                               ", which this store does not hold"));
+          }
+          if (part.resource->resource_id.empty()) part.resource->resource_id = "res_" + new_id();
+          seen_blobs.insert(part.resource->content_sha256);
+        } else {
+          return Err(Status::InvalidArgument(label + " has neither bytes nor a stored blob digest"));
+        }
+        part.resource->missing = false;
+        if (part.type == PartType::kImage) ++images;
+        break;
+      }
+    }
+  }
+  if (images > options.max_images_per_message) {
+    return Err(Status::InvalidArgument("the message has " + std::to_string(images) +
+                                       " images; the limit is " +
+                                       std::to_string(options.max_images_per_message) +
+                                       " per message (max_images_per_message)"));
+  }
+  out.referenced_sha256.assign(seen_blobs.begin(), seen_blobs.end());
+  out.text = m.Text();
+  return out;
+}
+
+}  // namespace sessiondb

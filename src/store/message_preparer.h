@@ -1,0 +1,47 @@
+// Turns a Message handed to Append into what a backend stores: validated
+// text, attachments decoded, sniffed, measured against the limits and hashed,
+// each described by a Resource, with the bytes set aside as pending blobs.
+// Shared by every backend so that the rules are the same everywhere. Nothing
+// is written here: a refused message leaves no trace.
+// Thread-safety: pure functions of their arguments (reads local files named
+// by kLocalFile sources).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sessiondb/status.h"
+#include "sessiondb/store.h"
+#include "sessiondb/types.h"
+
+namespace sessiondb {
+
+struct PendingBlob {
+  std::string sha256;
+  std::string bytes;
+};
+
+struct PreparedMessage {
+  Message message;  // attachment parts carry `resource`, not `source`
+  std::string text;  // the text parts joined, for the index columns
+  std::vector<PendingBlob> blobs;  // distinct digests only
+  std::vector<std::string> referenced_sha256;  // every blob the message refers to, distinct
+};
+
+// Answers whether a blob with this digest is already stored, for parts that
+// refer to an existing blob by descriptor instead of carrying bytes.
+using BlobExistsFn = std::function<bool(std::string_view sha256)>;
+
+// Validates `message` and ingests its attachments. kInvalidArgument (naming
+// the part and the rule broken) for an empty message, text that is not UTF-8,
+// malformed JSON fields, a malformed data URI or base64, bytes that are not
+// the image they claim to be, an unsupported image type, or an attachment
+// beyond the limits in `options`; kNotFound for a local file that does not
+// exist. `new_id` makes ids for messages and resources.
+Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOptions& options,
+                                       const BlobExistsFn& blob_exists,
+                                       const std::function<std::string()>& new_id);
+
+}  // namespace sessiondb

@@ -1,0 +1,142 @@
+#include "store/sqlite/sqlite_db.h"
+
+namespace sessiondb::sqlite {
+
+Status StatusFromSqlite(int rc, sqlite3* db, std::string_view context) {
+  std::string message = std::string(context) + ": " +
+                        (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) + " (sqlite code " +
+                        std::to_string(rc) + ")";
+  switch (rc & 0xFF) {
+    case SQLITE_OK:
+    case SQLITE_ROW:
+    case SQLITE_DONE:
+      return Status::Ok();
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Status::Busy(message + "; another writer held the store past the busy timeout");
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return Status::Corruption(message);
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+      return Status::Io(message);
+    case SQLITE_CONSTRAINT:
+      return Status::AlreadyExists(message);
+    default:
+      return Status::Internal(message);
+  }
+}
+
+Statement::~Statement() {
+  if (stmt_ != nullptr) {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+}
+
+Statement& Statement::Bind(int index, int64_t value) {
+  if (sqlite3_stmt_busy(stmt_)) sqlite3_reset(stmt_);
+  sqlite3_bind_int64(stmt_, index, value);
+  return *this;
+}
+
+Statement& Statement::Bind(int index, std::string_view text) {
+  if (sqlite3_stmt_busy(stmt_)) sqlite3_reset(stmt_);
+  sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  if (sqlite3_stmt_busy(stmt_)) sqlite3_reset(stmt_);
+  sqlite3_bind_null(stmt_, index);
+  return *this;
+}
+
+Statement& Statement::BindOptional(int index, const std::optional<std::string>& text) {
+  return text ? Bind(index, std::string_view(*text)) : BindNull(index);
+}
+
+Result<bool> Statement::Step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return Err(StatusFromSqlite(rc, db_, sqlite3_sql(stmt_)));
+}
+
+Status Statement::Run() {
+  Result<bool> stepped = Step();
+  sqlite3_reset(stmt_);
+  return stepped ? Status::Ok() : stepped.error();
+}
+
+std::string_view Statement::ColumnText(int col) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+  if (p == nullptr) return {};
+  return std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int busy_timeout_ms) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = StatusFromSqlite(rc, db, "opening " + path);
+    sqlite3_close(db);
+    return Err(s);
+  }
+  sqlite3_busy_timeout(db, busy_timeout_ms);
+  sqlite3_extended_result_codes(db, 1);
+  return std::unique_ptr<Database>(new Database(db));
+}
+
+Database::~Database() {
+  for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
+
+Status Database::Exec(const std::string& sql) {
+  char* error = nullptr;
+  int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
+  if (rc == SQLITE_OK) return Status::Ok();
+  Status s = StatusFromSqlite(rc, db_, sql.substr(0, 80));
+  sqlite3_free(error);
+  return s;
+}
+
+Result<Statement> Database::Prepare(const char* sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end()) return Statement(it->second, db_);
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) return Err(StatusFromSqlite(rc, db_, std::string("preparing ") + sql));
+  cache_.emplace(sql, stmt);
+  return Statement(stmt, db_);
+}
+
+Result<std::optional<int64_t>> Database::QueryInt(const char* sql) {
+  ASSIGN_OR_RETURN(Statement stmt, Prepare(sql));
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row || stmt.ColumnIsNull(0)) return std::optional<int64_t>();
+  return std::optional<int64_t>(stmt.ColumnInt(0));
+}
+
+Result<Transaction> Transaction::Begin(Database* db) {
+  RETURN_IF_ERROR(db->Exec("BEGIN IMMEDIATE"));
+  return Transaction(db);
+}
+
+Transaction::~Transaction() {
+  if (db_ != nullptr) (void)db_->Exec("ROLLBACK");
+}
+
+Status Transaction::Commit() {
+  Status s = db_->Exec("COMMIT");
+  if (s.ok()) db_ = nullptr;
+  return s;
+}
+
+}  // namespace sessiondb::sqlite

@@ -1,0 +1,100 @@
+// A thin RAII layer over the SQLite C API: a connection with a cache of
+// prepared statements, and a Statement handle that binds, steps and resets.
+// SQLite's result codes become Status values here and nowhere else.
+// Thread-safety: none; SqliteStore serialises access to a connection.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "sessiondb/status.h"
+
+namespace sessiondb::sqlite {
+
+// Maps a SQLite result code to a Status: BUSY/LOCKED -> kBusy,
+// CORRUPT/NOTADB -> kCorruption, FULL/IOERR/CANTOPEN -> kIo, else kInternal.
+Status StatusFromSqlite(int rc, sqlite3* db, std::string_view context);
+
+// A prepared statement borrowed from the connection's cache. Reset and its
+// bindings cleared when the handle goes out of scope.
+class Statement {
+ public:
+  explicit Statement(sqlite3_stmt* stmt, sqlite3* db) : stmt_(stmt), db_(db) {}
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  Statement(Statement&& other) noexcept : stmt_(other.stmt_), db_(other.db_) {
+    other.stmt_ = nullptr;
+  }
+  ~Statement();
+
+  // Binding positions start at 1, as in SQLite. Binding a statement that has
+  // already been stepped resets it first, so a cached statement can be reused
+  // in a loop.
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, std::string_view text);  // SQLITE_TRANSIENT: copied
+  Statement& BindNull(int index);
+  Statement& BindOptional(int index, const std::optional<std::string>& text);  // NULL when absent
+
+  // Returns true when a row is ready, false when done.
+  Result<bool> Step();
+  // Steps a statement that returns no rows, then resets it.
+  Status Run();
+  // Rewinds the statement so it can be stepped again; bindings are kept.
+  void Reset() { sqlite3_reset(stmt_); }
+
+  int64_t ColumnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
+  std::string_view ColumnText(int col) const;
+  bool ColumnIsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+
+ private:
+  sqlite3_stmt* stmt_;
+  sqlite3* db_;
+};
+
+class Database {
+ public:
+  // Opens (creating if missing) the database file with the given busy timeout.
+  static Result<std::unique_ptr<Database>> Open(const std::string& path, int busy_timeout_ms);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  // Runs one or more statements that return no rows.
+  Status Exec(const std::string& sql);
+  // A cached prepared statement for `sql`.
+  Result<Statement> Prepare(const char* sql);
+  // The first column of the first row as an integer (nullopt if no row).
+  Result<std::optional<int64_t>> QueryInt(const char* sql);
+
+  int64_t Changes() const { return sqlite3_changes64(db_); }
+
+ private:
+  explicit Database(sqlite3* db) : db_(db) {}
+
+  sqlite3* db_;
+  std::unordered_map<const char*, sqlite3_stmt*> cache_;
+};
+
+// BEGIN IMMEDIATE on construction (the write lock is taken up front, so a
+// writer waits in the busy handler instead of failing on upgrade); ROLLBACK on
+// destruction unless Commit() succeeded.
+class Transaction {
+ public:
+  static Result<Transaction> Begin(Database* db);
+  Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Transaction(const Transaction&) = delete;
+  ~Transaction();
+  Status Commit();
+
+ private:
+  explicit Transaction(Database* db) : db_(db) {}
+  Database* db_;
+};
+
+}  // namespace sessiondb::sqlite

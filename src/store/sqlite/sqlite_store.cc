@@ -1,0 +1,635 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <system_error>
+
+#include "blob/data_uri.h"
+#include "core/message_codec.h"
+#include "core/text_rules.h"
+#include "core/uuid.h"
+#include "store/sqlite/schema.h"
+
+namespace sessiondb::sqlite {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kDatabaseFile = "sessiondb.db";
+constexpr const char* kBlobDir = "blobs";
+constexpr const char* kActiveSessionKey = "active_session";
+constexpr int kMaxListLimit = 1000;
+
+constexpr const char* kSessionColumns =
+    "id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, metadata";
+
+Session SessionFromRow(const Statement& s) {
+  Session out;
+  out.id = s.ColumnText(0);
+  out.title = s.ColumnText(1);
+  out.preview = s.ColumnText(2);
+  out.created_ms = s.ColumnInt(3);
+  out.updated_ms = s.ColumnInt(4);
+  out.message_count = s.ColumnInt(5);
+  out.last_seq = s.ColumnInt(6);
+  out.archived = s.ColumnInt(7) != 0;
+  out.metadata_json = s.ColumnText(8);
+  return out;
+}
+
+Status SessionNotFound(std::string_view id) {
+  return Status::NotFound("session '" + std::string(id) + "' does not exist");
+}
+
+// Validates a metadata argument and returns its canonical JSON text.
+Result<std::string> CanonicalMetadata(const std::string& json_text) {
+  if (json_text.empty()) return std::string("{}");
+  Message probe;
+  probe.parts = {Part::Text("x")};
+  probe.metadata_json = json_text;
+  // The message codec owns the JSON library; reuse its object check.
+  ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(probe));
+  Message decoded;
+  RETURN_IF_ERROR(DecodeMessageBody(*body, "", &decoded));
+  return decoded.metadata_json;
+}
+
+int64_t FileSize(const fs::path& p) {
+  std::error_code ec;
+  auto size = fs::file_size(p, ec);
+  return ec ? 0 : static_cast<int64_t>(size);
+}
+
+std::string ListCursor(const Session& s) { return std::to_string(s.updated_ms) + ":" + s.id; }
+
+Status ParseListCursor(const std::string& cursor, int64_t* updated_ms, std::string* id) {
+  size_t colon = cursor.find(':');
+  Status bad = Status::InvalidArgument("cursor '" + cursor.substr(0, 64) +
+                                       "' is not one this store handed out; pass the "
+                                       "next_cursor of the previous page unchanged");
+  if (colon == std::string::npos || colon == 0) return bad;
+  for (size_t i = 0; i < colon; ++i) {
+    if (cursor[i] < '0' || cursor[i] > '9') return bad;
+  }
+  *updated_ms = std::stoll(cursor.substr(0, colon));
+  *id = cursor.substr(colon + 1);
+  if (!ValidateSessionId(*id).ok()) return bad;
+  return Status::Ok();
+}
+
+}  // namespace
+
+SqliteStore::SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<Database> db,
+                         std::unique_ptr<blob::BlobStore> blobs)
+    : dir_(std::move(dir)), options_(std::move(options)), db_(std::move(db)), blobs_(std::move(blobs)) {}
+
+Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
+                                                 const StoreOptions& given) {
+  StoreOptions options = given;
+  if (!options.clock) options.clock = SystemNowMs;
+  if (!options.warn) {
+    options.warn = [](std::string_view m) {
+      std::fprintf(stderr, "sessiondb: warning: %.*s\n", static_cast<int>(m.size()), m.data());
+    };
+  }
+  if (options.max_image_bytes <= 0 || options.max_images_per_message < 0 ||
+      options.max_file_bytes <= 0) {
+    return Err(Status::InvalidArgument("store limits must be positive"));
+  }
+
+  std::error_code ec;
+  const fs::path root(dir);
+  const fs::path db_path = root / kDatabaseFile;
+  if (!fs::exists(root, ec)) {
+    if (!options.create_if_missing) {
+      return Err(Status::NotFound("no store at " + dir + "; run `sessiondb init` to create one"));
+    }
+    fs::create_directories(root, ec);
+    if (ec) return Err(Status::Io("cannot create store directory " + dir + ": " + ec.message()));
+  } else if (!fs::is_directory(root, ec)) {
+    return Err(Status::InvalidArgument(dir + " is not a directory; a store is a directory"));
+  } else if (!fs::exists(db_path, ec)) {
+    if (!fs::is_empty(root, ec)) {
+      return Err(Status::InvalidArgument(dir + " is not empty and holds no " + kDatabaseFile +
+                                         "; choose an empty or new directory for a store"));
+    }
+    if (!options.create_if_missing) return Err(Status::NotFound("no store at " + dir));
+  }
+
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> db,
+                   Database::Open(db_path.string(), options.busy_timeout_ms));
+  // The journal mode is persistent; setting it needs the lock, which the busy
+  // timeout lets us wait for when another process is opening the store too.
+  RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL"));
+  RETURN_IF_ERROR(db->Exec(options.durability == Durability::kDurable
+                               ? "PRAGMA synchronous = FULL"
+                               : "PRAGMA synchronous = NORMAL"));
+  RETURN_IF_ERROR(db->Exec("PRAGMA cache_size = -32768; PRAGMA temp_store = MEMORY"));
+  RETURN_IF_ERROR(MigrateSchema(db.get(), dir));
+
+  ASSIGN_OR_RETURN(std::unique_ptr<blob::FileBlobStore> blobs,
+                   blob::FileBlobStore::Open((root / kBlobDir).string(),
+                                             options.durability == Durability::kDurable));
+  return std::unique_ptr<Store>(
+      new SqliteStore(dir, std::move(options), std::move(db), std::move(blobs)));
+}
+
+std::string SqliteStore::NewId() const { return NewUuidV7(Now()); }
+
+// ---- Sessions ---------------------------------------------------------------
+
+Result<Session> SqliteStore::LoadSessionLocked(std::string_view id) {
+  ASSIGN_OR_RETURN(Statement s,
+                   db_->Prepare("SELECT id, title, preview, created_ms, updated_ms, message_count, "
+                                "last_seq, archived, metadata FROM sessions WHERE id = ?1"));
+  s.Bind(1, id);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Err(SessionNotFound(id));
+  return SessionFromRow(s);
+}
+
+Result<Session> SqliteStore::CreateSession(const NewSession& request) {
+  std::string id = request.id.empty() ? NewId() : request.id;
+  RETURN_IF_ERROR(ValidateSessionId(id));
+  ASSIGN_OR_RETURN(std::string metadata, CanonicalMetadata(request.metadata_json));
+  std::string title = CollapseWhitespace(request.title);
+  if (!IsValidUtf8(title)) return Err(Status::InvalidArgument("session title is not valid UTF-8"));
+  const bool title_fixed = !title.empty();
+  if (!title_fixed) title = kDefaultTitle;
+
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(Statement s,
+                   db_->Prepare("INSERT OR IGNORE INTO sessions (id, title, title_fixed, "
+                                "created_ms, updated_ms, metadata) VALUES (?1, ?2, ?3, ?4, ?4, ?5)"));
+  const int64_t now = Now();
+  s.Bind(1, id).Bind(2, title).Bind(3, int64_t{title_fixed}).Bind(4, now).Bind(5, metadata);
+  RETURN_IF_ERROR(s.Run());
+  if (db_->Changes() == 0) {
+    return Err(Status::AlreadyExists("session '" + id + "' already exists"));
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  return LoadSessionLocked(id);
+}
+
+Result<Session> SqliteStore::GetSession(std::string_view id) {
+  std::lock_guard lock(mu_);
+  return LoadSessionLocked(id);
+}
+
+Result<SessionPage> SqliteStore::ListSessions(const ListOptions& options) {
+  if (options.limit < 1 || options.limit > kMaxListLimit) {
+    return Err(Status::InvalidArgument("list limit " + std::to_string(options.limit) +
+                                       " is out of range; use 1 to " +
+                                       std::to_string(kMaxListLimit)));
+  }
+  std::optional<std::string> path;
+  if (!options.metadata_key.empty()) {
+    if (options.metadata_key.find_first_of("\"\\") != std::string::npos) {
+      return Err(Status::InvalidArgument("metadata key must not contain '\"' or '\\'"));
+    }
+    path = "$.\"" + options.metadata_key + "\"";
+  }
+  int64_t after_ms = 0;
+  std::string after_id;
+  const bool paged = !options.cursor.empty();
+  if (paged) RETURN_IF_ERROR(ParseListCursor(options.cursor, &after_ms, &after_id));
+  const int64_t archived = options.archived == ArchiveFilter::kAll        ? -1
+                           : options.archived == ArchiveFilter::kArchived ? 1
+                                                                          : 0;
+
+  std::lock_guard lock(mu_);
+  static constexpr const char* kFirstPage =
+      "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
+      "metadata FROM sessions WHERE (?1 < 0 OR archived = ?1) AND "
+      "(?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
+      "ORDER BY updated_ms DESC, id DESC LIMIT ?4";
+  static constexpr const char* kNextPage =
+      "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
+      "metadata FROM sessions WHERE (?1 < 0 OR archived = ?1) AND "
+      "(?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
+      "AND (updated_ms, id) < (?5, ?6) ORDER BY updated_ms DESC, id DESC LIMIT ?4";
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare(paged ? kNextPage : kFirstPage));
+  s.Bind(1, archived).BindOptional(2, path).Bind(3, options.metadata_value).Bind(4, options.limit + 1);
+  if (paged) s.Bind(5, after_ms).Bind(6, after_id);
+  SessionPage page;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    page.sessions.push_back(SessionFromRow(s));
+  }
+  if (static_cast<int>(page.sessions.size()) > options.limit) {
+    page.sessions.pop_back();
+    page.next_cursor = ListCursor(page.sessions.back());
+  }
+  return page;
+}
+
+Status SqliteStore::RenameSession(std::string_view id, std::string_view title) {
+  std::string clean = CollapseWhitespace(title);
+  if (clean.empty()) return Status::InvalidArgument("a session title cannot be empty");
+  if (!IsValidUtf8(clean)) return Status::InvalidArgument("session title is not valid UTF-8");
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE sessions SET title = ?2, title_fixed = 1 "
+                                             "WHERE id = ?1"));
+  s.Bind(1, id).Bind(2, clean);
+  RETURN_IF_ERROR(s.Run());
+  if (db_->Changes() == 0) return SessionNotFound(id);
+  return Status::Ok();
+}
+
+Status SqliteStore::SetArchived(std::string_view id, bool archived) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE sessions SET archived = ?2 WHERE id = ?1"));
+  s.Bind(1, id).Bind(2, int64_t{archived});
+  RETURN_IF_ERROR(s.Run());
+  if (db_->Changes() == 0) return SessionNotFound(id);
+  return Status::Ok();
+}
+
+Status SqliteStore::DeleteSessionLocked(std::string_view id) {
+  static constexpr const char* kDeletes[] = {
+      "DELETE FROM events WHERE session_id = ?1",
+      "DELETE FROM blob_refs WHERE session_id = ?1",
+      "DELETE FROM meta WHERE key = 'active_session' AND value = ?1",
+      "DELETE FROM sessions WHERE id = ?1",
+  };
+  for (const char* sql : kDeletes) {
+    ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql));
+    s.Bind(1, id);
+    RETURN_IF_ERROR(s.Run());
+  }
+  if (db_->Changes() == 0) return SessionNotFound(id);
+  return Status::Ok();
+}
+
+Status SqliteStore::DeleteSession(std::string_view id) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  RETURN_IF_ERROR(DeleteSessionLocked(id));
+  return txn.Commit();
+}
+
+Result<int64_t> SqliteStore::PurgeArchived(int64_t before_ms) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  std::vector<std::string> ids;
+  {
+    ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT id FROM sessions WHERE archived = 1 AND "
+                                               "updated_ms < ?1"));
+    s.Bind(1, before_ms);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      ids.emplace_back(s.ColumnText(0));
+    }
+  }
+  for (const std::string& id : ids) RETURN_IF_ERROR(DeleteSessionLocked(id));
+  RETURN_IF_ERROR(txn.Commit());
+  return static_cast<int64_t>(ids.size());
+}
+
+Result<std::optional<std::string>> SqliteStore::GetActiveSession() {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT value FROM meta WHERE key = ?1"));
+  s.Bind(1, std::string_view(kActiveSessionKey));
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(s.ColumnText(0)));
+}
+
+Status SqliteStore::SetActiveSession(std::string_view id) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  if (id.empty()) {
+    ASSIGN_OR_RETURN(Statement s, db_->Prepare("DELETE FROM meta WHERE key = ?1"));
+    s.Bind(1, std::string_view(kActiveSessionKey));
+    RETURN_IF_ERROR(s.Run());
+  } else {
+    RETURN_IF_ERROR(LoadSessionLocked(id));
+    ASSIGN_OR_RETURN(Statement s,
+                     db_->Prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)"));
+    s.Bind(1, std::string_view(kActiveSessionKey)).Bind(2, id);
+    RETURN_IF_ERROR(s.Run());
+  }
+  return txn.Commit();
+}
+
+// ---- Messages ---------------------------------------------------------------
+
+Result<std::vector<PreparedMessage>> SqliteStore::Prepare(std::span<const Message> messages) {
+  std::vector<PreparedMessage> prepared;
+  prepared.reserve(messages.size());
+  auto exists = [this](std::string_view sha) { return blobs_->Stat(sha).has_value(); };
+  auto new_id = [this] { return NewId(); };
+  for (size_t i = 0; i < messages.size(); ++i) {
+    auto p = PrepareMessage(messages[i], options_, exists, new_id);
+    if (!p) {
+      if (messages.size() == 1) return Err(p.error());
+      return Err(Status(p.error().code(),
+                        "message " + std::to_string(i + 1) + " of the batch: " + p.error().message()));
+    }
+    prepared.push_back(std::move(*p));
+  }
+  return prepared;
+}
+
+Result<AppendResult> SqliteStore::Append(std::string_view session_id, const Message& message) {
+  ASSIGN_OR_RETURN(std::vector<AppendResult> results,
+                   AppendBatch(session_id, std::span<const Message>(&message, 1)));
+  return std::move(results.front());
+}
+
+Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view session_id,
+                                                           std::span<const Message> messages) {
+  RETURN_IF_ERROR(ValidateSessionId(session_id));
+  if (messages.empty()) return std::vector<AppendResult>();
+  ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared, Prepare(messages));
+
+  // Blobs first, outside the lock: an event never commits before its bytes.
+  for (const PreparedMessage& p : prepared) {
+    for (const PendingBlob& b : p.blobs) RETURN_IF_ERROR(blobs_->Put(b.sha256, b.bytes));
+  }
+
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(Statement load,
+                   db_->Prepare("SELECT last_seq, message_count, title_fixed, title, preview "
+                                "FROM sessions WHERE id = ?1"));
+  load.Bind(1, session_id);
+  ASSIGN_OR_RETURN(bool found, load.Step());
+  if (!found) return Err(SessionNotFound(session_id));
+  int64_t last_seq = load.ColumnInt(0);
+  int64_t message_count = load.ColumnInt(1);
+  bool title_fixed = load.ColumnInt(2) != 0;
+  std::string title(load.ColumnText(3));
+  std::string preview(load.ColumnText(4));
+
+  // Garbage collection deletes only under the write lock we now hold, so a
+  // blob present here stays until our references commit.
+  for (const PreparedMessage& p : prepared) {
+    for (const PendingBlob& b : p.blobs) {
+      if (!blobs_->Stat(b.sha256)) RETURN_IF_ERROR(blobs_->Put(b.sha256, b.bytes));
+    }
+  }
+
+  ASSIGN_OR_RETURN(Statement insert,
+                   db_->Prepare("INSERT INTO events (session_id, seq, id, ts_ms, type, role, "
+                                "text, body) VALUES (?1, ?2, ?3, ?4, 'message', ?5, ?6, ?7)"));
+  ASSIGN_OR_RETURN(Statement add_ref,
+                   db_->Prepare("INSERT OR IGNORE INTO blob_refs (sha256, session_id, seq) "
+                                "VALUES (?1, ?2, ?3)"));
+  std::vector<AppendResult> results;
+  results.reserve(prepared.size());
+  const int64_t now = Now();
+  for (PreparedMessage& p : prepared) {
+    const Message& m = p.message;
+    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(m));
+    const int64_t seq = ++last_seq;
+    insert.Bind(1, session_id).Bind(2, seq).Bind(3, m.id).Bind(4, now).Bind(5, RoleName(m.role));
+    insert.Bind(6, p.text).BindOptional(7, body);
+    if (Status s = insert.Run(); !s.ok()) {
+      if (s.code() != StatusCode::kAlreadyExists) return Err(s);
+      return Err(Status::AlreadyExists("message id '" + m.id + "' already exists in this store"));
+    }
+    for (const std::string& sha : p.referenced_sha256) {
+      add_ref.Bind(1, sha).Bind(2, session_id).Bind(3, seq);
+      RETURN_IF_ERROR(add_ref.Run());
+    }
+    if (!title_fixed && !p.text.empty()) {
+      title = MakeTitle(p.text);
+      title_fixed = true;
+    }
+    if (preview.empty() && m.role == Role::kUser && !p.text.empty()) preview = MakePreview(p.text);
+    ++message_count;
+
+    AppendResult r;
+    r.message_id = m.id;
+    r.seq = seq;
+    r.ts_ms = now;
+    for (const Part& part : m.parts) {
+      if (part.resource) r.resources.push_back(*part.resource);
+    }
+    results.push_back(std::move(r));
+  }
+
+  ASSIGN_OR_RETURN(Statement update,
+                   db_->Prepare("UPDATE sessions SET last_seq = ?2, message_count = ?3, "
+                                "updated_ms = ?4, title = ?5, title_fixed = ?6, preview = ?7 "
+                                "WHERE id = ?1"));
+  update.Bind(1, session_id).Bind(2, last_seq).Bind(3, message_count).Bind(4, now);
+  update.Bind(5, title).Bind(6, int64_t{title_fixed}).Bind(7, preview);
+  RETURN_IF_ERROR(update.Run());
+  RETURN_IF_ERROR(txn.Commit());
+  return results;
+}
+
+Result<std::vector<Message>> SqliteStore::ReadRowsLocked(Statement& s,
+                                                         std::string_view session_id) {
+  std::vector<Message> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    Message m;
+    m.session_id = session_id;
+    m.seq = s.ColumnInt(0);
+    m.id = s.ColumnText(1);
+    m.ts_ms = s.ColumnInt(2);
+    auto role = ParseRole(s.ColumnText(3));
+    if (!role) {
+      return Err(Status::Corruption("message " + m.id + " has role '" +
+                                    std::string(s.ColumnText(3)) + "'"));
+    }
+    m.role = *role;
+    std::optional<std::string_view> body;
+    if (!s.ColumnIsNull(5)) body = s.ColumnText(5);
+    RETURN_IF_ERROR(DecodeMessageBody(body, s.ColumnText(4), &m));
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) RETURN_IF_ERROR(LoadSessionLocked(session_id));
+  return out;
+}
+
+void SqliteStore::FlagMissingBlobs(std::vector<Message>* messages) {
+  for (Message& m : *messages) {
+    for (size_t i = 0; i < m.parts.size(); ++i) {
+      Part& part = m.parts[i];
+      if (!part.resource || part.resource->content_sha256.empty()) continue;
+      if (blobs_->Stat(part.resource->content_sha256)) continue;
+      part.resource->missing = true;
+      options_.warn("session " + m.session_id + " message " + std::to_string(m.seq) + " part " +
+                    std::to_string(i + 1) + ": blob " + part.resource->content_sha256 +
+                    " is missing; the message loads without it (run `sessiondb verify`)");
+    }
+  }
+}
+
+Result<std::vector<Message>> SqliteStore::ReadMessages(std::string_view session_id,
+                                                       int64_t from_seq, int64_t limit) {
+  std::vector<Message> out;
+  {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(Statement s,
+                     db_->Prepare("SELECT seq, id, ts_ms, role, text, body FROM events "
+                                  "WHERE session_id = ?1 AND seq >= ?2 AND type = 'message' "
+                                  "ORDER BY seq LIMIT ?3"));
+    s.Bind(1, session_id).Bind(2, from_seq).Bind(3, limit < 0 ? int64_t{-1} : limit);
+    ASSIGN_OR_RETURN(out, ReadRowsLocked(s, session_id));
+  }
+  FlagMissingBlobs(&out);
+  return out;
+}
+
+Result<std::vector<Message>> SqliteStore::ReadLastMessages(std::string_view session_id,
+                                                           int64_t count) {
+  if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
+  std::vector<Message> out;
+  {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(Statement s,
+                     db_->Prepare("SELECT seq, id, ts_ms, role, text, body FROM events "
+                                  "WHERE session_id = ?1 AND type = 'message' "
+                                  "ORDER BY seq DESC LIMIT ?2"));
+    s.Bind(1, session_id).Bind(2, count);
+    ASSIGN_OR_RETURN(out, ReadRowsLocked(s, session_id));
+  }
+  std::reverse(out.begin(), out.end());
+  FlagMissingBlobs(&out);
+  return out;
+}
+
+// ---- Blobs ------------------------------------------------------------------
+
+Result<std::string> SqliteStore::ReadBlob(std::string_view sha256, bool verify) {
+  return blobs_->Get(sha256, verify);
+}
+
+Result<std::string> SqliteStore::BlobPath(std::string_view sha256) { return blobs_->Path(sha256); }
+
+Result<std::string> SqliteStore::ReadDataUri(const Resource& resource) {
+  if (resource.content_sha256.empty()) {
+    return Err(Status::InvalidArgument("resource " + resource.resource_id +
+                                       " is a remote link; the store holds no bytes for it"));
+  }
+  ASSIGN_OR_RETURN(std::string bytes, blobs_->Get(resource.content_sha256, false));
+  return blob::MakeDataUri(resource.mime.empty() ? "application/octet-stream" : resource.mime,
+                           bytes);
+}
+
+// ---- Housekeeping -------------------------------------------------------------
+
+Result<GcReport> SqliteStore::CollectGarbage(const GcOptions& options) {
+  GcReport report;
+  const int64_t cutoff = Now() - options.grace_ms;
+  std::vector<blob::BlobInfo> candidates;
+  {
+    // First pass without the write transaction: find blobs nothing refers to.
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(Statement referenced,
+                     db_->Prepare("SELECT 1 FROM blob_refs WHERE sha256 = ?1 LIMIT 1"));
+    RETURN_IF_ERROR(blobs_->ForEach([&](const blob::BlobInfo& info) -> Status {
+      ++report.blobs_scanned;
+      referenced.Bind(1, info.sha256);
+      ASSIGN_OR_RETURN(bool used, referenced.Step());
+      if (!used) candidates.push_back(info);
+      return Status::Ok();
+    }));
+  }
+  if (candidates.empty()) return report;
+
+  // Second pass under the write lock: appends re-check their blobs inside their
+  // own transaction, so deleting here can never strand a committing event.
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(Statement referenced,
+                   db_->Prepare("SELECT 1 FROM blob_refs WHERE sha256 = ?1 LIMIT 1"));
+  for (const blob::BlobInfo& candidate : candidates) {
+    ASSIGN_OR_RETURN(bool used, (referenced.Bind(1, candidate.sha256), referenced.Step()));
+    if (used) continue;
+    auto info = blobs_->Stat(candidate.sha256);
+    if (!info) continue;
+    if (info->mtime_ms > cutoff) {
+      ++report.blobs_in_grace;
+      continue;
+    }
+    if (!options.dry_run) RETURN_IF_ERROR(blobs_->Remove(candidate.sha256));
+    ++report.blobs_deleted;
+    report.bytes_freed += info->size;
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  return report;
+}
+
+Result<VerifyReport> SqliteStore::Verify(const ProgressFn& progress) {
+  VerifyReport report;
+  std::vector<std::string> referenced;
+  {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT DISTINCT sha256 FROM blob_refs"));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      referenced.emplace_back(s.ColumnText(0));
+    }
+  }
+  std::vector<blob::BlobInfo> stored;
+  RETURN_IF_ERROR(blobs_->ForEach([&](const blob::BlobInfo& info) {
+    stored.push_back(info);
+    return Status::Ok();
+  }));
+  std::set<std::string> present;
+  const int64_t total = static_cast<int64_t>(stored.size());
+  for (const blob::BlobInfo& info : stored) {
+    auto bytes = blobs_->Get(info.sha256, /*verify=*/true);
+    if (bytes) {
+      present.insert(info.sha256);
+      report.bytes_checked += static_cast<int64_t>(bytes->size());
+    } else if (bytes.error().code() == StatusCode::kCorruption) {
+      present.insert(info.sha256);
+      report.corrupt.push_back(info.sha256);
+    } else if (bytes.error().code() != StatusCode::kNotFound) {
+      return Err(bytes.error());
+    }
+    ++report.blobs_checked;
+    if (progress) progress(report.blobs_checked, total);
+  }
+  for (const std::string& sha : referenced) {
+    if (!present.contains(sha)) report.missing.push_back(sha);
+  }
+  return report;
+}
+
+Result<StorageStats> SqliteStore::Stats() {
+  StorageStats stats;
+  {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(Statement s,
+                     db_->Prepare("SELECT count(*), coalesce(sum(archived), 0), "
+                                  "coalesce(sum(message_count), 0) FROM sessions"));
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row) {
+      stats.sessions = s.ColumnInt(0);
+      stats.archived_sessions = s.ColumnInt(1);
+      stats.messages = s.ColumnInt(2);
+    }
+  }
+  RETURN_IF_ERROR(blobs_->ForEach([&](const blob::BlobInfo& info) {
+    ++stats.blobs;
+    stats.blob_bytes += info.size;
+    return Status::Ok();
+  }));
+  const fs::path db_path = fs::path(dir_) / kDatabaseFile;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    stats.database_bytes += FileSize(db_path.string() + suffix);
+  }
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir_, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) stats.total_bytes += FileSize(it->path());
+  }
+  return stats;
+}
+
+}  // namespace sessiondb::sqlite

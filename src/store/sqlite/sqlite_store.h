@@ -1,0 +1,72 @@
+// The embedded backend: a directory holding `sessiondb.db` (SQLite, WAL mode)
+// and `blobs/` (a FileBlobStore). See docs/formats.md for the layout.
+// Thread-safety: one connection per SqliteStore, serialised by a mutex; blob
+// files are written outside it so that image ingest runs in parallel.
+// Several processes coordinate through SQLite's locks (BEGIN IMMEDIATE and a
+// busy timeout), so writers queue instead of failing.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "blob/blob_store.h"
+#include "sessiondb/store.h"
+#include "store/message_preparer.h"
+#include "store/sqlite/sqlite_db.h"
+
+namespace sessiondb::sqlite {
+
+class SqliteStore final : public Store {
+ public:
+  // See Store::Open.
+  static Result<std::unique_ptr<Store>> Open(const std::string& dir, const StoreOptions& options);
+
+  Result<Session> CreateSession(const NewSession& request) override;
+  Result<Session> GetSession(std::string_view id) override;
+  Result<SessionPage> ListSessions(const ListOptions& options) override;
+  Status RenameSession(std::string_view id, std::string_view title) override;
+  Status SetArchived(std::string_view id, bool archived) override;
+  Status DeleteSession(std::string_view id) override;
+  Result<int64_t> PurgeArchived(int64_t before_ms) override;
+  Result<std::optional<std::string>> GetActiveSession() override;
+  Status SetActiveSession(std::string_view id) override;
+
+  Result<AppendResult> Append(std::string_view session_id, const Message& message) override;
+  Result<std::vector<AppendResult>> AppendBatch(std::string_view session_id,
+                                                std::span<const Message> messages) override;
+  Result<std::vector<Message>> ReadMessages(std::string_view session_id, int64_t from_seq,
+                                            int64_t limit) override;
+  Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
+                                                int64_t count) override;
+
+  Result<std::string> ReadBlob(std::string_view sha256, bool verify) override;
+  Result<std::string> BlobPath(std::string_view sha256) override;
+  Result<std::string> ReadDataUri(const Resource& resource) override;
+
+  Result<GcReport> CollectGarbage(const GcOptions& options) override;
+  Result<VerifyReport> Verify(const ProgressFn& progress) override;
+  Result<StorageStats> Stats() override;
+
+ private:
+  SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<Database> db,
+              std::unique_ptr<blob::BlobStore> blobs);
+
+  int64_t Now() const { return options_.clock(); }
+  std::string NewId() const;
+  Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
+  // The following need mu_ held.
+  Result<Session> LoadSessionLocked(std::string_view id);
+  Status DeleteSessionLocked(std::string_view id);
+  Result<std::vector<Message>> ReadRowsLocked(Statement& stmt, std::string_view session_id);
+  // Marks parts whose blob is absent and warns; call without mu_.
+  void FlagMissingBlobs(std::vector<Message>* messages);
+
+  const std::string dir_;
+  const StoreOptions options_;
+  std::mutex mu_;
+  std::unique_ptr<Database> db_;  // guarded by mu_
+  const std::unique_ptr<blob::BlobStore> blobs_;
+};
+
+}  // namespace sessiondb::sqlite

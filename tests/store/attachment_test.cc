@@ -1,0 +1,310 @@
+// Images and files: ingest from data URIs, bytes and paths; sniffing; limits;
+// one blob per content; missing and corrupt blobs; garbage collection; verify.
+#include <fstream>
+
+#include "blob/base64.h"
+#include "blob/sha256.h"
+#include "store/store_fixture.h"
+
+namespace sessiondb::testing {
+namespace {
+
+using Attachments = StoreTest;
+
+std::string PngDataUri(const std::string& png) {
+  return "data:image/png;base64," + blob::Base64Encode(png);
+}
+
+Message WithParts(std::vector<Part> parts, Role role = Role::kUser) {
+  Message m;
+  m.role = role;
+  m.parts = std::move(parts);
+  return m;
+}
+
+TEST_F(Attachments, AnImageFromADataUriRoundTripsByteForByte) {
+  std::string id = NewSessionId();
+  std::string png = MakePng(640, 480, "round-trip", 5000);
+  std::string uri = PngDataUri(png);
+  auto r = store_->Append(id, WithParts({Part::Text("look"), Part::ImageFromDataUri(uri)}));
+  ASSERT_TRUE(r) << r.error().ToString();
+  ASSERT_EQ(r->resources.size(), 1u);
+  const Resource& res = r->resources[0];
+  EXPECT_EQ(res.content_sha256, blob::Sha256Hex(png));
+  EXPECT_EQ(res.mime, "image/png");
+  EXPECT_EQ(res.size, static_cast<int64_t>(png.size()));
+  EXPECT_EQ(res.width, 640);
+  EXPECT_EQ(res.height, 480);
+  EXPECT_EQ(res.origin, Origin::kInline);
+  EXPECT_EQ(res.resource_id.rfind("res_", 0), 0u);
+
+  Reopen();
+  auto read = store_->ReadMessages(id);
+  ASSERT_TRUE(read);
+  const Part& part = read->front().parts[1];
+  ASSERT_EQ(part.type, PartType::kImage);
+  ASSERT_TRUE(part.resource);
+  EXPECT_EQ(*part.resource, res);
+  EXPECT_EQ(*store_->ReadBlob(res.content_sha256, /*verify=*/true), png);
+  EXPECT_EQ(*store_->ReadDataUri(*part.resource), uri);
+  auto path = store_->BlobPath(res.content_sha256);
+  ASSERT_TRUE(path);
+  EXPECT_NE(path->find("/blobs/sha256/" + res.content_sha256.substr(0, 2) + "/" +
+                       res.content_sha256),
+            std::string::npos);
+}
+
+TEST_F(Attachments, TheLogNeverHoldsBase64) {
+  std::string id = NewSessionId();
+  std::string png = MakePng(2, 2, "no-base64-in-log", 3000);
+  std::string b64 = blob::Base64Encode(png);
+  ASSERT_TRUE(store_->Append(id, WithParts({Part::ImageFromDataUri("data:image/png;base64," + b64)})));
+  store_.reset();
+  for (const char* file : {"/sessiondb.db", "/sessiondb.db-wal"}) {
+    std::ifstream in(StoreDir() + file, std::ios::binary);
+    std::string content((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(content.find(b64.substr(100, 200)), std::string::npos) << file;
+  }
+}
+
+TEST_F(Attachments, ImagesFromBytesAndFromAFileCarryTheirOrigin) {
+  std::string id = NewSessionId();
+  std::string jpeg = MakeJpeg(1024, 768, "from-file");
+  std::string path = dir_.Sub("photo.jpg");
+  { std::ofstream(path, std::ios::binary) << jpeg; }
+  std::string gif = "GIF89a" + std::string("\x03\x00\x02\x00\x00\x00\x00", 7) + "rest";
+  auto r = store_->Append(id, WithParts({Part::ImageFromFile(path),
+                                         Part::ImageFromBytes(gif, "image/gif", "anim.gif")}));
+  ASSERT_TRUE(r) << r.error().ToString();
+  ASSERT_EQ(r->resources.size(), 2u);
+  EXPECT_EQ(r->resources[0].origin, Origin::kLocalFile);
+  EXPECT_EQ(r->resources[0].name, "photo.jpg");
+  EXPECT_EQ(r->resources[0].uri, path);
+  EXPECT_EQ(r->resources[0].mime, "image/jpeg");
+  EXPECT_EQ(r->resources[0].width, 1024);
+  EXPECT_EQ(r->resources[0].height, 768);
+  EXPECT_EQ(r->resources[1].mime, "image/gif");
+  EXPECT_EQ(r->resources[1].width, 3);
+  EXPECT_EQ(r->resources[1].height, 2);
+  EXPECT_EQ(*store_->ReadBlob(r->resources[0].content_sha256), jpeg);
+  EXPECT_EQ(*store_->ReadBlob(r->resources[1].content_sha256), gif);
+}
+
+TEST_F(Attachments, TheSameImageInTwoSessionsIsOneBlob) {
+  std::string a = NewSessionId();
+  std::string b = NewSessionId();
+  std::string uri = PngDataUri(MakePng(8, 8, "shared", 10000));
+  auto ra = store_->Append(a, WithParts({Part::ImageFromDataUri(uri)}));
+  auto rb = store_->Append(b, WithParts({Part::ImageFromDataUri(uri)}));
+  auto rb2 = store_->Append(b, WithParts({Part::ImageFromDataUri(uri), Part::Text("again")}));
+  ASSERT_TRUE(ra && rb && rb2);
+  EXPECT_EQ(ra->resources[0].content_sha256, rb->resources[0].content_sha256);
+  EXPECT_NE(ra->resources[0].resource_id, rb->resources[0].resource_id);
+  EXPECT_EQ(BlobFileCount(), 1u);
+  EXPECT_EQ(store_->Stats()->blobs, 1);
+}
+
+TEST_F(Attachments, AFileThatIsNotAnImageIsKeptAsAFile) {
+  std::string id = NewSessionId();
+  std::string pdf = "%PDF-1.7\n1 0 obj\n<<>>\nendobj\n%%EOF\n";
+  std::string png = MakePng(4, 4, "file-part");
+  auto r = store_->Append(id, WithParts({Part::FileFromBytes(pdf, "application/pdf", "doc.pdf"),
+                                         Part::FileFromBytes(png, "", "pic")}));
+  ASSERT_TRUE(r) << r.error().ToString();
+  auto read = store_->ReadMessages(id);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->front().parts[0].type, PartType::kFile);
+  EXPECT_EQ(read->front().parts[0].resource->mime, "application/pdf");
+  EXPECT_EQ(read->front().parts[0].resource->width, 0);
+  // Bytes that are a supported image are stored as an image part.
+  EXPECT_EQ(read->front().parts[1].type, PartType::kImage);
+  EXPECT_EQ(read->front().parts[1].resource->width, 4);
+}
+
+TEST_F(Attachments, ADeletedBlobLeavesTheMessageLoadedWithThePartMarkedMissing) {
+  std::string id = NewSessionId();
+  auto r = store_->Append(id, WithParts({Part::Text("with picture"),
+                                         Part::ImageFromBytes(MakePng(3, 3, "gone"), "image/png")}));
+  ASSERT_TRUE(r);
+  std::string sha = r->resources[0].content_sha256;
+  std::filesystem::remove(*store_->BlobPath(sha));
+
+  auto read = store_->ReadMessages(id);
+  ASSERT_TRUE(read) << read.error().ToString();
+  ASSERT_EQ(read->size(), 1u);
+  EXPECT_EQ(read->front().Text(), "with picture");
+  ASSERT_TRUE(read->front().parts[1].resource);
+  EXPECT_TRUE(read->front().parts[1].resource->missing);
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find(sha), std::string::npos);
+  EXPECT_NE(warnings_[0].find("missing"), std::string::npos);
+  EXPECT_EQ(store_->ReadBlob(sha).error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->ReadDataUri(*read->front().parts[1].resource).error().code(),
+            StatusCode::kNotFound);
+
+  auto report = store_->Verify();
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->missing, std::vector<std::string>{sha});
+  EXPECT_FALSE(report->clean());
+}
+
+TEST_F(Attachments, VerifyFindsABlobWhoseBytesChanged) {
+  std::string id = NewSessionId();
+  auto r = store_->Append(id, WithParts({Part::ImageFromBytes(MakePng(3, 3, "rot"), "image/png")}));
+  ASSERT_TRUE(r);
+  std::string sha = r->resources[0].content_sha256;
+  auto clean = store_->Verify();
+  ASSERT_TRUE(clean);
+  EXPECT_TRUE(clean->clean());
+  EXPECT_EQ(clean->blobs_checked, 1);
+  {
+    std::string path = *store_->BlobPath(sha);
+    std::filesystem::permissions(path, std::filesystem::perms::owner_write,
+                                 std::filesystem::perm_options::add);
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20);
+    f.put('X');
+  }
+  int64_t progress_calls = 0;
+  auto report = store_->Verify([&](int64_t, int64_t) { ++progress_calls; });
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->corrupt, std::vector<std::string>{sha});
+  EXPECT_TRUE(report->missing.empty());
+  EXPECT_EQ(progress_calls, 1);
+  EXPECT_EQ(store_->ReadBlob(sha, /*verify=*/true).error().code(), StatusCode::kCorruption);
+}
+
+// ---- Limits and bad input: refused, named, and nothing written ----
+
+class RefusedAttachment : public StoreTest {
+ protected:
+  void ExpectRefused(const Message& m, const std::string& fragment,
+                     StatusCode code = StatusCode::kInvalidArgument) {
+    std::string id = NewSessionId();
+    auto r = store_->Append(id, m);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), code) << r.error().ToString();
+    EXPECT_NE(r.error().message().find(fragment), std::string::npos) << r.error().message();
+    EXPECT_EQ(store_->GetSession(id)->message_count, 0);
+    EXPECT_EQ(BlobFileCount(), 0u);
+  }
+};
+
+TEST_F(RefusedAttachment, AnImageOverTheSizeLimitNamesThePartSizeAndLimit) {
+  StoreOptions o = Options();
+  o.max_image_bytes = 100 * 1024;
+  Reopen(o);
+  std::string big = MakePng(10, 10, "big", 150 * 1024);
+  ExpectRefused(WithParts({Part::Text("x"), Part::ImageFromBytes(big, "image/png")}),
+                "image part 2 is 150.1 KiB; the limit is 100.0 KiB (max_image_bytes)");
+  ExpectRefused(WithParts({Part::ImageFromDataUri(PngDataUri(big))}), "max_image_bytes");
+  std::string path = dir_.Sub("big.png");
+  { std::ofstream(path, std::ios::binary) << big; }
+  ExpectRefused(WithParts({Part::ImageFromFile(path)}), "max_image_bytes");
+}
+
+TEST_F(RefusedAttachment, TheDefaultImageLimitIsFiveMebibytes) {
+  std::string big = MakePng(10, 10, "default-limit", 5 * 1024 * 1024 + 1);
+  ExpectRefused(WithParts({Part::ImageFromBytes(big, "image/png")}), "the limit is 5.0 MiB");
+}
+
+TEST_F(RefusedAttachment, MoreImagesThanTheLimitAreRefusedWhole) {
+  std::vector<Part> parts;
+  for (int i = 0; i < 6; ++i) parts.push_back(Part::ImageFromBytes(MakePng(1, 1, std::to_string(i)), "image/png"));
+  ExpectRefused(WithParts(parts), "the message has 6 images; the limit is 5");
+}
+
+TEST_F(RefusedAttachment, OneBadImageAmongGoodOnesWritesNothing) {
+  ExpectRefused(WithParts({Part::ImageFromBytes(MakePng(1, 1, "good1"), "image/png"),
+                           Part::ImageFromBytes(MakePng(1, 1, "good2"), "image/png"),
+                           Part::ImageFromDataUri("data:image/png;base64,@@@@")}),
+                "image part 3");
+}
+
+TEST_F(RefusedAttachment, AMalformedDataUriIsRefused) {
+  ExpectRefused(WithParts({Part::ImageFromDataUri("image/png;base64,AAAA")}), "image part 1");
+  ExpectRefused(WithParts({Part::ImageFromDataUri("data:image/png,%89PNG")}), "base64");
+}
+
+TEST_F(RefusedAttachment, BadBase64IsRefused) {
+  std::string b64 = blob::Base64Encode(MakePng(1, 1, "b64"));
+  b64[10] = '*';
+  ExpectRefused(WithParts({Part::ImageFromDataUri("data:image/png;base64," + b64)}), "image part 1");
+}
+
+TEST_F(RefusedAttachment, APngHeaderOnJpegBytesIsRefused) {
+  ExpectRefused(WithParts({Part::ImageFromDataUri(PngDataUri(MakeJpeg(10, 10)))}),
+                "declared image/png but its bytes are image/jpeg");
+  std::string fake = std::string("\x89PNG\r\n\x1a\n", 8) + MakeJpeg(10, 10);
+  ExpectRefused(WithParts({Part::ImageFromBytes(fake, "")}), "PNG");
+}
+
+TEST_F(RefusedAttachment, AnUnsupportedImageTypeIsRefused) {
+  ExpectRefused(WithParts({Part::ImageFromBytes("II*\0tiffbytes", "image/tiff")}),
+                "image/tiff, which is not supported");
+  ExpectRefused(WithParts({Part::ImageFromBytes("just some text", "")}),
+                "not a PNG, JPEG, GIF or WebP image");
+}
+
+TEST_F(RefusedAttachment, AMissingLocalFileIsNotFoundAndNamed) {
+  ExpectRefused(WithParts({Part::ImageFromFile(dir_.Sub("nope.png"))}), "nope.png",
+                StatusCode::kNotFound);
+}
+
+// ---- Garbage collection ----
+
+TEST_F(Attachments, GcDeletesOnlyUnreferencedBlobsPastTheGracePeriod) {
+  std::string keep = NewSessionId();
+  std::string drop = NewSessionId();
+  std::string shared_png = MakePng(2, 2, "shared-gc");
+  std::string only_drop_png = MakePng(2, 2, "only-drop");
+  ASSERT_TRUE(store_->Append(keep, WithParts({Part::ImageFromBytes(shared_png, "image/png")})));
+  ASSERT_TRUE(store_->Append(drop, WithParts({Part::ImageFromBytes(shared_png, "image/png"),
+                                              Part::ImageFromBytes(only_drop_png, "image/png")})));
+  ASSERT_TRUE(store_->DeleteSession(drop).ok());
+  EXPECT_EQ(BlobFileCount(), 2u);
+
+  // Within the grace period the orphan stays: an append may be in flight.
+  auto young = store_->CollectGarbage({});
+  ASSERT_TRUE(young);
+  EXPECT_EQ(young->blobs_deleted, 0);
+  EXPECT_EQ(young->blobs_in_grace, 1);
+  EXPECT_EQ(BlobFileCount(), 2u);
+
+  now_ms_ += 24LL * 3600 * 1000;  // a day later by the store's clock
+  auto dry = store_->CollectGarbage({.dry_run = true});
+  ASSERT_TRUE(dry);
+  EXPECT_EQ(dry->blobs_deleted, 1);
+  EXPECT_EQ(BlobFileCount(), 2u);
+
+  auto real = store_->CollectGarbage({});
+  ASSERT_TRUE(real);
+  EXPECT_EQ(real->blobs_scanned, 2);
+  EXPECT_EQ(real->blobs_deleted, 1);
+  EXPECT_EQ(real->bytes_freed, static_cast<int64_t>(only_drop_png.size()));
+  EXPECT_EQ(BlobFileCount(), 1u);
+  EXPECT_TRUE(store_->ReadBlob(blob::Sha256Hex(shared_png), true));
+  EXPECT_TRUE(store_->Verify()->clean());
+}
+
+TEST_F(Attachments, AnExistingBlobCanBeReferencedByItsDigest) {
+  std::string id = NewSessionId();
+  auto first = store_->Append(id, WithParts({Part::ImageFromBytes(MakePng(5, 5, "ref"), "image/png")}));
+  ASSERT_TRUE(first);
+  Part again;
+  again.type = PartType::kImage;
+  again.resource = first->resources[0];
+  again.resource->resource_id.clear();
+  auto second = store_->Append(id, WithParts({again}));
+  ASSERT_TRUE(second) << second.error().ToString();
+  EXPECT_EQ(second->resources[0].content_sha256, first->resources[0].content_sha256);
+
+  Part unknown = again;
+  unknown.resource->content_sha256 = std::string(64, 'a');
+  auto third = store_->Append(id, WithParts({unknown}));
+  ASSERT_FALSE(third);
+  EXPECT_NE(third.error().message().find("does not hold"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sessiondb::testing
