@@ -26,6 +26,9 @@ echo "== the conversation, read back"
 "$SDB" show "$SID"
 echo
 echo "== the image comes back byte for byte"
-"$SDB" show "$SID" --json --data-uris | grep -o '"data_uri": *"data:image/png;base64,[^"]*"' | head -n1
+"$SDB" show "$SID" --json --data-uris \
+  | sed -n 's/.*"data_uri": *"data:image\/png;base64,\([^"]*\)".*/\1/p' | head -n1 \
+  | base64 -d > "$IMG.back"
+cmp "$IMG" "$IMG.back" && echo "read back $(wc -c < "$IMG.back") bytes, identical to the pasted image"
 "$SDB" verify
 "$SDB" stats

@@ -1,0 +1,17 @@
+// Registration of the `sessiondb` verbs, one group per file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/cli_context.h"
+
+namespace sessiondb::cli {
+
+// init, new, ls, rename, archive, unarchive, rm, purge, active
+void AddSessionCommands(CLI::App& app, CliContext& ctx);
+// append, show
+void AddMessageCommands(CLI::App& app, CliContext& ctx);
+// gc, verify, stats
+void AddHousekeepingCommands(CLI::App& app, CliContext& ctx);
+
+}  // namespace sessiondb::cli
