@@ -1,0 +1,479 @@
+// sessiondb_bench: the standard workloads W1-W6 (shared/bench/WORKLOADS.md)
+// and the targets of the embedded-engine issue, with raw floors measured in
+// the same run. One JSON object per line on stdout; progress on stderr.
+//
+//   sessiondb_bench [--dir DIR] [--workloads W1,W2,...|all] [--check-data]
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "blob/data_uri.h"
+#include "blob/sha256.h"
+#include "floors.h"
+#include "sessiondb/store.h"
+#include "stats.h"
+#include "workload_data.h"
+
+namespace sessiondb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kPeer = "sessiondb";
+constexpr const char* kDurability = "fsync per append (SQLite WAL, synchronous=FULL)";
+
+struct Expected {
+  const char* name;
+  const char* sha256;
+};
+constexpr Expected kDigests[] = {
+    {"w1", "e76fc1ce1f1f05e03e790a039e8668b9729db632e95d3a6087a9b6f18b9bd95a"},
+    {"w2", "8be7805d0101b06bfdeea63e03ee3a6c141ed5abe9eb7d1ab7f77fce541b2128"},
+    {"w5_text", "b358677bbdee6484d6deead38f30c0806c0a601969c68a1b914c4d4b218d92b9"},
+    {"w5_images", "37a68bee502b5232dd0843241b481e68803131a40787ab3d9d8841a9bfdf741f"},
+    {"image0", "e1cb7a7758a6f8fe3646b6ea8d5dfba6e81b836d31c70172795f0f0954d41f59"},
+};
+
+[[noreturn]] void Die(const std::string& what) {
+  std::cerr << "sessiondb_bench: " << what << "\n";
+  std::exit(1);
+}
+
+template <typename T>
+T Check(Result<T> r, const std::string& what) {
+  if (!r) Die(what + ": " + r.error().ToString());
+  return std::move(*r);
+}
+
+void Progress(const std::string& line) { std::cerr << "[bench] " << line << std::endl; }
+
+void Emit(const json& j) { std::cout << j.dump() << std::endl; }
+
+int64_t BytesOnDisk(const fs::path& dir) {
+  int64_t total = 0;
+  for (auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) total += static_cast<int64_t>(e.file_size());
+  }
+  return total;
+}
+
+fs::path FreshDir(const fs::path& dir) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::unique_ptr<Store> OpenStore(const fs::path& dir, Durability durability = Durability::kDurable) {
+  StoreOptions o;
+  o.durability = durability;
+  return Check(Store::Open(dir.string(), o), "opening " + dir.string());
+}
+
+Message ToMessage(const WorkloadMessage& w) {
+  Message m;
+  m.role = w.role == "user" ? Role::kUser : Role::kAssistant;
+  m.parts.push_back(Part::Text(w.text));
+  return m;
+}
+
+json LatencyFields(const std::vector<int64_t>& ns, double seconds) {
+  return {{"n", ns.size()},
+          {"seconds", seconds},
+          {"ops_per_s", static_cast<double>(ns.size()) / seconds},
+          {"p50_us", PercentileUs(ns, 50)},
+          {"p99_us", PercentileUs(ns, 99)},
+          {"median_ms", MedianMs(ns)}};
+}
+
+json Header(const char* workload, const char* name) {
+  return {{"peer", kPeer}, {"workload", workload}, {"name", name}};
+}
+
+class Runner {
+ public:
+  explicit Runner(fs::path root) : root_(std::move(root)) {}
+
+  bool CheckData() {
+    std::map<std::string, std::string> got;
+    got["w1"] = TextDigest(W1Messages());
+    got["w2"] = TextDigest(W2Messages());
+    got["w5_text"] = TextDigest(W5Messages());
+    std::string all;
+    for (int i = 0; i < kW5Images; ++i) all += W5Image(static_cast<uint32_t>(i));
+    got["w5_images"] = blob::Sha256Hex(all);
+    got["image0"] = blob::Sha256Hex(W5Image(0));
+    bool ok = true;
+    for (const Expected& e : kDigests) {
+      bool match = got[e.name] == e.sha256;
+      ok = ok && match;
+      Emit({{"check", e.name}, {"sha256", got[e.name]}, {"matches_reference", match}});
+    }
+    return ok;
+  }
+
+  void W1() {
+    Progress("W1 append_durable: 10,000 durable appends to one session");
+    auto data = W1Messages();
+    std::vector<Message> messages;
+    for (const auto& w : data) messages.push_back(ToMessage(w));
+    fs::path dir = FreshDir(root_ / kPeer / "w1");
+    auto store = OpenStore(dir);
+    Check(store->CreateSession({.id = "w1-s0"}), "create w1-s0");
+    std::vector<int64_t> ns;
+    int64_t start = NowNs();
+    for (const Message& m : messages) {
+      int64_t t = NowNs();
+      Check(store->Append("w1-s0", m), "W1 append");
+      ns.push_back(NowNs() - t);
+    }
+    double seconds = static_cast<double>(NowNs() - start) / 1e9;
+    store.reset();
+    json out = Header("W1", "append_durable");
+    out.update(LatencyFields(ns, seconds));
+    out["bytes_on_disk"] = BytesOnDisk(dir);
+    out["durability"] = kDurability;
+    w1_p50_us_ = out["p50_us"];
+    w1_done_ = true;
+    Emit(out);
+  }
+
+  void W2() {
+    Progress("W2 append_many_sessions: 1,000 sessions x 20 appends");
+    auto data = W2Messages();
+    std::vector<Message> messages;
+    for (const auto& w : data) messages.push_back(ToMessage(w));
+    fs::path dir = FreshDir(root_ / kPeer / "w2");
+    auto store = OpenStore(dir);
+    std::vector<int64_t> ns;
+    std::string current;
+    int64_t start = NowNs();
+    for (size_t i = 0; i < data.size(); ++i) {
+      if (data[i].session_id != current) {
+        // Not in the per-call latencies: the peers open a session handle here.
+        current = data[i].session_id;
+        Check(store->CreateSession({.id = current}), "create " + current);
+      }
+      int64_t t = NowNs();
+      Check(store->Append(current, messages[i]), "W2 append");
+      ns.push_back(NowNs() - t);
+    }
+    double seconds = static_cast<double>(NowNs() - start) / 1e9;
+    store.reset();
+    json out = Header("W2", "append_many_sessions");
+    out.update(LatencyFields(ns, seconds));
+    out["bytes_on_disk"] = BytesOnDisk(dir);
+    out["durability"] = kDurability;
+    out["sessions"] = 1000;
+    w2_done_ = true;
+    Emit(out);
+  }
+
+  void W3() {
+    if (!w1_done_) RebuildSilently([this] { W1(); });
+    Progress("W3 load_session: load 10,000 messages x20");
+    auto expected = W1Messages();
+    fs::path dir = root_ / kPeer / "w1";
+    auto store = OpenStore(dir);
+    std::vector<int64_t> ns;
+    int64_t start = NowNs();
+    size_t loaded = 0;
+    for (int i = 0; i < 20; ++i) {
+      int64_t t = NowNs();
+      auto messages = Check(store->ReadMessages("w1-s0"), "W3 load");
+      ns.push_back(NowNs() - t);
+      if (i == 0) Verify(messages, expected);
+      loaded = messages.size();
+    }
+    double seconds = static_cast<double>(NowNs() - start) / 1e9;
+    store.reset();
+    json out = Header("W3", "load_session");
+    out.update(LatencyFields(ns, seconds));
+    out["bytes_on_disk"] = BytesOnDisk(dir);
+    out["messages"] = loaded;
+    w3_median_ms_ = out["median_ms"];
+    Emit(out);
+  }
+
+  void W4() {
+    if (!w2_done_) RebuildSilently([this] { W2(); });
+    Progress("W4 list_sessions: first 50 of 1,000 sessions x20");
+    fs::path dir = root_ / kPeer / "w2";
+    auto store = OpenStore(dir);
+    auto [ns, seconds, returned] = TimeList(*store, 50, 20);
+    if (returned != 50) Die("W4 returned " + std::to_string(returned) + " sessions, expected 50");
+    store.reset();
+    json out = Header("W4", "list_sessions");
+    out.update(LatencyFields(ns, seconds));
+    out["bytes_on_disk"] = BytesOnDisk(dir);
+    out["returned"] = returned;
+    Emit(out);
+  }
+
+  void W5() {
+    Progress("W5 images: 200 appends of text + a 1 MiB PNG data URI, then reload");
+    auto texts = W5Messages();
+    std::vector<std::string> uris;
+    for (int i = 0; i < kW5Images; ++i) {
+      uris.push_back(blob::MakeDataUri("image/png", W5Image(static_cast<uint32_t>(i))));
+    }
+    fs::path dir = FreshDir(root_ / kPeer / "w5");
+    auto store = OpenStore(dir);
+    Check(store->CreateSession({.id = "w5-s0"}), "create w5-s0");
+    std::vector<Message> messages;
+    for (int i = 0; i < kW5Images; ++i) {
+      Message m = ToMessage(texts[static_cast<size_t>(i)]);
+      m.parts.push_back(Part::ImageFromDataUri(uris[static_cast<size_t>(i)]));
+      messages.push_back(std::move(m));
+    }
+    std::vector<int64_t> ns;
+    int64_t start = NowNs();
+    for (const Message& m : messages) {
+      int64_t t = NowNs();
+      Check(store->Append("w5-s0", m), "W5 append");
+      ns.push_back(NowNs() - t);
+    }
+    double seconds = static_cast<double>(NowNs() - start) / 1e9;
+    store.reset();
+
+    // Reopen and load once, re-inlining every image as the peers do.
+    int64_t read_start = NowNs();
+    store = OpenStore(dir);
+    auto loaded = Check(store->ReadMessages("w5-s0"), "W5 load");
+    std::vector<std::string> loaded_uris;
+    for (const Message& m : loaded) {
+      for (const Part& p : m.parts) {
+        if (p.type == PartType::kImage) loaded_uris.push_back(Check(store->ReadDataUri(*p.resource), "W5 data URI"));
+      }
+    }
+    double read_seconds = static_cast<double>(NowNs() - read_start) / 1e9;
+    if (loaded.size() != texts.size() || loaded_uris != uris) Die("W5 read back differs from what was written");
+    for (size_t i = 0; i < loaded.size(); ++i) {
+      if (loaded[i].Text() != texts[i].text) Die("W5 text " + std::to_string(i) + " differs");
+    }
+    store.reset();
+
+    const double mib = static_cast<double>(kW5Images) * kW5ImageBytes / (1024.0 * 1024.0);
+    json out = Header("W5", "images");
+    out.update(LatencyFields(ns, seconds));
+    out["bytes_on_disk"] = BytesOnDisk(dir);
+    out["durability"] = kDurability;
+    out["write_MiBps"] = mib / seconds;
+    out["read_seconds"] = read_seconds;
+    out["read_MiBps"] = mib / read_seconds;
+    out["raw_image_bytes"] = static_cast<int64_t>(kW5Images) * static_cast<int64_t>(kW5ImageBytes);
+    out["disk_over_raw"] = static_cast<double>(out["bytes_on_disk"].get<int64_t>()) /
+                           static_cast<double>(out["raw_image_bytes"].get<int64_t>());
+    w5_write_MiBps_ = out["write_MiBps"];
+    w5_disk_over_raw_ = out["disk_over_raw"];
+    Emit(out);
+
+    Progress("floor: base64 decode + SHA-256 of the same 200 data URIs");
+    hash_decode_MiBps_ = MeasureHashDecodeMiBps(uris);
+    Emit({{"peer", "floor"}, {"workload", "sha256_base64_decode"}, {"name", "sha256_base64_decode"},
+          {"n", kW5Images}, {"MiBps", hash_decode_MiBps_}});
+  }
+
+  void W6() {
+    Emit({{"peer", kPeer}, {"workload", "W6"}, {"name", "search"}, {"status", "unsupported"},
+          {"reason", "full-text search is not implemented yet (issue 5)"}});
+  }
+
+  void BatchImport() {
+    Progress("batch_import: 200,000 messages via AppendBatch (1,000 per batch, 100 sessions)");
+    auto data = W1Messages();
+    std::vector<std::vector<Message>> batches;
+    for (int b = 0; b < 200; ++b) {
+      std::vector<Message> one;
+      for (int i = 0; i < 1000; ++i) one.push_back(ToMessage(data[static_cast<size_t>((b * 1000 + i) % 10000)]));
+      batches.push_back(std::move(one));
+    }
+    fs::path dir = FreshDir(root_ / kPeer / "batch");
+    auto store = OpenStore(dir);
+    for (int s = 0; s < 100; ++s) Check(store->CreateSession({.id = "import-" + std::to_string(s)}), "create");
+    std::vector<int64_t> ns;
+    int64_t start = NowNs();
+    for (int b = 0; b < 200; ++b) {
+      int64_t t = NowNs();
+      Check(store->AppendBatch("import-" + std::to_string(b % 100), batches[static_cast<size_t>(b)]), "AppendBatch");
+      ns.push_back(NowNs() - t);
+    }
+    double seconds = static_cast<double>(NowNs() - start) / 1e9;
+    store.reset();
+    json out = Header("batch_import", "append_batch_durable");
+    out["n"] = 200000;
+    out["batches"] = 200;
+    out["seconds"] = seconds;
+    out["ops_per_s"] = 200000.0 / seconds;
+    out["batch_p50_us"] = PercentileUs(ns, 50);
+    out["bytes_on_disk"] = BytesOnDisk(dir);
+    out["durability"] = "fsync per batch";
+    batch_ops_per_s_ = out["ops_per_s"];
+    Emit(out);
+    fs::remove_all(dir);
+  }
+
+  void List100k() {
+    Progress("list_100k: first page of 100,000 sessions (setup takes a while)");
+    fs::path dir = FreshDir(root_ / kPeer / "list100k");
+    {
+      auto store = OpenStore(dir, Durability::kProcessCrashSafe);
+      Message m;
+      m.parts.push_back(Part::Text("hello"));
+      for (int s = 0; s < 100000; ++s) {
+        std::string id = "l-" + std::to_string(s);
+        Check(store->CreateSession({.id = id}), "create");
+        Check(store->Append(id, m), "append");
+        if (s % 20000 == 0) Progress("  " + std::to_string(s) + " sessions");
+      }
+    }
+    auto store = OpenStore(dir);
+    auto [ns, seconds, returned] = TimeList(*store, 50, 20);
+    json out = Header("list_100k", "list_first_page_of_100k");
+    out.update(LatencyFields(ns, seconds));
+    out["sessions"] = 100000;
+    out["returned"] = returned;
+    list_median_ms_ = out["median_ms"];
+    store.reset();
+    Emit(out);
+    fs::remove_all(dir);
+  }
+
+  void Floors() {
+    Progress("floor: 1,000 x (4 KiB pwrite + fdatasync) on the same disk");
+    LatencyFloor f = MeasureFdatasync4k((root_).string(), 1000);
+    fdatasync_p50_us_ = f.p50_us;
+    Emit({{"peer", "floor"}, {"workload", "fdatasync_4k"}, {"name", "fdatasync_4k"}, {"n", f.n},
+          {"p50_us", f.p50_us}, {"p99_us", f.p99_us}, {"median_ms", f.median_ms}});
+  }
+
+  void Summary() {
+    json s = {{"peer", kPeer}, {"workload", "summary"}};
+    auto target = [&](const char* name, double value, double limit, bool at_least) {
+      if (value <= 0) return;
+      s[name] = {{"value", value}, {"target", limit}, {"met", at_least ? value >= limit : value <= limit}};
+    };
+    if (w1_p50_us_ > 0 && fdatasync_p50_us_ > 0) {
+      target("w1_p50_over_fdatasync_p50", w1_p50_us_ / fdatasync_p50_us_, 1.5, false);
+    }
+    target("batch_import_ops_per_s", batch_ops_per_s_, 200000, true);
+    target("w3_median_ms", w3_median_ms_, 20, false);
+    target("list_100k_median_ms", list_median_ms_, 2, false);
+    if (w5_write_MiBps_ > 0 && hash_decode_MiBps_ > 0) {
+      target("image_ingest_over_floor", w5_write_MiBps_ / hash_decode_MiBps_, 0.5, true);
+    }
+    target("w5_disk_over_raw", w5_disk_over_raw_, 1.01, false);
+    Emit(s);
+  }
+
+ private:
+  void Verify(const std::vector<Message>& got, const std::vector<WorkloadMessage>& want) {
+    if (got.size() != want.size()) Die("W3 loaded " + std::to_string(got.size()) + " messages");
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i].Text() != want[i].text || RoleName(got[i].role) != want[i].role) {
+        Die("W3 message " + std::to_string(i) + " differs from W1");
+      }
+    }
+  }
+
+  void RebuildSilently(const std::function<void()>& build) {
+    std::stringstream sink;
+    auto* old = std::cout.rdbuf(sink.rdbuf());
+    build();
+    std::cout.rdbuf(old);
+  }
+
+  std::tuple<std::vector<int64_t>, double, size_t> TimeList(Store& store, int limit, int repeats) {
+    std::vector<int64_t> ns;
+    size_t returned = 0;
+    int64_t start = NowNs();
+    for (int i = 0; i < repeats; ++i) {
+      int64_t t = NowNs();
+      auto page = Check(store.ListSessions({.limit = limit}), "list");
+      ns.push_back(NowNs() - t);
+      returned = page.sessions.size();
+    }
+    return {ns, static_cast<double>(NowNs() - start) / 1e9, returned};
+  }
+
+  fs::path root_;
+  bool w1_done_ = false, w2_done_ = false;
+  double w1_p50_us_ = 0, fdatasync_p50_us_ = 0, batch_ops_per_s_ = 0, w3_median_ms_ = 0;
+  double list_median_ms_ = 0, w5_write_MiBps_ = 0, w5_disk_over_raw_ = 0, hash_decode_MiBps_ = 0;
+};
+
+constexpr const char* kUsage = R"(sessiondb_bench: standard workloads and targets of sessiondb
+
+Usage: sessiondb_bench [--dir DIR] [--workloads LIST] [--check-data]
+
+  --dir DIR         where stores are created (default ./bench-data); the same disk
+                    is used for the fdatasync floor
+  --workloads LIST  comma-separated: W1,W2,W3,W4,W5,W6,batch_import,list_100k,floors
+                    or "all" (default)
+  --check-data      print the digests of the generated data, compare them with the
+                    reference values of WORKLOADS.md, exit 1 on a mismatch
+
+Prints one JSON object per line on stdout (see docs/benchmarks.md); progress on stderr.
+)";
+
+}  // namespace
+}  // namespace sessiondb::bench
+
+int main(int argc, char** argv) {
+  using namespace sessiondb::bench;
+  std::string dir = "bench-data";
+  std::string workloads = "all";
+  bool check_data = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (arg == "--dir" && i + 1 < argc) {
+      dir = argv[++i];
+    } else if (arg == "--workloads" && i + 1 < argc) {
+      workloads = argv[++i];
+    } else if (arg == "--check-data") {
+      check_data = true;
+    } else {
+      std::cerr << "sessiondb_bench: unknown argument '" << arg << "'\n" << kUsage;
+      return 2;
+    }
+  }
+  std::filesystem::create_directories(dir);
+  Runner runner(dir);
+  if (check_data) return runner.CheckData() ? 0 : 1;
+
+  std::set<std::string> selected;
+  std::stringstream list(workloads);
+  for (std::string item; std::getline(list, item, ',');) selected.insert(item);
+  const bool all = selected.contains("all");
+  auto want = [&](const char* name) { return all || selected.contains(name); };
+  static const std::set<std::string> kKnown = {"all", "W1", "W2", "W3", "W4", "W5", "W6",
+                                               "batch_import", "list_100k", "floors"};
+  for (const auto& item : selected) {
+    if (!kKnown.contains(item)) {
+      std::cerr << "sessiondb_bench: unknown workload '" << item << "'\n" << kUsage;
+      return 2;
+    }
+  }
+  if (want("floors") || want("W1")) runner.Floors();
+  if (want("W1")) runner.W1();
+  if (want("W2")) runner.W2();
+  if (want("W3")) runner.W3();
+  if (want("W4")) runner.W4();
+  if (want("W5")) runner.W5();
+  if (want("W6")) runner.W6();
+  if (want("batch_import")) runner.BatchImport();
+  if (want("list_100k")) runner.List100k();
+  runner.Summary();
+  return 0;
+}

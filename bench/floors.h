@@ -1,0 +1,24 @@
+// Raw floors measured in the same run as the workloads, so that results are
+// ratios against this machine and disk rather than absolute numbers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sessiondb::bench {
+
+struct LatencyFloor {
+  int n = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  double median_ms = 0;
+};
+
+// `n` x (pwrite of 4 KiB at increasing offsets of one file in `dir` + fdatasync).
+LatencyFloor MeasureFdatasync4k(const std::string& dir, int n);
+
+// Base64-decode each data URI's payload and SHA-256 the bytes; returns MiB/s
+// of decoded bytes, the faster of OpenSSL's decoder and sessiondb's.
+double MeasureHashDecodeMiBps(const std::vector<std::string>& data_uris);
+
+}  // namespace sessiondb::bench
