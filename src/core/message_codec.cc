@@ -222,7 +222,8 @@ Result<std::optional<std::string>> EncodeMessageBody(const Message& message) {
 Status DecodeMessageBody(const std::optional<std::string_view>& body, std::string_view text,
                          Message* message) {
   if (!body) {
-    message->parts.assign(1, Part::Text(std::string(text)));
+    message->parts.clear();
+    message->parts.emplace_back().text.assign(text);
     return Status::Ok();
   }
   try {

@@ -172,7 +172,7 @@ bool HasContent(const Part& p) {
   switch (p.type) {
     case PartType::kText:
     case PartType::kReasoning:
-      return CollapseWhitespace(p.text).size() > 0;
+      return p.text.find_first_not_of(" \t\n\r\f\v") != std::string::npos;
     default:
       return true;
   }

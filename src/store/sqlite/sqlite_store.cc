@@ -1,6 +1,7 @@
 #include "store/sqlite/sqlite_store.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -427,12 +428,17 @@ Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view sess
 }
 
 Result<std::vector<Message>> SqliteStore::ReadRowsLocked(Statement& s,
-                                                         std::string_view session_id) {
+                                                         std::string_view session_id,
+                                                         int64_t expected) {
+  // The session's row says how many events to expect: reserving once spares
+  // a cascade of reallocations that would move every message loaded so far.
+  ASSIGN_OR_RETURN(Session session, LoadSessionLocked(session_id));
   std::vector<Message> out;
+  out.reserve(static_cast<size_t>(std::clamp<int64_t>(std::min(expected, session.last_seq), 0, 1 << 20)));
   while (true) {
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    Message m;
+    Message& m = out.emplace_back();
     m.session_id = session_id;
     m.seq = s.ColumnInt(0);
     m.id = s.ColumnText(1);
@@ -446,9 +452,7 @@ Result<std::vector<Message>> SqliteStore::ReadRowsLocked(Statement& s,
     std::optional<std::string_view> body;
     if (!s.ColumnIsNull(5)) body = s.ColumnText(5);
     RETURN_IF_ERROR(DecodeMessageBody(body, s.ColumnText(4), &m));
-    out.push_back(std::move(m));
   }
-  if (out.empty()) RETURN_IF_ERROR(LoadSessionLocked(session_id));
   return out;
 }
 
@@ -476,7 +480,8 @@ Result<std::vector<Message>> SqliteStore::ReadMessages(std::string_view session_
                                   "WHERE session_id = ?1 AND seq >= ?2 AND type = 'message' "
                                   "ORDER BY seq LIMIT ?3"));
     s.Bind(1, session_id).Bind(2, from_seq).Bind(3, limit < 0 ? int64_t{-1} : limit);
-    ASSIGN_OR_RETURN(out, ReadRowsLocked(s, session_id));
+    const int64_t expected = limit < 0 ? INT64_MAX : limit;
+    ASSIGN_OR_RETURN(out, ReadRowsLocked(s, session_id, expected));
   }
   FlagMissingBlobs(&out);
   return out;
@@ -493,7 +498,7 @@ Result<std::vector<Message>> SqliteStore::ReadLastMessages(std::string_view sess
                                   "WHERE session_id = ?1 AND type = 'message' "
                                   "ORDER BY seq DESC LIMIT ?2"));
     s.Bind(1, session_id).Bind(2, count);
-    ASSIGN_OR_RETURN(out, ReadRowsLocked(s, session_id));
+    ASSIGN_OR_RETURN(out, ReadRowsLocked(s, session_id, count));
   }
   std::reverse(out.begin(), out.end());
   FlagMissingBlobs(&out);

@@ -58,7 +58,10 @@ class SqliteStore final : public Store {
   // The following need mu_ held.
   Result<Session> LoadSessionLocked(std::string_view id);
   Status DeleteSessionLocked(std::string_view id);
-  Result<std::vector<Message>> ReadRowsLocked(Statement& stmt, std::string_view session_id);
+  // Reads message rows from `stmt`; kNotFound if the session does not exist.
+  // `expected` bounds how many rows to reserve room for.
+  Result<std::vector<Message>> ReadRowsLocked(Statement& stmt, std::string_view session_id,
+                                              int64_t expected);
   // Marks parts whose blob is absent and warns; call without mu_.
   void FlagMissingBlobs(std::vector<Message>* messages);
 
