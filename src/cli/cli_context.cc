@@ -1,5 +1,7 @@
 #include "cli/cli_context.h"
 
+#include "core/message_codec.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -77,16 +79,8 @@ json ToJson(const Session& s) {
 }
 
 json ToJson(const Resource& r) {
-  json j = {{"resource_id", r.resource_id}, {"origin", std::string(OriginName(r.origin))}};
-  if (!r.content_sha256.empty()) j["content_sha256"] = r.content_sha256;
-  if (!r.mime.empty()) j["mime"] = r.mime;
-  j["size"] = r.size;
-  if (r.width || r.height) {
-    j["width"] = r.width;
-    j["height"] = r.height;
-  }
-  if (!r.name.empty()) j["name"] = r.name;
-  if (!r.uri.empty()) j["uri"] = r.uri;
+  // The stored descriptor, as the log keeps it, plus what reading found out.
+  json j = json::parse(ResourceToJson(r));
   if (r.missing) j["missing"] = true;
   return j;
 }
@@ -148,20 +142,6 @@ std::string FormatTime(int64_t unix_ms) {
   localtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M", &tm);
-  return buf;
-}
-
-std::string FormatBytes(int64_t bytes) {
-  char buf[32];
-  if (bytes >= 1024LL * 1024 * 1024) {
-    std::snprintf(buf, sizeof(buf), "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
-  } else if (bytes >= 1024 * 1024) {
-    std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024));
-  } else if (bytes >= 1024) {
-    std::snprintf(buf, sizeof(buf), "%.1f KiB", static_cast<double>(bytes) / 1024.0);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%lld B", static_cast<long long>(bytes));
-  }
   return buf;
 }
 

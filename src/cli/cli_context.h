@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/text_rules.h"
 #include "sessiondb/store.h"
 
 namespace sessiondb::cli {
@@ -65,7 +66,5 @@ nlohmann::json ToJson(const AppendResult& result);
 
 // "2026-11-22 11:03" in local time.
 std::string FormatTime(int64_t unix_ms);
-// "1.5 MiB", "830 B".
-std::string FormatBytes(int64_t bytes);
 
 }  // namespace sessiondb::cli

@@ -1,6 +1,7 @@
 #include "core/text_rules.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -113,6 +114,21 @@ std::string MakePreview(std::string_view first_user_text) {
   if (cps.size() - 1 <= kMaxPreviewChars) return text;
   return TrimRight(std::string_view(text).substr(0, cps[kMaxPreviewChars])) +
          std::string(kEllipsis);
+}
+
+std::string FormatBytes(int64_t bytes) {
+  char buf[64];
+  const double b = static_cast<double>(bytes);
+  if (bytes >= 1024LL * 1024 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.1f GiB", b / (1024.0 * 1024.0 * 1024.0));
+  } else if (bytes >= 1024 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", b / (1024.0 * 1024.0));
+  } else if (bytes >= 1024) {
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%lld bytes", static_cast<long long>(bytes));
+  }
+  return buf;
 }
 
 Status ValidateSessionId(std::string_view id) {

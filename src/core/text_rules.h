@@ -3,6 +3,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,9 @@ std::string MakeTitle(std::string_view first_message_text);
 // The preview of a session whose first user message has this text: whitespace
 // collapsed, the first kMaxPreviewChars code points, plus "…" when cut.
 std::string MakePreview(std::string_view first_user_text);
+
+// A byte count for people: "830 bytes", "150.1 KiB", "5.0 MiB", "1.2 GiB".
+std::string FormatBytes(int64_t bytes);
 
 // kInvalidArgument unless `id` is 1..kMaxSessionIdLength characters of
 // [A-Za-z0-9._-] not starting with '.': ids end up in file names and URLs, so

@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -17,18 +16,6 @@ namespace sessiondb {
 namespace {
 
 constexpr size_t kMaxMessageIdLength = 128;
-
-std::string FormatBytes(int64_t bytes) {
-  char buf[64];
-  if (bytes >= 1024 * 1024) {
-    std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  } else if (bytes >= 1024) {
-    std::snprintf(buf, sizeof(buf), "%.1f KiB", static_cast<double>(bytes) / 1024.0);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%lld bytes", static_cast<long long>(bytes));
-  }
-  return buf;
-}
 
 std::string PartLabel(const Part& part, size_t index) {
   return std::string(PartTypeName(part.type)) + " part " + std::to_string(index + 1);
