@@ -22,8 +22,11 @@ constexpr int kRounds = 24;
 
 // Runs in the child: append forever, reporting "seq message_id\n" on `ack_fd`
 // after each append returns success.
-[[noreturn]] void AppendUntilKilled(const std::string& dir, int ack_fd, int round) {
-  auto store = Store::Open(dir);
+[[noreturn]] void AppendUntilKilled(const std::string& dir, Durability durability, int ack_fd,
+                                    int round) {
+  StoreOptions options;
+  options.durability = durability;
+  auto store = Store::Open(dir, options);
   if (!store) _exit(2);
   for (int i = 0;; ++i) {
     Message m;
@@ -41,7 +44,11 @@ constexpr int kRounds = 24;
   }
 }
 
-TEST(AppendCrash, EveryAcknowledgedAppendSurvivesSigkillAtRandomMoments) {
+// Both modes promise to survive the process being killed at any instant;
+// only the durable one also promises to survive a power loss.
+class AppendCrash : public ::testing::TestWithParam<Durability> {};
+
+TEST_P(AppendCrash, EveryAcknowledgedAppendSurvivesSigkillAtRandomMoments) {
   TempDir dir;
   const std::string store_dir = dir.Sub("store");
   {
@@ -60,7 +67,7 @@ TEST(AppendCrash, EveryAcknowledgedAppendSurvivesSigkillAtRandomMoments) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       close(fds[0]);
-      AppendUntilKilled(store_dir, fds[1], round);
+      AppendUntilKilled(store_dir, GetParam(), fds[1], round);
     }
     close(fds[1]);
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
@@ -112,6 +119,13 @@ TEST(AppendCrash, EveryAcknowledgedAppendSurvivesSigkillAtRandomMoments) {
   std::cout << "acknowledged appends across " << kRounds << " kills: " << acknowledged.size()
             << "\n";
 }
+
+INSTANTIATE_TEST_SUITE_P(BothDurabilityModes, AppendCrash,
+                         ::testing::Values(Durability::kDurable, Durability::kProcessCrashSafe),
+                         [](const ::testing::TestParamInfo<Durability>& info) {
+                           return info.param == Durability::kDurable ? "Durable"
+                                                                     : "ProcessCrashSafe";
+                         });
 
 }  // namespace
 }  // namespace sessiondb::testing

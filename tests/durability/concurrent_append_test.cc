@@ -136,5 +136,30 @@ TEST(ConcurrentAppend, TwoProcessesAppendingToTheSameAndToTheirOwnSessions) {
   ExpectDenseAndComplete(**store, "own-1", 1);
 }
 
+TEST(ConcurrentOpen, FourThreadsCreatingTheSameNewStoreAllSucceedOnOneSchema) {
+  TempDir dir;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  std::mutex error_mu;
+  std::string first_error;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto store = Store::Open(dir.Sub("fresh"), FastOptions());
+      Status s = store ? internal::ToStatus((*store)->CreateSession({.id = "t" + std::to_string(t)}))
+                       : store.error();
+      if (!s.ok()) {
+        ++failures;
+        std::lock_guard lock(error_mu);
+        first_error = s.ToString();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0) << first_error;
+  auto store = Store::Open(dir.Sub("fresh"), FastOptions());
+  ASSERT_TRUE(store);
+  EXPECT_EQ((*store)->Stats()->sessions, 4);
+}
+
 }  // namespace
 }  // namespace sessiondb::testing

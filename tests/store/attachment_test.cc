@@ -252,6 +252,25 @@ TEST_F(RefusedAttachment, AMissingLocalFileIsNotFoundAndNamed) {
                 StatusCode::kNotFound);
 }
 
+TEST_F(Attachments, ABlobThatCannotBeWrittenFailsTheAppendAndCommitsNothing) {
+  std::string id = NewSessionId();
+  AppendText(id, "before");
+  // Put a file where the blob folder's temp directory must be: every blob
+  // write now fails the way a full or broken disk would make it fail.
+  std::string tmp = StoreDir() + "/blobs/tmp";
+  std::filesystem::remove_all(tmp);
+  { std::ofstream(tmp) << "in the way"; }
+  auto r = store_->Append(id, WithParts({Part::Text("with image"),
+                                         Part::ImageFromBytes(MakePng(2, 2, "io"), "image/png")}));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), StatusCode::kIo);
+  EXPECT_NE(r.error().message().find("blobs/tmp"), std::string::npos) << r.error().message();
+  EXPECT_EQ(store_->GetSession(id)->message_count, 1);
+  EXPECT_EQ(BlobFileCount(), 0u);
+  // Text-only appends do not touch the blob folder and still work.
+  EXPECT_EQ(AppendText(id, "after").seq, 2);
+}
+
 // ---- Garbage collection ----
 
 TEST_F(Attachments, GcDeletesOnlyUnreferencedBlobsPastTheGracePeriod) {

@@ -63,6 +63,19 @@ int64_t FileSize(const fs::path& p) {
   return ec ? 0 : static_cast<int64_t>(size);
 }
 
+// The first entry of `root` that a store would not have put there, or "".
+// A store being created by another process right now, or one whose creation
+// was cut short by a crash, holds only its own names and is not refused.
+std::string ForeignEntry(const fs::path& root) {
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name != kBlobDir && name.rfind(kDatabaseFile, 0) != 0) return name;
+  }
+  return "";
+}
+
 std::string ListCursor(const Session& s) { return std::to_string(s.updated_ms) + ":" + s.id; }
 
 Status ParseListCursor(const std::string& cursor, int64_t* updated_ms, std::string* id) {
@@ -112,9 +125,10 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
   } else if (!fs::is_directory(root, ec)) {
     return Err(Status::InvalidArgument(dir + " is not a directory; a store is a directory"));
   } else if (!fs::exists(db_path, ec)) {
-    if (!fs::is_empty(root, ec)) {
-      return Err(Status::InvalidArgument(dir + " is not empty and holds no " + kDatabaseFile +
-                                         "; choose an empty or new directory for a store"));
+    if (std::string stranger = ForeignEntry(root); !stranger.empty()) {
+      return Err(Status::InvalidArgument(dir + " holds '" + stranger + "' and no " + kDatabaseFile +
+                                         ", so it is not a store; choose an empty or new "
+                                         "directory for a store"));
     }
     if (!options.create_if_missing) return Err(Status::NotFound("no store at " + dir));
   }
