@@ -72,7 +72,8 @@ fs::path FreshDir(const fs::path& dir) {
   return dir;
 }
 
-std::unique_ptr<Store> OpenStore(const fs::path& dir, Durability durability = Durability::kDurable) {
+std::unique_ptr<Store> OpenStore(const fs::path& dir,
+                                 Durability durability = Durability::kDurable) {
   StoreOptions o;
   o.durability = durability;
   return Check(Store::Open(dir.string(), o), "opening " + dir.string());
@@ -251,11 +252,13 @@ class Runner {
     std::vector<std::string> loaded_uris;
     for (const Message& m : loaded) {
       for (const Part& p : m.parts) {
-        if (p.type == PartType::kImage) loaded_uris.push_back(Check(store->ReadDataUri(*p.resource), "W5 data URI"));
+        if (p.type == PartType::kImage)
+          loaded_uris.push_back(Check(store->ReadDataUri(*p.resource), "W5 data URI"));
       }
     }
     double read_seconds = static_cast<double>(NowNs() - read_start) / 1e9;
-    if (loaded.size() != texts.size() || loaded_uris != uris) Die("W5 read back differs from what was written");
+    if (loaded.size() != texts.size() || loaded_uris != uris)
+      Die("W5 read back differs from what was written");
     for (size_t i = 0; i < loaded.size(); ++i) {
       if (loaded[i].Text() != texts[i].text) Die("W5 text " + std::to_string(i) + " differs");
     }
@@ -278,12 +281,18 @@ class Runner {
 
     Progress("floor: base64 decode + SHA-256 of the same 200 data URIs");
     hash_decode_MiBps_ = MeasureHashDecodeMiBps(uris);
-    Emit({{"peer", "floor"}, {"workload", "sha256_base64_decode"}, {"name", "sha256_base64_decode"},
-          {"n", kW5Images}, {"MiBps", hash_decode_MiBps_}});
+    Emit({{"peer", "floor"},
+          {"workload", "sha256_base64_decode"},
+          {"name", "sha256_base64_decode"},
+          {"n", kW5Images},
+          {"MiBps", hash_decode_MiBps_}});
   }
 
   void W6() {
-    Emit({{"peer", kPeer}, {"workload", "W6"}, {"name", "search"}, {"status", "unsupported"},
+    Emit({{"peer", kPeer},
+          {"workload", "W6"},
+          {"name", "search"},
+          {"status", "unsupported"},
           {"reason", "full-text search is not implemented yet (issue 5)"}});
   }
 
@@ -293,17 +302,21 @@ class Runner {
     std::vector<std::vector<Message>> batches;
     for (int b = 0; b < 200; ++b) {
       std::vector<Message> one;
-      for (int i = 0; i < 1000; ++i) one.push_back(ToMessage(data[static_cast<size_t>((b * 1000 + i) % 10000)]));
+      for (int i = 0; i < 1000; ++i)
+        one.push_back(ToMessage(data[static_cast<size_t>((b * 1000 + i) % 10000)]));
       batches.push_back(std::move(one));
     }
     fs::path dir = FreshDir(root_ / kPeer / "batch");
     auto store = OpenStore(dir);
-    for (int s = 0; s < 100; ++s) Check(store->CreateSession({.id = "import-" + std::to_string(s)}), "create");
+    for (int s = 0; s < 100; ++s)
+      Check(store->CreateSession({.id = "import-" + std::to_string(s)}), "create");
     std::vector<int64_t> ns;
     int64_t start = NowNs();
     for (int b = 0; b < 200; ++b) {
       int64_t t = NowNs();
-      Check(store->AppendBatch("import-" + std::to_string(b % 100), batches[static_cast<size_t>(b)]), "AppendBatch");
+      Check(
+          store->AppendBatch("import-" + std::to_string(b % 100), batches[static_cast<size_t>(b)]),
+          "AppendBatch");
       ns.push_back(NowNs() - t);
     }
     double seconds = static_cast<double>(NowNs() - start) / 1e9;
@@ -351,15 +364,21 @@ class Runner {
     Progress("floor: 1,000 x (4 KiB pwrite + fdatasync) on the same disk");
     LatencyFloor f = MeasureFdatasync4k((root_).string(), 1000);
     fdatasync_p50_us_ = f.p50_us;
-    Emit({{"peer", "floor"}, {"workload", "fdatasync_4k"}, {"name", "fdatasync_4k"}, {"n", f.n},
-          {"p50_us", f.p50_us}, {"p99_us", f.p99_us}, {"median_ms", f.median_ms}});
+    Emit({{"peer", "floor"},
+          {"workload", "fdatasync_4k"},
+          {"name", "fdatasync_4k"},
+          {"n", f.n},
+          {"p50_us", f.p50_us},
+          {"p99_us", f.p99_us},
+          {"median_ms", f.median_ms}});
   }
 
   void Summary() {
     json s = {{"peer", kPeer}, {"workload", "summary"}};
     auto target = [&](const char* name, double value, double limit, bool at_least) {
       if (value <= 0) return;
-      s[name] = {{"value", value}, {"target", limit}, {"met", at_least ? value >= limit : value <= limit}};
+      s[name] = {
+          {"value", value}, {"target", limit}, {"met", at_least ? value >= limit : value <= limit}};
     };
     if (w1_p50_us_ > 0 && fdatasync_p50_us_ > 0) {
       target("w1_p50_over_fdatasync_p50", w1_p50_us_ / fdatasync_p50_us_, 1.5, false);
@@ -457,8 +476,8 @@ int main(int argc, char** argv) {
   for (std::string item; std::getline(list, item, ',');) selected.insert(item);
   const bool all = selected.contains("all");
   auto want = [&](const char* name) { return all || selected.contains(name); };
-  static const std::set<std::string> kKnown = {"all", "W1", "W2", "W3", "W4", "W5", "W6",
-                                               "batch_import", "list_100k", "floors"};
+  static const std::set<std::string> kKnown = {"all", "W1", "W2",           "W3",        "W4",
+                                               "W5",  "W6", "batch_import", "list_100k", "floors"};
   for (const auto& item : selected) {
     if (!kKnown.contains(item)) {
       std::cerr << "sessiondb_bench: unknown workload '" << item << "'\n" << kUsage;

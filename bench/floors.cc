@@ -1,9 +1,8 @@
 #include "floors.h"
 
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -43,7 +42,8 @@ std::string OpensslDecode(std::string_view b64) {
                           reinterpret_cast<const unsigned char*>(b64.data()),
                           static_cast<int>(b64.size()));
   if (n < 0) throw std::runtime_error("floor: bad base64 in a workload data URI");
-  size_t padding = b64.size() >= 2 ? (b64[b64.size() - 1] == '=') + (b64[b64.size() - 2] == '=') : 0;
+  size_t padding =
+      b64.size() >= 2 ? (b64[b64.size() - 1] == '=') + (b64[b64.size() - 2] == '=') : 0;
   out.resize(static_cast<size_t>(n) - padding);
   return out;
 }

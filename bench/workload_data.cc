@@ -1,41 +1,48 @@
 #include "workload_data.h"
 
+#include <openssl/evp.h>
+
 #include <array>
 #include <cstdio>
 
 #include "blob/sha256.h"
 
-#include <openssl/evp.h>
-
 namespace sessiondb::bench {
 namespace {
 
 constexpr std::array<const char*, 256> kWords = {
-    "the", "of", "and", "to", "in", "is", "it", "that", "for", "on", "with", "as", "this", "be",
-    "are", "was", "by", "at", "or", "from", "not", "but", "have", "has", "had", "can", "will",
-    "would", "should", "could", "may", "might", "must", "do", "does", "did", "done", "make",
-    "makes", "made", "use", "uses", "used", "using", "get", "gets", "set", "run", "runs", "add",
-    "adds", "change", "changes", "fix", "fixes", "check", "test", "tests", "build", "builds",
-    "write", "read", "load", "save", "open", "close", "start", "stop", "return", "call", "calls",
-    "value", "values", "file", "files", "line", "lines", "code", "function", "method", "class",
-    "type", "types", "object", "list", "array", "string", "number", "index", "key", "keys", "map",
-    "table", "row", "rows", "column", "data", "database", "query", "cache", "memory", "buffer",
-    "stream", "error", "errors", "warning", "issue", "bug", "patch", "version", "release",
-    "branch", "commit", "merge", "review", "log", "logs", "output", "input", "user", "users",
-    "server", "client", "request", "response", "message", "messages", "session", "sessions",
-    "history", "context", "model", "models", "token", "tokens", "prompt", "answer", "question",
-    "example", "case", "cases", "path", "paths", "module", "package", "library", "system",
-    "service", "process", "thread", "lock", "time", "timeout", "size", "limit", "first", "last",
-    "next", "previous", "new", "old", "same", "different", "other", "each", "every", "all",
-    "some", "any", "more", "most", "less", "few", "many", "small", "large", "fast", "slow",
-    "simple", "complex", "good", "better", "best", "clear", "correct", "wrong", "safe", "here",
-    "there", "now", "then", "when", "where", "why", "how", "what", "which", "who", "because",
-    "before", "after", "while", "until", "if", "else", "also", "only", "just", "still", "again",
-    "very", "really", "quite", "already", "often", "never", "always", "maybe", "probably",
-    "think", "know", "see", "look", "need", "want", "try", "keep", "find", "show", "works",
-    "working", "seems", "like", "instead", "rather", "please", "thanks", "sure", "okay", "yes",
-    "no", "step", "plan", "idea", "reason", "result", "results", "problem", "solution",
-    "approach", "design", "layer", "config", "option", "options", "default"};
+    "the",      "of",       "and",       "to",      "in",       "is",      "it",       "that",
+    "for",      "on",       "with",      "as",      "this",     "be",      "are",      "was",
+    "by",       "at",       "or",        "from",    "not",      "but",     "have",     "has",
+    "had",      "can",      "will",      "would",   "should",   "could",   "may",      "might",
+    "must",     "do",       "does",      "did",     "done",     "make",    "makes",    "made",
+    "use",      "uses",     "used",      "using",   "get",      "gets",    "set",      "run",
+    "runs",     "add",      "adds",      "change",  "changes",  "fix",     "fixes",    "check",
+    "test",     "tests",    "build",     "builds",  "write",    "read",    "load",     "save",
+    "open",     "close",    "start",     "stop",    "return",   "call",    "calls",    "value",
+    "values",   "file",     "files",     "line",    "lines",    "code",    "function", "method",
+    "class",    "type",     "types",     "object",  "list",     "array",   "string",   "number",
+    "index",    "key",      "keys",      "map",     "table",    "row",     "rows",     "column",
+    "data",     "database", "query",     "cache",   "memory",   "buffer",  "stream",   "error",
+    "errors",   "warning",  "issue",     "bug",     "patch",    "version", "release",  "branch",
+    "commit",   "merge",    "review",    "log",     "logs",     "output",  "input",    "user",
+    "users",    "server",   "client",    "request", "response", "message", "messages", "session",
+    "sessions", "history",  "context",   "model",   "models",   "token",   "tokens",   "prompt",
+    "answer",   "question", "example",   "case",    "cases",    "path",    "paths",    "module",
+    "package",  "library",  "system",    "service", "process",  "thread",  "lock",     "time",
+    "timeout",  "size",     "limit",     "first",   "last",     "next",    "previous", "new",
+    "old",      "same",     "different", "other",   "each",     "every",   "all",      "some",
+    "any",      "more",     "most",      "less",    "few",      "many",    "small",    "large",
+    "fast",     "slow",     "simple",    "complex", "good",     "better",  "best",     "clear",
+    "correct",  "wrong",    "safe",      "here",    "there",    "now",     "then",     "when",
+    "where",    "why",      "how",       "what",    "which",    "who",     "because",  "before",
+    "after",    "while",    "until",     "if",      "else",     "also",    "only",     "just",
+    "still",    "again",    "very",      "really",  "quite",    "already", "often",    "never",
+    "always",   "maybe",    "probably",  "think",   "know",     "see",     "look",     "need",
+    "want",     "try",      "keep",      "find",    "show",     "works",   "working",  "seems",
+    "like",     "instead",  "rather",    "please",  "thanks",   "sure",    "okay",     "yes",
+    "no",       "step",     "plan",      "idea",    "reason",   "result",  "results",  "problem",
+    "solution", "approach", "design",    "layer",   "config",   "option",  "options",  "default"};
 
 const char* Role(int j) { return j % 2 == 0 ? "user" : "assistant"; }
 
@@ -131,8 +138,8 @@ std::vector<WorkloadMessage> W5Messages() {
 std::string W5Image(uint32_t index) {
   const std::string ihdr = U32Be(1) + U32Be(1) + std::string("\x08\x00\x00\x00\x00", 5);
   const std::string idat("\x78\x9c\x63\x60\x00\x00\x00\x02\x00\x01", 10);
-  const std::string head = std::string("\x89PNG\r\n\x1a\n", 8) + Chunk("IHDR", ihdr) +
-                           Chunk("IDAT", idat);
+  const std::string head =
+      std::string("\x89PNG\r\n\x1a\n", 8) + Chunk("IHDR", ihdr) + Chunk("IDAT", idat);
   const std::string tail = Chunk("IEND", "");
   const size_t payload_len = kW5ImageBytes - head.size() - tail.size() - 12;
   const std::string prefix = "peerbench-img" + U32Le(index);

@@ -27,10 +27,10 @@ struct WorkloadMessage {
 // One ~500-byte message; the order of draws follows WORKLOADS.md 1.3.
 std::string MessageText(SplitMix64& rng);
 
-std::vector<WorkloadMessage> W1Messages();      // 10,000 in w1-s0
-std::vector<WorkloadMessage> W2Messages();      // 1,000 sessions x 20, session-major
-std::vector<WorkloadMessage> W5Messages();      // 200 in w5-s0, all user
-std::string W5Image(uint32_t index);           // valid PNG, exactly 1 MiB
+std::vector<WorkloadMessage> W1Messages();  // 10,000 in w1-s0
+std::vector<WorkloadMessage> W2Messages();  // 1,000 sessions x 20, session-major
+std::vector<WorkloadMessage> W5Messages();  // 200 in w5-s0, all user
+std::string W5Image(uint32_t index);        // valid PNG, exactly 1 MiB
 
 // SHA-256 over "session_id\trole\ttext\n" per message (WORKLOADS.md 1.6).
 std::string TextDigest(const std::vector<WorkloadMessage>& messages);

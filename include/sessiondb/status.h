@@ -50,7 +50,9 @@ class [[nodiscard]] Status {
   Status(std::unexpected<Status> error) : Status(std::move(error.error())) {}  // NOLINT
 
   static Status Ok() { return {}; }
-  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
   static Status FailedPrecondition(std::string m) {
@@ -95,16 +97,16 @@ Status ToStatus(const Result<T>& r) {
 
 // Returns the Status of `expr` from the enclosing function if it failed.
 // Works in functions returning Status or Result<T>.
-#define RETURN_IF_ERROR(expr)                                                   \
-  do {                                                                          \
-    ::sessiondb::Status _sdb_status = ::sessiondb::internal::ToStatus(expr);    \
-    if (!_sdb_status.ok()) return ::sessiondb::Err(std::move(_sdb_status));     \
+#define RETURN_IF_ERROR(expr)                                                \
+  do {                                                                       \
+    ::sessiondb::Status _sdb_status = ::sessiondb::internal::ToStatus(expr); \
+    if (!_sdb_status.ok()) return ::sessiondb::Err(std::move(_sdb_status));  \
   } while (0)
 
 // Evaluates a Result<T>; on error returns its Status, else binds the value.
 #define ASSIGN_OR_RETURN(decl, expr) \
   ASSIGN_OR_RETURN_IMPL(SESSIONDB_CONCAT(_sdb_result_, __LINE__), decl, expr)
-#define ASSIGN_OR_RETURN_IMPL(tmp, decl, expr)                 \
-  auto tmp = (expr);                                           \
-  if (!tmp) return ::sessiondb::Err(std::move(tmp).error());   \
+#define ASSIGN_OR_RETURN_IMPL(tmp, decl, expr)               \
+  auto tmp = (expr);                                         \
+  if (!tmp) return ::sessiondb::Err(std::move(tmp).error()); \
   decl = std::move(*tmp)

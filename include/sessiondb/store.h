@@ -105,8 +105,7 @@ class Store {
   // A part whose blob is absent is returned with resource->missing set, and a
   // warning is logged; the rest of the message loads.
   virtual Result<std::vector<Message>> ReadMessages(std::string_view session_id,
-                                                    int64_t from_seq = 1,
-                                                    int64_t limit = -1) = 0;
+                                                    int64_t from_seq = 1, int64_t limit = -1) = 0;
   // The last `count` messages, in order.
   virtual Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
                                                         int64_t count) = 0;

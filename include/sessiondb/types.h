@@ -96,8 +96,7 @@ struct Part {
   static Part FileFromFile(std::string path);
   static Part FileFromDataUri(std::string data_uri);
   // A link to a remote resource, kept as a descriptor and never fetched.
-  static Part Link(std::string url, std::string name = "", std::string mime = "",
-                   int64_t size = 0);
+  static Part Link(std::string url, std::string name = "", std::string mime = "", int64_t size = 0);
   static Part ToolCall(std::string id, std::string name, std::string arguments_json);
   static Part ToolResult(std::string tool_call_id, std::string output, bool is_error = false);
 };

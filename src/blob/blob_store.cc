@@ -51,7 +51,8 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
 Result<std::string> ReadAll(const std::string& path, std::string_view sha256) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return Err(Status::NotFound("blob " + std::string(sha256) + " is missing"));
+    if (errno == ENOENT)
+      return Err(Status::NotFound("blob " + std::string(sha256) + " is missing"));
     return Err(IoError("cannot open blob", path));
   }
   struct stat st;
@@ -175,7 +176,8 @@ Result<BlobInfo> FileBlobStore::Stat(std::string_view sha256) {
   struct stat st;
   const std::string path = PathFor(sha256);
   if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return Err(Status::NotFound("blob " + std::string(sha256) + " is missing"));
+    if (errno == ENOENT)
+      return Err(Status::NotFound("blob " + std::string(sha256) + " is missing"));
     return Err(IoError("cannot stat", path));
   }
   return BlobInfo{std::string(sha256), static_cast<int64_t>(st.st_size), MtimeMs(st)};

@@ -17,8 +17,7 @@ Result<DataUri> ParseDataUri(std::string_view uri) {
   }
   std::string_view header = uri.substr(kScheme.size(), comma - kScheme.size());
   constexpr std::string_view kBase64 = ";base64";
-  if (header.size() < kBase64.size() ||
-      header.substr(header.size() - kBase64.size()) != kBase64) {
+  if (header.size() < kBase64.size() || header.substr(header.size() - kBase64.size()) != kBase64) {
     return Err(Status::InvalidArgument(
         "data URI is not base64-encoded; only \"data:<mime>;base64,<data>\" URIs are accepted"));
   }

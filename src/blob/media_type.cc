@@ -61,8 +61,8 @@ Result<MediaInfo> SniffJpeg(std::string_view b) {
     if (marker == 0xD9 || marker == 0xDA) break;  // end of image / start of scan before a frame
     uint32_t length = Be16(b, at + 2);
     if (length < 2) return Err(Malformed("JPEG", "a segment has an invalid length"));
-    const bool is_frame = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 &&
-                          marker != 0xCC;
+    const bool is_frame =
+        marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
     if (is_frame) {
       if (at + 9 > b.size() || length < 7) break;
       return Image("image/jpeg", Be16(b, at + 7), Be16(b, at + 5), "JPEG");
@@ -111,7 +111,11 @@ bool LooksLikeText(std::string_view b, bool truncated) {
   size_t i = 0;
   while (i < b.size()) {
     unsigned char c = s[i];
-    size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    size_t len = c < 0x80             ? 1
+                 : (c & 0xE0) == 0xC0 ? 2
+                 : (c & 0xF0) == 0xE0 ? 3
+                 : (c & 0xF8) == 0xF0 ? 4
+                                      : 0;
     if (len == 0 || (len == 2 && c < 0xC2)) return false;
     if (i + len > b.size()) return truncated;
     for (size_t k = 1; k < len; ++k) {
@@ -138,7 +142,7 @@ Result<MediaInfo> SniffMedia(std::string_view bytes) {
   } else if (StartsWith(bytes, std::string_view("PK\x03\x04", 4))) {
     info.mime = "application/zip";
   } else if (LooksLikeText(bytes.substr(0, std::min<size_t>(bytes.size(), kTextProbeBytes)),
-                          bytes.size() > kTextProbeBytes)) {
+                           bytes.size() > kTextProbeBytes)) {
     info.mime = "text/plain";
   } else {
     info.mime = "application/octet-stream";

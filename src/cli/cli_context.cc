@@ -1,11 +1,11 @@
 #include "cli/cli_context.h"
 
-#include "core/message_codec.h"
-
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+
+#include "core/message_codec.h"
 
 namespace sessiondb::cli {
 
@@ -13,15 +13,22 @@ using nlohmann::json;
 
 int ExitCodeFor(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return kExitOk;
-    case StatusCode::kInvalidArgument: return kExitInvalidArgument;
-    case StatusCode::kNotFound: return kExitNotFound;
-    case StatusCode::kAlreadyExists: return kExitAlreadyExists;
-    case StatusCode::kBusy: return kExitBusy;
-    case StatusCode::kFailedPrecondition: return kExitFailedPrecondition;
+    case StatusCode::kOk:
+      return kExitOk;
+    case StatusCode::kInvalidArgument:
+      return kExitInvalidArgument;
+    case StatusCode::kNotFound:
+      return kExitNotFound;
+    case StatusCode::kAlreadyExists:
+      return kExitAlreadyExists;
+    case StatusCode::kBusy:
+      return kExitBusy;
+    case StatusCode::kFailedPrecondition:
+      return kExitFailedPrecondition;
     case StatusCode::kCorruption:
     case StatusCode::kIo:
-    case StatusCode::kInternal: return kExitStorageError;
+    case StatusCode::kInternal:
+      return kExitStorageError;
   }
   return kExitStorageError;
 }
@@ -55,9 +62,9 @@ Store* CliContext::OpenStore(bool create_if_missing) {
 void CliContext::Fail(const Status& status) {
   exit_code = ExitCodeFor(status.code());
   if (options.json) {
-    PrintJson({{"error",
-                {{"code", std::string(StatusCodeName(status.code()))},
-                 {"message", status.message()}}}});
+    PrintJson(
+        {{"error",
+          {{"code", std::string(StatusCodeName(status.code()))}, {"message", status.message()}}}});
   } else {
     std::cerr << "sessiondb: error: " << status.message() << "\n";
   }
@@ -114,11 +121,16 @@ json ToJson(const Part& p) {
 json ToJson(const Message& m) {
   json parts = json::array();
   for (const Part& p : m.parts) parts.push_back(ToJson(p));
-  json j = {{"id", m.id},       {"session_id", m.session_id}, {"seq", m.seq},
-            {"ts_ms", m.ts_ms}, {"role", std::string(RoleName(m.role))}, {"parts", parts}};
+  json j = {{"id", m.id},
+            {"session_id", m.session_id},
+            {"seq", m.seq},
+            {"ts_ms", m.ts_ms},
+            {"role", std::string(RoleName(m.role))},
+            {"parts", parts}};
   if (!m.files.empty()) j["files"] = m.files;
   if (!m.files_modified.empty()) j["files_modified"] = m.files_modified;
-  if (!m.edit_results_json.empty()) j["edit_results"] = json::parse(m.edit_results_json, nullptr, false);
+  if (!m.edit_results_json.empty())
+    j["edit_results"] = json::parse(m.edit_results_json, nullptr, false);
   if (!m.model.empty()) j["model"] = m.model;
   if (m.usage) {
     j["usage"] = {{"input_tokens", m.usage->input_tokens},
@@ -133,7 +145,8 @@ json ToJson(const Message& m) {
 json ToJson(const AppendResult& r) {
   json resources = json::array();
   for (const Resource& res : r.resources) resources.push_back(ToJson(res));
-  return {{"message_id", r.message_id}, {"seq", r.seq}, {"ts_ms", r.ts_ms}, {"resources", resources}};
+  return {
+      {"message_id", r.message_id}, {"seq", r.seq}, {"ts_ms", r.ts_ms}, {"resources", resources}};
 }
 
 std::string FormatTime(int64_t unix_ms) {

@@ -28,9 +28,9 @@ enum ExitCode : int {
 int ExitCodeFor(StatusCode code);
 
 struct GlobalOptions {
-  std::string store;  // --store
-  bool json = false;  // --json
-  bool fast = false;  // --fast
+  std::string store;            // --store
+  bool json = false;            // --json
+  bool fast = false;            // --fast
   int64_t max_image_bytes = 0;  // 0: library default
   int max_images = -1;          // -1: library default
 };

@@ -38,8 +38,8 @@ void AddGc(CLI::App& app, CliContext& ctx) {
                             {"blobs_in_grace", report->blobs_in_grace},
                             {"dry_run", args->dry_run}});
     }
-    std::cout << (args->dry_run ? "would delete " : "deleted ") << report->blobs_deleted
-              << " of " << report->blobs_scanned << " blobs, " << FormatBytes(report->bytes_freed)
+    std::cout << (args->dry_run ? "would delete " : "deleted ") << report->blobs_deleted << " of "
+              << report->blobs_scanned << " blobs, " << FormatBytes(report->bytes_freed)
               << (args->dry_run ? " would be" : "") << " freed";
     if (report->blobs_in_grace > 0) {
       std::cout << "; " << report->blobs_in_grace << " unreferenced blobs are younger than the "

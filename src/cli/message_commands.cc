@@ -59,9 +59,15 @@ void PrintMessage(const Message& m) {
       case PartType::kReasoning:
         std::cout << "    [reasoning] " << Shorten(p.text, 200) << "\n";
         break;
-      case PartType::kImage: PrintResource("image", *p.resource); break;
-      case PartType::kFile: PrintResource("file", *p.resource); break;
-      case PartType::kResourceLink: PrintResource("link", *p.resource); break;
+      case PartType::kImage:
+        PrintResource("image", *p.resource);
+        break;
+      case PartType::kFile:
+        PrintResource("file", *p.resource);
+        break;
+      case PartType::kResourceLink:
+        PrintResource("link", *p.resource);
+        break;
       case PartType::kToolCall:
         std::cout << "    [tool_call " << p.tool_call_id << "] " << p.tool_name << "("
                   << Shorten(p.arguments_json, 200) << ")\n";

@@ -94,13 +94,14 @@ void AddList(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--meta", args->meta, "Only sessions whose metadata has KEY=VALUE");
   cmd->callback([&ctx, args] {
     ListOptions o{.limit = args->limit, .cursor = args->cursor};
-    o.archived = args->all ? ArchiveFilter::kAll
+    o.archived = args->all        ? ArchiveFilter::kAll
                  : args->archived ? ArchiveFilter::kArchived
                                   : ArchiveFilter::kActive;
     if (!args->meta.empty()) {
       size_t eq = args->meta.find('=');
       if (eq == std::string::npos || eq == 0) {
-        return ctx.Fail(Status::InvalidArgument("--meta expects KEY=VALUE, got '" + args->meta + "'"));
+        return ctx.Fail(
+            Status::InvalidArgument("--meta expects KEY=VALUE, got '" + args->meta + "'"));
       }
       o.metadata_key = args->meta.substr(0, eq);
       o.metadata_value = args->meta.substr(eq + 1);
@@ -168,8 +169,8 @@ void AddRemove(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--yes,-y", args->yes, "Confirm: deletion cannot be undone");
   cmd->callback([&ctx, args] {
     if (!args->yes) {
-      return ctx.Fail(Status::InvalidArgument(
-          "rm deletes '" + args->session + "' for good; run again with --yes to confirm"));
+      return ctx.Fail(Status::InvalidArgument("rm deletes '" + args->session +
+                                              "' for good; run again with --yes to confirm"));
     }
     Store* store = ctx.OpenStore(false);
     if (!store) return;
@@ -198,8 +199,7 @@ void AddPurge(CLI::App& app, CliContext& ctx) {
     if (ctx.options.json) {
       ctx.PrintJson({{"purged", *purged}});
     } else {
-      std::cout << "purged " << *purged << " archived session" << (*purged == 1 ? "" : "s")
-                << "\n";
+      std::cout << "purged " << *purged << " archived session" << (*purged == 1 ? "" : "s") << "\n";
     }
   });
 }

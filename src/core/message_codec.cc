@@ -79,7 +79,8 @@ Result<json> EncodePart(const Part& p, size_t index) {
       // Kept as the exact text the model produced: providers cache prompts by
       // bytes, so a re-serialised copy could cost a cache miss on every turn.
       const std::string& args = p.arguments_json.empty() ? std::string("{}") : p.arguments_json;
-      RETURN_IF_ERROR(ParseJsonField(args, "tool_call arguments of part " + std::to_string(index + 1),
+      RETURN_IF_ERROR(ParseJsonField(args,
+                                     "tool_call arguments of part " + std::to_string(index + 1),
                                      json::value_t::discarded));
       j["arguments"] = args;
       break;
@@ -178,8 +179,7 @@ Status DecodeBody(std::string_view text, Message* m) {
   if (version > kMessageBodyVersion) {
     return Status::FailedPrecondition("message " + m->id + " uses body format version " +
                                       std::to_string(version) + "; this build reads up to " +
-                                      std::to_string(kMessageBodyVersion) +
-                                      ". Upgrade sessiondb.");
+                                      std::to_string(kMessageBodyVersion) + ". Upgrade sessiondb.");
   }
   m->parts.clear();
   auto parts = body.find("parts");
@@ -230,6 +230,16 @@ Status DecodeMessageBody(const std::optional<std::string_view>& body, std::strin
     return DecodeBody(*body, message);
   } catch (const json::exception& e) {
     return Status::Corruption("message " + message->id + " has a malformed body: " + e.what());
+  }
+}
+
+Result<std::string> CanonicalJsonObject(std::string_view text, std::string_view what) {
+  if (text.empty()) return std::string("{}");
+  ASSIGN_OR_RETURN(json object, ParseJsonField(text, what, json::value_t::object));
+  try {
+    return object.dump();
+  } catch (const json::exception& e) {
+    return Err(Status::InvalidArgument(std::string(what) + " cannot be encoded: " + e.what()));
   }
 }
 

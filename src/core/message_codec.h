@@ -29,6 +29,10 @@ Result<std::optional<std::string>> EncodeMessageBody(const Message& message);
 Status DecodeMessageBody(const std::optional<std::string_view>& body, std::string_view text,
                          Message* message);
 
+// The compact JSON text of `text` if it is a JSON object ("{}" when empty);
+// kInvalidArgument naming `what` otherwise.
+Result<std::string> CanonicalJsonObject(std::string_view text, std::string_view what);
+
 // A Resource as the JSON object the log, snapshots and the CLI use.
 std::string ResourceToJson(const Resource& resource);
 

@@ -8,7 +8,8 @@ namespace sessiondb {
 namespace {
 
 template <typename Enum, size_t N>
-Result<Enum> ParseName(std::string_view name, const std::array<std::pair<Enum, std::string_view>, N>& table,
+Result<Enum> ParseName(std::string_view name,
+                       const std::array<std::pair<Enum, std::string_view>, N>& table,
                        std::string_view what) {
   std::string accepted;
   for (const auto& [value, value_name] : table) {

@@ -95,10 +95,9 @@ Result<Ingested> LoadSource(const AttachmentSource& src, bool is_image, const St
     }
   }
   if (static_cast<int64_t>(out.bytes.size()) > limit) {
-    return Err(Status::InvalidArgument(label + " is " +
-                                       FormatBytes(static_cast<int64_t>(out.bytes.size())) +
-                                       "; the limit is " + FormatBytes(limit) + " (" + limit_name +
-                                       ")"));
+    return Err(Status::InvalidArgument(
+        label + " is " + FormatBytes(static_cast<int64_t>(out.bytes.size())) + "; the limit is " +
+        FormatBytes(limit) + " (" + limit_name + ")"));
   }
   return out;
 }
@@ -131,9 +130,10 @@ Result<Resource> DescribeAttachment(Part& part, const Ingested& in, const std::s
   }
   Resource r;
   r.content_sha256 = blob::Sha256Hex(in.bytes);
-  r.mime = media->is_image || in.declared_mime.empty() || in.declared_mime == "application/octet-stream"
-               ? media->mime
-               : in.declared_mime;
+  r.mime =
+      media->is_image || in.declared_mime.empty() || in.declared_mime == "application/octet-stream"
+          ? media->mime
+          : in.declared_mime;
   r.size = static_cast<int64_t>(in.bytes.size());
   r.width = media->width;
   r.height = media->height;
@@ -205,7 +205,8 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
         RETURN_IF_ERROR(CheckUtf8(part.text, label));
         break;
       case PartType::kToolCall:
-        if (part.tool_name.empty()) return Err(Status::InvalidArgument(label + " has no tool name"));
+        if (part.tool_name.empty())
+          return Err(Status::InvalidArgument(label + " has no tool name"));
         RETURN_IF_ERROR(CheckUtf8(part.tool_name, label + " name"));
         RETURN_IF_ERROR(CheckUtf8(part.tool_call_id, label + " id"));
         RETURN_IF_ERROR(CheckUtf8(part.arguments_json, label + " arguments"));
@@ -242,7 +243,8 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
           if (part.resource->resource_id.empty()) part.resource->resource_id = "res_" + new_id();
           seen_blobs.insert(part.resource->content_sha256);
         } else {
-          return Err(Status::InvalidArgument(label + " has neither bytes nor a stored blob digest"));
+          return Err(
+              Status::InvalidArgument(label + " has neither bytes nor a stored blob digest"));
         }
         part.resource->missing = false;
         if (part.type == PartType::kImage) ++images;
@@ -251,10 +253,9 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
     }
   }
   if (images > options.max_images_per_message) {
-    return Err(Status::InvalidArgument("the message has " + std::to_string(images) +
-                                       " images; the limit is " +
-                                       std::to_string(options.max_images_per_message) +
-                                       " per message (max_images_per_message)"));
+    return Err(Status::InvalidArgument(
+        "the message has " + std::to_string(images) + " images; the limit is " +
+        std::to_string(options.max_images_per_message) + " per message (max_images_per_message)"));
   }
   out.referenced_sha256.assign(seen_blobs.begin(), seen_blobs.end());
   out.text = m.Text();

@@ -24,9 +24,9 @@ struct PendingBlob {
 };
 
 struct PreparedMessage {
-  Message message;  // attachment parts carry `resource`, not `source`
-  std::string text;  // the text parts joined, for the index columns
-  std::vector<PendingBlob> blobs;  // distinct digests only
+  Message message;                             // attachment parts carry `resource`, not `source`
+  std::string text;                            // the text parts joined, for the index columns
+  std::vector<PendingBlob> blobs;              // distinct digests only
   std::vector<std::string> referenced_sha256;  // every blob the message refers to, distinct
 };
 

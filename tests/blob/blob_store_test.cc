@@ -87,10 +87,12 @@ TEST_F(FileBlobStoreTest, ForEachListsExactlyTheBlobsAndIgnoresStrayFiles) {
   std::string shard = dir_.Sub("blobs") + "/sha256/" + expected.begin()->substr(0, 2);
   std::ofstream(shard + "/notes.txt") << "not a blob";
   std::set<std::string> seen;
-  ASSERT_TRUE(store_->ForEach([&](const BlobInfo& info) {
-    seen.insert(info.sha256);
-    return Status::Ok();
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->ForEach([&](const BlobInfo& info) {
+                    seen.insert(info.sha256);
+                    return Status::Ok();
+                  })
+                  .ok());
   EXPECT_EQ(seen, expected);
 }
 

@@ -49,7 +49,8 @@ TEST(SniffMedia, ReadsGifDimensions) {
 
 TEST(SniffMedia, ReadsAllThreeWebpFlavours) {
   // Lossy: frame tag (3 bytes), start code, 14-bit sizes.
-  auto lossy = SniffMedia(Riff("VP8 ", std::string("\x00\x00\x00\x9d\x01\x2a", 6) + Le16(320) + Le16(200)));
+  auto lossy =
+      SniffMedia(Riff("VP8 ", std::string("\x00\x00\x00\x9d\x01\x2a", 6) + Le16(320) + Le16(200)));
   ASSERT_TRUE(lossy) << lossy.error().ToString();
   EXPECT_EQ(lossy->width, 320);
   EXPECT_EQ(lossy->height, 200);

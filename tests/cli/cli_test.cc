@@ -30,7 +30,7 @@ class Cli : public ::testing::Test {
  protected:
   // Runs `sessiondb --store <store> ARGS`, feeding `input` on stdin.
   CliRun Sdb(const std::vector<std::string>& args, const std::string& input = "",
-          bool with_store = true, const std::string& env = "") {
+             bool with_store = true, const std::string& env = "") {
     std::string cmd = env + " " + Quote(SESSIONDB_CLI_PATH);
     if (with_store) cmd += " --store " + Quote(store_);
     for (const auto& a : args) cmd += " " + Quote(a);
@@ -81,9 +81,7 @@ TEST_F(Cli, HelpTeachesWithExamplesAndExitCodes) {
   EXPECT_NE(verb.out.find("--image"), std::string::npos);
 }
 
-TEST_F(Cli, AnUnknownVerbIsAUsageError) {
-  EXPECT_EQ(Sdb({"frobnicate"}).exit_code, 1);
-}
+TEST_F(Cli, AnUnknownVerbIsAUsageError) { EXPECT_EQ(Sdb({"frobnicate"}).exit_code, 1); }
 
 TEST_F(Cli, NewAppendShowRoundTripsTextAndAnImage) {
   ASSERT_EQ(Sdb({"init"}).exit_code, 0);
@@ -255,7 +253,8 @@ TEST_F(Cli, TheStoreComesFromTheFlagThenTheEnvironmentThenXdg) {
   EXPECT_EQ(via_env.Json()["store"], env_store);
   CliRun flag_wins = Sdb({"--json", "init"}, "", true, "SESSIONDB_STORE=" + Quote(env_store));
   EXPECT_EQ(flag_wins.Json()["store"], store_);
-  CliRun via_xdg = Sdb({"--json", "init"}, "", false, "SESSIONDB_STORE= XDG_DATA_HOME=" + Quote(xdg));
+  CliRun via_xdg =
+      Sdb({"--json", "init"}, "", false, "SESSIONDB_STORE= XDG_DATA_HOME=" + Quote(xdg));
   EXPECT_EQ(via_xdg.Json()["store"], xdg + "/sessiondb");
   EXPECT_TRUE(std::filesystem::exists(xdg + "/sessiondb/sessiondb.db"));
 }

@@ -22,8 +22,12 @@ TEST(MessageCodec, ABodyCarriesItsVersionAndNoBase64) {
   m.parts = {Part::Text("look")};
   Part image;
   image.type = PartType::kImage;
-  image.resource = Resource{.resource_id = "res_1", .content_sha256 = std::string(64, 'a'),
-                            .mime = "image/png", .size = 10, .width = 1, .height = 1};
+  image.resource = Resource{.resource_id = "res_1",
+                            .content_sha256 = std::string(64, 'a'),
+                            .mime = "image/png",
+                            .size = 10,
+                            .width = 1,
+                            .height = 1};
   m.parts.push_back(image);
   auto body = EncodeMessageBody(m);
   ASSERT_TRUE(body && body->has_value());
@@ -46,9 +50,9 @@ TEST(MessageCodec, ACorruptBodyIsReportedAsCorruption) {
   Message back;
   EXPECT_EQ(DecodeMessageBody(std::string_view("{nope"), "", &back).code(),
             StatusCode::kCorruption);
-  EXPECT_EQ(DecodeMessageBody(std::string_view(R"({"v":1,"parts":[{"type":"warp"}]})"), "", &back)
-                .code(),
-            StatusCode::kCorruption);
+  EXPECT_EQ(
+      DecodeMessageBody(std::string_view(R"({"v":1,"parts":[{"type":"warp"}]})"), "", &back).code(),
+      StatusCode::kCorruption);
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ constexpr int kRounds = 24;
   if (!store) _exit(2);
   for (int i = 0;; ++i) {
     Message m;
-    m.parts.push_back(Part::Text("round " + std::to_string(round) + " message " + std::to_string(i)));
+    m.parts.push_back(
+        Part::Text("round " + std::to_string(round) + " message " + std::to_string(i)));
     if (i % 4 == 0) {
       // A fresh image now and then, so blob writes are caught mid-way too.
       m.parts.push_back(Part::ImageFromBytes(

@@ -54,7 +54,8 @@ TEST(ConcurrentAppend, FourThreadsSharingOneStoreLoseNothing) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kAppendsPerWriter; ++i) {
-        auto r = (*store)->Append("shared", TextMessage("t" + std::to_string(t) + "-" + std::to_string(i)));
+        auto r = (*store)->Append("shared",
+                                  TextMessage("t" + std::to_string(t) + "-" + std::to_string(i)));
         if (!r) ++failures;
       }
     });
@@ -83,7 +84,8 @@ TEST(ConcurrentAppend, FourThreadsEachWithTheirOwnStoreWaitInsteadOfFailing) {
         return;
       }
       for (int i = 0; i < kAppendsPerWriter; ++i) {
-        auto r = (*store)->Append("shared", TextMessage("t" + std::to_string(t) + "-" + std::to_string(i)));
+        auto r = (*store)->Append("shared",
+                                  TextMessage("t" + std::to_string(t) + "-" + std::to_string(i)));
         if (!r) {
           ++failures;
           std::lock_guard lock(error_mu);
@@ -104,7 +106,8 @@ TEST(ConcurrentAppend, TwoProcessesAppendingToTheSameAndToTheirOwnSessions) {
   {
     auto store = Store::Open(dir.Sub("s"), FastOptions());
     ASSERT_TRUE(store);
-    for (const char* id : {"shared", "own-0", "own-1"}) ASSERT_TRUE((*store)->CreateSession({.id = id}));
+    for (const char* id : {"shared", "own-0", "own-1"})
+      ASSERT_TRUE((*store)->CreateSession({.id = id}));
   }
   std::vector<pid_t> children;
   for (int p = 0; p < 2; ++p) {
@@ -145,8 +148,9 @@ TEST(ConcurrentOpen, FourThreadsCreatingTheSameNewStoreAllSucceedOnOneSchema) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       auto store = Store::Open(dir.Sub("fresh"), FastOptions());
-      Status s = store ? internal::ToStatus((*store)->CreateSession({.id = "t" + std::to_string(t)}))
-                       : store.error();
+      Status s = store
+                     ? internal::ToStatus((*store)->CreateSession({.id = "t" + std::to_string(t)}))
+                     : store.error();
       if (!s.ok()) {
         ++failures;
         std::lock_guard lock(error_mu);

@@ -50,16 +50,17 @@ TEST_F(Attachments, AnImageFromADataUriRoundTripsByteForByte) {
   EXPECT_EQ(*store_->ReadDataUri(*part.resource), uri);
   auto path = store_->BlobPath(res.content_sha256);
   ASSERT_TRUE(path);
-  EXPECT_NE(path->find("/blobs/sha256/" + res.content_sha256.substr(0, 2) + "/" +
-                       res.content_sha256),
-            std::string::npos);
+  EXPECT_NE(
+      path->find("/blobs/sha256/" + res.content_sha256.substr(0, 2) + "/" + res.content_sha256),
+      std::string::npos);
 }
 
 TEST_F(Attachments, TheLogNeverHoldsBase64) {
   std::string id = NewSessionId();
   std::string png = MakePng(2, 2, "no-base64-in-log", 3000);
   std::string b64 = blob::Base64Encode(png);
-  ASSERT_TRUE(store_->Append(id, WithParts({Part::ImageFromDataUri("data:image/png;base64," + b64)})));
+  ASSERT_TRUE(
+      store_->Append(id, WithParts({Part::ImageFromDataUri("data:image/png;base64," + b64)})));
   store_.reset();
   for (const char* file : {"/sessiondb.db", "/sessiondb.db-wal"}) {
     std::ifstream in(StoreDir() + file, std::ios::binary);
@@ -124,8 +125,9 @@ TEST_F(Attachments, AFileThatIsNotAnImageIsKeptAsAFile) {
 
 TEST_F(Attachments, ADeletedBlobLeavesTheMessageLoadedWithThePartMarkedMissing) {
   std::string id = NewSessionId();
-  auto r = store_->Append(id, WithParts({Part::Text("with picture"),
-                                         Part::ImageFromBytes(MakePng(3, 3, "gone"), "image/png")}));
+  auto r =
+      store_->Append(id, WithParts({Part::Text("with picture"),
+                                    Part::ImageFromBytes(MakePng(3, 3, "gone"), "image/png")}));
   ASSERT_TRUE(r);
   std::string sha = r->resources[0].content_sha256;
   std::filesystem::remove(*store_->BlobPath(sha));
@@ -211,7 +213,8 @@ TEST_F(RefusedAttachment, TheDefaultImageLimitIsFiveMebibytes) {
 
 TEST_F(RefusedAttachment, MoreImagesThanTheLimitAreRefusedWhole) {
   std::vector<Part> parts;
-  for (int i = 0; i < 6; ++i) parts.push_back(Part::ImageFromBytes(MakePng(1, 1, std::to_string(i)), "image/png"));
+  for (int i = 0; i < 6; ++i)
+    parts.push_back(Part::ImageFromBytes(MakePng(1, 1, std::to_string(i)), "image/png"));
   ExpectRefused(WithParts(parts), "the message has 6 images; the limit is 5");
 }
 
@@ -230,7 +233,8 @@ TEST_F(RefusedAttachment, AMalformedDataUriIsRefused) {
 TEST_F(RefusedAttachment, BadBase64IsRefused) {
   std::string b64 = blob::Base64Encode(MakePng(1, 1, "b64"));
   b64[10] = '*';
-  ExpectRefused(WithParts({Part::ImageFromDataUri("data:image/png;base64," + b64)}), "image part 1");
+  ExpectRefused(WithParts({Part::ImageFromDataUri("data:image/png;base64," + b64)}),
+                "image part 1");
 }
 
 TEST_F(RefusedAttachment, APngHeaderOnJpegBytesIsRefused) {
@@ -311,7 +315,8 @@ TEST_F(Attachments, GcDeletesOnlyUnreferencedBlobsPastTheGracePeriod) {
 
 TEST_F(Attachments, AnExistingBlobCanBeReferencedByItsDigest) {
   std::string id = NewSessionId();
-  auto first = store_->Append(id, WithParts({Part::ImageFromBytes(MakePng(5, 5, "ref"), "image/png")}));
+  auto first =
+      store_->Append(id, WithParts({Part::ImageFromBytes(MakePng(5, 5, "ref"), "image/png")}));
   ASSERT_TRUE(first);
   Part again;
   again.type = PartType::kImage;

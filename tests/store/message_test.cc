@@ -10,7 +10,8 @@ using MessageLog = StoreTest;
 TEST_F(MessageLog, AppendsGetDenseSeqsAndReadBackInOrder) {
   std::string id = NewSessionId();
   for (int i = 1; i <= 30; ++i) {
-    AppendResult r = AppendText(id, "message " + std::to_string(i), i % 2 ? Role::kUser : Role::kAssistant);
+    AppendResult r =
+        AppendText(id, "message " + std::to_string(i), i % 2 ? Role::kUser : Role::kAssistant);
     EXPECT_EQ(r.seq, i);
     EXPECT_EQ(r.message_id.size(), 36u);
   }
@@ -49,7 +50,8 @@ TEST_F(MessageLog, EveryPartTypeAndOptionalFieldRoundTrips) {
   m.files_modified = {"src/a.cc"};
   m.edit_results_json = R"([{"file":"src/a.cc","status":"applied"}])";
   m.model = "gpt-test";
-  m.usage = Usage{.input_tokens = 10, .output_tokens = 20, .cached_tokens = 3, .reasoning_tokens = 4};
+  m.usage =
+      Usage{.input_tokens = 10, .output_tokens = 20, .cached_tokens = 3, .reasoning_tokens = 4};
   m.metadata_json = R"({"turn_id":"t1"})";
   auto r = store_->Append(id, m);
   ASSERT_TRUE(r) << r.error().ToString();

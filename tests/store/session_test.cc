@@ -81,8 +81,8 @@ TEST_F(SessionStore, ACallerGivenIdIsKeptAndCannotBeTakenTwice) {
 }
 
 TEST_F(SessionStore, SessionIdsWithPathCharactersAreRefused) {
-  for (std::string bad : std::vector<std::string>{"../etc", "a/b", "a\\b", ".hidden", "has space", "nul\x01",
-                          std::string(129, 'a')}) {
+  for (std::string bad : std::vector<std::string>{"../etc", "a/b", "a\\b", ".hidden", "has space",
+                                                  "nul\x01", std::string(129, 'a')}) {
     auto s = store_->CreateSession(NewSession{.id = bad});
     ASSERT_FALSE(s) << bad;
     EXPECT_EQ(s.error().code(), StatusCode::kInvalidArgument) << bad;
@@ -233,7 +233,8 @@ TEST_F(SessionStore, ArchiveFiltersAndMetadataFiltersSelectSessions) {
   EXPECT_EQ(ids({}), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(ids({.archived = ArchiveFilter::kArchived}), (std::vector<std::string>{"c"}));
   EXPECT_EQ(ids({.archived = ArchiveFilter::kAll}), (std::vector<std::string>{"a", "b", "c"}));
-  EXPECT_EQ(ids({.archived = ArchiveFilter::kAll, .metadata_key = "project",
+  EXPECT_EQ(ids({.archived = ArchiveFilter::kAll,
+                 .metadata_key = "project",
                  .metadata_value = "/src/app"}),
             (std::vector<std::string>{"a", "c"}));
   ASSERT_TRUE(store_->SetArchived("c", false).ok());

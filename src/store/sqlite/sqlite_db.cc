@@ -80,9 +80,8 @@ std::string_view Statement::ColumnText(int col) const {
 
 Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int busy_timeout_ms) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     Status s = StatusFromSqlite(rc, db, "opening " + path);
     sqlite3_close(db);

@@ -1,9 +1,9 @@
 #include "store/sqlite/sqlite_store.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <system_error>
 
@@ -23,9 +23,6 @@ constexpr const char* kBlobDir = "blobs";
 constexpr const char* kActiveSessionKey = "active_session";
 constexpr int kMaxListLimit = 1000;
 
-constexpr const char* kSessionColumns =
-    "id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, metadata";
-
 Session SessionFromRow(const Statement& s) {
   Session out;
   out.id = s.ColumnText(0);
@@ -42,19 +39,6 @@ Session SessionFromRow(const Statement& s) {
 
 Status SessionNotFound(std::string_view id) {
   return Status::NotFound("session '" + std::string(id) + "' does not exist");
-}
-
-// Validates a metadata argument and returns its canonical JSON text.
-Result<std::string> CanonicalMetadata(const std::string& json_text) {
-  if (json_text.empty()) return std::string("{}");
-  Message probe;
-  probe.parts = {Part::Text("x")};
-  probe.metadata_json = json_text;
-  // The message codec owns the JSON library; reuse its object check.
-  ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(probe));
-  Message decoded;
-  RETURN_IF_ERROR(DecodeMessageBody(*body, "", &decoded));
-  return decoded.metadata_json;
 }
 
 int64_t FileSize(const fs::path& p) {
@@ -97,7 +81,10 @@ Status ParseListCursor(const std::string& cursor, int64_t* updated_ms, std::stri
 
 SqliteStore::SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<Database> db,
                          std::unique_ptr<blob::BlobStore> blobs)
-    : dir_(std::move(dir)), options_(std::move(options)), db_(std::move(db)), blobs_(std::move(blobs)) {}
+    : dir_(std::move(dir)),
+      options_(std::move(options)),
+      db_(std::move(db)),
+      blobs_(std::move(blobs)) {}
 
 Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
                                                  const StoreOptions& given) {
@@ -168,7 +155,8 @@ Result<Session> SqliteStore::LoadSessionLocked(std::string_view id) {
 Result<Session> SqliteStore::CreateSession(const NewSession& request) {
   std::string id = request.id.empty() ? NewId() : request.id;
   RETURN_IF_ERROR(ValidateSessionId(id));
-  ASSIGN_OR_RETURN(std::string metadata, CanonicalMetadata(request.metadata_json));
+  ASSIGN_OR_RETURN(std::string metadata,
+                   CanonicalJsonObject(request.metadata_json, "session metadata"));
   std::string title = CollapseWhitespace(request.title);
   if (!IsValidUtf8(title)) return Err(Status::InvalidArgument("session title is not valid UTF-8"));
   const bool title_fixed = !title.empty();
@@ -176,9 +164,10 @@ Result<Session> SqliteStore::CreateSession(const NewSession& request) {
 
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
-  ASSIGN_OR_RETURN(Statement s,
-                   db_->Prepare("INSERT OR IGNORE INTO sessions (id, title, title_fixed, "
-                                "created_ms, updated_ms, metadata) VALUES (?1, ?2, ?3, ?4, ?4, ?5)"));
+  ASSIGN_OR_RETURN(
+      Statement s,
+      db_->Prepare("INSERT OR IGNORE INTO sessions (id, title, title_fixed, "
+                   "created_ms, updated_ms, metadata) VALUES (?1, ?2, ?3, ?4, ?4, ?5)"));
   const int64_t now = Now();
   s.Bind(1, id).Bind(2, title).Bind(3, int64_t{title_fixed}).Bind(4, now).Bind(5, metadata);
   RETURN_IF_ERROR(s.Run());
@@ -227,7 +216,10 @@ Result<SessionPage> SqliteStore::ListSessions(const ListOptions& options) {
       "(?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
       "AND (updated_ms, id) < (?5, ?6) ORDER BY updated_ms DESC, id DESC LIMIT ?4";
   ASSIGN_OR_RETURN(Statement s, db_->Prepare(paged ? kNextPage : kFirstPage));
-  s.Bind(1, archived).BindOptional(2, path).Bind(3, options.metadata_value).Bind(4, options.limit + 1);
+  s.Bind(1, archived)
+      .BindOptional(2, path)
+      .Bind(3, options.metadata_value)
+      .Bind(4, options.limit + 1);
   if (paged) s.Bind(5, after_ms).Bind(6, after_id);
   SessionPage page;
   while (true) {
@@ -343,8 +335,8 @@ Result<std::vector<PreparedMessage>> SqliteStore::Prepare(std::span<const Messag
     auto p = PrepareMessage(messages[i], options_, exists, new_id);
     if (!p) {
       if (messages.size() == 1) return Err(p.error());
-      return Err(Status(p.error().code(),
-                        "message " + std::to_string(i + 1) + " of the batch: " + p.error().message()));
+      return Err(Status(p.error().code(), "message " + std::to_string(i + 1) +
+                                              " of the batch: " + p.error().message()));
     }
     prepared.push_back(std::move(*p));
   }
@@ -441,14 +433,14 @@ Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view sess
   return results;
 }
 
-Result<std::vector<Message>> SqliteStore::ReadRowsLocked(Statement& s,
-                                                         std::string_view session_id,
+Result<std::vector<Message>> SqliteStore::ReadRowsLocked(Statement& s, std::string_view session_id,
                                                          int64_t expected) {
   // The session's row says how many events to expect: reserving once spares
   // a cascade of reallocations that would move every message loaded so far.
   ASSIGN_OR_RETURN(Session session, LoadSessionLocked(session_id));
   std::vector<Message> out;
-  out.reserve(static_cast<size_t>(std::clamp<int64_t>(std::min(expected, session.last_seq), 0, 1 << 20)));
+  out.reserve(
+      static_cast<size_t>(std::clamp<int64_t>(std::min(expected, session.last_seq), 0, 1 << 20)));
   while (true) {
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
@@ -494,7 +486,7 @@ Result<std::vector<Message>> SqliteStore::ReadMessages(std::string_view session_
                                   "WHERE session_id = ?1 AND seq >= ?2 AND type = 'message' "
                                   "ORDER BY seq LIMIT ?3"));
     s.Bind(1, session_id).Bind(2, from_seq).Bind(3, limit < 0 ? int64_t{-1} : limit);
-    const int64_t expected = limit < 0 ? INT64_MAX : limit;
+    const int64_t expected = limit < 0 ? std::numeric_limits<int64_t>::max() : limit;
     ASSIGN_OR_RETURN(out, ReadRowsLocked(s, session_id, expected));
   }
   FlagMissingBlobs(&out);
@@ -624,9 +616,8 @@ Result<StorageStats> SqliteStore::Stats() {
   StorageStats stats;
   {
     std::lock_guard lock(mu_);
-    ASSIGN_OR_RETURN(Statement s,
-                     db_->Prepare("SELECT count(*), coalesce(sum(archived), 0), "
-                                  "coalesce(sum(message_count), 0) FROM sessions"));
+    ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT count(*), coalesce(sum(archived), 0), "
+                                               "coalesce(sum(message_count), 0) FROM sessions"));
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (row) {
       stats.sessions = s.ColumnInt(0);
