@@ -42,9 +42,9 @@ using ProgressFn = std::function<void(int64_t done, int64_t total)>;
 
 struct StoreOptions {
   Durability durability = Durability::kDurable;
-  int64_t max_image_bytes = 5 * 1024 * 1024;  // per image
+  int64_t max_image_bytes = int64_t{5} * 1024 * 1024;  // per image
   int max_images_per_message = 5;
-  int64_t max_file_bytes = 100 * 1024 * 1024;  // per non-image attachment
+  int64_t max_file_bytes = int64_t{100} * 1024 * 1024;  // per non-image attachment
   bool create_if_missing = true;
   // How long a writer waits for another process's write before kBusy.
   int busy_timeout_ms = 60'000;

@@ -177,7 +177,7 @@ struct SessionPage {
 struct GcOptions {
   // Blobs younger than this are kept even if unreferenced, so an append whose
   // blobs are written but whose event has not committed yet is never robbed.
-  int64_t grace_ms = 10 * 60 * 1000;
+  int64_t grace_ms = int64_t{10} * 60 * 1000;
   bool dry_run = false;
 };
 

@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kStaleTempMs = 60 * 60 * 1000;
+constexpr int64_t kStaleTempMs = int64_t{60} * 60 * 1000;
 
 Status IoError(const std::string& what, const std::string& path) {
   return Status::Io(what + " " + path + ": " + std::strerror(errno));
