@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -20,22 +21,56 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kStaleTempMs = int64_t{60} * 60 * 1000;
 
+// An I/O error naming the path and errno; call before anything can change errno.
 Status IoError(const std::string& what, const std::string& path) {
   return Status::Io(what + " " + path + ": " + std::strerror(errno));
+}
+
+Status NotADigest(std::string_view sha256) {
+  return Status::InvalidArgument("blob name '" + std::string(sha256.substr(0, 80)) +
+                                 "' is not a SHA-256 (64 lowercase hex digits)");
+}
+
+Status Missing(std::string_view sha256) {
+  return Status::NotFound("blob " + std::string(sha256) + " is missing");
 }
 
 int64_t MtimeMs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
 }
 
-Status FsyncPath(const std::string& path) {
+int HexDigit(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+
+// Closes a file descriptor on scope exit unless released.
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+
+ private:
+  int fd_;
+};
+
+struct DirCloser {
+  void operator()(DIR* dir) const { ::closedir(dir); }
+};
+using DirPtr = std::unique_ptr<DIR, DirCloser>;
+
+Status FsyncDirectory(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return IoError("cannot open directory", path);
-  int rc = ::fsync(fd);
-  ::close(fd);
-  return rc == 0 ? Status::Ok() : IoError("cannot fsync directory", path);
+  FdCloser closer(fd);
+  while (::fsync(fd) != 0) {
+    if (errno != EINTR) return IoError("cannot fsync directory", path);
+  }
+  return Status::Ok();
 }
 
+// Writes all of `bytes`, continuing after short writes and EINTR.
 Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
   while (!bytes.empty()) {
     ssize_t n = ::write(fd, bytes.data(), bytes.size());
@@ -43,6 +78,7 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
       if (errno == EINTR) continue;
       return IoError("cannot write", path);
     }
+    if (n == 0) return Status::Io("cannot write " + path + ": the write made no progress");
     bytes.remove_prefix(static_cast<size_t>(n));
   }
   return Status::Ok();
@@ -51,48 +87,57 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
 Result<std::string> ReadAll(const std::string& path, std::string_view sha256) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT)
-      return Err(Status::NotFound("blob " + std::string(sha256) + " is missing"));
+    if (errno == ENOENT) return Err(Missing(sha256));
     return Err(IoError("cannot open blob", path));
   }
+  FdCloser closer(fd);
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    Status s = IoError("cannot stat blob", path);
-    ::close(fd);
-    return Err(s);
-  }
+  if (::fstat(fd, &st) != 0) return Err(IoError("cannot stat blob", path));
   std::string bytes(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      Status s = n < 0 ? IoError("cannot read blob", path)
-                       : Status::Io("blob " + path + " shrank while being read");
-      ::close(fd);
-      return Err(s);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Err(IoError("cannot read blob", path));
     }
+    // Blobs are immutable and replaced only by rename, so an open file does not
+    // shrink unless something outside the store truncated it.
+    if (n == 0) return Err(Status::Io("blob " + path + " shrank while being read"));
     done += static_cast<size_t>(n);
   }
-  ::close(fd);
   return bytes;
 }
 
-// A name no other thread or process will pick for its temp file.
+// A temp file name no other thread or process picks: the pid tells processes
+// apart, the process-wide counter tells threads and calls apart (the thread
+// id is there for whoever reads a leftover name). O_EXCL guards the rest.
 std::string TempName() {
   static std::atomic<uint64_t> counter{0};
   return std::to_string(::getpid()) + "-" +
          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + "-" +
-         std::to_string(counter++) + ".tmp";
+         std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + ".tmp";
 }
 
 }  // namespace
 
 Result<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::string& root, bool sync) {
   std::error_code ec;
+  const bool root_existed = fs::exists(root, ec);
   fs::create_directories(fs::path(root) / "sha256", ec);
   if (!ec) fs::create_directories(fs::path(root) / "tmp", ec);
   if (ec) return Err(Status::Io("cannot create blob folder " + root + ": " + ec.message()));
+  if (sync) {
+    // Make the folders themselves durable: sha256/ and tmp/ in root, and, when
+    // root is new, root in its parent (best effort: the parent is the
+    // caller's, and may not be readable).
+    RETURN_IF_ERROR(FsyncDirectory(root));
+    if (!root_existed) {
+      fs::path path = fs::absolute(fs::path(root), ec).lexically_normal();
+      if (!path.has_filename()) path = path.parent_path();  // "a/b/" names b
+      if (!ec && path.has_parent_path()) (void)FsyncDirectory(path.parent_path().string());
+    }
+  }
 
   // Temp files of writers that crashed; young ones may belong to a live writer.
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -102,7 +147,8 @@ Result<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::string& ro
        !ec && it != fs::directory_iterator(); it.increment(ec)) {
     struct stat st;
     if (::stat(it->path().c_str(), &st) == 0 && now_ms - MtimeMs(st) > kStaleTempMs) {
-      fs::remove(it->path(), ec);
+      std::error_code ignored;  // another process may be removing it too
+      fs::remove(it->path(), ignored);
     }
   }
   return std::unique_ptr<FileBlobStore>(new FileBlobStore(root, sync));
@@ -117,32 +163,49 @@ std::string FileBlobStore::PathFor(std::string_view sha256) const {
   return path;
 }
 
+Status FileBlobStore::SyncShardEntry(std::string_view sha256) {
+  std::atomic<bool>& synced =
+      shard_entry_synced_[static_cast<size_t>(HexDigit(sha256[0]) * 16 + HexDigit(sha256[1]))];
+  if (synced.load(std::memory_order_acquire)) return Status::Ok();
+  RETURN_IF_ERROR(FsyncDirectory(root_ + "/sha256"));
+  synced.store(true, std::memory_order_release);
+  return Status::Ok();
+}
+
 Status FileBlobStore::Put(std::string_view sha256, std::string_view bytes) {
-  if (!IsSha256Hex(sha256)) {
-    return Status::InvalidArgument("blob name '" + std::string(sha256) + "' is not a SHA-256");
-  }
+  if (!IsSha256Hex(sha256)) return NotADigest(sha256);
   const std::string final_path = PathFor(sha256);
+
+  // Same bytes, one copy: a blob of the right size is taken as this one (its
+  // name is its hash). Touch it so garbage collection's grace period covers
+  // this re-use. A blob of the wrong size is damaged and is replaced below.
   struct stat st;
   if (::stat(final_path.c_str(), &st) == 0 && st.st_size == static_cast<off_t>(bytes.size())) {
-    // Same bytes, one copy. Touch it so gc's grace period covers this re-use.
-    ::utimensat(AT_FDCWD, final_path.c_str(), nullptr, 0);
-    return Status::Ok();
+    if (::utimensat(AT_FDCWD, final_path.c_str(), nullptr, 0) == 0) return Status::Ok();
+    // ENOENT: removed since the stat (garbage collection); write it again.
+    if (errno != ENOENT) return IoError("cannot touch", final_path);
   }
 
   const std::string shard = root_ + "/sha256/" + std::string(sha256.substr(0, 2));
-  bool new_shard = false;
-  if (::mkdir(shard.c_str(), 0755) == 0) {
-    new_shard = true;
-  } else if (errno != EEXIST) {
-    return IoError("cannot create", shard);
-  }
+  if (::mkdir(shard.c_str(), 0755) != 0 && errno != EEXIST) return IoError("cannot create", shard);
 
   const std::string temp_path = root_ + "/tmp/" + TempName();
+  // Read-only: blobs are immutable, and nothing in the store opens them for writing.
   int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
   if (fd < 0) return IoError("cannot create", temp_path);
   Status s = WriteAll(fd, bytes, temp_path);
-  if (s.ok() && sync_ && ::fdatasync(fd) != 0) s = IoError("cannot fsync", temp_path);
-  if (::close(fd) != 0 && s.ok()) s = IoError("cannot close", temp_path);
+  if (s.ok() && sync_) {
+    // fdatasync also persists the size, all a reader of a new file needs.
+    while (::fdatasync(fd) != 0) {
+      if (errno == EINTR) continue;
+      s = IoError("cannot fsync", temp_path);
+      break;
+    }
+  }
+  // close() after EINTR must not be retried on Linux: the descriptor is gone.
+  if (::close(fd) != 0 && s.ok() && errno != EINTR) s = IoError("cannot close", temp_path);
+  // rename() replaces a concurrent writer's copy atomically; both hold the
+  // same bytes, and readers that opened the old file keep reading it.
   if (s.ok() && ::rename(temp_path.c_str(), final_path.c_str()) != 0) {
     s = IoError("cannot rename into place", final_path);
   }
@@ -151,16 +214,14 @@ Status FileBlobStore::Put(std::string_view sha256, std::string_view bytes) {
     return s;
   }
   if (sync_) {
-    RETURN_IF_ERROR(FsyncPath(shard));
-    if (new_shard) RETURN_IF_ERROR(FsyncPath(root_ + "/sha256"));
+    RETURN_IF_ERROR(FsyncDirectory(shard));
+    RETURN_IF_ERROR(SyncShardEntry(sha256));
   }
   return Status::Ok();
 }
 
 Result<std::string> FileBlobStore::Get(std::string_view sha256, bool verify) {
-  if (!IsSha256Hex(sha256)) {
-    return Err(Status::InvalidArgument("blob name '" + std::string(sha256) + "' is not a SHA-256"));
-  }
+  if (!IsSha256Hex(sha256)) return Err(NotADigest(sha256));
   ASSIGN_OR_RETURN(std::string bytes, ReadAll(PathFor(sha256), sha256));
   if (verify && Sha256Hex(bytes) != sha256) {
     return Err(Status::Corruption("blob " + std::string(sha256) +
@@ -170,14 +231,11 @@ Result<std::string> FileBlobStore::Get(std::string_view sha256, bool verify) {
 }
 
 Result<BlobInfo> FileBlobStore::Stat(std::string_view sha256) {
-  if (!IsSha256Hex(sha256)) {
-    return Err(Status::InvalidArgument("blob name '" + std::string(sha256) + "' is not a SHA-256"));
-  }
+  if (!IsSha256Hex(sha256)) return Err(NotADigest(sha256));
   struct stat st;
   const std::string path = PathFor(sha256);
   if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT)
-      return Err(Status::NotFound("blob " + std::string(sha256) + " is missing"));
+    if (errno == ENOENT) return Err(Missing(sha256));
     return Err(IoError("cannot stat", path));
   }
   return BlobInfo{std::string(sha256), static_cast<int64_t>(st.st_size), MtimeMs(st)};
@@ -189,9 +247,7 @@ Result<std::string> FileBlobStore::Path(std::string_view sha256) {
 }
 
 Status FileBlobStore::Remove(std::string_view sha256) {
-  if (!IsSha256Hex(sha256)) {
-    return Status::InvalidArgument("blob name '" + std::string(sha256) + "' is not a SHA-256");
-  }
+  if (!IsSha256Hex(sha256)) return NotADigest(sha256);
   const std::string path = PathFor(sha256);
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) return IoError("cannot remove", path);
   return Status::Ok();
@@ -199,29 +255,44 @@ Status FileBlobStore::Remove(std::string_view sha256) {
 
 Status FileBlobStore::ForEach(const std::function<Status(const BlobInfo&)>& visit) {
   const std::string base = root_ + "/sha256";
-  DIR* shards = ::opendir(base.c_str());
-  if (shards == nullptr) return IoError("cannot list", base);
-  Status result;
-  while (result.ok()) {
-    struct dirent* shard = ::readdir(shards);
-    if (shard == nullptr) break;
-    if (std::strlen(shard->d_name) != 2 || shard->d_name[0] == '.') continue;
-    const std::string shard_path = base + "/" + shard->d_name;
-    DIR* files = ::opendir(shard_path.c_str());
-    if (files == nullptr) continue;
-    while (result.ok()) {
-      struct dirent* file = ::readdir(files);
-      if (file == nullptr) break;
-      std::string_view name(file->d_name);
-      if (!IsSha256Hex(name) || name.substr(0, 2) != shard->d_name) continue;
-      struct stat st;
-      if (::stat((shard_path + "/" + file->d_name).c_str(), &st) != 0) continue;  // raced a remove
-      result = visit(BlobInfo{std::string(name), static_cast<int64_t>(st.st_size), MtimeMs(st)});
+  DirPtr shards(::opendir(base.c_str()));
+  if (!shards) return IoError("cannot list", base);
+  auto is_hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  while (true) {
+    errno = 0;
+    struct dirent* shard = ::readdir(shards.get());
+    if (shard == nullptr) {
+      if (errno != 0) return IoError("cannot list", base);
+      break;
     }
-    ::closedir(files);
+    const std::string_view shard_name(shard->d_name);
+    if (shard_name.size() != 2 || !is_hex(shard_name[0]) || !is_hex(shard_name[1])) continue;
+    const std::string shard_path = base + "/" + shard->d_name;
+    DirPtr files(::opendir(shard_path.c_str()));
+    if (!files) {
+      if (errno == ENOENT || errno == ENOTDIR) continue;  // removed, or a stray file
+      return IoError("cannot list", shard_path);
+    }
+    while (true) {
+      errno = 0;
+      struct dirent* file = ::readdir(files.get());
+      if (file == nullptr) {
+        if (errno != 0) return IoError("cannot list", shard_path);
+        break;
+      }
+      const std::string_view name(file->d_name);
+      if (!IsSha256Hex(name) || name.substr(0, 2) != shard_name) continue;
+      struct stat st;
+      if (::fstatat(::dirfd(files.get()), file->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) continue;  // raced a Remove
+        return IoError("cannot stat", shard_path + "/" + file->d_name);
+      }
+      if (!S_ISREG(st.st_mode)) continue;
+      RETURN_IF_ERROR(
+          visit(BlobInfo{std::string(name), static_cast<int64_t>(st.st_size), MtimeMs(st)}));
+    }
   }
-  ::closedir(shards);
-  return result;
+  return Status::Ok();
 }
 
 }  // namespace sessiondb::blob

@@ -12,6 +12,8 @@
 // processes sharing the directory.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -67,9 +69,17 @@ class FileBlobStore : public BlobStore {
  private:
   FileBlobStore(std::string root, bool sync) : root_(std::move(root)), sync_(sync) {}
   std::string PathFor(std::string_view sha256) const;
+  // With sync_: makes sure the entry of the shard directory of `sha256` in
+  // sha256/ is durable, by an fsync of sha256/ the first time this store
+  // writes into that shard (whoever created it: another thread or process
+  // may not have synced it yet).
+  Status SyncShardEntry(std::string_view sha256);
 
   const std::string root_;
   const bool sync_;
+  // Indexed by the shard's two hex digits; true once sha256/ was fsynced
+  // after the shard existed.
+  std::array<std::atomic<bool>, 256> shard_entry_synced_{};
 };
 
 }  // namespace sessiondb::blob

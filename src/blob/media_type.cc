@@ -28,9 +28,12 @@ Status Malformed(std::string_view format, std::string_view what) {
 
 Result<MediaInfo> Image(std::string_view mime, uint32_t width, uint32_t height,
                         std::string_view format) {
-  if (width == 0 || height == 0) return Err(Malformed(format, "the header gives a zero size"));
-  if (width > 1u << 30 || height > 1u << 30) {
-    return Err(Malformed(format, "the header gives an impossible size"));
+  const bool zero = width == 0 || height == 0;
+  if (zero || width > 1u << 30 || height > 1u << 30) {
+    return Err(Malformed(format, std::string("its header gives ") +
+                                     (zero ? "a zero width or height" : "an impossible size") +
+                                     " (" + std::to_string(width) + "x" + std::to_string(height) +
+                                     ")"));
   }
   return MediaInfo{std::string(mime), true, static_cast<int>(width), static_cast<int>(height)};
 }
@@ -43,14 +46,17 @@ Result<MediaInfo> SniffPng(std::string_view b) {
   return Image("image/png", Be32(b, 16), Be32(b, 20), "PNG");
 }
 
+// Walks the marker segments after SOI to the first frame header (SOF0..SOF15
+// except DHT C4, JPG C8 and DAC CC): FF Cn, length(2), precision(1),
+// height(2), width(2), components(1), ...
 Result<MediaInfo> SniffJpeg(std::string_view b) {
   size_t at = 2;
   while (at + 4 <= b.size()) {
     if (static_cast<uint8_t>(b[at]) != 0xFF) {
       return Err(Malformed("JPEG", "a segment marker is missing at offset " + std::to_string(at)));
     }
-    uint8_t marker = static_cast<uint8_t>(b[at + 1]);
-    if (marker == 0xFF) {  // fill byte
+    const uint8_t marker = static_cast<uint8_t>(b[at + 1]);
+    if (marker == 0xFF) {  // fill byte before a marker
       ++at;
       continue;
     }
@@ -58,18 +64,27 @@ Result<MediaInfo> SniffJpeg(std::string_view b) {
       at += 2;  // markers without a length
       continue;
     }
-    if (marker == 0xD9 || marker == 0xDA) break;  // end of image / start of scan before a frame
-    uint32_t length = Be16(b, at + 2);
-    if (length < 2) return Err(Malformed("JPEG", "a segment has an invalid length"));
+    if (marker == 0xD9 || marker == 0xDA) {
+      return Err(Malformed("JPEG", "its image data starts before any frame header (SOF)"));
+    }
+    if (marker == 0x00) {
+      return Err(Malformed("JPEG", "a segment marker is missing at offset " + std::to_string(at)));
+    }
+    const uint32_t length = Be16(b, at + 2);
+    if (length < 2) {
+      return Err(Malformed(
+          "JPEG", "the segment at offset " + std::to_string(at) + " has an invalid length"));
+    }
     const bool is_frame =
         marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
     if (is_frame) {
-      if (at + 9 > b.size() || length < 7) break;
+      if (length < 8) return Err(Malformed("JPEG", "the frame header (SOF) is too short"));
+      if (at + 9 > b.size()) return Err(Malformed("JPEG", "the frame header (SOF) is truncated"));
       return Image("image/jpeg", Be16(b, at + 7), Be16(b, at + 5), "JPEG");
     }
     at += 2 + length;
   }
-  return Err(Malformed("JPEG", "no frame header (SOF) gives its size"));
+  return Err(Malformed("JPEG", "it is truncated before a frame header (SOF) gives its size"));
 }
 
 Result<MediaInfo> SniffGif(std::string_view b) {
@@ -77,11 +92,14 @@ Result<MediaInfo> SniffGif(std::string_view b) {
   return Image("image/gif", Le16(b, 6), Le16(b, 8), "GIF");
 }
 
+// RIFF(4) size(4) WEBP(4), then the first chunk: fourcc(4) size(4) payload.
 Result<MediaInfo> SniffWebp(std::string_view b) {
-  if (b.size() < 30) return Err(Malformed("WebP", "the header is truncated"));
-  std::string_view chunk = b.substr(12, 4);
+  if (b.size() < 20) return Err(Malformed("WebP", "the first chunk header is truncated"));
+  const std::string_view chunk = b.substr(12, 4);
   if (chunk == "VP8 ") {
-    // Frame tag (3 bytes), start code 9D 01 2A, then 14-bit width and height.
+    // Frame tag (3 bytes), start code 9D 01 2A, then 14-bit width and height
+    // (the top two bits of each are a scale).
+    if (b.size() < 30) return Err(Malformed("WebP", "the VP8 frame header is truncated"));
     if (static_cast<uint8_t>(b[23]) != 0x9D || static_cast<uint8_t>(b[24]) != 0x01 ||
         static_cast<uint8_t>(b[25]) != 0x2A) {
       return Err(Malformed("WebP", "the VP8 start code is missing"));
@@ -89,37 +107,60 @@ Result<MediaInfo> SniffWebp(std::string_view b) {
     return Image("image/webp", Le16(b, 26) & 0x3FFF, Le16(b, 28) & 0x3FFF, "WebP");
   }
   if (chunk == "VP8L") {
+    // Signature 0x2F, then 14 bits width-1, 14 bits height-1, 1 bit alpha,
+    // 3 bits version (0).
+    if (b.size() < 25) return Err(Malformed("WebP", "the VP8L header is truncated"));
     if (static_cast<uint8_t>(b[20]) != 0x2F) {
       return Err(Malformed("WebP", "the VP8L signature is missing"));
     }
-    uint32_t bits = Le16(b, 21) | (uint32_t{static_cast<uint8_t>(b[23])} << 16) |
-                    (uint32_t{static_cast<uint8_t>(b[24])} << 24);
+    const uint32_t bits = Le16(b, 21) | (uint32_t{static_cast<uint8_t>(b[23])} << 16) |
+                          (uint32_t{static_cast<uint8_t>(b[24])} << 24);
+    if (bits >> 29 != 0) return Err(Malformed("WebP", "the VP8L version is not 0"));
     return Image("image/webp", (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1, "WebP");
   }
   if (chunk == "VP8X") {
+    // Flags (4 bytes), then 24 bits canvas width-1 and 24 bits height-1.
+    if (b.size() < 30) return Err(Malformed("WebP", "the VP8X header is truncated"));
     return Image("image/webp", Le24(b, 24) + 1, Le24(b, 27) + 1, "WebP");
   }
   return Err(Malformed("WebP", "the first chunk is not VP8, VP8L or VP8X"));
 }
 
-// `truncated`: b is a prefix, so a sequence cut at its end is not an error.
+// True for valid UTF-8 without NUL. `truncated`: b is a prefix of the bytes,
+// so a sequence cut at its end is not an error. Kept local so the blob layer
+// needs nothing from core.
 bool LooksLikeText(std::string_view b, bool truncated) {
   if (b.empty()) return false;
-  if (b.find('\0') != std::string_view::npos) return false;
-  // Valid UTF-8 check, kept local so the blob layer needs nothing from core.
   const auto* s = reinterpret_cast<const unsigned char*>(b.data());
   size_t i = 0;
   while (i < b.size()) {
-    unsigned char c = s[i];
-    size_t len = c < 0x80             ? 1
-                 : (c & 0xE0) == 0xC0 ? 2
-                 : (c & 0xF0) == 0xE0 ? 3
-                 : (c & 0xF8) == 0xF0 ? 4
-                                      : 0;
-    if (len == 0 || (len == 2 && c < 0xC2)) return false;
-    if (i + len > b.size()) return truncated;
+    const unsigned char c = s[i];
+    if (c == 0) return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    // Lead byte: sequence length and the allowed range of the second byte,
+    // which rules out overlong forms, surrogates and code points past U+10FFFF.
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
     for (size_t k = 1; k < len; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) return false;
+      if (i + k == b.size()) return truncated;
+      const unsigned char next = s[i + k];
+      if (k == 1 ? (next < lo || next > hi) : (next & 0xC0) != 0x80) return false;
     }
     i += len;
   }

@@ -1,70 +1,65 @@
-// What every `sessiondb` verb shares: the global options, the store (opened
-// on first use), and how results and errors are printed and turned into exit
-// codes. The CLI holds no storage logic: everything goes through Store.
+// What every `sessiondb` verb shares: the global options, where the store
+// lives, the store itself (opened on first use), and the exit code the
+// process ends with. The CLI holds no storage logic: everything goes through
+// sessiondb::Store.
+//
+// Example (inside a verb's callback):
+//   Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+//   if (!store) return;  // the error is printed and the exit code set
+//   auto s = store->GetSession(id);
+//   if (!s) return ctx.Fail(s.error());
+//
+// Thread-safety: single-threaded, like the CLI.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/text_rules.h"
+#include "cli/output.h"
 #include "sessiondb/store.h"
 
 namespace sessiondb::cli {
-
-// Exit codes; documented in docs/cli.md and `sessiondb --help`.
-enum ExitCode : int {
-  kExitOk = 0,
-  kExitUsage = 1,
-  kExitInvalidArgument = 2,
-  kExitNotFound = 3,
-  kExitAlreadyExists = 4,
-  kExitBusy = 5,
-  kExitStorageError = 6,
-  kExitFailedPrecondition = 7,
-  kExitVerifyFailed = 8,
-};
-
-int ExitCodeFor(StatusCode code);
 
 struct GlobalOptions {
   std::string store;            // --store
   bool json = false;            // --json
   bool fast = false;            // --fast
-  int64_t max_image_bytes = 0;  // 0: library default
-  int max_images = -1;          // -1: library default
+  int64_t max_image_bytes = 0;  // --max-image-bytes; 0: the library's default
+  int64_t max_file_bytes = 0;   // --max-file-bytes; 0: the library's default
+  int max_images = -1;          // --max-images; -1: the library's default
 };
 
 class CliContext {
  public:
   GlobalOptions options;
-  int exit_code = kExitOk;
 
   // The store directory: --store, else $SESSIONDB_STORE, else
-  // $XDG_DATA_HOME/sessiondb, else ~/.local/share/sessiondb.
+  // $XDG_DATA_HOME/sessiondb, else $HOME/.local/share/sessiondb. Empty
+  // variables count as unset.
   std::string StorePath() const;
-  // Opens the store once; later calls return the same one. On failure prints
-  // the error, sets exit_code and returns nullptr.
-  Store* OpenStore(bool create_if_missing = true);
 
-  // Prints the error (JSON on stdout with --json, else "sessiondb: error: …"
-  // on stderr) and records the exit code for it.
+  // Opens the store once; later calls return the same one. Verbs that only
+  // read or change existing sessions pass create_if_missing = false, so a
+  // mistyped --store is reported (with a hint to run `sessiondb init`)
+  // instead of creating an empty store. On failure prints the error, sets the
+  // exit code and returns nullptr.
+  Store* OpenStore(bool create_if_missing);
+
+  // Prints the error (see PrintError) and sets the exit code it maps to. In
+  // human mode, an error about a store limit also names the flag that raises it.
   void Fail(const Status& status);
-  // Prints a JSON value to stdout, pretty, one document.
-  void PrintJson(const nlohmann::json& value) const;
+
+  // Prints one JSON document on stdout.
+  void PrintJson(const Json& value) const { cli::PrintJson(value); }
+
+  int exit_code() const { return exit_code_; }
+  void set_exit_code(int code) { exit_code_ = code; }
 
  private:
   std::unique_ptr<Store> store_;
+  int exit_code_ = kExitOk;
 };
-
-// JSON forms of the library's values; field names follow the C++ fields.
-nlohmann::json ToJson(const Session& session);
-nlohmann::json ToJson(const Resource& resource);
-nlohmann::json ToJson(const Part& part);
-nlohmann::json ToJson(const Message& message);
-nlohmann::json ToJson(const AppendResult& result);
-
-// "2026-11-22 11:03" in local time.
-std::string FormatTime(int64_t unix_ms);
 
 }  // namespace sessiondb::cli

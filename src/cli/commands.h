@@ -1,4 +1,7 @@
-// Registration of the `sessiondb` verbs, one group per file.
+// Registration of the `sessiondb` verbs, one group per file. Each verb's
+// callback runs after parsing, does its work through the Store in `ctx`, and
+// reports failure through ctx.Fail (which sets the exit code).
+// Thread-safety: single-threaded, like the CLI.
 #pragma once
 
 #include <CLI/CLI.hpp>

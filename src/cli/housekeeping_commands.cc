@@ -1,15 +1,17 @@
 // Verbs that look after the store: gc, verify, stats.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/json_output.h"
+#include "core/text_rules.h"
 
 namespace sessiondb::cli {
 namespace {
-
-using nlohmann::json;
 
 void AddGc(CLI::App& app, CliContext& ctx) {
   struct Args {
@@ -17,59 +19,78 @@ void AddGc(CLI::App& app, CliContext& ctx) {
     double grace_minutes = 10;
   };
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("gc", "Delete blobs (images, files) that no message references");
-  cmd->add_flag("--dry-run", args->dry_run, "Report what would be deleted, delete nothing");
+  auto* cmd = app.add_subcommand("gc", "Delete blobs (images, files) that no message refers to");
+  cmd->add_flag("--dry-run", args->dry_run, "Report what would be deleted; delete nothing");
   cmd->add_option("--grace-minutes", args->grace_minutes,
-                  "Keep unreferenced blobs younger than this (appends in flight)")
-      ->capture_default_str();
+                  "Keep unreferenced blobs younger than this, so appends in flight keep theirs "
+                  "(default 10)")
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("N");
+  cmd->footer("\nExamples:\n  sessiondb gc --dry-run\n  sessiondb gc --grace-minutes 0");
   cmd->callback([&ctx, args] {
-    if (args->grace_minutes < 0) {
-      return ctx.Fail(Status::InvalidArgument("--grace-minutes must be 0 or more"));
-    }
-    Store* store = ctx.OpenStore(false);
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
+    // A century is "keep everything" already; larger values would overflow.
+    constexpr double kMaxGraceMinutes = 100.0 * 366 * 24 * 60;
+    const double minutes = std::min(args->grace_minutes, kMaxGraceMinutes);
     auto report = store->CollectGarbage(
-        {.grace_ms = static_cast<int64_t>(args->grace_minutes * 60'000), .dry_run = args->dry_run});
+        {.grace_ms = static_cast<int64_t>(minutes * 60'000), .dry_run = args->dry_run});
     if (!report) return ctx.Fail(report.error());
     if (ctx.options.json) {
-      return ctx.PrintJson({{"blobs_scanned", report->blobs_scanned},
-                            {"blobs_deleted", report->blobs_deleted},
-                            {"bytes_freed", report->bytes_freed},
-                            {"blobs_in_grace", report->blobs_in_grace},
-                            {"dry_run", args->dry_run}});
+      Json j = ToJson(*report);
+      j["dry_run"] = args->dry_run;
+      return ctx.PrintJson(j);
     }
     std::cout << (args->dry_run ? "would delete " : "deleted ") << report->blobs_deleted << " of "
               << report->blobs_scanned << " blobs, " << FormatBytes(report->bytes_freed)
-              << (args->dry_run ? " would be" : "") << " freed";
+              << (args->dry_run ? " would be" : "") << " freed\n";
     if (report->blobs_in_grace > 0) {
-      std::cout << "; " << report->blobs_in_grace << " unreferenced blobs are younger than the "
-                << "grace period and were kept";
+      std::cout << report->blobs_in_grace << " unreferenced blob"
+                << (report->blobs_in_grace == 1 ? " is" : "s are")
+                << " younger than the grace period and kept (--grace-minutes)\n";
     }
-    std::cout << "\n";
   });
 }
 
+// Draws "verifying blobs: 120/4000" on a terminal, at most ten times a second.
+class VerifyProgress {
+ public:
+  explicit VerifyProgress(bool enabled) : enabled_(enabled) {}
+  ~VerifyProgress() {
+    if (drawn_) std::cerr << "\r\033[K" << std::flush;  // leave the line clean
+  }
+  void operator()(int64_t done, int64_t total) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (drawn_ && done != total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    drawn_ = true;
+    std::cerr << "\rverifying blobs: " << done;
+    if (total > 0) std::cerr << "/" << total;
+    std::cerr << std::flush;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
 void AddVerify(CLI::App& app, CliContext& ctx) {
-  auto* cmd = app.add_subcommand("verify", "Re-hash every blob; report missing and corrupt ones");
+  auto* cmd = app.add_subcommand(
+      "verify", "Re-hash every blob; list missing and corrupt ones (exit 8 if any)");
+  cmd->footer("\nExample:\n  sessiondb verify || echo \"store needs attention\"");
   cmd->callback([&ctx] {
-    Store* store = ctx.OpenStore(false);
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
-    const bool show_progress = isatty(STDERR_FILENO);
-    auto report = store->Verify([show_progress](int64_t done, int64_t total) {
-      if (show_progress && (done % 16 == 0 || done == total)) {
-        std::cerr << "\rverifying blobs: " << done << "/" << total << std::flush;
-        if (done == total) std::cerr << "\n";
-      }
-    });
-    if (!report) return ctx.Fail(report.error());
-    if (!report->clean()) ctx.exit_code = kExitVerifyFailed;
-    if (ctx.options.json) {
-      return ctx.PrintJson({{"blobs_checked", report->blobs_checked},
-                            {"bytes_checked", report->bytes_checked},
-                            {"missing", report->missing},
-                            {"corrupt", report->corrupt},
-                            {"clean", report->clean()}});
+    Result<VerifyReport> report;
+    {
+      VerifyProgress progress(isatty(STDERR_FILENO) != 0);
+      report = store->Verify([&progress](int64_t done, int64_t total) { progress(done, total); });
     }
+    if (!report) return ctx.Fail(report.error());
+    if (!report->clean()) ctx.set_exit_code(kExitVerifyFailed);
+    if (ctx.options.json) return ctx.PrintJson(ToJson(*report));
     std::cout << "checked " << report->blobs_checked << " blobs ("
               << FormatBytes(report->bytes_checked) << ")";
     if (report->clean()) {
@@ -80,26 +101,22 @@ void AddVerify(CLI::App& app, CliContext& ctx) {
               << " corrupt\n";
     for (const auto& sha : report->missing) std::cout << "  missing  " << sha << "\n";
     for (const auto& sha : report->corrupt) std::cout << "  corrupt  " << sha << "\n";
-    std::cout << "Messages that refer to these load with the part marked missing.\n";
+    std::cout << "Messages that refer to these still load, with the part marked MISSING.\n";
   });
 }
 
 void AddStats(CLI::App& app, CliContext& ctx) {
-  auto* cmd = app.add_subcommand("stats", "Counts and storage size of the store");
+  auto* cmd = app.add_subcommand("stats", "Counts and bytes on disk of the store");
+  cmd->footer("\nExample:\n  sessiondb stats --json");
   cmd->callback([&ctx] {
-    Store* store = ctx.OpenStore(false);
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
     auto stats = store->Stats();
     if (!stats) return ctx.Fail(stats.error());
     if (ctx.options.json) {
-      return ctx.PrintJson({{"store", ctx.StorePath()},
-                            {"sessions", stats->sessions},
-                            {"archived_sessions", stats->archived_sessions},
-                            {"messages", stats->messages},
-                            {"blobs", stats->blobs},
-                            {"blob_bytes", stats->blob_bytes},
-                            {"database_bytes", stats->database_bytes},
-                            {"total_bytes", stats->total_bytes}});
+      Json j = ToJson(*stats);
+      j["store"] = ctx.StorePath();
+      return ctx.PrintJson(j);
     }
     std::cout << "store     " << ctx.StorePath() << "\n"
               << "sessions  " << stats->sessions << " (" << stats->archived_sessions

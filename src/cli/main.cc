@@ -1,55 +1,98 @@
-// The `sessiondb` command: parses the global options and dispatches to a verb.
+// The `sessiondb` command: parses the global options, dispatches to a verb
+// and turns what happened into an exit code (see output.h).
 #include <CLI/CLI.hpp>
+#include <cstring>
+#include <exception>
 #include <iostream>
 
 #include "cli/commands.h"
 
 namespace {
 
-constexpr const char* kFooter = R"(
-Store location: --store DIR, else $SESSIONDB_STORE, else $XDG_DATA_HOME/sessiondb,
-else ~/.local/share/sessiondb.
+using namespace sessiondb::cli;
 
+constexpr const char* kFooter = R"(
 Examples:
   sessiondb init
-  sessiondb new --title "Bug triage" --meta project=/src/app
-  sessiondb append SID "What is in this screenshot?" --image shot.png
-  echo "Summarise the log" | sessiondb append SID --role user
-  sessiondb show SID --last 10
-  sessiondb show SID --json --data-uris
-  sessiondb ls --all --json
-  sessiondb archive SID && sessiondb purge --older-than 30
+  SID=$(sessiondb new --title "Bug triage" --meta project=/src/app)
+  sessiondb append "$SID" "What is this?" --image shot.png
+  git diff | sessiondb append "$SID" --role user
+  sessiondb append "$SID" --role assistant "A stack trace." --model gpt-4o
+  sessiondb show "$SID" --last 10
+  sessiondb show "$SID" --json --data-uris > chat.json
+  sessiondb ls --all --meta project=/src/app
+  sessiondb archive "$SID" && sessiondb purge --older-than 30
   sessiondb gc --dry-run && sessiondb verify
 
+Store location: --store DIR, else $SESSIONDB_STORE, else $XDG_DATA_HOME/sessiondb,
+else $HOME/.local/share/sessiondb. Global options may also follow the verb.
+
 Exit codes: 0 ok, 1 usage, 2 invalid argument, 3 not found, 4 already exists,
-5 busy, 6 storage error, 7 store from a newer version, 8 verify found problems.
-Run `sessiondb VERB --help` for a verb's options.)";
+5 busy, 6 storage error (corruption, I/O), 7 failed precondition (e.g. a store
+from a newer sessiondb), 8 verify found problems.
+Run `sessiondb VERB --help` for a verb's options and an example.)";
+
+// True if --json appears among the arguments, so that a command line that
+// does not parse still answers a script in JSON.
+bool JsonRequested(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) return false;
+    if (std::strcmp(argv[i], "--json") == 0) return true;
+  }
+  return false;
+}
+
+void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
+  app.add_option("--store", options.store, "Store directory (see below for the default)")
+      ->option_text("DIR");
+  app.add_flag("--json", options.json, "Print one JSON document on stdout instead of text");
+  app.add_flag("--fast", options.fast,
+               "Do not fsync before an append returns: survives a crash of the process, "
+               "not a power loss");
+  app.add_option("--max-image-bytes", options.max_image_bytes,
+                 "Largest image accepted, e.g. 20MiB (default 5 MiB)")
+      ->transform(CLI::AsSizeValue(true))
+      ->check(CLI::PositiveNumber)
+      ->option_text("SIZE");
+  app.add_option("--max-file-bytes", options.max_file_bytes,
+                 "Largest non-image attachment accepted, e.g. 1GiB (default 100 MiB)")
+      ->transform(CLI::AsSizeValue(true))
+      ->check(CLI::PositiveNumber)
+      ->option_text("SIZE");
+  app.add_option("--max-images", options.max_images, "Most images per message (default 5)")
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("N");
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace sessiondb::cli;
   CliContext ctx;
-  CLI::App app{"sessiondb: an embedded database for LLM conversations and their images"};
+  CLI::App app{"sessiondb: an embedded database for LLM chat sessions and their images",
+               "sessiondb"};
   app.footer(kFooter);
   app.require_subcommand(1);
-  app.fallthrough();
-  app.add_option("--store", ctx.options.store, "Store directory");
-  app.add_flag("--json", ctx.options.json, "Print machine-readable JSON");
-  app.add_flag("--fast", ctx.options.fast,
-               "Do not fsync before returning (survives a process crash, not power loss)");
-  app.add_option("--max-image-bytes", ctx.options.max_image_bytes,
-                 "Largest image accepted, in bytes (default 5 MiB)");
-  app.add_option("--max-images", ctx.options.max_images,
-                 "Most images accepted per message (default 5)");
+  app.fallthrough();  // `sessiondb show SID --json` works as well as `sessiondb --json show SID`
+  AddGlobalOptions(app, ctx.options);
   AddSessionCommands(app, ctx);
   AddMessageCommands(app, ctx);
   AddHousekeepingCommands(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    if (JsonRequested(argc, argv))
+      PrintJson({{"error", {{"code", "usage"}, {"message", e.what()}}}});
+    app.exit(e);
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    // The library returns errors as values; this is a bug or an allocation failure.
+    ctx.Fail(sessiondb::Status::Internal(e.what()));
   }
-  return ctx.exit_code;
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "sessiondb: error: cannot write to standard output\n";
+    return kExitStorageError;
+  }
+  return ctx.exit_code();
 }

@@ -1,82 +1,107 @@
 // Verbs that write and read a session's messages: append, show.
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/json_output.h"
+#include "core/text_rules.h"
 
 namespace sessiondb::cli {
 namespace {
 
-using nlohmann::json;
+constexpr size_t kPartPreviewChars = 200;
 
-// An --image argument: a data URI, an http(s) link, or a file path.
+// `path` made absolute, so the resource's uri still names the file when read
+// from another directory; as given if that fails.
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  return ec ? path : absolute.lexically_normal().string();
+}
+
+// An --image argument: a data URI, an http(s) link (kept as a descriptor,
+// never fetched), or a file path.
 Part ImagePart(const std::string& arg) {
-  if (arg.rfind("data:", 0) == 0) return Part::ImageFromDataUri(arg);
-  if (arg.rfind("http://", 0) == 0 || arg.rfind("https://", 0) == 0) return Part::Link(arg);
-  return Part::ImageFromFile(arg);
+  if (arg.starts_with("data:")) return Part::ImageFromDataUri(arg);
+  if (arg.starts_with("http://") || arg.starts_with("https://")) return Part::Link(arg);
+  return Part::ImageFromFile(AbsolutePath(arg));
 }
 
-std::string Shorten(const std::string& text, size_t max) {
-  if (text.size() <= max) return text;
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 safe
-  return text.substr(0, cut) + "…";
+// All of stdin, less one trailing newline (the one `echo` and heredocs add).
+std::string ReadStdin() {
+  std::string text(std::istreambuf_iterator<char>(std::cin), {});
+  if (text.ends_with('\n')) text.pop_back();
+  if (text.ends_with('\r')) text.pop_back();
+  return text;
 }
 
-void PrintResource(const char* kind, const Resource& r) {
-  std::cout << "    [" << kind << " " << r.resource_id;
-  if (!r.mime.empty()) std::cout << " " << r.mime;
-  if (r.origin == Origin::kRemoteLink) {
-    std::cout << " " << r.uri << " (link, not fetched)";
-  } else {
-    std::cout << " " << FormatBytes(r.size);
-    if (r.width) std::cout << " " << r.width << "x" << r.height;
-    if (!r.name.empty()) std::cout << " \"" << r.name << "\"";
-    std::cout << " sha256:" << r.content_sha256.substr(0, 12);
+// Text indented by `indent` on every line.
+std::string Indent(const std::string& text, const std::string& indent) {
+  std::string out = indent;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += indent;
   }
-  if (r.missing) std::cout << " MISSING";
-  std::cout << "]\n";
+  return out;
+}
+
+// One line per attachment: kind, id, mime, size, WxH, name, sha256, MISSING.
+void PrintResource(std::string_view kind, const Resource& r) {
+  std::cout << "    [" << kind << "] " << r.resource_id;
+  if (r.origin == Origin::kRemoteLink) {
+    std::cout << "  " << r.uri << "  (link, not fetched)";
+    if (!r.mime.empty()) std::cout << "  " << r.mime;
+    if (r.size > 0) std::cout << "  " << FormatBytes(r.size);
+  } else {
+    std::cout << "  " << (r.mime.empty() ? "?" : r.mime) << "  " << FormatBytes(r.size);
+    if (r.width > 0) std::cout << "  " << r.width << "x" << r.height;
+    if (!r.name.empty()) std::cout << "  \"" << r.name << "\"";
+    std::cout << "  sha256:" << r.content_sha256;
+  }
+  if (r.missing) std::cout << "  MISSING";
+  std::cout << "\n";
 }
 
 void PrintMessage(const Message& m) {
-  std::cout << "#" << m.seq << " " << RoleName(m.role) << "  " << FormatTime(m.ts_ms);
-  if (!m.model.empty()) std::cout << "  (" << m.model << ")";
+  std::cout << "#" << m.seq << "  " << RoleName(m.role) << "  " << FormatTime(m.ts_ms, true);
+  if (!m.model.empty()) std::cout << "  " << m.model;
   std::cout << "\n";
   for (const Part& p : m.parts) {
     switch (p.type) {
-      case PartType::kText: {
-        std::string line;
-        for (char c : p.text) {
-          line += c;
-          if (c == '\n') line += "    ";
-        }
-        std::cout << "    " << line << "\n";
+      case PartType::kText:
+        std::cout << Indent(p.text, "    ") << "\n";
         break;
-      }
       case PartType::kReasoning:
-        std::cout << "    [reasoning] " << Shorten(p.text, 200) << "\n";
+        std::cout << "    [reasoning] " << Shorten(p.text, kPartPreviewChars) << "\n";
         break;
       case PartType::kImage:
-        PrintResource("image", *p.resource);
-        break;
       case PartType::kFile:
-        PrintResource("file", *p.resource);
-        break;
       case PartType::kResourceLink:
-        PrintResource("link", *p.resource);
+        if (p.resource) {
+          PrintResource(p.type == PartType::kResourceLink ? "link" : PartTypeName(p.type),
+                        *p.resource);
+        }
         break;
       case PartType::kToolCall:
-        std::cout << "    [tool_call " << p.tool_call_id << "] " << p.tool_name << "("
-                  << Shorten(p.arguments_json, 200) << ")\n";
+        std::cout << "    [tool_call " << p.tool_call_id << "] " << p.tool_name << " "
+                  << Shorten(p.arguments_json, kPartPreviewChars) << "\n";
         break;
       case PartType::kToolResult:
-        std::cout << "    [tool_result " << p.tool_call_id << (p.is_error ? " error" : "") << "] "
-                  << Shorten(p.text, 200) << "\n";
+        std::cout << "    [tool_result " << p.tool_call_id << (p.is_error ? ", error" : "") << "] "
+                  << Shorten(p.text, kPartPreviewChars) << "\n";
         break;
     }
+  }
+  if (!m.files_modified.empty()) {
+    std::cout << "    [files modified]";
+    for (const auto& f : m.files_modified) std::cout << " " << f;
+    std::cout << "\n";
   }
 }
 
@@ -88,34 +113,53 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("append", "Append a message (text, images, files) to a session");
   cmd->add_option("SESSION", args->session, "Session id")->required();
-  cmd->add_option("TEXT", args->text, "Message text; '-' or absent reads stdin (when piped)");
-  cmd->add_option("--role", args->role, "system, user, assistant or tool")->capture_default_str();
-  cmd->add_option("--image", args->images, "Image file, data: URI or http(s) link; repeatable");
-  cmd->add_option("--file", args->files, "File to attach (kept as an image if it is one)");
+  auto* text = cmd->add_option(
+      "TEXT", args->text,
+      "Message text; '-' reads stdin; absent reads stdin when it is not a terminal");
+  cmd->add_option("--role", args->role, "system, user, assistant or tool (default user)")
+      ->option_text("ROLE");
+  cmd->add_option("--image", args->images,
+                  "Image: a file, a data: URI, or an http(s) URL (kept as a link, never fetched); "
+                  "repeatable")
+      ->option_text("FILE|URI|URL");
+  cmd->add_option("--file", args->files,
+                  "File to attach (stored as an image when it is one); repeatable")
+      ->option_text("FILE");
   cmd->add_option("--model", args->model, "Model that produced the message");
-  cmd->callback([&ctx, args] {
+  cmd->footer(
+      "\nExamples:\n"
+      "  sessiondb append SID \"What is this?\" --image shot.png\n"
+      "  sessiondb append SID --role assistant \"It is a cat.\" --model claude-sonnet-4\n"
+      "  cat question.md | sessiondb append SID --file report.pdf\n"
+      "  sessiondb append SID -- \"--flags look like options; put text after --\"");
+  cmd->callback([&ctx, args, text] {
     auto role = ParseRole(args->role);
     if (!role) return ctx.Fail(role.error());
-    std::string text = args->text;
-    if ((text.empty() || text == "-") && !isatty(STDIN_FILENO)) {
-      text.assign(std::istreambuf_iterator<char>(std::cin), {});
-      while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-    } else if (text == "-") {
-      text.clear();
+    std::string body;
+    if (text->count() > 0 && args->text != "-") {
+      body = args->text;
+    } else if (text->count() > 0 || !isatty(STDIN_FILENO)) {
+      body = ReadStdin();
+    }
+    if (body.empty() && args->images.empty() && args->files.empty()) {
+      return ctx.Fail(Status::InvalidArgument(
+          "nothing to append: give TEXT, pipe the text on stdin, or attach --image/--file"));
     }
     Message m;
     m.role = *role;
     m.model = args->model;
-    if (!text.empty()) m.parts.push_back(Part::Text(text));
+    if (!body.empty()) m.parts.push_back(Part::Text(std::move(body)));
     for (const auto& image : args->images) m.parts.push_back(ImagePart(image));
-    for (const auto& file : args->files) m.parts.push_back(Part::FileFromFile(file));
-    Store* store = ctx.OpenStore(false);
+    for (const auto& file : args->files) m.parts.push_back(Part::FileFromFile(AbsolutePath(file)));
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
     auto r = store->Append(args->session, m);
     if (!r) return ctx.Fail(r.error());
     if (ctx.options.json) return ctx.PrintJson(ToJson(*r));
     std::cout << "seq " << r->seq << ", message " << r->message_id << "\n";
-    for (const Resource& res : r->resources) PrintResource("stored", res);
+    for (const Resource& res : r->resources) {
+      PrintResource(res.origin == Origin::kRemoteLink ? "link" : "stored", res);
+    }
   });
 }
 
@@ -126,38 +170,66 @@ void AddShow(CLI::App& app, CliContext& ctx) {
     bool data_uris = false;
   };
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("show", "Print a session's messages");
+  auto* cmd = app.add_subcommand("show", "Print a session's messages and their attachments");
   cmd->add_option("SESSION", args->session, "Session id")->required();
-  auto* from = cmd->add_option("--from", args->from, "First seq to show");
-  cmd->add_option("--limit", args->limit, "At most this many messages");
-  cmd->add_option("--last", args->last, "Only the last N messages")->excludes(from);
-  cmd->add_flag("--data-uris", args->data_uris, "With --json: inline each image as a data URI");
+  auto* from = cmd->add_option("--from", args->from, "First seq to show")
+                   ->check(CLI::PositiveNumber)
+                   ->option_text("SEQ");
+  auto* limit = cmd->add_option("--limit", args->limit, "At most N messages")
+                    ->check(CLI::NonNegativeNumber)
+                    ->option_text("N");
+  cmd->add_option("--last", args->last, "Only the last N messages")
+      ->check(CLI::NonNegativeNumber)
+      ->excludes(from)
+      ->excludes(limit)
+      ->option_text("N");
+  cmd->add_flag("--data-uris", args->data_uris,
+                "With --json: give each image part its bytes as \"data_uri\"");
+  cmd->footer(
+      "\nExamples:\n  sessiondb show SID --last 10\n  sessiondb show SID --from 40 --limit 20\n"
+      "  sessiondb show SID --json --data-uris > chat.json");
   cmd->callback([&ctx, args] {
-    Store* store = ctx.OpenStore(false);
+    if (args->data_uris && !ctx.options.json) {
+      return ctx.Fail(Status::InvalidArgument(
+          "--data-uris only changes JSON output; add --json (images are megabytes of base64)"));
+    }
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
     auto session = store->GetSession(args->session);
     if (!session) return ctx.Fail(session.error());
     auto messages = args->last >= 0 ? store->ReadLastMessages(args->session, args->last)
                                     : store->ReadMessages(args->session, args->from, args->limit);
     if (!messages) return ctx.Fail(messages.error());
+
     if (!ctx.options.json) {
       std::cout << session->title << "  (" << session->id << ", " << session->message_count
-                << " messages" << (session->archived ? ", archived" : "") << ")\n\n";
-      for (const Message& m : *messages) PrintMessage(m);
+                << " message" << (session->message_count == 1 ? "" : "s")
+                << (session->archived ? ", archived" : "") << ")\n";
+      for (const Message& m : *messages) {
+        std::cout << "\n";
+        PrintMessage(m);
+      }
       return;
     }
-    json out = json::array();
+    Json out = Json::array();
     for (const Message& m : *messages) {
-      json jm = ToJson(m);
+      Json jm = ToJson(m);
       for (size_t i = 0; args->data_uris && i < m.parts.size(); ++i) {
         const Part& p = m.parts[i];
         if (p.type != PartType::kImage || !p.resource || p.resource->missing) continue;
         auto uri = store->ReadDataUri(*p.resource);
-        if (uri) jm["parts"][i]["data_uri"] = *uri;
+        if (uri) {
+          jm["parts"][i]["data_uri"] = std::move(*uri);
+        } else {
+          // The blob went away or went bad since the read: say so, keep the rest.
+          std::cerr << "sessiondb: warning: image " << p.resource->resource_id << " of message #"
+                    << m.seq << ": " << uri.error().message() << "\n";
+          jm["parts"][i]["data_uri"] = nullptr;
+        }
       }
       out.push_back(std::move(jm));
     }
-    ctx.PrintJson({{"session", ToJson(*session)}, {"messages", out}});
+    ctx.PrintJson({{"session", ToJson(*session)}, {"messages", std::move(out)}});
   });
 }
 

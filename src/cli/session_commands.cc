@@ -1,54 +1,71 @@
 // Verbs that manage sessions: init, new, ls, rename, archive, unarchive, rm,
 // purge, active.
+#include <chrono>
+#include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/json_output.h"
 
 namespace sessiondb::cli {
 namespace {
 
-using nlohmann::json;
+constexpr size_t kTitleColumnChars = 40;
 
-// Turns repeated KEY=VALUE flags into a JSON object text; empty if none.
+// Splits "KEY=VALUE"; kInvalidArgument naming the flag when there is no '=' or no key.
+Result<std::pair<std::string, std::string>> SplitPair(const std::string& pair) {
+  const size_t eq = pair.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return Err(Status::InvalidArgument("--meta expects KEY=VALUE, got '" + pair + "'"));
+  }
+  return std::pair{pair.substr(0, eq), pair.substr(eq + 1)};
+}
+
+// Repeated --meta KEY=VALUE flags as a JSON object text; empty if none.
 Result<std::string> MetadataFromPairs(const std::vector<std::string>& pairs) {
   if (pairs.empty()) return std::string();
-  json meta = json::object();
+  Json meta = Json::object();
   for (const std::string& pair : pairs) {
-    size_t eq = pair.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return Err(Status::InvalidArgument("--meta expects KEY=VALUE, got '" + pair + "'"));
-    }
-    meta[pair.substr(0, eq)] = pair.substr(eq + 1);
+    ASSIGN_OR_RETURN(auto kv, SplitPair(pair));
+    meta[kv.first] = kv.second;
   }
   return meta.dump();
 }
 
-void PrintSessionTable(const SessionPage& page) {
-  if (page.sessions.empty()) {
-    std::cout << "No sessions. Create one with: sessiondb new --title \"My first chat\"\n";
-    return;
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Quotes an argument for a shell command line we print as a hint.
+std::string ShellQuote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789._-/=:+,@") == std::string::npos) {
+    return s;
   }
-  std::printf("%-36s  %-16s  %5s  %s\n", "ID", "UPDATED", "MSGS", "TITLE");
-  for (const Session& s : page.sessions) {
-    std::printf("%-36s  %-16s  %5lld  %s%s\n", s.id.c_str(), FormatTime(s.updated_ms).c_str(),
-                static_cast<long long>(s.message_count), s.title.c_str(),
-                s.archived ? "  [archived]" : "");
-  }
-  if (!page.next_cursor.empty()) {
-    std::cout << "More: sessiondb ls --cursor " << page.next_cursor << "\n";
-  }
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
 }
 
 void AddInit(CLI::App& app, CliContext& ctx) {
-  auto* cmd = app.add_subcommand("init", "Create the store (a directory) if it does not exist");
+  auto* cmd =
+      app.add_subcommand("init", "Create the store (a directory) if needed; print its path");
+  cmd->footer("\nExample:\n  sessiondb --store ~/chats init");
   cmd->callback([&ctx] {
-    Store* store = ctx.OpenStore();
-    if (!store) return;
+    if (!ctx.OpenStore(/*create_if_missing=*/true)) return;
+    std::error_code ec;
+    std::filesystem::path path = std::filesystem::absolute(ctx.StorePath(), ec);
+    const std::string shown = ec ? ctx.StorePath() : path.lexically_normal().string();
     if (ctx.options.json) {
-      ctx.PrintJson({{"store", ctx.StorePath()}, {"schema_version", kSchemaVersion}});
+      ctx.PrintJson({{"store", shown}, {"schema_version", kSchemaVersion}});
     } else {
-      std::cout << "store ready at " << ctx.StorePath() << "\n";
+      std::cout << shown << "\n";
     }
   });
 }
@@ -60,21 +77,21 @@ void AddNew(CLI::App& app, CliContext& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("new", "Create a session and print its id");
-  cmd->add_option("--id", args->id, "Session id (letters, digits, . _ -); default a UUIDv7");
-  cmd->add_option("--title", args->title, "Title; default: taken from the first message");
-  cmd->add_option("--meta", args->meta, "Metadata KEY=VALUE, repeatable (e.g. project=/src/app)");
+  cmd->add_option("--id", args->id, "Session id: 1-128 of A-Z a-z 0-9 . _ - (default: a UUIDv7)");
+  cmd->add_option("--title", args->title, "Title (default: taken from the first message)");
+  cmd->add_option("--meta", args->meta, "Metadata KEY=VALUE; repeatable")->option_text("KEY=VALUE");
+  cmd->footer(
+      "\nExamples:\n  sessiondb new --title \"Bug triage\" --meta project=/src/app\n"
+      "  SID=$(sessiondb new)");
   cmd->callback([&ctx, args] {
     auto meta = MetadataFromPairs(args->meta);
     if (!meta) return ctx.Fail(meta.error());
-    Store* store = ctx.OpenStore();
+    Store* store = ctx.OpenStore(/*create_if_missing=*/true);
     if (!store) return;
     auto s = store->CreateSession({.id = args->id, .title = args->title, .metadata_json = *meta});
     if (!s) return ctx.Fail(s.error());
-    if (ctx.options.json) {
-      ctx.PrintJson(ToJson(*s));
-    } else {
-      std::cout << s->id << "\n";
-    }
+    if (ctx.options.json) return ctx.PrintJson(ToJson(*s));
+    std::cout << s->id << "\n";
   });
 }
 
@@ -82,60 +99,73 @@ void AddList(CLI::App& app, CliContext& ctx) {
   struct Args {
     bool archived = false, all = false;
     int limit = 20;
-    std::string cursor;
-    std::string meta;
+    std::string cursor, meta;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("ls", "List sessions, most recently updated first");
   auto* archived = cmd->add_flag("--archived", args->archived, "Only archived sessions");
-  cmd->add_flag("--all", args->all, "Archived and active sessions")->excludes(archived);
-  cmd->add_option("--limit", args->limit, "Sessions per page (1-1000)")->capture_default_str();
-  cmd->add_option("--cursor", args->cursor, "Continue after a previous page");
-  cmd->add_option("--meta", args->meta, "Only sessions whose metadata has KEY=VALUE");
+  cmd->add_flag("--all", args->all, "Active and archived sessions")->excludes(archived);
+  cmd->add_option("--limit", args->limit, "Sessions per page, 1-1000 (default 20)")
+      ->check(CLI::Range(1, 1000))
+      ->option_text("N");
+  cmd->add_option("--cursor", args->cursor, "Continue after a previous page (printed by ls)");
+  cmd->add_option("--meta", args->meta, "Only sessions whose metadata has KEY equal to VALUE")
+      ->option_text("KEY=VALUE");
+  cmd->footer(
+      "\nExamples:\n  sessiondb ls --all --limit 50\n  sessiondb ls --json --meta "
+      "project=/src/app");
   cmd->callback([&ctx, args] {
     ListOptions o{.limit = args->limit, .cursor = args->cursor};
     o.archived = args->all        ? ArchiveFilter::kAll
                  : args->archived ? ArchiveFilter::kArchived
                                   : ArchiveFilter::kActive;
     if (!args->meta.empty()) {
-      size_t eq = args->meta.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        return ctx.Fail(
-            Status::InvalidArgument("--meta expects KEY=VALUE, got '" + args->meta + "'"));
-      }
-      o.metadata_key = args->meta.substr(0, eq);
-      o.metadata_value = args->meta.substr(eq + 1);
+      auto kv = SplitPair(args->meta);
+      if (!kv) return ctx.Fail(kv.error());
+      o.metadata_key = kv->first;
+      o.metadata_value = kv->second;
     }
-    Store* store = ctx.OpenStore(false);
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
     auto page = store->ListSessions(o);
     if (!page) return ctx.Fail(page.error());
-    if (!ctx.options.json) return PrintSessionTable(*page);
-    json sessions = json::array();
-    for (const Session& s : page->sessions) sessions.push_back(ToJson(s));
-    ctx.PrintJson({{"sessions", sessions},
-                   {"next_cursor", page->next_cursor.empty() ? json() : json(page->next_cursor)}});
+    if (ctx.options.json) return ctx.PrintJson(ToJson(*page));
+
+    if (page->sessions.empty()) {
+      if (!args->cursor.empty()) {
+        std::cout << "No more sessions.\n";
+      } else if (o.archived == ArchiveFilter::kArchived || !o.metadata_key.empty()) {
+        std::cout << "No sessions match.\n";
+      } else {
+        std::cout << "No sessions. Create one with: sessiondb new --title \"My first chat\"\n";
+      }
+      return;
+    }
+    Table table({"ID", "TITLE", "MESSAGES", "UPDATED", "ARCHIVED"});
+    table.AlignRight(2);
+    for (const Session& s : page->sessions) {
+      table.AddRow({s.id, Shorten(s.title, kTitleColumnChars), std::to_string(s.message_count),
+                    FormatTime(s.updated_ms), s.archived ? "yes" : ""});
+    }
+    table.Print(std::cout);
+    if (!page->next_cursor.empty()) {
+      std::string next = "sessiondb ls";
+      if (!ctx.options.store.empty()) next += " --store " + ShellQuote(ctx.options.store);
+      if (args->all) next += " --all";
+      if (args->archived) next += " --archived";
+      if (args->limit != 20) next += " --limit " + std::to_string(args->limit);
+      if (!args->meta.empty()) next += " --meta " + ShellQuote(args->meta);
+      std::cout << "More: " << next << " --cursor " << ShellQuote(page->next_cursor) << "\n";
+    }
   });
 }
 
-// A verb taking one SESSION argument and applying `action` to it.
-void AddSessionVerb(CLI::App& app, CliContext& ctx, const std::string& name,
-                    const std::string& help, const std::string& done,
-                    std::function<Status(Store*, const std::string&)> action) {
-  auto session = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand(name, help);
-  cmd->add_option("SESSION", *session, "Session id")->required();
-  cmd->callback([&ctx, session, done, action] {
-    Store* store = ctx.OpenStore(false);
-    if (!store) return;
-    Status s = action(store, *session);
-    if (!s.ok()) return ctx.Fail(s);
-    if (ctx.options.json) {
-      ctx.PrintJson({{"session", *session}, {"result", done}});
-    } else {
-      std::cout << done << " " << *session << "\n";
-    }
-  });
+// Prints the session after a change: its JSON object, or `what` and its id.
+void ReportSession(CliContext& ctx, Store* store, const std::string& id, const std::string& what) {
+  auto session = store->GetSession(id);
+  if (!session) return ctx.Fail(session.error());
+  if (ctx.options.json) return ctx.PrintJson(ToJson(*session));
+  std::cout << what << " " << session->id << "\n";
 }
 
 void AddRename(CLI::App& app, CliContext& ctx) {
@@ -143,17 +173,27 @@ void AddRename(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("rename", "Set a session's title (later messages keep it)");
   cmd->add_option("SESSION", args->first, "Session id")->required();
   cmd->add_option("TITLE", args->second, "New title")->required();
+  cmd->footer("\nExample:\n  sessiondb rename SID \"Release checklist\"");
   cmd->callback([&ctx, args] {
-    Store* store = ctx.OpenStore(false);
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
     if (Status s = store->RenameSession(args->first, args->second); !s.ok()) return ctx.Fail(s);
-    auto session = store->GetSession(args->first);
-    if (!session) return ctx.Fail(session.error());
-    if (ctx.options.json) {
-      ctx.PrintJson(ToJson(*session));
-    } else {
-      std::cout << "renamed " << session->id << " to \"" << session->title << "\"\n";
-    }
+    ReportSession(ctx, store, args->first, "renamed");
+  });
+}
+
+void AddArchiveVerb(CLI::App& app, CliContext& ctx, const std::string& name, bool archive) {
+  auto session = std::make_shared<std::string>();
+  auto* cmd =
+      app.add_subcommand(name, archive ? "Archive a session: hidden from ls, kept until purge or rm"
+                                       : "Bring an archived session back into ls");
+  cmd->add_option("SESSION", *session, "Session id")->required();
+  cmd->footer("\nExample:\n  sessiondb " + name + " SID");
+  cmd->callback([&ctx, session, archive] {
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (!store) return;
+    if (Status s = store->SetArchived(*session, archive); !s.ok()) return ctx.Fail(s);
+    ReportSession(ctx, store, *session, archive ? "archived" : "unarchived");
   });
 }
 
@@ -164,43 +204,43 @@ void AddRemove(CLI::App& app, CliContext& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
-      "rm", "Delete a session and its messages for good (images go with the next gc)");
+      "rm", "Delete a session and its messages for good (its images go at the next gc)");
   cmd->add_option("SESSION", args->session, "Session id")->required();
-  cmd->add_flag("--yes,-y", args->yes, "Confirm: deletion cannot be undone");
+  cmd->add_flag("--yes,-y", args->yes, "Confirm: deletion cannot be undone (required)");
+  cmd->footer("\nExample:\n  sessiondb rm SID --yes");
   cmd->callback([&ctx, args] {
     if (!args->yes) {
-      return ctx.Fail(Status::InvalidArgument("rm deletes '" + args->session +
-                                              "' for good; run again with --yes to confirm"));
+      return ctx.Fail(Status::InvalidArgument("rm deletes session '" + args->session +
+                                              "' for good; run it again with --yes to confirm"));
     }
-    Store* store = ctx.OpenStore(false);
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
     if (Status s = store->DeleteSession(args->session); !s.ok()) return ctx.Fail(s);
-    if (ctx.options.json) {
-      ctx.PrintJson({{"session", args->session}, {"result", "deleted"}});
-    } else {
-      std::cout << "deleted " << args->session << "\n";
-    }
+    if (ctx.options.json) return ctx.PrintJson({{"id", args->session}, {"deleted", true}});
+    std::cout << "deleted " << args->session << "\n";
   });
 }
 
 void AddPurge(CLI::App& app, CliContext& ctx) {
-  auto days = std::make_shared<double>(-1);
+  auto days = std::make_shared<double>(0);
   auto* cmd = app.add_subcommand("purge", "Delete archived sessions not updated for DAYS days");
-  cmd->add_option("--older-than", *days, "Age in days (fractions allowed)")->required();
+  cmd->add_option("--older-than", *days, "Age in days (fractions allowed; 0: every archived one)")
+      ->required()
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("DAYS");
+  cmd->footer("\nExample:\n  sessiondb purge --older-than 30");
   cmd->callback([&ctx, days] {
-    if (*days < 0) return ctx.Fail(Status::InvalidArgument("--older-than must be 0 or more days"));
-    Store* store = ctx.OpenStore(false);
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-    auto purged = store->PurgeArchived(now_ms - static_cast<int64_t>(*days * 86'400'000.0));
+    // Ages beyond the epoch select nothing, rather than overflowing.
+    const int64_t now = NowMs();
+    const double age_ms = *days * 86'400'000.0;
+    const int64_t before_ms =
+        age_ms >= static_cast<double>(now) ? 0 : now - static_cast<int64_t>(age_ms);
+    auto purged = store->PurgeArchived(before_ms);
     if (!purged) return ctx.Fail(purged.error());
-    if (ctx.options.json) {
-      ctx.PrintJson({{"purged", *purged}});
-    } else {
-      std::cout << "purged " << *purged << " archived session" << (*purged == 1 ? "" : "s") << "\n";
-    }
+    if (ctx.options.json) return ctx.PrintJson({{"purged", *purged}});
+    std::cout << "purged " << *purged << " archived session" << (*purged == 1 ? "" : "s") << "\n";
   });
 }
 
@@ -210,11 +250,12 @@ void AddActive(CLI::App& app, CliContext& ctx) {
     bool clear = false;
   };
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("active", "Show, set or clear the active session");
+  auto* cmd = app.add_subcommand("active", "Print, set or clear the active session");
   auto* session = cmd->add_option("SESSION", args->session, "Session to make active");
   cmd->add_flag("--clear", args->clear, "Clear the active session")->excludes(session);
+  cmd->footer("\nExamples:\n  sessiondb active SID\n  sessiondb show \"$(sessiondb active)\"");
   cmd->callback([&ctx, args] {
-    Store* store = ctx.OpenStore(false);
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
     if (!args->session.empty() || args->clear) {
       if (Status s = store->SetActiveSession(args->clear ? "" : args->session); !s.ok()) {
@@ -224,11 +265,15 @@ void AddActive(CLI::App& app, CliContext& ctx) {
     auto active = store->GetActiveSession();
     if (!active) return ctx.Fail(active.error());
     if (ctx.options.json) {
-      ctx.PrintJson({{"active_session", active->has_value() ? json(**active) : json()}});
-    } else if (active->has_value()) {
+      return ctx.PrintJson({{"active_session", active->has_value() ? Json(**active) : Json()}});
+    }
+    if (active->has_value()) {
       std::cout << **active << "\n";
+    } else if (args->clear) {
+      std::cout << "active session cleared\n";
     } else {
-      std::cout << "no active session\n";
+      // On stderr, so that `$(sessiondb active)` is empty when there is none.
+      std::cerr << "no active session\n";
     }
   });
 }
@@ -240,10 +285,8 @@ void AddSessionCommands(CLI::App& app, CliContext& ctx) {
   AddNew(app, ctx);
   AddList(app, ctx);
   AddRename(app, ctx);
-  AddSessionVerb(app, ctx, "archive", "Archive a session (hidden from ls, kept)", "archived",
-                 [](Store* s, const std::string& id) { return s->SetArchived(id, true); });
-  AddSessionVerb(app, ctx, "unarchive", "Bring an archived session back", "unarchived",
-                 [](Store* s, const std::string& id) { return s->SetArchived(id, false); });
+  AddArchiveVerb(app, ctx, "archive", /*archive=*/true);
+  AddArchiveVerb(app, ctx, "unarchive", /*archive=*/false);
   AddRemove(app, ctx);
   AddPurge(app, ctx);
   AddActive(app, ctx);

@@ -1,9 +1,21 @@
-// The content-addressed blob folder.
+// The content-addressed blob folder: layout, one copy per content, integrity,
+// listing, and writers racing on the same blob.
 #include "blob/blob_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <random>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "blob/sha256.h"
 #include "gtest/gtest.h"
@@ -12,104 +24,270 @@
 namespace sessiondb::blob {
 namespace {
 
+namespace fs = std::filesystem;
 using sessiondb::testing::TempDir;
 
-class FileBlobStoreTest : public ::testing::Test {
+std::string RandomBytes(size_t size, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string bytes(size, '\0');
+  for (char& c : bytes) c = static_cast<char>(rng());
+  return bytes;
+}
+
+// Replaces the contents of a (read-only) blob file, as a disk fault or a
+// stray tool would.
+void Overwrite(const std::string& path, const std::string& bytes) {
+  fs::permissions(path, fs::perms::owner_write, fs::perm_options::add);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// Sets a file's mtime to `seconds_ago` in the past.
+void Age(const std::string& path, int seconds_ago) {
+  struct timespec times[2];
+  ::clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec -= seconds_ago;
+  times[1] = times[0];
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
+class FileBlobStoreTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
-    auto opened = FileBlobStore::Open(dir_.Sub("blobs"), /*sync=*/true);
+    auto opened = FileBlobStore::Open(root(), /*sync=*/GetParam());
     ASSERT_TRUE(opened) << opened.error().ToString();
     store_ = std::move(*opened);
   }
-  size_t FileCount() {
-    size_t n = 0;
-    for (auto& e : std::filesystem::recursive_directory_iterator(dir_.Sub("blobs") + "/sha256")) {
-      n += e.is_regular_file();
+
+  std::string root() const { return dir_.Sub("blobs"); }
+
+  // Every regular file under sha256/, as "shard/name".
+  std::set<std::string> Files() const {
+    std::set<std::string> files;
+    for (auto& e : fs::recursive_directory_iterator(root() + "/sha256")) {
+      if (e.is_regular_file()) {
+        files.insert(e.path().parent_path().filename().string() + "/" +
+                     e.path().filename().string());
+      }
     }
-    return n;
+    return files;
   }
+
+  // The names ForEach reports.
+  std::multiset<std::string> Listed() {
+    std::multiset<std::string> seen;
+    Status s = store_->ForEach([&](const BlobInfo& info) {
+      seen.insert(info.sha256);
+      return Status::Ok();
+    });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return seen;
+  }
+
+  // Puts `bytes` under their digest and returns the digest.
+  std::string Put(const std::string& bytes) {
+    std::string sha = Sha256Hex(bytes);
+    Status s = store_->Put(sha, bytes);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return sha;
+  }
+
   TempDir dir_;
   std::unique_ptr<FileBlobStore> store_;
 };
 
-TEST_F(FileBlobStoreTest, BytesRoundTripUnderTheirShardedName) {
-  std::string bytes("binary\0bytes\xff", 13);
-  std::string sha = Sha256Hex(bytes);
-  ASSERT_TRUE(store_->Put(sha, bytes).ok());
-  EXPECT_EQ(*store_->Get(sha, /*verify=*/true), bytes);
+INSTANTIATE_TEST_SUITE_P(SyncAndNoSync, FileBlobStoreTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Synced" : "Unsynced";
+                         });
+
+TEST_P(FileBlobStoreTest, OpenCreatesTheDigestAndTempFolders) {
+  EXPECT_TRUE(fs::is_directory(root() + "/sha256"));
+  EXPECT_TRUE(fs::is_directory(root() + "/tmp"));
+}
+
+TEST_P(FileBlobStoreTest, BytesRoundTripByteForByte) {
+  for (std::string bytes :
+       {std::string(), std::string("binary\0bytes\xff", 13), RandomBytes(1 << 20, 1)}) {
+    std::string sha = Put(bytes);
+    auto read = store_->Get(sha, /*verify=*/true);
+    ASSERT_TRUE(read) << read.error().ToString();
+    EXPECT_EQ(*read, bytes);
+  }
+}
+
+TEST_P(FileBlobStoreTest, ABlobLivesUnderItsShardedFullName) {
+  std::string sha = Put("sharded");
   auto path = store_->Path(sha);
-  ASSERT_TRUE(path);
-  EXPECT_EQ(*path, dir_.Sub("blobs") + "/sha256/" + sha.substr(0, 2) + "/" + sha);
+  ASSERT_TRUE(path) << path.error().ToString();
+  EXPECT_EQ(*path, root() + "/sha256/" + sha.substr(0, 2) + "/" + sha);
+  EXPECT_EQ(Files(), std::set<std::string>{sha.substr(0, 2) + "/" + sha});
+  EXPECT_TRUE(fs::is_empty(root() + "/tmp"));
+}
+
+TEST_P(FileBlobStoreTest, StatGivesTheSizeAndARecentModificationTime) {
+  const int64_t before_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+  std::string sha = Put(std::string(1234, 'x'));
   auto info = store_->Stat(sha);
-  ASSERT_TRUE(info);
-  EXPECT_EQ(info->size, 13);
+  ASSERT_TRUE(info) << info.error().ToString();
+  EXPECT_EQ(info->sha256, sha);
+  EXPECT_EQ(info->size, 1234);
+  EXPECT_GE(info->mtime_ms, before_ms - 2000);  // file systems round times
+  EXPECT_LE(info->mtime_ms, before_ms + 60'000);
 }
 
-TEST_F(FileBlobStoreTest, WritingTheSameBytesTwiceKeepsOneCopy) {
-  std::string sha = Sha256Hex("same");
-  ASSERT_TRUE(store_->Put(sha, "same").ok());
-  ASSERT_TRUE(store_->Put(sha, "same").ok());
-  EXPECT_EQ(FileCount(), 1u);
+TEST_P(FileBlobStoreTest, WritingTheSameBytesTwiceKeepsOneCopy) {
+  std::string sha = Put("same");
+  Put("same");
+  EXPECT_EQ(Files().size(), 1u);
+  EXPECT_EQ(Listed(), std::multiset<std::string>{sha});
+  EXPECT_EQ(*store_->Get(sha, /*verify=*/true), "same");
 }
 
-TEST_F(FileBlobStoreTest, AMissingBlobIsNotFound) {
+TEST_P(FileBlobStoreTest, WritingAnExistingBlobAgainRefreshesItsModificationTime) {
+  std::string sha = Put("reused");
+  const std::string path = *store_->Path(sha);
+  Age(path, 3 * 24 * 3600);
+  const int64_t aged_ms = store_->Stat(sha)->mtime_ms;
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  const ino_t inode_before = st.st_ino;
+
+  Put("reused");
+  EXPECT_GT(store_->Stat(sha)->mtime_ms, aged_ms + 2 * 24 * 3600 * 1000LL);
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_ino, inode_before) << "the existing blob was rewritten, not touched";
+}
+
+TEST_P(FileBlobStoreTest, ABlobOfTheWrongSizeIsReplacedByTheNextWrite) {
+  std::string sha = Put("the real bytes");
+  Overwrite(*store_->Path(sha), "torn");
+  Put("the real bytes");
+  EXPECT_EQ(*store_->Get(sha, /*verify=*/true), "the real bytes");
+}
+
+TEST_P(FileBlobStoreTest, AMissingBlobIsNotFound) {
   std::string sha = Sha256Hex("never written");
-  EXPECT_EQ(store_->Get(sha, false).error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->Get(sha, /*verify=*/false).error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->Get(sha, /*verify=*/true).error().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->Stat(sha).error().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->Path(sha).error().code(), StatusCode::kNotFound);
+  EXPECT_NE(store_->Get(sha, false).error().message().find(sha), std::string::npos);
 }
 
-TEST_F(FileBlobStoreTest, NamesThatAreNotDigestsAreRefused) {
-  EXPECT_EQ(store_->Put("../../etc/passwd", "x").code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(store_->Get("abc", false).error().code(), StatusCode::kInvalidArgument);
+TEST_P(FileBlobStoreTest, NamesThatAreNotDigestsAreRefused) {
+  for (std::string name : {std::string("../../etc/passwd"), std::string("abc"),
+                           std::string(64, 'A'), "../" + std::string(61, 'a')}) {
+    EXPECT_EQ(store_->Put(name, "x").code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_EQ(store_->Get(name, false).error().code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_EQ(store_->Stat(name).error().code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_EQ(store_->Path(name).error().code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_EQ(store_->Remove(name).code(), StatusCode::kInvalidArgument) << name;
+  }
+  EXPECT_TRUE(Files().empty());
 }
 
-TEST_F(FileBlobStoreTest, VerifyDetectsBytesThatNoLongerMatchTheirName) {
-  std::string sha = Sha256Hex("original");
-  ASSERT_TRUE(store_->Put(sha, "original").ok());
-  std::string path = *store_->Path(sha);
-  std::filesystem::permissions(path, std::filesystem::perms::owner_write,
-                               std::filesystem::perm_options::add);
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << "tampered";
+TEST_P(FileBlobStoreTest, VerifyDetectsBytesThatNoLongerMatchTheirName) {
+  std::string sha = Put("original");
+  Overwrite(*store_->Path(sha), "tampered");
   EXPECT_EQ(*store_->Get(sha, /*verify=*/false), "tampered");
   auto verified = store_->Get(sha, /*verify=*/true);
   ASSERT_FALSE(verified);
   EXPECT_EQ(verified.error().code(), StatusCode::kCorruption);
+  EXPECT_NE(verified.error().message().find(sha), std::string::npos);
 }
 
-TEST_F(FileBlobStoreTest, ForEachListsExactlyTheBlobsAndIgnoresStrayFiles) {
-  std::set<std::string> expected;
-  for (int i = 0; i < 20; ++i) {
-    std::string bytes = "blob " + std::to_string(i);
-    expected.insert(Sha256Hex(bytes));
-    ASSERT_TRUE(store_->Put(Sha256Hex(bytes), bytes).ok());
+TEST_P(FileBlobStoreTest, VerifyDetectsAFlippedBitOfTheSameSize) {
+  std::string bytes = RandomBytes(100'000, 2);
+  std::string sha = Put(bytes);
+  bytes[50'000] ^= 0x01;
+  Overwrite(*store_->Path(sha), bytes);
+  EXPECT_EQ(store_->Get(sha, /*verify=*/true).error().code(), StatusCode::kCorruption);
+}
+
+TEST_P(FileBlobStoreTest, RemoveDeletesAndIsQuietWhenAlreadyGone) {
+  std::string kept = Put("kept");
+  std::string sha = Put("temporary");
+  ASSERT_TRUE(store_->Remove(sha).ok());
+  EXPECT_EQ(store_->Stat(sha).error().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store_->Remove(sha).ok());
+  EXPECT_TRUE(store_->Remove(Sha256Hex("never written")).ok());
+  EXPECT_EQ(Listed(), std::multiset<std::string>{kept});
+}
+
+TEST_P(FileBlobStoreTest, ForEachListsExactlyTheBlobsWithTheirSizes) {
+  std::map<std::string, int64_t> expected;
+  for (int i = 0; i < 50; ++i) {
+    std::string bytes = "blob " + std::to_string(i) + std::string(i, '.');
+    expected[Put(bytes)] = static_cast<int64_t>(bytes.size());
   }
-  std::string shard = dir_.Sub("blobs") + "/sha256/" + expected.begin()->substr(0, 2);
-  std::ofstream(shard + "/notes.txt") << "not a blob";
-  std::set<std::string> seen;
+  std::map<std::string, int64_t> seen;
   ASSERT_TRUE(store_
                   ->ForEach([&](const BlobInfo& info) {
-                    seen.insert(info.sha256);
+                    EXPECT_TRUE(seen.emplace(info.sha256, info.size).second) << "listed twice";
+                    EXPECT_GT(info.mtime_ms, 0);
                     return Status::Ok();
                   })
                   .ok());
   EXPECT_EQ(seen, expected);
 }
 
-TEST_F(FileBlobStoreTest, RemoveDeletesAndIsQuietWhenAlreadyGone) {
-  std::string sha = Sha256Hex("temporary");
-  ASSERT_TRUE(store_->Put(sha, "temporary").ok());
-  ASSERT_TRUE(store_->Remove(sha).ok());
-  EXPECT_FALSE(store_->Stat(sha));
-  EXPECT_TRUE(store_->Remove(sha).ok());
+TEST_P(FileBlobStoreTest, ForEachIgnoresStrayFilesAndFolders) {
+  std::string sha = Put("the only blob");
+  const std::string base = root() + "/sha256/";
+  const std::string shard = base + sha.substr(0, 2) + "/";
+  std::ofstream(shard + "notes.txt") << "not a blob";
+  std::ofstream(shard + std::string(64, 'A')) << "uppercase name";
+  std::ofstream(shard + sha + ".tmp") << "suffixed name";
+  fs::create_directories(shard + Sha256Hex("a folder"));  // right shape, not a file
+  const std::string other = sha[0] == '0' ? "1" : "0";
+  std::ofstream(base + "README") << "stray file in sha256/";
+  fs::create_directories(base + "zz");
+  std::ofstream(base + "zz/" + Sha256Hex("x")) << "x";  // shard folder with a non-hex name
+  fs::create_directories(base + other + sha.substr(1, 1));
+  std::ofstream(base + other + sha.substr(1, 1) + "/" + sha) << "in the wrong shard";
+  std::ofstream(base + (sha.substr(0, 2) == "ab" ? "cd" : "ab")) << "a shard-shaped file";
+  std::ofstream(root() + "/tmp/123-4-5.tmp") << "a writer's temp file";
+  EXPECT_EQ(Listed(), std::multiset<std::string>{sha});
 }
 
-TEST_F(FileBlobStoreTest, EightThreadsWritingTheSameBlobLeaveOneIntactFile) {
-  std::string bytes(256 * 1024, 'z');
-  bytes[1000] = 'q';
+TEST_P(FileBlobStoreTest, ForEachStopsAtAndReturnsTheFirstError) {
+  for (int i = 0; i < 10; ++i) Put("blob " + std::to_string(i));
+  int visited = 0;
+  Status s = store_->ForEach(
+      [&](const BlobInfo&) { return ++visited == 3 ? Status::Busy("stop here") : Status::Ok(); });
+  EXPECT_EQ(s.code(), StatusCode::kBusy);
+  EXPECT_EQ(s.message(), "stop here");
+  EXPECT_EQ(visited, 3);
+}
+
+TEST_P(FileBlobStoreTest, OpenRemovesTempFilesOlderThanAnHourAndKeepsYoungOnes) {
+  const std::string stale = root() + "/tmp/crashed.tmp";
+  const std::string young = root() + "/tmp/in-flight.tmp";
+  std::ofstream(stale) << "left by a crash";
+  std::ofstream(young) << "a live writer's";
+  Age(stale, 2 * 3600);
+  Age(young, 60);
+  auto reopened = FileBlobStore::Open(root(), GetParam());
+  ASSERT_TRUE(reopened) << reopened.error().ToString();
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(young));
+}
+
+TEST_P(FileBlobStoreTest, ReopeningKeepsTheBlobs) {
+  std::string sha = Put("durable");
+  store_.reset();
+  auto reopened = FileBlobStore::Open(root(), GetParam());
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ(*(*reopened)->Get(sha, /*verify=*/true), "durable");
+}
+
+TEST_P(FileBlobStoreTest, EightThreadsWritingTheSameBlobLeaveOneIntactFile) {
+  std::string bytes = RandomBytes(256 * 1024, 3);
   std::string sha = Sha256Hex(bytes);
-  std::vector<std::thread> threads;
   std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 20; ++i) failures += !store_->Put(sha, bytes).ok();
@@ -117,9 +295,56 @@ TEST_F(FileBlobStoreTest, EightThreadsWritingTheSameBlobLeaveOneIntactFile) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(FileCount(), 1u);
+  EXPECT_EQ(Files().size(), 1u);
   EXPECT_EQ(*store_->Get(sha, /*verify=*/true), bytes);
-  EXPECT_TRUE(std::filesystem::is_empty(dir_.Sub("blobs") + "/tmp"));
+  EXPECT_TRUE(fs::is_empty(root() + "/tmp"));
+}
+
+TEST_P(FileBlobStoreTest, EightThreadsWritingDifferentBlobsKeepThemAll) {
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        std::string bytes = RandomBytes(1000, static_cast<uint32_t>(t * 1000 + i));
+        failures += !store_->Put(Sha256Hex(bytes), bytes).ok();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(Listed().size(), 200u);
+  Status s = store_->ForEach([&](const BlobInfo& info) {
+    auto bytes = store_->Get(info.sha256, /*verify=*/true);
+    return bytes ? Status::Ok() : bytes.error();
+  });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+TEST_P(FileBlobStoreTest, ProcessesSharingTheFolderWriteOneIntactCopy) {
+  std::string bytes = RandomBytes(512 * 1024, 4);
+  std::string sha = Sha256Hex(bytes);
+  std::vector<pid_t> children;
+  for (int p = 0; p < 4; ++p) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      // Each process opens the folder itself, as a second program would.
+      auto store = FileBlobStore::Open(root(), GetParam());
+      bool ok = store.has_value();
+      for (int i = 0; ok && i < 10; ++i) ok = (*store)->Put(sha, bytes).ok();
+      ::_exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  EXPECT_EQ(Files().size(), 1u);
+  EXPECT_EQ(*store_->Get(sha, /*verify=*/true), bytes);
+  EXPECT_TRUE(fs::is_empty(root() + "/tmp"));
 }
 
 }  // namespace

@@ -1,10 +1,21 @@
-// Runs the real `sessiondb` binary against throw-away stores and checks exit
-// codes, human output and --json output.
+// Runs the real `sessiondb` binary (fork + exec, no shell) against a fresh
+// store per test and checks exit codes, stderr messages and --json output.
+// Every run gets a clean environment for the store location: HOME points into
+// the test's directory and $SESSIONDB_STORE / $XDG_DATA_HOME are unset unless
+// a test sets them, so nothing outside the temp directory is ever touched.
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
-#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "test_support.h"
 
@@ -13,199 +24,564 @@ namespace {
 
 using nlohmann::json;
 
+// A valid 1x1 8-bit grayscale PNG (IHDR, IDAT, IEND, every CRC correct).
+constexpr char kOnePixelPngHex[] =
+    "89504E470D0A1A0A0000000D49484452000000010000000108000000003A7E9B55"
+    "0000000A49444154789C636000000002000148AFA471"
+    "0000000049454E44AE426082";
+// Its SHA-256 and base64, computed independently (Python hashlib / base64).
+constexpr char kOnePixelPngSha256[] =
+    "eaa4a94ea300e0d2c775968cbe42f0b5b51ceafdeb73d64e9efddf6d4e880865";
+constexpr char kOnePixelPngBase64[] =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==";
+
+std::string FromHex(std::string_view hex) {
+  std::string bytes;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    bytes += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
+  }
+  return bytes;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
 struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-  json Json() const { return json::parse(out); }
+  int exit_code = -1;  // -1 if the process did not exit normally (e.g. killed by the alarm)
+  std::string out;     // stdout
+  std::string err;     // stderr, or what the terminal received when stderr was one
+  json Json() const {
+    json j = json::parse(out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << out << "\n" << err;
+    return j;
+  }
 };
 
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+// How to run the binary beyond its arguments.
+struct RunOptions {
+  std::string input;               // fed on stdin (a file, so EOF is certain)
+  bool with_store = true;          // pass --store <the test's store>
+  bool stdin_is_terminal = false;  // stdin is a pseudo-terminal with nothing typed
+  bool stderr_is_terminal = false;
+  // Variables to set; std::nullopt unsets one.
+  std::map<std::string, std::optional<std::string>> env;
+};
+
+// A pseudo-terminal pair; the test holds the master, the child gets the slave.
+class PseudoTerminal {
+ public:
+  PseudoTerminal() {
+    master_ = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master_ < 0 || grantpt(master_) != 0 || unlockpt(master_) != 0) return;
+    slave_ = open(ptsname(master_), O_RDWR | O_NOCTTY);
+  }
+  ~PseudoTerminal() {
+    if (slave_ >= 0) close(slave_);
+    if (master_ >= 0) close(master_);
+  }
+  bool ok() const { return slave_ >= 0; }
+  int slave() const { return slave_; }
+  void CloseSlave() {
+    close(slave_);
+    slave_ = -1;
+  }
+  // Whatever the child wrote to the terminal and is still buffered.
+  std::string Drain() {
+    std::string out;
+    fcntl(master_, F_SETFL, fcntl(master_, F_GETFL) | O_NONBLOCK);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(master_, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+    return out;
+  }
+
+ private:
+  int master_ = -1;
+  int slave_ = -1;
+};
 
 class Cli : public ::testing::Test {
  protected:
-  // Runs `sessiondb --store <store> ARGS`, feeding `input` on stdin.
-  CliRun Sdb(const std::vector<std::string>& args, const std::string& input = "",
-             bool with_store = true, const std::string& env = "") {
-    std::string cmd = env + " " + Quote(SESSIONDB_CLI_PATH);
-    if (with_store) cmd += " --store " + Quote(store_);
-    for (const auto& a : args) cmd += " " + Quote(a);
+  // Runs `sessiondb [--store <store>] ARGS` and waits for it.
+  CliRun Run(const std::vector<std::string>& args, const RunOptions& o) {
+    std::vector<std::string> argv = {SESSIONDB_CLI_PATH};
+    if (o.with_store) argv.insert(argv.end(), {"--store", store_});
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> c_argv;
+    c_argv.reserve(argv.size() + 1);
+    for (auto& a : argv) c_argv.push_back(a.data());
+    c_argv.push_back(nullptr);
+
     const std::string in = dir_.Sub("stdin"), out = dir_.Sub("stdout"), err = dir_.Sub("stderr");
-    { std::ofstream(in, std::ios::binary) << input; }
-    cmd += " < " + Quote(in) + " > " + Quote(out) + " 2> " + Quote(err);
+    { std::ofstream(in, std::ios::binary) << o.input; }
+    std::optional<PseudoTerminal> tty;
+    if (o.stdin_is_terminal || o.stderr_is_terminal) {
+      tty.emplace();
+      if (!tty->ok()) {
+        ADD_FAILURE() << "no pseudo-terminal available";
+        return {};
+      }
+    }
+    std::map<std::string, std::optional<std::string>> env = {
+        {"HOME", home_}, {"SESSIONDB_STORE", std::nullopt}, {"XDG_DATA_HOME", std::nullopt}};
+    for (const auto& [k, v] : o.env) env[k] = v;
+
+    const pid_t pid = fork();
+    if (pid == 0) {
+      for (const auto& [k, v] : env) v ? setenv(k.c_str(), v->c_str(), 1) : unsetenv(k.c_str());
+      int in_fd = o.stdin_is_terminal ? tty->slave() : open(in.c_str(), O_RDONLY);
+      int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int err_fd = o.stderr_is_terminal ? tty->slave()
+                                        : open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (in_fd < 0 || out_fd < 0 || err_fd < 0) _exit(126);
+      dup2(in_fd, STDIN_FILENO);
+      dup2(out_fd, STDOUT_FILENO);
+      dup2(err_fd, STDERR_FILENO);
+      alarm(60);  // a CLI waiting on a terminal fails the test instead of hanging it
+      execv(c_argv[0], c_argv.data());
+      _exit(127);
+    }
     CliRun r;
-    int status = std::system(cmd.c_str());
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+      ADD_FAILURE() << "could not run " << SESSIONDB_CLI_PATH;
+      return r;
+    }
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = Slurp(out);
-    r.err = Slurp(err);
+    r.err = o.stderr_is_terminal ? tty->Drain() : Slurp(err);
     return r;
   }
 
-  static std::string Slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(f)), {});
+  CliRun Sdb(const std::vector<std::string>& args, const std::string& input = "") {
+    return Run(args, {.input = input});
   }
 
+  // Creates a session and returns its id (the human output is the id alone).
   std::string NewSession(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {"new"};
     args.insert(args.end(), extra.begin(), extra.end());
     CliRun r = Sdb(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     std::string id = r.out;
-    while (!id.empty() && id.back() == '\n') id.pop_back();
+    if (!id.empty() && id.back() == '\n') id.pop_back();
     return id;
   }
 
-  std::string WritePng(const std::string& name, const std::string& salt) {
+  size_t MessageCount(const std::string& session) {
+    json j = Sdb({"--json", "show", session}).Json();
+    return j["messages"].size();
+  }
+
+  std::string WriteFile(const std::string& name, const std::string& bytes) {
     std::string path = dir_.Sub(name);
-    std::ofstream(path, std::ios::binary) << MakePng(4, 3, salt);
+    std::ofstream(path, std::ios::binary) << bytes;
     return path;
+  }
+
+  std::string WritePng(const std::string& name, const std::string& salt) {
+    return WriteFile(name, MakePng(4, 3, salt));
+  }
+
+  // The blob file named by `sha256`, wherever the store keeps it; empty if none.
+  std::string FindBlob(const std::string& sha256) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(store_)) {
+      if (e.is_regular_file() && e.path().filename() == sha256) return e.path().string();
+    }
+    return "";
   }
 
   TempDir dir_;
   std::string store_ = dir_.Sub("store");
+  std::string home_ = dir_.Sub("home");
 };
 
+// ---- Help and usage ---------------------------------------------------------
+
 TEST_F(Cli, HelpTeachesWithExamplesAndExitCodes) {
-  CliRun r = Sdb({"--help"}, "", false);
+  CliRun r = Run({"--help"}, {.with_store = false});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("Examples:"), std::string::npos);
-  EXPECT_NE(r.out.find("Exit codes"), std::string::npos);
-  EXPECT_NE(r.out.find("append"), std::string::npos);
-  CliRun verb = Sdb({"append", "--help"}, "", false);
-  EXPECT_EQ(verb.exit_code, 0);
-  EXPECT_NE(verb.out.find("--image"), std::string::npos);
+  EXPECT_TRUE(Contains(r.out, "Examples:")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "sessiondb new --title \"Bug triage\""));
+  EXPECT_TRUE(Contains(r.out, "--image shot.png"));
+  EXPECT_TRUE(Contains(r.out, "Exit codes"));
+  EXPECT_TRUE(Contains(r.out, "$SESSIONDB_STORE"));
 }
 
-TEST_F(Cli, AnUnknownVerbIsAUsageError) { EXPECT_EQ(Sdb({"frobnicate"}).exit_code, 1); }
+TEST_F(Cli, EveryVerbHasHelpWithAnExample) {
+  for (const char* verb : {"init", "new", "ls", "show", "append", "rename", "archive", "unarchive",
+                           "rm", "purge", "active", "gc", "verify", "stats"}) {
+    CliRun r = Run({verb, "--help"}, {.with_store = false});
+    EXPECT_EQ(r.exit_code, 0) << verb;
+    EXPECT_TRUE(Contains(r.out, std::string("sessiondb ") + verb)) << verb << ":\n" << r.out;
+    EXPECT_TRUE(Contains(r.out, "Example")) << verb << ":\n" << r.out;
+  }
+  EXPECT_TRUE(Contains(Run({"append", "--help"}, {.with_store = false}).out, "--image"));
+}
 
-TEST_F(Cli, NewAppendShowRoundTripsTextAndAnImage) {
-  ASSERT_EQ(Sdb({"init"}).exit_code, 0);
-  std::string id = NewSession({"--title", "Screenshots"});
+TEST_F(Cli, AnUnknownVerbOrABadOptionIsAUsageError) {
+  EXPECT_EQ(Sdb({"frobnicate"}).exit_code, 1);
+  EXPECT_EQ(Sdb({}).exit_code, 1);
+  EXPECT_EQ(Sdb({"ls", "--limit", "0"}).exit_code, 1);
+  EXPECT_EQ(Sdb({"show"}).exit_code, 1);  // SESSION is required
+  CliRun j = Sdb({"--json", "frobnicate"});
+  EXPECT_EQ(j.exit_code, 1);
+  EXPECT_EQ(j.Json()["error"]["code"], "usage");
+}
+
+// ---- The round trip ---------------------------------------------------------
+
+TEST_F(Cli, NewAppendShowRoundTripsTextAndARealPng) {
+  const std::string png_bytes = FromHex(kOnePixelPngHex);
+  ASSERT_EQ(png_bytes.size(), 67u);
+  const std::string png = WriteFile("shot.png", png_bytes);
+
+  CliRun init = Sdb({"init"});
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  EXPECT_EQ(init.out, store_ + "\n");
+
+  CliRun created = Sdb({"--json", "new", "--title", "Screenshots", "--meta", "project=/src/app"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  json session = created.Json();
+  const std::string id = session["id"];
   ASSERT_FALSE(id.empty());
-  std::string png = WritePng("shot.png", "cli-roundtrip");
+  EXPECT_EQ(session["title"], "Screenshots");
+  EXPECT_EQ(session["message_count"], 0);
+  EXPECT_EQ(session["metadata"]["project"], "/src/app");
+  EXPECT_EQ(session["archived"], false);
+
   CliRun a = Sdb({"--json", "append", id, "What is in this screenshot?", "--image", png});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   json appended = a.Json();
   EXPECT_EQ(appended["seq"], 1);
+  EXPECT_FALSE(appended["message_id"].get<std::string>().empty());
+  EXPECT_GT(appended["ts_ms"].get<int64_t>(), 0);
   ASSERT_EQ(appended["resources"].size(), 1u);
-  EXPECT_EQ(appended["resources"][0]["mime"], "image/png");
-  EXPECT_EQ(appended["resources"][0]["width"], 4);
-  EXPECT_EQ(appended["resources"][0]["height"], 3);
+  const json& res = appended["resources"][0];
+  EXPECT_EQ(res["mime"], "image/png");
+  EXPECT_EQ(res["width"], 1);
+  EXPECT_EQ(res["height"], 1);
+  EXPECT_EQ(res["size"], 67);
+  EXPECT_EQ(res["content_sha256"], kOnePixelPngSha256);
+  EXPECT_EQ(res["origin"], "file");
+  EXPECT_EQ(res["name"], "shot.png");
+  EXPECT_EQ(res["missing"], false);
+  const std::string resource_id = res["resource_id"];
+  EXPECT_EQ(resource_id.rfind("res_", 0), 0u);
 
-  CliRun reply = Sdb({"append", id, "--role", "assistant", "A terminal window."});
+  CliRun reply = Sdb({"append", id, "--role", "assistant", "A terminal window.", "--model", "m1"});
   ASSERT_EQ(reply.exit_code, 0) << reply.err;
-  EXPECT_NE(reply.out.find("seq 2"), std::string::npos);
+  EXPECT_EQ(reply.out.rfind("seq 2, message ", 0), 0u) << reply.out;
 
-  CliRun shown = Sdb({"show", id, "--json", "--data-uris"});
+  CliRun shown = Sdb({"show", id, "--json", "--data-uris"});  // global flag after the verb
   ASSERT_EQ(shown.exit_code, 0) << shown.err;
   json j = shown.Json();
   EXPECT_EQ(j["session"]["title"], "Screenshots");
+  EXPECT_EQ(j["session"]["message_count"], 2);
   ASSERT_EQ(j["messages"].size(), 2u);
-  EXPECT_EQ(j["messages"][0]["role"], "user");
-  EXPECT_EQ(j["messages"][0]["parts"][0]["text"], "What is in this screenshot?");
+  const json& first = j["messages"][0];
+  EXPECT_EQ(first["id"], appended["message_id"]);
+  EXPECT_EQ(first["session_id"], id);
+  EXPECT_EQ(first["seq"], 1);
+  EXPECT_EQ(first["role"], "user");
+  ASSERT_EQ(first["parts"].size(), 2u);
+  EXPECT_EQ(first["parts"][0]["type"], "text");
+  EXPECT_EQ(first["parts"][0]["text"], "What is in this screenshot?");
+  EXPECT_EQ(first["parts"][1]["type"], "image");
+  EXPECT_EQ(first["parts"][1]["resource"]["resource_id"], resource_id);
+  EXPECT_EQ(first["parts"][1]["resource"]["content_sha256"], kOnePixelPngSha256);
+  // Byte for byte: the data URI carries exactly the file that was attached.
+  EXPECT_EQ(first["parts"][1]["data_uri"],
+            std::string("data:image/png;base64,") + kOnePixelPngBase64);
+  // Every message field is present, named as in types.h.
+  for (const char* field :
+       {"files", "files_modified", "edit_results", "model", "usage", "metadata", "ts_ms"}) {
+    EXPECT_TRUE(first.contains(field)) << field;
+  }
   EXPECT_EQ(j["messages"][1]["role"], "assistant");
-  std::string uri = j["messages"][0]["parts"][1]["data_uri"];
-  EXPECT_EQ(uri.rfind("data:image/png;base64,", 0), 0u);
+  EXPECT_EQ(j["messages"][1]["model"], "m1");
+  EXPECT_FALSE(j["messages"][1]["parts"][0].contains("data_uri"));
+
+  // Without --data-uris no image bytes are inlined.
+  EXPECT_FALSE(Contains(Sdb({"--json", "show", id}).out, "data_uri"));
 
   CliRun human = Sdb({"show", id});
-  EXPECT_EQ(human.exit_code, 0);
-  EXPECT_NE(human.out.find("image/png"), std::string::npos);
-  EXPECT_NE(human.out.find("4x3"), std::string::npos);
-  EXPECT_NE(human.out.find("A terminal window."), std::string::npos);
+  EXPECT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_TRUE(Contains(human.out, "#1  user")) << human.out;
+  EXPECT_TRUE(Contains(human.out, "What is in this screenshot?"));
+  EXPECT_TRUE(Contains(human.out, resource_id));
+  EXPECT_TRUE(Contains(human.out, "image/png"));
+  EXPECT_TRUE(Contains(human.out, "67 bytes"));
+  EXPECT_TRUE(Contains(human.out, "1x1"));
+  EXPECT_TRUE(Contains(human.out, kOnePixelPngSha256));
+  EXPECT_TRUE(Contains(human.out, "#2  assistant"));
+  EXPECT_TRUE(Contains(human.out, "A terminal window."));
+  EXPECT_FALSE(Contains(human.out, "MISSING"));
+
+  json listed = Sdb({"--json", "ls"}).Json();
+  ASSERT_EQ(listed["sessions"].size(), 1u);
+  EXPECT_EQ(listed["sessions"][0]["message_count"], 2);
+  EXPECT_EQ(listed["sessions"][0]["preview"], "What is in this screenshot?");
 }
 
-TEST_F(Cli, TextIsReadFromStdinWhenNotGiven) {
+TEST_F(Cli, ImagesComeFromDataUrisAndLinksAndFilesFromAnyPath) {
   std::string id = NewSession();
-  CliRun a = Sdb({"append", id}, "piped question\n");
+  const std::string uri = std::string("data:image/png;base64,") + kOnePixelPngBase64;
+  const std::string notes = WriteFile("notes.txt", "plain notes\n");
+  CliRun a = Sdb({"--json", "append", id, "three attachments", "--image", uri, "--image",
+                  "https://example.com/cat.png", "--file", notes});
   ASSERT_EQ(a.exit_code, 0) << a.err;
+  json res = a.Json()["resources"];
+  ASSERT_EQ(res.size(), 3u);
+  EXPECT_EQ(res[0]["origin"], "inline");
+  EXPECT_EQ(res[0]["content_sha256"], kOnePixelPngSha256);
+  EXPECT_EQ(res[1]["origin"], "link");
+  EXPECT_EQ(res[1]["uri"], "https://example.com/cat.png");
+  EXPECT_EQ(res[2]["origin"], "file");
+  EXPECT_EQ(res[2]["size"], 12);
+  EXPECT_EQ(res[2]["name"], "notes.txt");
+
+  json parts = Sdb({"--json", "show", id}).Json()["messages"][0]["parts"];
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts[1]["type"], "image");
+  EXPECT_EQ(parts[2]["type"], "resource_link");
+  EXPECT_EQ(parts[3]["type"], "file");
+  CliRun human = Sdb({"show", id});
+  EXPECT_TRUE(Contains(human.out, "not fetched")) << human.out;
+  EXPECT_TRUE(Contains(human.out, "notes.txt"));
+}
+
+// ---- Text from stdin --------------------------------------------------------
+
+TEST_F(Cli, TextIsReadFromStdinWhenAbsentOrDash) {
+  std::string id = NewSession();
+  ASSERT_EQ(Sdb({"append", id}, "piped question\n").exit_code, 0);
+  ASSERT_EQ(Sdb({"append", id, "-", "--role", "assistant"}, "line one\nline two\n\n").exit_code, 0);
   json j = Sdb({"--json", "show", id}).Json();
+  ASSERT_EQ(j["messages"].size(), 2u);
   EXPECT_EQ(j["messages"][0]["parts"][0]["text"], "piped question");
   EXPECT_EQ(j["session"]["title"], "piped question");
+  // One trailing newline (the one echo adds) goes; the rest is the text.
+  EXPECT_EQ(j["messages"][1]["parts"][0]["text"], "line one\nline two\n");
 }
+
+TEST_F(Cli, TextGivenAsAnArgumentIgnoresStdin) {
+  std::string id = NewSession();
+  ASSERT_EQ(Sdb({"append", id, "from the argument"}, "from stdin").exit_code, 0);
+  EXPECT_EQ(Sdb({"--json", "show", id}).Json()["messages"][0]["parts"][0]["text"],
+            "from the argument");
+}
+
+TEST_F(Cli, NothingToAppendFromATerminalFailsInsteadOfWaiting) {
+  std::string id = NewSession();
+  CliRun r = Run({"append", id}, {.stdin_is_terminal = true});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.err, "TEXT")) << r.err;
+  CliRun empty = Sdb({"append", id}, "");
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(MessageCount(id), 0u);
+}
+
+// ---- Bad input --------------------------------------------------------------
 
 TEST_F(Cli, AnUnknownSessionExitsThreeAndNamesIt) {
   ASSERT_EQ(Sdb({"init"}).exit_code, 0);
-  CliRun r = Sdb({"show", "no-such-session"});
-  EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("no-such-session"), std::string::npos);
+  const std::vector<std::vector<std::string>> commands = {
+      {"show", "no-such-session"},        {"append", "no-such-session", "hi"},
+      {"rename", "no-such-session", "T"}, {"archive", "no-such-session"},
+      {"unarchive", "no-such-session"},   {"rm", "no-such-session", "--yes"},
+      {"active", "no-such-session"},
+  };
+  for (const auto& args : commands) {
+    CliRun r = Sdb(args);
+    EXPECT_EQ(r.exit_code, 3) << args[0];
+    EXPECT_TRUE(Contains(r.err, "sessiondb: error: ")) << args[0] << ": " << r.err;
+    EXPECT_TRUE(Contains(r.err, "no-such-session")) << args[0] << ": " << r.err;
+  }
   CliRun j = Sdb({"--json", "append", "no-such-session", "hi"});
   EXPECT_EQ(j.exit_code, 3);
   EXPECT_EQ(j.Json()["error"]["code"], "not_found");
+  EXPECT_TRUE(Contains(j.Json()["error"]["message"], "no-such-session"));
+  EXPECT_TRUE(Contains(j.err, "no-such-session"));
 }
 
 TEST_F(Cli, AMissingImageFileNamesThePathAndAppendsNothing) {
   std::string id = NewSession();
   ASSERT_EQ(Sdb({"append", id, "first"}).exit_code, 0);
-  std::string missing = dir_.Sub("nope.png");
-  CliRun r = Sdb({"append", id, "with image", "--image", missing});
-  EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find(missing), std::string::npos);
-  EXPECT_EQ(Sdb({"--json", "show", id}).Json()["messages"].size(), 1u);
+  const std::string good = WritePng("good.png", "good");
+  const std::string missing = dir_.Sub("nope.png");
+  CliRun r = Sdb({"append", id, "with image", "--image", good, "--image", missing});
+  EXPECT_TRUE(r.exit_code == 2 || r.exit_code == 3) << r.exit_code;
+  EXPECT_TRUE(Contains(r.err, missing)) << r.err;
+  EXPECT_EQ(MessageCount(id), 1u);
+  json session = Sdb({"--json", "show", id}).Json()["session"];
+  EXPECT_EQ(session["message_count"], 1);
+  EXPECT_EQ(session["last_seq"], 1);
+  EXPECT_EQ(Sdb({"--json", "stats"}).Json()["blobs"], 0);  // not even the good image
 }
 
-TEST_F(Cli, AnImageOverTheLimitIsRefusedWithTheLimitNamed) {
+TEST_F(Cli, AnImageOverTheLimitIsRefusedWithTheLimitAndTheFlagNamed) {
   std::string id = NewSession();
-  std::string png = dir_.Sub("big.png");
-  std::ofstream(png, std::ios::binary) << MakePng(10, 10, "big", 4000);
+  const std::string png = WriteFile("big.png", MakePng(10, 10, "big", 4000));
   CliRun r = Sdb({"--max-image-bytes", "1000", "append", id, "big", "--image", png});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("the limit is"), std::string::npos);
-  EXPECT_EQ(Sdb({"--json", "show", id}).Json()["messages"].size(), 0u);
+  EXPECT_TRUE(Contains(r.err, "the limit is")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "--max-image-bytes")) << r.err;
+  EXPECT_EQ(MessageCount(id), 0u);
+  // Sizes take units, and a raised limit lets the same image in.
+  EXPECT_EQ(Sdb({"--max-image-bytes", "1MiB", "append", id, "big", "--image", png}).exit_code, 0);
 }
 
+TEST_F(Cli, ABadRoleOrMetadataIsAnInvalidArgument) {
+  std::string id = NewSession();
+  CliRun role = Sdb({"append", id, "hi", "--role", "wizard"});
+  EXPECT_EQ(role.exit_code, 2);
+  EXPECT_TRUE(Contains(role.err, "wizard")) << role.err;
+  CliRun meta = Sdb({"new", "--meta", "no-equals-sign"});
+  EXPECT_EQ(meta.exit_code, 2);
+  EXPECT_TRUE(Contains(meta.err, "KEY=VALUE")) << meta.err;
+  EXPECT_EQ(Sdb({"new", "--id", "../escape"}).exit_code, 2);
+}
+
+TEST_F(Cli, ASessionIdThatIsTakenExitsFour) {
+  NewSession({"--id", "dup"});
+  CliRun r = Sdb({"new", "--id", "dup"});
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_TRUE(Contains(r.err, "dup")) << r.err;
+}
+
+TEST_F(Cli, DataUrisWithoutJsonIsRefused) {
+  std::string id = NewSession();
+  CliRun r = Sdb({"show", id, "--data-uris"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Contains(r.err, "--json")) << r.err;
+}
+
+// ---- Sessions ---------------------------------------------------------------
+
 TEST_F(Cli, RenameArchiveUnarchiveAndListFilters) {
-  std::string a = NewSession({"--id", "alpha", "--meta", "project=/src/app"});
-  std::string b = NewSession({"--id", "beta"});
-  ASSERT_EQ(Sdb({"rename", "alpha", "Alpha work"}).exit_code, 0);
-  ASSERT_EQ(Sdb({"archive", "beta"}).exit_code, 0);
+  NewSession({"--id", "alpha", "--meta", "project=/src/app"});
+  NewSession({"--id", "beta"});
+  CliRun renamed = Sdb({"--json", "rename", "alpha", "Alpha work"});
+  ASSERT_EQ(renamed.exit_code, 0) << renamed.err;
+  EXPECT_EQ(renamed.Json()["title"], "Alpha work");
+  CliRun archived = Sdb({"--json", "archive", "beta"});
+  ASSERT_EQ(archived.exit_code, 0) << archived.err;
+  EXPECT_EQ(archived.Json()["archived"], true);
+
   json active = Sdb({"--json", "ls"}).Json();
   ASSERT_EQ(active["sessions"].size(), 1u);
   EXPECT_EQ(active["sessions"][0]["title"], "Alpha work");
-  EXPECT_EQ(Sdb({"--json", "ls", "--archived"}).Json()["sessions"][0]["id"], "beta");
+  json only_archived = Sdb({"--json", "ls", "--archived"}).Json();
+  ASSERT_EQ(only_archived["sessions"].size(), 1u);
+  EXPECT_EQ(only_archived["sessions"][0]["id"], "beta");
   EXPECT_EQ(Sdb({"--json", "ls", "--all"}).Json()["sessions"].size(), 2u);
+  EXPECT_EQ(Sdb({"ls", "--all", "--archived"}).exit_code, 1);
   json by_project = Sdb({"--json", "ls", "--all", "--meta", "project=/src/app"}).Json();
   ASSERT_EQ(by_project["sessions"].size(), 1u);
   EXPECT_EQ(by_project["sessions"][0]["id"], "alpha");
-  ASSERT_EQ(Sdb({"unarchive", "beta"}).exit_code, 0);
+
+  CliRun table = Sdb({"ls", "--all"});
+  EXPECT_TRUE(Contains(table.out, "ID")) << table.out;
+  EXPECT_TRUE(Contains(table.out, "TITLE"));
+  EXPECT_TRUE(Contains(table.out, "MESSAGES"));
+  EXPECT_TRUE(Contains(table.out, "UPDATED"));
+  EXPECT_TRUE(Contains(table.out, "ARCHIVED"));
+  EXPECT_TRUE(Contains(table.out, "Alpha work"));
+
+  CliRun unarchived = Sdb({"--json", "unarchive", "beta"});
+  ASSERT_EQ(unarchived.exit_code, 0);
+  EXPECT_EQ(unarchived.Json()["archived"], false);
   EXPECT_EQ(Sdb({"--json", "ls"}).Json()["sessions"].size(), 2u);
-  CliRun human = Sdb({"ls"});
-  EXPECT_NE(human.out.find("Alpha work"), std::string::npos);
 }
 
-TEST_F(Cli, PagingWithTheCursorShowsEverySession) {
+TEST_F(Cli, PagingWithTheCursorShowsEverySessionOnce) {
   for (int i = 0; i < 5; ++i) NewSession({"--id", "s" + std::to_string(i)});
   json first = Sdb({"--json", "ls", "--limit", "3"}).Json();
   ASSERT_EQ(first["sessions"].size(), 3u);
   ASSERT_TRUE(first["next_cursor"].is_string());
   json second = Sdb({"--json", "ls", "--limit", "3", "--cursor", first["next_cursor"]}).Json();
-  EXPECT_EQ(second["sessions"].size(), 2u);
+  ASSERT_EQ(second["sessions"].size(), 2u);
   EXPECT_TRUE(second["next_cursor"].is_null());
+  std::set<std::string> ids;
+  for (const auto& page : {first, second}) {
+    for (const auto& s : page["sessions"]) ids.insert(s["id"].get<std::string>());
+  }
+  EXPECT_EQ(ids.size(), 5u);
+  // People get the command for the next page.
+  CliRun human = Sdb({"ls", "--limit", "3"});
+  EXPECT_TRUE(Contains(human.out, "--cursor")) << human.out;
+  EXPECT_TRUE(Contains(human.out, "--limit 3")) << human.out;
 }
 
 TEST_F(Cli, RmNeedsYesAndThenDeletes) {
   std::string id = NewSession();
   CliRun refused = Sdb({"rm", id});
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(refused.err.find("--yes"), std::string::npos);
+  EXPECT_TRUE(Contains(refused.err, "--yes")) << refused.err;
   EXPECT_EQ(Sdb({"show", id}).exit_code, 0);
-  EXPECT_EQ(Sdb({"rm", id, "--yes"}).exit_code, 0);
+  CliRun removed = Sdb({"--json", "rm", id, "--yes"});
+  EXPECT_EQ(removed.exit_code, 0);
+  EXPECT_EQ(removed.Json()["deleted"], true);
   EXPECT_EQ(Sdb({"show", id}).exit_code, 3);
+}
+
+TEST_F(Cli, PurgeRemovesOnlyOldArchivedSessions) {
+  std::string keep = NewSession();
+  std::string old = NewSession();
+  ASSERT_EQ(Sdb({"archive", old}).exit_code, 0);
+  // Nothing is older than a day yet.
+  EXPECT_EQ(Sdb({"--json", "purge", "--older-than", "1"}).Json()["purged"], 0);
+  EXPECT_EQ(Sdb({"purge", "--older-than", "-1"}).exit_code, 1);
+  CliRun purged = Sdb({"purge", "--older-than", "0"});
+  EXPECT_EQ(purged.exit_code, 0);
+  EXPECT_EQ(purged.out, "purged 1 archived session\n");
+  EXPECT_EQ(Sdb({"show", old}).exit_code, 3);
+  EXPECT_EQ(Sdb({"show", keep}).exit_code, 0);
 }
 
 TEST_F(Cli, ActiveSessionCanBeSetShownAndCleared) {
   std::string id = NewSession();
-  EXPECT_EQ(Sdb({"active"}).out, "no active session\n");
+  CliRun none = Sdb({"active"});
+  EXPECT_EQ(none.exit_code, 0);
+  EXPECT_EQ(none.out, "");  // so that $(sessiondb active) is empty
+  EXPECT_TRUE(Contains(none.err, "no active session"));
   ASSERT_EQ(Sdb({"active", id}).exit_code, 0);
+  EXPECT_EQ(Sdb({"active"}).out, id + "\n");
   EXPECT_EQ(Sdb({"--json", "active"}).Json()["active_session"], id);
   EXPECT_EQ(Sdb({"active", "ghost"}).exit_code, 3);
+  EXPECT_EQ(Sdb({"active"}).out, id + "\n");  // a failed set changes nothing
   ASSERT_EQ(Sdb({"active", "--clear"}).exit_code, 0);
   EXPECT_TRUE(Sdb({"--json", "active"}).Json()["active_session"].is_null());
 }
+
+// ---- Reading pieces of a log ------------------------------------------------
+
+TEST_F(Cli, ShowPagesWithFromLimitAndLast) {
+  std::string id = NewSession();
+  for (int i = 1; i <= 5; ++i) ASSERT_EQ(Sdb({"append", id, "m" + std::to_string(i)}).exit_code, 0);
+  auto seqs = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"--json", "show", id};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<int64_t> out;
+    const json shown = Sdb(args).Json();
+    for (const auto& m : shown["messages"]) out.push_back(m["seq"]);
+    return out;
+  };
+  EXPECT_EQ(seqs({}), (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(seqs({"--from", "4"}), (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(seqs({"--from", "2", "--limit", "2"}), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(seqs({"--last", "2"}), (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(Sdb({"show", id, "--last", "2", "--from", "1"}).exit_code, 1);
+}
+
+// ---- Housekeeping -----------------------------------------------------------
 
 TEST_F(Cli, StatsGcAndVerifyReportTheStore) {
   std::string a = NewSession();
@@ -216,65 +592,97 @@ TEST_F(Cli, StatsGcAndVerifyReportTheStore) {
   json stats = Sdb({"--json", "stats"}).Json();
   EXPECT_EQ(stats["sessions"], 2);
   EXPECT_EQ(stats["messages"], 2);
-  EXPECT_EQ(stats["blobs"], 1);
+  EXPECT_EQ(stats["blobs"], 1);  // same bytes, one blob
+  EXPECT_GT(stats["total_bytes"].get<int64_t>(), 0);
+  EXPECT_TRUE(Contains(Sdb({"stats"}).out, "sessions  2"));
 
-  json verify = Sdb({"--json", "verify"}).Json();
-  EXPECT_EQ(verify["clean"], true);
-  EXPECT_EQ(verify["blobs_checked"], 1);
+  CliRun verified = Sdb({"--json", "verify"});
+  EXPECT_EQ(verified.exit_code, 0);
+  EXPECT_EQ(verified.Json()["clean"], true);
+  EXPECT_EQ(verified.Json()["blobs_checked"], 1);
+  EXPECT_EQ(verified.err, "");  // no progress when stderr is not a terminal
 
   ASSERT_EQ(Sdb({"rm", a, "--yes"}).exit_code, 0);
   ASSERT_EQ(Sdb({"rm", b, "--yes"}).exit_code, 0);
   json young = Sdb({"--json", "gc"}).Json();
   EXPECT_EQ(young["blobs_deleted"], 0);
   EXPECT_EQ(young["blobs_in_grace"], 1);
+  json dry = Sdb({"--json", "gc", "--dry-run", "--grace-minutes", "0"}).Json();
+  EXPECT_EQ(dry["blobs_deleted"], 1);
+  EXPECT_EQ(dry["dry_run"], true);
+  EXPECT_EQ(Sdb({"--json", "stats"}).Json()["blobs"], 1);  // a dry run deletes nothing
   json gc = Sdb({"--json", "gc", "--grace-minutes", "0"}).Json();
   EXPECT_EQ(gc["blobs_deleted"], 1);
+  EXPECT_GT(gc["bytes_freed"].get<int64_t>(), 0);
   EXPECT_EQ(Sdb({"--json", "stats"}).Json()["blobs"], 0);
 }
 
-TEST_F(Cli, VerifyExitsEightWhenABlobIsMissing) {
+TEST_F(Cli, VerifyExitsEightAndListsAMissingBlob) {
   std::string id = NewSession();
   std::string png = WritePng("p.png", "verify-missing");
   json appended = Sdb({"--json", "append", id, "x", "--image", png}).Json();
-  std::string sha = appended["resources"][0]["content_sha256"];
-  std::filesystem::remove(store_ + "/blobs/sha256/" + sha.substr(0, 2) + "/" + sha);
+  const std::string sha = appended["resources"][0]["content_sha256"];
+  const std::string blob = FindBlob(sha);
+  ASSERT_FALSE(blob.empty());
+  std::filesystem::remove(blob);
+
   CliRun r = Sdb({"verify"});
   EXPECT_EQ(r.exit_code, 8);
-  EXPECT_NE(r.out.find(sha), std::string::npos);
+  EXPECT_TRUE(Contains(r.out, "missing")) << r.out;
+  EXPECT_TRUE(Contains(r.out, sha)) << r.out;
+  CliRun j = Sdb({"--json", "verify"});
+  EXPECT_EQ(j.exit_code, 8);
+  EXPECT_EQ(j.Json()["clean"], false);
+  EXPECT_EQ(j.Json()["missing"][0], sha);
+
+  // The message still loads, and says its image is gone.
   CliRun shown = Sdb({"show", id});
   EXPECT_EQ(shown.exit_code, 0);
-  EXPECT_NE(shown.out.find("MISSING"), std::string::npos);
+  EXPECT_TRUE(Contains(shown.out, "MISSING")) << shown.out;
+  CliRun as_json = Sdb({"--json", "show", id, "--data-uris"});
+  EXPECT_EQ(as_json.exit_code, 0);
+  json part = as_json.Json()["messages"][0]["parts"][1];
+  EXPECT_EQ(part["resource"]["missing"], true);
+  EXPECT_FALSE(part.contains("data_uri"));
 }
 
-TEST_F(Cli, TheStoreComesFromTheFlagThenTheEnvironmentThenXdg) {
-  std::string env_store = dir_.Sub("env-store");
-  std::string xdg = dir_.Sub("xdg");
-  CliRun via_env = Sdb({"--json", "init"}, "", false, "SESSIONDB_STORE=" + Quote(env_store));
-  EXPECT_EQ(via_env.Json()["store"], env_store);
-  CliRun flag_wins = Sdb({"--json", "init"}, "", true, "SESSIONDB_STORE=" + Quote(env_store));
-  EXPECT_EQ(flag_wins.Json()["store"], store_);
-  CliRun via_xdg =
-      Sdb({"--json", "init"}, "", false, "SESSIONDB_STORE= XDG_DATA_HOME=" + Quote(xdg));
-  EXPECT_EQ(via_xdg.Json()["store"], xdg + "/sessiondb");
-  EXPECT_TRUE(std::filesystem::exists(xdg + "/sessiondb/sessiondb.db"));
+TEST_F(Cli, VerifyDrawsProgressOnlyOnATerminal) {
+  std::string id = NewSession();
+  ASSERT_EQ(Sdb({"append", id, "x", "--image", WritePng("p.png", "progress")}).exit_code, 0);
+  CliRun r = Run({"--json", "verify"}, {.stderr_is_terminal = true});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "verifying blobs")) << r.err;
+  EXPECT_EQ(r.Json()["clean"], true);  // stdout holds the JSON alone
 }
 
-TEST_F(Cli, ReadingAStoreThatDoesNotExistSaysToRunInit) {
+// ---- Where the store is -----------------------------------------------------
+
+TEST_F(Cli, TheStoreComesFromTheFlagThenTheEnvironmentThenXdgThenHome) {
+  const std::string env_store = dir_.Sub("env-store");
+  const std::string xdg = dir_.Sub("xdg");
+  auto store_of = [&](bool with_store, std::map<std::string, std::optional<std::string>> env) {
+    CliRun r = Run({"--json", "init"}, {.with_store = with_store, .env = std::move(env)});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.Json()["store"].get<std::string>();
+  };
+  EXPECT_EQ(store_of(true, {{"SESSIONDB_STORE", env_store}, {"XDG_DATA_HOME", xdg}}), store_);
+  EXPECT_EQ(store_of(false, {{"SESSIONDB_STORE", env_store}, {"XDG_DATA_HOME", xdg}}), env_store);
+  EXPECT_EQ(store_of(false, {{"SESSIONDB_STORE", ""}, {"XDG_DATA_HOME", xdg}}), xdg + "/sessiondb");
+  EXPECT_EQ(store_of(false, {}), home_ + "/.local/share/sessiondb");
+
+  // A session made through the variable is found through the flag, and not elsewhere.
+  CliRun made = Run({"new", "--id", "via-env"},
+                    {.with_store = false, .env = {{"SESSIONDB_STORE", env_store}}});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_EQ(Run({"show", "via-env", "--store", env_store}, {.with_store = false}).exit_code, 0);
+  EXPECT_EQ(Run({"show", "via-env"}, {.env = {{"SESSIONDB_STORE", env_store}}}).exit_code, 3);
+}
+
+TEST_F(Cli, ReadingAStoreThatDoesNotExistSaysToRunInitAndCreatesNothing) {
   CliRun r = Sdb({"ls"});
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("sessiondb init"), std::string::npos);
+  EXPECT_TRUE(Contains(r.err, "sessiondb init")) << r.err;
   EXPECT_FALSE(std::filesystem::exists(store_));
-}
-
-TEST_F(Cli, PurgeRemovesOnlyOldArchivedSessions) {
-  std::string keep = NewSession();
-  std::string old = NewSession();
-  ASSERT_EQ(Sdb({"archive", old}).exit_code, 0);
-  // Nothing is older than a day yet.
-  EXPECT_EQ(Sdb({"--json", "purge", "--older-than", "1"}).Json()["purged"], 0);
-  EXPECT_EQ(Sdb({"--json", "purge", "--older-than", "0"}).Json()["purged"], 1);
-  EXPECT_EQ(Sdb({"show", old}).exit_code, 3);
-  EXPECT_EQ(Sdb({"show", keep}).exit_code, 0);
 }
 
 }  // namespace

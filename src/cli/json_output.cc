@@ -1,0 +1,142 @@
+#include "cli/json_output.h"
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "core/message_codec.h"
+
+namespace sessiondb::cli {
+
+namespace {
+
+// The JSON value held as text in a C++ `*_json` field; `empty` when the text is
+// empty, and the text itself as a string if it does not parse (the library
+// validates these fields on write, so that means a damaged log, and showing the
+// raw text beats hiding it).
+Json EmbeddedJson(const std::string& text, Json empty) {
+  if (text.empty()) return empty;
+  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return value.is_discarded() ? Json(text) : value;
+}
+
+}  // namespace
+
+Json ToJson(const Session& s) {
+  return {{"id", s.id},
+          {"title", s.title},
+          {"preview", s.preview},
+          {"created_ms", s.created_ms},
+          {"updated_ms", s.updated_ms},
+          {"message_count", s.message_count},
+          {"last_seq", s.last_seq},
+          {"archived", s.archived},
+          {"metadata", EmbeddedJson(s.metadata_json, Json::object())}};
+}
+
+Json ToJson(const SessionPage& page) {
+  Json sessions = Json::array();
+  for (const Session& s : page.sessions) sessions.push_back(ToJson(s));
+  return {{"sessions", std::move(sessions)},
+          {"next_cursor", page.next_cursor.empty() ? Json() : Json(page.next_cursor)}};
+}
+
+Json ToJson(const Resource& r) {
+  // The codec decides which fields a descriptor carries; the order here is
+  // that of the struct, for people reading the output.
+  static constexpr std::array<std::string_view, 9> kFieldOrder = {
+      "resource_id", "content_sha256", "mime", "size", "width", "height", "origin", "name", "uri"};
+  const Json descriptor = Json::parse(ResourceToJson(r));
+  Json j = Json::object();
+  for (std::string_view field : kFieldOrder) {
+    if (auto it = descriptor.find(field); it != descriptor.end()) j[std::string(field)] = *it;
+  }
+  for (const auto& [key, value] : descriptor.items()) {
+    if (!j.contains(key)) j[key] = value;
+  }
+  j["missing"] = r.missing;
+  return j;
+}
+
+Json ToJson(const Part& p) {
+  Json j = {{"type", PartTypeName(p.type)}};
+  switch (p.type) {
+    case PartType::kText:
+    case PartType::kReasoning:
+      j["text"] = p.text;
+      break;
+    case PartType::kImage:
+    case PartType::kFile:
+    case PartType::kResourceLink:
+      j["resource"] = p.resource ? ToJson(*p.resource) : Json();
+      break;
+    case PartType::kToolCall:
+      j["tool_call_id"] = p.tool_call_id;
+      j["tool_name"] = p.tool_name;
+      j["arguments"] = EmbeddedJson(p.arguments_json, Json::object());
+      break;
+    case PartType::kToolResult:
+      j["tool_call_id"] = p.tool_call_id;
+      j["text"] = p.text;
+      j["is_error"] = p.is_error;
+      break;
+  }
+  return j;
+}
+
+Json ToJson(const Message& m) {
+  Json parts = Json::array();
+  for (const Part& p : m.parts) parts.push_back(ToJson(p));
+  Json usage;
+  if (m.usage) {
+    usage = {{"input_tokens", m.usage->input_tokens},
+             {"output_tokens", m.usage->output_tokens},
+             {"cached_tokens", m.usage->cached_tokens},
+             {"reasoning_tokens", m.usage->reasoning_tokens}};
+  }
+  return {{"id", m.id},
+          {"session_id", m.session_id},
+          {"seq", m.seq},
+          {"ts_ms", m.ts_ms},
+          {"role", RoleName(m.role)},
+          {"parts", std::move(parts)},
+          {"files", m.files},
+          {"files_modified", m.files_modified},
+          {"edit_results", EmbeddedJson(m.edit_results_json, Json::array())},
+          {"model", m.model},
+          {"usage", std::move(usage)},
+          {"metadata", EmbeddedJson(m.metadata_json, Json::object())}};
+}
+
+Json ToJson(const AppendResult& r) {
+  Json resources = Json::array();
+  for (const Resource& res : r.resources) resources.push_back(ToJson(res));
+  return {{"message_id", r.message_id},
+          {"seq", r.seq},
+          {"ts_ms", r.ts_ms},
+          {"resources", std::move(resources)}};
+}
+
+Json ToJson(const GcReport& r) {
+  return {{"blobs_scanned", r.blobs_scanned},
+          {"blobs_deleted", r.blobs_deleted},
+          {"bytes_freed", r.bytes_freed},
+          {"blobs_in_grace", r.blobs_in_grace}};
+}
+
+Json ToJson(const VerifyReport& r) {
+  return {{"blobs_checked", r.blobs_checked},
+          {"bytes_checked", r.bytes_checked},
+          {"missing", r.missing},
+          {"corrupt", r.corrupt},
+          {"clean", r.clean()}};
+}
+
+Json ToJson(const StorageStats& s) {
+  return {{"sessions", s.sessions},      {"archived_sessions", s.archived_sessions},
+          {"messages", s.messages},      {"blobs", s.blobs},
+          {"blob_bytes", s.blob_bytes},  {"database_bytes", s.database_bytes},
+          {"total_bytes", s.total_bytes}};
+}
+
+}  // namespace sessiondb::cli

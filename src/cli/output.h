@@ -1,0 +1,80 @@
+// How the `sessiondb` command speaks: exit codes, error lines, JSON documents
+// on stdout, aligned tables and times for people. Nothing here knows about the
+// store; the verbs decide what to print, this file decides how.
+//
+// Example:
+//   Table t({"ID", "TITLE"});
+//   t.AddRow({s.id, Shorten(s.title, 40)});
+//   t.Print(std::cout);
+//
+// Thread-safety: the CLI is single-threaded; these write to the process's
+// standard streams without locking.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sessiondb/status.h"
+
+namespace sessiondb::cli {
+
+// JSON values the CLI prints. Ordered, so keys come out in the order of the
+// C++ struct fields rather than alphabetically.
+using Json = nlohmann::ordered_json;
+
+// Exit codes; documented in docs/cli.md and in `sessiondb --help`.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitUsage = 1,  // CLI11 could not parse the command line
+  kExitInvalidArgument = 2,
+  kExitNotFound = 3,
+  kExitAlreadyExists = 4,
+  kExitBusy = 5,
+  kExitStorageError = 6,  // corruption, I/O, internal
+  kExitFailedPrecondition = 7,
+  kExitVerifyFailed = 8,
+};
+
+// The exit code for a failed call's status (kExitOk for kOk).
+int ExitCodeFor(StatusCode code);
+
+// Prints `value` to stdout as one pretty-printed JSON document and a newline.
+// Bytes that are not UTF-8 (a file name from a Latin-1 disk, say) are replaced
+// with U+FFFD rather than aborting the command.
+void PrintJson(const Json& value);
+
+// Reports an error: "sessiondb: error: <message>" on stderr, and with `json`
+// also {"error":{"code","message"}} on stdout for the program parsing it.
+// `code` is a StatusCodeName ("not_found") or "usage".
+void PrintError(std::string_view code, std::string_view message, bool json);
+
+// "2026-11-22 11:03" (or with `seconds`, "2026-11-22 11:03:07") in local time.
+std::string FormatTime(int64_t unix_ms, bool seconds = false);
+
+// `text` cut to at most `max_chars` code points, the last one "…" when cut,
+// never splitting a UTF-8 sequence. Newlines and tabs become spaces.
+std::string Shorten(std::string_view text, size_t max_chars);
+
+// A table for people: a header row and columns padded to their widest cell
+// (measured in code points), separated by two spaces. The last column is not
+// padded, so long titles do not leave trailing blanks.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers);
+  // `cells` must have one entry per header.
+  void AddRow(std::vector<std::string> cells);
+  // Right-aligns the column (numbers).
+  void AlignRight(size_t column);
+  void Print(std::ostream& out) const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+  std::vector<bool> right_;
+};
+
+}  // namespace sessiondb::cli
