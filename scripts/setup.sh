@@ -7,6 +7,8 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libsqlite3-dev sqlite3          # embedded backend (WAL, FTS5)
+  libpq-dev                       # PostgreSQL backend (client library)
+  postgresql                      # the throw-away server the PostgreSQL tests start
   libssl-dev                      # SHA-256, base64
   nlohmann-json3-dev              # JSON codec
   libcli11-dev                    # command line parsing

@@ -1,9 +1,11 @@
 // The Store: one sessiondb database. Store::Open gives the embedded backend (a
 // directory holding a SQLite database in WAL mode and a content-addressed blob
-// folder); other backends implement the same interface.
+// folder) for a path, and the PostgreSQL backend for a postgresql:// URI;
+// both implement this interface with the same guarantees.
 //
-// Thread-safety: a Store may be shared by the threads of a process; calls are
-// serialised internally. Several processes may open the same store at once:
+// Thread-safety: a Store may be shared by the threads of a process (the
+// embedded backend serialises calls; the PostgreSQL backend runs them on a
+// pool of connections). Several processes may open the same store at once:
 // writers wait for each other (up to StoreOptions::busy_timeout_ms) instead of
 // failing with "database is locked".
 //
@@ -52,16 +54,29 @@ struct StoreOptions {
   std::function<int64_t()> clock;
   // Receives warnings (a missing blob, a skipped part). Default: stderr.
   std::function<void(std::string_view)> warn;
+  // PostgreSQL stores: the namespace (a user, team or project) this Store
+  // works in; sessions of other namespaces are invisible to it. Empty means
+  // the URI's `namespace` parameter, else "default". An embedded store is a
+  // single namespace and refuses any other name.
+  std::string namespace_name;
+  // PostgreSQL stores: connections kept for concurrent callers of one Store.
+  int max_connections = 8;
 };
+
+// Supplies the bytes of a blob by digest (for RestoreSession).
+using BlobSourceFn = std::function<Result<std::string>(std::string_view sha256)>;
 
 // The current schema version of the embedded store.
 inline constexpr int kSchemaVersion = 1;
 
 class Store {
  public:
-  // Opens the store at `path` (a directory), creating it if missing and
-  // options.create_if_missing. Fails with kFailedPrecondition if the store was
-  // written by a newer sessiondb, kNotFound if missing and not to be created,
+  // Opens the store at `path`: a directory (embedded), or a PostgreSQL URI
+  // (`postgresql://user@host/db?namespace=team-a`, any libpq URI plus the
+  // optional `namespace` parameter). Creates the store (directory or schema)
+  // if missing and options.create_if_missing. Fails with kFailedPrecondition
+  // if the store was written by a newer sessiondb, kNotFound if missing and
+  // not to be created, kBusy if the database server cannot be reached,
   // kIo/kCorruption if the files cannot be read. The caller owns the result.
   static Result<std::unique_ptr<Store>> Open(const std::string& path,
                                              const StoreOptions& options = {});
@@ -109,6 +124,18 @@ class Store {
   // The last `count` messages, in order.
   virtual Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
                                                         int64_t count) = 0;
+
+  // Writes a session exactly as another store holds it (copies between
+  // stores, snapshot imports): the index entry as given (title, preview,
+  // created and updated times, archived, metadata) and the messages with
+  // their ids, seqs and timestamps, all in one transaction. Blobs the messages
+  // refer to that this store lacks are fetched through `blob_source` and must
+  // hash to their name; one the source has lost is kept as a descriptor (and
+  // reported missing when read), with a warning. kAlreadyExists if the
+  // session exists; kInvalidArgument if the seqs are not 1, 2, 3... or a
+  // message is malformed; kCorruption if fetched bytes do not match.
+  virtual Status RestoreSession(const Session& session, std::span<const Message> messages,
+                                const BlobSourceFn& blob_source) = 0;
 
   // ---- Blobs ----------------------------------------------------------------
 

@@ -5,9 +5,10 @@
 namespace sessiondb::testing {
 namespace {
 
-using MessageLog = StoreTest;
+class MessageLog : public BackendTest {};
+SESSIONDB_FOR_EACH_BACKEND(MessageLog);
 
-TEST_F(MessageLog, AppendsGetDenseSeqsAndReadBackInOrder) {
+TEST_P(MessageLog, AppendsGetDenseSeqsAndReadBackInOrder) {
   std::string id = NewSessionId();
   for (int i = 1; i <= 30; ++i) {
     AppendResult r =
@@ -37,7 +38,7 @@ TEST_F(MessageLog, AppendsGetDenseSeqsAndReadBackInOrder) {
   EXPECT_EQ(store_->GetSession(id)->message_count, 30);
 }
 
-TEST_F(MessageLog, EveryPartTypeAndOptionalFieldRoundTrips) {
+TEST_P(MessageLog, EveryPartTypeAndOptionalFieldRoundTrips) {
   std::string id = NewSessionId();
   Message m;
   m.id = "msg-caller-chosen";
@@ -89,10 +90,10 @@ TEST_F(MessageLog, EveryPartTypeAndOptionalFieldRoundTrips) {
   EXPECT_EQ(got.metadata_json, R"({"turn_id":"t1"})");
   EXPECT_EQ(got.Text(), "Let me look.");
   // No blob was written for the link, and nothing was fetched.
-  EXPECT_EQ(BlobFileCount(), 0u);
+  EXPECT_EQ(BlobCount(), 0u);
 }
 
-TEST_F(MessageLog, ARepeatedMessageIdIsRefusedAndTheLogIsUnchanged) {
+TEST_P(MessageLog, ARepeatedMessageIdIsRefusedAndTheLogIsUnchanged) {
   std::string id = NewSessionId();
   Message m;
   m.id = "dup";
@@ -112,7 +113,11 @@ struct BadMessageCase {
   std::string expected_fragment;
 };
 
-class BadMessages : public StoreTest, public ::testing::WithParamInterface<int> {};
+class BadMessages : public StoreTest,
+                    public ::testing::WithParamInterface<std::tuple<Backend, int>> {
+ protected:
+  Backend backend() const override { return std::get<0>(GetParam()); }
+};
 
 std::vector<BadMessageCase> BadMessageCases() {
   auto msg = [](std::vector<Part> parts) {
@@ -138,7 +143,7 @@ std::vector<BadMessageCase> BadMessageCases() {
 }
 
 TEST_P(BadMessages, AreRefusedWithAClearErrorAndNothingIsWritten) {
-  BadMessageCase c = BadMessageCases()[GetParam()];
+  BadMessageCase c = BadMessageCases()[std::get<1>(GetParam())];
   std::string id = NewSessionId();
   AppendText(id, "before");
   auto r = store_->Append(id, c.message);
@@ -152,10 +157,15 @@ TEST_P(BadMessages, AreRefusedWithAClearErrorAndNothingIsWritten) {
   EXPECT_EQ(store_->ReadMessages(id)->size(), 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCases, BadMessages,
-                         ::testing::Range(0, static_cast<int>(BadMessageCases().size())));
+INSTANTIATE_TEST_SUITE_P(
+    AllCases, BadMessages,
+    ::testing::Combine(::testing::Values(Backend::kEmbedded, Backend::kPostgres),
+                       ::testing::Range(0, static_cast<int>(BadMessageCases().size()))),
+    [](const auto& info) {
+      return BackendName(std::get<0>(info.param)) + "_" + std::to_string(std::get<1>(info.param));
+    });
 
-TEST_F(MessageLog, AppendingToAMissingSessionIsNotFound) {
+TEST_P(MessageLog, AppendingToAMissingSessionIsNotFound) {
   Message m;
   m.parts = {Part::Text("hi")};
   auto r = store_->Append("ghost", m);
@@ -165,7 +175,7 @@ TEST_F(MessageLog, AppendingToAMissingSessionIsNotFound) {
   EXPECT_FALSE(store_->GetSession("ghost"));
 }
 
-TEST_F(MessageLog, ABatchCommitsWholeOrNotAtAll) {
+TEST_P(MessageLog, ABatchCommitsWholeOrNotAtAll) {
   std::string id = NewSessionId();
   std::vector<Message> batch(3);
   for (auto& m : batch) m.parts = {Part::Text("ok")};

@@ -1,7 +1,5 @@
 // Sessions: creation, ids, titles and previews, listing, archive, delete,
 // purge, the active session, and opening stores of other versions.
-#include <sqlite3.h>
-
 #include <fstream>
 #include <set>
 
@@ -11,29 +9,28 @@
 namespace sessiondb::testing {
 namespace {
 
-using SessionStore = StoreTest;
+class SessionStore : public BackendTest {};
+SESSIONDB_FOR_EACH_BACKEND(SessionStore);
+class EmbeddedSessionStore : public EmbeddedStoreTest {};
 
-TEST_F(SessionStore, OpeningCreatesADirectoryWithADatabaseAndABlobFolder) {
+TEST_F(EmbeddedSessionStore, OpeningCreatesADirectoryWithADatabaseAndABlobFolder) {
   EXPECT_TRUE(std::filesystem::exists(StoreDir() + "/sessiondb.db"));
   EXPECT_TRUE(std::filesystem::is_directory(StoreDir() + "/blobs/sha256"));
 }
 
-TEST_F(SessionStore, AStoreWrittenByANewerVersionIsRefusedWithAClearError) {
+TEST_P(SessionStore, AStoreWrittenByANewerVersionIsRefusedWithAClearError) {
   std::string id = NewSessionId();
   store_.reset();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((StoreDir() + "/sessiondb.db").c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(db);
+  SetStoredSchemaVersion(99);
 
-  auto opened = Store::Open(StoreDir(), Options());
+  auto opened = Store::Open(Location(), Options());
   ASSERT_FALSE(opened);
   EXPECT_EQ(opened.error().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(opened.error().message().find("schema version 99"), std::string::npos);
   EXPECT_NE(opened.error().message().find("Upgrade sessiondb"), std::string::npos);
 }
 
-TEST_F(SessionStore, ReopeningKeepsEverything) {
+TEST_P(SessionStore, ReopeningKeepsEverything) {
   std::string id = NewSessionId("keep-me");
   AppendText(id, "hello there");
   Reopen();
@@ -43,7 +40,7 @@ TEST_F(SessionStore, ReopeningKeepsEverything) {
   EXPECT_EQ(s->title, "hello there");
 }
 
-TEST_F(SessionStore, ANonEmptyDirectoryThatIsNotAStoreIsRefused) {
+TEST_F(EmbeddedSessionStore, ANonEmptyDirectoryThatIsNotAStoreIsRefused) {
   std::string other = dir_.Sub("other");
   std::filesystem::create_directories(other);
   { std::ofstream(other + "/notes.txt") << "mine"; }
@@ -54,7 +51,7 @@ TEST_F(SessionStore, ANonEmptyDirectoryThatIsNotAStoreIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(other + "/sessiondb.db"));
 }
 
-TEST_F(SessionStore, AMissingStoreIsNotCreatedWhenAskedNotTo) {
+TEST_F(EmbeddedSessionStore, AMissingStoreIsNotCreatedWhenAskedNotTo) {
   StoreOptions options = Options();
   options.create_if_missing = false;
   auto opened = Store::Open(dir_.Sub("nowhere"), options);
@@ -63,7 +60,7 @@ TEST_F(SessionStore, AMissingStoreIsNotCreatedWhenAskedNotTo) {
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub("nowhere")));
 }
 
-TEST_F(SessionStore, DefaultIdsAreUuidV7) {
+TEST_P(SessionStore, DefaultIdsAreUuidV7) {
   auto s = store_->CreateSession({});
   ASSERT_TRUE(s);
   ASSERT_EQ(s->id.size(), 36u);
@@ -73,14 +70,14 @@ TEST_F(SessionStore, DefaultIdsAreUuidV7) {
   EXPECT_EQ(s->metadata_json, "{}");
 }
 
-TEST_F(SessionStore, ACallerGivenIdIsKeptAndCannotBeTakenTwice) {
+TEST_P(SessionStore, ACallerGivenIdIsKeptAndCannotBeTakenTwice) {
   EXPECT_EQ(NewSessionId("my-chat_1.2"), "my-chat_1.2");
   auto again = store_->CreateSession(NewSession{.id = "my-chat_1.2"});
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code(), StatusCode::kAlreadyExists);
 }
 
-TEST_F(SessionStore, SessionIdsWithPathCharactersAreRefused) {
+TEST_P(SessionStore, SessionIdsWithPathCharactersAreRefused) {
   for (std::string bad : std::vector<std::string>{"../etc", "a/b", "a\\b", ".hidden", "has space",
                                                   "nul\x01", std::string(129, 'a')}) {
     auto s = store_->CreateSession(NewSession{.id = bad});
@@ -92,7 +89,7 @@ TEST_F(SessionStore, SessionIdsWithPathCharactersAreRefused) {
   EXPECT_TRUE(page->sessions.empty());
 }
 
-TEST_F(SessionStore, MetadataMustBeAJsonObject) {
+TEST_P(SessionStore, MetadataMustBeAJsonObject) {
   auto s = store_->CreateSession(NewSession{.metadata_json = "[1,2]"});
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().code(), StatusCode::kInvalidArgument);
@@ -101,7 +98,7 @@ TEST_F(SessionStore, MetadataMustBeAJsonObject) {
   EXPECT_EQ(t.error().code(), StatusCode::kInvalidArgument);
 }
 
-TEST_F(SessionStore, TheTitleComesFromTheFirstMessageAndNeverChangesAfterwards) {
+TEST_P(SessionStore, TheTitleComesFromTheFirstMessageAndNeverChangesAfterwards) {
   std::string id = NewSessionId();
   AppendText(id, "  You are a helpful\n assistant  ", Role::kSystem);
   AppendText(id, "A completely different question");
@@ -111,7 +108,7 @@ TEST_F(SessionStore, TheTitleComesFromTheFirstMessageAndNeverChangesAfterwards) 
   EXPECT_EQ(s->preview, "A completely different question");
 }
 
-TEST_F(SessionStore, RenameSetsTheTitleAndLaterMessagesKeepIt) {
+TEST_P(SessionStore, RenameSetsTheTitleAndLaterMessagesKeepIt) {
   std::string id = NewSessionId();
   ASSERT_TRUE(store_->RenameSession(id, "Bug triage").ok());
   AppendText(id, "first message");
@@ -172,7 +169,7 @@ TEST(PreviewRules, PreviewIsAHundredCharactersPlusEllipsis) {
   EXPECT_EQ(preview.substr(preview.size() - 3), "…");
 }
 
-TEST_F(SessionStore, ThePreviewIsTheFirstUserMessage) {
+TEST_P(SessionStore, ThePreviewIsTheFirstUserMessage) {
   std::string id = NewSessionId();
   AppendText(id, "system prompt", Role::kSystem);
   AppendText(id, "assistant greeting", Role::kAssistant);
@@ -181,7 +178,7 @@ TEST_F(SessionStore, ThePreviewIsTheFirstUserMessage) {
   EXPECT_EQ(store_->GetSession(id)->preview, "the user's question");
 }
 
-TEST_F(SessionStore, ListingIsByLastUpdateAndTheCursorVisitsEverySessionOnce) {
+TEST_P(SessionStore, ListingIsByLastUpdateAndTheCursorVisitsEverySessionOnce) {
   std::vector<std::string> ids;
   for (int i = 0; i < 25; ++i) {
     ids.push_back(NewSessionId("s" + std::to_string(i)));
@@ -207,7 +204,7 @@ TEST_F(SessionStore, ListingIsByLastUpdateAndTheCursorVisitsEverySessionOnce) {
   EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), 25u);
 }
 
-TEST_F(SessionStore, AForgedCursorIsRefused) {
+TEST_P(SessionStore, AForgedCursorIsRefused) {
   auto page = store_->ListSessions({.cursor = "x:../y"});
   ASSERT_FALSE(page);
   EXPECT_EQ(page.error().code(), StatusCode::kInvalidArgument);
@@ -216,7 +213,7 @@ TEST_F(SessionStore, AForgedCursorIsRefused) {
   EXPECT_NE(limit.error().message().find("1 to 1000"), std::string::npos);
 }
 
-TEST_F(SessionStore, ArchiveFiltersAndMetadataFiltersSelectSessions) {
+TEST_P(SessionStore, ArchiveFiltersAndMetadataFiltersSelectSessions) {
   ASSERT_TRUE(store_->CreateSession({.id = "a", .metadata_json = R"({"project":"/src/app"})"}));
   ASSERT_TRUE(store_->CreateSession({.id = "b", .metadata_json = R"({"project":"/src/lib"})"}));
   ASSERT_TRUE(store_->CreateSession({.id = "c", .metadata_json = R"({"project":"/src/app"})"}));
@@ -242,7 +239,7 @@ TEST_F(SessionStore, ArchiveFiltersAndMetadataFiltersSelectSessions) {
   EXPECT_EQ(store_->SetArchived("zz", true).code(), StatusCode::kNotFound);
 }
 
-TEST_F(SessionStore, DeleteRemovesTheSessionAndItsLogForGood) {
+TEST_P(SessionStore, DeleteRemovesTheSessionAndItsLogForGood) {
   std::string id = NewSessionId();
   AppendText(id, "secret");
   ASSERT_TRUE(store_->SetActiveSession(id).ok());
@@ -256,7 +253,7 @@ TEST_F(SessionStore, DeleteRemovesTheSessionAndItsLogForGood) {
   EXPECT_EQ(AppendText(id, "fresh").seq, 1);
 }
 
-TEST_F(SessionStore, PurgeDeletesOnlyArchivedSessionsOlderThanTheDate) {
+TEST_P(SessionStore, PurgeDeletesOnlyArchivedSessionsOlderThanTheDate) {
   NewSessionId("old-archived");
   NewSessionId("old-active");
   ASSERT_TRUE(store_->SetArchived("old-archived", true).ok());
@@ -272,7 +269,7 @@ TEST_F(SessionStore, PurgeDeletesOnlyArchivedSessionsOlderThanTheDate) {
   EXPECT_TRUE(store_->GetSession("new-archived"));
 }
 
-TEST_F(SessionStore, TheActiveSessionIsRememberedAcrossReopens) {
+TEST_P(SessionStore, TheActiveSessionIsRememberedAcrossReopens) {
   EXPECT_EQ(*store_->GetActiveSession(), std::nullopt);
   std::string id = NewSessionId();
   ASSERT_TRUE(store_->SetActiveSession(id).ok());
@@ -284,7 +281,7 @@ TEST_F(SessionStore, TheActiveSessionIsRememberedAcrossReopens) {
   EXPECT_EQ(*store_->GetActiveSession(), std::nullopt);
 }
 
-TEST_F(SessionStore, StatsCountSessionsMessagesAndBytes) {
+TEST_P(SessionStore, StatsCountSessionsMessagesAndBytes) {
   std::string a = NewSessionId();
   std::string b = NewSessionId();
   AppendText(a, "one");

@@ -1,20 +1,47 @@
-// A store in a fresh directory, with a controllable clock and captured
-// warnings, for the store test suites.
+// A fresh store with a controllable clock and captured warnings, for the
+// store test suites. The same tests run against every backend: an embedded
+// store in a temporary directory, and a PostgreSQL store in a database of its
+// own in the test cluster. The few things a test must do behind the store's
+// back (remove or damage a blob, fake a newer schema, look at raw storage)
+// are hooks here, written once per backend.
+//
+// Example:
+//   class Sessions : public BackendTest {};
+//   TEST_P(Sessions, AreListedNewestFirst) { ... store_->ListSessions(...) ... }
+//   SESSIONDB_FOR_EACH_BACKEND(Sessions);
 #pragma once
 
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "pg_test_database.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
 
 namespace sessiondb::testing {
 
+enum class Backend { kEmbedded, kPostgres };
+
+inline std::string BackendName(Backend b) { return b == Backend::kEmbedded ? "Embedded" : "Postgres"; }
+
 class StoreTest : public ::testing::Test {
  protected:
-  void SetUp() override { Reopen(); }
+  virtual Backend backend() const = 0;
+  bool embedded() const { return backend() == Backend::kEmbedded; }
+
+  void SetUp() override {
+    if (!embedded()) {
+      pg_ = std::make_unique<PgTestDatabase>();
+      ASSERT_TRUE(pg_->ok());
+    }
+    Reopen();
+  }
 
   StoreOptions Options() {
     StoreOptions options;
@@ -26,10 +53,13 @@ class StoreTest : public ::testing::Test {
     return options;
   }
 
+  // Where the store lives: a directory or a postgresql:// URI.
+  std::string Location() const { return embedded() ? dir_.Sub("store") : pg_->uri(); }
+
   void Reopen() { Reopen(Options()); }
   void Reopen(const StoreOptions& options) {
     store_.reset();
-    auto opened = Store::Open(dir_.Sub("store"), options);
+    auto opened = Store::Open(Location(), options);
     ASSERT_TRUE(opened) << opened.error().ToString();
     store_ = std::move(*opened);
   }
@@ -50,22 +80,102 @@ class StoreTest : public ::testing::Test {
     return r ? *r : AppendResult{};
   }
 
-  // Regular files under the blob folder, i.e. the stored blobs.
-  size_t BlobFileCount() const {
+  // ---- Behind the store's back ----
+
+  // How many blobs the store holds, referenced or not.
+  size_t BlobCount() const {
+    if (!embedded()) return std::stoul(pg_->Query("SELECT count(*) FROM blobs"));
     size_t n = 0;
-    std::filesystem::path root = std::filesystem::path(dir_.Sub("store")) / "blobs" / "sha256";
+    std::filesystem::path root = std::filesystem::path(StoreDir()) / "blobs" / "sha256";
     if (!std::filesystem::exists(root)) return 0;
     for (auto& e : std::filesystem::recursive_directory_iterator(root)) n += e.is_regular_file();
     return n;
   }
 
+  // Deletes the blob's bytes as a lost file or a careless DBA would.
+  void RemoveBlob(const std::string& sha) {
+    if (!embedded()) {
+      pg_->Query("DELETE FROM blobs WHERE sha256 = '" + sha + "'");
+      return;
+    }
+    std::filesystem::remove(*store_->BlobPath(sha));
+  }
+
+  // Changes one byte of the blob's stored bytes (bit rot).
+  void DamageBlob(const std::string& sha) {
+    if (!embedded()) {
+      pg_->Query("UPDATE blobs SET bytes = set_byte(bytes, 20, 88) WHERE sha256 = '" + sha + "'");
+      return;
+    }
+    std::string path = *store_->BlobPath(sha);
+    std::filesystem::permissions(path, std::filesystem::perms::owner_write,
+                                 std::filesystem::perm_options::add);
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20);
+    f.put('X');
+  }
+
+  // Marks the stored schema as written by a newer sessiondb. Close the store first.
+  void SetStoredSchemaVersion(int version) {
+    if (!embedded()) {
+      pg_->Query("UPDATE sessiondb_meta SET value = '" + std::to_string(version) +
+                 "' WHERE key = 'schema_version'");
+      return;
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((StoreDir() + "/sessiondb.db").c_str(), &db), SQLITE_OK);
+    const std::string sql = "PRAGMA user_version = " + std::to_string(version);
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+
+  // True if `needle` appears anywhere in the stored log (database files or tables).
+  bool RawLogContains(const std::string& needle) const {
+    if (!embedded()) {
+      return pg_->Query("SELECT count(*) FROM events WHERE position('" + needle +
+                        "' in text || coalesce(body, '')) > 0") != "0";
+    }
+    for (const char* file : {"/sessiondb.db", "/sessiondb.db-wal"}) {
+      std::ifstream in(StoreDir() + file, std::ios::binary);
+      std::string content((std::istreambuf_iterator<char>(in)), {});
+      if (content.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+
   std::string StoreDir() const { return dir_.Sub("store"); }
 
   TempDir dir_;
+  std::unique_ptr<PgTestDatabase> pg_;
   int64_t now_ms_ = 1'700'000'000'000;
   std::mutex warn_mu_;
   std::vector<std::string> warnings_;
   std::unique_ptr<Store> store_;
 };
+
+// A suite that runs once per backend (TEST_P + SESSIONDB_FOR_EACH_BACKEND).
+class BackendTest : public StoreTest, public ::testing::WithParamInterface<Backend> {
+ protected:
+  Backend backend() const override { return GetParam(); }
+};
+
+// Suites for what only one backend has (TEST_F).
+class EmbeddedStoreTest : public StoreTest {
+ protected:
+  Backend backend() const override { return Backend::kEmbedded; }
+};
+class PostgresStoreTest : public StoreTest {
+ protected:
+  Backend backend() const override { return Backend::kPostgres; }
+};
+
+#define SESSIONDB_FOR_EACH_BACKEND(suite)                                                   \
+  INSTANTIATE_TEST_SUITE_P(                                                                 \
+      Backends, suite,                                                                      \
+      ::testing::Values(::sessiondb::testing::Backend::kEmbedded,                           \
+                        ::sessiondb::testing::Backend::kPostgres),                          \
+      [](const ::testing::TestParamInfo<::sessiondb::testing::Backend>& info) {             \
+        return ::sessiondb::testing::BackendName(info.param);                               \
+      })
 
 }  // namespace sessiondb::testing

@@ -8,10 +8,12 @@
 #include <system_error>
 
 #include "blob/data_uri.h"
+#include "blob/sha256.h"
 #include "core/message_codec.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/sqlite/schema.h"
+#include "store/store_common.h"
 
 namespace sessiondb::sqlite {
 namespace {
@@ -21,7 +23,6 @@ namespace fs = std::filesystem;
 constexpr const char* kDatabaseFile = "sessiondb.db";
 constexpr const char* kBlobDir = "blobs";
 constexpr const char* kActiveSessionKey = "active_session";
-constexpr int kMaxListLimit = 1000;
 
 Session SessionFromRow(const Statement& s) {
   Session out;
@@ -35,10 +36,6 @@ Session SessionFromRow(const Statement& s) {
   out.archived = s.ColumnInt(7) != 0;
   out.metadata_json = s.ColumnText(8);
   return out;
-}
-
-Status SessionNotFound(std::string_view id) {
-  return Status::NotFound("session '" + std::string(id) + "' does not exist");
 }
 
 int64_t FileSize(const fs::path& p) {
@@ -58,23 +55,6 @@ std::string ForeignEntry(const fs::path& root) {
     if (name != kBlobDir && name.rfind(kDatabaseFile, 0) != 0) return name;
   }
   return "";
-}
-
-std::string ListCursor(const Session& s) { return std::to_string(s.updated_ms) + ":" + s.id; }
-
-Status ParseListCursor(const std::string& cursor, int64_t* updated_ms, std::string* id) {
-  size_t colon = cursor.find(':');
-  Status bad = Status::InvalidArgument("cursor '" + cursor.substr(0, 64) +
-                                       "' is not one this store handed out; pass the "
-                                       "next_cursor of the previous page unchanged");
-  if (colon == std::string::npos || colon == 0) return bad;
-  for (size_t i = 0; i < colon; ++i) {
-    if (cursor[i] < '0' || cursor[i] > '9') return bad;
-  }
-  *updated_ms = std::stoll(cursor.substr(0, colon));
-  *id = cursor.substr(colon + 1);
-  if (!ValidateSessionId(*id).ok()) return bad;
-  return Status::Ok();
 }
 
 }  // namespace
@@ -640,6 +620,80 @@ Result<StorageStats> SqliteStore::Stats() {
     if (it->is_regular_file(ec)) stats.total_bytes += FileSize(it->path());
   }
   return stats;
+}
+
+// ---- Restore ------------------------------------------------------------------
+
+Status SqliteStore::RestoreSession(const Session& session, std::span<const Message> messages,
+                                   const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(ValidateRestore(session, messages));
+  ASSIGN_OR_RETURN(std::string metadata,
+                   CanonicalJsonObject(session.metadata_json, "session metadata"));
+  std::string title = CollapseWhitespace(session.title);
+  if (title.empty()) title = kDefaultTitle;
+  // Every descriptor is accepted: its blob is fetched (or found lost) below,
+  // before the transaction that refers to it.
+  std::vector<PreparedMessage> prepared;
+  prepared.reserve(messages.size());
+  std::set<std::string> needed;
+  for (const Message& m : messages) {
+    ASSIGN_OR_RETURN(PreparedMessage p,
+                     PrepareMessage(
+                         m, options_, [](std::string_view) { return true; },
+                         [this] { return NewId(); }));
+    needed.insert(p.referenced_sha256.begin(), p.referenced_sha256.end());
+    prepared.push_back(std::move(p));
+  }
+  for (const std::string& sha : needed) {
+    if (blobs_->Stat(sha)) continue;
+    Result<std::string> bytes = blob_source(sha);
+    if (!bytes && bytes.error().code() == StatusCode::kNotFound) {
+      options_.warn("session " + session.id + ": blob " + sha +
+                    " is missing in the source; its descriptor is kept and reads as missing");
+      continue;
+    }
+    if (!bytes) return bytes.error();
+    if (blob::Sha256Hex(*bytes) != sha) {
+      return Status::Corruption("the source's blob " + sha +
+                                " does not hash to its name; run `sessiondb verify` there");
+    }
+    RETURN_IF_ERROR(blobs_->Put(sha, *bytes));
+  }
+
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(Statement insert_session,
+                   db_->Prepare("INSERT OR IGNORE INTO sessions (id, title, title_fixed, preview, "
+                                "created_ms, updated_ms, message_count, last_seq, archived, "
+                                "metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)"));
+  insert_session.Bind(1, session.id).Bind(2, title).Bind(3, int64_t{title != kDefaultTitle});
+  insert_session.Bind(4, session.preview).Bind(5, session.created_ms).Bind(6, session.updated_ms);
+  insert_session.Bind(7, static_cast<int64_t>(messages.size()))
+      .Bind(8, int64_t{session.archived})
+      .Bind(9, metadata);
+  RETURN_IF_ERROR(insert_session.Run());
+  if (db_->Changes() == 0) {
+    return Status::AlreadyExists("session '" + session.id + "' already exists");
+  }
+  ASSIGN_OR_RETURN(Statement insert,
+                   db_->Prepare("INSERT INTO events (session_id, seq, id, ts_ms, type, role, "
+                                "text, body) VALUES (?1, ?2, ?3, ?4, 'message', ?5, ?6, ?7)"));
+  ASSIGN_OR_RETURN(Statement add_ref,
+                   db_->Prepare("INSERT OR IGNORE INTO blob_refs (sha256, session_id, seq) "
+                                "VALUES (?1, ?2, ?3)"));
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    const Message& m = prepared[i].message;
+    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(m));
+    const int64_t seq = messages[i].seq;
+    insert.Bind(1, session.id).Bind(2, seq).Bind(3, m.id).Bind(4, messages[i].ts_ms);
+    insert.Bind(5, RoleName(m.role)).Bind(6, prepared[i].text).BindOptional(7, body);
+    RETURN_IF_ERROR(insert.Run());
+    for (const std::string& sha : prepared[i].referenced_sha256) {
+      add_ref.Bind(1, sha).Bind(2, session.id).Bind(3, seq);
+      RETURN_IF_ERROR(add_ref.Run());
+    }
+  }
+  return txn.Commit();
 }
 
 }  // namespace sessiondb::sqlite

@@ -39,6 +39,8 @@ class SqliteStore final : public Store {
                                             int64_t limit) override;
   Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
                                                 int64_t count) override;
+  Status RestoreSession(const Session& session, std::span<const Message> messages,
+                        const BlobSourceFn& blob_source) override;
 
   Result<std::string> ReadBlob(std::string_view sha256, bool verify) override;
   Result<std::string> BlobPath(std::string_view sha256) override;

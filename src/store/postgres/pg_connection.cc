@@ -1,0 +1,216 @@
+#include "store/postgres/pg_connection.h"
+
+#include <charconv>
+#include <cstring>
+
+namespace sessiondb::postgres {
+namespace {
+
+// libpq error texts end with a newline; statuses read better without it.
+std::string Trimmed(const char* text) {
+  std::string s = text ? text : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+// SQLSTATEs after which the same transaction may succeed if run again.
+bool IsTransientState(std::string_view state) {
+  return state == "40001" || state == "40P01" ||      // serialization failure, deadlock
+         StartsWith(state, "08") ||                   // connection exception
+         state == "57P01" || state == "57P02" ||      // admin / crash shutdown
+         state == "57P03";                            // cannot connect now (starting up)
+}
+
+}  // namespace
+
+PgParams& PgParams::Add(std::string_view text) {
+  values_.push_back({.text = std::string(text)});
+  return *this;
+}
+PgParams& PgParams::Add(int64_t value) { return Add(std::string_view(std::to_string(value))); }
+PgParams& PgParams::Add(bool value) { return Add(std::string_view(value ? "t" : "f")); }
+PgParams& PgParams::AddNull() {
+  values_.push_back({.is_null = true});
+  return *this;
+}
+PgParams& PgParams::AddOptional(const std::optional<std::string>& text) {
+  return text ? Add(std::string_view(*text)) : AddNull();
+}
+PgParams& PgParams::AddBytes(std::string_view bytes) {
+  values_.push_back({.bytes = bytes, .binary = true});
+  return *this;
+}
+
+std::string_view PgResult::Text(int row, int col) const {
+  return {PQgetvalue(result_.get(), row, col),
+          static_cast<size_t>(PQgetlength(result_.get(), row, col))};
+}
+
+int64_t PgResult::Int(int row, int col) const {
+  std::string_view t = Text(row, col);
+  int64_t v = 0;
+  std::from_chars(t.data(), t.data() + t.size(), v);
+  return v;
+}
+
+int64_t PgResult::Affected() const {
+  const char* n = PQcmdTuples(result_.get());
+  return (n && *n) ? std::strtoll(n, nullptr, 10) : 0;
+}
+
+namespace {
+void AppendArrayElement(std::string_view value, std::string* out) {
+  *out += '"';
+  for (char c : value) {
+    if (c == '"' || c == '\\') *out += '\\';
+    *out += c;
+  }
+  *out += '"';
+}
+}  // namespace
+
+std::string PgArray(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    AppendArrayElement(values[i], &out);
+  }
+  return out + '}';
+}
+
+std::string PgArray(const std::vector<std::optional<std::string>>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    if (values[i]) {
+      AppendArrayElement(*values[i], &out);
+    } else {
+      out += "NULL";
+    }
+  }
+  return out + '}';
+}
+
+std::string PgArray(const std::vector<int64_t>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(values[i]);
+  }
+  return out + '}';
+}
+
+Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo,
+                                                            const std::string& setup_sql) {
+  PGconn* raw = PQconnectdb(conninfo.c_str());
+  if (raw == nullptr) return Err(Status::Io("out of memory connecting to PostgreSQL"));
+  std::unique_ptr<PgConnection> conn(new PgConnection(raw));
+  if (PQstatus(raw) != CONNECTION_OK) {
+    std::string why = Trimmed(PQerrorMessage(raw));
+    // A server that is starting, stopping or restarting refuses connections
+    // for a moment; callers retry those.
+    const bool transient = why.find("starting up") != std::string::npos ||
+                           why.find("shutting down") != std::string::npos ||
+                           why.find("No such file or directory") != std::string::npos ||
+                           why.find("Connection refused") != std::string::npos;
+    std::string message = "cannot connect to PostgreSQL: " + why;
+    return Err(transient ? Status::Busy(message) : Status::Io(message));
+  }
+  // CREATE ... IF NOT EXISTS and friends emit notices; they are not ours to print.
+  PQsetNoticeProcessor(raw, [](void*, const char*) {}, nullptr);
+  PGresult* r = PQexec(raw, setup_sql.c_str());
+  const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+  Status failed = ok ? Status::Ok() : conn->ErrorFrom(r, setup_sql.c_str());
+  PQclear(r);
+  if (!ok) return Err(failed);
+  return conn;
+}
+
+PgConnection::~PgConnection() { PQfinish(conn_); }
+
+Status PgConnection::ErrorFrom(PGresult* result, const char* sql) {
+  const char* state_c = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  const std::string state = state_c ? state_c : "";
+  std::string message = Trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn_));
+  if (message.empty()) message = Trimmed(PQerrorMessage(conn_));
+  // A statement is named by its first words, enough to find it in the code.
+  std::string what = std::string(sql).substr(0, 48);
+  for (char& c : what) {
+    if (c == '\n') c = ' ';
+  }
+  const std::string text = "PostgreSQL: " + message + " (in: " + what + "...)";
+
+  retryable_ = broken() || IsTransientState(state);
+  if (retryable_) return Status::Busy(text);
+  if (state == "23505") return Status::AlreadyExists(text);
+  if (state == "55P03" || state == "57014") return Status::Busy(text);
+  if (StartsWith(state, "53") || StartsWith(state, "58")) return Status::Io(text);
+  if (StartsWith(state, "XX00")) return Status::Corruption(text);
+  if (StartsWith(state, "22")) return Status::InvalidArgument(text);
+  return Status::Internal(text);
+}
+
+Result<PgResult> PgConnection::Exec(const char* sql, const PgParams& params, bool binary_result) {
+  retryable_ = false;
+  const size_t n = params.values_.size();
+  std::vector<const char*> values(n);
+  std::vector<int> lengths(n), formats(n);
+  for (size_t i = 0; i < n; ++i) {
+    const PgParams::Value& v = params.values_[i];
+    if (v.is_null) {
+      values[i] = nullptr;
+    } else if (v.binary) {
+      values[i] = v.bytes.data();
+      lengths[i] = static_cast<int>(v.bytes.size());
+      formats[i] = 1;
+    } else {
+      values[i] = v.text.c_str();
+    }
+  }
+  PGresult* raw = PQexecParams(conn_, sql, static_cast<int>(n), nullptr, values.data(),
+                               lengths.data(), formats.data(), binary_result ? 1 : 0);
+  const ExecStatusType st = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return PgResult(raw);
+  Status error = ErrorFrom(raw, sql);
+  if (raw) PQclear(raw);
+  return Err(std::move(error));
+}
+
+Status PgConnection::Run(const char* sql, const PgParams& params) {
+  RETURN_IF_ERROR(Exec(sql, params));
+  return Status::Ok();
+}
+
+Status PgConnection::RunScript(const char* sql) {
+  retryable_ = false;
+  PGresult* raw = PQexec(conn_, sql);
+  const ExecStatusType st = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  Status result = (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) ? Status::Ok()
+                                                                     : ErrorFrom(raw, sql);
+  if (raw) PQclear(raw);
+  return result;
+}
+
+Result<PgTransaction> PgTransaction::Begin(PgConnection* conn) {
+  RETURN_IF_ERROR(conn->Run("BEGIN"));
+  return PgTransaction(conn);
+}
+
+void PgConnection::RollbackQuietly() {
+  if (broken()) return;
+  PQclear(PQexec(conn_, "ROLLBACK"));
+}
+
+PgTransaction::~PgTransaction() {
+  if (conn_) conn_->RollbackQuietly();
+}
+
+Status PgTransaction::Commit() {
+  Status s = conn_->Run("COMMIT");
+  conn_ = nullptr;
+  return s;
+}
+
+}  // namespace sessiondb::postgres

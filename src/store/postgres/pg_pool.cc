@@ -1,0 +1,40 @@
+#include "store/postgres/pg_pool.h"
+
+namespace sessiondb::postgres {
+
+PgLease::~PgLease() {
+  if (pool_ && conn_) pool_->Release(std::move(conn_));
+}
+
+Result<PgLease> PgPool::Acquire() {
+  {
+    std::unique_lock lock(mu_);
+    returned_.wait(lock, [this] { return !idle_.empty() || open_ < max_connections_; });
+    if (!idle_.empty()) {
+      std::unique_ptr<PgConnection> conn = std::move(idle_.back());
+      idle_.pop_back();
+      return PgLease(this, std::move(conn));
+    }
+    ++open_;  // reserve the slot; connect outside the lock
+  }
+  auto conn = PgConnection::Connect(conninfo_, setup_sql_);
+  if (!conn) {
+    std::lock_guard lock(mu_);
+    --open_;
+    returned_.notify_one();
+    return Err(conn.error());
+  }
+  return PgLease(this, std::move(*conn));
+}
+
+void PgPool::Release(std::unique_ptr<PgConnection> conn) {
+  std::lock_guard lock(mu_);
+  if (conn->broken()) {
+    --open_;  // dropped here; the next Acquire opens a fresh one
+  } else {
+    idle_.push_back(std::move(conn));
+  }
+  returned_.notify_one();
+}
+
+}  // namespace sessiondb::postgres

@@ -1,0 +1,63 @@
+// A bounded pool of PostgreSQL connections for one PgStore: a caller leases a
+// connection, uses it alone, and hands it back (or throws it away if it broke).
+// Connections are opened lazily, up to the limit; past it, callers wait.
+// Thread-safety: all methods may be called from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sessiondb/status.h"
+#include "store/postgres/pg_connection.h"
+
+namespace sessiondb::postgres {
+
+class PgPool;
+
+// A connection on loan; returned to the pool when the lease ends, unless it is broken.
+class PgLease {
+ public:
+  PgLease(PgPool* pool, std::unique_ptr<PgConnection> conn)
+      : pool_(pool), conn_(std::move(conn)) {}
+  PgLease(PgLease&&) = default;
+  PgLease& operator=(PgLease&&) = default;
+  ~PgLease();
+
+  PgConnection& operator*() { return *conn_; }
+  PgConnection* operator->() { return conn_.get(); }
+  PgConnection* get() { return conn_.get(); }
+
+ private:
+  PgPool* pool_;
+  std::unique_ptr<PgConnection> conn_;
+};
+
+class PgPool {
+ public:
+  // `setup_sql` runs on every new connection (see PgConnection::Connect).
+  PgPool(std::string conninfo, std::string setup_sql, int max_connections)
+      : conninfo_(std::move(conninfo)),
+        setup_sql_(std::move(setup_sql)),
+        max_connections_(max_connections) {}
+
+  // An idle connection, a new one while under the limit, or the next one
+  // returned. Connection failures are returned as from PgConnection::Connect.
+  Result<PgLease> Acquire();
+
+ private:
+  friend class PgLease;
+  void Release(std::unique_ptr<PgConnection> conn);
+
+  const std::string conninfo_;
+  const std::string setup_sql_;
+  const int max_connections_;
+  std::mutex mu_;
+  std::condition_variable returned_;
+  std::vector<std::unique_ptr<PgConnection>> idle_;  // guarded by mu_
+  int open_ = 0;                                     // guarded by mu_: idle + leased
+};
+
+}  // namespace sessiondb::postgres

@@ -1,0 +1,949 @@
+#include "store/postgres/pg_store.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "blob/data_uri.h"
+#include "blob/sha256.h"
+#include "core/message_codec.h"
+#include "core/text_rules.h"
+#include "core/uuid.h"
+#include "store/postgres/pg_schema.h"
+#include "store/store_common.h"
+
+namespace sessiondb::postgres {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Retries of one call: with the backoff below, about ten seconds in all,
+// enough to ride out a restart of the database server.
+constexpr int kMaxAttempts = 15;
+constexpr int kFirstBackoffMs = 25;
+constexpr int kMaxBackoffMs = 1000;
+
+constexpr const char* kSessionColumns =
+    "id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, metadata";
+
+Session SessionFromRow(const PgResult& r, int row) {
+  Session s;
+  s.id = r.Text(row, 0);
+  s.title = r.Text(row, 1);
+  s.preview = r.Text(row, 2);
+  s.created_ms = r.Int(row, 3);
+  s.updated_ms = r.Int(row, 4);
+  s.message_count = r.Int(row, 5);
+  s.last_seq = r.Int(row, 6);
+  s.archived = r.Bool(row, 7);
+  s.metadata_json = r.Text(row, 8);
+  return s;
+}
+
+// PostgreSQL text cannot hold NUL, and a text parameter would be cut at it
+// without a word: refuse instead of storing less than was given.
+Status CheckNoNul(std::string_view text, const std::string& what) {
+  if (text.find('\0') == std::string_view::npos) return Status::Ok();
+  return Status::InvalidArgument(what + " contains a NUL character, which a PostgreSQL store "
+                                        "cannot hold");
+}
+
+std::string WithoutPassword(const std::string& uri) {
+  const size_t scheme = uri.find("://");
+  if (scheme == std::string::npos) return uri;
+  const size_t at = uri.find('@', scheme + 3);
+  const size_t slash = uri.find('/', scheme + 3);
+  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return uri;
+  const size_t colon = uri.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return uri;
+  return uri.substr(0, colon) + ":***" + uri.substr(at);
+}
+
+}  // namespace
+
+Result<PgLocation> ParsePgUri(const std::string& uri) {
+  PgLocation loc;
+  loc.display = WithoutPassword(uri);
+  const size_t q = uri.find('?');
+  if (q == std::string::npos) {
+    loc.conninfo = uri;
+    return loc;
+  }
+  std::string kept;
+  size_t start = q + 1;
+  while (start <= uri.size()) {
+    size_t end = uri.find('&', start);
+    if (end == std::string::npos) end = uri.size();
+    const std::string param = uri.substr(start, end - start);
+    if (param.rfind("namespace=", 0) == 0) {
+      loc.namespace_name = param.substr(10);
+      if (loc.namespace_name.empty()) {
+        return Err(Status::InvalidArgument("the namespace parameter of " + loc.display +
+                                           " is empty; give a name or leave it out"));
+      }
+    } else if (!param.empty()) {
+      kept += (kept.empty() ? "" : "&") + param;
+    }
+    start = end + 1;
+  }
+  loc.conninfo = uri.substr(0, q) + (kept.empty() ? "" : "?" + kept);
+  return loc;
+}
+
+PgStore::PgStore(PgLocation location, std::string ns, StoreOptions options)
+    : location_(std::move(location)),
+      ns_(std::move(ns)),
+      options_(std::move(options)),
+      pool_(location_.conninfo,
+            "SET lock_timeout = " + std::to_string(options_.busy_timeout_ms) +
+                "; SET client_min_messages = warning; SET application_name = 'sessiondb'" +
+                (options_.durability == Durability::kDurable ? "; SET synchronous_commit = on"
+                                                             : ""),
+            std::max(1, options_.max_connections)) {}
+
+Result<std::unique_ptr<Store>> PgStore::Open(const std::string& uri, const StoreOptions& given) {
+  ASSIGN_OR_RETURN(PgLocation location, ParsePgUri(uri));
+  if (!given.namespace_name.empty() && !location.namespace_name.empty() &&
+      given.namespace_name != location.namespace_name) {
+    return Err(Status::InvalidArgument("namespace '" + given.namespace_name +
+                                       "' was asked for, but the store URI names namespace '" +
+                                       location.namespace_name + "'; give one of them"));
+  }
+  ASSIGN_OR_RETURN(std::string ns, ResolveNamespace(given.namespace_name.empty()
+                                                        ? location.namespace_name
+                                                        : given.namespace_name));
+  ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
+  std::unique_ptr<PgStore> store(new PgStore(std::move(location), std::move(ns), options));
+  const std::string where = store->location_.display;
+  Status migrated = store->Run([&](PgConnection& c) {
+    return MigratePgSchema(&c, options.create_if_missing, where);
+  });
+  if (!migrated.ok()) {
+    if (migrated.message().find(where) != std::string::npos) return Err(migrated);
+    return Err(Status(migrated.code(), "opening " + where + ": " + migrated.message()));
+  }
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+std::string PgStore::NewId() const { return NewUuidV7(Now()); }
+
+template <typename Fn>
+auto PgStore::Run(Fn&& work) -> decltype(work(std::declval<PgConnection&>())) {
+  using R = decltype(work(std::declval<PgConnection&>()));
+  for (int attempt = 1;; ++attempt) {
+    Status failure;
+    {
+      Result<PgLease> lease = pool_.Acquire();
+      if (!lease) {
+        // Connecting failed: worth another try only if the server may be back soon.
+        if (lease.error().code() != StatusCode::kBusy) return Err(lease.error());
+        failure = lease.error();
+      } else {
+        R result = work(**lease);
+        Status status = internal::ToStatus(result);
+        if (status.ok() || !(*lease)->retryable() || attempt >= kMaxAttempts) return result;
+        failure = std::move(status);
+      }
+    }
+    if (attempt >= kMaxAttempts) {
+      return Err(Status(failure.code(), failure.message() + " (gave up after " +
+                                            std::to_string(attempt) + " attempts)"));
+    }
+    const int backoff = std::min(kMaxBackoffMs, kFirstBackoffMs << std::min(attempt - 1, 10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
+  }
+}
+
+// ---- Sessions ---------------------------------------------------------------
+
+Result<Session> PgStore::CreateSession(const NewSession& request) {
+  std::string id = request.id.empty() ? NewId() : request.id;
+  RETURN_IF_ERROR(ValidateSessionId(id));
+  ASSIGN_OR_RETURN(std::string metadata,
+                   CanonicalJsonObject(request.metadata_json, "session metadata"));
+  std::string title = CollapseWhitespace(request.title);
+  if (!IsValidUtf8(title)) return Err(Status::InvalidArgument("session title is not valid UTF-8"));
+  RETURN_IF_ERROR(CheckNoNul(title, "session title"));
+  const bool title_fixed = !title.empty();
+  if (!title_fixed) title = kDefaultTitle;
+  const int64_t now = Now();
+
+  bool sent = false;  // an earlier attempt's INSERT may have committed unanswered
+  return Run([&](PgConnection& c) -> Result<Session> {
+    const bool retrying_after_send = sent;
+    PgParams p;
+    p.Add(ns_).Add(id).Add(title).Add(title_fixed).Add(now).Add(metadata);
+    sent = true;
+    ASSIGN_OR_RETURN(PgResult r,
+                     c.Exec("INSERT INTO sessions (namespace, id, title, title_fixed, created_ms, "
+                            "updated_ms, metadata) VALUES ($1, $2, $3, $4, $5, $5, $6) "
+                            "ON CONFLICT (namespace, id) DO NOTHING RETURNING id, title, preview, "
+                            "created_ms, updated_ms, message_count, last_seq, archived, metadata",
+                            p));
+    if (r.rows() == 1) return SessionFromRow(r, 0);
+    PgParams q;
+    q.Add(ns_).Add(id);
+    ASSIGN_OR_RETURN(PgResult existing,
+                     c.Exec("SELECT id, title, preview, created_ms, updated_ms, message_count, "
+                            "last_seq, archived, metadata FROM sessions "
+                            "WHERE namespace = $1 AND id = $2",
+                            q));
+    // Ours after all, if an earlier attempt's answer was lost on the way back.
+    if (existing.rows() == 1 && retrying_after_send && existing.Int(0, 3) == now &&
+        existing.Text(0, 8) == metadata && existing.Int(0, 5) == 0) {
+      return SessionFromRow(existing, 0);
+    }
+    return Err(Status::AlreadyExists("session '" + id + "' already exists"));
+  });
+}
+
+Result<Session> PgStore::GetSession(std::string_view id) {
+  return Run([&](PgConnection& c) -> Result<Session> {
+    PgParams p;
+    p.Add(ns_).Add(id);
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id, title, preview, created_ms, updated_ms, "
+                                        "message_count, last_seq, archived, metadata "
+                                        "FROM sessions WHERE namespace = $1 AND id = $2",
+                                        p));
+    if (r.rows() == 0) return Err(SessionNotFound(id));
+    return SessionFromRow(r, 0);
+  });
+}
+
+Result<SessionPage> PgStore::ListSessions(const ListOptions& options) {
+  RETURN_IF_ERROR(ValidateListLimit(options.limit));
+  if (options.metadata_key.find_first_of("\"\\") != std::string::npos) {
+    return Err(Status::InvalidArgument("metadata key must not contain '\"' or '\\'"));
+  }
+  int64_t after_ms = 0;
+  std::string after_id;
+  const bool paged = !options.cursor.empty();
+  if (paged) RETURN_IF_ERROR(ParseListCursor(options.cursor, &after_ms, &after_id));
+  const int64_t archived = options.archived == ArchiveFilter::kAll        ? -1
+                           : options.archived == ArchiveFilter::kArchived ? 1
+                                                                          : 0;
+  return Run([&](PgConnection& c) -> Result<SessionPage> {
+    PgParams p;
+    p.Add(ns_).Add(archived);
+    if (options.metadata_key.empty()) {
+      p.AddNull();
+    } else {
+      p.Add(options.metadata_key);
+    }
+    p.Add(options.metadata_value).Add(static_cast<int64_t>(options.limit + 1));
+    if (paged) p.Add(after_ms).Add(after_id);
+    static constexpr const char* kFirstPage =
+        "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
+        "metadata FROM sessions WHERE namespace = $1 AND ($2 < 0 OR archived = ($2 = 1)) AND "
+        "($3::text IS NULL OR (metadata::jsonb ->> $3::text) = $4) "
+        "ORDER BY updated_ms DESC, id DESC LIMIT $5";
+    static constexpr const char* kNextPage =
+        "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
+        "metadata FROM sessions WHERE namespace = $1 AND ($2 < 0 OR archived = ($2 = 1)) AND "
+        "($3::text IS NULL OR (metadata::jsonb ->> $3::text) = $4) "
+        "AND (updated_ms, id) < ($6, $7) ORDER BY updated_ms DESC, id DESC LIMIT $5";
+    ASSIGN_OR_RETURN(PgResult r, c.Exec(paged ? kNextPage : kFirstPage, p));
+    SessionPage page;
+    for (int i = 0; i < r.rows(); ++i) page.sessions.push_back(SessionFromRow(r, i));
+    if (static_cast<int>(page.sessions.size()) > options.limit) {
+      page.sessions.pop_back();
+      page.next_cursor = ListCursor(page.sessions.back());
+    }
+    return page;
+  });
+}
+
+Status PgStore::RenameSession(std::string_view id, std::string_view title) {
+  std::string clean = CollapseWhitespace(title);
+  if (clean.empty()) return Status::InvalidArgument("a session title cannot be empty");
+  if (!IsValidUtf8(clean)) return Status::InvalidArgument("session title is not valid UTF-8");
+  RETURN_IF_ERROR(CheckNoNul(clean, "session title"));
+  return Run([&](PgConnection& c) -> Status {
+    PgParams p;
+    p.Add(ns_).Add(id).Add(clean);
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("UPDATE sessions SET title = $3, title_fixed = true "
+                                        "WHERE namespace = $1 AND id = $2",
+                                        p));
+    if (r.Affected() == 0) return SessionNotFound(id);
+    return Status::Ok();
+  });
+}
+
+Status PgStore::SetArchived(std::string_view id, bool archived) {
+  return Run([&](PgConnection& c) -> Status {
+    PgParams p;
+    p.Add(ns_).Add(id).Add(archived);
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("UPDATE sessions SET archived = $3 "
+                                        "WHERE namespace = $1 AND id = $2",
+                                        p));
+    if (r.Affected() == 0) return SessionNotFound(id);
+    return Status::Ok();
+  });
+}
+
+namespace {
+
+// Deletes the sessions named in `ids_array` (a text[] literal) and everything
+// keyed by them, inside the caller's transaction. Returns how many went.
+Result<int64_t> DeleteSessions(PgConnection& c, const std::string& ns,
+                               const std::string& ids_array) {
+  static constexpr const char* kDeletes[] = {
+      "DELETE FROM events WHERE namespace = $1 AND session_id = ANY($2::text[])",
+      "DELETE FROM blob_refs WHERE namespace = $1 AND session_id = ANY($2::text[])",
+      "DELETE FROM active_sessions WHERE namespace = $1 AND session_id = ANY($2::text[])",
+  };
+  PgParams p;
+  p.Add(ns).Add(ids_array);
+  for (const char* sql : kDeletes) RETURN_IF_ERROR(c.Run(sql, p));
+  ASSIGN_OR_RETURN(PgResult r,
+                   c.Exec("DELETE FROM sessions WHERE namespace = $1 AND id = ANY($2::text[])", p));
+  return r.Affected();
+}
+
+}  // namespace
+
+Status PgStore::DeleteSession(std::string_view id) {
+  bool sent = false;
+  return Run([&](PgConnection& c) -> Status {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    ASSIGN_OR_RETURN(int64_t deleted, DeleteSessions(c, ns_, PgArray(std::vector<std::string>{std::string(id)})));
+    if (deleted == 0) {
+      // Gone because an earlier attempt's COMMIT landed unanswered: done.
+      if (sent) return Status::Ok();
+      return SessionNotFound(id);
+    }
+    sent = true;
+    return txn.Commit();
+  });
+}
+
+Result<int64_t> PgStore::PurgeArchived(int64_t before_ms) {
+  return Run([&](PgConnection& c) -> Result<int64_t> {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    PgParams p;
+    p.Add(ns_).Add(before_ms);
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id FROM sessions WHERE namespace = $1 AND "
+                                        "archived AND updated_ms < $2 FOR UPDATE",
+                                        p));
+    std::vector<std::string> ids;
+    for (int i = 0; i < r.rows(); ++i) ids.emplace_back(r.Text(i, 0));
+    if (ids.empty()) return int64_t{0};
+    ASSIGN_OR_RETURN(int64_t deleted, DeleteSessions(c, ns_, PgArray(ids)));
+    RETURN_IF_ERROR(txn.Commit());
+    return deleted;
+  });
+}
+
+Result<std::optional<std::string>> PgStore::GetActiveSession() {
+  return Run([&](PgConnection& c) -> Result<std::optional<std::string>> {
+    PgParams p;
+    p.Add(ns_);
+    ASSIGN_OR_RETURN(PgResult r,
+                     c.Exec("SELECT session_id FROM active_sessions WHERE namespace = $1", p));
+    if (r.rows() == 0) return std::optional<std::string>();
+    return std::optional<std::string>(std::string(r.Text(0, 0)));
+  });
+}
+
+Status PgStore::SetActiveSession(std::string_view id) {
+  return Run([&](PgConnection& c) -> Status {
+    PgParams p;
+    p.Add(ns_);
+    if (id.empty()) return c.Run("DELETE FROM active_sessions WHERE namespace = $1", p);
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    p.Add(id);
+    // FOR SHARE: a concurrent delete of the session waits for us, or we for it.
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT 1 FROM sessions WHERE namespace = $1 AND "
+                                        "id = $2 FOR SHARE",
+                                        p));
+    if (r.rows() == 0) return SessionNotFound(id);
+    RETURN_IF_ERROR(c.Run("INSERT INTO active_sessions (namespace, session_id) VALUES ($1, $2) "
+                          "ON CONFLICT (namespace) DO UPDATE SET session_id = excluded.session_id",
+                          p));
+    return txn.Commit();
+  });
+}
+
+// ---- Messages ---------------------------------------------------------------
+
+Result<bool> PgStore::BlobReferenced(std::string_view sha256) {
+  return Run([&](PgConnection& c) -> Result<bool> {
+    PgParams p;
+    p.Add(ns_).Add(sha256);
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT 1 FROM blob_refs r JOIN blobs b USING (sha256) "
+                                        "WHERE r.namespace = $1 AND r.sha256 = $2 LIMIT 1",
+                                        p));
+    return r.rows() > 0;
+  });
+}
+
+Result<std::vector<PreparedMessage>> PgStore::Prepare(std::span<const Message> messages) {
+  std::vector<PreparedMessage> prepared;
+  prepared.reserve(messages.size());
+  // A descriptor may only name a blob this namespace already refers to:
+  // knowing a digest is not having the bytes.
+  auto exists = [this](std::string_view sha) {
+    auto r = BlobReferenced(sha);
+    return r && *r;
+  };
+  auto new_id = [this] { return NewId(); };
+  for (size_t i = 0; i < messages.size(); ++i) {
+    auto p = PrepareMessage(messages[i], options_, exists, new_id);
+    Status s = p ? CheckNoNul(p->text, "the message text") : p.error();
+    if (s.ok()) s = CheckNoNul(p->message.id, "the message id");
+    if (!s.ok()) {
+      if (messages.size() == 1) return Err(s);
+      return Err(Status(s.code(), "message " + std::to_string(i + 1) + " of the batch: " +
+                                      s.message()));
+    }
+    prepared.push_back(std::move(*p));
+  }
+  return prepared;
+}
+
+Result<AppendResult> PgStore::Append(std::string_view session_id, const Message& message) {
+  ASSIGN_OR_RETURN(std::vector<AppendResult> results,
+                   AppendBatch(session_id, std::span<const Message>(&message, 1)));
+  return std::move(results.front());
+}
+
+namespace {
+
+// Inserts, inside the caller's transaction, each blob of `needed` that the
+// store lacks, taking a share lock on those it has so garbage collection
+// cannot delete them before the caller's references commit. `bytes_of`
+// gives the bytes of a missing blob, or kNotFound.
+Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int64_t now,
+                   const std::function<Result<std::string>(const std::string&)>& bytes_of,
+                   const std::function<void(const std::string&)>& on_lost) {
+  if (needed.empty()) return Status::Ok();
+  PgParams p;
+  p.Add(PgArray(needed));
+  ASSIGN_OR_RETURN(PgResult present, c.Exec("SELECT sha256 FROM blobs WHERE sha256 = "
+                                            "ANY($1::text[]) FOR SHARE",
+                                            p));
+  std::set<std::string> have;
+  for (int i = 0; i < present.rows(); ++i) have.emplace(present.Text(i, 0));
+  for (const std::string& sha : needed) {
+    if (have.contains(sha)) continue;
+    Result<std::string> bytes = bytes_of(sha);
+    if (!bytes) {
+      if (bytes.error().code() == StatusCode::kNotFound && on_lost) {
+        on_lost(sha);
+        continue;
+      }
+      return bytes.error();
+    }
+    PgParams insert;
+    insert.Add(sha).Add(static_cast<int64_t>(bytes->size())).Add(now).AddBytes(*bytes);
+    RETURN_IF_ERROR(c.Run("INSERT INTO blobs (sha256, size, created_ms, bytes) VALUES "
+                          "($1, $2, $3, $4) ON CONFLICT (sha256) DO NOTHING",
+                          insert));
+  }
+  return Status::Ok();
+}
+
+// The rows of `prepared` as the array parameters of one INSERT each for
+// events and blob_refs, numbered from first_seq.
+struct EventRows {
+  std::vector<int64_t> seqs;
+  std::vector<std::string> ids, roles, texts;
+  std::vector<std::optional<std::string>> bodies;
+  std::vector<int64_t> ts;
+  std::vector<std::string> ref_shas;
+  std::vector<int64_t> ref_seqs;
+};
+
+Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view session_id,
+                    const EventRows& rows) {
+  PgParams p;
+  p.Add(ns).Add(session_id).Add(PgArray(rows.seqs)).Add(PgArray(rows.ids));
+  p.Add(PgArray(rows.ts)).Add(PgArray(rows.roles)).Add(PgArray(rows.texts));
+  p.Add(PgArray(rows.bodies));
+  Status s = c.Run(
+      "INSERT INTO events (namespace, session_id, seq, id, ts_ms, type, role, text, body) "
+      "SELECT $1, $2, u.seq, u.id, u.ts, 'message', u.role, u.text, u.body FROM "
+      "unnest($3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[]) "
+      "AS u(seq, id, ts, role, text, body)",
+      p);
+  if (s.code() == StatusCode::kAlreadyExists) {
+    return Status::AlreadyExists(rows.ids.size() == 1
+                                     ? "message id '" + rows.ids[0] + "' already exists in this store"
+                                     : "a message id of the batch already exists in this store");
+  }
+  RETURN_IF_ERROR(s);
+  if (rows.ref_shas.empty()) return Status::Ok();
+  PgParams r;
+  r.Add(ns).Add(session_id).Add(PgArray(rows.ref_shas)).Add(PgArray(rows.ref_seqs));
+  return c.Run(
+      "INSERT INTO blob_refs (namespace, sha256, session_id, seq) SELECT $1, u.sha, $2, u.seq "
+      "FROM unnest($3::text[], $4::bigint[]) AS u(sha, seq) ON CONFLICT DO NOTHING",
+      r);
+}
+
+}  // namespace
+
+Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_id,
+                                                       std::span<const Message> messages) {
+  RETURN_IF_ERROR(ValidateSessionId(session_id));
+  if (messages.empty()) return std::vector<AppendResult>();
+  ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared, Prepare(messages));
+
+  EventRows rows;
+  std::set<std::string> needed_set;
+  std::map<std::string, const std::string*> pending;
+  for (const PreparedMessage& p : prepared) {
+    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message));
+    rows.ids.push_back(p.message.id);
+    rows.roles.emplace_back(RoleName(p.message.role));
+    rows.texts.push_back(p.text);
+    rows.bodies.push_back(std::move(body));
+    for (const std::string& sha : p.referenced_sha256) needed_set.insert(sha);
+    for (const PendingBlob& b : p.blobs) pending.emplace(b.sha256, &b.bytes);
+  }
+  const std::vector<std::string> needed(needed_set.begin(), needed_set.end());
+  auto bytes_of = [&](const std::string& sha) -> Result<std::string> {
+    auto it = pending.find(sha);
+    if (it != pending.end()) return *it->second;
+    return Err(Status::NotFound("blob " + sha + " was removed from the store while the message "
+                                "referring to it was being appended; append it with its bytes"));
+  };
+
+  bool commit_sent = false;
+  return Run([&](PgConnection& c) -> Result<std::vector<AppendResult>> {
+    std::vector<AppendResult> results;
+    if (commit_sent) {
+      // The last attempt sent COMMIT and lost the answer: it may have landed.
+      PgParams p;
+      p.Add(ns_).Add(rows.ids.front());
+      ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT session_id, seq, ts_ms FROM events "
+                                          "WHERE namespace = $1 AND id = $2",
+                                          p));
+      commit_sent = false;
+      if (r.rows() == 1 && r.Text(0, 0) == session_id) {
+        for (size_t i = 0; i < prepared.size(); ++i) {
+          AppendResult& out = results.emplace_back();
+          out.message_id = prepared[i].message.id;
+          out.seq = r.Int(0, 1) + static_cast<int64_t>(i);
+          out.ts_ms = r.Int(0, 2);
+          for (const Part& part : prepared[i].message.parts) {
+            if (part.resource) out.resources.push_back(*part.resource);
+          }
+        }
+        return results;
+      }
+    }
+
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    PgParams key;
+    key.Add(ns_).Add(session_id);
+    // The row lock queues appends to this session and no other.
+    ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT last_seq, message_count, title_fixed, title, "
+                                        "preview FROM sessions WHERE namespace = $1 AND id = $2 "
+                                        "FOR UPDATE",
+                                        key));
+    if (s.rows() == 0) return Err(SessionNotFound(session_id));
+    IndexEntry entry{.last_seq = s.Int(0, 0),
+                     .message_count = s.Int(0, 1),
+                     .title_fixed = s.Bool(0, 2),
+                     .title = std::string(s.Text(0, 3)),
+                     .preview = std::string(s.Text(0, 4))};
+    const int64_t now = Now();
+    RETURN_IF_ERROR(EnsureBlobs(c, needed, now, bytes_of, nullptr));
+
+    rows.seqs.clear();
+    rows.ts.assign(prepared.size(), now);
+    rows.ref_shas.clear();
+    rows.ref_seqs.clear();
+    for (const PreparedMessage& p : prepared) {
+      ApplyMessageToIndex(p.message.role, p.text, &entry);
+      rows.seqs.push_back(entry.last_seq);
+      for (const std::string& sha : p.referenced_sha256) {
+        rows.ref_shas.push_back(sha);
+        rows.ref_seqs.push_back(entry.last_seq);
+      }
+    }
+    RETURN_IF_ERROR(InsertEvents(c, ns_, session_id, rows));
+    PgParams u;
+    u.Add(ns_).Add(session_id).Add(entry.last_seq).Add(entry.message_count).Add(now);
+    u.Add(entry.title).Add(entry.title_fixed).Add(entry.preview);
+    RETURN_IF_ERROR(c.Run("UPDATE sessions SET last_seq = $3, message_count = $4, "
+                          "updated_ms = $5, title = $6, title_fixed = $7, preview = $8 "
+                          "WHERE namespace = $1 AND id = $2",
+                          u));
+    commit_sent = true;
+    RETURN_IF_ERROR(txn.Commit());
+    commit_sent = false;
+
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      AppendResult& out = results.emplace_back();
+      out.message_id = prepared[i].message.id;
+      out.seq = rows.seqs[i];
+      out.ts_ms = now;
+      for (const Part& part : prepared[i].message.parts) {
+        if (part.resource) out.resources.push_back(*part.resource);
+      }
+    }
+    return results;
+  });
+}
+
+Status PgStore::FlagMissingBlobs(std::vector<Message>* messages) {
+  std::set<std::string> referenced;
+  for (const Message& m : *messages) {
+    for (const Part& part : m.parts) {
+      if (part.resource && !part.resource->content_sha256.empty()) {
+        referenced.insert(part.resource->content_sha256);
+      }
+    }
+  }
+  if (referenced.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(std::set<std::string> present, Run([&](PgConnection& c) {
+                     return [&]() -> Result<std::set<std::string>> {
+                       PgParams p;
+                       p.Add(PgArray(std::vector<std::string>(referenced.begin(),
+                                                              referenced.end())));
+                       ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT sha256 FROM blobs WHERE "
+                                                           "sha256 = ANY($1::text[])",
+                                                           p));
+                       std::set<std::string> out;
+                       for (int i = 0; i < r.rows(); ++i) out.emplace(r.Text(i, 0));
+                       return out;
+                     }();
+                   }));
+  for (Message& m : *messages) {
+    for (size_t i = 0; i < m.parts.size(); ++i) {
+      Part& part = m.parts[i];
+      if (!part.resource || part.resource->content_sha256.empty()) continue;
+      if (present.contains(part.resource->content_sha256)) continue;
+      part.resource->missing = true;
+      options_.warn(MissingBlobWarning(m, i));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Message>> PgStore::ReadRows(std::string_view session_id, const char* sql,
+                                               PgParams params, bool reverse) {
+  ASSIGN_OR_RETURN(std::vector<Message> out, Run([&](PgConnection& c) {
+                     return [&]() -> Result<std::vector<Message>> {
+                       ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, params));
+                       if (r.rows() == 0) {
+                         PgParams key;
+                         key.Add(ns_).Add(session_id);
+                         ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT 1 FROM sessions WHERE "
+                                                             "namespace = $1 AND id = $2",
+                                                             key));
+                         if (s.rows() == 0) return Err(SessionNotFound(session_id));
+                       }
+                       std::vector<Message> messages(static_cast<size_t>(r.rows()));
+                       for (int i = 0; i < r.rows(); ++i) {
+                         Message& m = messages[static_cast<size_t>(i)];
+                         m.session_id = session_id;
+                         m.seq = r.Int(i, 0);
+                         m.id = r.Text(i, 1);
+                         m.ts_ms = r.Int(i, 2);
+                         auto role = ParseRole(r.Text(i, 3));
+                         if (!role) {
+                           return Err(Status::Corruption("message " + m.id + " has role '" +
+                                                         std::string(r.Text(i, 3)) + "'"));
+                         }
+                         m.role = *role;
+                         std::optional<std::string_view> body;
+                         if (!r.IsNull(i, 5)) body = r.Text(i, 5);
+                         RETURN_IF_ERROR(DecodeMessageBody(body, r.Text(i, 4), &m));
+                       }
+                       return messages;
+                     }();
+                   }));
+  if (reverse) std::reverse(out.begin(), out.end());
+  RETURN_IF_ERROR(FlagMissingBlobs(&out));
+  return out;
+}
+
+Result<std::vector<Message>> PgStore::ReadMessages(std::string_view session_id, int64_t from_seq,
+                                                   int64_t limit) {
+  PgParams p;
+  p.Add(ns_).Add(session_id).Add(from_seq);
+  if (limit < 0) {
+    p.AddNull();
+  } else {
+    p.Add(limit);
+  }
+  return ReadRows(session_id,
+                  "SELECT seq, id, ts_ms, role, text, body FROM events WHERE namespace = $1 AND "
+                  "session_id = $2 AND seq >= $3 AND type = 'message' ORDER BY seq LIMIT $4",
+                  std::move(p), /*reverse=*/false);
+}
+
+Result<std::vector<Message>> PgStore::ReadLastMessages(std::string_view session_id,
+                                                       int64_t count) {
+  if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
+  PgParams p;
+  p.Add(ns_).Add(session_id).Add(count);
+  return ReadRows(session_id,
+                  "SELECT seq, id, ts_ms, role, text, body FROM events WHERE namespace = $1 AND "
+                  "session_id = $2 AND type = 'message' ORDER BY seq DESC LIMIT $3",
+                  std::move(p), /*reverse=*/true);
+}
+
+Status PgStore::RestoreSession(const Session& session, std::span<const Message> messages,
+                               const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(ValidateRestore(session, messages));
+  ASSIGN_OR_RETURN(std::string metadata,
+                   CanonicalJsonObject(session.metadata_json, "session metadata"));
+  std::string title = CollapseWhitespace(session.title);
+  if (title.empty()) title = kDefaultTitle;
+  RETURN_IF_ERROR(CheckNoNul(title, "session title"));
+  RETURN_IF_ERROR(CheckNoNul(session.preview, "session preview"));
+  // Every descriptor is accepted here: its blob is fetched (or found lost)
+  // inside the transaction below, before the events that refer to it.
+  std::vector<PreparedMessage> prepared;
+  prepared.reserve(messages.size());
+  std::set<std::string> needed_set;
+  for (const Message& m : messages) {
+    ASSIGN_OR_RETURN(
+        PreparedMessage p,
+        PrepareMessage(m, options_, [](std::string_view) { return true; }, [this] { return NewId(); }));
+    RETURN_IF_ERROR(CheckNoNul(p.text, "the text of message " + std::to_string(m.seq)));
+    for (const std::string& sha : p.referenced_sha256) needed_set.insert(sha);
+    prepared.push_back(std::move(p));
+  }
+  const std::vector<std::string> needed(needed_set.begin(), needed_set.end());
+  EventRows rows;
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    const PreparedMessage& p = prepared[i];
+    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message));
+    rows.seqs.push_back(messages[i].seq);
+    rows.ids.push_back(p.message.id);
+    rows.ts.push_back(messages[i].ts_ms);
+    rows.roles.emplace_back(RoleName(p.message.role));
+    rows.texts.push_back(p.text);
+    rows.bodies.push_back(std::move(body));
+    for (const std::string& sha : p.referenced_sha256) {
+      rows.ref_shas.push_back(sha);
+      rows.ref_seqs.push_back(messages[i].seq);
+    }
+  }
+  auto bytes_of = [&](const std::string& sha) -> Result<std::string> {
+    ASSIGN_OR_RETURN(std::string bytes, blob_source(sha));
+    if (blob::Sha256Hex(bytes) != sha) {
+      return Err(Status::Corruption("the source's blob " + sha +
+                                    " does not hash to its name; run `sessiondb verify` there"));
+    }
+    return bytes;
+  };
+  auto on_lost = [&](const std::string& sha) {
+    options_.warn("session " + session.id + ": blob " + sha +
+                  " is missing in the source; its descriptor is kept and reads as missing");
+  };
+
+  return Run([&](PgConnection& c) -> Status {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    const int64_t count = static_cast<int64_t>(messages.size());
+    PgParams p;
+    p.Add(ns_).Add(session.id).Add(title).Add(title != kDefaultTitle).Add(session.preview);
+    p.Add(session.created_ms).Add(session.updated_ms).Add(count).Add(session.archived);
+    p.Add(metadata);
+    ASSIGN_OR_RETURN(PgResult r,
+                     c.Exec("INSERT INTO sessions (namespace, id, title, title_fixed, preview, "
+                            "created_ms, updated_ms, message_count, last_seq, archived, metadata) "
+                            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10) "
+                            "ON CONFLICT (namespace, id) DO NOTHING",
+                            p));
+    if (r.Affected() == 0) {
+      return Status::AlreadyExists("session '" + session.id + "' already exists");
+    }
+    RETURN_IF_ERROR(EnsureBlobs(c, needed, Now(), bytes_of, on_lost));
+    if (!messages.empty()) RETURN_IF_ERROR(InsertEvents(c, ns_, session.id, rows));
+    return txn.Commit();
+  });
+}
+
+// ---- Blobs ------------------------------------------------------------------
+
+Result<std::string> PgStore::ReadBlob(std::string_view sha256, bool verify) {
+  if (!blob::IsSha256Hex(sha256)) {
+    return Err(Status::InvalidArgument("'" + std::string(sha256.substr(0, 80)) +
+                                       "' is not a blob name (64 lowercase hex digits)"));
+  }
+  ASSIGN_OR_RETURN(std::string bytes, Run([&](PgConnection& c) {
+                     return [&]() -> Result<std::string> {
+                       PgParams p;
+                       p.Add(sha256).Add(ns_);
+                       // Only blobs this namespace refers to are visible to it.
+                       ASSIGN_OR_RETURN(
+                           PgResult r,
+                           c.Exec("SELECT bytes FROM blobs WHERE sha256 = $1 AND EXISTS "
+                                  "(SELECT 1 FROM blob_refs WHERE namespace = $2 AND sha256 = $1)",
+                                  p, /*binary_result=*/true));
+                       if (r.rows() == 0) {
+                         return Err(Status::NotFound("blob " + std::string(sha256) +
+                                                     " is not in the store"));
+                       }
+                       return std::string(r.Text(0, 0));
+                     }();
+                   }));
+  if (verify && blob::Sha256Hex(bytes) != sha256) {
+    return Err(Status::Corruption("blob " + std::string(sha256) +
+                                  " no longer hashes to its name"));
+  }
+  return bytes;
+}
+
+Result<std::string> PgStore::BlobPath(std::string_view sha256) {
+  // The bytes live in the database: hand out a verified copy in a per-user
+  // cache folder, named by digest so a copy is written once.
+  ASSIGN_OR_RETURN(std::string bytes, ReadBlob(sha256, /*verify=*/true));
+  std::error_code ec;
+  const fs::path dir =
+      fs::temp_directory_path(ec) / ("sessiondb-blobs-" + std::to_string(::getuid()));
+  fs::create_directories(dir, ec);
+  if (ec) return Err(Status::Io("cannot create " + dir.string() + ": " + ec.message()));
+  const fs::path path = dir / std::string(sha256);
+  if (fs::exists(path, ec) && fs::file_size(path, ec) == bytes.size()) return path.string();
+  const fs::path temp = dir / (std::string(sha256) + ".tmp-" + NewId());
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) return Err(Status::Io("cannot write " + temp.string()));
+  }
+  fs::rename(temp, path, ec);
+  if (ec) return Err(Status::Io("cannot rename " + temp.string() + ": " + ec.message()));
+  return path.string();
+}
+
+Result<std::string> PgStore::ReadDataUri(const Resource& resource) {
+  if (resource.content_sha256.empty()) {
+    return Err(Status::InvalidArgument("resource " + resource.resource_id +
+                                       " is a remote link; the store holds no bytes for it"));
+  }
+  ASSIGN_OR_RETURN(std::string bytes, ReadBlob(resource.content_sha256, false));
+  return blob::MakeDataUri(resource.mime.empty() ? "application/octet-stream" : resource.mime,
+                           bytes);
+}
+
+// ---- Housekeeping -------------------------------------------------------------
+
+Result<GcReport> PgStore::CollectGarbage(const GcOptions& options) {
+  // Blobs are shared by all namespaces, so collection is store-wide: a blob
+  // goes when no namespace refers to it.
+  const int64_t cutoff = Now() - options.grace_ms;
+  GcReport report;
+  struct Candidate {
+    std::string sha256;
+    int64_t size;
+    int64_t created_ms;
+  };
+  std::vector<Candidate> candidates;
+  RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
+    candidates.clear();
+    ASSIGN_OR_RETURN(PgResult n, c.Exec("SELECT count(*) FROM blobs"));
+    report.blobs_scanned = n.Int(0, 0);
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT sha256, size, created_ms FROM blobs b WHERE NOT "
+                                        "EXISTS (SELECT 1 FROM blob_refs r "
+                                        "WHERE r.sha256 = b.sha256)"));
+    for (int i = 0; i < r.rows(); ++i) {
+      candidates.push_back({std::string(r.Text(i, 0)), r.Int(i, 1), r.Int(i, 2)});
+    }
+    return Status::Ok();
+  }));
+  for (const Candidate& candidate : candidates) {
+    if (candidate.created_ms > cutoff) {
+      ++report.blobs_in_grace;
+      continue;
+    }
+    ASSIGN_OR_RETURN(bool deleted, Run([&](PgConnection& c) {
+                       return [&]() -> Result<bool> {
+                         ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+                         PgParams p;
+                         p.Add(candidate.sha256);
+                         // Appends hold a share lock on a blob they are about to
+                         // refer to: once we hold this row lock, a new statement
+                         // sees every reference that committed meanwhile.
+                         ASSIGN_OR_RETURN(PgResult lock, c.Exec("SELECT 1 FROM blobs WHERE "
+                                                                "sha256 = $1 FOR UPDATE",
+                                                                p));
+                         if (lock.rows() == 0) return false;
+                         ASSIGN_OR_RETURN(PgResult used, c.Exec("SELECT 1 FROM blob_refs WHERE "
+                                                                "sha256 = $1 LIMIT 1",
+                                                                p));
+                         if (used.rows() > 0) return false;
+                         if (options.dry_run) return true;
+                         RETURN_IF_ERROR(c.Run("DELETE FROM blobs WHERE sha256 = $1", p));
+                         RETURN_IF_ERROR(txn.Commit());
+                         return true;
+                       }();
+                     }));
+    if (!deleted) continue;
+    ++report.blobs_deleted;
+    report.bytes_freed += candidate.size;
+  }
+  return report;
+}
+
+Result<VerifyReport> PgStore::Verify(const ProgressFn& progress) {
+  VerifyReport report;
+  std::vector<std::string> referenced;
+  RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
+    PgParams p;
+    p.Add(ns_);
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT DISTINCT sha256 FROM blob_refs "
+                                        "WHERE namespace = $1 ORDER BY sha256",
+                                        p));
+    referenced.clear();
+    for (int i = 0; i < r.rows(); ++i) referenced.emplace_back(r.Text(i, 0));
+    return Status::Ok();
+  }));
+  const int64_t total = static_cast<int64_t>(referenced.size());
+  for (const std::string& sha : referenced) {
+    Result<std::string> bytes = ReadBlob(sha, /*verify=*/true);
+    if (bytes) {
+      ++report.blobs_checked;
+      report.bytes_checked += static_cast<int64_t>(bytes->size());
+    } else if (bytes.error().code() == StatusCode::kCorruption) {
+      ++report.blobs_checked;
+      report.corrupt.push_back(sha);
+    } else if (bytes.error().code() == StatusCode::kNotFound) {
+      report.missing.push_back(sha);
+    } else {
+      return Err(bytes.error());
+    }
+    if (progress) progress(report.blobs_checked + static_cast<int64_t>(report.missing.size()),
+                           total);
+  }
+  return report;
+}
+
+Result<StorageStats> PgStore::Stats() {
+  return Run([&](PgConnection& c) -> Result<StorageStats> {
+    StorageStats stats;
+    PgParams p;
+    p.Add(ns_);
+    ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT count(*), count(*) FILTER (WHERE archived), "
+                                        "coalesce(sum(message_count), 0) FROM sessions "
+                                        "WHERE namespace = $1",
+                                        p));
+    stats.sessions = s.Int(0, 0);
+    stats.archived_sessions = s.Int(0, 1);
+    stats.messages = s.Int(0, 2);
+    ASSIGN_OR_RETURN(PgResult b, c.Exec("SELECT count(*), coalesce(sum(size), 0) FROM blobs "
+                                        "WHERE sha256 IN (SELECT sha256 FROM blob_refs "
+                                        "WHERE namespace = $1)",
+                                        p));
+    stats.blobs = b.Int(0, 0);
+    stats.blob_bytes = b.Int(0, 1);
+    ASSIGN_OR_RETURN(PgResult d, c.Exec("SELECT pg_database_size(current_database())"));
+    stats.database_bytes = d.Int(0, 0);
+    stats.total_bytes = stats.database_bytes;
+    return stats;
+  });
+}
+
+}  // namespace sessiondb::postgres

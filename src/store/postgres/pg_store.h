@@ -1,0 +1,93 @@
+// The PostgreSQL backend: one database shared by many machines. Sessions, the
+// log and blob references live in tables keyed by namespace first; blobs live
+// in the database too (bytea, deduplicated by SHA-256) so every machine sees
+// them. See docs/formats.md for the schema and docs/postgres.md for use.
+//
+// Appends lock the session's row (SELECT ... FOR UPDATE), so appends to one
+// session queue and keep seqs dense while appends to different sessions run
+// in parallel. Every call runs on a pooled connection and is retried, a
+// bounded number of times, when PostgreSQL reports a transient failure (a
+// dropped connection, a restart, a serialization failure or deadlock). An
+// append whose COMMIT was sent but not answered is looked up by its message
+// id before it is retried, so a retry never writes it twice.
+// Thread-safety: safe to share between threads.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sessiondb/store.h"
+#include "store/message_preparer.h"
+#include "store/postgres/pg_pool.h"
+
+namespace sessiondb::postgres {
+
+// A store URI split into what libpq understands and our own parameters.
+struct PgLocation {
+  std::string conninfo;        // the URI without sessiondb's parameters
+  std::string namespace_name;  // the `namespace` parameter, or empty
+  std::string display;         // the URI without a password, for messages
+};
+
+// Splits `uri` (postgres:// or postgresql://). kInvalidArgument for a
+// malformed `namespace` parameter.
+Result<PgLocation> ParsePgUri(const std::string& uri);
+
+class PgStore final : public Store {
+ public:
+  // See Store::Open.
+  static Result<std::unique_ptr<Store>> Open(const std::string& uri, const StoreOptions& options);
+
+  Result<Session> CreateSession(const NewSession& request) override;
+  Result<Session> GetSession(std::string_view id) override;
+  Result<SessionPage> ListSessions(const ListOptions& options) override;
+  Status RenameSession(std::string_view id, std::string_view title) override;
+  Status SetArchived(std::string_view id, bool archived) override;
+  Status DeleteSession(std::string_view id) override;
+  Result<int64_t> PurgeArchived(int64_t before_ms) override;
+  Result<std::optional<std::string>> GetActiveSession() override;
+  Status SetActiveSession(std::string_view id) override;
+
+  Result<AppendResult> Append(std::string_view session_id, const Message& message) override;
+  Result<std::vector<AppendResult>> AppendBatch(std::string_view session_id,
+                                                std::span<const Message> messages) override;
+  Result<std::vector<Message>> ReadMessages(std::string_view session_id, int64_t from_seq,
+                                            int64_t limit) override;
+  Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
+                                                int64_t count) override;
+  Status RestoreSession(const Session& session, std::span<const Message> messages,
+                        const BlobSourceFn& blob_source) override;
+
+  Result<std::string> ReadBlob(std::string_view sha256, bool verify) override;
+  Result<std::string> BlobPath(std::string_view sha256) override;
+  Result<std::string> ReadDataUri(const Resource& resource) override;
+
+  Result<GcReport> CollectGarbage(const GcOptions& options) override;
+  Result<VerifyReport> Verify(const ProgressFn& progress) override;
+  Result<StorageStats> Stats() override;
+
+ private:
+  PgStore(PgLocation location, std::string ns, StoreOptions options);
+
+  int64_t Now() const { return options_.clock(); }
+  std::string NewId() const;
+
+  // Runs `work` on a pooled connection, retrying transient failures with
+  // backoff (a fresh connection when the old one broke). `work` must be a
+  // whole transaction or a single statement, safe to run again.
+  template <typename Fn>
+  auto Run(Fn&& work) -> decltype(work(std::declval<PgConnection&>()));
+
+  Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
+  Result<bool> BlobReferenced(std::string_view sha256);
+  Result<std::vector<Message>> ReadRows(std::string_view session_id, const char* sql,
+                                        PgParams params, bool reverse);
+  Status FlagMissingBlobs(std::vector<Message>* messages);
+
+  const PgLocation location_;
+  const std::string ns_;  // the namespace every query is confined to
+  const StoreOptions options_;
+  PgPool pool_;
+};
+
+}  // namespace sessiondb::postgres

@@ -1,0 +1,97 @@
+#include "store/store_common.h"
+
+#include <cstdio>
+
+#include "core/text_rules.h"
+#include "core/uuid.h"
+
+namespace sessiondb {
+
+Result<StoreOptions> WithDefaults(const StoreOptions& given) {
+  StoreOptions options = given;
+  if (!options.clock) options.clock = SystemNowMs;
+  if (!options.warn) {
+    options.warn = [](std::string_view m) {
+      std::fprintf(stderr, "sessiondb: warning: %.*s\n", static_cast<int>(m.size()), m.data());
+    };
+  }
+  if (options.max_image_bytes <= 0 || options.max_images_per_message < 0 ||
+      options.max_file_bytes <= 0) {
+    return Err(Status::InvalidArgument("store limits must be positive"));
+  }
+  return options;
+}
+
+Result<std::string> ResolveNamespace(std::string_view name) {
+  if (name.empty()) return std::string(kDefaultNamespace);
+  if (Status s = ValidateSessionId(name); !s.ok()) {
+    return Err(Status::InvalidArgument("namespace '" + std::string(name.substr(0, 64)) +
+                                       "' is not valid: use 1 to 128 characters of "
+                                       "[A-Za-z0-9._-], not starting with '.'"));
+  }
+  return std::string(name);
+}
+
+Status ValidateListLimit(int limit) {
+  if (limit >= 1 && limit <= kMaxListLimit) return Status::Ok();
+  return Status::InvalidArgument("list limit " + std::to_string(limit) +
+                                 " is out of range; use 1 to " + std::to_string(kMaxListLimit));
+}
+
+std::string ListCursor(const Session& last) {
+  return std::to_string(last.updated_ms) + ":" + last.id;
+}
+
+Status ParseListCursor(const std::string& cursor, int64_t* updated_ms, std::string* id) {
+  const size_t colon = cursor.find(':');
+  Status bad = Status::InvalidArgument("cursor '" + cursor.substr(0, 64) +
+                                       "' is not one this store handed out; pass the "
+                                       "next_cursor of the previous page unchanged");
+  // At most 18 digits: always fits in an int64_t.
+  if (colon == std::string::npos || colon == 0 || colon > 18) return bad;
+  for (size_t i = 0; i < colon; ++i) {
+    if (cursor[i] < '0' || cursor[i] > '9') return bad;
+  }
+  *updated_ms = std::stoll(cursor.substr(0, colon));
+  *id = cursor.substr(colon + 1);
+  if (!ValidateSessionId(*id).ok()) return bad;
+  return Status::Ok();
+}
+
+Status SessionNotFound(std::string_view id) {
+  return Status::NotFound("session '" + std::string(id) + "' does not exist");
+}
+
+void ApplyMessageToIndex(Role role, std::string_view text, IndexEntry* entry) {
+  if (!entry->title_fixed && !text.empty()) {
+    entry->title = MakeTitle(text);
+    entry->title_fixed = true;
+  }
+  if (entry->preview.empty() && role == Role::kUser && !text.empty()) {
+    entry->preview = MakePreview(text);
+  }
+  ++entry->message_count;
+  ++entry->last_seq;
+}
+
+Status ValidateRestore(const Session& session, std::span<const Message> messages) {
+  RETURN_IF_ERROR(ValidateSessionId(session.id));
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (messages[i].seq != static_cast<int64_t>(i) + 1) {
+      return Status::InvalidArgument("session '" + session.id + "': message " +
+                                     std::to_string(i + 1) + " has seq " +
+                                     std::to_string(messages[i].seq) +
+                                     "; a restored log must be numbered 1, 2, 3...");
+    }
+  }
+  return Status::Ok();
+}
+
+std::string MissingBlobWarning(const Message& message, size_t part_index) {
+  return "session " + message.session_id + " message " + std::to_string(message.seq) + " part " +
+         std::to_string(part_index + 1) + ": blob " +
+         message.parts[part_index].resource->content_sha256 +
+         " is missing; the message loads without it (run `sessiondb verify`)";
+}
+
+}  // namespace sessiondb
