@@ -32,15 +32,24 @@ std::string CliContext::StorePath() const {
   return std::string(home ? home : ".") + "/.local/share/sessiondb";
 }
 
-Store* CliContext::OpenStore(bool create_if_missing) {
-  if (store_) return store_.get();
+StoreOptions CliContext::MakeStoreOptions(bool create_if_missing) const {
   StoreOptions o;
   o.durability = options.fast ? Durability::kProcessCrashSafe : Durability::kDurable;
   o.create_if_missing = create_if_missing;
   if (options.max_image_bytes > 0) o.max_image_bytes = options.max_image_bytes;
   if (options.max_file_bytes > 0) o.max_file_bytes = options.max_file_bytes;
   if (options.max_images >= 0) o.max_images_per_message = options.max_images;
-  auto opened = Store::Open(StorePath(), o);
+  o.namespace_name = options.namespace_name;
+  if (o.namespace_name.empty()) {
+    const char* env = std::getenv("SESSIONDB_NAMESPACE");
+    if (env != nullptr) o.namespace_name = env;
+  }
+  return o;
+}
+
+Store* CliContext::OpenStore(bool create_if_missing) {
+  if (store_) return store_.get();
+  auto opened = Store::Open(StorePath(), MakeStoreOptions(create_if_missing));
   if (!opened) {
     Fail(opened.error());
     return nullptr;

@@ -24,6 +24,7 @@ namespace sessiondb::cli {
 
 struct GlobalOptions {
   std::string store;            // --store
+  std::string namespace_name;   // --namespace
   bool json = false;            // --json
   bool fast = false;            // --fast
   int64_t max_image_bytes = 0;  // --max-image-bytes; 0: the library's default
@@ -46,6 +47,10 @@ class CliContext {
   // instead of creating an empty store. On failure prints the error, sets the
   // exit code and returns nullptr.
   Store* OpenStore(bool create_if_missing);
+
+  // The StoreOptions the global flags ask for. The namespace is --namespace,
+  // else $SESSIONDB_NAMESPACE (PostgreSQL stores; empty: the URI's or "default").
+  StoreOptions MakeStoreOptions(bool create_if_missing) const;
 
   // Prints the error (see PrintError) and sets the exit code it maps to. In
   // human mode, an error about a store limit also names the flag that raises it.

@@ -14,7 +14,7 @@ namespace sessiondb::cli {
 void AddSessionCommands(CLI::App& app, CliContext& ctx);
 // append, show
 void AddMessageCommands(CLI::App& app, CliContext& ctx);
-// gc, verify, stats
+// gc, verify, stats, copy
 void AddHousekeepingCommands(CLI::App& app, CliContext& ctx);
 
 }  // namespace sessiondb::cli

@@ -1,4 +1,4 @@
-// Verbs that look after the store: gc, verify, stats.
+// Verbs that look after the store: gc, verify, stats, copy.
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "core/text_rules.h"
+#include "store/store_copy.h"
 
 namespace sessiondb::cli {
 namespace {
@@ -52,11 +53,11 @@ void AddGc(CLI::App& app, CliContext& ctx) {
   });
 }
 
-// Draws "verifying blobs: 120/4000" on a terminal, at most ten times a second.
-class VerifyProgress {
+// Draws "<what>: 120/4000" on a terminal, at most ten times a second.
+class Progress {
  public:
-  explicit VerifyProgress(bool enabled) : enabled_(enabled) {}
-  ~VerifyProgress() {
+  Progress(bool enabled, std::string what) : enabled_(enabled), what_(std::move(what)) {}
+  ~Progress() {
     if (drawn_) std::cerr << "\r\033[K" << std::flush;  // leave the line clean
   }
   void operator()(int64_t done, int64_t total) {
@@ -65,13 +66,14 @@ class VerifyProgress {
     if (drawn_ && done != total && now - last_ < std::chrono::milliseconds(100)) return;
     last_ = now;
     drawn_ = true;
-    std::cerr << "\rverifying blobs: " << done;
+    std::cerr << "\r" << what_ << ": " << done;
     if (total > 0) std::cerr << "/" << total;
     std::cerr << std::flush;
   }
 
  private:
   bool enabled_;
+  std::string what_;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point last_;
 };
@@ -85,7 +87,7 @@ void AddVerify(CLI::App& app, CliContext& ctx) {
     if (!store) return;
     Result<VerifyReport> report;
     {
-      VerifyProgress progress(isatty(STDERR_FILENO) != 0);
+      Progress progress(isatty(STDERR_FILENO) != 0, "verifying blobs");
       report = store->Verify([&progress](int64_t done, int64_t total) { progress(done, total); });
     }
     if (!report) return ctx.Fail(report.error());
@@ -128,12 +130,60 @@ void AddStats(CLI::App& app, CliContext& ctx) {
   });
 }
 
+void AddCopy(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string from;
+    std::string to;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "copy", "Copy every session, message and blob of one store into another (any backends)");
+  cmd->add_option("--from", args->from, "The store to copy (a directory or postgresql:// URI)")
+      ->required()
+      ->option_text("STORE");
+  cmd->add_option("--to", args->to, "The store to copy into; created if missing")
+      ->required()
+      ->option_text("STORE");
+  cmd->footer(
+      "\nSessions already in the destination with the same length are skipped, so an\n"
+      "interrupted copy resumes when run again. A session there with a different log\n"
+      "is a conflict (exit 4); nothing is overwritten. --namespace applies to both.\n"
+      "\nExamples:\n"
+      "  sessiondb copy --from ~/.local/share/sessiondb --to postgresql://me@db/chats\n"
+      "  sessiondb copy --from postgresql://me@db/chats?namespace=team-a --to ./backup");
+  cmd->callback([&ctx, args] {
+    auto from = Store::Open(args->from, ctx.MakeStoreOptions(/*create_if_missing=*/false));
+    if (!from) return ctx.Fail(from.error());
+    auto to = Store::Open(args->to, ctx.MakeStoreOptions(/*create_if_missing=*/true));
+    if (!to) return ctx.Fail(to.error());
+    Result<CopyReport> report;
+    {
+      Progress progress(isatty(STDERR_FILENO) != 0, "copying sessions");
+      report = CopyStore(**from, **to,
+                         [&progress](int64_t done, int64_t total) { progress(done, total); });
+    }
+    if (!report) return ctx.Fail(report.error());
+    if (ctx.options.json) {
+      return ctx.PrintJson({{"sessions_copied", report->sessions_copied},
+                            {"sessions_skipped", report->sessions_skipped},
+                            {"messages_copied", report->messages_copied}});
+    }
+    std::cout << "copied " << report->sessions_copied << " sessions ("
+              << report->messages_copied << " messages)";
+    if (report->sessions_skipped > 0) {
+      std::cout << "; " << report->sessions_skipped << " were there already";
+    }
+    std::cout << "\n";
+  });
+}
+
 }  // namespace
 
 void AddHousekeepingCommands(CLI::App& app, CliContext& ctx) {
   AddGc(app, ctx);
   AddVerify(app, ctx);
   AddStats(app, ctx);
+  AddCopy(app, ctx);
 }
 
 }  // namespace sessiondb::cli

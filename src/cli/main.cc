@@ -23,9 +23,12 @@ Examples:
   sessiondb ls --all --meta project=/src/app
   sessiondb archive "$SID" && sessiondb purge --older-than 30
   sessiondb gc --dry-run && sessiondb verify
+  sessiondb --store postgresql://me@db.internal/chats?namespace=team-a ls
+  sessiondb copy --from ~/.local/share/sessiondb --to postgresql://me@db.internal/chats
 
-Store location: --store DIR, else $SESSIONDB_STORE, else $XDG_DATA_HOME/sessiondb,
-else $HOME/.local/share/sessiondb. Global options may also follow the verb.
+Store location: --store DIR|URI, else $SESSIONDB_STORE, else $XDG_DATA_HOME/sessiondb,
+else $HOME/.local/share/sessiondb. A postgresql:// URI names a shared PostgreSQL
+store. Global options may also follow the verb.
 
 Exit codes: 0 ok, 1 usage, 2 invalid argument, 3 not found, 4 already exists,
 5 busy, 6 storage error (corruption, I/O), 7 failed precondition (e.g. a store
@@ -43,8 +46,13 @@ bool JsonRequested(int argc, char** argv) {
 }
 
 void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
-  app.add_option("--store", options.store, "Store directory (see below for the default)")
-      ->option_text("DIR");
+  app.add_option("--store", options.store,
+                 "Store directory or postgresql:// URI (see below for the default)")
+      ->option_text("DIR|URI");
+  app.add_option("--namespace", options.namespace_name,
+                 "PostgreSQL stores: the namespace (user, team, project) to work in; "
+                 "default $SESSIONDB_NAMESPACE, else the URI's, else \"default\"")
+      ->option_text("NAME");
   app.add_flag("--json", options.json, "Print one JSON document on stdout instead of text");
   app.add_flag("--fast", options.fast,
                "Do not fsync before an append returns: survives a crash of the process, "

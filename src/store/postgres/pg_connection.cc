@@ -109,12 +109,18 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
   std::unique_ptr<PgConnection> conn(new PgConnection(raw));
   if (PQstatus(raw) != CONNECTION_OK) {
     std::string why = Trimmed(PQerrorMessage(raw));
-    // A server that is starting, stopping or restarting refuses connections
-    // for a moment; callers retry those.
-    const bool transient = why.find("starting up") != std::string::npos ||
-                           why.find("shutting down") != std::string::npos ||
-                           why.find("No such file or directory") != std::string::npos ||
-                           why.find("Connection refused") != std::string::npos;
+    // A server that is starting, stopping or restarting refuses or drops
+    // connections for a moment, in many words; callers retry those. What a
+    // retry cannot mend fails at once.
+    static constexpr const char* kPermanent[] = {
+        "does not exist",       "authentication failed", "no pg_hba.conf entry",
+        "invalid",              "permission denied",     "could not translate host name",
+        "password is required", "SSL",
+    };
+    bool transient = true;
+    for (const char* words : kPermanent) {
+      if (why.find(words) != std::string::npos) transient = false;
+    }
     std::string message = "cannot connect to PostgreSQL: " + why;
     return Err(transient ? Status::Busy(message) : Status::Io(message));
   }

@@ -516,7 +516,7 @@ Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_
   };
 
   bool commit_sent = false;
-  return Run([&](PgConnection& c) -> Result<std::vector<AppendResult>> {
+  auto appended = Run([&](PgConnection& c) -> Result<std::vector<AppendResult>> {
     std::vector<AppendResult> results;
     if (commit_sent) {
       // The last attempt sent COMMIT and lost the answer: it may have landed.
@@ -592,6 +592,13 @@ Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_
     }
     return results;
   });
+  if (!appended && commit_sent) {
+    return Err(Status(appended.error().code(),
+                      appended.error().message() + "; the last COMMIT got no answer, so the "
+                      "append may have been stored: look for message id '" + rows.ids.front() +
+                      "' before appending it again"));
+  }
+  return appended;
 }
 
 Status PgStore::FlagMissingBlobs(std::vector<Message>* messages) {

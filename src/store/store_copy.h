@@ -1,0 +1,29 @@
+// Copying a whole store to another, whatever their backends: embedded to
+// PostgreSQL when a team outgrows one machine, and back. Sessions keep their
+// ids, titles, times, archive flags, metadata, messages (ids, seqs and
+// timestamps) and blobs; the active session comes along.
+//
+// Each session is written in one transaction, so an interrupted copy leaves
+// whole sessions only; running it again skips what is already there.
+// Thread-safety: as the two stores'.
+#pragma once
+
+#include <cstdint>
+
+#include "sessiondb/store.h"
+
+namespace sessiondb {
+
+struct CopyReport {
+  int64_t sessions_copied = 0;
+  int64_t sessions_skipped = 0;  // already in the destination with the same log length
+  int64_t messages_copied = 0;
+};
+
+// Copies every session of `from` (archived ones too) into `to`. A session
+// `to` already holds with the same last seq is skipped; one it holds with a
+// different log is a kAlreadyExists conflict naming it (nothing is
+// overwritten). `progress` gets (sessions done, sessions in all).
+Result<CopyReport> CopyStore(Store& from, Store& to, const ProgressFn& progress = {});
+
+}  // namespace sessiondb
