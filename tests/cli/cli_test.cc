@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "pg_test_database.h"
 #include "test_support.h"
 
 namespace sessiondb::testing {
@@ -676,6 +677,64 @@ TEST_F(Cli, TheStoreComesFromTheFlagThenTheEnvironmentThenXdgThenHome) {
   ASSERT_EQ(made.exit_code, 0) << made.err;
   EXPECT_EQ(Run({"show", "via-env", "--store", env_store}, {.with_store = false}).exit_code, 0);
   EXPECT_EQ(Run({"show", "via-env"}, {.env = {{"SESSIONDB_STORE", env_store}}}).exit_code, 3);
+}
+
+// ---- PostgreSQL stores and copies --------------------------------------------
+
+TEST_F(Cli, APostgresUriWorksWhereADirectoryDoesAndNamespacesKeepApart) {
+  PgTestDatabase pg;
+  ASSERT_TRUE(pg.ok());
+  auto at = [&](const std::string& ns, std::vector<std::string> args) {
+    std::vector<std::string> full = {"--store", pg.uri(), "--namespace", ns};
+    full.insert(full.end(), args.begin(), args.end());
+    return Run(full, {.with_store = false});
+  };
+  ASSERT_EQ(at("alice", {"init"}).exit_code, 0);
+  CliRun made = at("alice", {"new", "--id", "pg-chat"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string png_path = dir_.Sub("pic.png");
+  { std::ofstream(png_path, std::ios::binary) << MakePng(8, 6, "cli-pg"); }
+  CliRun appended = at("alice", {"append", "pg-chat", "hello from postgres", "--image", png_path});
+  ASSERT_EQ(appended.exit_code, 0) << appended.err;
+  CliRun shown = at("alice", {"show", "pg-chat", "--json"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_TRUE(Contains(shown.out, "hello from postgres"));
+  EXPECT_TRUE(Contains(shown.out, "image/png"));
+  // Bob's namespace, in the same database, does not see Alice's session.
+  EXPECT_EQ(at("bob", {"show", "pg-chat"}).exit_code, 3);
+  // The variable names the namespace when the flag does not.
+  CliRun via_env = Run({"--store", pg.uri(), "show", "pg-chat"},
+                       {.with_store = false, .env = {{"SESSIONDB_NAMESPACE", "alice"}}});
+  EXPECT_EQ(via_env.exit_code, 0) << via_env.err;
+  EXPECT_EQ(at("alice", {"verify"}).exit_code, 0);
+}
+
+TEST_F(Cli, CopyMovesAStoreToPostgresAndBackAndResumes) {
+  const std::string id = NewSession({"--id", "to-copy"});
+  ASSERT_EQ(Sdb({"append", id, "first words"}).exit_code, 0);
+  ASSERT_EQ(Sdb({"append", id, "--role", "assistant", "a reply"}).exit_code, 0);
+  PgTestDatabase pg;
+  ASSERT_TRUE(pg.ok());
+  CliRun there = Run({"--json", "copy", "--from", store_, "--to", pg.uri()}, {.with_store = false});
+  ASSERT_EQ(there.exit_code, 0) << there.err;
+  EXPECT_EQ(there.Json()["sessions_copied"], 1);
+  EXPECT_EQ(there.Json()["messages_copied"], 2);
+  CliRun again = Run({"copy", "--from", store_, "--to", pg.uri()}, {.with_store = false});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(Contains(again.out, "1 were there already")) << again.out;
+
+  const std::string back = dir_.Sub("back");
+  CliRun home = Run({"copy", "--from", pg.uri(), "--to", back}, {.with_store = false});
+  ASSERT_EQ(home.exit_code, 0) << home.err;
+  CliRun original = Sdb({"show", id, "--json"});
+  CliRun returned = Run({"--store", back, "show", id, "--json"}, {.with_store = false});
+  ASSERT_EQ(returned.exit_code, 0) << returned.err;
+  EXPECT_EQ(returned.out, original.out);
+
+  // A source that does not exist is named, and nothing is created for it.
+  CliRun missing = Run({"copy", "--from", dir_.Sub("nowhere"), "--to", back}, {.with_store = false});
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("nowhere")));
 }
 
 TEST_F(Cli, ReadingAStoreThatDoesNotExistSaysToRunInitAndCreatesNothing) {
