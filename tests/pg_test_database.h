@@ -43,7 +43,8 @@ inline std::string PgQuery(const std::string& uri, const std::string& sql) {
   if (PQstatus(conn) != CONNECTION_OK) {
     ADD_FAILURE() << "cannot connect to " << uri << ": " << PQerrorMessage(conn);
   } else {
-    PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+    PQsetNoticeProcessor(
+        conn, [](void*, const char*) {}, nullptr);
     PGresult* r = PQexec(conn, sql.c_str());
     const ExecStatusType st = PQresultStatus(r);
     if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {

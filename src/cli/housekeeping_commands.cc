@@ -168,8 +168,8 @@ void AddCopy(CLI::App& app, CliContext& ctx) {
                             {"sessions_skipped", report->sessions_skipped},
                             {"messages_copied", report->messages_copied}});
     }
-    std::cout << "copied " << report->sessions_copied << " sessions ("
-              << report->messages_copied << " messages)";
+    std::cout << "copied " << report->sessions_copied << " sessions (" << report->messages_copied
+              << " messages)";
     if (report->sessions_skipped > 0) {
       std::cout << "; " << report->sessions_skipped << " were there already";
     }

@@ -78,10 +78,9 @@ Status ValidateRestore(const Session& session, std::span<const Message> messages
   RETURN_IF_ERROR(ValidateSessionId(session.id));
   for (size_t i = 0; i < messages.size(); ++i) {
     if (messages[i].seq != static_cast<int64_t>(i) + 1) {
-      return Status::InvalidArgument("session '" + session.id + "': message " +
-                                     std::to_string(i + 1) + " has seq " +
-                                     std::to_string(messages[i].seq) +
-                                     "; a restored log must be numbered 1, 2, 3...");
+      return Status::InvalidArgument(
+          "session '" + session.id + "': message " + std::to_string(i + 1) + " has seq " +
+          std::to_string(messages[i].seq) + "; a restored log must be numbered 1, 2, 3...");
     }
   }
   return Status::Ok();

@@ -732,7 +732,8 @@ TEST_F(Cli, CopyMovesAStoreToPostgresAndBackAndResumes) {
   EXPECT_EQ(returned.out, original.out);
 
   // A source that does not exist is named, and nothing is created for it.
-  CliRun missing = Run({"copy", "--from", dir_.Sub("nowhere"), "--to", back}, {.with_store = false});
+  CliRun missing =
+      Run({"copy", "--from", dir_.Sub("nowhere"), "--to", back}, {.with_store = false});
   EXPECT_EQ(missing.exit_code, 3);
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub("nowhere")));
 }

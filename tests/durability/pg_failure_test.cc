@@ -165,9 +165,9 @@ TEST(PostgresFailures, ConnectionsKilledMidTransactionLoseNothingAndDuplicateNot
   int killed = 0;
   for (int round = 0; round < 40; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(15 + (round * 7) % 40));
-    killed += std::stoi(db.Query(
-        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
-        "datname = current_database() AND application_name = 'sessiondb'"));
+    killed +=
+        std::stoi(db.Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+                           "datname = current_database() AND application_name = 'sessiondb'"));
   }
   run.Stop();
   EXPECT_GT(killed, 20) << "the test did not kill enough connections to mean anything";

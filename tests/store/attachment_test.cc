@@ -178,7 +178,6 @@ TEST_P(Attachments, VerifyFindsABlobWhoseBytesChanged) {
 
 // ---- Limits and bad input: refused, named, and nothing written ----
 
-
 class RefusedAttachment : public BackendTest {
  protected:
   void ExpectRefused(const Message& m, const std::string& fragment,

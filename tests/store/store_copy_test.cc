@@ -1,11 +1,12 @@
 // Copies between backends: embedded -> PostgreSQL -> embedded gives back the
 // same sessions, messages and bytes; a second run skips what is there; an
 // interrupted copy resumes; a conflicting session is refused untouched.
+#include "store/store_copy.h"
+
 #include <sstream>
 
 #include "blob/sha256.h"
 #include "core/message_codec.h"
-#include "store/store_copy.h"
 #include "store/store_fixture.h"
 
 namespace sessiondb::testing {
@@ -50,7 +51,8 @@ class StoreCopy : public EmbeddedStoreTest {
   // A history with what a copy must keep: images shared between sessions,
   // every part type, a rename, an archived session, metadata, the active one.
   void FillSource() {
-    ASSERT_TRUE(store_->CreateSession({.id = "chat", .metadata_json = R"({"project":"/src/app"})"}));
+    ASSERT_TRUE(
+        store_->CreateSession({.id = "chat", .metadata_json = R"({"project":"/src/app"})"}));
     ASSERT_TRUE(store_->CreateSession({.id = "old"}));
     ASSERT_TRUE(store_->CreateSession({.id = "empty", .title = "Nothing yet"}));
     const std::string png = MakePng(32, 16, "copy-me", 2000);
@@ -92,9 +94,8 @@ TEST_F(StoreCopy, EmbeddedToPostgresAndBackGivesTheSameHistory) {
   auto middle = OpenAt(pg.uri());
   ASSERT_TRUE(middle);
   std::vector<std::pair<int64_t, int64_t>> progress;
-  auto there = CopyStore(*store_, *middle, [&](int64_t done, int64_t total) {
-    progress.emplace_back(done, total);
-  });
+  auto there = CopyStore(*store_, *middle,
+                         [&](int64_t done, int64_t total) { progress.emplace_back(done, total); });
   ASSERT_TRUE(there) << there.error().ToString();
   EXPECT_EQ(there->sessions_copied, 3);
   EXPECT_EQ(there->messages_copied, 4);

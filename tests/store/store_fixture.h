@@ -28,7 +28,9 @@ namespace sessiondb::testing {
 
 enum class Backend { kEmbedded, kPostgres };
 
-inline std::string BackendName(Backend b) { return b == Backend::kEmbedded ? "Embedded" : "Postgres"; }
+inline std::string BackendName(Backend b) {
+  return b == Backend::kEmbedded ? "Embedded" : "Postgres";
+}
 
 class StoreTest : public ::testing::Test {
  protected:
@@ -169,13 +171,13 @@ class PostgresStoreTest : public StoreTest {
   Backend backend() const override { return Backend::kPostgres; }
 };
 
-#define SESSIONDB_FOR_EACH_BACKEND(suite)                                                   \
-  INSTANTIATE_TEST_SUITE_P(                                                                 \
-      Backends, suite,                                                                      \
-      ::testing::Values(::sessiondb::testing::Backend::kEmbedded,                           \
-                        ::sessiondb::testing::Backend::kPostgres),                          \
-      [](const ::testing::TestParamInfo<::sessiondb::testing::Backend>& info) {             \
-        return ::sessiondb::testing::BackendName(info.param);                               \
+#define SESSIONDB_FOR_EACH_BACKEND(suite)                                       \
+  INSTANTIATE_TEST_SUITE_P(                                                     \
+      Backends, suite,                                                          \
+      ::testing::Values(::sessiondb::testing::Backend::kEmbedded,               \
+                        ::sessiondb::testing::Backend::kPostgres),              \
+      [](const ::testing::TestParamInfo<::sessiondb::testing::Backend>& info) { \
+        return ::sessiondb::testing::BackendName(info.param);                   \
       })
 
 }  // namespace sessiondb::testing

@@ -17,10 +17,10 @@ bool StartsWith(std::string_view s, std::string_view prefix) { return s.rfind(pr
 
 // SQLSTATEs after which the same transaction may succeed if run again.
 bool IsTransientState(std::string_view state) {
-  return state == "40001" || state == "40P01" ||      // serialization failure, deadlock
-         StartsWith(state, "08") ||                   // connection exception
-         state == "57P01" || state == "57P02" ||      // admin / crash shutdown
-         state == "57P03";                            // cannot connect now (starting up)
+  return state == "40001" || state == "40P01" ||  // serialization failure, deadlock
+         StartsWith(state, "08") ||               // connection exception
+         state == "57P01" || state == "57P02" ||  // admin / crash shutdown
+         state == "57P03";                        // cannot connect now (starting up)
 }
 
 }  // namespace
@@ -113,9 +113,8 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
     // connections for a moment, in many words; callers retry those. What a
     // retry cannot mend fails at once.
     static constexpr const char* kPermanent[] = {
-        "does not exist",       "authentication failed", "no pg_hba.conf entry",
-        "invalid",              "permission denied",     "could not translate host name",
-        "password is required", "SSL",
+        "does not exist",    "authentication failed",         "no pg_hba.conf entry", "invalid",
+        "permission denied", "could not translate host name", "password is required", "SSL",
     };
     bool transient = true;
     for (const char* words : kPermanent) {
@@ -125,7 +124,8 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
     return Err(transient ? Status::Busy(message) : Status::Io(message));
   }
   // CREATE ... IF NOT EXISTS and friends emit notices; they are not ours to print.
-  PQsetNoticeProcessor(raw, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      raw, [](void*, const char*) {}, nullptr);
   PGresult* r = PQexec(raw, setup_sql.c_str());
   const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
   Status failed = ok ? Status::Ok() : conn->ErrorFrom(r, setup_sql.c_str());
@@ -193,8 +193,8 @@ Status PgConnection::RunScript(const char* sql) {
   retryable_ = false;
   PGresult* raw = PQexec(conn_, sql);
   const ExecStatusType st = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
-  Status result = (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) ? Status::Ok()
-                                                                     : ErrorFrom(raw, sql);
+  Status result =
+      (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) ? Status::Ok() : ErrorFrom(raw, sql);
   if (raw) PQclear(raw);
   return result;
 }

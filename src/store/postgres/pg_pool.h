@@ -20,8 +20,7 @@ class PgPool;
 // A connection on loan; returned to the pool when the lease ends, unless it is broken.
 class PgLease {
  public:
-  PgLease(PgPool* pool, std::unique_ptr<PgConnection> conn)
-      : pool_(pool), conn_(std::move(conn)) {}
+  PgLease(PgPool* pool, std::unique_ptr<PgConnection> conn) : pool_(pool), conn_(std::move(conn)) {}
   PgLease(PgLease&&) = default;
   PgLease& operator=(PgLease&&) = default;
   ~PgLease();

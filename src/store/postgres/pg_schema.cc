@@ -93,8 +93,9 @@ Status MigratePgSchema(PgConnection* conn, bool create, const std::string& where
   }
   if (current == kPgSchemaVersion) return txn.Commit();
 
-  RETURN_IF_ERROR(conn->Run("CREATE TABLE IF NOT EXISTS sessiondb_meta ("
-                            "key text PRIMARY KEY, value text NOT NULL)"));
+  RETURN_IF_ERROR(
+      conn->Run("CREATE TABLE IF NOT EXISTS sessiondb_meta ("
+                "key text PRIMARY KEY, value text NOT NULL)"));
   for (int64_t v = current; v < kPgSchemaVersion; ++v) {
     Status s = conn->RunScript(kMigrations[static_cast<size_t>(v)]);
     if (!s.ok()) {
@@ -104,10 +105,11 @@ Status MigratePgSchema(PgConnection* conn, bool create, const std::string& where
   }
   PgParams p;
   p.Add(static_cast<int64_t>(kPgSchemaVersion));
-  RETURN_IF_ERROR(conn->Run("INSERT INTO sessiondb_meta (key, value) VALUES "
-                            "('schema_version', $1) ON CONFLICT (key) DO UPDATE "
-                            "SET value = excluded.value",
-                            p));
+  RETURN_IF_ERROR(
+      conn->Run("INSERT INTO sessiondb_meta (key, value) VALUES "
+                "('schema_version', $1) ON CONFLICT (key) DO UPDATE "
+                "SET value = excluded.value",
+                p));
   return txn.Commit();
 }
 

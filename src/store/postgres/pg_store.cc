@@ -50,8 +50,9 @@ Session SessionFromRow(const PgResult& r, int row) {
 // without a word: refuse instead of storing less than was given.
 Status CheckNoNul(std::string_view text, const std::string& what) {
   if (text.find('\0') == std::string_view::npos) return Status::Ok();
-  return Status::InvalidArgument(what + " contains a NUL character, which a PostgreSQL store "
-                                        "cannot hold");
+  return Status::InvalidArgument(what +
+                                 " contains a NUL character, which a PostgreSQL store "
+                                 "cannot hold");
 }
 
 std::string WithoutPassword(const std::string& uri) {
@@ -100,12 +101,12 @@ PgStore::PgStore(PgLocation location, std::string ns, StoreOptions options)
     : location_(std::move(location)),
       ns_(std::move(ns)),
       options_(std::move(options)),
-      pool_(location_.conninfo,
-            "SET lock_timeout = " + std::to_string(options_.busy_timeout_ms) +
-                "; SET client_min_messages = warning; SET application_name = 'sessiondb'" +
-                (options_.durability == Durability::kDurable ? "; SET synchronous_commit = on"
-                                                             : ""),
-            std::max(1, options_.max_connections)) {}
+      pool_(
+          location_.conninfo,
+          "SET lock_timeout = " + std::to_string(options_.busy_timeout_ms) +
+              "; SET client_min_messages = warning; SET application_name = 'sessiondb'" +
+              (options_.durability == Durability::kDurable ? "; SET synchronous_commit = on" : ""),
+          std::max(1, options_.max_connections)) {}
 
 Result<std::unique_ptr<Store>> PgStore::Open(const std::string& uri, const StoreOptions& given) {
   ASSIGN_OR_RETURN(PgLocation location, ParsePgUri(uri));
@@ -115,15 +116,14 @@ Result<std::unique_ptr<Store>> PgStore::Open(const std::string& uri, const Store
                                        "' was asked for, but the store URI names namespace '" +
                                        location.namespace_name + "'; give one of them"));
   }
-  ASSIGN_OR_RETURN(std::string ns, ResolveNamespace(given.namespace_name.empty()
-                                                        ? location.namespace_name
-                                                        : given.namespace_name));
+  ASSIGN_OR_RETURN(std::string ns,
+                   ResolveNamespace(given.namespace_name.empty() ? location.namespace_name
+                                                                 : given.namespace_name));
   ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
   std::unique_ptr<PgStore> store(new PgStore(std::move(location), std::move(ns), options));
   const std::string where = store->location_.display;
-  Status migrated = store->Run([&](PgConnection& c) {
-    return MigratePgSchema(&c, options.create_if_missing, where);
-  });
+  Status migrated = store->Run(
+      [&](PgConnection& c) { return MigratePgSchema(&c, options.create_if_missing, where); });
   if (!migrated.ok()) {
     if (migrated.message().find(where) != std::string::npos) return Err(migrated);
     return Err(Status(migrated.code(), "opening " + where + ": " + migrated.message()));
@@ -312,7 +312,8 @@ Status PgStore::DeleteSession(std::string_view id) {
   bool sent = false;
   return Run([&](PgConnection& c) -> Status {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
-    ASSIGN_OR_RETURN(int64_t deleted, DeleteSessions(c, ns_, PgArray(std::vector<std::string>{std::string(id)})));
+    ASSIGN_OR_RETURN(int64_t deleted,
+                     DeleteSessions(c, ns_, PgArray(std::vector<std::string>{std::string(id)})));
     if (deleted == 0) {
       // Gone because an earlier attempt's COMMIT landed unanswered: done.
       if (sent) return Status::Ok();
@@ -363,9 +364,10 @@ Status PgStore::SetActiveSession(std::string_view id) {
                                         "id = $2 FOR SHARE",
                                         p));
     if (r.rows() == 0) return SessionNotFound(id);
-    RETURN_IF_ERROR(c.Run("INSERT INTO active_sessions (namespace, session_id) VALUES ($1, $2) "
-                          "ON CONFLICT (namespace) DO UPDATE SET session_id = excluded.session_id",
-                          p));
+    RETURN_IF_ERROR(
+        c.Run("INSERT INTO active_sessions (namespace, session_id) VALUES ($1, $2) "
+              "ON CONFLICT (namespace) DO UPDATE SET session_id = excluded.session_id",
+              p));
     return txn.Commit();
   });
 }
@@ -399,8 +401,8 @@ Result<std::vector<PreparedMessage>> PgStore::Prepare(std::span<const Message> m
     if (s.ok()) s = CheckNoNul(p->message.id, "the message id");
     if (!s.ok()) {
       if (messages.size() == 1) return Err(s);
-      return Err(Status(s.code(), "message " + std::to_string(i + 1) + " of the batch: " +
-                                      s.message()));
+      return Err(
+          Status(s.code(), "message " + std::to_string(i + 1) + " of the batch: " + s.message()));
     }
     prepared.push_back(std::move(*p));
   }
@@ -442,9 +444,10 @@ Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int6
     }
     PgParams insert;
     insert.Add(sha).Add(static_cast<int64_t>(bytes->size())).Add(now).AddBytes(*bytes);
-    RETURN_IF_ERROR(c.Run("INSERT INTO blobs (sha256, size, created_ms, bytes) VALUES "
-                          "($1, $2, $3, $4) ON CONFLICT (sha256) DO NOTHING",
-                          insert));
+    RETURN_IF_ERROR(
+        c.Run("INSERT INTO blobs (sha256, size, created_ms, bytes) VALUES "
+              "($1, $2, $3, $4) ON CONFLICT (sha256) DO NOTHING",
+              insert));
   }
   return Status::Ok();
 }
@@ -473,9 +476,9 @@ Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view ses
       "AS u(seq, id, ts, role, text, body)",
       p);
   if (s.code() == StatusCode::kAlreadyExists) {
-    return Status::AlreadyExists(rows.ids.size() == 1
-                                     ? "message id '" + rows.ids[0] + "' already exists in this store"
-                                     : "a message id of the batch already exists in this store");
+    return Status::AlreadyExists(
+        rows.ids.size() == 1 ? "message id '" + rows.ids[0] + "' already exists in this store"
+                             : "a message id of the batch already exists in this store");
   }
   RETURN_IF_ERROR(s);
   if (rows.ref_shas.empty()) return Status::Ok();
@@ -511,7 +514,8 @@ Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_
   auto bytes_of = [&](const std::string& sha) -> Result<std::string> {
     auto it = pending.find(sha);
     if (it != pending.end()) return *it->second;
-    return Err(Status::NotFound("blob " + sha + " was removed from the store while the message "
+    return Err(Status::NotFound("blob " + sha +
+                                " was removed from the store while the message "
                                 "referring to it was being appended; append it with its bytes"));
   };
 
@@ -573,10 +577,11 @@ Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_
     PgParams u;
     u.Add(ns_).Add(session_id).Add(entry.last_seq).Add(entry.message_count).Add(now);
     u.Add(entry.title).Add(entry.title_fixed).Add(entry.preview);
-    RETURN_IF_ERROR(c.Run("UPDATE sessions SET last_seq = $3, message_count = $4, "
-                          "updated_ms = $5, title = $6, title_fixed = $7, preview = $8 "
-                          "WHERE namespace = $1 AND id = $2",
-                          u));
+    RETURN_IF_ERROR(
+        c.Run("UPDATE sessions SET last_seq = $3, message_count = $4, "
+              "updated_ms = $5, title = $6, title_fixed = $7, preview = $8 "
+              "WHERE namespace = $1 AND id = $2",
+              u));
     commit_sent = true;
     RETURN_IF_ERROR(txn.Commit());
     commit_sent = false;
@@ -593,10 +598,11 @@ Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_
     return results;
   });
   if (!appended && commit_sent) {
-    return Err(Status(appended.error().code(),
-                      appended.error().message() + "; the last COMMIT got no answer, so the "
-                      "append may have been stored: look for message id '" + rows.ids.front() +
-                      "' before appending it again"));
+    return Err(
+        Status(appended.error().code(), appended.error().message() +
+                                            "; the last COMMIT got no answer, so the "
+                                            "append may have been stored: look for message id '" +
+                                            rows.ids.front() + "' before appending it again"));
   }
   return appended;
 }
@@ -611,18 +617,16 @@ Status PgStore::FlagMissingBlobs(std::vector<Message>* messages) {
     }
   }
   if (referenced.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(std::set<std::string> present, Run([&](PgConnection& c) {
-                     return [&]() -> Result<std::set<std::string>> {
-                       PgParams p;
-                       p.Add(PgArray(std::vector<std::string>(referenced.begin(),
-                                                              referenced.end())));
-                       ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT sha256 FROM blobs WHERE "
-                                                           "sha256 = ANY($1::text[])",
-                                                           p));
-                       std::set<std::string> out;
-                       for (int i = 0; i < r.rows(); ++i) out.emplace(r.Text(i, 0));
-                       return out;
-                     }();
+  ASSIGN_OR_RETURN(std::set<std::string> present,
+                   Run([&](PgConnection& c) -> Result<std::set<std::string>> {
+                     PgParams p;
+                     p.Add(PgArray(std::vector<std::string>(referenced.begin(), referenced.end())));
+                     ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT sha256 FROM blobs WHERE "
+                                                         "sha256 = ANY($1::text[])",
+                                                         p));
+                     std::set<std::string> out;
+                     for (int i = 0; i < r.rows(); ++i) out.emplace(r.Text(i, 0));
+                     return out;
                    }));
   for (Message& m : *messages) {
     for (size_t i = 0; i < m.parts.size(); ++i) {
@@ -638,36 +642,35 @@ Status PgStore::FlagMissingBlobs(std::vector<Message>* messages) {
 
 Result<std::vector<Message>> PgStore::ReadRows(std::string_view session_id, const char* sql,
                                                PgParams params, bool reverse) {
-  ASSIGN_OR_RETURN(std::vector<Message> out, Run([&](PgConnection& c) {
-                     return [&]() -> Result<std::vector<Message>> {
-                       ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, params));
-                       if (r.rows() == 0) {
-                         PgParams key;
-                         key.Add(ns_).Add(session_id);
-                         ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT 1 FROM sessions WHERE "
-                                                             "namespace = $1 AND id = $2",
-                                                             key));
-                         if (s.rows() == 0) return Err(SessionNotFound(session_id));
+  ASSIGN_OR_RETURN(std::vector<Message> out,
+                   Run([&](PgConnection& c) -> Result<std::vector<Message>> {
+                     ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, params));
+                     if (r.rows() == 0) {
+                       PgParams key;
+                       key.Add(ns_).Add(session_id);
+                       ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT 1 FROM sessions WHERE "
+                                                           "namespace = $1 AND id = $2",
+                                                           key));
+                       if (s.rows() == 0) return Err(SessionNotFound(session_id));
+                     }
+                     std::vector<Message> messages(static_cast<size_t>(r.rows()));
+                     for (int i = 0; i < r.rows(); ++i) {
+                       Message& m = messages[static_cast<size_t>(i)];
+                       m.session_id = session_id;
+                       m.seq = r.Int(i, 0);
+                       m.id = r.Text(i, 1);
+                       m.ts_ms = r.Int(i, 2);
+                       auto role = ParseRole(r.Text(i, 3));
+                       if (!role) {
+                         return Err(Status::Corruption("message " + m.id + " has role '" +
+                                                       std::string(r.Text(i, 3)) + "'"));
                        }
-                       std::vector<Message> messages(static_cast<size_t>(r.rows()));
-                       for (int i = 0; i < r.rows(); ++i) {
-                         Message& m = messages[static_cast<size_t>(i)];
-                         m.session_id = session_id;
-                         m.seq = r.Int(i, 0);
-                         m.id = r.Text(i, 1);
-                         m.ts_ms = r.Int(i, 2);
-                         auto role = ParseRole(r.Text(i, 3));
-                         if (!role) {
-                           return Err(Status::Corruption("message " + m.id + " has role '" +
-                                                         std::string(r.Text(i, 3)) + "'"));
-                         }
-                         m.role = *role;
-                         std::optional<std::string_view> body;
-                         if (!r.IsNull(i, 5)) body = r.Text(i, 5);
-                         RETURN_IF_ERROR(DecodeMessageBody(body, r.Text(i, 4), &m));
-                       }
-                       return messages;
-                     }();
+                       m.role = *role;
+                       std::optional<std::string_view> body;
+                       if (!r.IsNull(i, 5)) body = r.Text(i, 5);
+                       RETURN_IF_ERROR(DecodeMessageBody(body, r.Text(i, 4), &m));
+                     }
+                     return messages;
                    }));
   if (reverse) std::reverse(out.begin(), out.end());
   RETURN_IF_ERROR(FlagMissingBlobs(&out));
@@ -689,8 +692,7 @@ Result<std::vector<Message>> PgStore::ReadMessages(std::string_view session_id, 
                   std::move(p), /*reverse=*/false);
 }
 
-Result<std::vector<Message>> PgStore::ReadLastMessages(std::string_view session_id,
-                                                       int64_t count) {
+Result<std::vector<Message>> PgStore::ReadLastMessages(std::string_view session_id, int64_t count) {
   if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
   PgParams p;
   p.Add(ns_).Add(session_id).Add(count);
@@ -715,9 +717,9 @@ Status PgStore::RestoreSession(const Session& session, std::span<const Message> 
   prepared.reserve(messages.size());
   std::set<std::string> needed_set;
   for (const Message& m : messages) {
-    ASSIGN_OR_RETURN(
-        PreparedMessage p,
-        PrepareMessage(m, options_, [](std::string_view) { return true; }, [this] { return NewId(); }));
+    ASSIGN_OR_RETURN(PreparedMessage p, PrepareMessage(
+                                            m, options_, [](std::string_view) { return true; },
+                                            [this] { return NewId(); }));
     RETURN_IF_ERROR(CheckNoNul(p.text, "the text of message " + std::to_string(m.seq)));
     for (const std::string& sha : p.referenced_sha256) needed_set.insert(sha);
     prepared.push_back(std::move(p));
@@ -780,26 +782,22 @@ Result<std::string> PgStore::ReadBlob(std::string_view sha256, bool verify) {
     return Err(Status::InvalidArgument("'" + std::string(sha256.substr(0, 80)) +
                                        "' is not a blob name (64 lowercase hex digits)"));
   }
-  ASSIGN_OR_RETURN(std::string bytes, Run([&](PgConnection& c) {
-                     return [&]() -> Result<std::string> {
-                       PgParams p;
-                       p.Add(sha256).Add(ns_);
-                       // Only blobs this namespace refers to are visible to it.
-                       ASSIGN_OR_RETURN(
-                           PgResult r,
-                           c.Exec("SELECT bytes FROM blobs WHERE sha256 = $1 AND EXISTS "
-                                  "(SELECT 1 FROM blob_refs WHERE namespace = $2 AND sha256 = $1)",
-                                  p, /*binary_result=*/true));
-                       if (r.rows() == 0) {
-                         return Err(Status::NotFound("blob " + std::string(sha256) +
-                                                     " is not in the store"));
-                       }
-                       return std::string(r.Text(0, 0));
-                     }();
-                   }));
+  ASSIGN_OR_RETURN(
+      std::string bytes, Run([&](PgConnection& c) -> Result<std::string> {
+        PgParams p;
+        p.Add(sha256).Add(ns_);
+        // Only blobs this namespace refers to are visible to it.
+        ASSIGN_OR_RETURN(PgResult r,
+                         c.Exec("SELECT bytes FROM blobs WHERE sha256 = $1 AND EXISTS "
+                                "(SELECT 1 FROM blob_refs WHERE namespace = $2 AND sha256 = $1)",
+                                p, /*binary_result=*/true));
+        if (r.rows() == 0) {
+          return Err(Status::NotFound("blob " + std::string(sha256) + " is not in the store"));
+        }
+        return std::string(r.Text(0, 0));
+      }));
   if (verify && blob::Sha256Hex(bytes) != sha256) {
-    return Err(Status::Corruption("blob " + std::string(sha256) +
-                                  " no longer hashes to its name"));
+    return Err(Status::Corruption("blob " + std::string(sha256) + " no longer hashes to its name"));
   }
   return bytes;
 }
@@ -866,27 +864,25 @@ Result<GcReport> PgStore::CollectGarbage(const GcOptions& options) {
       ++report.blobs_in_grace;
       continue;
     }
-    ASSIGN_OR_RETURN(bool deleted, Run([&](PgConnection& c) {
-                       return [&]() -> Result<bool> {
-                         ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
-                         PgParams p;
-                         p.Add(candidate.sha256);
-                         // Appends hold a share lock on a blob they are about to
-                         // refer to: once we hold this row lock, a new statement
-                         // sees every reference that committed meanwhile.
-                         ASSIGN_OR_RETURN(PgResult lock, c.Exec("SELECT 1 FROM blobs WHERE "
-                                                                "sha256 = $1 FOR UPDATE",
-                                                                p));
-                         if (lock.rows() == 0) return false;
-                         ASSIGN_OR_RETURN(PgResult used, c.Exec("SELECT 1 FROM blob_refs WHERE "
-                                                                "sha256 = $1 LIMIT 1",
-                                                                p));
-                         if (used.rows() > 0) return false;
-                         if (options.dry_run) return true;
-                         RETURN_IF_ERROR(c.Run("DELETE FROM blobs WHERE sha256 = $1", p));
-                         RETURN_IF_ERROR(txn.Commit());
-                         return true;
-                       }();
+    ASSIGN_OR_RETURN(bool deleted, Run([&](PgConnection& c) -> Result<bool> {
+                       ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+                       PgParams p;
+                       p.Add(candidate.sha256);
+                       // Appends hold a share lock on a blob they are about to
+                       // refer to: once we hold this row lock, a new statement
+                       // sees every reference that committed meanwhile.
+                       ASSIGN_OR_RETURN(PgResult lock, c.Exec("SELECT 1 FROM blobs WHERE "
+                                                              "sha256 = $1 FOR UPDATE",
+                                                              p));
+                       if (lock.rows() == 0) return false;
+                       ASSIGN_OR_RETURN(PgResult used, c.Exec("SELECT 1 FROM blob_refs WHERE "
+                                                              "sha256 = $1 LIMIT 1",
+                                                              p));
+                       if (used.rows() > 0) return false;
+                       if (options.dry_run) return true;
+                       RETURN_IF_ERROR(c.Run("DELETE FROM blobs WHERE sha256 = $1", p));
+                       RETURN_IF_ERROR(txn.Commit());
+                       return true;
                      }));
     if (!deleted) continue;
     ++report.blobs_deleted;
@@ -922,8 +918,8 @@ Result<VerifyReport> PgStore::Verify(const ProgressFn& progress) {
     } else {
       return Err(bytes.error());
     }
-    if (progress) progress(report.blobs_checked + static_cast<int64_t>(report.missing.size()),
-                           total);
+    if (progress)
+      progress(report.blobs_checked + static_cast<int64_t>(report.missing.size()), total);
   }
   return report;
 }
