@@ -58,6 +58,25 @@ Status ParseListCursor(const std::string& cursor, int64_t* updated_ms, std::stri
   return Status::Ok();
 }
 
+Result<std::vector<PreparedMessage>> PrepareBatch(
+    std::span<const Message> messages, const StoreOptions& options, const BlobExistsFn& blob_exists,
+    const std::function<std::string()>& new_id,
+    const std::function<Status(const PreparedMessage&)>& check) {
+  std::vector<PreparedMessage> prepared;
+  prepared.reserve(messages.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    auto p = PrepareMessage(messages[i], options, blob_exists, new_id);
+    Status s = !p ? p.error() : check ? check(*p) : Status::Ok();
+    if (!s.ok()) {
+      if (messages.size() == 1) return Err(s);
+      return Err(Status(s.code(), "message " + std::to_string(i + 1) + " of the batch: " +
+                                      s.message()));
+    }
+    prepared.push_back(std::move(*p));
+  }
+  return prepared;
+}
+
 Status SessionNotFound(std::string_view id) {
   return Status::NotFound("session '" + std::string(id) + "' does not exist");
 }

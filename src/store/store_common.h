@@ -13,6 +13,7 @@
 #include "sessiondb/status.h"
 #include "sessiondb/store.h"
 #include "sessiondb/types.h"
+#include "store/message_preparer.h"
 
 namespace sessiondb {
 
@@ -35,6 +36,14 @@ std::string ListCursor(const Session& last);
 
 // Parses a cursor made by ListCursor; kInvalidArgument if it was not.
 Status ParseListCursor(const std::string& cursor, int64_t* updated_ms, std::string* id);
+
+// Prepares each message of a batch with PrepareMessage, then runs `check`
+// (a backend's own rule) on it when given. The error of a message in a batch
+// of more than one names its place ("message 3 of the batch: ...").
+Result<std::vector<PreparedMessage>> PrepareBatch(
+    std::span<const Message> messages, const StoreOptions& options, const BlobExistsFn& blob_exists,
+    const std::function<std::string()>& new_id,
+    const std::function<Status(const PreparedMessage&)>& check = {});
 
 // kNotFound naming the session.
 Status SessionNotFound(std::string_view id);

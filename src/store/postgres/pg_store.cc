@@ -386,27 +386,17 @@ Result<bool> PgStore::BlobReferenced(std::string_view sha256) {
 }
 
 Result<std::vector<PreparedMessage>> PgStore::Prepare(std::span<const Message> messages) {
-  std::vector<PreparedMessage> prepared;
-  prepared.reserve(messages.size());
   // A descriptor may only name a blob this namespace already refers to:
   // knowing a digest is not having the bytes.
   auto exists = [this](std::string_view sha) {
     auto r = BlobReferenced(sha);
     return r && *r;
   };
-  auto new_id = [this] { return NewId(); };
-  for (size_t i = 0; i < messages.size(); ++i) {
-    auto p = PrepareMessage(messages[i], options_, exists, new_id);
-    Status s = p ? CheckNoNul(p->text, "the message text") : p.error();
-    if (s.ok()) s = CheckNoNul(p->message.id, "the message id");
-    if (!s.ok()) {
-      if (messages.size() == 1) return Err(s);
-      return Err(
-          Status(s.code(), "message " + std::to_string(i + 1) + " of the batch: " + s.message()));
-    }
-    prepared.push_back(std::move(*p));
-  }
-  return prepared;
+  auto no_nul = [](const PreparedMessage& p) -> Status {
+    RETURN_IF_ERROR(CheckNoNul(p.text, "the message text"));
+    return CheckNoNul(p.message.id, "the message id");
+  };
+  return PrepareBatch(messages, options_, exists, [this] { return NewId(); }, no_nul);
 }
 
 Result<AppendResult> PgStore::Append(std::string_view session_id, const Message& message) {
