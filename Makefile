@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build test test-quick demo bench format clean
+.PHONY: setup build test test-quick demo bench bench-pg format clean
 
 setup:
 	bash scripts/setup.sh
@@ -26,6 +26,10 @@ demo: build
 
 bench: build
 	$(BUILD)/bench/sessiondb_bench --dir $(BUILD)/bench-data
+
+# The PostgreSQL backend against the embedded store (starts its own server).
+bench-pg: build
+	$(BUILD)/bench/sessiondb_pg_bench --dir $(BUILD)/bench-data-pg
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
