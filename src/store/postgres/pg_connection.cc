@@ -175,8 +175,18 @@ Result<PgResult> PgConnection::Exec(const char* sql, const PgParams& params, boo
       values[i] = v.text.c_str();
     }
   }
-  PGresult* raw = PQexecParams(conn_, sql, static_cast<int>(n), nullptr, values.data(),
-                               lengths.data(), formats.data(), binary_result ? 1 : 0);
+  auto it = prepared_.find(sql);
+  if (it == prepared_.end()) {
+    const std::string name = "sdb" + std::to_string(prepared_.size());
+    PGresult* prep = PQprepare(conn_, name.c_str(), sql, static_cast<int>(n), nullptr);
+    const bool ok = prep && PQresultStatus(prep) == PGRES_COMMAND_OK;
+    Status error = ok ? Status::Ok() : ErrorFrom(prep, sql);
+    if (prep) PQclear(prep);
+    if (!ok) return Err(std::move(error));
+    it = prepared_.emplace(sql, name).first;
+  }
+  PGresult* raw = PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(n), values.data(),
+                                 lengths.data(), formats.data(), binary_result ? 1 : 0);
   const ExecStatusType st = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return PgResult(raw);
   Status error = ErrorFrom(raw, sql);

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sessiondb/status.h"
@@ -79,7 +80,9 @@ class PgConnection {
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
 
-  // Runs `sql` with `params`. Errors map SQLSTATEs: unique violation ->
+  // Runs `sql` with `params`, as a statement prepared on this connection the
+  // first time it is seen (so it is parsed and planned once, not per call).
+  // Errors map SQLSTATEs: unique violation ->
   // kAlreadyExists, lock timeout -> kBusy, disk full -> kIo, data corrupted ->
   // kCorruption, invalid text -> kInvalidArgument, a lost connection or a
   // transient conflict -> kBusy with retryable() set.
@@ -103,6 +106,8 @@ class PgConnection {
 
   PGconn* conn_;
   bool retryable_ = false;
+  // SQL text -> the name it was prepared under on this connection.
+  std::unordered_map<std::string, std::string> prepared_;
 };
 
 // BEGIN on Begin(); ROLLBACK on destruction unless Commit() succeeded.
