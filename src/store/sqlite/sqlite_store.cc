@@ -1,7 +1,6 @@
 #include "store/sqlite/sqlite_store.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <set>
@@ -68,17 +67,7 @@ SqliteStore::SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<
 
 Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
                                                  const StoreOptions& given) {
-  StoreOptions options = given;
-  if (!options.clock) options.clock = SystemNowMs;
-  if (!options.warn) {
-    options.warn = [](std::string_view m) {
-      std::fprintf(stderr, "sessiondb: warning: %.*s\n", static_cast<int>(m.size()), m.data());
-    };
-  }
-  if (options.max_image_bytes <= 0 || options.max_images_per_message < 0 ||
-      options.max_file_bytes <= 0) {
-    return Err(Status::InvalidArgument("store limits must be positive"));
-  }
+  ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
 
   std::error_code ec;
   const fs::path root(dir);
@@ -307,20 +296,8 @@ Status SqliteStore::SetActiveSession(std::string_view id) {
 // ---- Messages ---------------------------------------------------------------
 
 Result<std::vector<PreparedMessage>> SqliteStore::Prepare(std::span<const Message> messages) {
-  std::vector<PreparedMessage> prepared;
-  prepared.reserve(messages.size());
   auto exists = [this](std::string_view sha) { return blobs_->Stat(sha).has_value(); };
-  auto new_id = [this] { return NewId(); };
-  for (size_t i = 0; i < messages.size(); ++i) {
-    auto p = PrepareMessage(messages[i], options_, exists, new_id);
-    if (!p) {
-      if (messages.size() == 1) return Err(p.error());
-      return Err(Status(p.error().code(), "message " + std::to_string(i + 1) +
-                                              " of the batch: " + p.error().message()));
-    }
-    prepared.push_back(std::move(*p));
-  }
-  return prepared;
+  return PrepareBatch(messages, options_, exists, [this] { return NewId(); });
 }
 
 Result<AppendResult> SqliteStore::Append(std::string_view session_id, const Message& message) {
