@@ -319,17 +319,28 @@ Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view sess
 
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
-  ASSIGN_OR_RETURN(Statement load,
-                   db_->Prepare("SELECT last_seq, message_count, title_fixed, title, preview "
-                                "FROM sessions WHERE id = ?1"));
-  load.Bind(1, session_id);
-  ASSIGN_OR_RETURN(bool found, load.Step());
-  if (!found) return Err(SessionNotFound(session_id));
-  int64_t last_seq = load.ColumnInt(0);
-  int64_t message_count = load.ColumnInt(1);
-  bool title_fixed = load.ColumnInt(2) != 0;
-  std::string title(load.ColumnText(3));
-  std::string preview(load.ColumnText(4));
+  int64_t last_seq = 0;
+  int64_t message_count = 0;
+  bool title_fixed = false;
+  std::string title;
+  std::string preview;
+  {
+    // Scoped so the SELECT is reset before COMMIT: a statement still holding a
+    // row keeps its read snapshot open past the commit, the checkpoint then
+    // cannot backfill the frames just written, the WAL is never restarted and
+    // grows without bound (and every fsync then also has to extend the file).
+    ASSIGN_OR_RETURN(Statement load,
+                     db_->Prepare("SELECT last_seq, message_count, title_fixed, title, preview "
+                                  "FROM sessions WHERE id = ?1"));
+    load.Bind(1, session_id);
+    ASSIGN_OR_RETURN(bool found, load.Step());
+    if (!found) return Err(SessionNotFound(session_id));
+    last_seq = load.ColumnInt(0);
+    message_count = load.ColumnInt(1);
+    title_fixed = load.ColumnInt(2) != 0;
+    title = load.ColumnText(3);
+    preview = load.ColumnText(4);
+  }
 
   // Garbage collection deletes only under the write lock we now hold, so a
   // blob present here stays until our references commit.
@@ -515,6 +526,7 @@ Result<GcReport> SqliteStore::CollectGarbage(const GcOptions& options) {
                    db_->Prepare("SELECT 1 FROM blob_refs WHERE sha256 = ?1 LIMIT 1"));
   for (const blob::BlobInfo& candidate : candidates) {
     ASSIGN_OR_RETURN(bool used, (referenced.Bind(1, candidate.sha256), referenced.Step()));
+    referenced.Reset();  // not left holding a row at COMMIT (see AppendBatch)
     if (used) continue;
     auto info = blobs_->Stat(candidate.sha256);
     if (!info) continue;
