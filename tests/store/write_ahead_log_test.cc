@@ -8,7 +8,7 @@
 namespace sessiondb::testing {
 namespace {
 
-using WriteAheadLog = StoreTest;
+class WriteAheadLog : public EmbeddedStoreTest {};
 
 int64_t WalBytes(const std::string& store_dir) {
   std::error_code ec;
