@@ -12,11 +12,23 @@
 
 namespace sessiondb::bench {
 
-LatencyFloor MeasureFdatasync4k(const std::string& dir, int n) {
+LatencyFloor MeasureFdatasync4k(const std::string& dir, int n, bool preallocated) {
   const std::string path = dir + "/fdatasync-floor.bin";
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("cannot create " + path);
   std::string page(4096, 'f');
+  if (preallocated) {
+    for (int i = 0; i < n; ++i) {
+      if (::pwrite(fd, page.data(), page.size(), static_cast<off_t>(i) * 4096) != 4096) {
+        ::close(fd);
+        throw std::runtime_error("preallocating " + path + " failed");
+      }
+    }
+    if (::fsync(fd) != 0) {
+      ::close(fd);
+      throw std::runtime_error("fsync failed on " + path);
+    }
+  }
   std::vector<int64_t> ns;
   ns.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {

@@ -15,7 +15,11 @@ struct LatencyFloor {
 };
 
 // `n` x (pwrite of 4 KiB at increasing offsets of one file in `dir` + fdatasync).
-LatencyFloor MeasureFdatasync4k(const std::string& dir, int n);
+// With `preallocated`, the file is written and fsynced in full first, so each
+// fdatasync flushes data only and never a new file size: the case of a WAL
+// that is recycled after checkpoints, as SQLite's is. Without it, every write
+// extends the file (the floor).
+LatencyFloor MeasureFdatasync4k(const std::string& dir, int n, bool preallocated = false);
 
 // Base64-decode each data URI's payload and SHA-256 the bytes; returns MiB/s
 // of decoded bytes, the faster of OpenSSL's decoder and sessiondb's.
