@@ -38,6 +38,18 @@ Status ValidateListLimit(int limit) {
                                  " is out of range; use 1 to " + std::to_string(kMaxListLimit));
 }
 
+Result<std::string> CleanTitle(std::string_view title) {
+  std::string clean = CollapseWhitespace(title);
+  if (!IsValidUtf8(clean)) return Err(Status::InvalidArgument("session title is not valid UTF-8"));
+  return clean;
+}
+
+void FinishListPage(int limit, SessionPage* page) {
+  if (static_cast<int>(page->sessions.size()) <= limit) return;
+  page->sessions.pop_back();
+  page->next_cursor = ListCursor(page->sessions.back());
+}
+
 std::string ListCursor(const Session& last) {
   return std::to_string(last.updated_ms) + ":" + last.id;
 }
@@ -69,8 +81,8 @@ Result<std::vector<PreparedMessage>> PrepareBatch(
     Status s = !p ? p.error() : check ? check(*p) : Status::Ok();
     if (!s.ok()) {
       if (messages.size() == 1) return Err(s);
-      return Err(Status(s.code(), "message " + std::to_string(i + 1) + " of the batch: " +
-                                      s.message()));
+      return Err(
+          Status(s.code(), "message " + std::to_string(i + 1) + " of the batch: " + s.message()));
     }
     prepared.push_back(std::move(*p));
   }

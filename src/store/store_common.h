@@ -31,6 +31,14 @@ Result<std::string> ResolveNamespace(std::string_view name);
 // kInvalidArgument unless 1 <= limit <= kMaxListLimit.
 Status ValidateListLimit(int limit);
 
+// `title` with whitespace collapsed (it may come out empty: the caller
+// decides what an empty title means); kInvalidArgument if not UTF-8.
+Result<std::string> CleanTitle(std::string_view title);
+
+// A list query fetches limit + 1 rows to learn whether a page follows: drops
+// that extra row from `page` and sets next_cursor when there was one.
+void FinishListPage(int limit, SessionPage* page);
+
 // The opaque cursor that follows `last` (the last session of a page).
 std::string ListCursor(const Session& last);
 

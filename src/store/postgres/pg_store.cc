@@ -167,8 +167,7 @@ Result<Session> PgStore::CreateSession(const NewSession& request) {
   RETURN_IF_ERROR(ValidateSessionId(id));
   ASSIGN_OR_RETURN(std::string metadata,
                    CanonicalJsonObject(request.metadata_json, "session metadata"));
-  std::string title = CollapseWhitespace(request.title);
-  if (!IsValidUtf8(title)) return Err(Status::InvalidArgument("session title is not valid UTF-8"));
+  ASSIGN_OR_RETURN(std::string title, CleanTitle(request.title));
   RETURN_IF_ERROR(CheckNoNul(title, "session title"));
   const bool title_fixed = !title.empty();
   if (!title_fixed) title = kDefaultTitle;
@@ -251,18 +250,14 @@ Result<SessionPage> PgStore::ListSessions(const ListOptions& options) {
     ASSIGN_OR_RETURN(PgResult r, c.Exec(paged ? kNextPage : kFirstPage, p));
     SessionPage page;
     for (int i = 0; i < r.rows(); ++i) page.sessions.push_back(SessionFromRow(r, i));
-    if (static_cast<int>(page.sessions.size()) > options.limit) {
-      page.sessions.pop_back();
-      page.next_cursor = ListCursor(page.sessions.back());
-    }
+    FinishListPage(options.limit, &page);
     return page;
   });
 }
 
 Status PgStore::RenameSession(std::string_view id, std::string_view title) {
-  std::string clean = CollapseWhitespace(title);
+  ASSIGN_OR_RETURN(std::string clean, CleanTitle(title));
   if (clean.empty()) return Status::InvalidArgument("a session title cannot be empty");
-  if (!IsValidUtf8(clean)) return Status::InvalidArgument("session title is not valid UTF-8");
   RETURN_IF_ERROR(CheckNoNul(clean, "session title"));
   return Run([&](PgConnection& c) -> Status {
     PgParams p;
@@ -396,7 +391,8 @@ Result<std::vector<PreparedMessage>> PgStore::Prepare(std::span<const Message> m
     RETURN_IF_ERROR(CheckNoNul(p.text, "the message text"));
     return CheckNoNul(p.message.id, "the message id");
   };
-  return PrepareBatch(messages, options_, exists, [this] { return NewId(); }, no_nul);
+  return PrepareBatch(
+      messages, options_, exists, [this] { return NewId(); }, no_nul);
 }
 
 Result<AppendResult> PgStore::Append(std::string_view session_id, const Message& message) {
@@ -509,9 +505,23 @@ Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_
                                 "referring to it was being appended; append it with its bytes"));
   };
 
+  // Messages are numbered from first_seq on, all stamped `ts`.
+  auto results_from = [&](int64_t first_seq, int64_t ts) {
+    std::vector<AppendResult> results;
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      AppendResult& out = results.emplace_back();
+      out.message_id = prepared[i].message.id;
+      out.seq = first_seq + static_cast<int64_t>(i);
+      out.ts_ms = ts;
+      for (const Part& part : prepared[i].message.parts) {
+        if (part.resource) out.resources.push_back(*part.resource);
+      }
+    }
+    return results;
+  };
+
   bool commit_sent = false;
   auto appended = Run([&](PgConnection& c) -> Result<std::vector<AppendResult>> {
-    std::vector<AppendResult> results;
     if (commit_sent) {
       // The last attempt sent COMMIT and lost the answer: it may have landed.
       PgParams p;
@@ -520,18 +530,8 @@ Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_
                                           "WHERE namespace = $1 AND id = $2",
                                           p));
       commit_sent = false;
-      if (r.rows() == 1 && r.Text(0, 0) == session_id) {
-        for (size_t i = 0; i < prepared.size(); ++i) {
-          AppendResult& out = results.emplace_back();
-          out.message_id = prepared[i].message.id;
-          out.seq = r.Int(0, 1) + static_cast<int64_t>(i);
-          out.ts_ms = r.Int(0, 2);
-          for (const Part& part : prepared[i].message.parts) {
-            if (part.resource) out.resources.push_back(*part.resource);
-          }
-        }
-        return results;
-      }
+      if (r.rows() == 1 && r.Text(0, 0) == session_id)
+        return results_from(r.Int(0, 1), r.Int(0, 2));
     }
 
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
@@ -575,17 +575,7 @@ Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_
     commit_sent = true;
     RETURN_IF_ERROR(txn.Commit());
     commit_sent = false;
-
-    for (size_t i = 0; i < prepared.size(); ++i) {
-      AppendResult& out = results.emplace_back();
-      out.message_id = prepared[i].message.id;
-      out.seq = rows.seqs[i];
-      out.ts_ms = now;
-      for (const Part& part : prepared[i].message.parts) {
-        if (part.resource) out.resources.push_back(*part.resource);
-      }
-    }
-    return results;
+    return results_from(rows.seqs.front(), now);
   });
   if (!appended && commit_sent) {
     return Err(

@@ -126,8 +126,7 @@ Result<Session> SqliteStore::CreateSession(const NewSession& request) {
   RETURN_IF_ERROR(ValidateSessionId(id));
   ASSIGN_OR_RETURN(std::string metadata,
                    CanonicalJsonObject(request.metadata_json, "session metadata"));
-  std::string title = CollapseWhitespace(request.title);
-  if (!IsValidUtf8(title)) return Err(Status::InvalidArgument("session title is not valid UTF-8"));
+  ASSIGN_OR_RETURN(std::string title, CleanTitle(request.title));
   const bool title_fixed = !title.empty();
   if (!title_fixed) title = kDefaultTitle;
 
@@ -196,17 +195,13 @@ Result<SessionPage> SqliteStore::ListSessions(const ListOptions& options) {
     if (!row) break;
     page.sessions.push_back(SessionFromRow(s));
   }
-  if (static_cast<int>(page.sessions.size()) > options.limit) {
-    page.sessions.pop_back();
-    page.next_cursor = ListCursor(page.sessions.back());
-  }
+  FinishListPage(options.limit, &page);
   return page;
 }
 
 Status SqliteStore::RenameSession(std::string_view id, std::string_view title) {
-  std::string clean = CollapseWhitespace(title);
+  ASSIGN_OR_RETURN(std::string clean, CleanTitle(title));
   if (clean.empty()) return Status::InvalidArgument("a session title cannot be empty");
-  if (!IsValidUtf8(clean)) return Status::InvalidArgument("session title is not valid UTF-8");
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE sessions SET title = ?2, title_fixed = 1 "
                                              "WHERE id = ?1"));
@@ -626,10 +621,9 @@ Status SqliteStore::RestoreSession(const Session& session, std::span<const Messa
   prepared.reserve(messages.size());
   std::set<std::string> needed;
   for (const Message& m : messages) {
-    ASSIGN_OR_RETURN(PreparedMessage p,
-                     PrepareMessage(
-                         m, options_, [](std::string_view) { return true; },
-                         [this] { return NewId(); }));
+    ASSIGN_OR_RETURN(PreparedMessage p, PrepareMessage(
+                                            m, options_, [](std::string_view) { return true; },
+                                            [this] { return NewId(); }));
     needed.insert(p.referenced_sha256.begin(), p.referenced_sha256.end());
     prepared.push_back(std::move(p));
   }
