@@ -67,7 +67,7 @@ struct StoreOptions {
 using BlobSourceFn = std::function<Result<std::string>(std::string_view sha256)>;
 
 // The current schema version of the embedded store.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 class Store {
  public:
@@ -137,6 +137,69 @@ class Store {
   virtual Status RestoreSession(const Session& session, std::span<const Message> messages,
                                 const BlobSourceFn& blob_source) = 0;
 
+  // ---- The agent harness: forks, events, compaction, drafts, usage ---------
+  // See docs/harness.md for how these fit together.
+
+  // A new session whose history is the parent's up to `at_seq` (0 .. the
+  // parent's last_seq), then its own. Constant time: nothing is copied, the
+  // fork reads the parent's events, blobs included. The parent is never
+  // changed. The child's title and preview come from `child` or else from the
+  // inherited messages; its metadata from `child` or else the parent's.
+  // kNotFound for a missing parent; kInvalidArgument for an at_seq out of range.
+  virtual Result<Session> ForkSession(std::string_view parent_id, int64_t at_seq,
+                                      const NewSession& child) = 0;
+
+  // Every event (messages, resource views, compactions) with seq >= from_seq,
+  // in order, at most `limit` (-1: all). A fork's inherited events included.
+  virtual Result<std::vector<Event>> ReadEvents(std::string_view session_id, int64_t from_seq = 1,
+                                                int64_t limit = -1) = 0;
+
+  // What a projection needs: the events left after applying the session's
+  // compactions (each summary in place of the range it covers), in order.
+  // Reads from the last compaction on, not the whole log, so resuming costs
+  // what follows the last compaction. Equal to ReplayCompactions(ReadEvents()).
+  Result<std::vector<Event>> ReadForProjection(std::string_view session_id);
+
+  // Records that `resource_id` (attached by a message of this session, or
+  // one it inherited) was viewed on purpose, and returns the event, whose
+  // resource_view holds the descriptor. kNotFound if no message of the
+  // session attached that resource; kInvalidArgument for a remote link, whose
+  // bytes were never fetched and so cannot be viewed.
+  Result<Event> RecordResourceView(std::string_view session_id, std::string_view resource_id,
+                                   std::string_view reason);
+
+  // Appends a compaction event whose summary stands in for request.from_seq
+  // .. request.to_seq. When that range held images, the stored limitations
+  // add that the summary is not the images and name them. kInvalidArgument
+  // for an empty summary or a range outside 1 .. last_seq; nothing is written.
+  Result<Event> Compact(std::string_view session_id, const CompactionRequest& request);
+
+  // Drops the text, parts and blob references of the messages covered by the
+  // compaction at `compaction_seq` that this session's own log holds (events
+  // inherited from a parent are the parent's and stay), then deletes blobs no
+  // event refers to any more. For users who need the space or must erase.
+  // The messages stay in the log as pruned stubs; the compaction stays.
+  // Forks of this session read the pruned stubs too. kInvalidArgument if the
+  // event at that seq is not a compaction of this session.
+  virtual Result<PruneReport> PruneCompaction(std::string_view session_id,
+                                              int64_t compaction_seq) = 0;
+
+  // Token totals of the session's own turns, per provider and model.
+  virtual Result<UsageReport> GetUsage(std::string_view session_id) = 0;
+
+  // Drafts: streaming output saved as it grows (DraftWriter does the timing).
+  // OpenDraft creates one; SaveDraft overwrites its text, reasoning and
+  // updated_ms (kNotFound once finished or discarded); ListDrafts gives the
+  // session's unfinished drafts, oldest first; FinishDraft appends `message`
+  // (when it has no parts, the draft's text and reasoning become them) and
+  // removes the draft in one transaction; DiscardDraft removes it.
+  virtual Result<Draft> OpenDraft(std::string_view session_id, Role role,
+                                  std::string_view model) = 0;
+  virtual Status SaveDraft(const Draft& draft) = 0;
+  virtual Result<std::vector<Draft>> ListDrafts(std::string_view session_id) = 0;
+  virtual Result<AppendResult> FinishDraft(std::string_view draft_id, const Message& message) = 0;
+  virtual Status DiscardDraft(std::string_view draft_id) = 0;
+
   // ---- Blobs ----------------------------------------------------------------
 
   // The bytes named by `sha256`. kNotFound if absent; with verify, kCorruption
@@ -154,6 +217,23 @@ class Store {
   // Re-hashes every blob; reports missing and corrupt ones. Changes nothing.
   virtual Result<VerifyReport> Verify(const ProgressFn& progress = {}) = 0;
   virtual Result<StorageStats> Stats() = 0;
+
+ protected:
+  // Backend primitives behind the harness methods above; callers have
+  // validated the arguments and encoded the body.
+
+  // Appends one event that is not a message (type, searchable text, body
+  // JSON) and returns its id, seq and time. kNotFound for a missing session.
+  virtual Result<Event> AppendEventRecord(std::string_view session_id, EventType type,
+                                          std::string_view text, std::string_view body) = 0;
+  // The last compaction event with seq <= upto_seq in the session's history
+  // (a fork's inherited part included), or nullopt.
+  virtual Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
+                                                          int64_t upto_seq) = 0;
+  // The message event (in the session's history) whose parts attach
+  // `resource_id`, or nullopt; kNotFound for a missing session.
+  virtual Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
+                                                           std::string_view resource_id) = 0;
 };
 
 }  // namespace sessiondb

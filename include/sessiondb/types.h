@@ -123,8 +123,12 @@ struct Message {
   std::vector<std::string> files_modified;
   std::string edit_results_json;  // a JSON array, or empty
   std::string model;
+  std::string provider;  // who served the turn ("openai", "anthropic", ...), or empty
   std::optional<Usage> usage;
   std::string metadata_json;  // a JSON object, or empty
+  // Set on read, never on append: a compaction prune dropped this message's
+  // parts (see Store::PruneCompaction); role, id, seq and time remain.
+  bool pruned = false;
 
   // The text parts joined by "\n", in order.
   std::string Text() const;
@@ -149,6 +153,12 @@ struct Session {
   int64_t last_seq = 0;
   bool archived = false;
   std::string metadata_json;  // a JSON object ("{}" when none)
+  // Fork origin: the session this one was forked from and the seq it was
+  // forked at (its history is the parent's up to fork_seq, then its own).
+  // Empty parent_id for a session that is not a fork. The parent may since
+  // have been deleted; the fork still reads the events it inherited.
+  std::string parent_id;
+  int64_t fork_seq = 0;
 };
 
 struct NewSession {
@@ -204,6 +214,101 @@ struct StorageStats {
   int64_t blob_bytes = 0;
   int64_t database_bytes = 0;
   int64_t total_bytes = 0;  // everything under the store: database, WAL, blobs
+};
+
+// ---- The agent harness: events beyond messages, drafts, usage ---------------
+
+enum class EventType { kMessage, kResourceView, kCompaction };
+// "message", "resource_view", "compaction".
+std::string_view EventTypeName(EventType type);
+Result<EventType> ParseEventType(std::string_view name);
+
+// A resource deliberately rehydrated into the provider context: the next
+// projection sends it in full, once (see docs/harness.md).
+struct ResourceView {
+  std::string resource_id;
+  std::string reason;
+  Resource resource;         // the descriptor viewed, as the log holds it
+  int64_t message_seq = 0;   // the seq of the message that attached it
+  bool operator==(const ResourceView&) const = default;
+};
+
+// What a caller supplies to compact a range of a session's log.
+struct CompactionRequest {
+  int64_t from_seq = 0;  // first seq the summary stands in for (>= 1)
+  int64_t to_seq = 0;    // last seq it stands in for (<= the session's last_seq)
+  std::string summary;   // required, UTF-8
+  std::string strategy;  // how it was made, e.g. "llm-summary" (free text)
+  std::string model;     // the model that wrote it
+  std::string limitations;  // what the summary cannot say, in the caller's words
+};
+
+// A compaction event: a summary standing in for events from_seq..to_seq in
+// projections. The covered events stay readable (unless pruned).
+struct Compaction {
+  int64_t from_seq = 0;
+  int64_t to_seq = 0;
+  std::string summary;
+  std::string strategy;
+  std::string model;
+  // The caller's limitations, followed by the store's own statement when the
+  // covered range held images: the summary is not the images, which it names.
+  std::string limitations;
+  std::vector<Resource> images;  // the images the covered range held
+  bool operator==(const Compaction&) const = default;
+};
+
+// One entry of a session's log. Exactly one of message, resource_view and
+// compaction is meaningful, chosen by `type`. session_id is the session whose
+// log holds the event: for events a fork inherited, its parent (or an older
+// ancestor).
+struct Event {
+  std::string id;
+  std::string session_id;
+  int64_t seq = 0;
+  int64_t ts_ms = 0;
+  EventType type = EventType::kMessage;
+  Message message;
+  ResourceView resource_view;
+  Compaction compaction;
+};
+
+// What Store::PruneCompaction dropped.
+struct PruneReport {
+  int64_t events_pruned = 0;
+  int64_t blobs_deleted = 0;  // blobs no event refers to any more
+  int64_t bytes_freed = 0;
+};
+
+// Assistant output being streamed, saved every few seconds until finished.
+// A draft that is still listed after its writer is gone (a crash, a close
+// without finishing) is incomplete: what it holds is what was last saved.
+struct Draft {
+  std::string id;  // "draft_" + UUIDv7
+  std::string session_id;
+  Role role = Role::kAssistant;
+  std::string text;       // the output so far
+  std::string reasoning;  // streamed reasoning so far, if any
+  std::string model;
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;  // when it was last saved
+};
+
+// Token totals of one provider and model within a session.
+struct ModelUsage {
+  std::string provider;
+  std::string model;
+  int64_t turns = 0;
+  Usage usage;
+  bool operator==(const ModelUsage&) const = default;
+};
+
+// Token totals of a session's own turns (a fork does not count its parent's:
+// those tokens were spent once, by the parent).
+struct UsageReport {
+  int64_t turns = 0;  // messages that carried usage
+  Usage total;
+  std::vector<ModelUsage> by_model;  // ordered by provider, then model
 };
 
 }  // namespace sessiondb

@@ -10,7 +10,7 @@ using nlohmann::json;
 bool IsSimpleText(const Message& m) {
   return m.parts.size() == 1 && m.parts[0].type == PartType::kText && m.files.empty() &&
          m.files_modified.empty() && m.edit_results_json.empty() && m.model.empty() &&
-         !m.usage.has_value() && m.metadata_json.empty();
+         m.provider.empty() && !m.usage.has_value() && m.metadata_json.empty() && !m.pruned;
 }
 
 json EncodeResource(const Resource& r) {
@@ -157,6 +157,8 @@ Result<std::optional<std::string>> EncodeBody(const Message& m) {
                      ParseJsonField(m.edit_results_json, "edit_results", json::value_t::array));
   }
   if (!m.model.empty()) body["model"] = m.model;
+  if (!m.provider.empty()) body["provider"] = m.provider;
+  if (m.pruned) body["pruned"] = true;
   if (m.usage) {
     body["usage"] = {{"input_tokens", m.usage->input_tokens},
                      {"output_tokens", m.usage->output_tokens},
@@ -194,6 +196,8 @@ Status DecodeBody(std::string_view text, Message* m) {
   m->files_modified = StringList(body, "files_modified");
   if (auto it = body.find("edit_results"); it != body.end()) m->edit_results_json = it->dump();
   m->model = body.value("model", "");
+  m->provider = body.value("provider", "");
+  m->pruned = body.value("pruned", false);
   if (auto it = body.find("usage"); it != body.end() && it->is_object()) {
     Usage u;
     u.input_tokens = it->value("input_tokens", int64_t{0});
@@ -244,5 +248,11 @@ Result<std::string> CanonicalJsonObject(std::string_view text, std::string_view 
 }
 
 std::string ResourceToJson(const Resource& resource) { return EncodeResource(resource).dump(); }
+
+Result<Resource> ResourceFromJson(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return Err(Status::Corruption("a resource descriptor is not a JSON object"));
+  return DecodeResource(j);
+}
 
 }  // namespace sessiondb

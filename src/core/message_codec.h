@@ -35,5 +35,7 @@ Result<std::string> CanonicalJsonObject(std::string_view text, std::string_view 
 
 // A Resource as the JSON object the log, snapshots and the CLI use.
 std::string ResourceToJson(const Resource& resource);
+// Parses what ResourceToJson wrote; kCorruption if it is not such an object.
+Result<Resource> ResourceFromJson(std::string_view text);
 
 }  // namespace sessiondb

@@ -52,6 +52,12 @@ constexpr std::array<std::pair<Origin, std::string_view>, 3> kOrigins{{
     {Origin::kRemoteLink, "link"},
 }};
 
+constexpr std::array<std::pair<EventType, std::string_view>, 3> kEventTypes{{
+    {EventType::kMessage, "message"},
+    {EventType::kResourceView, "resource_view"},
+    {EventType::kCompaction, "compaction"},
+}};
+
 Part AttachmentPart(PartType type, AttachmentSource::Kind kind, std::string data,
                     std::string declared_mime, std::string name) {
   Part p;
@@ -70,6 +76,10 @@ Result<PartType> ParsePartType(std::string_view name) {
 }
 std::string_view OriginName(Origin origin) { return NameOf(origin, kOrigins); }
 Result<Origin> ParseOrigin(std::string_view name) { return ParseName(name, kOrigins, "origin"); }
+std::string_view EventTypeName(EventType type) { return NameOf(type, kEventTypes); }
+Result<EventType> ParseEventType(std::string_view name) {
+  return ParseName(name, kEventTypes, "event type");
+}
 
 Part Part::Text(std::string text) {
   Part p;

@@ -58,6 +58,19 @@ class PgStore final : public Store {
   Status RestoreSession(const Session& session, std::span<const Message> messages,
                         const BlobSourceFn& blob_source) override;
 
+  // The agent harness (pg_harness.cc).
+  Result<Session> ForkSession(std::string_view parent_id, int64_t at_seq,
+                              const NewSession& child) override;
+  Result<std::vector<Event>> ReadEvents(std::string_view session_id, int64_t from_seq,
+                                        int64_t limit) override;
+  Result<PruneReport> PruneCompaction(std::string_view session_id, int64_t compaction_seq) override;
+  Result<UsageReport> GetUsage(std::string_view session_id) override;
+  Result<Draft> OpenDraft(std::string_view session_id, Role role, std::string_view model) override;
+  Status SaveDraft(const Draft& draft) override;
+  Result<std::vector<Draft>> ListDrafts(std::string_view session_id) override;
+  Result<AppendResult> FinishDraft(std::string_view draft_id, const Message& message) override;
+  Status DiscardDraft(std::string_view draft_id) override;
+
   Result<std::string> ReadBlob(std::string_view sha256, bool verify) override;
   Result<std::string> BlobPath(std::string_view sha256) override;
   Result<std::string> ReadDataUri(const Resource& resource) override;
@@ -65,6 +78,14 @@ class PgStore final : public Store {
   Result<GcReport> CollectGarbage(const GcOptions& options) override;
   Result<VerifyReport> Verify(const ProgressFn& progress) override;
   Result<StorageStats> Stats() override;
+
+ protected:
+  Result<Event> AppendEventRecord(std::string_view session_id, EventType type,
+                                  std::string_view text, std::string_view body) override;
+  Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
+                                                  int64_t upto_seq) override;
+  Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
+                                                   std::string_view resource_id) override;
 
  private:
   PgStore(PgLocation location, std::string ns, StoreOptions options);

@@ -55,6 +55,52 @@ CREATE TABLE blob_refs (
 ) WITHOUT ROWID;
 CREATE INDEX blob_refs_by_session ON blob_refs (session_id, seq);
 )sql",
+    // 1 -> 2: the agent harness. Fork origins and deleted parents kept for
+    // their forks; an index over the few events that are not messages; usage
+    // totals per session, provider and model (filled from the log); drafts.
+    R"sql(
+ALTER TABLE sessions ADD COLUMN parent_id TEXT;
+ALTER TABLE sessions ADD COLUMN fork_seq INTEGER NOT NULL DEFAULT 0;
+-- 1: deleted by the user but kept, hidden, because forks still read its events.
+ALTER TABLE sessions ADD COLUMN deleted INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX sessions_by_parent ON sessions (parent_id) WHERE parent_id IS NOT NULL;
+
+CREATE INDEX events_not_messages ON events (session_id, seq) WHERE type <> 'message';
+
+CREATE TABLE usage_totals (
+  session_id       TEXT NOT NULL,
+  provider         TEXT NOT NULL,
+  model            TEXT NOT NULL,
+  turns            INTEGER NOT NULL,
+  input_tokens     INTEGER NOT NULL,
+  output_tokens    INTEGER NOT NULL,
+  cached_tokens    INTEGER NOT NULL,
+  reasoning_tokens INTEGER NOT NULL,
+  PRIMARY KEY (session_id, provider, model)
+) WITHOUT ROWID;
+INSERT INTO usage_totals
+SELECT session_id, coalesce(json_extract(body, '$.provider'), ''),
+       coalesce(json_extract(body, '$.model'), ''), count(*),
+       sum(coalesce(json_extract(body, '$.usage.input_tokens'), 0)),
+       sum(coalesce(json_extract(body, '$.usage.output_tokens'), 0)),
+       sum(coalesce(json_extract(body, '$.usage.cached_tokens'), 0)),
+       sum(coalesce(json_extract(body, '$.usage.reasoning_tokens'), 0))
+FROM events
+WHERE type = 'message' AND body IS NOT NULL AND json_type(body, '$.usage') = 'object'
+GROUP BY 1, 2, 3;
+
+CREATE TABLE drafts (
+  id         TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  role       TEXT NOT NULL,
+  text       TEXT NOT NULL DEFAULT '',
+  reasoning  TEXT NOT NULL DEFAULT '',
+  model      TEXT NOT NULL DEFAULT '',
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX drafts_by_session ON drafts (session_id, created_ms);
+)sql",
 };
 
 Status NewerVersionError(const std::string& path, int64_t version) {

@@ -1,0 +1,67 @@
+// Provider projections: the request messages an LLM provider wants (OpenAI
+// Chat Completions, OpenAI Responses, Anthropic Messages), built from a
+// session's log, which stays the source of truth. See docs/harness.md.
+//
+// The rules, the same for every shape:
+//  - Compactions are replayed first: each summary stands in for its range,
+//    and its limitations (which name the images it replaced) go with it.
+//  - Images attached by the newest user message go in full (the provider's
+//    base64 image part); images attached earlier become a short text
+//    descriptor (resource id, name, mime, size, dimensions, sha256, and how to
+//    ask for the image again).
+//  - A resource_view event sends its resource in full on the next projection
+//    only: it counts as seen once an assistant message follows it.
+//  - A resource whose blob is missing is never sent as an image: the
+//    descriptor says it is missing.
+//  - Reasoning parts are not projected; tool calls and results are.
+//
+// Thread-safety: pure functions; ProjectSession reads through the Store.
+//
+// Example:
+//   ASSIGN_OR_RETURN(std::string body,
+//                    ProjectSession(*store, id, {.format = ProviderFormat::kAnthropic}));
+//   // body: {"system": "...", "messages": [...]}; add model and parameters.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sessiondb/status.h"
+#include "sessiondb/store.h"
+#include "sessiondb/types.h"
+
+namespace sessiondb {
+
+enum class ProviderFormat { kOpenAiChat, kOpenAiResponses, kAnthropic };
+// "openai-chat", "openai-responses", "anthropic".
+std::string_view ProviderFormatName(ProviderFormat format);
+Result<ProviderFormat> ParseProviderFormat(std::string_view name);
+
+struct ProjectionOptions {
+  ProviderFormat format = ProviderFormat::kOpenAiChat;
+};
+
+// The bytes of a stored resource (Store::ReadBlob by its sha256, usually).
+using ResourceBytesFn = std::function<Result<std::string>(const Resource& resource)>;
+
+// The events left once compactions are applied, in projection order: every
+// compaction not itself covered by a later one hides the events of its range
+// and takes the place of the first of them. `events` is a session's log in
+// seq order (all of it, or what Store::ReadForProjection returned).
+std::vector<Event> ReplayCompactions(std::vector<Event> events);
+
+// The request body, as compact JSON: {"messages": [...]} for openai-chat,
+// {"input": [...]} for openai-responses, {"system": "...", "messages": [...]}
+// for anthropic ("system" omitted when there is none). `events` as for
+// ReplayCompactions. A blob `bytes` cannot supply is projected as missing.
+Result<std::string> BuildProjection(std::span<const Event> events, const ProjectionOptions& options,
+                                    const ResourceBytesFn& bytes);
+
+// ReadForProjection, then BuildProjection with the store's blobs.
+Result<std::string> ProjectSession(Store& store, std::string_view session_id,
+                                   const ProjectionOptions& options);
+
+}  // namespace sessiondb

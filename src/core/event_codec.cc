@@ -1,0 +1,127 @@
+#include "core/event_codec.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/message_codec.h"
+
+namespace sessiondb {
+namespace {
+
+using nlohmann::json;
+
+json ResourceJson(const Resource& r) { return json::parse(ResourceToJson(r)); }
+
+Result<json> ParseBody(const EventRow& row) {
+  if (!row.body) {
+    return Err(Status::Corruption("event " + std::string(row.id) + " (" + std::string(row.type) +
+                                  ") has no body"));
+  }
+  json body = json::parse(*row.body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object()) {
+    return Err(Status::Corruption("event " + std::string(row.id) +
+                                  " has a body that is not a JSON object"));
+  }
+  int version = body.value("v", 0);
+  if (version > kEventBodyVersion) {
+    return Err(Status::FailedPrecondition(
+        "event " + std::string(row.id) + " uses body format version " + std::to_string(version) +
+        "; this build reads up to " + std::to_string(kEventBodyVersion) + ". Upgrade sessiondb."));
+  }
+  return body;
+}
+
+Result<Resource> DecodeResourceJson(const json& j) {
+  if (!j.is_object()) return Err(Status::Corruption("a resource descriptor is not an object"));
+  return ResourceFromJson(j.dump());
+}
+
+Status DecodeResourceView(const json& body, ResourceView* view) {
+  view->resource_id = body.value("resource_id", "");
+  view->reason = body.value("reason", "");
+  view->message_seq = body.value("message_seq", int64_t{0});
+  if (auto it = body.find("resource"); it != body.end()) {
+    ASSIGN_OR_RETURN(view->resource, DecodeResourceJson(*it));
+  }
+  return Status::Ok();
+}
+
+Status DecodeCompaction(const json& body, Compaction* c) {
+  c->from_seq = body.value("from_seq", int64_t{0});
+  c->to_seq = body.value("to_seq", int64_t{0});
+  c->summary = body.value("summary", "");
+  c->strategy = body.value("strategy", "");
+  c->model = body.value("model", "");
+  c->limitations = body.value("limitations", "");
+  if (auto it = body.find("images"); it != body.end() && it->is_array()) {
+    for (const json& r : *it) {
+      ASSIGN_OR_RETURN(Resource resource, DecodeResourceJson(r));
+      c->images.push_back(std::move(resource));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string EncodeResourceViewBody(const ResourceView& view) {
+  json body = {{"v", kEventBodyVersion},
+               {"resource_id", view.resource_id},
+               {"reason", view.reason},
+               {"message_seq", view.message_seq},
+               {"resource", ResourceJson(view.resource)}};
+  return body.dump();
+}
+
+std::string EncodeCompactionBody(const Compaction& c) {
+  json images = json::array();
+  for (const Resource& r : c.images) images.push_back(ResourceJson(r));
+  json body = {{"v", kEventBodyVersion}, {"from_seq", c.from_seq},    {"to_seq", c.to_seq},
+               {"summary", c.summary},   {"strategy", c.strategy},    {"model", c.model},
+               {"limitations", c.limitations}, {"images", std::move(images)}};
+  return body.dump();
+}
+
+Result<Event> DecodeEventRow(const EventRow& row) {
+  Event e;
+  e.id.assign(row.id);
+  e.session_id.assign(row.session_id);
+  e.seq = row.seq;
+  e.ts_ms = row.ts_ms;
+  auto type = ParseEventType(row.type);
+  if (!type) {
+    return Err(Status::Corruption("event " + e.id + " has an unknown type '" +
+                                  std::string(row.type) + "'; upgrade sessiondb to read it"));
+  }
+  e.type = *type;
+  try {
+    switch (e.type) {
+      case EventType::kMessage: {
+        Message& m = e.message;
+        m.id = e.id;
+        m.session_id = e.session_id;
+        m.seq = e.seq;
+        m.ts_ms = e.ts_ms;
+        auto role = ParseRole(row.role);
+        if (!role) return Err(Status::Corruption("message " + e.id + ": " + role.error().message()));
+        m.role = *role;
+        RETURN_IF_ERROR(DecodeMessageBody(row.body, row.text, &m));
+        break;
+      }
+      case EventType::kResourceView: {
+        ASSIGN_OR_RETURN(json body, ParseBody(row));
+        RETURN_IF_ERROR(DecodeResourceView(body, &e.resource_view));
+        break;
+      }
+      case EventType::kCompaction: {
+        ASSIGN_OR_RETURN(json body, ParseBody(row));
+        RETURN_IF_ERROR(DecodeCompaction(body, &e.compaction));
+        break;
+      }
+    }
+  } catch (const json::exception& ex) {
+    return Err(Status::Corruption("event " + e.id + " has a malformed body: " + ex.what()));
+  }
+  return e;
+}
+
+}  // namespace sessiondb

@@ -1,0 +1,40 @@
+// The JSON bodies of the log's events that are not messages (resource views
+// and compactions, format version 1, see docs/formats.md), and the decoding
+// of a stored event row of any type into an Event. Both backends store the
+// same columns and use these, so they read each other's events alike.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sessiondb/status.h"
+#include "sessiondb/types.h"
+
+namespace sessiondb {
+
+inline constexpr int kEventBodyVersion = 1;
+
+// Body JSON of a resource_view event; its searchable text is the reason.
+std::string EncodeResourceViewBody(const ResourceView& view);
+// Body JSON of a compaction event; its searchable text is the summary.
+std::string EncodeCompactionBody(const Compaction& compaction);
+
+// One stored event row, as both backends hold it.
+struct EventRow {
+  std::string_view id;
+  std::string_view session_id;
+  int64_t seq = 0;
+  int64_t ts_ms = 0;
+  std::string_view type;
+  std::string_view role;  // messages only
+  std::string_view text;
+  std::optional<std::string_view> body;
+};
+
+// The Event a row holds. kCorruption for an unknown type or a body that does
+// not parse; kFailedPrecondition for a body of a newer format version.
+Result<Event> DecodeEventRow(const EventRow& row);
+
+}  // namespace sessiondb
