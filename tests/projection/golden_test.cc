@@ -14,6 +14,13 @@
 
 #include "projection_test_support.h"
 
+namespace sessiondb {
+// Test names and failure messages show "anthropic", not the enum's bytes.
+static void PrintTo(ProviderFormat format, std::ostream* out) {
+  *out << ProviderFormatName(format);
+}
+}  // namespace sessiondb
+
 namespace sessiondb::testing {
 namespace {
 
