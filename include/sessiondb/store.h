@@ -127,14 +127,18 @@ class Store {
 
   // Writes a session exactly as another store holds it (copies between
   // stores, snapshot imports): the index entry as given (title, preview,
-  // created and updated times, archived, metadata) and the messages with
-  // their ids, seqs and timestamps, all in one transaction. Blobs the messages
-  // refer to that this store lacks are fetched through `blob_source` and must
-  // hash to their name; one the source has lost is kept as a descriptor (and
-  // reported missing when read), with a warning. kAlreadyExists if the
-  // session exists; kInvalidArgument if the seqs are not 1, 2, 3... or a
-  // message is malformed; kCorruption if fetched bytes do not match.
-  virtual Status RestoreSession(const Session& session, std::span<const Message> messages,
+  // created and updated times, archived, metadata) and its events (messages,
+  // resource views, compactions, pruned stubs) with their ids, seqs and
+  // timestamps, all in one transaction. A fork's events as ReadEvents gives
+  // them restore it as a session of its own (parent_id is not kept); the
+  // events it inherited are its parent's, so their copies get new ids. Blobs
+  // the messages refer to that this store lacks are fetched through
+  // `blob_source` and must hash to their name; one the source has lost is
+  // kept as a descriptor (and reported missing when read), with a warning.
+  // kAlreadyExists if the session exists; kInvalidArgument if the seqs are
+  // not 1, 2, 3... or a message is malformed; kCorruption if fetched bytes do
+  // not match.
+  virtual Status RestoreSession(const Session& session, std::span<const Event> events,
                                 const BlobSourceFn& blob_source) = 0;
 
   // ---- The agent harness: forks, events, compaction, drafts, usage ---------

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/event_codec.h"
+#include "core/message_codec.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
 
@@ -106,16 +108,47 @@ void ApplyMessageToIndex(Role role, std::string_view text, IndexEntry* entry) {
   ++entry->last_seq;
 }
 
-Status ValidateRestore(const Session& session, std::span<const Message> messages) {
+Status ValidateRestore(const Session& session, std::span<const Event> events) {
   RETURN_IF_ERROR(ValidateSessionId(session.id));
-  for (size_t i = 0; i < messages.size(); ++i) {
-    if (messages[i].seq != static_cast<int64_t>(i) + 1) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].seq != static_cast<int64_t>(i) + 1) {
       return Status::InvalidArgument(
-          "session '" + session.id + "': message " + std::to_string(i + 1) + " has seq " +
-          std::to_string(messages[i].seq) + "; a restored log must be numbered 1, 2, 3...");
+          "session '" + session.id + "': event " + std::to_string(i + 1) + " has seq " +
+          std::to_string(events[i].seq) + "; a restored log must be numbered 1, 2, 3...");
     }
   }
   return Status::Ok();
+}
+
+Event RestoredCopy(const Event& event, std::string_view session_id) {
+  Event out = event;
+  if (!event.session_id.empty() && event.session_id != session_id) {
+    out.id.clear();
+    out.message.id.clear();
+  }
+  return out;
+}
+
+bool RestoresAsStored(const Event& event) {
+  return event.type != EventType::kMessage || event.message.pruned;
+}
+
+Result<StoredEventColumns> EncodeRestoredEvent(const Event& event) {
+  switch (event.type) {
+    case EventType::kMessage: {
+      Message stub;
+      stub.role = event.message.role;
+      stub.pruned = true;
+      ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(stub));
+      return StoredEventColumns{"", std::move(body)};
+    }
+    case EventType::kResourceView:
+      return StoredEventColumns{event.resource_view.reason,
+                                EncodeResourceViewBody(event.resource_view)};
+    case EventType::kCompaction:
+      return StoredEventColumns{event.compaction.summary, EncodeCompactionBody(event.compaction)};
+  }
+  return Err(Status::Internal("unknown event type"));
 }
 
 std::string MissingBlobWarning(const Message& message, size_t part_index) {

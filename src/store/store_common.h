@@ -70,9 +70,25 @@ struct IndexEntry {
 // first user message with text; neither changes afterwards.
 void ApplyMessageToIndex(Role role, std::string_view text, IndexEntry* entry);
 
-// kInvalidArgument unless `session` has a valid id and `messages` are
+// kInvalidArgument unless `session` has a valid id and `events` are
 // numbered 1, 2, 3... (what RestoreSession accepts).
-Status ValidateRestore(const Session& session, std::span<const Message> messages);
+Status ValidateRestore(const Session& session, std::span<const Event> events);
+
+// The text and body columns of an event RestoreSession writes as it is,
+// without preparing it: any event but a message that still has its parts
+// (a pruned stub, a resource view, a compaction).
+struct StoredEventColumns {
+  std::string text;
+  std::optional<std::string> body;
+};
+// The event as RestoreSession writes it into `session_id`: an event a fork
+// inherited (stored under another session) is the parent's and keeps its id
+// there, so its copy gets a new one (empty: the store assigns it).
+Event RestoredCopy(const Event& event, std::string_view session_id);
+
+// True for the events EncodeRestoredEvent takes.
+bool RestoresAsStored(const Event& event);
+Result<StoredEventColumns> EncodeRestoredEvent(const Event& event);
 
 // ---- Forks ----------------------------------------------------------------
 

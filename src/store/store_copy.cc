@@ -1,5 +1,7 @@
 #include "store/store_copy.h"
 
+#include <algorithm>
+
 namespace sessiondb {
 
 namespace {
@@ -29,10 +31,13 @@ Result<CopyReport> CopyStore(Store& from, Store& to, const ProgressFn& progress)
       } else if (existing.error().code() != StatusCode::kNotFound) {
         return Err(existing.error());
       } else {
-        ASSIGN_OR_RETURN(std::vector<Message> messages, from.ReadMessages(session.id));
-        RETURN_IF_ERROR(to.RestoreSession(session, messages, blob_source));
+        // Every event, inherited ones included: a fork arrives whole.
+        ASSIGN_OR_RETURN(std::vector<Event> events, from.ReadEvents(session.id));
+        RETURN_IF_ERROR(to.RestoreSession(session, events, blob_source));
         ++report.sessions_copied;
-        report.messages_copied += static_cast<int64_t>(messages.size());
+        report.messages_copied += std::count_if(events.begin(), events.end(), [](const Event& e) {
+          return e.type == EventType::kMessage;
+        });
       }
       if (progress) progress(++done, stats.sessions);
     }

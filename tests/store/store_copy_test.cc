@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "blob/sha256.h"
+#include "core/event_codec.h"
 #include "core/message_codec.h"
 #include "store/store_fixture.h"
 
@@ -27,18 +28,37 @@ std::string Dump(Store& store) {
     out << "session " << s.id << " | " << s.title << " | " << s.preview << " | " << s.created_ms
         << " | " << s.updated_ms << " | " << s.message_count << " | " << s.last_seq << " | "
         << s.archived << " | " << s.metadata_json << "\n";
-    auto messages = store.ReadMessages(s.id);
-    EXPECT_TRUE(messages) << messages.error().ToString();
-    for (const Message& m : *messages) {
+    auto events = store.ReadEvents(s.id);
+    EXPECT_TRUE(events) << events.error().ToString();
+    for (const Event& e : *events) {
+      // A copied fork holds its inherited events itself, under new ids.
+      const bool inherited = e.session_id != s.id;
+      out << "  " << e.seq << " " << (inherited ? "inherited" : e.id) << " " << e.ts_ms << " "
+          << EventTypeName(e.type);
+      if (e.type == EventType::kResourceView) out << " " << EncodeResourceViewBody(e.resource_view);
+      if (e.type == EventType::kCompaction) out << " " << EncodeCompactionBody(e.compaction);
+      if (e.type != EventType::kMessage) {
+        out << "\n";
+        continue;
+      }
+      Message m = e.message;
+      m.id.clear();  // printed above
+      m.session_id.clear();
       auto body = EncodeMessageBody(m);
-      out << "  " << m.seq << " " << m.id << " " << m.ts_ms << " " << RoleName(m.role) << " "
-          << m.Text() << " " << (body && *body ? **body : "-") << "\n";
+      out << " " << RoleName(m.role) << " " << m.Text() << " " << (body && *body ? **body : "-")
+          << "\n";
       for (const Part& p : m.parts) {
         if (!p.resource || p.resource->content_sha256.empty()) continue;
         auto bytes = store.ReadBlob(p.resource->content_sha256, /*verify=*/true);
         out << "    blob " << p.resource->content_sha256 << " "
             << (bytes ? blob::Sha256Hex(*bytes) : bytes.error().ToString()) << "\n";
       }
+    }
+    auto usage = store.GetUsage(s.id);
+    EXPECT_TRUE(usage) << usage.error().ToString();
+    for (const ModelUsage& u : usage->by_model) {
+      out << "  usage " << u.provider << "/" << u.model << " " << u.turns << " "
+          << u.usage.input_tokens << " " << u.usage.output_tokens << "\n";
     }
   }
   auto active = store.GetActiveSession();
@@ -78,6 +98,26 @@ class StoreCopy : public EmbeddedStoreTest {
     ASSERT_TRUE(store_->RenameSession("old", "Renamed by hand").ok());
     ASSERT_TRUE(store_->SetArchived("old", true).ok());
     ASSERT_TRUE(store_->SetActiveSession("chat").ok());
+    // The harness's events: a resource view, a compaction, a pruned range,
+    // and a fork (which arrives as a session holding its whole history).
+    auto first_read = store_->ReadMessages("chat");
+    ASSERT_TRUE(first_read);
+    const std::string image = (*first_read)[0].parts[1].resource->resource_id;
+    ASSERT_TRUE(store_->RecordResourceView("chat", image, "look again"));
+    ASSERT_TRUE(store_->Compact("chat", {.from_seq = 1, .to_seq = 2, .summary = "a chart",
+                                         .strategy = "llm", .model = "m"}));
+    ASSERT_TRUE(store_->CreateSession({.id = "pruned"}));
+    Message secret;
+    secret.parts = {Part::Text("erase me"),
+                    Part::ImageFromBytes(MakePng(8, 8, "gone"), "image/png")};
+    ASSERT_TRUE(store_->Append("pruned", secret));
+    auto c = store_->Compact("pruned", {.from_seq = 1, .to_seq = 1, .summary = "erased"});
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(store_->PruneCompaction("pruned", c->seq));
+    ASSERT_TRUE(store_->ForkSession("chat", 3, {.id = "fork"}));
+    Message own;
+    own.parts = {Part::Text("the fork's own")};
+    ASSERT_TRUE(store_->Append("fork", own));
   }
 
   std::unique_ptr<Store> OpenAt(const std::string& location) {
@@ -97,9 +137,9 @@ TEST_F(StoreCopy, EmbeddedToPostgresAndBackGivesTheSameHistory) {
   auto there = CopyStore(*store_, *middle,
                          [&](int64_t done, int64_t total) { progress.emplace_back(done, total); });
   ASSERT_TRUE(there) << there.error().ToString();
-  EXPECT_EQ(there->sessions_copied, 3);
-  EXPECT_EQ(there->messages_copied, 4);
-  EXPECT_EQ(progress.back(), std::make_pair(int64_t{3}, int64_t{3}));
+  EXPECT_EQ(there->sessions_copied, 5);
+  EXPECT_EQ(there->messages_copied, 9);  // the fork's 3 inherited messages travel with it
+  EXPECT_EQ(progress.back(), std::make_pair(int64_t{5}, int64_t{5}));
   // One blob for the image both sessions show.
   EXPECT_EQ(pg.Query("SELECT count(*) FROM blobs"), "1");
 
@@ -127,18 +167,18 @@ TEST_F(StoreCopy, ASecondRunSkipsWhatIsThereAndAnInterruptedCopyResumes) {
   ASSERT_TRUE(target);
   // An interrupted copy: one session made it across.
   auto chat = store_->GetSession("chat");
-  auto messages = store_->ReadMessages("chat");
+  auto events = store_->ReadEvents("chat");
   ASSERT_TRUE(target
-                  ->RestoreSession(*chat, *messages,
+                  ->RestoreSession(*chat, *events,
                                    [&](std::string_view sha) { return store_->ReadBlob(sha); })
                   .ok());
   auto resumed = CopyStore(*store_, *target);
   ASSERT_TRUE(resumed) << resumed.error().ToString();
   EXPECT_EQ(resumed->sessions_skipped, 1);
-  EXPECT_EQ(resumed->sessions_copied, 2);
+  EXPECT_EQ(resumed->sessions_copied, 4);
   auto again = CopyStore(*store_, *target);
   ASSERT_TRUE(again);
-  EXPECT_EQ(again->sessions_skipped, 3);
+  EXPECT_EQ(again->sessions_skipped, 5);
   EXPECT_EQ(again->sessions_copied, 0);
   EXPECT_EQ(Dump(*target), Dump(*store_));
 }
@@ -159,11 +199,11 @@ TEST_F(StoreCopy, ASessionThatDiffersInTheDestinationIsAConflictAndIsLeftAlone) 
 
 TEST_F(StoreCopy, RestoringALogWithAGapIsRefused) {
   Session s{.id = "gappy", .title = "x"};
-  Message m;
-  m.parts = {Part::Text("hi")};
-  m.seq = 2;
+  Event e;
+  e.message.parts = {Part::Text("hi")};
+  e.seq = 2;
   auto target = OpenAt(dir_.Sub("target"));
-  Status st = target->RestoreSession(s, std::vector<Message>{m}, {});
+  Status st = target->RestoreSession(s, std::vector<Event>{e}, {});
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("1, 2, 3"), std::string::npos);
   EXPECT_EQ(target->GetSession("gappy").error().code(), StatusCode::kNotFound);

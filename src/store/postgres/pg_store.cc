@@ -442,7 +442,9 @@ Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int6
 // events and blob_refs, numbered from first_seq.
 struct EventRows {
   std::vector<int64_t> seqs;
-  std::vector<std::string> ids, roles, texts;
+  std::vector<std::string> ids, texts;
+  std::vector<std::optional<std::string>> roles;  // NULL for events that are not messages
+  std::vector<std::string> types;                 // empty: every row is a message
   std::vector<std::optional<std::string>> bodies;
   std::vector<int64_t> ts;
   std::vector<std::string> ref_shas;
@@ -451,15 +453,17 @@ struct EventRows {
 
 Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view session_id,
                     const EventRows& rows) {
+  std::vector<std::string> types = rows.types;
+  types.resize(rows.seqs.size(), "message");
   PgParams p;
   p.Add(ns).Add(session_id).Add(PgArray(rows.seqs)).Add(PgArray(rows.ids));
   p.Add(PgArray(rows.ts)).Add(PgArray(rows.roles)).Add(PgArray(rows.texts));
-  p.Add(PgArray(rows.bodies));
+  p.Add(PgArray(rows.bodies)).Add(PgArray(types));
   Status s = c.Run(
       "INSERT INTO events (namespace, session_id, seq, id, ts_ms, type, role, text, body) "
-      "SELECT $1, $2, u.seq, u.id, u.ts, 'message', u.role, u.text, u.body FROM "
-      "unnest($3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[]) "
-      "AS u(seq, id, ts, role, text, body)",
+      "SELECT $1, $2, u.seq, u.id, u.ts, u.type, u.role, u.text, u.body FROM "
+      "unnest($3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], "
+      "$9::text[]) AS u(seq, id, ts, role, text, body, type)",
       p);
   if (s.code() == StatusCode::kAlreadyExists) {
     return Status::AlreadyExists(
@@ -682,44 +686,58 @@ Result<std::vector<Message>> PgStore::ReadLastMessages(std::string_view session_
                   std::move(p), /*reverse=*/true);
 }
 
-Status PgStore::RestoreSession(const Session& session, std::span<const Message> messages,
+Status PgStore::RestoreSession(const Session& session, std::span<const Event> events,
                                const BlobSourceFn& blob_source) {
-  RETURN_IF_ERROR(ValidateRestore(session, messages));
+  RETURN_IF_ERROR(ValidateRestore(session, events));
   ASSIGN_OR_RETURN(std::string metadata,
                    CanonicalJsonObject(session.metadata_json, "session metadata"));
   std::string title = CollapseWhitespace(session.title);
   if (title.empty()) title = kDefaultTitle;
   RETURN_IF_ERROR(CheckNoNul(title, "session title"));
   RETURN_IF_ERROR(CheckNoNul(session.preview, "session preview"));
-  // Every descriptor is accepted here: its blob is fetched (or found lost)
-  // inside the transaction below, before the events that refer to it.
-  std::vector<PreparedMessage> prepared;
-  prepared.reserve(messages.size());
+  // Messages are prepared like appends and every descriptor is accepted: its
+  // blob is fetched (or found lost) inside the transaction below, before the
+  // events that refer to it. Other events are written as they are.
   std::set<std::string> needed_set;
-  for (const Message& m : messages) {
-    ASSIGN_OR_RETURN(PreparedMessage p, PrepareMessage(
-                                            m, options_, [](std::string_view) { return true; },
-                                            [this] { return NewId(); }));
-    RETURN_IF_ERROR(CheckNoNul(p.text, "the text of message " + std::to_string(m.seq)));
-    for (const std::string& sha : p.referenced_sha256) needed_set.insert(sha);
-    prepared.push_back(std::move(p));
-  }
-  const std::vector<std::string> needed(needed_set.begin(), needed_set.end());
+  std::vector<Message> usage_messages;
   EventRows rows;
-  for (size_t i = 0; i < prepared.size(); ++i) {
-    const PreparedMessage& p = prepared[i];
+  int64_t message_count = 0;
+  for (const Event& original : events) {
+    const Event e = RestoredCopy(original, session.id);
+    message_count += e.type == EventType::kMessage;
+    rows.seqs.push_back(e.seq);
+    rows.ts.push_back(e.ts_ms);
+    rows.types.emplace_back(EventTypeName(e.type));
+    if (e.type == EventType::kMessage) {
+      rows.roles.emplace_back(RoleName(e.message.role));
+    } else {
+      rows.roles.emplace_back(std::nullopt);
+    }
+    if (RestoresAsStored(e)) {
+      ASSIGN_OR_RETURN(StoredEventColumns stored, EncodeRestoredEvent(e));
+      RETURN_IF_ERROR(CheckNoNul(stored.text, "the text of event " + std::to_string(e.seq)));
+      rows.ids.push_back(e.id.empty() ? NewId() : e.id);
+      rows.texts.push_back(std::move(stored.text));
+      rows.bodies.push_back(std::move(stored.body));
+      continue;
+    }
+    ASSIGN_OR_RETURN(PreparedMessage p, PrepareMessage(
+                                            e.message, options_,
+                                            [](std::string_view) { return true; },
+                                            [this] { return NewId(); }));
+    RETURN_IF_ERROR(CheckNoNul(p.text, "the text of message " + std::to_string(e.seq)));
     ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message));
-    rows.seqs.push_back(messages[i].seq);
     rows.ids.push_back(p.message.id);
-    rows.ts.push_back(messages[i].ts_ms);
-    rows.roles.emplace_back(RoleName(p.message.role));
     rows.texts.push_back(p.text);
     rows.bodies.push_back(std::move(body));
     for (const std::string& sha : p.referenced_sha256) {
+      needed_set.insert(sha);
       rows.ref_shas.push_back(sha);
-      rows.ref_seqs.push_back(messages[i].seq);
+      rows.ref_seqs.push_back(e.seq);
     }
+    if (p.message.usage) usage_messages.push_back(std::move(p.message));
   }
+  const std::vector<std::string> needed(needed_set.begin(), needed_set.end());
   auto bytes_of = [&](const std::string& sha) -> Result<std::string> {
     ASSIGN_OR_RETURN(std::string bytes, blob_source(sha));
     if (blob::Sha256Hex(bytes) != sha) {
@@ -735,22 +753,23 @@ Status PgStore::RestoreSession(const Session& session, std::span<const Message> 
 
   return Run([&](PgConnection& c) -> Status {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
-    const int64_t count = static_cast<int64_t>(messages.size());
     PgParams p;
     p.Add(ns_).Add(session.id).Add(title).Add(title != kDefaultTitle).Add(session.preview);
-    p.Add(session.created_ms).Add(session.updated_ms).Add(count).Add(session.archived);
-    p.Add(metadata);
+    p.Add(session.created_ms).Add(session.updated_ms).Add(message_count).Add(session.archived);
+    p.Add(metadata).Add(static_cast<int64_t>(events.size()));
     ASSIGN_OR_RETURN(PgResult r,
                      c.Exec("INSERT INTO sessions (namespace, id, title, title_fixed, preview, "
                             "created_ms, updated_ms, message_count, last_seq, archived, metadata) "
-                            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10) "
+                            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11, $9, $10) "
                             "ON CONFLICT (namespace, id) DO NOTHING",
                             p));
     if (r.Affected() == 0) {
       return Status::AlreadyExists("session '" + session.id + "' already exists");
     }
     RETURN_IF_ERROR(EnsureBlobs(c, needed, Now(), bytes_of, on_lost));
-    if (!messages.empty()) RETURN_IF_ERROR(InsertEvents(c, ns_, session.id, rows));
+    if (!events.empty()) RETURN_IF_ERROR(InsertEvents(c, ns_, session.id, rows));
+    // TODO(pg-harness): usage totals of usage_messages, once the table exists.
+    (void)usage_messages;
     return txn.Commit();
   });
 }

@@ -55,7 +55,7 @@ class PgStore final : public Store {
                                             int64_t limit) override;
   Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
                                                 int64_t count) override;
-  Status RestoreSession(const Session& session, std::span<const Message> messages,
+  Status RestoreSession(const Session& session, std::span<const Event> events,
                         const BlobSourceFn& blob_source) override;
 
   // The agent harness (pg_harness.cc).

@@ -664,24 +664,35 @@ Result<StorageStats> SqliteStore::Stats() {
 
 // ---- Restore ------------------------------------------------------------------
 
-Status SqliteStore::RestoreSession(const Session& session, std::span<const Message> messages,
+Status SqliteStore::RestoreSession(const Session& session, std::span<const Event> events,
                                    const BlobSourceFn& blob_source) {
-  RETURN_IF_ERROR(ValidateRestore(session, messages));
+  RETURN_IF_ERROR(ValidateRestore(session, events));
   ASSIGN_OR_RETURN(std::string metadata,
                    CanonicalJsonObject(session.metadata_json, "session metadata"));
   std::string title = CollapseWhitespace(session.title);
   if (title.empty()) title = kDefaultTitle;
-  // Every descriptor is accepted: its blob is fetched (or found lost) below,
-  // before the transaction that refers to it.
-  std::vector<PreparedMessage> prepared;
-  prepared.reserve(messages.size());
+  // Messages are prepared like appends; every descriptor is accepted: its
+  // blob is fetched (or found lost) below, before the transaction that refers
+  // to it. Other events are written as they are.
+  std::vector<std::optional<PreparedMessage>> prepared(events.size());
+  std::vector<StoredEventColumns> stored(events.size());
   std::set<std::string> needed;
-  for (const Message& m : messages) {
+  int64_t message_count = 0;
+  std::vector<std::string> stored_ids(events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Event e = RestoredCopy(events[i], session.id);
+    message_count += e.type == EventType::kMessage;
+    if (RestoresAsStored(e)) {
+      ASSIGN_OR_RETURN(stored[i], EncodeRestoredEvent(e));
+      stored_ids[i] = e.id.empty() ? NewId() : e.id;
+      continue;
+    }
     ASSIGN_OR_RETURN(PreparedMessage p, PrepareMessage(
-                                            m, options_, [](std::string_view) { return true; },
+                                            e.message, options_,
+                                            [](std::string_view) { return true; },
                                             [this] { return NewId(); }));
     needed.insert(p.referenced_sha256.begin(), p.referenced_sha256.end());
-    prepared.push_back(std::move(p));
+    prepared[i] = std::move(p);
   }
   for (const std::string& sha : needed) {
     if (blobs_->Stat(sha)) continue;
@@ -704,29 +715,38 @@ Status SqliteStore::RestoreSession(const Session& session, std::span<const Messa
   ASSIGN_OR_RETURN(Statement insert_session,
                    db_->Prepare("INSERT OR IGNORE INTO sessions (id, title, title_fixed, preview, "
                                 "created_ms, updated_ms, message_count, last_seq, archived, "
-                                "metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)"));
+                                "metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
   insert_session.Bind(1, session.id).Bind(2, title).Bind(3, int64_t{title != kDefaultTitle});
   insert_session.Bind(4, session.preview).Bind(5, session.created_ms).Bind(6, session.updated_ms);
-  insert_session.Bind(7, static_cast<int64_t>(messages.size()))
-      .Bind(8, int64_t{session.archived})
-      .Bind(9, metadata);
+  insert_session.Bind(7, message_count).Bind(8, static_cast<int64_t>(events.size()));
+  insert_session.Bind(9, int64_t{session.archived}).Bind(10, metadata);
   RETURN_IF_ERROR(insert_session.Run());
   if (db_->Changes() == 0) return SessionIdTaken(session.id);
   ASSIGN_OR_RETURN(Statement insert,
                    db_->Prepare("INSERT INTO events (session_id, seq, id, ts_ms, type, role, "
-                                "text, body) VALUES (?1, ?2, ?3, ?4, 'message', ?5, ?6, ?7)"));
+                                "text, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
   ASSIGN_OR_RETURN(Statement add_ref,
                    db_->Prepare("INSERT OR IGNORE INTO blob_refs (sha256, session_id, seq) "
                                 "VALUES (?1, ?2, ?3)"));
-  for (size_t i = 0; i < prepared.size(); ++i) {
-    const Message& m = prepared[i].message;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    insert.Bind(1, session.id).Bind(2, e.seq).Bind(4, e.ts_ms).Bind(5, EventTypeName(e.type));
+    if (e.type == EventType::kMessage) {
+      insert.Bind(6, RoleName(e.message.role));
+    } else {
+      insert.BindNull(6);
+    }
+    if (!prepared[i]) {
+      insert.Bind(3, stored_ids[i]).Bind(7, stored[i].text).BindOptional(8, stored[i].body);
+      RETURN_IF_ERROR(insert.Run());
+      continue;
+    }
+    const Message& m = prepared[i]->message;
     ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(m));
-    const int64_t seq = messages[i].seq;
-    insert.Bind(1, session.id).Bind(2, seq).Bind(3, m.id).Bind(4, messages[i].ts_ms);
-    insert.Bind(5, RoleName(m.role)).Bind(6, prepared[i].text).BindOptional(7, body);
+    insert.Bind(3, m.id).Bind(7, prepared[i]->text).BindOptional(8, body);
     RETURN_IF_ERROR(insert.Run());
-    for (const std::string& sha : prepared[i].referenced_sha256) {
-      add_ref.Bind(1, sha).Bind(2, session.id).Bind(3, seq);
+    for (const std::string& sha : prepared[i]->referenced_sha256) {
+      add_ref.Bind(1, sha).Bind(2, session.id).Bind(3, e.seq);
       RETURN_IF_ERROR(add_ref.Run());
     }
     RETURN_IF_ERROR(AddUsageLocked(session.id, m));
