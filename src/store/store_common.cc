@@ -1,5 +1,6 @@
 #include "store/store_common.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/text_rules.h"
@@ -122,6 +123,69 @@ std::string MissingBlobWarning(const Message& message, size_t part_index) {
          std::to_string(part_index + 1) + ": blob " +
          message.parts[part_index].resource->content_sha256 +
          " is missing; the message loads without it (run `sessiondb verify`)";
+}
+
+std::vector<Segment> HistorySegments(std::span<const ChainLink> chain) {
+  std::vector<Segment> out;
+  if (chain.empty()) return out;
+  int64_t upper = chain[0].last_seq;
+  for (const ChainLink& link : chain) {
+    out.push_back({link.id, link.fork_seq + 1, upper});
+    upper = link.fork_seq;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::vector<Segment> SegmentsUpTo(std::vector<Segment> segments, int64_t upto_seq) {
+  std::vector<Segment> out;
+  for (Segment& s : segments) {
+    if (s.from_seq > upto_seq) break;
+    s.to_seq = std::min(s.to_seq, upto_seq);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<Message> TakeMessages(std::vector<Event> events) {
+  std::vector<Message> out;
+  out.reserve(events.size());
+  for (Event& e : events) out.push_back(std::move(e.message));
+  return out;
+}
+
+Message FinalDraftMessage(const Draft& draft, const Message& message) {
+  Message out = message;
+  out.role = draft.role;
+  if (out.parts.empty()) {
+    if (!draft.reasoning.empty()) out.parts.push_back(Part::Reasoning(draft.reasoning));
+    out.parts.push_back(Part::Text(draft.text));
+  }
+  if (out.model.empty()) out.model = draft.model;
+  return out;
+}
+
+void ScrubIndexEntry(std::span<const std::pair<Role, std::string>> pruned_texts,
+                     std::string_view summary, std::string* title, std::string* preview) {
+  for (const auto& [role, text] : pruned_texts) {
+    if (text.empty()) continue;
+    if (*title == MakeTitle(text)) *title = MakeTitle(summary);
+    if (role == Role::kUser && *preview == MakePreview(text)) preview->clear();
+  }
+}
+
+Status ValidateForkPoint(const Session& parent, int64_t at_seq) {
+  if (at_seq < 0 || at_seq > parent.last_seq) {
+    return Status::InvalidArgument("cannot fork session " + parent.id + " at seq " +
+                                   std::to_string(at_seq) + ": its log holds seqs 1.." +
+                                   std::to_string(parent.last_seq) +
+                                   " (0 forks before the first event)");
+  }
+  return Status::Ok();
+}
+
+Status SessionIdTaken(std::string_view id) {
+  return Status::AlreadyExists("session '" + std::string(id) + "' already exists");
 }
 
 }  // namespace sessiondb

@@ -74,6 +74,58 @@ void ApplyMessageToIndex(Role role, std::string_view text, IndexEntry* entry);
 // numbered 1, 2, 3... (what RestoreSession accepts).
 Status ValidateRestore(const Session& session, std::span<const Message> messages);
 
+// ---- Forks ----------------------------------------------------------------
+
+// A slice of one session's own log that a history reads: seqs from_seq ..
+// to_seq (inclusive; empty when from_seq > to_seq) stored under session_id.
+struct Segment {
+  std::string session_id;
+  int64_t from_seq = 0;
+  int64_t to_seq = 0;
+};
+
+// One session on the way from a session up to its root: its own events are
+// the seqs after fork_seq (0 for a root) up to last_seq.
+struct ChainLink {
+  std::string id;
+  std::string parent_id;  // empty for a root
+  int64_t fork_seq = 0;
+  int64_t last_seq = 0;
+};
+
+// The segments of the history of chain[0], oldest first, given the chain from
+// that session up to its root (chain[i + 1] is chain[i]'s parent).
+std::vector<Segment> HistorySegments(std::span<const ChainLink> chain);
+
+// `segments` cut to the seqs <= upto_seq.
+std::vector<Segment> SegmentsUpTo(std::vector<Segment> segments, int64_t upto_seq);
+
+// How many of a fork's inherited messages decide its title and preview: a
+// fork looks at no more than this, so forking stays constant-time.
+inline constexpr int kForkIndexScan = 64;
+
+// The messages of `events` (which must all be message events), moved out.
+std::vector<Message> TakeMessages(std::vector<Event> events);
+
+// The message FinishDraft appends: `message` in the draft's role, with the
+// draft's reasoning and text as its parts when it has none, and the draft's
+// model when it names none.
+Message FinalDraftMessage(const Draft& draft, const Message& message);
+
+// After a prune: a title or preview that was made from a pruned message's
+// text would keep the erased words, so the title becomes one made from the
+// summary and the preview is cleared. `pruned_texts` are the pruned
+// messages' roles and texts.
+void ScrubIndexEntry(std::span<const std::pair<Role, std::string>> pruned_texts,
+                     std::string_view summary, std::string* title, std::string* preview);
+
+// kInvalidArgument unless 0 <= at_seq <= parent.last_seq.
+Status ValidateForkPoint(const Session& parent, int64_t at_seq);
+
+// kAlreadyExists for an id that a session (possibly a deleted one kept for
+// its forks) already holds.
+Status SessionIdTaken(std::string_view id);
+
 // The message a missing blob produces, for the warning sink.
 std::string MissingBlobWarning(const Message& message, size_t part_index);
 

@@ -8,10 +8,12 @@
 
 #include "blob/data_uri.h"
 #include "blob/sha256.h"
+#include "core/event_codec.h"
 #include "core/message_codec.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_rows.h"
 #include "store/store_common.h"
 
 namespace sessiondb::sqlite {
@@ -22,6 +24,7 @@ namespace fs = std::filesystem;
 constexpr const char* kDatabaseFile = "sessiondb.db";
 constexpr const char* kBlobDir = "blobs";
 constexpr const char* kActiveSessionKey = "active_session";
+
 
 Session SessionFromRow(const Statement& s) {
   Session out;
@@ -34,6 +37,8 @@ Session SessionFromRow(const Statement& s) {
   out.last_seq = s.ColumnInt(6);
   out.archived = s.ColumnInt(7) != 0;
   out.metadata_json = s.ColumnText(8);
+  out.parent_id = s.ColumnText(9);
+  out.fork_seq = s.ColumnInt(10);
   return out;
 }
 
@@ -112,9 +117,8 @@ std::string SqliteStore::NewId() const { return NewUuidV7(Now()); }
 // ---- Sessions ---------------------------------------------------------------
 
 Result<Session> SqliteStore::LoadSessionLocked(std::string_view id) {
-  ASSIGN_OR_RETURN(Statement s,
-                   db_->Prepare("SELECT id, title, preview, created_ms, updated_ms, message_count, "
-                                "last_seq, archived, metadata FROM sessions WHERE id = ?1"));
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT " SESSION_COLUMNS " FROM sessions "
+                                             "WHERE id = ?1 AND deleted = 0"));
   s.Bind(1, id);
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return Err(SessionNotFound(id));
@@ -139,9 +143,7 @@ Result<Session> SqliteStore::CreateSession(const NewSession& request) {
   const int64_t now = Now();
   s.Bind(1, id).Bind(2, title).Bind(3, int64_t{title_fixed}).Bind(4, now).Bind(5, metadata);
   RETURN_IF_ERROR(s.Run());
-  if (db_->Changes() == 0) {
-    return Err(Status::AlreadyExists("session '" + id + "' already exists"));
-  }
+  if (db_->Changes() == 0) return Err(SessionIdTaken(id));
   RETURN_IF_ERROR(txn.Commit());
   return LoadSessionLocked(id);
 }
@@ -174,14 +176,12 @@ Result<SessionPage> SqliteStore::ListSessions(const ListOptions& options) {
 
   std::lock_guard lock(mu_);
   static constexpr const char* kFirstPage =
-      "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
-      "metadata FROM sessions WHERE (?1 < 0 OR archived = ?1) AND "
-      "(?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
+      "SELECT " SESSION_COLUMNS " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
+      "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
       "ORDER BY updated_ms DESC, id DESC LIMIT ?4";
   static constexpr const char* kNextPage =
-      "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
-      "metadata FROM sessions WHERE (?1 < 0 OR archived = ?1) AND "
-      "(?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
+      "SELECT " SESSION_COLUMNS " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
+      "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
       "AND (updated_ms, id) < (?5, ?6) ORDER BY updated_ms DESC, id DESC LIMIT ?4";
   ASSIGN_OR_RETURN(Statement s, db_->Prepare(paged ? kNextPage : kFirstPage));
   s.Bind(1, archived)
@@ -204,7 +204,7 @@ Status SqliteStore::RenameSession(std::string_view id, std::string_view title) {
   if (clean.empty()) return Status::InvalidArgument("a session title cannot be empty");
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE sessions SET title = ?2, title_fixed = 1 "
-                                             "WHERE id = ?1"));
+                                             "WHERE id = ?1 AND deleted = 0"));
   s.Bind(1, id).Bind(2, clean);
   RETURN_IF_ERROR(s.Run());
   if (db_->Changes() == 0) return SessionNotFound(id);
@@ -213,7 +213,8 @@ Status SqliteStore::RenameSession(std::string_view id, std::string_view title) {
 
 Status SqliteStore::SetArchived(std::string_view id, bool archived) {
   std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE sessions SET archived = ?2 WHERE id = ?1"));
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE sessions SET archived = ?2 "
+                                             "WHERE id = ?1 AND deleted = 0"));
   s.Bind(1, id).Bind(2, int64_t{archived});
   RETURN_IF_ERROR(s.Run());
   if (db_->Changes() == 0) return SessionNotFound(id);
@@ -221,9 +222,53 @@ Status SqliteStore::SetArchived(std::string_view id, bool archived) {
 }
 
 Status SqliteStore::DeleteSessionLocked(std::string_view id) {
+  ASSIGN_OR_RETURN(Session session, LoadSessionLocked(id));
+  ASSIGN_OR_RETURN(bool has_forks, HasForksLocked(id));
+  if (has_forks) {
+    // Its forks read its events: keep them, hide the session.
+    static constexpr const char* kHide[] = {
+        "UPDATE sessions SET deleted = 1 WHERE id = ?1",
+        "DELETE FROM meta WHERE key = 'active_session' AND value = ?1",
+        "DELETE FROM drafts WHERE session_id = ?1",
+    };
+    for (const char* sql : kHide) {
+      ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql));
+      s.Bind(1, id);
+      RETURN_IF_ERROR(s.Run());
+    }
+    return Status::Ok();
+  }
+  RETURN_IF_ERROR(EraseSessionLocked(id));
+  // A deleted parent kept only for this fork can go now, and so on upwards.
+  std::string parent = session.parent_id;
+  while (!parent.empty()) {
+    ASSIGN_OR_RETURN(Statement s,
+                     db_->Prepare("SELECT deleted, parent_id FROM sessions WHERE id = ?1"));
+    s.Bind(1, parent);
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row || s.ColumnInt(0) == 0) break;
+    std::string grandparent(s.ColumnText(1));
+    s.Reset();
+    ASSIGN_OR_RETURN(bool still_read, HasForksLocked(parent));
+    if (still_read) break;
+    RETURN_IF_ERROR(EraseSessionLocked(parent));
+    parent = std::move(grandparent);
+  }
+  return Status::Ok();
+}
+
+Result<bool> SqliteStore::HasForksLocked(std::string_view id) {
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT 1 FROM sessions WHERE parent_id = ?1 LIMIT 1"));
+  s.Bind(1, id);
+  return s.Step();
+}
+
+Status SqliteStore::EraseSessionLocked(std::string_view id) {
   static constexpr const char* kDeletes[] = {
       "DELETE FROM events WHERE session_id = ?1",
       "DELETE FROM blob_refs WHERE session_id = ?1",
+      "DELETE FROM usage_totals WHERE session_id = ?1",
+      "DELETE FROM drafts WHERE session_id = ?1",
       "DELETE FROM meta WHERE key = 'active_session' AND value = ?1",
       "DELETE FROM sessions WHERE id = ?1",
   };
@@ -232,7 +277,6 @@ Status SqliteStore::DeleteSessionLocked(std::string_view id) {
     s.Bind(1, id);
     RETURN_IF_ERROR(s.Run());
   }
-  if (db_->Changes() == 0) return SessionNotFound(id);
   return Status::Ok();
 }
 
@@ -249,7 +293,7 @@ Result<int64_t> SqliteStore::PurgeArchived(int64_t before_ms) {
   std::vector<std::string> ids;
   {
     ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT id FROM sessions WHERE archived = 1 AND "
-                                               "updated_ms < ?1"));
+                                               "deleted = 0 AND updated_ms < ?1"));
     s.Bind(1, before_ms);
     while (true) {
       ASSIGN_OR_RETURN(bool row, s.Step());
@@ -306,7 +350,12 @@ Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view sess
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   if (messages.empty()) return std::vector<AppendResult>();
   ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared, Prepare(messages));
+  return AppendPrepared(session_id, prepared, {});
+}
 
+Result<std::vector<AppendResult>> SqliteStore::AppendPrepared(
+    std::string_view session_id, std::vector<PreparedMessage>& prepared,
+    const std::function<Status()>& also) {
   // Blobs first, outside the lock: an event never commits before its bytes.
   for (const PreparedMessage& p : prepared) {
     for (const PendingBlob& b : p.blobs) RETURN_IF_ERROR(blobs_->Put(b.sha256, b.bytes));
@@ -314,6 +363,14 @@ Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view sess
 
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  if (also) RETURN_IF_ERROR(also());
+  ASSIGN_OR_RETURN(std::vector<AppendResult> results, AppendPreparedLocked(session_id, prepared));
+  RETURN_IF_ERROR(txn.Commit());
+  return results;
+}
+
+Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
+    std::string_view session_id, std::vector<PreparedMessage>& prepared) {
   int64_t last_seq = 0;
   int64_t message_count = 0;
   bool title_fixed = false;
@@ -326,7 +383,7 @@ Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view sess
     // grows without bound (and every fsync then also has to extend the file).
     ASSIGN_OR_RETURN(Statement load,
                      db_->Prepare("SELECT last_seq, message_count, title_fixed, title, preview "
-                                  "FROM sessions WHERE id = ?1"));
+                                  "FROM sessions WHERE id = ?1 AND deleted = 0"));
     load.Bind(1, session_id);
     ASSIGN_OR_RETURN(bool found, load.Step());
     if (!found) return Err(SessionNotFound(session_id));
@@ -368,6 +425,7 @@ Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view sess
       add_ref.Bind(1, sha).Bind(2, session_id).Bind(3, seq);
       RETURN_IF_ERROR(add_ref.Run());
     }
+    RETURN_IF_ERROR(AddUsageLocked(session_id, m));
     if (!title_fixed && !p.text.empty()) {
       title = MakeTitle(p.text);
       title_fixed = true;
@@ -392,86 +450,80 @@ Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view sess
   update.Bind(1, session_id).Bind(2, last_seq).Bind(3, message_count).Bind(4, now);
   update.Bind(5, title).Bind(6, int64_t{title_fixed}).Bind(7, preview);
   RETURN_IF_ERROR(update.Run());
-  RETURN_IF_ERROR(txn.Commit());
   return results;
 }
 
-Result<std::vector<Message>> SqliteStore::ReadRowsLocked(Statement& s, std::string_view session_id,
-                                                         int64_t expected) {
-  // The session's row says how many events to expect: reserving once spares
-  // a cascade of reallocations that would move every message loaded so far.
-  ASSIGN_OR_RETURN(Session session, LoadSessionLocked(session_id));
-  std::vector<Message> out;
-  out.reserve(
-      static_cast<size_t>(std::clamp<int64_t>(std::min(expected, session.last_seq), 0, 1 << 20)));
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    Message& m = out.emplace_back();
-    m.session_id = session_id;
-    m.seq = s.ColumnInt(0);
-    m.id = s.ColumnText(1);
-    m.ts_ms = s.ColumnInt(2);
-    auto role = ParseRole(s.ColumnText(3));
-    if (!role) {
-      return Err(Status::Corruption("message " + m.id + " has role '" +
-                                    std::string(s.ColumnText(3)) + "'"));
-    }
-    m.role = *role;
-    std::optional<std::string_view> body;
-    if (!s.ColumnIsNull(5)) body = s.ColumnText(5);
-    RETURN_IF_ERROR(DecodeMessageBody(body, s.ColumnText(4), &m));
-  }
-  return out;
+Status SqliteStore::AddUsageLocked(std::string_view session_id, const Message& m) {
+  if (!m.usage) return Status::Ok();
+  ASSIGN_OR_RETURN(
+      Statement s,
+      db_->Prepare("INSERT INTO usage_totals (session_id, provider, model, turns, input_tokens, "
+                   "output_tokens, cached_tokens, reasoning_tokens) "
+                   "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7) "
+                   "ON CONFLICT (session_id, provider, model) DO UPDATE SET turns = turns + 1, "
+                   "input_tokens = input_tokens + excluded.input_tokens, "
+                   "output_tokens = output_tokens + excluded.output_tokens, "
+                   "cached_tokens = cached_tokens + excluded.cached_tokens, "
+                   "reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens"));
+  s.Bind(1, session_id).Bind(2, m.provider).Bind(3, m.model);
+  s.Bind(4, m.usage->input_tokens).Bind(5, m.usage->output_tokens);
+  s.Bind(6, m.usage->cached_tokens).Bind(7, m.usage->reasoning_tokens);
+  return s.Run();
 }
 
-void SqliteStore::FlagMissingBlobs(std::vector<Message>* messages) {
-  for (Message& m : *messages) {
-    for (size_t i = 0; i < m.parts.size(); ++i) {
-      Part& part = m.parts[i];
-      if (!part.resource || part.resource->content_sha256.empty()) continue;
-      if (blobs_->Stat(part.resource->content_sha256)) continue;
-      part.resource->missing = true;
-      options_.warn("session " + m.session_id + " message " + std::to_string(m.seq) + " part " +
-                    std::to_string(i + 1) + ": blob " + part.resource->content_sha256 +
-                    " is missing; the message loads without it (run `sessiondb verify`)");
+void SqliteStore::FlagMissingBlobs(std::string_view session_id, int64_t seq,
+                                   std::vector<Part>* parts) {
+  for (size_t i = 0; i < parts->size(); ++i) {
+    Part& part = (*parts)[i];
+    if (!part.resource || part.resource->content_sha256.empty()) continue;
+    if (blobs_->Stat(part.resource->content_sha256)) continue;
+    part.resource->missing = true;
+    options_.warn("session " + std::string(session_id) + " message " + std::to_string(seq) +
+                  " part " + std::to_string(i + 1) + ": blob " + part.resource->content_sha256 +
+                  " is missing; the message loads without it (run `sessiondb verify`)");
+  }
+}
+
+void SqliteStore::FlagMissingBlobs(std::vector<Event>* events) {
+  for (Event& e : *events) {
+    if (e.type == EventType::kMessage) FlagMissingBlobs(e.session_id, e.seq, &e.message.parts);
+    Resource& viewed = e.resource_view.resource;
+    if (e.type == EventType::kResourceView && !viewed.content_sha256.empty() &&
+        !blobs_->Stat(viewed.content_sha256)) {
+      viewed.missing = true;
     }
   }
 }
 
 Result<std::vector<Message>> SqliteStore::ReadMessages(std::string_view session_id,
                                                        int64_t from_seq, int64_t limit) {
-  std::vector<Message> out;
-  {
-    std::lock_guard lock(mu_);
-    ASSIGN_OR_RETURN(Statement s,
-                     db_->Prepare("SELECT seq, id, ts_ms, role, text, body FROM events "
-                                  "WHERE session_id = ?1 AND seq >= ?2 AND type = 'message' "
-                                  "ORDER BY seq LIMIT ?3"));
-    s.Bind(1, session_id).Bind(2, from_seq).Bind(3, limit < 0 ? int64_t{-1} : limit);
-    const int64_t expected = limit < 0 ? std::numeric_limits<int64_t>::max() : limit;
-    ASSIGN_OR_RETURN(out, ReadRowsLocked(s, session_id, expected));
-  }
-  FlagMissingBlobs(&out);
-  return out;
+  ASSIGN_OR_RETURN(std::vector<Event> events,
+                   ReadHistory(session_id, from_seq, limit, /*messages_only=*/true));
+  return TakeMessages(std::move(events));
 }
 
 Result<std::vector<Message>> SqliteStore::ReadLastMessages(std::string_view session_id,
                                                            int64_t count) {
   if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
-  std::vector<Message> out;
+  std::vector<Event> events;
   {
     std::lock_guard lock(mu_);
-    ASSIGN_OR_RETURN(Statement s,
-                     db_->Prepare("SELECT seq, id, ts_ms, role, text, body FROM events "
-                                  "WHERE session_id = ?1 AND type = 'message' "
-                                  "ORDER BY seq DESC LIMIT ?2"));
-    s.Bind(1, session_id).Bind(2, count);
-    ASSIGN_OR_RETURN(out, ReadRowsLocked(s, session_id, count));
+    ASSIGN_OR_RETURN(std::vector<Segment> segments, HistoryLocked(session_id));
+    // Newest segment first, newest message first, until `count` are found.
+    for (auto it = segments.rbegin(); it != segments.rend() && std::ssize(events) < count; ++it) {
+      if (it->from_seq > it->to_seq) continue;
+      ASSIGN_OR_RETURN(Statement s,
+                       db_->Prepare("SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
+                                    "AND seq BETWEEN ?2 AND ?3 AND type = 'message' "
+                                    "ORDER BY seq DESC LIMIT ?4"));
+      s.Bind(1, it->session_id).Bind(2, it->from_seq).Bind(3, it->to_seq);
+      s.Bind(4, count - std::ssize(events));
+      RETURN_IF_ERROR(ReadEventRows(s, &events));
+    }
   }
-  std::reverse(out.begin(), out.end());
-  FlagMissingBlobs(&out);
-  return out;
+  std::reverse(events.begin(), events.end());
+  FlagMissingBlobs(&events);
+  return TakeMessages(std::move(events));
 }
 
 // ---- Blobs ------------------------------------------------------------------
@@ -580,8 +632,12 @@ Result<StorageStats> SqliteStore::Stats() {
   StorageStats stats;
   {
     std::lock_guard lock(mu_);
-    ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT count(*), coalesce(sum(archived), 0), "
-                                               "coalesce(sum(message_count), 0) FROM sessions"));
+    // Messages are counted where they are stored: a fork's inherited ones are
+    // its parent's, and counted once.
+    ASSIGN_OR_RETURN(Statement s,
+                     db_->Prepare("SELECT (SELECT count(*) FROM sessions WHERE deleted = 0), "
+                                  "(SELECT count(*) FROM sessions WHERE deleted = 0 AND archived), "
+                                  "(SELECT count(*) FROM events WHERE type = 'message')"));
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (row) {
       stats.sessions = s.ColumnInt(0);
@@ -655,9 +711,7 @@ Status SqliteStore::RestoreSession(const Session& session, std::span<const Messa
       .Bind(8, int64_t{session.archived})
       .Bind(9, metadata);
   RETURN_IF_ERROR(insert_session.Run());
-  if (db_->Changes() == 0) {
-    return Status::AlreadyExists("session '" + session.id + "' already exists");
-  }
+  if (db_->Changes() == 0) return SessionIdTaken(session.id);
   ASSIGN_OR_RETURN(Statement insert,
                    db_->Prepare("INSERT INTO events (session_id, seq, id, ts_ms, type, role, "
                                 "text, body) VALUES (?1, ?2, ?3, ?4, 'message', ?5, ?6, ?7)"));
@@ -675,6 +729,7 @@ Status SqliteStore::RestoreSession(const Session& session, std::span<const Messa
       add_ref.Bind(1, sha).Bind(2, session.id).Bind(3, seq);
       RETURN_IF_ERROR(add_ref.Run());
     }
+    RETURN_IF_ERROR(AddUsageLocked(session.id, m));
   }
   return txn.Commit();
 }

@@ -6,6 +6,7 @@
 // busy timeout), so writers queue instead of failing.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,7 @@
 #include "sessiondb/store.h"
 #include "store/message_preparer.h"
 #include "store/sqlite/sqlite_db.h"
+#include "store/store_common.h"
 
 namespace sessiondb::sqlite {
 
@@ -78,15 +80,34 @@ class SqliteStore final : public Store {
   int64_t Now() const { return options_.clock(); }
   std::string NewId() const;
   Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
+  // Writes the blobs of `prepared`, then appends it in one transaction that
+  // first runs `also` (when given) under the lock.
+  Result<std::vector<AppendResult>> AppendPrepared(std::string_view session_id,
+                                                   std::vector<PreparedMessage>& prepared,
+                                                   const std::function<Status()>& also);
+  // The events of a session's history (a fork's inherited ones included) with
+  // seq >= from_seq, at most `limit` (-1: all), messages only when asked;
+  // missing blobs flagged.
+  Result<std::vector<Event>> ReadHistory(std::string_view session_id, int64_t from_seq,
+                                         int64_t limit, bool messages_only);
+  // Marks parts whose blob is absent and warns; call without mu_.
+  void FlagMissingBlobs(std::string_view session_id, int64_t seq, std::vector<Part>* parts);
+  void FlagMissingBlobs(std::vector<Event>* events);
+
   // The following need mu_ held.
   Result<Session> LoadSessionLocked(std::string_view id);
   Status DeleteSessionLocked(std::string_view id);
-  // Reads message rows from `stmt`; kNotFound if the session does not exist.
-  // `expected` bounds how many rows to reserve room for.
-  Result<std::vector<Message>> ReadRowsLocked(Statement& stmt, std::string_view session_id,
-                                              int64_t expected);
-  // Marks parts whose blob is absent and warns; call without mu_.
-  void FlagMissingBlobs(std::vector<Message>* messages);
+  Result<bool> HasForksLocked(std::string_view id);
+  // Removes the session's row, events, references, usage and drafts.
+  Status EraseSessionLocked(std::string_view id);
+  // Appends inside the caller's transaction.
+  Result<std::vector<AppendResult>> AppendPreparedLocked(std::string_view session_id,
+                                                         std::vector<PreparedMessage>& prepared);
+  Status AddUsageLocked(std::string_view session_id, const Message& message);
+  // The segments of a live session's history; kNotFound if it does not exist.
+  Result<std::vector<Segment>> HistoryLocked(std::string_view session_id);
+  // Decodes the rows of `stmt` (selecting EVENT_COLUMNS) onto `out`.
+  Status ReadEventRows(Statement& stmt, std::vector<Event>* out);
 
   const std::string dir_;
   const StoreOptions options_;
