@@ -18,9 +18,6 @@
 namespace sessiondb::postgres {
 namespace {
 
-// How many inherited messages a fork looks at for its title and preview.
-constexpr int64_t kForkIndexScan = 64;
-
 // The columns EventFromRow reads, in its order.
 #define SESSIONDB_EVENT_COLUMNS "id, session_id, seq, ts_ms, type, role, text, body"
 
@@ -61,31 +58,21 @@ const char* SegmentSql(EventFilter filter, bool newest_first) {
   return kSql[static_cast<size_t>(filter) * 2 + (newest_first ? 1 : 0)].c_str();
 }
 
-// `history` cut off after `at_seq`.
-std::vector<Segment> Upto(std::vector<Segment> history, int64_t at_seq) {
-  std::vector<Segment> out;
-  for (Segment& s : history) {
-    if (s.after >= at_seq) break;
-    s.upto = std::min(s.upto, at_seq);
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
 // The Segment fields as the array parameters $2, $3, $4 of one statement.
 void AddSegments(const std::vector<Segment>& history, PgParams* p) {
   std::vector<std::string> ids;
-  std::vector<int64_t> after, upto;
+  std::vector<int64_t> from, to;
   for (const Segment& s : history) {
     ids.push_back(s.session_id);
-    after.push_back(s.after);
-    upto.push_back(s.upto);
+    from.push_back(s.from_seq);
+    to.push_back(s.to_seq);
   }
-  p->Add(PgArray(ids)).Add(PgArray(after)).Add(PgArray(upto));
+  p->Add(PgArray(ids)).Add(PgArray(from)).Add(PgArray(to));
 }
 
 Status DraftGone(std::string_view draft_id) {
-  return Status::NotFound("draft " + std::string(draft_id) + " was finished or discarded");
+  return Status::NotFound("draft " + std::string(draft_id) +
+                          " does not exist (finished or discarded)");
 }
 
 Draft DraftFromRow(const PgResult& r, int row) {
@@ -113,31 +100,26 @@ Result<std::vector<Segment>> ResolveHistory(PgConnection& c, const std::string& 
   p.Add(ns).Add(session_id);
   ASSIGN_OR_RETURN(
       PgResult r,
-      c.Exec("WITH RECURSIVE chain (id, parent_id, fork_seq, depth) AS ("
-             "SELECT id, parent_id, fork_seq, 0 FROM sessions "
+      c.Exec("WITH RECURSIVE chain (id, parent_id, fork_seq, last_seq, depth) AS ("
+             "SELECT id, parent_id, fork_seq, last_seq, 0 FROM sessions "
              "WHERE namespace = $1 AND id = $2 AND NOT deleted "
-             "UNION ALL SELECT s.id, s.parent_id, s.fork_seq, chain.depth + 1 FROM chain "
-             "JOIN sessions s ON s.namespace = $1 AND s.id = chain.parent_id "
+             "UNION ALL SELECT s.id, s.parent_id, s.fork_seq, s.last_seq, chain.depth + 1 "
+             "FROM chain JOIN sessions s ON s.namespace = $1 AND s.id = chain.parent_id "
              "WHERE chain.depth < 100000) "
-             "SELECT id, parent_id, fork_seq FROM chain ORDER BY depth",
+             "SELECT id, coalesce(parent_id, ''), fork_seq, last_seq FROM chain ORDER BY depth",
              p));
   if (r.rows() == 0) return Err(SessionNotFound(session_id));
-  std::vector<Segment> history;
-  int64_t upto = std::numeric_limits<int64_t>::max();
+  std::vector<ChainLink> chain;
   for (int i = 0; i < r.rows(); ++i) {
-    const int64_t after = r.IsNull(i, 1) ? 0 : r.Int(i, 2);
-    if (after < upto) history.push_back({std::string(r.Text(i, 0)), after, upto});
-    upto = std::min(upto, after);
+    chain.push_back(
+        {std::string(r.Text(i, 0)), std::string(r.Text(i, 1)), r.Int(i, 2), r.Int(i, 3)});
   }
-  const int last = r.rows() - 1;
-  if (!r.IsNull(last, 1)) {
-    return Err(Status::Corruption("session '" + std::string(r.Text(last, 0)) +
-                                  "' was forked from '" + std::string(r.Text(last, 1)) +
-                                  "', which is missing; the history of '" +
-                                  std::string(session_id) + "' cannot be read"));
+  if (!chain.back().parent_id.empty()) {
+    return Err(Status::Corruption("session " + chain.back().id + " was forked from " +
+                                  chain.back().parent_id +
+                                  ", which is gone; run `sessiondb verify`"));
   }
-  std::reverse(history.begin(), history.end());
-  return history;
+  return HistorySegments(chain);
 }
 
 Result<std::vector<Event>> ReadSegments(PgConnection& c, const std::string& ns,
@@ -148,8 +130,8 @@ Result<std::vector<Event>> ReadSegments(PgConnection& c, const std::string& ns,
     return query.limit >= 0 && static_cast<int64_t>(out.size()) >= query.limit;
   };
   auto read = [&](const Segment& segment) -> Status {
-    const int64_t lo = std::max(segment.after + 1, query.from_seq);
-    const int64_t hi = std::min(segment.upto, query.upto_seq);
+    const int64_t lo = std::max(segment.from_seq, query.from_seq);
+    const int64_t hi = std::min(segment.to_seq, query.upto_seq);
     if (lo > hi) return Status::Ok();
     PgParams p;
     p.Add(ns).Add(segment.session_id).Add(lo).Add(hi);
@@ -186,21 +168,20 @@ Result<std::vector<Event>> PgStore::ReadHistory(std::string_view session_id,
                                       ResolveHistory(c, ns_, session_id));
                      return ReadSegments(c, ns_, history, query);
                    }));
-  std::vector<Message*> messages;
-  for (Event& e : events) {
-    if (e.type == EventType::kMessage) messages.push_back(&e.message);
-  }
-  RETURN_IF_ERROR(FlagMissingBlobs(messages));
+  RETURN_IF_ERROR(FlagMissingBlobs(&events));
   return events;
 }
 
-Status PgStore::FlagMissingBlobs(const std::vector<Message*>& messages) {
+Status PgStore::FlagMissingBlobs(std::vector<Event>* events) {
   std::set<std::string> referenced;
-  for (const Message* m : messages) {
-    for (const Part& part : m->parts) {
+  for (const Event& e : *events) {
+    for (const Part& part : e.message.parts) {
       if (part.resource && !part.resource->content_sha256.empty()) {
         referenced.insert(part.resource->content_sha256);
       }
+    }
+    if (e.type == EventType::kResourceView && !e.resource_view.resource.content_sha256.empty()) {
+      referenced.insert(e.resource_view.resource.content_sha256);
     }
   }
   if (referenced.empty()) return Status::Ok();
@@ -215,13 +196,20 @@ Status PgStore::FlagMissingBlobs(const std::vector<Message*>& messages) {
                      for (int i = 0; i < r.rows(); ++i) out.emplace(r.Text(i, 0));
                      return out;
                    }));
-  for (Message* m : messages) {
-    for (size_t i = 0; i < m->parts.size(); ++i) {
-      Part& part = m->parts[i];
+  for (Event& e : *events) {
+    Message& m = e.message;
+    for (size_t i = 0; i < m.parts.size(); ++i) {
+      Part& part = m.parts[i];
       if (!part.resource || part.resource->content_sha256.empty()) continue;
       if (present.contains(part.resource->content_sha256)) continue;
       part.resource->missing = true;
-      options_.warn(MissingBlobWarning(*m, i));
+      options_.warn(MissingBlobWarning(m, i));
+    }
+    // A view's descriptor reads as missing too; the message it came from warns.
+    Resource& viewed = e.resource_view.resource;
+    if (e.type == EventType::kResourceView && !viewed.content_sha256.empty() &&
+        !present.contains(viewed.content_sha256)) {
+      viewed.missing = true;
     }
   }
   return Status::Ok();
@@ -249,15 +237,17 @@ Result<std::optional<Event>> PgStore::FindLastCompaction(std::string_view sessio
 
 Result<std::optional<Event>> PgStore::FindResourceMessage(std::string_view session_id,
                                                           std::string_view resource_id) {
-  return Run([&](PgConnection& c) -> Result<std::optional<Event>> {
+  ASSIGN_OR_RETURN(std::optional<Event> found, Run([&](PgConnection& c)
+                                                       -> Result<std::optional<Event>> {
     ASSIGN_OR_RETURN(std::vector<Segment> history, ResolveHistory(c, ns_, session_id));
     for (const Segment& segment : history) {
       PgParams p;
-      p.Add(ns_).Add(segment.session_id).Add(segment.after).Add(segment.upto).Add(resource_id);
+      p.Add(ns_).Add(segment.session_id).Add(segment.from_seq).Add(segment.to_seq);
+      p.Add(resource_id);
       // strpos finds the candidates; the decoded parts say which really attach it.
       ASSIGN_OR_RETURN(PgResult r,
                        c.Exec("SELECT " SESSIONDB_EVENT_COLUMNS " FROM events "
-                              "WHERE namespace = $1 AND session_id = $2 AND seq > $3 AND "
+                              "WHERE namespace = $1 AND session_id = $2 AND seq >= $3 AND "
                               "seq <= $4 AND type = 'message' AND body IS NOT NULL AND "
                               "strpos(body, $5) > 0 ORDER BY seq",
                               p));
@@ -271,14 +261,18 @@ Result<std::optional<Event>> PgStore::FindResourceMessage(std::string_view sessi
       }
     }
     return std::optional<Event>();
-  });
+  }));
+  if (!found) return found;
+  std::vector<Event> one;
+  one.push_back(std::move(*found));
+  RETURN_IF_ERROR(FlagMissingBlobs(&one));
+  return std::optional<Event>(std::move(one.front()));
 }
 
 // ---- Events that are not messages ----------------------------------------------
 
 Result<Event> PgStore::AppendEventRecord(std::string_view session_id, EventType type,
                                          std::string_view text, std::string_view body) {
-  RETURN_IF_ERROR(ValidateSessionId(session_id));
   RETURN_IF_ERROR(CheckNoNul(text, "the event's text"));
   RETURN_IF_ERROR(CheckNoNul(body, "the event's body"));
   Event event;
@@ -366,14 +360,10 @@ Result<Session> PgStore::ForkSession(std::string_view parent_id, int64_t at_seq,
                                              "FOR SHARE",
                                              key));
     if (parent.rows() == 0) return Err(SessionNotFound(parent_id));
-    const int64_t parent_last = parent.Int(0, 0);
-    if (at_seq < 0 || at_seq > parent_last) {
-      return Err(Status::InvalidArgument(
-          "cannot fork session '" + std::string(parent_id) + "' at seq " +
-          std::to_string(at_seq) + ": its log holds seqs 0.." + std::to_string(parent_last)));
-    }
+    RETURN_IF_ERROR(ValidateForkPoint(
+        Session{.id = std::string(parent_id), .last_seq = parent.Int(0, 0)}, at_seq));
     ASSIGN_OR_RETURN(std::vector<Segment> full, ResolveHistory(c, ns_, parent_id));
-    const std::vector<Segment> inherited = Upto(std::move(full), at_seq);
+    const std::vector<Segment> inherited = SegmentsUpTo(std::move(full), at_seq);
 
     // Seqs are dense over the history, so its messages are at_seq minus the
     // few events that are not messages (counted on their partial index).
@@ -385,9 +375,10 @@ Result<Session> PgStore::ForkSession(std::string_view parent_id, int64_t at_seq,
       ASSIGN_OR_RETURN(PgResult n,
                        c.Exec("SELECT coalesce(sum((SELECT count(*) FROM events e WHERE "
                               "e.namespace = $1 AND e.session_id = g.session_id AND "
-                              "e.seq > g.after AND e.seq <= g.upto AND e.type <> 'message')), "
-                              "0)::bigint FROM unnest($2::text[], $3::bigint[], $4::bigint[]) "
-                              "AS g(session_id, after, upto)",
+                              "e.seq >= g.from_seq AND e.seq <= g.to_seq AND "
+                              "e.type <> 'message')), 0)::bigint FROM "
+                              "unnest($2::text[], $3::bigint[], $4::bigint[]) "
+                              "AS g(session_id, from_seq, to_seq)",
                               p));
       not_messages = n.Int(0, 0);
     }
@@ -396,12 +387,13 @@ Result<Session> PgStore::ForkSession(std::string_view parent_id, int64_t at_seq,
     IndexEntry entry{.title = std::string(kDefaultTitle)};
     int64_t scanned = 0;
     for (const Segment& segment : inherited) {
-      if (scanned >= kForkIndexScan) break;
+      if (scanned >= kForkIndexScan || (entry.title_fixed && !entry.preview.empty())) break;
+      if (segment.from_seq > segment.to_seq) continue;
       PgParams p;
-      p.Add(ns_).Add(segment.session_id).Add(segment.after).Add(segment.upto);
-      p.Add(kForkIndexScan - scanned);
+      p.Add(ns_).Add(segment.session_id).Add(segment.from_seq).Add(segment.to_seq);
+      p.Add(static_cast<int64_t>(kForkIndexScan) - scanned);
       ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT role, text FROM events WHERE namespace = $1 "
-                                          "AND session_id = $2 AND seq > $3 AND seq <= $4 AND "
+                                          "AND session_id = $2 AND seq >= $3 AND seq <= $4 AND "
                                           "type = 'message' ORDER BY seq LIMIT $5",
                                           p));
       for (int i = 0; i < r.rows(); ++i) {
@@ -438,7 +430,7 @@ Result<Session> PgStore::ForkSession(std::string_view parent_id, int64_t at_seq,
           !existing.Bool(0, 11)) {
         return SessionFromRow(existing, 0);
       }
-      return Err(Status::AlreadyExists("session '" + id + "' already exists"));
+      return Err(SessionIdTaken(id));
     }
     Session session = SessionFromRow(r, 0);
     commit_sent = true;
@@ -512,14 +504,13 @@ Status RemoveSessions(PgConnection& c, const std::string& ns,
 // ---- Compaction prune -----------------------------------------------------------
 
 Result<PruneReport> PgStore::PruneCompaction(std::string_view session_id, int64_t compaction_seq) {
-  RETURN_IF_ERROR(ValidateSessionId(session_id));
   return Run([&](PgConnection& c) -> Result<PruneReport> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
     PgParams key;
     key.Add(ns_).Add(session_id);
     // The row lock keeps appends (and other prunes) of this session out.
-    ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT fork_seq FROM sessions WHERE namespace = $1 AND "
-                                        "id = $2 AND NOT deleted FOR UPDATE",
+    ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT fork_seq, title, preview FROM sessions WHERE "
+                                        "namespace = $1 AND id = $2 AND NOT deleted FOR UPDATE",
                                         key));
     if (s.rows() == 0) return Err(SessionNotFound(session_id));
     const int64_t own_from = s.Int(0, 0) + 1;
@@ -534,8 +525,9 @@ Result<PruneReport> PgStore::PruneCompaction(std::string_view session_id, int64_
     }
     if (!compaction || compaction->type != EventType::kCompaction) {
       return Err(Status::InvalidArgument("event " + std::to_string(compaction_seq) +
-                                         " of session '" + std::string(session_id) +
-                                         "' is not a compaction of that session"));
+                                         " of session " + std::string(session_id) +
+                                         " is not a compaction this session recorded; "
+                                         "`sessiondb events` lists them"));
     }
     PruneReport report;
     const int64_t from = std::max(compaction->compaction.from_seq, own_from);
@@ -547,17 +539,30 @@ Result<PruneReport> PgStore::PruneCompaction(std::string_view session_id, int64_
     ASSIGN_OR_RETURN(PgResult m, c.Exec(SegmentSql(EventFilter::kMessages, false), range));
     std::vector<int64_t> seqs;
     std::vector<std::string> bodies;
+    std::vector<std::pair<Role, std::string>> texts;
     for (int i = 0; i < m.rows(); ++i) {
       ASSIGN_OR_RETURN(Event e, EventFromRow(m, i));
-      if (e.message.pruned) continue;
+      if (e.message.pruned) continue;  // by an earlier compaction
       Message stub;
       stub.role = e.message.role;
       stub.pruned = true;
       ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(stub));
       seqs.push_back(e.seq);
       bodies.push_back(body.value_or(""));
+      texts.emplace_back(e.message.role, std::string(m.Text(i, 6)));
     }
     if (seqs.empty()) return report;
+    // A title or preview made from an erased text would keep its words.
+    std::string title(s.Text(0, 1));
+    std::string preview(s.Text(0, 2));
+    ScrubIndexEntry(texts, compaction->compaction.summary, &title, &preview);
+    if (title != s.Text(0, 1) || preview != s.Text(0, 2)) {
+      PgParams index;
+      index.Add(ns_).Add(session_id).Add(title).Add(preview);
+      RETURN_IF_ERROR(c.Run("UPDATE sessions SET title = $3, preview = $4 "
+                            "WHERE namespace = $1 AND id = $2",
+                            index));
+    }
     PgParams u;
     u.Add(ns_).Add(session_id).Add(PgArray(seqs)).Add(PgArray(bodies));
     ASSIGN_OR_RETURN(PgResult updated,
@@ -634,7 +639,6 @@ Result<UsageReport> PgStore::GetUsage(std::string_view session_id) {
 // ---- Drafts -----------------------------------------------------------------------------
 
 Result<Draft> PgStore::OpenDraft(std::string_view session_id, Role role, std::string_view model) {
-  RETURN_IF_ERROR(ValidateSessionId(session_id));
   if (!IsValidUtf8(model)) return Err(Status::InvalidArgument("the draft's model is not UTF-8"));
   RETURN_IF_ERROR(CheckNoNul(model, "the draft's model"));
   Draft draft;
@@ -671,8 +675,7 @@ Result<Draft> PgStore::OpenDraft(std::string_view session_id, Role role, std::st
 
 Status PgStore::SaveDraft(const Draft& draft) {
   if (!IsValidUtf8(draft.text) || !IsValidUtf8(draft.reasoning)) {
-    return Status::InvalidArgument("the text and reasoning of draft " + draft.id +
-                                   " must be UTF-8");
+    return Status::InvalidArgument("draft " + draft.id + " holds text that is not UTF-8");
   }
   RETURN_IF_ERROR(CheckNoNul(draft.text, "the draft's text"));
   RETURN_IF_ERROR(CheckNoNul(draft.reasoning, "the draft's reasoning"));

@@ -166,7 +166,7 @@ Result<Session> PgStore::CreateSession(const NewSession& request) {
         !existing.Bool(0, 11)) {
       return SessionFromRow(existing, 0);
     }
-    return Err(Status::AlreadyExists("session '" + id + "' already exists"));
+    return Err(SessionIdTaken(id));
   });
 }
 
@@ -692,7 +692,7 @@ Status PgStore::RestoreSession(const Session& session, std::span<const Message> 
                             "ON CONFLICT (namespace, id) DO NOTHING",
                             p));
     if (r.Affected() == 0) {
-      return Status::AlreadyExists("session '" + session.id + "' already exists");
+      return SessionIdTaken(session.id);
     }
     RETURN_IF_ERROR(EnsureBlobs(c, needed, Now(), bytes_of, on_lost));
     if (!messages.empty()) RETURN_IF_ERROR(InsertEvents(c, ns_, session.id, rows));
@@ -855,10 +855,17 @@ Result<StorageStats> PgStore::Stats() {
     StorageStats stats;
     PgParams p;
     p.Add(ns_);
-    ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT count(*), count(*) FILTER (WHERE archived), "
-                                        "coalesce(sum(message_count), 0) FROM sessions "
-                                        "WHERE namespace = $1 AND NOT deleted",
-                                        p));
+    // Messages are counted where they are stored: a fork's inherited ones
+    // are its parent's, and counted once. A session's own events are the
+    // dense seqs fork_seq + 1 .. last_seq, and the events that are not
+    // messages are few (and indexed), so nothing here reads the log.
+    ASSIGN_OR_RETURN(PgResult s,
+                     c.Exec("SELECT count(*) FILTER (WHERE NOT deleted), "
+                            "count(*) FILTER (WHERE archived AND NOT deleted), "
+                            "coalesce(sum(last_seq - fork_seq), 0)::bigint - "
+                            "(SELECT count(*) FROM events WHERE namespace = $1 AND "
+                            "type <> 'message') FROM sessions WHERE namespace = $1",
+                            p));
     stats.sessions = s.Int(0, 0);
     stats.archived_sessions = s.Int(0, 1);
     stats.messages = s.Int(0, 2);

@@ -106,8 +106,9 @@ class PgStore final : public Store {
   // The events of the session's history that `query` asks for, in seq order,
   // with missing blobs flagged (and warned about). kNotFound for a missing session.
   Result<std::vector<Event>> ReadHistory(std::string_view session_id, const HistoryQuery& query);
-  // Sets resource->missing (and warns) on parts whose blob is absent.
-  Status FlagMissingBlobs(const std::vector<Message*>& messages);
+  // Sets resource->missing on message parts (with a warning) and on viewed
+  // resources whose blob is absent.
+  Status FlagMissingBlobs(std::vector<Event>* events);
 
   const PgLocation location_;
   const std::string ns_;  // the namespace every query is confined to

@@ -22,6 +22,7 @@
 #include "store/message_preparer.h"
 #include "store/postgres/pg_connection.h"
 #include "store/postgres/pg_store.h"
+#include "store/store_common.h"
 
 namespace sessiondb::postgres {
 
@@ -133,16 +134,9 @@ Status CheckPreparedForPg(const PreparedMessage& prepared);
 
 // ---- History: a session's log through its fork ancestors --------------------
 
-// The events with after < seq <= upto of one session's own log.
-struct Segment {
-  std::string session_id;
-  int64_t after = 0;
-  int64_t upto = std::numeric_limits<int64_t>::max();
-};
-
-// The session's history as segments in seq order: its oldest ancestor's
-// first, its own last. kNotFound for a missing (or deleted) session;
-// kCorruption if an ancestor's row is gone.
+// The session's history as segments (store_common.h) in seq order: its
+// oldest ancestor's first, its own last. kNotFound for a missing (or deleted)
+// session; kCorruption if an ancestor's row is gone.
 Result<std::vector<Segment>> ResolveHistory(PgConnection& c, const std::string& ns,
                                             std::string_view session_id);
 
