@@ -12,8 +12,16 @@
 //  - A resource_view event sends its resource in full on the next projection
 //    only: it counts as seen once an assistant message follows it.
 //  - A resource whose blob is missing is never sent as an image: the
-//    descriptor says it is missing.
-//  - Reasoning parts are not projected; tool calls and results are.
+//    descriptor says it is missing. Missing means flagged missing on read,
+//    without a sha256, or (for an image that would go in full) any error from
+//    the ResourceBytesFn.
+//  - Files are never sent (a descriptor says so); remote links become a
+//    descriptor saying they were never fetched.
+//  - Compactions and resource views are user turns; pruned messages and
+//    reasoning parts are not projected; tool calls and results are, each
+//    message's tool results ahead of its other content.
+// Every text a projection writes on its own (descriptors, view headings,
+// summaries) is worded in one place, src/projection/descriptor.h.
 //
 // Thread-safety: pure functions; ProjectSession reads through the Store.
 //
@@ -56,7 +64,10 @@ std::vector<Event> ReplayCompactions(std::vector<Event> events);
 // The request body, as compact JSON: {"messages": [...]} for openai-chat,
 // {"input": [...]} for openai-responses, {"system": "...", "messages": [...]}
 // for anthropic ("system" omitted when there is none). `events` as for
-// ReplayCompactions. A blob `bytes` cannot supply is projected as missing.
+// ReplayCompactions. A blob `bytes` cannot supply is projected as missing;
+// `bytes` is called only for images sent in full. kInvalidArgument for an
+// image, file or link part without its stored Resource, or for text that is
+// not UTF-8.
 Result<std::string> BuildProjection(std::span<const Event> events, const ProjectionOptions& options,
                                     const ResourceBytesFn& bytes);
 

@@ -14,6 +14,8 @@ namespace sessiondb::cli {
 void AddSessionCommands(CLI::App& app, CliContext& ctx);
 // append, show
 void AddMessageCommands(CLI::App& app, CliContext& ctx);
+// fork, events, compact, prune, view, usage, drafts, project
+void AddHarnessCommands(CLI::App& app, CliContext& ctx);
 // gc, verify, stats, copy
 void AddHousekeepingCommands(CLI::App& app, CliContext& ctx);
 

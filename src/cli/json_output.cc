@@ -31,7 +31,9 @@ Json ToJson(const Session& s) {
           {"message_count", s.message_count},
           {"last_seq", s.last_seq},
           {"archived", s.archived},
-          {"metadata", EmbeddedJson(s.metadata_json, Json::object())}};
+          {"metadata", EmbeddedJson(s.metadata_json, Json::object())},
+          {"parent_id", s.parent_id.empty() ? Json() : Json(s.parent_id)},
+          {"fork_seq", s.fork_seq}};
 }
 
 Json ToJson(const SessionPage& page) {
@@ -104,8 +106,77 @@ Json ToJson(const Message& m) {
           {"files_modified", m.files_modified},
           {"edit_results", EmbeddedJson(m.edit_results_json, Json::array())},
           {"model", m.model},
+          {"provider", m.provider},
           {"usage", std::move(usage)},
-          {"metadata", EmbeddedJson(m.metadata_json, Json::object())}};
+          {"metadata", EmbeddedJson(m.metadata_json, Json::object())},
+          {"pruned", m.pruned}};
+}
+
+Json ToJson(const Usage& u) {
+  return {{"input_tokens", u.input_tokens},
+          {"output_tokens", u.output_tokens},
+          {"cached_tokens", u.cached_tokens},
+          {"reasoning_tokens", u.reasoning_tokens}};
+}
+
+Json ToJson(const Compaction& c) {
+  Json images = Json::array();
+  for (const Resource& r : c.images) images.push_back(ToJson(r));
+  return {{"from_seq", c.from_seq},       {"to_seq", c.to_seq}, {"summary", c.summary},
+          {"strategy", c.strategy},       {"model", c.model},   {"limitations", c.limitations},
+          {"images", std::move(images)}};
+}
+
+Json ToJson(const Event& e) {
+  Json j = {{"id", e.id},
+            {"session_id", e.session_id},
+            {"seq", e.seq},
+            {"ts_ms", e.ts_ms},
+            {"type", EventTypeName(e.type)}};
+  switch (e.type) {
+    case EventType::kMessage:
+      j["message"] = ToJson(e.message);
+      break;
+    case EventType::kResourceView:
+      j["resource_view"] = {{"resource_id", e.resource_view.resource_id},
+                            {"reason", e.resource_view.reason},
+                            {"message_seq", e.resource_view.message_seq},
+                            {"resource", ToJson(e.resource_view.resource)}};
+      break;
+    case EventType::kCompaction:
+      j["compaction"] = ToJson(e.compaction);
+      break;
+  }
+  return j;
+}
+
+Json ToJson(const Draft& d) {
+  return {{"id", d.id},
+          {"session_id", d.session_id},
+          {"role", RoleName(d.role)},
+          {"text", d.text},
+          {"reasoning", d.reasoning},
+          {"model", d.model},
+          {"created_ms", d.created_ms},
+          {"updated_ms", d.updated_ms},
+          {"incomplete", true}};
+}
+
+Json ToJson(const UsageReport& r) {
+  Json by_model = Json::array();
+  for (const ModelUsage& m : r.by_model) {
+    by_model.push_back({{"provider", m.provider},
+                        {"model", m.model},
+                        {"turns", m.turns},
+                        {"usage", ToJson(m.usage)}});
+  }
+  return {{"turns", r.turns}, {"total", ToJson(r.total)}, {"by_model", std::move(by_model)}};
+}
+
+Json ToJson(const PruneReport& r) {
+  return {{"events_pruned", r.events_pruned},
+          {"blobs_deleted", r.blobs_deleted},
+          {"bytes_freed", r.bytes_freed}};
 }
 
 Json ToJson(const AppendResult& r) {

@@ -25,6 +25,12 @@ Json ToJson(const Resource& resource);
 Json ToJson(const Part& part);
 Json ToJson(const Message& message);
 Json ToJson(const AppendResult& result);
+Json ToJson(const Usage& usage);
+Json ToJson(const Compaction& compaction);
+Json ToJson(const Event& event);
+Json ToJson(const Draft& draft);  // "incomplete": a listed draft was never finished
+Json ToJson(const UsageReport& report);
+Json ToJson(const PruneReport& report);
 Json ToJson(const GcReport& report);
 // The report plus "clean".
 Json ToJson(const VerifyReport& report);

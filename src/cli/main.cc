@@ -20,6 +20,9 @@ Examples:
   sessiondb append "$SID" --role assistant "A stack trace." --model gpt-4o
   sessiondb show "$SID" --last 10
   sessiondb show "$SID" --json --data-uris > chat.json
+  FORK=$(sessiondb fork "$SID" --at 4) && sessiondb append "$FORK" "Try again"
+  sessiondb compact "$SID" --from 1 --to 40 --summary-file summary.md --model gpt-5
+  sessiondb project "$SID" --format anthropic
   sessiondb ls --all --meta project=/src/app
   sessiondb archive "$SID" && sessiondb purge --older-than 30
   sessiondb gc --dry-run && sessiondb verify
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
   AddGlobalOptions(app, ctx.options);
   AddSessionCommands(app, ctx);
   AddMessageCommands(app, ctx);
+  AddHarnessCommands(app, ctx);
   AddHousekeepingCommands(app, ctx);
   try {
     app.parse(argc, argv);

@@ -107,8 +107,9 @@ void PrintMessage(const Message& m) {
 
 void AddAppend(CLI::App& app, CliContext& ctx) {
   struct Args {
-    std::string session, text, role = "user", model;
+    std::string session, text, role = "user", model, provider;
     std::vector<std::string> images, files;
+    std::vector<int64_t> tokens;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("append", "Append a message (text, images, files) to a session");
@@ -126,10 +127,18 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
                   "File to attach (stored as an image when it is one); repeatable")
       ->option_text("FILE");
   cmd->add_option("--model", args->model, "Model that produced the message");
+  cmd->add_option("--provider", args->provider, "Provider that served it (openai, anthropic...)");
+  cmd->add_option("--tokens", args->tokens,
+                  "Provider usage of the turn: input,output[,cached[,reasoning]] tokens")
+      ->delimiter(',')
+      ->expected(2, 4)
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("IN,OUT[,CACHED[,REASONING]]");
   cmd->footer(
       "\nExamples:\n"
       "  sessiondb append SID \"What is this?\" --image shot.png\n"
-      "  sessiondb append SID --role assistant \"It is a cat.\" --model claude-sonnet-4\n"
+      "  sessiondb append SID --role assistant \"It is a cat.\" --model claude-sonnet-4 \\\n"
+      "      --provider anthropic --tokens 1200,80,1000\n"
       "  cat question.md | sessiondb append SID --file report.pdf\n"
       "  sessiondb append SID -- \"--flags look like options; put text after --\"");
   cmd->callback([&ctx, args, text] {
@@ -148,6 +157,11 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
     Message m;
     m.role = *role;
     m.model = args->model;
+    m.provider = args->provider;
+    if (!args->tokens.empty()) {
+      const auto& t = args->tokens;
+      m.usage = Usage{t[0], t[1], t.size() > 2 ? t[2] : 0, t.size() > 3 ? t[3] : 0};
+    }
     if (!body.empty()) m.parts.push_back(Part::Text(std::move(body)));
     for (const auto& image : args->images) m.parts.push_back(ImagePart(image));
     for (const auto& file : args->files) m.parts.push_back(Part::FileFromFile(AbsolutePath(file)));

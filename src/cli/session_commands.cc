@@ -141,11 +141,12 @@ void AddList(CLI::App& app, CliContext& ctx) {
       }
       return;
     }
-    Table table({"ID", "TITLE", "MESSAGES", "UPDATED", "ARCHIVED"});
+    Table table({"ID", "TITLE", "MESSAGES", "UPDATED", "ARCHIVED", "FORKED FROM"});
     table.AlignRight(2);
     for (const Session& s : page->sessions) {
       table.AddRow({s.id, Shorten(s.title, kTitleColumnChars), std::to_string(s.message_count),
-                    FormatTime(s.updated_ms), s.archived ? "yes" : ""});
+                    FormatTime(s.updated_ms), s.archived ? "yes" : "",
+                    s.parent_id.empty() ? "" : s.parent_id + "@" + std::to_string(s.fork_seq)});
     }
     table.Print(std::cout);
     if (!page->next_cursor.empty()) {

@@ -174,6 +174,22 @@ void ScrubIndexEntry(std::span<const std::pair<Role, std::string>> pruned_texts,
   }
 }
 
+void ForkTitle(const Session& parent, int64_t at_seq, const std::string& asked,
+               const IndexEntry& derived, IndexEntry* entry) {
+  entry->preview = derived.preview;
+  if (!asked.empty()) {
+    entry->title = asked;
+    entry->title_fixed = true;
+  } else if (at_seq > 0) {
+    // A parent's title is fixed once a message or a rename set it.
+    entry->title = parent.title;
+    entry->title_fixed = derived.title_fixed || parent.title != kDefaultTitle;
+  } else {
+    entry->title = kDefaultTitle;
+    entry->title_fixed = false;
+  }
+}
+
 Status ValidateForkPoint(const Session& parent, int64_t at_seq) {
   if (at_seq < 0 || at_seq > parent.last_seq) {
     return Status::InvalidArgument("cannot fork session " + parent.id + " at seq " +

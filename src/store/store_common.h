@@ -119,6 +119,13 @@ Message FinalDraftMessage(const Draft& draft, const Message& message);
 void ScrubIndexEntry(std::span<const std::pair<Role, std::string>> pruned_texts,
                      std::string_view summary, std::string* title, std::string* preview);
 
+// Sets entry's title, title_fixed and preview for a fork of `parent` at
+// `at_seq`: the title asked for, else the parent's (when anything is
+// inherited); the preview from `derived`, the index entry the first inherited
+// messages (at most kForkIndexScan) make.
+void ForkTitle(const Session& parent, int64_t at_seq, const std::string& asked,
+               const IndexEntry& derived, IndexEntry* entry);
+
 // kInvalidArgument unless 0 <= at_seq <= parent.last_seq.
 Status ValidateForkPoint(const Session& parent, int64_t at_seq);
 

@@ -78,8 +78,15 @@ TEST_P(Forks, AForkAtZeroStartsEmptyAndAtTheEndHoldsEverything) {
 
   Session whole = Fork(parent, 3);
   EXPECT_EQ(Texts(whole.id), Numbered(1, 3));
-  EXPECT_EQ(whole.title, store_->GetSession(parent)->title);
+  EXPECT_EQ(whole.title, "m1");
   EXPECT_EQ(whole.preview, "m1");
+
+  // A renamed parent passes its title on; appending to the fork keeps it.
+  ASSERT_TRUE(store_->RenameSession(parent, "Named").ok());
+  Session named = Fork(parent, 1);
+  EXPECT_EQ(named.title, "Named");
+  AppendText(named.id, "more");
+  EXPECT_EQ(store_->GetSession(named.id)->title, "Named");
 }
 
 TEST_P(Forks, AForkPointOutsideTheLogIsRefusedAndNothingIsCreated) {

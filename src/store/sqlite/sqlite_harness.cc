@@ -166,9 +166,7 @@ Result<Session> SqliteStore::ForkSession(std::string_view parent_id, int64_t at_
       }
       first.Reset();
     }
-    entry.title_fixed = !title.empty() || derived.title_fixed;
-    entry.title = !title.empty() ? title : derived.title_fixed ? derived.title : kDefaultTitle;
-    entry.preview = derived.preview;
+    ForkTitle(parent, at_seq, title, derived, &entry);
   }
 
   ASSIGN_OR_RETURN(Statement insert,

@@ -1,0 +1,332 @@
+// Verbs for agent harnesses: fork, events, compact, prune, view, usage,
+// drafts (and project, in project_command.cc).
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/json_output.h"
+#include "core/text_rules.h"
+
+namespace sessiondb::cli {
+namespace {
+
+constexpr size_t kSummaryPreviewChars = 120;
+
+std::string Plural(int64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+void PrintEventLine(const Event& e) {
+  std::cout << "#" << e.seq << "  " << FormatTime(e.ts_ms, true) << "  ";
+  switch (e.type) {
+    case EventType::kMessage: {
+      const Message& m = e.message;
+      std::cout << RoleName(m.role);
+      if (m.pruned) {
+        std::cout << "  (pruned)";
+      } else {
+        std::cout << "  " << Shorten(m.Text(), kSummaryPreviewChars);
+        int attachments = 0;
+        for (const Part& p : m.parts) attachments += p.resource.has_value();
+        if (attachments > 0) std::cout << "  [" << Plural(attachments, "attachment") << "]";
+      }
+      break;
+    }
+    case EventType::kResourceView:
+      std::cout << "resource_view  " << e.resource_view.resource_id << " (from #"
+                << e.resource_view.message_seq << ")";
+      if (!e.resource_view.reason.empty()) std::cout << "  \"" << e.resource_view.reason << "\"";
+      if (e.resource_view.resource.missing) std::cout << "  MISSING";
+      break;
+    case EventType::kCompaction:
+      std::cout << "compaction  of #" << e.compaction.from_seq << "..#" << e.compaction.to_seq
+                << "  " << Shorten(e.compaction.summary, kSummaryPreviewChars);
+      if (!e.compaction.images.empty()) {
+        std::cout << "  [replaces " << Plural(std::ssize(e.compaction.images), "image") << "]";
+      }
+      break;
+  }
+  std::cout << "\n";
+}
+
+void AddFork(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string parent, id, title;
+    int64_t at = -1;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "fork", "Start a session from another's history up to a seq (nothing is copied)");
+  cmd->add_option("SESSION", args->parent, "The session to fork")->required();
+  cmd->add_option("--at", args->at, "Last seq the fork inherits (default: the whole log; 0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("SEQ");
+  cmd->add_option("--id", args->id, "Id for the fork (default: a new UUIDv7)");
+  cmd->add_option("--title", args->title, "Title (default: the inherited one)");
+  cmd->footer("\nExamples:\n  sessiondb fork SID --at 12 --title \"Try the other fix\"\n"
+              "  NEW=$(sessiondb fork SID)");
+  cmd->callback([&ctx, args] {
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (!store) return;
+    int64_t at = args->at;
+    if (at < 0) {
+      auto parent = store->GetSession(args->parent);
+      if (!parent) return ctx.Fail(parent.error());
+      at = parent->last_seq;
+    }
+    auto fork = store->ForkSession(args->parent, at, {.id = args->id, .title = args->title});
+    if (!fork) return ctx.Fail(fork.error());
+    if (ctx.options.json) return ctx.PrintJson(ToJson(*fork));
+    std::cout << fork->id << "\n";
+  });
+}
+
+void AddEvents(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string session;
+    int64_t from = 1, limit = -1;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "events", "Print a session's whole log: messages, resource views and compactions");
+  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("--from", args->from, "First seq")->check(CLI::PositiveNumber)->option_text("SEQ");
+  cmd->add_option("--limit", args->limit, "At most N events")
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("N");
+  cmd->footer("\nExample:\n  sessiondb events SID --from 100 --limit 20 --json");
+  cmd->callback([&ctx, args] {
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (!store) return;
+    auto events = store->ReadEvents(args->session, args->from, args->limit);
+    if (!events) return ctx.Fail(events.error());
+    if (ctx.options.json) {
+      Json out = Json::array();
+      for (const Event& e : *events) out.push_back(ToJson(e));
+      return ctx.PrintJson({{"events", std::move(out)}});
+    }
+    for (const Event& e : *events) PrintEventLine(e);
+  });
+}
+
+// The text of --summary, --summary-file or stdin.
+Result<std::string> SummaryText(const std::string& summary, const std::string& file) {
+  if (!summary.empty()) return summary;
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return Err(Status::NotFound("cannot read summary file " + file));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  if (!isatty(STDIN_FILENO)) return std::string(std::istreambuf_iterator<char>(std::cin), {});
+  return Err(Status::InvalidArgument(
+      "a compaction needs its summary: --summary TEXT, --summary-file FILE, or pipe it on stdin"));
+}
+
+void PrintPrune(const PruneReport& r) {
+  std::cout << "pruned " << Plural(r.events_pruned, "message") << ", deleted "
+            << Plural(r.blobs_deleted, "blob") << " (" << FormatBytes(r.bytes_freed) << ")\n";
+}
+
+void AddCompact(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string session, summary, summary_file, strategy, model, limitations;
+    int64_t from = 0, to = 0;
+    bool prune = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "compact", "Record a summary that stands in for a range of events in projections");
+  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("--from", args->from, "First seq the summary covers")
+      ->required()
+      ->check(CLI::PositiveNumber)
+      ->option_text("SEQ");
+  cmd->add_option("--to", args->to, "Last seq it covers")
+      ->required()
+      ->check(CLI::PositiveNumber)
+      ->option_text("SEQ");
+  auto* summary = cmd->add_option("--summary", args->summary, "The summary text");
+  cmd->add_option("--summary-file", args->summary_file, "Read the summary from a file")
+      ->excludes(summary)
+      ->option_text("FILE");
+  cmd->add_option("--strategy", args->strategy, "How it was made, e.g. llm-summary");
+  cmd->add_option("--model", args->model, "The model that wrote it");
+  cmd->add_option("--limitations", args->limitations, "What the summary cannot tell");
+  cmd->add_flag("--prune", args->prune,
+                "Then erase the covered messages' text and their unshared blobs (see `prune`)");
+  cmd->footer("\nExamples:\n  sessiondb compact SID --from 1 --to 900 --summary-file s.md "
+              "--model gpt-5 --strategy llm-summary\n"
+              "  summarize.sh | sessiondb compact SID --from 1 --to 900 --prune");
+  cmd->callback([&ctx, args] {
+    auto text = SummaryText(args->summary, args->summary_file);
+    if (!text) return ctx.Fail(text.error());
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (!store) return;
+    auto event = store->Compact(args->session, {.from_seq = args->from,
+                                                .to_seq = args->to,
+                                                .summary = *text,
+                                                .strategy = args->strategy,
+                                                .model = args->model,
+                                                .limitations = args->limitations});
+    if (!event) return ctx.Fail(event.error());
+    std::optional<PruneReport> pruned;
+    if (args->prune) {
+      auto r = store->PruneCompaction(args->session, event->seq);
+      if (!r) return ctx.Fail(r.error());
+      pruned = *r;
+    }
+    if (ctx.options.json) {
+      Json out = ToJson(*event);
+      if (pruned) out["pruned"] = ToJson(*pruned);
+      return ctx.PrintJson(out);
+    }
+    std::cout << "compaction #" << event->seq << " stands in for #" << args->from << "..#"
+              << args->to << "\n";
+    if (!event->compaction.images.empty()) {
+      std::cout << "limitations: " << event->compaction.limitations << "\n";
+    }
+    if (pruned) PrintPrune(*pruned);
+  });
+}
+
+void AddPrune(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string session;
+    int64_t seq = 0;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "prune",
+      "Erase the text and unshared blobs of the messages a compaction covers (irreversible)");
+  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SEQ", args->seq, "Seq of the compaction event (see `sessiondb events`)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  cmd->footer("\nThe messages stay in the log as pruned stubs (role, id, time); events a fork\n"
+              "inherited from its parent are the parent's and are not touched.\n"
+              "\nExample:\n  sessiondb prune SID 901");
+  cmd->callback([&ctx, args] {
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (!store) return;
+    auto r = store->PruneCompaction(args->session, args->seq);
+    if (!r) return ctx.Fail(r.error());
+    if (ctx.options.json) return ctx.PrintJson(ToJson(*r));
+    PrintPrune(*r);
+  });
+}
+
+void AddView(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string session, resource, reason;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "view", "Record a resource view: the next projection sends that resource in full, once");
+  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("RESOURCE", args->resource, "Resource id (res_...)")->required();
+  cmd->add_option("--reason", args->reason, "Why it is viewed again");
+  cmd->footer("\nExample:\n  sessiondb view SID res_0192... --reason \"compare with the new screenshot\"");
+  cmd->callback([&ctx, args] {
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (!store) return;
+    auto e = store->RecordResourceView(args->session, args->resource, args->reason);
+    if (!e) return ctx.Fail(e.error());
+    if (ctx.options.json) return ctx.PrintJson(ToJson(*e));
+    PrintEventLine(*e);
+  });
+}
+
+void AddUsage(CLI::App& app, CliContext& ctx) {
+  auto session = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("usage", "Token totals of a session's turns, per model");
+  cmd->add_option("SESSION", *session, "Session id")->required();
+  cmd->footer("\nA fork counts its own turns only: its parent's tokens were spent once.\n"
+              "\nExample:\n  sessiondb usage SID --json");
+  cmd->callback([&ctx, session] {
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (!store) return;
+    auto r = store->GetUsage(*session);
+    if (!r) return ctx.Fail(r.error());
+    if (ctx.options.json) return ctx.PrintJson(ToJson(*r));
+    Table table({"PROVIDER", "MODEL", "TURNS", "INPUT", "OUTPUT", "CACHED", "REASONING"});
+    for (int col = 2; col <= 6; ++col) table.AlignRight(col);
+    auto row = [&table](const std::string& provider, const std::string& model, int64_t turns,
+                        const Usage& u) {
+      table.AddRow({provider, model, std::to_string(turns), std::to_string(u.input_tokens),
+                    std::to_string(u.output_tokens), std::to_string(u.cached_tokens),
+                    std::to_string(u.reasoning_tokens)});
+    };
+    for (const ModelUsage& m : r->by_model) row(m.provider, m.model, m.turns, m.usage);
+    row("total", "", r->turns, r->total);
+    table.Print(std::cout);
+  });
+}
+
+void AddDrafts(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string session, finish, discard;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "drafts", "List a session's unfinished drafts (streamed output a writer never finished)");
+  cmd->add_option("SESSION", args->session, "Session id")->required();
+  auto* finish =
+      cmd->add_option("--finish", args->finish, "Append this draft as a message, as it is")
+          ->option_text("DRAFT");
+  cmd->add_option("--discard", args->discard, "Delete this draft")
+      ->excludes(finish)
+      ->option_text("DRAFT");
+  cmd->footer("\nExamples:\n  sessiondb drafts SID\n  sessiondb drafts SID --finish draft_0192...");
+  cmd->callback([&ctx, args] {
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (!store) return;
+    if (!args->finish.empty()) {
+      auto r = store->FinishDraft(args->finish, {});
+      if (!r) return ctx.Fail(r.error());
+      if (ctx.options.json) return ctx.PrintJson(ToJson(*r));
+      std::cout << "seq " << r->seq << ", message " << r->message_id << "\n";
+      return;
+    }
+    if (!args->discard.empty()) {
+      if (Status s = store->DiscardDraft(args->discard); !s.ok()) return ctx.Fail(s);
+      if (ctx.options.json) return ctx.PrintJson({{"discarded", args->discard}});
+      std::cout << "discarded " << args->discard << "\n";
+      return;
+    }
+    auto drafts = store->ListDrafts(args->session);
+    if (!drafts) return ctx.Fail(drafts.error());
+    if (ctx.options.json) {
+      Json out = Json::array();
+      for (const Draft& d : *drafts) out.push_back(ToJson(d));
+      return ctx.PrintJson({{"drafts", std::move(out)}});
+    }
+    if (drafts->empty()) {
+      std::cout << "No unfinished drafts.\n";
+      return;
+    }
+    for (const Draft& d : *drafts) {
+      std::cout << d.id << "  " << RoleName(d.role) << "  saved " << FormatTime(d.updated_ms, true)
+                << "  incomplete, " << FormatBytes(std::ssize(d.text)) << "\n    "
+                << Shorten(d.text, kSummaryPreviewChars) << "\n";
+    }
+  });
+}
+
+}  // namespace
+
+void AddHarnessCommands(CLI::App& app, CliContext& ctx) {
+  AddFork(app, ctx);
+  AddEvents(app, ctx);
+  AddCompact(app, ctx);
+  AddPrune(app, ctx);
+  AddView(app, ctx);
+  AddUsage(app, ctx);
+  AddDrafts(app, ctx);
+}
+
+}  // namespace sessiondb::cli
