@@ -355,13 +355,14 @@ Result<Session> PgStore::ForkSession(std::string_view parent_id, int64_t at_seq,
     PgParams key;
     key.Add(ns_).Add(parent_id);
     // FOR SHARE: the parent cannot be deleted until the fork that reads it commits.
-    ASSIGN_OR_RETURN(PgResult parent, c.Exec("SELECT last_seq, metadata FROM sessions WHERE "
-                                             "namespace = $1 AND id = $2 AND NOT deleted "
-                                             "FOR SHARE",
-                                             key));
-    if (parent.rows() == 0) return Err(SessionNotFound(parent_id));
-    RETURN_IF_ERROR(ValidateForkPoint(
-        Session{.id = std::string(parent_id), .last_seq = parent.Int(0, 0)}, at_seq));
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id, title, preview, created_ms, updated_ms, "
+                                        "message_count, last_seq, archived, metadata, parent_id, "
+                                        "fork_seq FROM sessions WHERE namespace = $1 AND id = $2 "
+                                        "AND NOT deleted FOR SHARE",
+                                        key));
+    if (r.rows() == 0) return Err(SessionNotFound(parent_id));
+    const Session parent = SessionFromRow(r, 0);
+    RETURN_IF_ERROR(ValidateForkPoint(parent, at_seq));
     ASSIGN_OR_RETURN(std::vector<Segment> full, ResolveHistory(c, ns_, parent_id));
     const std::vector<Segment> inherited = SegmentsUpTo(std::move(full), at_seq);
 
@@ -383,40 +384,43 @@ Result<Session> PgStore::ForkSession(std::string_view parent_id, int64_t at_seq,
       not_messages = n.Int(0, 0);
     }
 
-    // Title and preview as the inherited messages would have set them.
-    IndexEntry entry{.title = std::string(kDefaultTitle)};
+    // The index entry the first inherited messages make, for the preview
+    // (and whether they fixed the title).
+    IndexEntry derived;
     int64_t scanned = 0;
     for (const Segment& segment : inherited) {
-      if (scanned >= kForkIndexScan || (entry.title_fixed && !entry.preview.empty())) break;
+      if (scanned >= kForkIndexScan || (derived.title_fixed && !derived.preview.empty())) break;
       if (segment.from_seq > segment.to_seq) continue;
       PgParams p;
       p.Add(ns_).Add(segment.session_id).Add(segment.from_seq).Add(segment.to_seq);
       p.Add(static_cast<int64_t>(kForkIndexScan) - scanned);
-      ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT role, text FROM events WHERE namespace = $1 "
-                                          "AND session_id = $2 AND seq >= $3 AND seq <= $4 AND "
-                                          "type = 'message' ORDER BY seq LIMIT $5",
-                                          p));
-      for (int i = 0; i < r.rows(); ++i) {
-        ApplyMessageToIndex(ParseRole(r.Text(i, 0)).value_or(Role::kUser), r.Text(i, 1), &entry);
+      ASSIGN_OR_RETURN(PgResult first, c.Exec("SELECT role, text FROM events WHERE "
+                                              "namespace = $1 AND session_id = $2 AND seq >= $3 "
+                                              "AND seq <= $4 AND type = 'message' ORDER BY seq "
+                                              "LIMIT $5",
+                                              p));
+      for (int i = 0; i < first.rows(); ++i) {
+        ApplyMessageToIndex(ParseRole(first.Text(i, 0)).value_or(Role::kUser), first.Text(i, 1),
+                            &derived);
       }
-      scanned += r.rows();
+      scanned += first.rows();
     }
-    const bool title_given = !given_title.empty();
+    IndexEntry entry;
+    ForkTitle(parent, at_seq, given_title, derived, &entry);
 
     PgParams row;
-    row.Add(ns_).Add(id).Add(title_given ? given_title : entry.title);
-    row.Add(title_given || entry.title_fixed).Add(entry.preview).Add(now);
+    row.Add(ns_).Add(id).Add(entry.title).Add(entry.title_fixed).Add(entry.preview).Add(now);
     row.Add(at_seq - not_messages).Add(at_seq);
-    row.Add(metadata ? std::string_view(*metadata) : parent.Text(0, 1)).Add(parent_id);
+    row.Add(metadata ? *metadata : parent.metadata_json).Add(parent_id);
     ASSIGN_OR_RETURN(
-        PgResult r,
+        PgResult inserted,
         c.Exec("INSERT INTO sessions (namespace, id, title, title_fixed, preview, created_ms, "
                "updated_ms, message_count, last_seq, archived, metadata, parent_id, fork_seq) "
                "VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, false, $9, $10, $8) "
                "ON CONFLICT (namespace, id) DO NOTHING RETURNING id, title, preview, created_ms, "
                "updated_ms, message_count, last_seq, archived, metadata, parent_id, fork_seq",
                row));
-    if (r.rows() == 0) {
+    if (inserted.rows() == 0) {
       PgParams q;
       q.Add(ns_).Add(id);
       ASSIGN_OR_RETURN(PgResult existing,
@@ -432,7 +436,7 @@ Result<Session> PgStore::ForkSession(std::string_view parent_id, int64_t at_seq,
       }
       return Err(SessionIdTaken(id));
     }
-    Session session = SessionFromRow(r, 0);
+    Session session = SessionFromRow(inserted, 0);
     commit_sent = true;
     RETURN_IF_ERROR(txn.Commit());
     commit_sent = false;
