@@ -162,12 +162,11 @@ Result<std::vector<Event>> ReadSegments(PgConnection& c, const std::string& ns,
 
 Result<std::vector<Event>> PgStore::ReadHistory(std::string_view session_id,
                                                 const HistoryQuery& query) {
-  ASSIGN_OR_RETURN(std::vector<Event> events,
-                   Run([&](PgConnection& c) -> Result<std::vector<Event>> {
-                     ASSIGN_OR_RETURN(std::vector<Segment> history,
-                                      ResolveHistory(c, ns_, session_id));
-                     return ReadSegments(c, ns_, history, query);
-                   }));
+  ASSIGN_OR_RETURN(
+      std::vector<Event> events, Run([&](PgConnection& c) -> Result<std::vector<Event>> {
+        ASSIGN_OR_RETURN(std::vector<Segment> history, ResolveHistory(c, ns_, session_id));
+        return ReadSegments(c, ns_, history, query);
+      }));
   RETURN_IF_ERROR(FlagMissingBlobs(&events));
   return events;
 }
@@ -224,12 +223,11 @@ Result<std::optional<Event>> PgStore::FindLastCompaction(std::string_view sessio
                                                          int64_t upto_seq) {
   return Run([&](PgConnection& c) -> Result<std::optional<Event>> {
     ASSIGN_OR_RETURN(std::vector<Segment> history, ResolveHistory(c, ns_, session_id));
-    ASSIGN_OR_RETURN(std::vector<Event> last,
-                     ReadSegments(c, ns_, history,
-                                  {.upto_seq = upto_seq,
-                                   .limit = 1,
-                                   .filter = EventFilter::kCompactions,
-                                   .newest_first = true}));
+    ASSIGN_OR_RETURN(std::vector<Event> last, ReadSegments(c, ns_, history,
+                                                           {.upto_seq = upto_seq,
+                                                            .limit = 1,
+                                                            .filter = EventFilter::kCompactions,
+                                                            .newest_first = true}));
     if (last.empty()) return std::optional<Event>();
     return std::optional<Event>(std::move(last.front()));
   });
@@ -237,31 +235,31 @@ Result<std::optional<Event>> PgStore::FindLastCompaction(std::string_view sessio
 
 Result<std::optional<Event>> PgStore::FindResourceMessage(std::string_view session_id,
                                                           std::string_view resource_id) {
-  ASSIGN_OR_RETURN(std::optional<Event> found, Run([&](PgConnection& c)
-                                                       -> Result<std::optional<Event>> {
-    ASSIGN_OR_RETURN(std::vector<Segment> history, ResolveHistory(c, ns_, session_id));
-    for (const Segment& segment : history) {
-      PgParams p;
-      p.Add(ns_).Add(segment.session_id).Add(segment.from_seq).Add(segment.to_seq);
-      p.Add(resource_id);
-      // strpos finds the candidates; the decoded parts say which really attach it.
-      ASSIGN_OR_RETURN(PgResult r,
-                       c.Exec("SELECT " SESSIONDB_EVENT_COLUMNS " FROM events "
-                              "WHERE namespace = $1 AND session_id = $2 AND seq >= $3 AND "
-                              "seq <= $4 AND type = 'message' AND body IS NOT NULL AND "
-                              "strpos(body, $5) > 0 ORDER BY seq",
-                              p));
-      for (int i = 0; i < r.rows(); ++i) {
-        ASSIGN_OR_RETURN(Event e, EventFromRow(r, i));
-        for (const Part& part : e.message.parts) {
-          if (part.resource && part.resource->resource_id == resource_id) {
-            return std::optional<Event>(std::move(e));
+  ASSIGN_OR_RETURN(
+      std::optional<Event> found, Run([&](PgConnection& c) -> Result<std::optional<Event>> {
+        ASSIGN_OR_RETURN(std::vector<Segment> history, ResolveHistory(c, ns_, session_id));
+        for (const Segment& segment : history) {
+          PgParams p;
+          p.Add(ns_).Add(segment.session_id).Add(segment.from_seq).Add(segment.to_seq);
+          p.Add(resource_id);
+          // strpos finds the candidates; the decoded parts say which really attach it.
+          ASSIGN_OR_RETURN(PgResult r,
+                           c.Exec("SELECT " SESSIONDB_EVENT_COLUMNS " FROM events "
+                                  "WHERE namespace = $1 AND session_id = $2 AND seq >= $3 AND "
+                                  "seq <= $4 AND type = 'message' AND body IS NOT NULL AND "
+                                  "strpos(body, $5) > 0 ORDER BY seq",
+                                  p));
+          for (int i = 0; i < r.rows(); ++i) {
+            ASSIGN_OR_RETURN(Event e, EventFromRow(r, i));
+            for (const Part& part : e.message.parts) {
+              if (part.resource && part.resource->resource_id == resource_id) {
+                return std::optional<Event>(std::move(e));
+              }
+            }
           }
         }
-      }
-    }
-    return std::optional<Event>();
-  }));
+        return std::optional<Event>();
+      }));
   if (!found) return found;
   std::vector<Event> one;
   one.push_back(std::move(*found));
@@ -444,8 +442,7 @@ Result<Session> PgStore::ForkSession(std::string_view parent_id, int64_t at_seq,
   });
 }
 
-Status RemoveSessions(PgConnection& c, const std::string& ns,
-                      const std::vector<std::string>& ids) {
+Status RemoveSessions(PgConnection& c, const std::string& ns, const std::vector<std::string>& ids) {
   PgParams p;
   p.Add(ns).Add(PgArray(ids));
   // A session some fork still reads (even a deleted fork, which still has
@@ -563,9 +560,10 @@ Result<PruneReport> PgStore::PruneCompaction(std::string_view session_id, int64_
     if (title != s.Text(0, 1) || preview != s.Text(0, 2)) {
       PgParams index;
       index.Add(ns_).Add(session_id).Add(title).Add(preview);
-      RETURN_IF_ERROR(c.Run("UPDATE sessions SET title = $3, preview = $4 "
-                            "WHERE namespace = $1 AND id = $2",
-                            index));
+      RETURN_IF_ERROR(
+          c.Run("UPDATE sessions SET title = $3, preview = $4 "
+                "WHERE namespace = $1 AND id = $2",
+                index));
     }
     PgParams u;
     u.Add(ns_).Add(session_id).Add(PgArray(seqs)).Add(PgArray(bodies));
@@ -588,9 +586,10 @@ Result<PruneReport> PgStore::PruneCompaction(std::string_view session_id, int64_
       // An append that holds a share lock on one commits its reference first.
       PgParams b;
       b.Add(PgArray(std::vector<std::string>(shas.begin(), shas.end())));
-      RETURN_IF_ERROR(c.Run("SELECT 1 FROM blobs WHERE sha256 = ANY($1::text[]) "
-                            "ORDER BY sha256 FOR UPDATE",
-                            b));
+      RETURN_IF_ERROR(
+          c.Run("SELECT 1 FROM blobs WHERE sha256 = ANY($1::text[]) "
+                "ORDER BY sha256 FOR UPDATE",
+                b));
       ASSIGN_OR_RETURN(PgResult freed,
                        c.Exec("DELETE FROM blobs b WHERE sha256 = ANY($1::text[]) AND NOT EXISTS "
                               "(SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256) "
@@ -761,8 +760,7 @@ Result<AppendResult> PgStore::FinishDraft(std::string_view draft_id, const Messa
     const int64_t now = Now();
     ASSIGN_OR_RETURN(int64_t seq,
                      AppendInTransaction(c, ns_, draft.session_id, prepared, &batch, now));
-    RETURN_IF_ERROR(
-        c.Run("DELETE FROM drafts WHERE namespace = $1 AND id = $2", key));
+    RETURN_IF_ERROR(c.Run("DELETE FROM drafts WHERE namespace = $1 AND id = $2", key));
     commit_sent = true;
     RETURN_IF_ERROR(txn.Commit());
     commit_sent = false;
@@ -785,8 +783,7 @@ Status PgStore::DiscardDraft(std::string_view draft_id) {
     PgParams p;
     p.Add(ns_).Add(draft_id);
     sent = true;
-    ASSIGN_OR_RETURN(PgResult r,
-                     c.Exec("DELETE FROM drafts WHERE namespace = $1 AND id = $2", p));
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("DELETE FROM drafts WHERE namespace = $1 AND id = $2", p));
     // Gone because an earlier attempt's DELETE landed unanswered: done.
     if (r.Affected() == 0 && !retrying_after_send) return DraftGone(draft_id);
     return Status::Ok();

@@ -610,19 +610,19 @@ std::vector<Message> MessagesOf(std::vector<Event> events) {
 
 Result<std::vector<Message>> PgStore::ReadMessages(std::string_view session_id, int64_t from_seq,
                                                    int64_t limit) {
-  ASSIGN_OR_RETURN(std::vector<Event> events,
-                   ReadHistory(session_id, {.from_seq = from_seq,
-                                            .limit = limit,
-                                            .filter = EventFilter::kMessages}));
+  ASSIGN_OR_RETURN(
+      std::vector<Event> events,
+      ReadHistory(session_id,
+                  {.from_seq = from_seq, .limit = limit, .filter = EventFilter::kMessages}));
   return MessagesOf(std::move(events));
 }
 
 Result<std::vector<Message>> PgStore::ReadLastMessages(std::string_view session_id, int64_t count) {
   if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
-  ASSIGN_OR_RETURN(std::vector<Event> events,
-                   ReadHistory(session_id, {.limit = count,
-                                            .filter = EventFilter::kMessages,
-                                            .newest_first = true}));
+  ASSIGN_OR_RETURN(
+      std::vector<Event> events,
+      ReadHistory(session_id,
+                  {.limit = count, .filter = EventFilter::kMessages, .newest_first = true}));
   return MessagesOf(std::move(events));
 }
 
@@ -859,13 +859,12 @@ Result<StorageStats> PgStore::Stats() {
     // are its parent's, and counted once. A session's own events are the
     // dense seqs fork_seq + 1 .. last_seq, and the events that are not
     // messages are few (and indexed), so nothing here reads the log.
-    ASSIGN_OR_RETURN(PgResult s,
-                     c.Exec("SELECT count(*) FILTER (WHERE NOT deleted), "
-                            "count(*) FILTER (WHERE archived AND NOT deleted), "
-                            "coalesce(sum(last_seq - fork_seq), 0)::bigint - "
-                            "(SELECT count(*) FROM events WHERE namespace = $1 AND "
-                            "type <> 'message') FROM sessions WHERE namespace = $1",
-                            p));
+    ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT count(*) FILTER (WHERE NOT deleted), "
+                                        "count(*) FILTER (WHERE archived AND NOT deleted), "
+                                        "coalesce(sum(last_seq - fork_seq), 0)::bigint - "
+                                        "(SELECT count(*) FROM events WHERE namespace = $1 AND "
+                                        "type <> 'message') FROM sessions WHERE namespace = $1",
+                                        p));
     stats.sessions = s.Int(0, 0);
     stats.archived_sessions = s.Int(0, 1);
     stats.messages = s.Int(0, 2);
