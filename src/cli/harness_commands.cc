@@ -1,5 +1,5 @@
 // Verbs for agent harnesses: fork, events, compact, prune, view, usage,
-// drafts (and project, in project_command.cc).
+// drafts, project.
 #include <unistd.h>
 
 #include <fstream>
@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "core/text_rules.h"
+#include "sessiondb/projection.h"
 
 namespace sessiondb::cli {
 namespace {
@@ -317,6 +318,35 @@ void AddDrafts(CLI::App& app, CliContext& ctx) {
   });
 }
 
+void AddProject(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string session, format = "openai-chat";
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "project", "Print the provider request messages for a session, built from its log");
+  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("--format", args->format,
+                  "openai-chat (default), openai-responses or anthropic")
+      ->option_text("FORMAT");
+  cmd->footer(
+      "\nImages go in full on the newest user turn and after a `view`, as descriptors\n"
+      "otherwise; compactions stand in for what they cover. Add the model and the\n"
+      "parameters yourself.\n"
+      "\nExamples:\n  sessiondb project SID --format anthropic\n"
+      "  sessiondb project SID | jq '.messages | length'");
+  cmd->callback([&ctx, args] {
+    auto format = ParseProviderFormat(args->format);
+    if (!format) return ctx.Fail(format.error());
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (!store) return;
+    auto body = ProjectSession(*store, args->session, {.format = *format});
+    if (!body) return ctx.Fail(body.error());
+    // Already JSON, with or without --json: print it as it is.
+    std::cout << *body << "\n";
+  });
+}
+
 }  // namespace
 
 void AddHarnessCommands(CLI::App& app, CliContext& ctx) {
@@ -327,6 +357,7 @@ void AddHarnessCommands(CLI::App& app, CliContext& ctx) {
   AddView(app, ctx);
   AddUsage(app, ctx);
   AddDrafts(app, ctx);
+  AddProject(app, ctx);
 }
 
 }  // namespace sessiondb::cli

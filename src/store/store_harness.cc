@@ -67,7 +67,18 @@ Result<std::vector<Event>> Store::ReadForProjection(std::string_view session_id)
     // The tail holds the compaction itself: its seq is past its range.
     ASSIGN_OR_RETURN(std::vector<Event> tail, ReadRange(*this, session_id, c.to_seq + 1, upto));
     pieces.push_back(std::move(tail));
-    upto = c.from_seq - 1;
+    // Compactions inside the range were summarised along with what they
+    // stood for, so the summary covers their ranges too (ReplayCompactions
+    // treats them the same way).
+    int64_t from = c.from_seq;
+    int64_t below = c.to_seq;
+    while (below >= from) {
+      ASSIGN_OR_RETURN(std::optional<Event> inner, FindLastCompaction(session_id, below));
+      if (!inner || inner->seq < from) break;
+      from = std::min(from, inner->compaction.from_seq);
+      below = inner->seq - 1;
+    }
+    upto = from - 1;
   }
   std::vector<Event> events;
   for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {

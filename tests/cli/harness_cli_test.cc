@@ -15,7 +15,8 @@ class HarnessCli : public Cli {
 };
 
 TEST_F(HarnessCli, EveryHarnessVerbHasHelpWithAnExample) {
-  for (const char* verb : {"fork", "events", "compact", "prune", "view", "usage", "drafts"}) {
+  for (const char* verb : {"fork", "events", "compact", "prune", "view", "usage", "drafts",
+                           "project"}) {
     CliRun r = Run({verb, "--help"}, {.with_store = false});
     EXPECT_EQ(r.exit_code, 0) << verb;
     EXPECT_TRUE(Contains(r.out, std::string("sessiondb ") + verb)) << verb << ":\n" << r.out;
@@ -91,6 +92,27 @@ TEST_F(HarnessCli, ViewRecordsAResourceAndPruneErasesWhatASummaryCovers) {
   EXPECT_EQ(shown["messages"][0]["pruned"], true);
   EXPECT_EQ(Sdb({"verify"}).exit_code, 0);
   EXPECT_EQ(Sdb({"prune", sid, "1"}).exit_code, 2);  // not a compaction
+}
+
+TEST_F(HarnessCli, ProjectPrintsEachProviderShape) {
+  std::string sid = NewSession();
+  ASSERT_EQ(Sdb({"append", sid, "--role", "system", "be brief"}).exit_code, 0);
+  ASSERT_EQ(Sdb({"append", sid, "what is this?", "--image", WritePng("a.png", "proj")}).exit_code,
+            0);
+  json chat = Sdb({"project", sid}).Json();
+  ASSERT_EQ(chat["messages"].size(), 2u);
+  EXPECT_EQ(chat["messages"][0]["role"], "system");
+  EXPECT_EQ(chat["messages"][1]["content"][1]["type"], "image_url");
+  json anthropic = Sdb({"project", sid, "--format", "anthropic"}).Json();
+  EXPECT_EQ(anthropic["system"], "be brief");
+  EXPECT_EQ(anthropic["messages"][0]["content"][1]["source"]["type"], "base64");
+  json responses = Sdb({"project", sid, "--format", "openai-responses"}).Json();
+  EXPECT_EQ(responses["input"][1]["content"][1]["type"], "input_image");
+
+  CliRun bad = Sdb({"project", sid, "--format", "gemini"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(Contains(bad.err, "openai-chat")) << bad.err;
+  EXPECT_EQ(Sdb({"project", "nope"}).exit_code, 3);
 }
 
 TEST_F(HarnessCli, UsageTotalsTheTurnsTokens) {

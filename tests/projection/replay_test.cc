@@ -50,6 +50,17 @@ TEST(ReplayCompactions, ACompactionCoveringAnEarlierOneHidesItAndItsRange) {
   EXPECT_EQ(out[0].compaction.summary, "second summary");
 }
 
+TEST(ReplayCompactions, ASummaryOfASummaryAlsoStandsForWhatTheFirstCovered) {
+  std::vector<Event> log = Texts(1, 4);
+  log.push_back(CompactionEvent(5, 1, 4, "first"));
+  log.push_back(TextEvent(6, Role::kAssistant, "m6"));
+  log.push_back(CompactionEvent(7, 5, 6, "second"));  // covers "first", not 1..4
+  log.push_back(TextEvent(8, Role::kUser, "m8"));
+  std::vector<Event> out = ReplayCompactions(log);
+  ASSERT_EQ(Seqs(out), (std::vector<int64_t>{7, 8}));
+  EXPECT_EQ(out[0].compaction.summary, "second");
+}
+
 TEST(ReplayCompactions, AnEarlierCompactionOutsideALaterRangeStillCounts) {
   std::vector<Event> log = Texts(1, 2);
   log.push_back(CompactionEvent(3, 1, 2, "first"));

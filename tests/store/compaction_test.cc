@@ -149,6 +149,20 @@ TEST_P(Compactions, ProjectionInputEqualsReplayingTheWholeLog) {
   EXPECT_EQ(Seqs(*fork_input), (std::vector<int64_t>{10, 8, 9, 11, 12, 13}));
 }
 
+TEST_P(Compactions, ASummaryOfASummaryStandsForWhatTheFirstCovered) {
+  std::string s = NewSessionId();
+  for (int i = 0; i < 4; ++i) AppendText(s, "t" + std::to_string(i));  // 1..4
+  ASSERT_TRUE(store_->Compact(s, {.from_seq = 1, .to_seq = 4, .summary = "first"}));  // 5
+  AppendText(s, "t5");                                                               // 6
+  ASSERT_TRUE(store_->Compact(s, {.from_seq = 5, .to_seq = 6, .summary = "second"}));  // 7
+  AppendText(s, "t7");                                                                 // 8
+  auto input = store_->ReadForProjection(s);
+  ASSERT_TRUE(input) << input.error().ToString();
+  // 1..4 do not come back: "second" summarised "first", which stood for them.
+  EXPECT_EQ(Seqs(*input), (std::vector<int64_t>{7, 8}));
+  EXPECT_EQ(Seqs(ReplayCompactions(*store_->ReadEvents(s))), Seqs(*input));
+}
+
 TEST_P(Compactions, AResourceViewRecordsTheDescriptorAndIsInTheLog) {
   std::string s = NewSessionId();
   Resource cat = AppendImage(s, "cat");

@@ -135,8 +135,9 @@ Result<Session> SqliteStore::ForkSession(std::string_view parent_id, int64_t at_
   entry.message_count = at_seq;
   {
     ASSIGN_OR_RETURN(Statement others,
-                     db_->Prepare("SELECT count(*) FROM events WHERE session_id = ?1 AND "
-                                  "seq BETWEEN ?2 AND ?3 AND type <> 'message'"));
+                     db_->Prepare("SELECT count(*) FROM events INDEXED BY events_not_messages "
+                                  "WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 "
+                                  "AND type <> 'message'"));
     for (const Segment& seg : inherited) {
       others.Bind(1, seg.session_id).Bind(2, seg.from_seq).Bind(3, seg.to_seq);
       ASSIGN_OR_RETURN(bool row, others.Step());
@@ -219,11 +220,13 @@ Result<std::optional<Event>> SqliteStore::FindLastCompaction(std::string_view se
     std::lock_guard lock(mu_);
     ASSIGN_OR_RETURN(std::vector<Segment> all, HistoryLocked(session_id));
     const std::vector<Segment> segments = SegmentsUpTo(std::move(all), upto_seq);
-    // `type <> 'message'` lets SQLite use the index of non-message events.
-    ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT " EVENT_COLUMNS " FROM events "
-                                               "WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 "
-                                               "AND type <> 'message' AND type = 'compaction' "
-                                               "ORDER BY seq DESC LIMIT 1"));
+    // The planner would rather walk the primary key back through the whole
+    // log; the partial index holds only the few events that are not messages.
+    ASSIGN_OR_RETURN(Statement s,
+                     db_->Prepare("SELECT " EVENT_COLUMNS " FROM events INDEXED BY "
+                                  "events_not_messages WHERE session_id = ?1 AND seq BETWEEN ?2 "
+                                  "AND ?3 AND type <> 'message' AND type = 'compaction' "
+                                  "ORDER BY seq DESC LIMIT 1"));
     for (auto it = segments.rbegin(); it != segments.rend() && found.empty(); ++it) {
       s.Bind(1, it->session_id).Bind(2, it->from_seq).Bind(3, it->to_seq);
       RETURN_IF_ERROR(ReadEventRows(s, &found));
