@@ -68,6 +68,59 @@ CREATE TABLE active_sessions (
   session_id text NOT NULL
 );
 )sql",
+    // 1 -> 2: the agent harness. Fork origins and deleted parents kept for
+    // their forks; an index over the few events that are not messages; usage
+    // totals per session, provider and model (filled from the log); drafts.
+    R"sql(
+ALTER TABLE sessions ADD COLUMN parent_id text;
+ALTER TABLE sessions ADD COLUMN fork_seq bigint NOT NULL DEFAULT 0;
+-- true: deleted by the user but kept, hidden, because forks still read its events.
+ALTER TABLE sessions ADD COLUMN deleted boolean NOT NULL DEFAULT false;
+CREATE INDEX sessions_by_parent ON sessions (namespace, parent_id) WHERE parent_id IS NOT NULL;
+
+CREATE INDEX events_not_messages ON events (namespace, session_id, seq) WHERE type <> 'message';
+
+CREATE TABLE usage_totals (
+  namespace        text NOT NULL,
+  session_id       text NOT NULL,
+  provider         text NOT NULL,
+  model            text NOT NULL,
+  turns            bigint NOT NULL,
+  input_tokens     bigint NOT NULL,
+  output_tokens    bigint NOT NULL,
+  cached_tokens    bigint NOT NULL,
+  reasoning_tokens bigint NOT NULL,
+  PRIMARY KEY (namespace, session_id, provider, model)
+);
+-- The CASE keeps the cast away from rows that are not message bodies,
+-- whatever order the planner evaluates the conditions in.
+INSERT INTO usage_totals
+SELECT namespace, session_id, coalesce(b ->> 'provider', ''), coalesce(b ->> 'model', ''),
+       count(*),
+       sum(coalesce((b -> 'usage' ->> 'input_tokens')::bigint, 0)),
+       sum(coalesce((b -> 'usage' ->> 'output_tokens')::bigint, 0)),
+       sum(coalesce((b -> 'usage' ->> 'cached_tokens')::bigint, 0)),
+       sum(coalesce((b -> 'usage' ->> 'reasoning_tokens')::bigint, 0))
+FROM (SELECT namespace, session_id,
+             CASE WHEN type = 'message' AND body IS NOT NULL THEN body::jsonb END AS b
+      FROM events) AS m
+WHERE jsonb_typeof(b -> 'usage') = 'object'
+GROUP BY 1, 2, 3, 4;
+
+CREATE TABLE drafts (
+  namespace  text NOT NULL,
+  id         text NOT NULL,
+  session_id text NOT NULL,
+  role       text NOT NULL,
+  text       text NOT NULL DEFAULT '',
+  reasoning  text NOT NULL DEFAULT '',
+  model      text NOT NULL DEFAULT '',
+  created_ms bigint NOT NULL,
+  updated_ms bigint NOT NULL,
+  PRIMARY KEY (namespace, id)
+);
+CREATE INDEX drafts_by_session ON drafts (namespace, session_id, created_ms);
+)sql",
 };
 
 }  // namespace

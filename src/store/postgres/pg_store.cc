@@ -16,44 +16,13 @@
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/postgres/pg_schema.h"
+#include "store/postgres/pg_store_internal.h"
 #include "store/store_common.h"
 
 namespace sessiondb::postgres {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Retries of one call: with the backoff below, about ten seconds in all,
-// enough to ride out a restart of the database server.
-constexpr int kMaxAttempts = 15;
-constexpr int kFirstBackoffMs = 25;
-constexpr int kMaxBackoffMs = 1000;
-
-constexpr const char* kSessionColumns =
-    "id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, metadata";
-
-Session SessionFromRow(const PgResult& r, int row) {
-  Session s;
-  s.id = r.Text(row, 0);
-  s.title = r.Text(row, 1);
-  s.preview = r.Text(row, 2);
-  s.created_ms = r.Int(row, 3);
-  s.updated_ms = r.Int(row, 4);
-  s.message_count = r.Int(row, 5);
-  s.last_seq = r.Int(row, 6);
-  s.archived = r.Bool(row, 7);
-  s.metadata_json = r.Text(row, 8);
-  return s;
-}
-
-// PostgreSQL text cannot hold NUL, and a text parameter would be cut at it
-// without a word: refuse instead of storing less than was given.
-Status CheckNoNul(std::string_view text, const std::string& what) {
-  if (text.find('\0') == std::string_view::npos) return Status::Ok();
-  return Status::InvalidArgument(what +
-                                 " contains a NUL character, which a PostgreSQL store "
-                                 "cannot hold");
-}
 
 std::string WithoutPassword(const std::string& uri) {
   const size_t scheme = uri.find("://");
@@ -67,6 +36,29 @@ std::string WithoutPassword(const std::string& uri) {
 }
 
 }  // namespace
+
+Session SessionFromRow(const PgResult& r, int row) {
+  Session s;
+  s.id = r.Text(row, 0);
+  s.title = r.Text(row, 1);
+  s.preview = r.Text(row, 2);
+  s.created_ms = r.Int(row, 3);
+  s.updated_ms = r.Int(row, 4);
+  s.message_count = r.Int(row, 5);
+  s.last_seq = r.Int(row, 6);
+  s.archived = r.Bool(row, 7);
+  s.metadata_json = r.Text(row, 8);
+  if (!r.IsNull(row, 9)) s.parent_id = r.Text(row, 9);
+  s.fork_seq = r.Int(row, 10);
+  return s;
+}
+
+Status CheckNoNul(std::string_view text, const std::string& what) {
+  if (text.find('\0') == std::string_view::npos) return Status::Ok();
+  return Status::InvalidArgument(what +
+                                 " contains a NUL character, which a PostgreSQL store "
+                                 "cannot hold");
+}
 
 Result<PgLocation> ParsePgUri(const std::string& uri) {
   PgLocation loc;
@@ -133,33 +125,6 @@ Result<std::unique_ptr<Store>> PgStore::Open(const std::string& uri, const Store
 
 std::string PgStore::NewId() const { return NewUuidV7(Now()); }
 
-template <typename Fn>
-auto PgStore::Run(Fn&& work) -> decltype(work(std::declval<PgConnection&>())) {
-  using R = decltype(work(std::declval<PgConnection&>()));
-  for (int attempt = 1;; ++attempt) {
-    Status failure;
-    {
-      Result<PgLease> lease = pool_.Acquire();
-      if (!lease) {
-        // Connecting failed: worth another try only if the server may be back soon.
-        if (lease.error().code() != StatusCode::kBusy) return Err(lease.error());
-        failure = lease.error();
-      } else {
-        R result = work(**lease);
-        Status status = internal::ToStatus(result);
-        if (status.ok() || !(*lease)->retryable() || attempt >= kMaxAttempts) return result;
-        failure = std::move(status);
-      }
-    }
-    if (attempt >= kMaxAttempts) {
-      return Err(Status(failure.code(), failure.message() + " (gave up after " +
-                                            std::to_string(attempt) + " attempts)"));
-    }
-    const int backoff = std::min(kMaxBackoffMs, kFirstBackoffMs << std::min(attempt - 1, 10));
-    std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
-  }
-}
-
 // ---- Sessions ---------------------------------------------------------------
 
 Result<Session> PgStore::CreateSession(const NewSession& request) {
@@ -183,22 +148,25 @@ Result<Session> PgStore::CreateSession(const NewSession& request) {
                      c.Exec("INSERT INTO sessions (namespace, id, title, title_fixed, created_ms, "
                             "updated_ms, metadata) VALUES ($1, $2, $3, $4, $5, $5, $6) "
                             "ON CONFLICT (namespace, id) DO NOTHING RETURNING id, title, preview, "
-                            "created_ms, updated_ms, message_count, last_seq, archived, metadata",
+                            "created_ms, updated_ms, message_count, last_seq, archived, metadata, "
+                            "parent_id, fork_seq",
                             p));
     if (r.rows() == 1) return SessionFromRow(r, 0);
     PgParams q;
     q.Add(ns_).Add(id);
     ASSIGN_OR_RETURN(PgResult existing,
                      c.Exec("SELECT id, title, preview, created_ms, updated_ms, message_count, "
-                            "last_seq, archived, metadata FROM sessions "
-                            "WHERE namespace = $1 AND id = $2",
+                            "last_seq, archived, metadata, parent_id, fork_seq, deleted "
+                            "FROM sessions WHERE namespace = $1 AND id = $2",
                             q));
     // Ours after all, if an earlier attempt's answer was lost on the way back.
+    // A deleted session kept for its forks still holds its id.
     if (existing.rows() == 1 && retrying_after_send && existing.Int(0, 3) == now &&
-        existing.Text(0, 8) == metadata && existing.Int(0, 5) == 0) {
+        existing.Text(0, 8) == metadata && existing.Int(0, 5) == 0 && existing.IsNull(0, 9) &&
+        !existing.Bool(0, 11)) {
       return SessionFromRow(existing, 0);
     }
-    return Err(Status::AlreadyExists("session '" + id + "' already exists"));
+    return Err(SessionIdTaken(id));
   });
 }
 
@@ -207,8 +175,9 @@ Result<Session> PgStore::GetSession(std::string_view id) {
     PgParams p;
     p.Add(ns_).Add(id);
     ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id, title, preview, created_ms, updated_ms, "
-                                        "message_count, last_seq, archived, metadata "
-                                        "FROM sessions WHERE namespace = $1 AND id = $2",
+                                        "message_count, last_seq, archived, metadata, parent_id, "
+                                        "fork_seq FROM sessions WHERE namespace = $1 AND id = $2 "
+                                        "AND NOT deleted",
                                         p));
     if (r.rows() == 0) return Err(SessionNotFound(id));
     return SessionFromRow(r, 0);
@@ -239,12 +208,14 @@ Result<SessionPage> PgStore::ListSessions(const ListOptions& options) {
     if (paged) p.Add(after_ms).Add(after_id);
     static constexpr const char* kFirstPage =
         "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
-        "metadata FROM sessions WHERE namespace = $1 AND ($2 < 0 OR archived = ($2 = 1)) AND "
+        "metadata, parent_id, fork_seq FROM sessions WHERE namespace = $1 AND NOT deleted AND "
+        "($2 < 0 OR archived = ($2 = 1)) AND "
         "($3::text IS NULL OR (metadata::jsonb ->> $3::text) = $4) "
         "ORDER BY updated_ms DESC, id DESC LIMIT $5";
     static constexpr const char* kNextPage =
         "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
-        "metadata FROM sessions WHERE namespace = $1 AND ($2 < 0 OR archived = ($2 = 1)) AND "
+        "metadata, parent_id, fork_seq FROM sessions WHERE namespace = $1 AND NOT deleted AND "
+        "($2 < 0 OR archived = ($2 = 1)) AND "
         "($3::text IS NULL OR (metadata::jsonb ->> $3::text) = $4) "
         "AND (updated_ms, id) < ($6, $7) ORDER BY updated_ms DESC, id DESC LIMIT $5";
     ASSIGN_OR_RETURN(PgResult r, c.Exec(paged ? kNextPage : kFirstPage, p));
@@ -263,7 +234,7 @@ Status PgStore::RenameSession(std::string_view id, std::string_view title) {
     PgParams p;
     p.Add(ns_).Add(id).Add(clean);
     ASSIGN_OR_RETURN(PgResult r, c.Exec("UPDATE sessions SET title = $3, title_fixed = true "
-                                        "WHERE namespace = $1 AND id = $2",
+                                        "WHERE namespace = $1 AND id = $2 AND NOT deleted",
                                         p));
     if (r.Affected() == 0) return SessionNotFound(id);
     return Status::Ok();
@@ -275,45 +246,28 @@ Status PgStore::SetArchived(std::string_view id, bool archived) {
     PgParams p;
     p.Add(ns_).Add(id).Add(archived);
     ASSIGN_OR_RETURN(PgResult r, c.Exec("UPDATE sessions SET archived = $3 "
-                                        "WHERE namespace = $1 AND id = $2",
+                                        "WHERE namespace = $1 AND id = $2 AND NOT deleted",
                                         p));
     if (r.Affected() == 0) return SessionNotFound(id);
     return Status::Ok();
   });
 }
 
-namespace {
-
-// Deletes the sessions named in `ids_array` (a text[] literal) and everything
-// keyed by them, inside the caller's transaction. Returns how many went.
-Result<int64_t> DeleteSessions(PgConnection& c, const std::string& ns,
-                               const std::string& ids_array) {
-  static constexpr const char* kDeletes[] = {
-      "DELETE FROM events WHERE namespace = $1 AND session_id = ANY($2::text[])",
-      "DELETE FROM blob_refs WHERE namespace = $1 AND session_id = ANY($2::text[])",
-      "DELETE FROM active_sessions WHERE namespace = $1 AND session_id = ANY($2::text[])",
-  };
-  PgParams p;
-  p.Add(ns).Add(ids_array);
-  for (const char* sql : kDeletes) RETURN_IF_ERROR(c.Run(sql, p));
-  ASSIGN_OR_RETURN(PgResult r,
-                   c.Exec("DELETE FROM sessions WHERE namespace = $1 AND id = ANY($2::text[])", p));
-  return r.Affected();
-}
-
-}  // namespace
-
 Status PgStore::DeleteSession(std::string_view id) {
   bool sent = false;
   return Run([&](PgConnection& c) -> Status {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
-    ASSIGN_OR_RETURN(int64_t deleted,
-                     DeleteSessions(c, ns_, PgArray(std::vector<std::string>{std::string(id)})));
-    if (deleted == 0) {
+    PgParams p;
+    p.Add(ns_).Add(id);
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT 1 FROM sessions WHERE namespace = $1 AND id = $2 "
+                                        "AND NOT deleted FOR UPDATE",
+                                        p));
+    if (r.rows() == 0) {
       // Gone because an earlier attempt's COMMIT landed unanswered: done.
       if (sent) return Status::Ok();
       return SessionNotFound(id);
     }
+    RETURN_IF_ERROR(RemoveSessions(c, ns_, {std::string(id)}));
     sent = true;
     return txn.Commit();
   });
@@ -325,14 +279,15 @@ Result<int64_t> PgStore::PurgeArchived(int64_t before_ms) {
     PgParams p;
     p.Add(ns_).Add(before_ms);
     ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id FROM sessions WHERE namespace = $1 AND "
-                                        "archived AND updated_ms < $2 FOR UPDATE",
+                                        "archived AND NOT deleted AND updated_ms < $2 "
+                                        "ORDER BY id FOR UPDATE",
                                         p));
     std::vector<std::string> ids;
     for (int i = 0; i < r.rows(); ++i) ids.emplace_back(r.Text(i, 0));
     if (ids.empty()) return int64_t{0};
-    ASSIGN_OR_RETURN(int64_t deleted, DeleteSessions(c, ns_, PgArray(ids)));
+    RETURN_IF_ERROR(RemoveSessions(c, ns_, ids));
     RETURN_IF_ERROR(txn.Commit());
-    return deleted;
+    return static_cast<int64_t>(ids.size());
   });
 }
 
@@ -356,7 +311,7 @@ Status PgStore::SetActiveSession(std::string_view id) {
     p.Add(id);
     // FOR SHARE: a concurrent delete of the session waits for us, or we for it.
     ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT 1 FROM sessions WHERE namespace = $1 AND "
-                                        "id = $2 FOR SHARE",
+                                        "id = $2 AND NOT deleted FOR SHARE",
                                         p));
     if (r.rows() == 0) return SessionNotFound(id);
     RETURN_IF_ERROR(
@@ -369,15 +324,22 @@ Status PgStore::SetActiveSession(std::string_view id) {
 
 // ---- Messages ---------------------------------------------------------------
 
+Result<bool> NamespaceHasBlob(PgConnection& c, const std::string& ns, std::string_view sha256) {
+  PgParams p;
+  p.Add(ns).Add(sha256);
+  ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT 1 FROM blob_refs r JOIN blobs b USING (sha256) "
+                                      "WHERE r.namespace = $1 AND r.sha256 = $2 LIMIT 1",
+                                      p));
+  return r.rows() > 0;
+}
+
+Status CheckPreparedForPg(const PreparedMessage& prepared) {
+  RETURN_IF_ERROR(CheckNoNul(prepared.text, "the message text"));
+  return CheckNoNul(prepared.message.id, "the message id");
+}
+
 Result<bool> PgStore::BlobReferenced(std::string_view sha256) {
-  return Run([&](PgConnection& c) -> Result<bool> {
-    PgParams p;
-    p.Add(ns_).Add(sha256);
-    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT 1 FROM blob_refs r JOIN blobs b USING (sha256) "
-                                        "WHERE r.namespace = $1 AND r.sha256 = $2 LIMIT 1",
-                                        p));
-    return r.rows() > 0;
-  });
+  return Run([&](PgConnection& c) { return NamespaceHasBlob(c, ns_, sha256); });
 }
 
 Result<std::vector<PreparedMessage>> PgStore::Prepare(std::span<const Message> messages) {
@@ -387,12 +349,8 @@ Result<std::vector<PreparedMessage>> PgStore::Prepare(std::span<const Message> m
     auto r = BlobReferenced(sha);
     return r && *r;
   };
-  auto no_nul = [](const PreparedMessage& p) -> Status {
-    RETURN_IF_ERROR(CheckNoNul(p.text, "the message text"));
-    return CheckNoNul(p.message.id, "the message id");
-  };
   return PrepareBatch(
-      messages, options_, exists, [this] { return NewId(); }, no_nul);
+      messages, options_, exists, [this] { return NewId(); }, CheckPreparedForPg);
 }
 
 Result<AppendResult> PgStore::Append(std::string_view session_id, const Message& message) {
@@ -438,19 +396,6 @@ Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int6
   return Status::Ok();
 }
 
-// The rows of `prepared` as the array parameters of one INSERT each for
-// events and blob_refs, numbered from first_seq.
-struct EventRows {
-  std::vector<int64_t> seqs;
-  std::vector<std::string> ids, texts;
-  std::vector<std::optional<std::string>> roles;  // NULL for events that are not messages
-  std::vector<std::string> types;                 // empty: every row is a message
-  std::vector<std::optional<std::string>> bodies;
-  std::vector<int64_t> ts;
-  std::vector<std::string> ref_shas;
-  std::vector<int64_t> ref_seqs;
-};
-
 Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view session_id,
                     const EventRows& rows) {
   std::vector<std::string> types = rows.types;
@@ -482,208 +427,205 @@ Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view ses
 
 }  // namespace
 
+UsageDelta UsageOf(const std::vector<PreparedMessage>& prepared) {
+  UsageDelta delta;
+  for (const PreparedMessage& p : prepared) {
+    const Message& m = p.message;
+    if (!m.usage) continue;
+    ModelUsage& u = delta[{m.provider, m.model}];
+    u.provider = m.provider;
+    u.model = m.model;
+    ++u.turns;
+    u.usage.input_tokens += m.usage->input_tokens;
+    u.usage.output_tokens += m.usage->output_tokens;
+    u.usage.cached_tokens += m.usage->cached_tokens;
+    u.usage.reasoning_tokens += m.usage->reasoning_tokens;
+  }
+  return delta;
+}
+
+Status AddUsage(PgConnection& c, const std::string& ns, std::string_view session_id,
+                const UsageDelta& delta) {
+  if (delta.empty()) return Status::Ok();
+  std::vector<std::string> providers, models;
+  std::vector<int64_t> turns, input, output, cached, reasoning;
+  for (const auto& [key, u] : delta) {
+    providers.push_back(u.provider);
+    models.push_back(u.model);
+    turns.push_back(u.turns);
+    input.push_back(u.usage.input_tokens);
+    output.push_back(u.usage.output_tokens);
+    cached.push_back(u.usage.cached_tokens);
+    reasoning.push_back(u.usage.reasoning_tokens);
+  }
+  PgParams p;
+  p.Add(ns).Add(session_id).Add(PgArray(providers)).Add(PgArray(models)).Add(PgArray(turns));
+  p.Add(PgArray(input)).Add(PgArray(output)).Add(PgArray(cached)).Add(PgArray(reasoning));
+  return c.Run(
+      "INSERT INTO usage_totals (namespace, session_id, provider, model, turns, input_tokens, "
+      "output_tokens, cached_tokens, reasoning_tokens) SELECT $1, $2, u.* FROM "
+      "unnest($3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], "
+      "$9::bigint[]) AS u ON CONFLICT (namespace, session_id, provider, model) DO UPDATE SET "
+      "turns = usage_totals.turns + excluded.turns, "
+      "input_tokens = usage_totals.input_tokens + excluded.input_tokens, "
+      "output_tokens = usage_totals.output_tokens + excluded.output_tokens, "
+      "cached_tokens = usage_totals.cached_tokens + excluded.cached_tokens, "
+      "reasoning_tokens = usage_totals.reasoning_tokens + excluded.reasoning_tokens",
+      p);
+}
+
+Result<EncodedBatch> EncodeBatch(const std::vector<PreparedMessage>& prepared) {
+  EncodedBatch batch;
+  std::set<std::string> needed;
+  for (const PreparedMessage& p : prepared) {
+    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message));
+    batch.rows.ids.push_back(p.message.id);
+    batch.rows.roles.emplace_back(RoleName(p.message.role));
+    batch.rows.texts.push_back(p.text);
+    batch.rows.bodies.push_back(std::move(body));
+    for (const std::string& sha : p.referenced_sha256) needed.insert(sha);
+    for (const PendingBlob& b : p.blobs) batch.pending.emplace(b.sha256, &b.bytes);
+  }
+  batch.needed.assign(needed.begin(), needed.end());
+  batch.usage = UsageOf(prepared);
+  return batch;
+}
+
+Result<int64_t> AppendInTransaction(PgConnection& c, const std::string& ns,
+                                    std::string_view session_id,
+                                    const std::vector<PreparedMessage>& prepared,
+                                    EncodedBatch* batch, int64_t now) {
+  PgParams key;
+  key.Add(ns).Add(session_id);
+  // The row lock queues appends to this session and no other.
+  ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT last_seq, message_count, title_fixed, title, "
+                                      "preview FROM sessions WHERE namespace = $1 AND id = $2 "
+                                      "AND NOT deleted FOR UPDATE",
+                                      key));
+  if (s.rows() == 0) return Err(SessionNotFound(session_id));
+  IndexEntry entry{.last_seq = s.Int(0, 0),
+                   .message_count = s.Int(0, 1),
+                   .title_fixed = s.Bool(0, 2),
+                   .title = std::string(s.Text(0, 3)),
+                   .preview = std::string(s.Text(0, 4))};
+  auto bytes_of = [batch](const std::string& sha) -> Result<std::string> {
+    auto it = batch->pending.find(sha);
+    if (it != batch->pending.end()) return *it->second;
+    return Err(Status::NotFound("blob " + sha +
+                                " was removed from the store while the message "
+                                "referring to it was being appended; append it with its bytes"));
+  };
+  RETURN_IF_ERROR(EnsureBlobs(c, batch->needed, now, bytes_of, nullptr));
+
+  EventRows& rows = batch->rows;
+  rows.seqs.clear();
+  rows.ts.assign(prepared.size(), now);
+  rows.ref_shas.clear();
+  rows.ref_seqs.clear();
+  for (const PreparedMessage& p : prepared) {
+    ApplyMessageToIndex(p.message.role, p.text, &entry);
+    rows.seqs.push_back(entry.last_seq);
+    for (const std::string& sha : p.referenced_sha256) {
+      rows.ref_shas.push_back(sha);
+      rows.ref_seqs.push_back(entry.last_seq);
+    }
+  }
+  RETURN_IF_ERROR(InsertEvents(c, ns, session_id, rows));
+  RETURN_IF_ERROR(AddUsage(c, ns, session_id, batch->usage));
+  PgParams u;
+  u.Add(ns).Add(session_id).Add(entry.last_seq).Add(entry.message_count).Add(now);
+  u.Add(entry.title).Add(entry.title_fixed).Add(entry.preview);
+  RETURN_IF_ERROR(
+      c.Run("UPDATE sessions SET last_seq = $3, message_count = $4, "
+            "updated_ms = $5, title = $6, title_fixed = $7, preview = $8 "
+            "WHERE namespace = $1 AND id = $2",
+            u));
+  return rows.seqs.front();
+}
+
+std::vector<AppendResult> AppendResults(const std::vector<PreparedMessage>& prepared,
+                                        int64_t first_seq, int64_t ts) {
+  std::vector<AppendResult> results;
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    AppendResult& out = results.emplace_back();
+    out.message_id = prepared[i].message.id;
+    out.seq = first_seq + static_cast<int64_t>(i);
+    out.ts_ms = ts;
+    for (const Part& part : prepared[i].message.parts) {
+      if (part.resource) out.resources.push_back(*part.resource);
+    }
+  }
+  return results;
+}
+
 Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_id,
                                                        std::span<const Message> messages) {
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   if (messages.empty()) return std::vector<AppendResult>();
   ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared, Prepare(messages));
-
-  EventRows rows;
-  std::set<std::string> needed_set;
-  std::map<std::string, const std::string*> pending;
-  for (const PreparedMessage& p : prepared) {
-    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message));
-    rows.ids.push_back(p.message.id);
-    rows.roles.emplace_back(RoleName(p.message.role));
-    rows.texts.push_back(p.text);
-    rows.bodies.push_back(std::move(body));
-    for (const std::string& sha : p.referenced_sha256) needed_set.insert(sha);
-    for (const PendingBlob& b : p.blobs) pending.emplace(b.sha256, &b.bytes);
-  }
-  const std::vector<std::string> needed(needed_set.begin(), needed_set.end());
-  auto bytes_of = [&](const std::string& sha) -> Result<std::string> {
-    auto it = pending.find(sha);
-    if (it != pending.end()) return *it->second;
-    return Err(Status::NotFound("blob " + sha +
-                                " was removed from the store while the message "
-                                "referring to it was being appended; append it with its bytes"));
-  };
-
-  // Messages are numbered from first_seq on, all stamped `ts`.
-  auto results_from = [&](int64_t first_seq, int64_t ts) {
-    std::vector<AppendResult> results;
-    for (size_t i = 0; i < prepared.size(); ++i) {
-      AppendResult& out = results.emplace_back();
-      out.message_id = prepared[i].message.id;
-      out.seq = first_seq + static_cast<int64_t>(i);
-      out.ts_ms = ts;
-      for (const Part& part : prepared[i].message.parts) {
-        if (part.resource) out.resources.push_back(*part.resource);
-      }
-    }
-    return results;
-  };
+  ASSIGN_OR_RETURN(EncodedBatch batch, EncodeBatch(prepared));
+  const std::string& first_id = batch.rows.ids.front();
 
   bool commit_sent = false;
   auto appended = Run([&](PgConnection& c) -> Result<std::vector<AppendResult>> {
     if (commit_sent) {
       // The last attempt sent COMMIT and lost the answer: it may have landed.
       PgParams p;
-      p.Add(ns_).Add(rows.ids.front());
+      p.Add(ns_).Add(first_id);
       ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT session_id, seq, ts_ms FROM events "
                                           "WHERE namespace = $1 AND id = $2",
                                           p));
       commit_sent = false;
       if (r.rows() == 1 && r.Text(0, 0) == session_id)
-        return results_from(r.Int(0, 1), r.Int(0, 2));
+        return AppendResults(prepared, r.Int(0, 1), r.Int(0, 2));
     }
 
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
-    PgParams key;
-    key.Add(ns_).Add(session_id);
-    // The row lock queues appends to this session and no other.
-    ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT last_seq, message_count, title_fixed, title, "
-                                        "preview FROM sessions WHERE namespace = $1 AND id = $2 "
-                                        "FOR UPDATE",
-                                        key));
-    if (s.rows() == 0) return Err(SessionNotFound(session_id));
-    IndexEntry entry{.last_seq = s.Int(0, 0),
-                     .message_count = s.Int(0, 1),
-                     .title_fixed = s.Bool(0, 2),
-                     .title = std::string(s.Text(0, 3)),
-                     .preview = std::string(s.Text(0, 4))};
     const int64_t now = Now();
-    RETURN_IF_ERROR(EnsureBlobs(c, needed, now, bytes_of, nullptr));
-
-    rows.seqs.clear();
-    rows.ts.assign(prepared.size(), now);
-    rows.ref_shas.clear();
-    rows.ref_seqs.clear();
-    for (const PreparedMessage& p : prepared) {
-      ApplyMessageToIndex(p.message.role, p.text, &entry);
-      rows.seqs.push_back(entry.last_seq);
-      for (const std::string& sha : p.referenced_sha256) {
-        rows.ref_shas.push_back(sha);
-        rows.ref_seqs.push_back(entry.last_seq);
-      }
-    }
-    RETURN_IF_ERROR(InsertEvents(c, ns_, session_id, rows));
-    PgParams u;
-    u.Add(ns_).Add(session_id).Add(entry.last_seq).Add(entry.message_count).Add(now);
-    u.Add(entry.title).Add(entry.title_fixed).Add(entry.preview);
-    RETURN_IF_ERROR(
-        c.Run("UPDATE sessions SET last_seq = $3, message_count = $4, "
-              "updated_ms = $5, title = $6, title_fixed = $7, preview = $8 "
-              "WHERE namespace = $1 AND id = $2",
-              u));
+    ASSIGN_OR_RETURN(int64_t first_seq,
+                     AppendInTransaction(c, ns_, session_id, prepared, &batch, now));
     commit_sent = true;
     RETURN_IF_ERROR(txn.Commit());
     commit_sent = false;
-    return results_from(rows.seqs.front(), now);
+    return AppendResults(prepared, first_seq, now);
   });
   if (!appended && commit_sent) {
     return Err(
         Status(appended.error().code(), appended.error().message() +
                                             "; the last COMMIT got no answer, so the "
                                             "append may have been stored: look for message id '" +
-                                            rows.ids.front() + "' before appending it again"));
+                                            first_id + "' before appending it again"));
   }
   return appended;
 }
 
-Status PgStore::FlagMissingBlobs(std::vector<Message>* messages) {
-  std::set<std::string> referenced;
-  for (const Message& m : *messages) {
-    for (const Part& part : m.parts) {
-      if (part.resource && !part.resource->content_sha256.empty()) {
-        referenced.insert(part.resource->content_sha256);
-      }
-    }
-  }
-  if (referenced.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(std::set<std::string> present,
-                   Run([&](PgConnection& c) -> Result<std::set<std::string>> {
-                     PgParams p;
-                     p.Add(PgArray(std::vector<std::string>(referenced.begin(), referenced.end())));
-                     ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT sha256 FROM blobs WHERE "
-                                                         "sha256 = ANY($1::text[])",
-                                                         p));
-                     std::set<std::string> out;
-                     for (int i = 0; i < r.rows(); ++i) out.emplace(r.Text(i, 0));
-                     return out;
-                   }));
-  for (Message& m : *messages) {
-    for (size_t i = 0; i < m.parts.size(); ++i) {
-      Part& part = m.parts[i];
-      if (!part.resource || part.resource->content_sha256.empty()) continue;
-      if (present.contains(part.resource->content_sha256)) continue;
-      part.resource->missing = true;
-      options_.warn(MissingBlobWarning(m, i));
-    }
-  }
-  return Status::Ok();
+namespace {
+
+std::vector<Message> MessagesOf(std::vector<Event> events) {
+  std::vector<Message> messages;
+  messages.reserve(events.size());
+  for (Event& e : events) messages.push_back(std::move(e.message));
+  return messages;
 }
 
-Result<std::vector<Message>> PgStore::ReadRows(std::string_view session_id, const char* sql,
-                                               PgParams params, bool reverse) {
-  ASSIGN_OR_RETURN(std::vector<Message> out,
-                   Run([&](PgConnection& c) -> Result<std::vector<Message>> {
-                     ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, params));
-                     if (r.rows() == 0) {
-                       PgParams key;
-                       key.Add(ns_).Add(session_id);
-                       ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT 1 FROM sessions WHERE "
-                                                           "namespace = $1 AND id = $2",
-                                                           key));
-                       if (s.rows() == 0) return Err(SessionNotFound(session_id));
-                     }
-                     std::vector<Message> messages(static_cast<size_t>(r.rows()));
-                     for (int i = 0; i < r.rows(); ++i) {
-                       Message& m = messages[static_cast<size_t>(i)];
-                       m.session_id = session_id;
-                       m.seq = r.Int(i, 0);
-                       m.id = r.Text(i, 1);
-                       m.ts_ms = r.Int(i, 2);
-                       auto role = ParseRole(r.Text(i, 3));
-                       if (!role) {
-                         return Err(Status::Corruption("message " + m.id + " has role '" +
-                                                       std::string(r.Text(i, 3)) + "'"));
-                       }
-                       m.role = *role;
-                       std::optional<std::string_view> body;
-                       if (!r.IsNull(i, 5)) body = r.Text(i, 5);
-                       RETURN_IF_ERROR(DecodeMessageBody(body, r.Text(i, 4), &m));
-                     }
-                     return messages;
-                   }));
-  if (reverse) std::reverse(out.begin(), out.end());
-  RETURN_IF_ERROR(FlagMissingBlobs(&out));
-  return out;
-}
+}  // namespace
 
 Result<std::vector<Message>> PgStore::ReadMessages(std::string_view session_id, int64_t from_seq,
                                                    int64_t limit) {
-  PgParams p;
-  p.Add(ns_).Add(session_id).Add(from_seq);
-  if (limit < 0) {
-    p.AddNull();
-  } else {
-    p.Add(limit);
-  }
-  return ReadRows(session_id,
-                  "SELECT seq, id, ts_ms, role, text, body FROM events WHERE namespace = $1 AND "
-                  "session_id = $2 AND seq >= $3 AND type = 'message' ORDER BY seq LIMIT $4",
-                  std::move(p), /*reverse=*/false);
+  ASSIGN_OR_RETURN(
+      std::vector<Event> events,
+      ReadHistory(session_id,
+                  {.from_seq = from_seq, .limit = limit, .filter = EventFilter::kMessages}));
+  return MessagesOf(std::move(events));
 }
 
 Result<std::vector<Message>> PgStore::ReadLastMessages(std::string_view session_id, int64_t count) {
   if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
-  PgParams p;
-  p.Add(ns_).Add(session_id).Add(count);
-  return ReadRows(session_id,
-                  "SELECT seq, id, ts_ms, role, text, body FROM events WHERE namespace = $1 AND "
-                  "session_id = $2 AND type = 'message' ORDER BY seq DESC LIMIT $3",
-                  std::move(p), /*reverse=*/true);
+  ASSIGN_OR_RETURN(
+      std::vector<Event> events,
+      ReadHistory(session_id,
+                  {.limit = count, .filter = EventFilter::kMessages, .newest_first = true}));
+  return MessagesOf(std::move(events));
 }
 
 Status PgStore::RestoreSession(const Session& session, std::span<const Event> events,
@@ -699,7 +641,7 @@ Status PgStore::RestoreSession(const Session& session, std::span<const Event> ev
   // blob is fetched (or found lost) inside the transaction below, before the
   // events that refer to it. Other events are written as they are.
   std::set<std::string> needed_set;
-  std::vector<Message> usage_messages;
+  std::vector<PreparedMessage> prepared;  // the messages, for their usage
   EventRows rows;
   int64_t message_count = 0;
   for (const Event& original : events) {
@@ -735,7 +677,7 @@ Status PgStore::RestoreSession(const Session& session, std::span<const Event> ev
       rows.ref_shas.push_back(sha);
       rows.ref_seqs.push_back(e.seq);
     }
-    if (p.message.usage) usage_messages.push_back(std::move(p.message));
+    if (p.message.usage) prepared.push_back(std::move(p));
   }
   const std::vector<std::string> needed(needed_set.begin(), needed_set.end());
   auto bytes_of = [&](const std::string& sha) -> Result<std::string> {
@@ -750,6 +692,7 @@ Status PgStore::RestoreSession(const Session& session, std::span<const Event> ev
     options_.warn("session " + session.id + ": blob " + sha +
                   " is missing in the source; its descriptor is kept and reads as missing");
   };
+  const UsageDelta usage = UsageOf(prepared);
 
   return Run([&](PgConnection& c) -> Status {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
@@ -764,12 +707,11 @@ Status PgStore::RestoreSession(const Session& session, std::span<const Event> ev
                             "ON CONFLICT (namespace, id) DO NOTHING",
                             p));
     if (r.Affected() == 0) {
-      return Status::AlreadyExists("session '" + session.id + "' already exists");
+      return SessionIdTaken(session.id);
     }
     RETURN_IF_ERROR(EnsureBlobs(c, needed, Now(), bytes_of, on_lost));
     if (!events.empty()) RETURN_IF_ERROR(InsertEvents(c, ns_, session.id, rows));
-    // TODO(pg-harness): usage totals of usage_messages, once the table exists.
-    (void)usage_messages;
+    RETURN_IF_ERROR(AddUsage(c, ns_, session.id, usage));
     return txn.Commit();
   });
 }
@@ -928,9 +870,15 @@ Result<StorageStats> PgStore::Stats() {
     StorageStats stats;
     PgParams p;
     p.Add(ns_);
-    ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT count(*), count(*) FILTER (WHERE archived), "
-                                        "coalesce(sum(message_count), 0) FROM sessions "
-                                        "WHERE namespace = $1",
+    // Messages are counted where they are stored: a fork's inherited ones
+    // are its parent's, and counted once. A session's own events are the
+    // dense seqs fork_seq + 1 .. last_seq, and the events that are not
+    // messages are few (and indexed), so nothing here reads the log.
+    ASSIGN_OR_RETURN(PgResult s, c.Exec("SELECT count(*) FILTER (WHERE NOT deleted), "
+                                        "count(*) FILTER (WHERE archived AND NOT deleted), "
+                                        "coalesce(sum(last_seq - fork_seq), 0)::bigint - "
+                                        "(SELECT count(*) FROM events WHERE namespace = $1 AND "
+                                        "type <> 'message') FROM sessions WHERE namespace = $1",
                                         p));
     stats.sessions = s.Int(0, 0);
     stats.archived_sessions = s.Int(0, 1);

@@ -22,6 +22,8 @@
 
 namespace sessiondb::postgres {
 
+struct HistoryQuery;  // pg_store_internal.h
+
 // A store URI split into what libpq understands and our own parameters.
 struct PgLocation {
   std::string conninfo;        // the URI without sessiondb's parameters
@@ -101,9 +103,12 @@ class PgStore final : public Store {
 
   Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
   Result<bool> BlobReferenced(std::string_view sha256);
-  Result<std::vector<Message>> ReadRows(std::string_view session_id, const char* sql,
-                                        PgParams params, bool reverse);
-  Status FlagMissingBlobs(std::vector<Message>* messages);
+  // The events of the session's history that `query` asks for, in seq order,
+  // with missing blobs flagged (and warned about). kNotFound for a missing session.
+  Result<std::vector<Event>> ReadHistory(std::string_view session_id, const HistoryQuery& query);
+  // Sets resource->missing on message parts (with a warning) and on viewed
+  // resources whose blob is absent.
+  Status FlagMissingBlobs(std::vector<Event>* events);
 
   const PgLocation location_;
   const std::string ns_;  // the namespace every query is confined to

@@ -1,0 +1,161 @@
+// What the two halves of the PostgreSQL store (pg_store.cc: sessions,
+// messages, blobs, housekeeping; pg_harness.cc: forks, events, prune, usage,
+// drafts) share: the retry loop, the session row, the pieces of an append that
+// run inside a caller's transaction, and a session's history as ranges of
+// other sessions' logs. Not part of any public interface.
+// Thread-safety: free functions work on the connection they are given, which
+// the caller uses alone.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "store/message_preparer.h"
+#include "store/postgres/pg_connection.h"
+#include "store/postgres/pg_store.h"
+#include "store/store_common.h"
+
+namespace sessiondb::postgres {
+
+// Retries of one call: with the backoff below, about ten seconds in all,
+// enough to ride out a restart of the database server.
+inline constexpr int kMaxAttempts = 15;
+inline constexpr int kFirstBackoffMs = 25;
+inline constexpr int kMaxBackoffMs = 1000;
+
+template <typename Fn>
+auto PgStore::Run(Fn&& work) -> decltype(work(std::declval<PgConnection&>())) {
+  using R = decltype(work(std::declval<PgConnection&>()));
+  for (int attempt = 1;; ++attempt) {
+    Status failure;
+    {
+      Result<PgLease> lease = pool_.Acquire();
+      if (!lease) {
+        // Connecting failed: worth another try only if the server may be back soon.
+        if (lease.error().code() != StatusCode::kBusy) return Err(lease.error());
+        failure = lease.error();
+      } else {
+        R result = work(**lease);
+        Status status = internal::ToStatus(result);
+        if (status.ok() || !(*lease)->retryable() || attempt >= kMaxAttempts) return result;
+        failure = std::move(status);
+      }
+    }
+    if (attempt >= kMaxAttempts) {
+      return Err(Status(failure.code(), failure.message() + " (gave up after " +
+                                            std::to_string(attempt) + " attempts)"));
+    }
+    const int backoff = std::min(kMaxBackoffMs, kFirstBackoffMs << std::min(attempt - 1, 10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
+  }
+}
+
+// ---- Sessions ---------------------------------------------------------------
+
+// The columns SessionFromRow reads, in its order.
+inline constexpr const char* kSessionColumns =
+    "id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, metadata, "
+    "parent_id, fork_seq";
+
+// A row selected with kSessionColumns first.
+Session SessionFromRow(const PgResult& r, int row);
+
+// kInvalidArgument when `text` holds a NUL character: PostgreSQL text cannot
+// hold NUL, and a text parameter would be cut at it without a word.
+Status CheckNoNul(std::string_view text, const std::string& what);
+
+// Removes sessions `ids` at the user's request, inside the caller's
+// transaction, which has locked their rows: a session that forks still read
+// is hidden (deleted = true, its events kept); any other goes with everything
+// keyed by it, and so does each deleted ancestor left without children.
+Status RemoveSessions(PgConnection& c, const std::string& ns, const std::vector<std::string>& ids);
+
+// ---- Appends inside a transaction ------------------------------------------
+
+// The rows of a batch as the array parameters of one INSERT each for events
+// and blob_refs.
+struct EventRows {
+  std::vector<int64_t> seqs;
+  std::vector<std::string> ids, texts;
+  std::vector<std::optional<std::string>> roles;  // NULL for events that are not messages
+  std::vector<std::string> types;                 // empty: every row is a message
+  std::vector<std::optional<std::string>> bodies;
+  std::vector<int64_t> ts;
+  std::vector<std::string> ref_shas;
+  std::vector<int64_t> ref_seqs;
+};
+
+// The token totals a batch adds, per provider and model.
+using UsageDelta = std::map<std::pair<std::string, std::string>, ModelUsage>;
+
+// Sums the usage of the messages of `prepared` that carry it.
+UsageDelta UsageOf(const std::vector<PreparedMessage>& prepared);
+
+// Adds `delta` to the session's usage_totals.
+Status AddUsage(PgConnection& c, const std::string& ns, std::string_view session_id,
+                const UsageDelta& delta);
+
+// A batch of prepared messages encoded for the tables once per call; the
+// seqs and times are filled in by each attempt.
+struct EncodedBatch {
+  EventRows rows;
+  std::vector<std::string> needed;                    // every digest referred to, distinct
+  std::map<std::string, const std::string*> pending;  // bytes of blobs the batch brings
+  UsageDelta usage;
+};
+
+// Encodes `prepared`, which must outlive the result (its blob bytes are borrowed).
+Result<EncodedBatch> EncodeBatch(const std::vector<PreparedMessage>& prepared);
+
+// Inside the caller's transaction: locks the session's row, stores the batch
+// as its next messages (blobs, events, references, usage, index entry) stamped
+// `now`, and returns the seq of the first. kNotFound for a missing session.
+Result<int64_t> AppendInTransaction(PgConnection& c, const std::string& ns,
+                                    std::string_view session_id,
+                                    const std::vector<PreparedMessage>& prepared,
+                                    EncodedBatch* batch, int64_t now);
+
+// What Append reports for `prepared` stored from first_seq on at `ts`.
+std::vector<AppendResult> AppendResults(const std::vector<PreparedMessage>& prepared,
+                                        int64_t first_seq, int64_t ts);
+
+// True if a message of the namespace refers to a stored blob with this digest.
+Result<bool> NamespaceHasBlob(PgConnection& c, const std::string& ns, std::string_view sha256);
+
+// The rule this backend adds to PrepareMessage: no NUL in what it stores as text.
+Status CheckPreparedForPg(const PreparedMessage& prepared);
+
+// ---- History: a session's log through its fork ancestors --------------------
+
+// The session's history as segments (store_common.h) in seq order: its
+// oldest ancestor's first, its own last. kNotFound for a missing (or deleted)
+// session; kCorruption if an ancestor's row is gone.
+Result<std::vector<Segment>> ResolveHistory(PgConnection& c, const std::string& ns,
+                                            std::string_view session_id);
+
+enum class EventFilter { kAll, kMessages, kCompactions };
+
+// Which events of a history to read.
+struct HistoryQuery {
+  int64_t from_seq = 1;
+  int64_t upto_seq = std::numeric_limits<int64_t>::max();
+  int64_t limit = -1;  // -1: all
+  EventFilter filter = EventFilter::kAll;
+  bool newest_first = false;  // the last `limit` rather than the first (still in seq order)
+};
+
+// The events of `history` that `query` asks for, decoded, in seq order.
+Result<std::vector<Event>> ReadSegments(PgConnection& c, const std::string& ns,
+                                        const std::vector<Segment>& history,
+                                        const HistoryQuery& query);
+
+}  // namespace sessiondb::postgres
