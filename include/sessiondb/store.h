@@ -129,9 +129,12 @@ class Store {
   // stores, snapshot imports): the index entry as given (title, preview,
   // created and updated times, archived, metadata) and its events (messages,
   // resource views, compactions, pruned stubs) with their ids, seqs and
-  // timestamps, all in one transaction. A fork's events as ReadEvents gives
-  // them restore it as a session of its own (parent_id is not kept); the
-  // events it inherited are its parent's, so their copies get new ids. Blobs
+  // timestamps, all in one transaction. A fork (parent_id set) is restored
+  // as a fork: `events` are its own (seq fork_seq + 1 on), and its parent
+  // must be in this store already (kFailedPrecondition otherwise). A fork
+  // restored without its parent_id takes its whole history as ReadEvents gave
+  // it; the events it inherited are the parent's, so their copies get new ids
+  // (and their usage is not counted again). Blobs
   // the messages refer to that this store lacks are fetched through
   // `blob_source` and must hash to their name; one the source has lost is
   // kept as a descriptor (and reported missing when read), with a warning.

@@ -53,15 +53,33 @@ std::string ShellQuote(const std::string& s) {
   return q + "'";
 }
 
+// `uri` with the password of its user-info part (user:password@) as "***".
+std::string HidePassword(const std::string& uri) {
+  const size_t scheme = uri.find("://");
+  const size_t at = uri.find('@', scheme == std::string::npos ? 0 : scheme);
+  if (scheme == std::string::npos || at == std::string::npos) return uri;
+  const size_t colon = uri.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return uri;
+  return uri.substr(0, colon + 1) + "***" + uri.substr(at);
+}
+
 void AddInit(CLI::App& app, CliContext& ctx) {
   auto* cmd =
       app.add_subcommand("init", "Create the store (a directory) if needed; print its path");
   cmd->footer("\nExample:\n  sessiondb --store ~/chats init");
   cmd->callback([&ctx] {
     if (!ctx.OpenStore(/*create_if_missing=*/true)) return;
+    const std::string where = ctx.StorePath();
+    if (where.starts_with("postgres://") || where.starts_with("postgresql://")) {
+      // A URI is not a path; never echo its password.
+      const std::string shown = HidePassword(where);
+      if (ctx.options.json) return ctx.PrintJson({{"store", shown}});
+      std::cout << shown << "\n";
+      return;
+    }
     std::error_code ec;
-    std::filesystem::path path = std::filesystem::absolute(ctx.StorePath(), ec);
-    const std::string shown = ec ? ctx.StorePath() : path.lexically_normal().string();
+    std::filesystem::path path = std::filesystem::absolute(where, ec);
+    const std::string shown = ec ? where : path.lexically_normal().string();
     if (ctx.options.json) {
       ctx.PrintJson({{"store", shown}, {"schema_version", kSchemaVersion}});
     } else {

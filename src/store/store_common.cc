@@ -110,19 +110,27 @@ void ApplyMessageToIndex(Role role, std::string_view text, IndexEntry* entry) {
 
 Status ValidateRestore(const Session& session, std::span<const Event> events) {
   RETURN_IF_ERROR(ValidateSessionId(session.id));
+  const int64_t first = session.parent_id.empty() ? 1 : session.fork_seq + 1;
+  if (!session.parent_id.empty()) RETURN_IF_ERROR(ValidateSessionId(session.parent_id));
   for (size_t i = 0; i < events.size(); ++i) {
-    if (events[i].seq != static_cast<int64_t>(i) + 1) {
+    if (events[i].seq != first + static_cast<int64_t>(i)) {
       return Status::InvalidArgument(
           "session '" + session.id + "': event " + std::to_string(i + 1) + " has seq " +
-          std::to_string(events[i].seq) + "; a restored log must be numbered 1, 2, 3...");
+          std::to_string(events[i].seq) + "; a restored log must be numbered " +
+          std::to_string(first) + ", " + std::to_string(first + 1) + ", " +
+          std::to_string(first + 2) + "...");
     }
   }
   return Status::Ok();
 }
 
+bool IsInherited(const Event& event, std::string_view session_id) {
+  return !event.session_id.empty() && event.session_id != session_id;
+}
+
 Event RestoredCopy(const Event& event, std::string_view session_id) {
   Event out = event;
-  if (!event.session_id.empty() && event.session_id != session_id) {
+  if (IsInherited(event, session_id)) {
     out.id.clear();
     out.message.id.clear();
   }
@@ -231,6 +239,13 @@ Status ValidateForkPoint(const Session& parent, int64_t at_seq) {
                                    " (0 forks before the first event)");
   }
   return Status::Ok();
+}
+
+Status MissingForkParent(const Session& session) {
+  return Status::FailedPrecondition("session '" + session.id + "' is a fork of '" +
+                                    session.parent_id + "' at seq " +
+                                    std::to_string(session.fork_seq) +
+                                    ", which this store does not hold; restore the parent first");
 }
 
 Status SessionIdTaken(std::string_view id) {

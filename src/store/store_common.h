@@ -71,7 +71,8 @@ struct IndexEntry {
 void ApplyMessageToIndex(Role role, std::string_view text, IndexEntry* entry);
 
 // kInvalidArgument unless `session` has a valid id and `events` are
-// numbered 1, 2, 3... (what RestoreSession accepts).
+// numbered 1, 2, 3... (what RestoreSession accepts); for a fork (parent_id
+// set), its own events, numbered from fork_seq + 1.
 Status ValidateRestore(const Session& session, std::span<const Event> events);
 
 // The text and body columns of an event RestoreSession writes as it is,
@@ -81,6 +82,10 @@ struct StoredEventColumns {
   std::string text;
   std::optional<std::string> body;
 };
+// True if `event`, read from a fork's history, is stored under another
+// session than `session_id` (the fork inherited it).
+bool IsInherited(const Event& event, std::string_view session_id);
+
 // The event as RestoreSession writes it into `session_id`: an event a fork
 // inherited (stored under another session) is the parent's and keeps its id
 // there, so its copy gets a new one (empty: the store assigns it).
@@ -144,6 +149,10 @@ void ForkTitle(const Session& parent, int64_t at_seq, const std::string& asked,
 
 // kInvalidArgument unless 0 <= at_seq <= parent.last_seq.
 Status ValidateForkPoint(const Session& parent, int64_t at_seq);
+
+// kFailedPrecondition: RestoreSession of a fork whose parent (with at least
+// fork_seq events) is not in the store.
+Status MissingForkParent(const Session& session);
 
 // kAlreadyExists for an id that a session (possibly a deleted one kept for
 // its forks) already holds.

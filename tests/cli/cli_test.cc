@@ -490,7 +490,9 @@ TEST_F(Cli, APostgresUriWorksWhereADirectoryDoesAndNamespacesKeepApart) {
     full.insert(full.end(), args.begin(), args.end());
     return Run(full, {.with_store = false});
   };
-  ASSERT_EQ(at("alice", {"init"}).exit_code, 0);
+  CliRun init = at("alice", {"init"});
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  EXPECT_EQ(init.out, pg.uri() + "\n");  // the URI as given, not made into a path
   CliRun made = at("alice", {"new", "--id", "pg-chat"});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const std::string png_path = dir_.Sub("pic.png");

@@ -27,13 +27,12 @@ std::string Dump(Store& store) {
   for (const Session& s : sessions) {
     out << "session " << s.id << " | " << s.title << " | " << s.preview << " | " << s.created_ms
         << " | " << s.updated_ms << " | " << s.message_count << " | " << s.last_seq << " | "
-        << s.archived << " | " << s.metadata_json << "\n";
+        << s.archived << " | " << s.metadata_json << " | " << s.parent_id << "@" << s.fork_seq
+        << "\n";
     auto events = store.ReadEvents(s.id);
     EXPECT_TRUE(events) << events.error().ToString();
     for (const Event& e : *events) {
-      // A copied fork holds its inherited events itself, under new ids.
-      const bool inherited = e.session_id != s.id;
-      out << "  " << e.seq << " " << (inherited ? "inherited" : e.id) << " " << e.ts_ms << " "
+      out << "  " << e.seq << " " << e.id << " " << e.session_id << " " << e.ts_ms << " "
           << EventTypeName(e.type);
       if (e.type == EventType::kResourceView) out << " " << EncodeResourceViewBody(e.resource_view);
       if (e.type == EventType::kCompaction) out << " " << EncodeCompactionBody(e.compaction);
@@ -138,7 +137,7 @@ TEST_F(StoreCopy, EmbeddedToPostgresAndBackGivesTheSameHistory) {
                          [&](int64_t done, int64_t total) { progress.emplace_back(done, total); });
   ASSERT_TRUE(there) << there.error().ToString();
   EXPECT_EQ(there->sessions_copied, 5);
-  EXPECT_EQ(there->messages_copied, 9);  // the fork's 3 inherited messages travel with it
+  EXPECT_EQ(there->messages_copied, 6);  // a fork stays a fork: only its own travel
   EXPECT_EQ(progress.back(), std::make_pair(int64_t{5}, int64_t{5}));
   // One blob for the image both sessions show.
   EXPECT_EQ(pg.Query("SELECT count(*) FROM blobs"), "1");
@@ -154,10 +153,11 @@ TEST_F(StoreCopy, EmbeddedToPostgresAndBackGivesTheSameHistory) {
   EXPECT_EQ(Dump(*back), original);
   EXPECT_TRUE(middle->Verify()->clean());
   EXPECT_TRUE(back->Verify()->clean());
-  // The copies go on as the original would: the next append is seq 4.
+  // The copies go on as the original would: the next append is seq 6
+  // (three messages, a resource view, a compaction).
   Message next;
   next.parts = {Part::Text("go on")};
-  EXPECT_EQ(middle->Append("chat", next)->seq, 4);
+  EXPECT_EQ(middle->Append("chat", next)->seq, 6);
   EXPECT_EQ(middle->GetSession("old")->title, "Renamed by hand");
 }
 
@@ -195,6 +195,40 @@ TEST_F(StoreCopy, ASessionThatDiffersInTheDestinationIsAConflictAndIsLeftAlone) 
   EXPECT_NE(copied.error().message().find("'chat'"), std::string::npos);
   EXPECT_EQ(target->GetSession("chat")->title, "Mine");
   EXPECT_EQ(target->GetSession("chat")->message_count, 0);
+}
+
+TEST_F(StoreCopy, AForkWhoseParentWasDeletedArrivesWithItsWholeHistory) {
+  FillSource();
+  ASSERT_TRUE(store_->DeleteSession("chat").ok());  // kept, hidden, for "fork"
+  auto target = OpenAt(dir_.Sub("target"));
+  ASSERT_TRUE(target);
+  auto copied = CopyStore(*store_, *target);
+  ASSERT_TRUE(copied) << copied.error().ToString();
+  auto fork = target->GetSession("fork");
+  ASSERT_TRUE(fork);
+  EXPECT_EQ(fork->parent_id, "");
+  auto events = target->ReadEvents("fork");
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 4u);
+  EXPECT_EQ((*events)[0].message.Text(), "What is this?");
+  EXPECT_EQ((*events)[3].message.Text(), "the fork's own");
+  // The parent's events keep their ids in the source; the copies got new ones.
+  EXPECT_NE((*events)[0].id, store_->ReadEvents("fork")->front().id);
+  EXPECT_EQ(target->GetUsage("fork")->turns, 0);  // the parent's tokens, not the fork's
+  EXPECT_EQ(target->ReadMessages("fork")->size(), 4u);
+  EXPECT_TRUE(target->Verify()->clean());
+}
+
+TEST_F(StoreCopy, AForkIsNotRestoredBeforeItsParent) {
+  auto target = OpenAt(dir_.Sub("target"));
+  Session fork{.id = "orphan", .title = "x", .parent_id = "nowhere", .fork_seq = 2};
+  Event e;
+  e.seq = 3;
+  e.message.parts = {Part::Text("own")};
+  Status st = target->RestoreSession(fork, std::vector<Event>{e}, {});
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("restore the parent first"), std::string::npos) << st.message();
+  EXPECT_EQ(target->GetSession("orphan").error().code(), StatusCode::kNotFound);
 }
 
 TEST_F(StoreCopy, RestoringALogWithAGapIsRefused) {

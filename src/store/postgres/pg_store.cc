@@ -677,7 +677,8 @@ Status PgStore::RestoreSession(const Session& session, std::span<const Event> ev
       rows.ref_shas.push_back(sha);
       rows.ref_seqs.push_back(e.seq);
     }
-    if (p.message.usage) prepared.push_back(std::move(p));
+    // Tokens an inherited turn spent were the parent's, and counted there.
+    if (p.message.usage && !IsInherited(original, session.id)) prepared.push_back(std::move(p));
   }
   const std::vector<std::string> needed(needed_set.begin(), needed_set.end());
   auto bytes_of = [&](const std::string& sha) -> Result<std::string> {
@@ -696,14 +697,36 @@ Status PgStore::RestoreSession(const Session& session, std::span<const Event> ev
 
   return Run([&](PgConnection& c) -> Status {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    const bool fork = !session.parent_id.empty();
+    if (fork) {
+      // The parent may be a deleted one kept for its forks: it still counts.
+      PgParams q;
+      q.Add(ns_).Add(session.parent_id);
+      ASSIGN_OR_RETURN(PgResult parent,
+                       c.Exec("SELECT last_seq FROM sessions WHERE namespace = $1 AND id = $2 "
+                              "FOR SHARE",
+                              q));
+      if (parent.rows() == 0 || parent.Int(0, 0) < session.fork_seq) {
+        return MissingForkParent(session);
+      }
+    }
     PgParams p;
     p.Add(ns_).Add(session.id).Add(title).Add(title != kDefaultTitle).Add(session.preview);
-    p.Add(session.created_ms).Add(session.updated_ms).Add(message_count).Add(session.archived);
-    p.Add(metadata).Add(static_cast<int64_t>(events.size()));
+    // A fork's count includes what it inherits: the source's index entry says.
+    p.Add(session.created_ms).Add(session.updated_ms);
+    p.Add(fork ? session.message_count : message_count).Add(session.archived);
+    p.Add(metadata).Add((fork ? session.fork_seq : 0) + static_cast<int64_t>(events.size()));
+    if (fork) {
+      p.Add(session.parent_id);
+    } else {
+      p.AddNull();
+    }
+    p.Add(fork ? session.fork_seq : int64_t{0});
     ASSIGN_OR_RETURN(PgResult r,
                      c.Exec("INSERT INTO sessions (namespace, id, title, title_fixed, preview, "
-                            "created_ms, updated_ms, message_count, last_seq, archived, metadata) "
-                            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11, $9, $10) "
+                            "created_ms, updated_ms, message_count, last_seq, archived, metadata, "
+                            "parent_id, fork_seq) "
+                            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11, $9, $10, $12, $13) "
                             "ON CONFLICT (namespace, id) DO NOTHING",
                             p));
     if (r.Affected() == 0) {

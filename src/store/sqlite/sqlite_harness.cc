@@ -320,11 +320,11 @@ Result<PruneReport> SqliteStore::PruneCompaction(std::string_view session_id,
     while (true) {
       ASSIGN_OR_RETURN(bool row, rows.Step());
       if (!row) break;
-      // Bodies are compact JSON, and a quote inside a text is escaped, so
-      // this only matches the flag itself.
-      if (!rows.ColumnIsNull(2) && rows.ColumnText(2).find("\"pruned\":true") != std::string::npos) {
-        continue;  // pruned by an earlier compaction
-      }
+      Message stored;
+      std::optional<std::string_view> body;
+      if (!rows.ColumnIsNull(2)) body = rows.ColumnText(2);
+      RETURN_IF_ERROR(DecodeMessageBody(body, rows.ColumnText(3), &stored));
+      if (stored.pruned) continue;  // pruned by an earlier compaction
       const Role role = ParseRole(rows.ColumnText(1)).value_or(Role::kUser);
       targets.emplace_back(rows.ColumnInt(0), role);
       texts.emplace_back(role, std::string(rows.ColumnText(3)));
@@ -473,11 +473,18 @@ Result<AppendResult> SqliteStore::FinishDraft(std::string_view draft_id, const M
                    Prepare(std::span<const Message>(&final_message, 1)));
   // The draft goes in the append's transaction: never both, never neither.
   auto remove_draft = [&]() -> Status {
-    ASSIGN_OR_RETURN(Statement s, db_->Prepare("DELETE FROM drafts WHERE id = ?1"));
-    s.Bind(1, draft_id);
+    ASSIGN_OR_RETURN(Statement s, db_->Prepare("DELETE FROM drafts WHERE id = ?1 AND "
+                                               "updated_ms = ?2 AND text = ?3 AND reasoning = ?4"));
+    s.Bind(1, draft_id).Bind(2, draft.updated_ms).Bind(3, draft.text).Bind(4, draft.reasoning);
     RETURN_IF_ERROR(s.Run());
-    if (db_->Changes() == 0) return DraftNotFound(draft_id);
-    return Status::Ok();
+    if (db_->Changes() > 0) return Status::Ok();
+    // Gone, or saved again since we read it (its newer text would be lost).
+    ASSIGN_OR_RETURN(Statement still, db_->Prepare("SELECT 1 FROM drafts WHERE id = ?1"));
+    still.Bind(1, draft_id);
+    ASSIGN_OR_RETURN(bool exists, still.Step());
+    if (!exists) return DraftNotFound(draft_id);
+    return Status::Busy("draft " + std::string(draft_id) +
+                        " was saved again while it was being finished; finish it again");
   };
   ASSIGN_OR_RETURN(std::vector<AppendResult> results,
                    AppendPrepared(draft.session_id, prepared, remove_draft));

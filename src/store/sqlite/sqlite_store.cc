@@ -710,16 +710,32 @@ Status SqliteStore::RestoreSession(const Session& session, std::span<const Event
     RETURN_IF_ERROR(blobs_->Put(sha, *bytes));
   }
 
+  const bool fork = !session.parent_id.empty();
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  if (fork) {
+    // The parent may be a deleted one kept for its forks: it still counts.
+    ASSIGN_OR_RETURN(Statement parent, db_->Prepare("SELECT last_seq FROM sessions WHERE id = ?1"));
+    parent.Bind(1, session.parent_id);
+    ASSIGN_OR_RETURN(bool found, parent.Step());
+    if (!found || parent.ColumnInt(0) < session.fork_seq) return MissingForkParent(session);
+  }
   ASSIGN_OR_RETURN(Statement insert_session,
                    db_->Prepare("INSERT OR IGNORE INTO sessions (id, title, title_fixed, preview, "
                                 "created_ms, updated_ms, message_count, last_seq, archived, "
-                                "metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
+                                "metadata, parent_id, fork_seq) "
+                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
   insert_session.Bind(1, session.id).Bind(2, title).Bind(3, int64_t{title != kDefaultTitle});
   insert_session.Bind(4, session.preview).Bind(5, session.created_ms).Bind(6, session.updated_ms);
-  insert_session.Bind(7, message_count).Bind(8, static_cast<int64_t>(events.size()));
+  // A fork's count includes what it inherits: the source's index entry says.
+  insert_session.Bind(7, fork ? session.message_count : message_count);
+  insert_session.Bind(8, (fork ? session.fork_seq : 0) + static_cast<int64_t>(events.size()));
   insert_session.Bind(9, int64_t{session.archived}).Bind(10, metadata);
+  if (fork) {
+    insert_session.Bind(11, session.parent_id).Bind(12, session.fork_seq);
+  } else {
+    insert_session.BindNull(11).Bind(12, int64_t{0});
+  }
   RETURN_IF_ERROR(insert_session.Run());
   if (db_->Changes() == 0) return SessionIdTaken(session.id);
   ASSIGN_OR_RETURN(Statement insert,
@@ -749,7 +765,8 @@ Status SqliteStore::RestoreSession(const Session& session, std::span<const Event
       add_ref.Bind(1, sha).Bind(2, session.id).Bind(3, e.seq);
       RETURN_IF_ERROR(add_ref.Run());
     }
-    RETURN_IF_ERROR(AddUsageLocked(session.id, m));
+    // Tokens an inherited turn spent were the parent's, and counted there.
+    if (!IsInherited(e, session.id)) RETURN_IF_ERROR(AddUsageLocked(session.id, m));
   }
   return txn.Commit();
 }
