@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build test test-quick demo bench bench-pg format clean
+.PHONY: setup build test test-quick demo bench bench-pg bench-harness format clean
 
 setup:
 	bash scripts/setup.sh
@@ -30,6 +30,10 @@ bench: build
 # The PostgreSQL backend against the embedded store (starts its own server).
 bench-pg: build
 	$(BUILD)/bench/sessiondb_pg_bench --dir $(BUILD)/bench-data-pg
+
+# Forks, projections and resume (the agent harness).
+bench-harness: build
+	$(BUILD)/bench/sessiondb_harness_bench --dir $(BUILD)/bench-data-harness
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the embedded default, for now: store a conversation with a
-# pasted image in a throw-away store and show it back, image included.
+# pasted image in a throw-away store and show it back, image included; then
+# what an agent harness does with it (projection, fork, compaction).
 # Usage: scripts/demo.sh [path/to/sessiondb]
 set -euo pipefail
 SDB=${1:-build/sessiondb}
@@ -30,5 +31,22 @@ echo "== the image comes back byte for byte"
   | sed -n 's/.*"data_uri": *"data:image\/png;base64,\([^"]*\)".*/\1/p' | head -n1 \
   | base64 -d > "$IMG.back"
 cmp "$IMG" "$IMG.back" && echo "read back $(wc -c < "$IMG.back") bytes, identical to the pasted image"
+echo
+echo "== the request an agent sends (Anthropic shape): the image in full, on its turn"
+"$SDB" project "$SID" --format anthropic | cut -c1-300
+echo "..."
+"$SDB" append "$SID" "And what colour is it?"
+echo "== one user turn later, the image is a descriptor, not base64 again"
+"$SDB" project "$SID" --format openai-chat | grep -o '\[image [^]]*\]' | head -n1
+echo
+echo "== a fork: the same history up to seq 3, then its own (nothing copied)"
+FORK=$("$SDB" fork "$SID" --at 3 --title "Demo: a different follow-up")
+"$SDB" append "$FORK" "Could it be a QR code?"
+"$SDB" ls
+echo
+echo "== a compaction: a summary stands in for seqs 1..3 and admits the image it replaces"
+"$SDB" compact "$SID" --from 1 --to 3 --summary "The user showed a tiny grey square." --model demo
+"$SDB" events "$SID"
+echo
 "$SDB" verify
 "$SDB" stats
