@@ -12,6 +12,7 @@ PACKAGES=(
   libssl-dev                      # SHA-256, base64
   nlohmann-json3-dev              # JSON codec
   libcli11-dev                    # command line parsing
+  libzip-dev                      # ChatGPT and Claude.ai export archives (import)
   libgtest-dev libgmock-dev       # tests
   libbenchmark-dev                # bench/
 )

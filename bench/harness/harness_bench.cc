@@ -80,9 +80,8 @@ void Fork(const fs::path& root) {
     std::string parent = Check(store->CreateSession({}), "create").id;
     Fill(*store, parent, n);
     int k = 0;
-    auto fork_ns = Time(20, [&] {
-      Check(store->ForkSession(parent, n - (k++ % 2) * (n / 2), {}), "fork");
-    });
+    auto fork_ns =
+        Time(20, [&] { Check(store->ForkSession(parent, n - (k++ % 2) * (n / 2), {}), "fork"); });
     // A fork at the end reads the whole parent history through its chain.
     std::string fork = Check(store->ForkSession(parent, n, {}), "fork").id;
     auto read_fork_ns = Time(5, [&] { Check(store->ReadMessages(fork), "read fork"); });
@@ -102,8 +101,8 @@ void Projection(const fs::path& root) {
   auto store = FreshStore(root / "projection");
   std::string s = Check(store->CreateSession({}), "create").id;
   Fill(*store, s, 10'000);
-  for (ProviderFormat format :
-       {ProviderFormat::kOpenAiChat, ProviderFormat::kOpenAiResponses, ProviderFormat::kAnthropic}) {
+  for (ProviderFormat format : {ProviderFormat::kOpenAiChat, ProviderFormat::kOpenAiResponses,
+                                ProviderFormat::kAnthropic}) {
     auto uncompacted = Time(5, [&] { Check(ProjectSession(*store, s, {format}), "project"); });
     std::cout << json{{"workload", "harness_projection"},
                       {"format", ProviderFormatName(format)},
@@ -115,10 +114,11 @@ void Projection(const fs::path& root) {
   }
   Check(store->Compact(s, {.from_seq = 1, .to_seq = 9'000, .summary = "The first 9,000 turns."}),
         "compact");
-  for (ProviderFormat format :
-       {ProviderFormat::kOpenAiChat, ProviderFormat::kOpenAiResponses, ProviderFormat::kAnthropic}) {
+  for (ProviderFormat format : {ProviderFormat::kOpenAiChat, ProviderFormat::kOpenAiResponses,
+                                ProviderFormat::kAnthropic}) {
     size_t bytes = 0;
-    auto ns = Time(20, [&] { bytes = Check(ProjectSession(*store, s, {format}), "project").size(); });
+    auto ns =
+        Time(20, [&] { bytes = Check(ProjectSession(*store, s, {format}), "project").size(); });
     std::cout << json{{"workload", "harness_projection"},
                       {"format", ProviderFormatName(format)},
                       {"messages", 10'000},
@@ -162,8 +162,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::cout << "Usage: sessiondb_harness_bench [--dir DIR] [--workloads fork,projection,resume]\n"
-                   "Prints one JSON object per line (see docs/benchmarks.md).\n";
+      std::cout
+          << "Usage: sessiondb_harness_bench [--dir DIR] [--workloads fork,projection,resume]\n"
+             "Prints one JSON object per line (see docs/benchmarks.md).\n";
       return 0;
     } else if (arg == "--dir" && i + 1 < argc) {
       dir = argv[++i];
@@ -190,8 +191,8 @@ int main(int argc, char** argv) {
   }
   // The stores are scaffolding for the timings: remove them (100k-event
   // sessions are tens of MB each).
-  for (const char* made : {"fork-1000", "fork-10000", "fork-100000", "projection", "resume-10000",
-                           "resume-100000"}) {
+  for (const char* made :
+       {"fork-1000", "fork-10000", "fork-100000", "projection", "resume-10000", "resume-100000"}) {
     fs::remove_all(dir / made);
   }
   return 0;

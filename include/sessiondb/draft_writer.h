@@ -76,13 +76,13 @@ class DraftWriter {
   const std::string draft_id_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
-  Draft draft_;           // guarded by mu_: what the caller has streamed
-  bool dirty_ = false;    // guarded by mu_: draft_ differs from the stored row
-  bool stopping_ = false; // guarded by mu_
-  bool done_ = false;     // guarded by mu_: finished or closed
-  int64_t saves_ = 0;     // guarded by mu_
-  Status last_error_;     // guarded by mu_
-  std::mutex save_mu_;    // one save in flight at a time
+  Draft draft_;            // guarded by mu_: what the caller has streamed
+  bool dirty_ = false;     // guarded by mu_: draft_ differs from the stored row
+  bool stopping_ = false;  // guarded by mu_
+  bool done_ = false;      // guarded by mu_: finished or closed
+  int64_t saves_ = 0;      // guarded by mu_
+  Status last_error_;      // guarded by mu_
+  std::mutex save_mu_;     // one save in flight at a time
   std::thread thread_;
 };
 

@@ -143,6 +143,15 @@ class Store {
   // not match.
   virtual Status RestoreSession(const Session& session, std::span<const Event> events,
                                 const BlobSourceFn& blob_source) = 0;
+  // More events for a session RestoreSession began (imports too long to hold
+  // at once restore a session in runs): `events` must continue its log
+  // (last_seq + 1, + 2...), with their ids and times as given; the index entry
+  // (counts, updated time, a title or preview not yet fixed) moves on with
+  // them. Same blob rules as RestoreSession. kNotFound for a missing session;
+  // kInvalidArgument for seqs that do not continue the log; nothing is
+  // written then.
+  virtual Status RestoreEvents(std::string_view session_id, std::span<const Event> events,
+                               const BlobSourceFn& blob_source) = 0;
 
   // ---- The agent harness: forks, events, compaction, drafts, usage ---------
   // See docs/harness.md for how these fit together.

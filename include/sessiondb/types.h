@@ -228,18 +228,18 @@ Result<EventType> ParseEventType(std::string_view name);
 struct ResourceView {
   std::string resource_id;
   std::string reason;
-  Resource resource;         // the descriptor viewed, as the log holds it
-  int64_t message_seq = 0;   // the seq of the message that attached it
+  Resource resource;        // the descriptor viewed, as the log holds it
+  int64_t message_seq = 0;  // the seq of the message that attached it
   bool operator==(const ResourceView&) const = default;
 };
 
 // What a caller supplies to compact a range of a session's log.
 struct CompactionRequest {
-  int64_t from_seq = 0;  // first seq the summary stands in for (>= 1)
-  int64_t to_seq = 0;    // last seq it stands in for (<= the session's last_seq)
-  std::string summary;   // required, UTF-8
-  std::string strategy;  // how it was made, e.g. "llm-summary" (free text)
-  std::string model;     // the model that wrote it
+  int64_t from_seq = 0;     // first seq the summary stands in for (>= 1)
+  int64_t to_seq = 0;       // last seq it stands in for (<= the session's last_seq)
+  std::string summary;      // required, UTF-8
+  std::string strategy;     // how it was made, e.g. "llm-summary" (free text)
+  std::string model;        // the model that wrote it
   std::string limitations;  // what the summary cannot say, in the caller's words
 };
 

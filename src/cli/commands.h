@@ -16,6 +16,8 @@ void AddSessionCommands(CLI::App& app, CliContext& ctx);
 void AddMessageCommands(CLI::App& app, CliContext& ctx);
 // fork, events, compact, prune, view, usage, drafts, project
 void AddHarnessCommands(CLI::App& app, CliContext& ctx);
+// import, export
+void AddInteropCommands(CLI::App& app, CliContext& ctx);
 // gc, verify, stats, copy
 void AddHousekeepingCommands(CLI::App& app, CliContext& ctx);
 

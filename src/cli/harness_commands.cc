@@ -69,8 +69,9 @@ void AddFork(CLI::App& app, CliContext& ctx) {
       ->option_text("SEQ");
   cmd->add_option("--id", args->id, "Id for the fork (default: a new UUIDv7)");
   cmd->add_option("--title", args->title, "Title (default: the inherited one)");
-  cmd->footer("\nExamples:\n  sessiondb fork SID --at 12 --title \"Try the other fix\"\n"
-              "  NEW=$(sessiondb fork SID)");
+  cmd->footer(
+      "\nExamples:\n  sessiondb fork SID --at 12 --title \"Try the other fix\"\n"
+      "  NEW=$(sessiondb fork SID)");
   cmd->callback([&ctx, args] {
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
@@ -96,7 +97,9 @@ void AddEvents(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand(
       "events", "Print a session's whole log: messages, resource views and compactions");
   cmd->add_option("SESSION", args->session, "Session id")->required();
-  cmd->add_option("--from", args->from, "First seq")->check(CLI::PositiveNumber)->option_text("SEQ");
+  cmd->add_option("--from", args->from, "First seq")
+      ->check(CLI::PositiveNumber)
+      ->option_text("SEQ");
   cmd->add_option("--limit", args->limit, "At most N events")
       ->check(CLI::NonNegativeNumber)
       ->option_text("N");
@@ -160,9 +163,10 @@ void AddCompact(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--limitations", args->limitations, "What the summary cannot tell");
   cmd->add_flag("--prune", args->prune,
                 "Then erase the covered messages' text and their unshared blobs (see `prune`)");
-  cmd->footer("\nExamples:\n  sessiondb compact SID --from 1 --to 900 --summary-file s.md "
-              "--model gpt-5 --strategy llm-summary\n"
-              "  summarize.sh | sessiondb compact SID --from 1 --to 900 --prune");
+  cmd->footer(
+      "\nExamples:\n  sessiondb compact SID --from 1 --to 900 --summary-file s.md "
+      "--model gpt-5 --strategy llm-summary\n"
+      "  summarize.sh | sessiondb compact SID --from 1 --to 900 --prune");
   cmd->callback([&ctx, args] {
     auto text = SummaryText(args->summary, args->summary_file);
     if (!text) return ctx.Fail(text.error());
@@ -208,9 +212,10 @@ void AddPrune(CLI::App& app, CliContext& ctx) {
   cmd->add_option("SEQ", args->seq, "Seq of the compaction event (see `sessiondb events`)")
       ->required()
       ->check(CLI::PositiveNumber);
-  cmd->footer("\nThe messages stay in the log as pruned stubs (role, id, time); events a fork\n"
-              "inherited from its parent are the parent's and are not touched.\n"
-              "\nExample:\n  sessiondb prune SID 901");
+  cmd->footer(
+      "\nThe messages stay in the log as pruned stubs (role, id, time); events a fork\n"
+      "inherited from its parent are the parent's and are not touched.\n"
+      "\nExample:\n  sessiondb prune SID 901");
   cmd->callback([&ctx, args] {
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
@@ -231,7 +236,8 @@ void AddView(CLI::App& app, CliContext& ctx) {
   cmd->add_option("SESSION", args->session, "Session id")->required();
   cmd->add_option("RESOURCE", args->resource, "Resource id (res_...)")->required();
   cmd->add_option("--reason", args->reason, "Why it is viewed again");
-  cmd->footer("\nExample:\n  sessiondb view SID res_0192... --reason \"compare with the new screenshot\"");
+  cmd->footer(
+      "\nExample:\n  sessiondb view SID res_0192... --reason \"compare with the new screenshot\"");
   cmd->callback([&ctx, args] {
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
@@ -246,8 +252,9 @@ void AddUsage(CLI::App& app, CliContext& ctx) {
   auto session = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("usage", "Token totals of a session's turns, per model");
   cmd->add_option("SESSION", *session, "Session id")->required();
-  cmd->footer("\nA fork counts its own turns only: its parent's tokens were spent once.\n"
-              "\nExample:\n  sessiondb usage SID --json");
+  cmd->footer(
+      "\nA fork counts its own turns only: its parent's tokens were spent once.\n"
+      "\nExample:\n  sessiondb usage SID --json");
   cmd->callback([&ctx, session] {
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
@@ -326,8 +333,7 @@ void AddProject(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand(
       "project", "Print the provider request messages for a session, built from its log");
   cmd->add_option("SESSION", args->session, "Session id")->required();
-  cmd->add_option("--format", args->format,
-                  "openai-chat (default), openai-responses or anthropic")
+  cmd->add_option("--format", args->format, "openai-chat (default), openai-responses or anthropic")
       ->option_text("FORMAT");
   cmd->footer(
       "\nImages go in full on the newest user turn and after a `view`, as descriptors\n"

@@ -53,31 +53,6 @@ void AddGc(CLI::App& app, CliContext& ctx) {
   });
 }
 
-// Draws "<what>: 120/4000" on a terminal, at most ten times a second.
-class Progress {
- public:
-  Progress(bool enabled, std::string what) : enabled_(enabled), what_(std::move(what)) {}
-  ~Progress() {
-    if (drawn_) std::cerr << "\r\033[K" << std::flush;  // leave the line clean
-  }
-  void operator()(int64_t done, int64_t total) {
-    if (!enabled_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (drawn_ && done != total && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    drawn_ = true;
-    std::cerr << "\r" << what_ << ": " << done;
-    if (total > 0) std::cerr << "/" << total;
-    std::cerr << std::flush;
-  }
-
- private:
-  bool enabled_;
-  std::string what_;
-  bool drawn_ = false;
-  std::chrono::steady_clock::time_point last_;
-};
-
 void AddVerify(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand(
       "verify", "Re-hash every blob; list missing and corrupt ones (exit 8 if any)");

@@ -122,8 +122,8 @@ Json ToJson(const Usage& u) {
 Json ToJson(const Compaction& c) {
   Json images = Json::array();
   for (const Resource& r : c.images) images.push_back(ToJson(r));
-  return {{"from_seq", c.from_seq},       {"to_seq", c.to_seq}, {"summary", c.summary},
-          {"strategy", c.strategy},       {"model", c.model},   {"limitations", c.limitations},
+  return {{"from_seq", c.from_seq},     {"to_seq", c.to_seq}, {"summary", c.summary},
+          {"strategy", c.strategy},     {"model", c.model},   {"limitations", c.limitations},
           {"images", std::move(images)}};
 }
 

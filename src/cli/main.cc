@@ -27,6 +27,7 @@ Examples:
   sessiondb archive "$SID" && sessiondb purge --older-than 30
   sessiondb gc --dry-run && sessiondb verify
   sessiondb --store postgresql://me@db.internal/chats?namespace=team-a ls
+  sessiondb import ~/.claude/projects && sessiondb export --format markdown --out md/
   sessiondb copy --from ~/.local/share/sessiondb --to postgresql://me@db.internal/chats
 
 Store location: --store DIR|URI, else $SESSIONDB_STORE, else $XDG_DATA_HOME/sessiondb,
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
   AddSessionCommands(app, ctx);
   AddMessageCommands(app, ctx);
   AddHarnessCommands(app, ctx);
+  AddInteropCommands(app, ctx);
   AddHousekeepingCommands(app, ctx);
   try {
     app.parse(argc, argv);

@@ -11,14 +11,16 @@
 // standard streams without locking.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "sessiondb/status.h"
+#include "core/text_rules.h"
 
 namespace sessiondb::cli {
 
@@ -75,6 +77,38 @@ class Table {
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
   std::vector<bool> right_;
+};
+
+// Draws "<what>: 120/4000" (or, for bytes, "<what>: 12.0 MiB/1.0 GiB (1%)")
+// on stderr when it is a terminal, at most ten times a second, and clears the
+// line when done.
+class Progress {
+ public:
+  Progress(bool enabled, std::string what, bool bytes = false)
+      : enabled_(enabled), bytes_(bytes), what_(std::move(what)) {}
+  ~Progress() {
+    if (drawn_) std::cerr << "\r\033[K" << std::flush;  // leave the line clean
+  }
+  void operator()(int64_t done, int64_t total) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (drawn_ && done != total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    drawn_ = true;
+    std::cerr << "\r\033[K" << what_ << ": " << (bytes_ ? FormatBytes(done) : std::to_string(done));
+    if (total > 0) {
+      std::cerr << "/" << (bytes_ ? FormatBytes(total) : std::to_string(total));
+      if (bytes_) std::cerr << " (" << done * 100 / total << "%)";
+    }
+    std::cerr << std::flush;
+  }
+
+ private:
+  bool enabled_;
+  bool bytes_;
+  std::string what_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_;
 };
 
 }  // namespace sessiondb::cli

@@ -75,8 +75,8 @@ std::string EncodeResourceViewBody(const ResourceView& view) {
 std::string EncodeCompactionBody(const Compaction& c) {
   json images = json::array();
   for (const Resource& r : c.images) images.push_back(ResourceJson(r));
-  json body = {{"v", kEventBodyVersion}, {"from_seq", c.from_seq},    {"to_seq", c.to_seq},
-               {"summary", c.summary},   {"strategy", c.strategy},    {"model", c.model},
+  json body = {{"v", kEventBodyVersion},       {"from_seq", c.from_seq},     {"to_seq", c.to_seq},
+               {"summary", c.summary},         {"strategy", c.strategy},     {"model", c.model},
                {"limitations", c.limitations}, {"images", std::move(images)}};
   return body.dump();
 }
@@ -102,7 +102,8 @@ Result<Event> DecodeEventRow(const EventRow& row) {
         m.seq = e.seq;
         m.ts_ms = e.ts_ms;
         auto role = ParseRole(row.role);
-        if (!role) return Err(Status::Corruption("message " + e.id + ": " + role.error().message()));
+        if (!role)
+          return Err(Status::Corruption("message " + e.id + ": " + role.error().message()));
         m.role = *role;
         RETURN_IF_ERROR(DecodeMessageBody(row.body, row.text, &m));
         break;

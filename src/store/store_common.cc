@@ -137,6 +137,33 @@ Event RestoredCopy(const Event& event, std::string_view session_id) {
   return out;
 }
 
+Status ValidateRestoredRun(std::string_view session_id, int64_t last_seq,
+                           std::span<const Event> events) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    const int64_t want = last_seq + 1 + static_cast<int64_t>(i);
+    if (events[i].seq != want) {
+      return Status::InvalidArgument("session '" + std::string(session_id) + "' ends at seq " +
+                                     std::to_string(last_seq) + "; restored event " +
+                                     std::to_string(i + 1) + " has seq " +
+                                     std::to_string(events[i].seq) + " where " +
+                                     std::to_string(want) + " was expected");
+    }
+  }
+  return Status::Ok();
+}
+
+void ApplyRestoredToIndex(std::span<const Event> events, int64_t message_count,
+                          IndexEntry* entry, int64_t* updated_ms) {
+  const int64_t count_before = entry->message_count;
+  const int64_t last_before = entry->last_seq;
+  for (const Event& e : events) {
+    if (e.type == EventType::kMessage) ApplyMessageToIndex(e.message.role, e.message.Text(), entry);
+    *updated_ms = std::max(*updated_ms, e.ts_ms);
+  }
+  entry->message_count = count_before + message_count;
+  entry->last_seq = last_before + static_cast<int64_t>(events.size());
+}
+
 bool RestoresAsStored(const Event& event) {
   return event.type != EventType::kMessage || event.message.pruned;
 }

@@ -91,6 +91,17 @@ bool IsInherited(const Event& event, std::string_view session_id);
 // there, so its copy gets a new one (empty: the store assigns it).
 Event RestoredCopy(const Event& event, std::string_view session_id);
 
+// kInvalidArgument unless `events` continue a log whose last seq is
+// `last_seq` (last_seq + 1, + 2...), what RestoreEvents accepts.
+Status ValidateRestoredRun(std::string_view session_id, int64_t last_seq,
+                           std::span<const Event> events);
+
+// Moves the index entry on over restored `events` (holding `message_count`
+// messages): last_seq, count, a title and preview not yet fixed, and
+// updated_ms to the newest event's time if later.
+void ApplyRestoredToIndex(std::span<const Event> events, int64_t message_count,
+                          IndexEntry* entry, int64_t* updated_ms);
+
 // True for the events EncodeRestoredEvent takes.
 bool RestoresAsStored(const Event& event);
 Result<StoredEventColumns> EncodeRestoredEvent(const Event& event);

@@ -54,9 +54,8 @@ Result<CopyReport> CopyStore(Store& from, Store& to, const ProgressFn& progress)
     RETURN_IF_ERROR(to.RestoreSession(target, events, blob_source));
     copied.insert(session.id);
     ++report.sessions_copied;
-    report.messages_copied += std::count_if(events.begin(), events.end(), [](const Event& e) {
-      return e.type == EventType::kMessage;
-    });
+    report.messages_copied += std::count_if(
+        events.begin(), events.end(), [](const Event& e) { return e.type == EventType::kMessage; });
     return Status::Ok();
   };
 

@@ -43,8 +43,8 @@ std::string ImageLimitation(const std::vector<Resource>& images) {
   }
   return "This summary is not the image" + std::string(images.size() == 1 ? "" : "s") +
          " it replaces: " + std::to_string(images.size()) + " image" +
-         (images.size() == 1 ? " was" : "s were") + " attached in the summarised range (" +
-         names + "). A description is not the original; record a resource_view to see " +
+         (images.size() == 1 ? " was" : "s were") + " attached in the summarised range (" + names +
+         "). A description is not the original; record a resource_view to see " +
          (images.size() == 1 ? "it" : "one") + " again.";
 }
 
@@ -109,8 +109,8 @@ Result<Event> Store::RecordResourceView(std::string_view session_id, std::string
                                        " is a remote link (" + view.resource.uri +
                                        "): its bytes were never fetched, so it cannot be viewed"));
   }
-  ASSIGN_OR_RETURN(Event event, AppendEventRecord(session_id, EventType::kResourceView,
-                                                  view.reason, EncodeResourceViewBody(view)));
+  ASSIGN_OR_RETURN(Event event, AppendEventRecord(session_id, EventType::kResourceView, view.reason,
+                                                  EncodeResourceViewBody(view)));
   event.resource_view = std::move(view);
   return event;
 }
@@ -123,17 +123,18 @@ Result<Event> Store::Compact(std::string_view session_id, const CompactionReques
   for (const std::string* field :
        {&request.summary, &request.strategy, &request.model, &request.limitations}) {
     if (!IsValidUtf8(*field)) {
-      return Err(Status::InvalidArgument("the compaction's summary, strategy, model and "
-                                         "limitations must be UTF-8"));
+      return Err(
+          Status::InvalidArgument("the compaction's summary, strategy, model and "
+                                  "limitations must be UTF-8"));
     }
   }
   ASSIGN_OR_RETURN(Session session, GetSession(session_id));
   if (request.from_seq < 1 || request.to_seq < request.from_seq ||
       request.to_seq > session.last_seq) {
-    return Err(Status::InvalidArgument(
-        "compaction range " + std::to_string(request.from_seq) + ".." +
-        std::to_string(request.to_seq) + " is not within the session's log (1.." +
-        std::to_string(session.last_seq) + ", from <= to)"));
+    return Err(Status::InvalidArgument("compaction range " + std::to_string(request.from_seq) +
+                                       ".." + std::to_string(request.to_seq) +
+                                       " is not within the session's log (1.." +
+                                       std::to_string(session.last_seq) + ", from <= to)"));
   }
   Compaction c;
   c.from_seq = request.from_seq;

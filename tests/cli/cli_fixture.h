@@ -1,8 +1,8 @@
-// The fixture of the CLI suites. Runs the real `sessiondb` binary (fork + exec, no shell) against a fresh
-// store per test and checks exit codes, stderr messages and --json output.
-// Every run gets a clean environment for the store location: HOME points into
-// the test's directory and $SESSIONDB_STORE / $XDG_DATA_HOME are unset unless
-// a test sets them, so nothing outside the temp directory is ever touched.
+// The fixture of the CLI suites. Runs the real `sessiondb` binary (fork + exec, no shell) against a
+// fresh store per test and checks exit codes, stderr messages and --json output. Every run gets a
+// clean environment for the store location: HOME points into the test's directory and
+// $SESSIONDB_STORE / $XDG_DATA_HOME are unset unless a test sets them, so nothing outside the temp
+// directory is ever touched.
 #pragma once
 
 #include <fcntl.h>

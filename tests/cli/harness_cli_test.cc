@@ -15,8 +15,8 @@ class HarnessCli : public Cli {
 };
 
 TEST_F(HarnessCli, EveryHarnessVerbHasHelpWithAnExample) {
-  for (const char* verb : {"fork", "events", "compact", "prune", "view", "usage", "drafts",
-                           "project"}) {
+  for (const char* verb :
+       {"fork", "events", "compact", "prune", "view", "usage", "drafts", "project"}) {
     CliRun r = Run({verb, "--help"}, {.with_store = false});
     EXPECT_EQ(r.exit_code, 0) << verb;
     EXPECT_TRUE(Contains(r.out, std::string("sessiondb ") + verb)) << verb << ":\n" << r.out;
@@ -59,7 +59,8 @@ TEST_F(HarnessCli, ForkCompactAndEventsWorkTogether) {
   CliRun bad = Sdb({"compact", sid, "--from", "3", "--to", "9", "--summary", "x"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(Contains(bad.err, "1..4")) << bad.err;
-  CliRun no_summary = Run({"compact", sid, "--from", "1", "--to", "2"}, {.stdin_is_terminal = true});
+  CliRun no_summary =
+      Run({"compact", sid, "--from", "1", "--to", "2"}, {.stdin_is_terminal = true});
   EXPECT_EQ(no_summary.exit_code, 2);
   EXPECT_TRUE(Contains(no_summary.err, "--summary")) << no_summary.err;
   EXPECT_EQ(Sdb({"--json", "events", sid}).Json()["events"].size(), 4u);

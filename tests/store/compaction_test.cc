@@ -123,13 +123,13 @@ TEST_P(Compactions, ProjectionInputEqualsReplayingTheWholeLog) {
   auto add = [&](int n) {
     for (int i = 0; i < n; ++i) AppendText(s, "t" + std::to_string(i));
   };
-  add(5);                                                                   // 1..5
-  ASSERT_TRUE(store_->Compact(s, {.from_seq = 2, .to_seq = 3, .summary = "A"}));  // 6
-  add(3);                                                                   // 7..9
-  ASSERT_TRUE(store_->Compact(s, {.from_seq = 1, .to_seq = 7, .summary = "B"}));  // 10
-  add(2);                                                                   // 11, 12
+  add(5);                                                                           // 1..5
+  ASSERT_TRUE(store_->Compact(s, {.from_seq = 2, .to_seq = 3, .summary = "A"}));    // 6
+  add(3);                                                                           // 7..9
+  ASSERT_TRUE(store_->Compact(s, {.from_seq = 1, .to_seq = 7, .summary = "B"}));    // 10
+  add(2);                                                                           // 11, 12
   ASSERT_TRUE(store_->Compact(s, {.from_seq = 11, .to_seq = 11, .summary = "C"}));  // 13
-  add(1);                                                                   // 14
+  add(1);                                                                           // 14
   auto all = store_->ReadEvents(s);
   ASSERT_TRUE(all);
   std::vector<Event> replayed = ReplayCompactions(*all);
@@ -151,9 +151,9 @@ TEST_P(Compactions, ProjectionInputEqualsReplayingTheWholeLog) {
 
 TEST_P(Compactions, ASummaryOfASummaryStandsForWhatTheFirstCovered) {
   std::string s = NewSessionId();
-  for (int i = 0; i < 4; ++i) AppendText(s, "t" + std::to_string(i));  // 1..4
-  ASSERT_TRUE(store_->Compact(s, {.from_seq = 1, .to_seq = 4, .summary = "first"}));  // 5
-  AppendText(s, "t5");                                                               // 6
+  for (int i = 0; i < 4; ++i) AppendText(s, "t" + std::to_string(i));                  // 1..4
+  ASSERT_TRUE(store_->Compact(s, {.from_seq = 1, .to_seq = 4, .summary = "first"}));   // 5
+  AppendText(s, "t5");                                                                 // 6
   ASSERT_TRUE(store_->Compact(s, {.from_seq = 5, .to_seq = 6, .summary = "second"}));  // 7
   AppendText(s, "t7");                                                                 // 8
   auto input = store_->ReadForProjection(s);

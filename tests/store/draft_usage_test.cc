@@ -86,8 +86,7 @@ TEST_P(Drafts, FinishingWithPartsUsesThemAndDiscardRemovesTheDraft) {
   ASSERT_TRUE(store_->DiscardDraft(b->id).ok());
   EXPECT_TRUE(store_->ListDrafts(s)->empty());
   EXPECT_EQ(store_->DiscardDraft(b->id).code(), StatusCode::kNotFound);
-  EXPECT_EQ(store_->OpenDraft("nope", Role::kAssistant, "").error().code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(store_->OpenDraft("nope", Role::kAssistant, "").error().code(), StatusCode::kNotFound);
 }
 
 TEST_P(Drafts, TheWriterSavesOnItsIntervalOnlyWhenSomethingChanged) {

@@ -103,8 +103,9 @@ class StoreCopy : public EmbeddedStoreTest {
     ASSERT_TRUE(first_read);
     const std::string image = (*first_read)[0].parts[1].resource->resource_id;
     ASSERT_TRUE(store_->RecordResourceView("chat", image, "look again"));
-    ASSERT_TRUE(store_->Compact("chat", {.from_seq = 1, .to_seq = 2, .summary = "a chart",
-                                         .strategy = "llm", .model = "m"}));
+    ASSERT_TRUE(store_->Compact(
+        "chat",
+        {.from_seq = 1, .to_seq = 2, .summary = "a chart", .strategy = "llm", .model = "m"}));
     ASSERT_TRUE(store_->CreateSession({.id = "pruned"}));
     Message secret;
     secret.parts = {Part::Text("erase me"),

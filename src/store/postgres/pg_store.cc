@@ -359,8 +359,6 @@ Result<AppendResult> PgStore::Append(std::string_view session_id, const Message&
   return std::move(results.front());
 }
 
-namespace {
-
 // Inserts, inside the caller's transaction, each blob of `needed` that the
 // store lacks, taking a share lock on those it has so garbage collection
 // cannot delete them before the caller's references commit. `bytes_of`
@@ -424,8 +422,6 @@ Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view ses
       "FROM unnest($3::text[], $4::bigint[]) AS u(sha, seq) ON CONFLICT DO NOTHING",
       r);
 }
-
-}  // namespace
 
 UsageDelta UsageOf(const std::vector<PreparedMessage>& prepared) {
   UsageDelta delta;
@@ -628,116 +624,6 @@ Result<std::vector<Message>> PgStore::ReadLastMessages(std::string_view session_
   return MessagesOf(std::move(events));
 }
 
-Status PgStore::RestoreSession(const Session& session, std::span<const Event> events,
-                               const BlobSourceFn& blob_source) {
-  RETURN_IF_ERROR(ValidateRestore(session, events));
-  ASSIGN_OR_RETURN(std::string metadata,
-                   CanonicalJsonObject(session.metadata_json, "session metadata"));
-  std::string title = CollapseWhitespace(session.title);
-  if (title.empty()) title = kDefaultTitle;
-  RETURN_IF_ERROR(CheckNoNul(title, "session title"));
-  RETURN_IF_ERROR(CheckNoNul(session.preview, "session preview"));
-  // Messages are prepared like appends and every descriptor is accepted: its
-  // blob is fetched (or found lost) inside the transaction below, before the
-  // events that refer to it. Other events are written as they are.
-  std::set<std::string> needed_set;
-  std::vector<PreparedMessage> prepared;  // the messages, for their usage
-  EventRows rows;
-  int64_t message_count = 0;
-  for (const Event& original : events) {
-    const Event e = RestoredCopy(original, session.id);
-    message_count += e.type == EventType::kMessage;
-    rows.seqs.push_back(e.seq);
-    rows.ts.push_back(e.ts_ms);
-    rows.types.emplace_back(EventTypeName(e.type));
-    if (e.type == EventType::kMessage) {
-      rows.roles.emplace_back(RoleName(e.message.role));
-    } else {
-      rows.roles.emplace_back(std::nullopt);
-    }
-    if (RestoresAsStored(e)) {
-      ASSIGN_OR_RETURN(StoredEventColumns stored, EncodeRestoredEvent(e));
-      RETURN_IF_ERROR(CheckNoNul(stored.text, "the text of event " + std::to_string(e.seq)));
-      rows.ids.push_back(e.id.empty() ? NewId() : e.id);
-      rows.texts.push_back(std::move(stored.text));
-      rows.bodies.push_back(std::move(stored.body));
-      continue;
-    }
-    ASSIGN_OR_RETURN(PreparedMessage p, PrepareMessage(
-                                            e.message, options_,
-                                            [](std::string_view) { return true; },
-                                            [this] { return NewId(); }));
-    RETURN_IF_ERROR(CheckNoNul(p.text, "the text of message " + std::to_string(e.seq)));
-    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message));
-    rows.ids.push_back(p.message.id);
-    rows.texts.push_back(p.text);
-    rows.bodies.push_back(std::move(body));
-    for (const std::string& sha : p.referenced_sha256) {
-      needed_set.insert(sha);
-      rows.ref_shas.push_back(sha);
-      rows.ref_seqs.push_back(e.seq);
-    }
-    // Tokens an inherited turn spent were the parent's, and counted there.
-    if (p.message.usage && !IsInherited(original, session.id)) prepared.push_back(std::move(p));
-  }
-  const std::vector<std::string> needed(needed_set.begin(), needed_set.end());
-  auto bytes_of = [&](const std::string& sha) -> Result<std::string> {
-    ASSIGN_OR_RETURN(std::string bytes, blob_source(sha));
-    if (blob::Sha256Hex(bytes) != sha) {
-      return Err(Status::Corruption("the source's blob " + sha +
-                                    " does not hash to its name; run `sessiondb verify` there"));
-    }
-    return bytes;
-  };
-  auto on_lost = [&](const std::string& sha) {
-    options_.warn("session " + session.id + ": blob " + sha +
-                  " is missing in the source; its descriptor is kept and reads as missing");
-  };
-  const UsageDelta usage = UsageOf(prepared);
-
-  return Run([&](PgConnection& c) -> Status {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
-    const bool fork = !session.parent_id.empty();
-    if (fork) {
-      // The parent may be a deleted one kept for its forks: it still counts.
-      PgParams q;
-      q.Add(ns_).Add(session.parent_id);
-      ASSIGN_OR_RETURN(PgResult parent,
-                       c.Exec("SELECT last_seq FROM sessions WHERE namespace = $1 AND id = $2 "
-                              "FOR SHARE",
-                              q));
-      if (parent.rows() == 0 || parent.Int(0, 0) < session.fork_seq) {
-        return MissingForkParent(session);
-      }
-    }
-    PgParams p;
-    p.Add(ns_).Add(session.id).Add(title).Add(title != kDefaultTitle).Add(session.preview);
-    // A fork's count includes what it inherits: the source's index entry says.
-    p.Add(session.created_ms).Add(session.updated_ms);
-    p.Add(fork ? session.message_count : message_count).Add(session.archived);
-    p.Add(metadata).Add((fork ? session.fork_seq : 0) + static_cast<int64_t>(events.size()));
-    if (fork) {
-      p.Add(session.parent_id);
-    } else {
-      p.AddNull();
-    }
-    p.Add(fork ? session.fork_seq : int64_t{0});
-    ASSIGN_OR_RETURN(PgResult r,
-                     c.Exec("INSERT INTO sessions (namespace, id, title, title_fixed, preview, "
-                            "created_ms, updated_ms, message_count, last_seq, archived, metadata, "
-                            "parent_id, fork_seq) "
-                            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11, $9, $10, $12, $13) "
-                            "ON CONFLICT (namespace, id) DO NOTHING",
-                            p));
-    if (r.Affected() == 0) {
-      return SessionIdTaken(session.id);
-    }
-    RETURN_IF_ERROR(EnsureBlobs(c, needed, Now(), bytes_of, on_lost));
-    if (!events.empty()) RETURN_IF_ERROR(InsertEvents(c, ns_, session.id, rows));
-    RETURN_IF_ERROR(AddUsage(c, ns_, session.id, usage));
-    return txn.Commit();
-  });
-}
 
 // ---- Blobs ------------------------------------------------------------------
 

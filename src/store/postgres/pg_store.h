@@ -59,6 +59,8 @@ class PgStore final : public Store {
                                                 int64_t count) override;
   Status RestoreSession(const Session& session, std::span<const Event> events,
                         const BlobSourceFn& blob_source) override;
+  Status RestoreEvents(std::string_view session_id, std::span<const Event> events,
+                       const BlobSourceFn& blob_source) override;
 
   // The agent harness (pg_harness.cc).
   Result<Session> ForkSession(std::string_view parent_id, int64_t at_seq,
@@ -103,6 +105,13 @@ class PgStore final : public Store {
 
   Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
   Result<bool> BlobReferenced(std::string_view sha256);
+  // Restored events encoded as rows, with the blobs they need and their usage
+  // (pg_restore.cc). Defined there.
+  struct RestoreBatch;
+  Result<RestoreBatch> EncodeRestore(std::string_view session_id, std::span<const Event> events);
+  // Inside the caller's transaction: the batch's blobs, events and usage.
+  Status InsertRestored(PgConnection& c, std::string_view session_id, const RestoreBatch& batch,
+                        const BlobSourceFn& blob_source);
   // The events of the session's history that `query` asks for, in seq order,
   // with missing blobs flagged (and warned about). kNotFound for a missing session.
   Result<std::vector<Event>> ReadHistory(std::string_view session_id, const HistoryQuery& query);

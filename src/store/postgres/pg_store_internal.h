@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -93,6 +94,17 @@ struct EventRows {
   std::vector<std::string> ref_shas;
   std::vector<int64_t> ref_seqs;
 };
+
+// Inserts, inside the caller's transaction, each blob of `needed` that the
+// store lacks (bytes from `bytes_of`, or kNotFound: then `on_lost` is told
+// and the descriptor stays), share-locking those it has against gc.
+Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int64_t now,
+                   const std::function<Result<std::string>(const std::string&)>& bytes_of,
+                   const std::function<void(const std::string&)>& on_lost);
+
+// Inserts `rows` (events and their blob references) into session_id.
+Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view session_id,
+                    const EventRows& rows);
 
 // The token totals a batch adds, per provider and model.
 using UsageDelta = std::map<std::pair<std::string, std::string>, ModelUsage>;

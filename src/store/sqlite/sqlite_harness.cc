@@ -83,13 +83,13 @@ Result<std::vector<Event>> SqliteStore::ReadHistory(std::string_view session_id,
     const int64_t expected = std::clamp<int64_t>(
         segments.back().to_seq - std::max<int64_t>(from_seq, 1) + 1, 0, int64_t{1} << 20);
     events.reserve(static_cast<size_t>(limit < 0 ? expected : std::min(limit, expected)));
-    ASSIGN_OR_RETURN(Statement s,
-                     db_->Prepare(messages_only
-                                      ? "SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
-                                        "AND seq BETWEEN ?2 AND ?3 AND type = 'message' "
-                                        "ORDER BY seq LIMIT ?4"
-                                      : "SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
-                                        "AND seq BETWEEN ?2 AND ?3 ORDER BY seq LIMIT ?4"));
+    ASSIGN_OR_RETURN(
+        Statement s,
+        db_->Prepare(messages_only ? "SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
+                                     "AND seq BETWEEN ?2 AND ?3 AND type = 'message' "
+                                     "ORDER BY seq LIMIT ?4"
+                                   : "SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
+                                     "AND seq BETWEEN ?2 AND ?3 ORDER BY seq LIMIT ?4"));
     for (const Segment& seg : segments) {
       const int64_t lo = std::max(seg.from_seq, from_seq);
       if (lo > seg.to_seq) continue;

@@ -25,7 +25,6 @@ constexpr const char* kDatabaseFile = "sessiondb.db";
 constexpr const char* kBlobDir = "blobs";
 constexpr const char* kActiveSessionKey = "active_session";
 
-
 Session SessionFromRow(const Statement& s) {
   Session out;
   out.id = s.ColumnText(0);
@@ -176,11 +175,13 @@ Result<SessionPage> SqliteStore::ListSessions(const ListOptions& options) {
 
   std::lock_guard lock(mu_);
   static constexpr const char* kFirstPage =
-      "SELECT " SESSION_COLUMNS " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
+      "SELECT " SESSION_COLUMNS
+      " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
       "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
       "ORDER BY updated_ms DESC, id DESC LIMIT ?4";
   static constexpr const char* kNextPage =
-      "SELECT " SESSION_COLUMNS " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
+      "SELECT " SESSION_COLUMNS
+      " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
       "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
       "AND (updated_ms, id) < (?5, ?6) ORDER BY updated_ms DESC, id DESC LIMIT ?4";
   ASSIGN_OR_RETURN(Statement s, db_->Prepare(paged ? kNextPage : kFirstPage));
@@ -258,7 +259,8 @@ Status SqliteStore::DeleteSessionLocked(std::string_view id) {
 }
 
 Result<bool> SqliteStore::HasForksLocked(std::string_view id) {
-  ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT 1 FROM sessions WHERE parent_id = ?1 LIMIT 1"));
+  ASSIGN_OR_RETURN(Statement s,
+                   db_->Prepare("SELECT 1 FROM sessions WHERE parent_id = ?1 LIMIT 1"));
   s.Bind(1, id);
   return s.Step();
 }
@@ -660,115 +662,6 @@ Result<StorageStats> SqliteStore::Stats() {
     if (it->is_regular_file(ec)) stats.total_bytes += FileSize(it->path());
   }
   return stats;
-}
-
-// ---- Restore ------------------------------------------------------------------
-
-Status SqliteStore::RestoreSession(const Session& session, std::span<const Event> events,
-                                   const BlobSourceFn& blob_source) {
-  RETURN_IF_ERROR(ValidateRestore(session, events));
-  ASSIGN_OR_RETURN(std::string metadata,
-                   CanonicalJsonObject(session.metadata_json, "session metadata"));
-  std::string title = CollapseWhitespace(session.title);
-  if (title.empty()) title = kDefaultTitle;
-  // Messages are prepared like appends; every descriptor is accepted: its
-  // blob is fetched (or found lost) below, before the transaction that refers
-  // to it. Other events are written as they are.
-  std::vector<std::optional<PreparedMessage>> prepared(events.size());
-  std::vector<StoredEventColumns> stored(events.size());
-  std::set<std::string> needed;
-  int64_t message_count = 0;
-  std::vector<std::string> stored_ids(events.size());
-  for (size_t i = 0; i < events.size(); ++i) {
-    const Event e = RestoredCopy(events[i], session.id);
-    message_count += e.type == EventType::kMessage;
-    if (RestoresAsStored(e)) {
-      ASSIGN_OR_RETURN(stored[i], EncodeRestoredEvent(e));
-      stored_ids[i] = e.id.empty() ? NewId() : e.id;
-      continue;
-    }
-    ASSIGN_OR_RETURN(PreparedMessage p, PrepareMessage(
-                                            e.message, options_,
-                                            [](std::string_view) { return true; },
-                                            [this] { return NewId(); }));
-    needed.insert(p.referenced_sha256.begin(), p.referenced_sha256.end());
-    prepared[i] = std::move(p);
-  }
-  for (const std::string& sha : needed) {
-    if (blobs_->Stat(sha)) continue;
-    Result<std::string> bytes = blob_source(sha);
-    if (!bytes && bytes.error().code() == StatusCode::kNotFound) {
-      options_.warn("session " + session.id + ": blob " + sha +
-                    " is missing in the source; its descriptor is kept and reads as missing");
-      continue;
-    }
-    if (!bytes) return bytes.error();
-    if (blob::Sha256Hex(*bytes) != sha) {
-      return Status::Corruption("the source's blob " + sha +
-                                " does not hash to its name; run `sessiondb verify` there");
-    }
-    RETURN_IF_ERROR(blobs_->Put(sha, *bytes));
-  }
-
-  const bool fork = !session.parent_id.empty();
-  std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
-  if (fork) {
-    // The parent may be a deleted one kept for its forks: it still counts.
-    ASSIGN_OR_RETURN(Statement parent, db_->Prepare("SELECT last_seq FROM sessions WHERE id = ?1"));
-    parent.Bind(1, session.parent_id);
-    ASSIGN_OR_RETURN(bool found, parent.Step());
-    if (!found || parent.ColumnInt(0) < session.fork_seq) return MissingForkParent(session);
-  }
-  ASSIGN_OR_RETURN(Statement insert_session,
-                   db_->Prepare("INSERT OR IGNORE INTO sessions (id, title, title_fixed, preview, "
-                                "created_ms, updated_ms, message_count, last_seq, archived, "
-                                "metadata, parent_id, fork_seq) "
-                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
-  insert_session.Bind(1, session.id).Bind(2, title).Bind(3, int64_t{title != kDefaultTitle});
-  insert_session.Bind(4, session.preview).Bind(5, session.created_ms).Bind(6, session.updated_ms);
-  // A fork's count includes what it inherits: the source's index entry says.
-  insert_session.Bind(7, fork ? session.message_count : message_count);
-  insert_session.Bind(8, (fork ? session.fork_seq : 0) + static_cast<int64_t>(events.size()));
-  insert_session.Bind(9, int64_t{session.archived}).Bind(10, metadata);
-  if (fork) {
-    insert_session.Bind(11, session.parent_id).Bind(12, session.fork_seq);
-  } else {
-    insert_session.BindNull(11).Bind(12, int64_t{0});
-  }
-  RETURN_IF_ERROR(insert_session.Run());
-  if (db_->Changes() == 0) return SessionIdTaken(session.id);
-  ASSIGN_OR_RETURN(Statement insert,
-                   db_->Prepare("INSERT INTO events (session_id, seq, id, ts_ms, type, role, "
-                                "text, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
-  ASSIGN_OR_RETURN(Statement add_ref,
-                   db_->Prepare("INSERT OR IGNORE INTO blob_refs (sha256, session_id, seq) "
-                                "VALUES (?1, ?2, ?3)"));
-  for (size_t i = 0; i < events.size(); ++i) {
-    const Event& e = events[i];
-    insert.Bind(1, session.id).Bind(2, e.seq).Bind(4, e.ts_ms).Bind(5, EventTypeName(e.type));
-    if (e.type == EventType::kMessage) {
-      insert.Bind(6, RoleName(e.message.role));
-    } else {
-      insert.BindNull(6);
-    }
-    if (!prepared[i]) {
-      insert.Bind(3, stored_ids[i]).Bind(7, stored[i].text).BindOptional(8, stored[i].body);
-      RETURN_IF_ERROR(insert.Run());
-      continue;
-    }
-    const Message& m = prepared[i]->message;
-    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(m));
-    insert.Bind(3, m.id).Bind(7, prepared[i]->text).BindOptional(8, body);
-    RETURN_IF_ERROR(insert.Run());
-    for (const std::string& sha : prepared[i]->referenced_sha256) {
-      add_ref.Bind(1, sha).Bind(2, session.id).Bind(3, e.seq);
-      RETURN_IF_ERROR(add_ref.Run());
-    }
-    // Tokens an inherited turn spent were the parent's, and counted there.
-    if (!IsInherited(e, session.id)) RETURN_IF_ERROR(AddUsageLocked(session.id, m));
-  }
-  return txn.Commit();
 }
 
 }  // namespace sessiondb::sqlite

@@ -41,8 +41,11 @@ class SqliteStore final : public Store {
                                             int64_t limit) override;
   Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
                                                 int64_t count) override;
+  // Restores (sqlite_restore.cc).
   Status RestoreSession(const Session& session, std::span<const Event> events,
                         const BlobSourceFn& blob_source) override;
+  Status RestoreEvents(std::string_view session_id, std::span<const Event> events,
+                       const BlobSourceFn& blob_source) override;
 
   // The agent harness (sqlite_harness.cc).
   Result<Session> ForkSession(std::string_view parent_id, int64_t at_seq,
@@ -94,7 +97,20 @@ class SqliteStore final : public Store {
   void FlagMissingBlobs(std::string_view session_id, int64_t seq, std::vector<Part>* parts);
   void FlagMissingBlobs(std::vector<Event>* events);
 
+  // Restored events, encoded and with their blobs in place, ready to insert.
+  struct RestoreBatch {
+    std::vector<std::optional<PreparedMessage>> prepared;  // messages with their parts
+    std::vector<StoredEventColumns> stored;                // the rest, written as they are
+    std::vector<std::string> stored_ids;
+    int64_t message_count = 0;
+  };
+  Result<RestoreBatch> PrepareRestore(std::string_view session_id, std::span<const Event> events,
+                                      const BlobSourceFn& blob_source);
+
   // The following need mu_ held.
+  // Inserts the batch's events, references and usage into session_id.
+  Status InsertRestoredLocked(std::string_view session_id, std::span<const Event> events,
+                              const RestoreBatch& batch);
   Result<Session> LoadSessionLocked(std::string_view id);
   Status DeleteSessionLocked(std::string_view id);
   Result<bool> HasForksLocked(std::string_view id);

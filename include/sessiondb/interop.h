@@ -1,0 +1,91 @@
+// Import and export: bring histories in from the formats users live in, take
+// sessions out. See docs/interop.md for every format.
+//
+// Imports stream (memory bounded by the largest single record, not the
+// file) and are idempotent: sessions and events get ids derived from the
+// source's own ids (or a hash of the record), so importing the same source
+// twice adds nothing, and importing a source that has grown adds what is new.
+// Bad records (a line that is not JSON, a truncated last line, a missing or
+// mislabelled image, an absurdly long line) are skipped with a reason; the
+// rest imports. Each session is written in runs of whole events, so an
+// interrupted import leaves whole events behind and a second run completes it.
+//
+// Thread-safety: one call at a time per Store, like the Store itself.
+//
+// Example:
+//   ASSIGN_OR_RETURN(ImportReport r, ImportPath(*store, "~/.claude/projects", {}));
+//   ASSIGN_OR_RETURN(ExportReport e,
+//                    ExportTo(*store, "chat.json", {.format = "snapshot", .sessions = {id}}));
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sessiondb/status.h"
+#include "sessiondb/store.h"
+
+namespace sessiondb {
+
+struct ImportOptions {
+  std::string format;   // empty: detected from the path (see DetectImportFormat)
+  ProgressFn progress;  // bytes read so far, of the input's total bytes
+};
+
+// A record the import left out, and why.
+struct SkippedRecord {
+  std::string where;   // "history.jsonl:17", "sessions/abc.json", "images/x.png"
+  std::string reason;  // what was wrong and what was expected
+};
+
+struct ImportReport {
+  std::string format;
+  int64_t sessions_added = 0;      // new in the store
+  int64_t sessions_extended = 0;   // already there, and the source had more
+  int64_t sessions_unchanged = 0;  // already there in full (a re-import)
+  int64_t messages_added = 0;
+  int64_t images_added = 0;      // image parts stored
+  int64_t records_skipped = 0;   // all of them; `skipped` lists the first 100
+  std::vector<SkippedRecord> skipped;
+};
+
+// The import formats: "snapshot", "ac-dc", "extremis", "agents-kt", "pixir",
+// "claude-code", "codex", "chatgpt", "claude-ai".
+std::vector<std::string_view> ImportFormats();
+
+// The format of the file or folder at `path`. kNotFound if it does not exist;
+// kInvalidArgument naming the formats tried when none recognises it.
+Result<std::string> DetectImportFormat(const std::string& path);
+
+// Imports everything at `path` into `store`. kInvalidArgument for an unknown
+// format or a path that is not of that format (nothing is written then);
+// kNotFound for a missing path. Skipped records are not errors.
+Result<ImportReport> ImportPath(Store& store, const std::string& path,
+                                const ImportOptions& options);
+
+struct ExportOptions {
+  std::string format;                 // see ExportFormats()
+  std::vector<std::string> sessions;  // empty: every session (archived ones too)
+};
+
+struct ExportReport {
+  int64_t sessions = 0;
+  int64_t messages = 0;
+  int64_t images = 0;
+  std::vector<std::string> files;  // what was written, in order
+};
+
+// The export formats: "snapshot" (one JSON document, images inline),
+// "ac-dc" (a .ac-dc folder), "agents-kt" (JSON snapshots), "markdown" (a
+// transcript per session with its images beside it), "jsonl" (a message per
+// line, for scripts).
+std::vector<std::string_view> ExportFormats();
+
+// Writes the sessions to `out`: a file for snapshot and jsonl (one document
+// for every session asked for), a folder for ac-dc, agents-kt and markdown
+// (created if missing). kNotFound for an unknown session; kInvalidArgument
+// for an unknown format; kAlreadyExists if `out` is a file that exists.
+Result<ExportReport> ExportTo(Store& store, const std::string& out, const ExportOptions& options);
+
+}  // namespace sessiondb

@@ -1,0 +1,130 @@
+// Verbs that move histories in and out: import, export.
+#include <unistd.h>
+
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "sessiondb/interop.h"
+
+namespace sessiondb::cli {
+namespace {
+
+std::string Joined(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (std::string_view n : names) {
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
+}
+
+Json ToJson(const ImportReport& r) {
+  Json skipped = Json::array();
+  for (const SkippedRecord& s : r.skipped) skipped.push_back({{"where", s.where}, {"reason", s.reason}});
+  return {{"format", r.format},
+          {"sessions_added", r.sessions_added},
+          {"sessions_extended", r.sessions_extended},
+          {"sessions_unchanged", r.sessions_unchanged},
+          {"messages_added", r.messages_added},
+          {"images_added", r.images_added},
+          {"records_skipped", r.records_skipped},
+          {"skipped", std::move(skipped)}};
+}
+
+void AddImport(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string path, format;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "import", "Bring in histories from other tools (the format is detected from PATH)");
+  cmd->add_option("PATH", args->path, "A file or folder to import")->required();
+  cmd->add_option("--format", args->format, "Force the format: " + Joined(ImportFormats()))
+      ->option_text("FORMAT");
+  cmd->footer(
+      "\nImporting the same source twice adds nothing; a source that grew adds what is new.\n"
+      "Records that cannot be used are skipped and listed with the reason.\n"
+      "\nExamples:\n  sessiondb import ~/.claude/projects\n  sessiondb import ~/.codex/sessions\n"
+      "  sessiondb import chatgpt-export.zip\n  sessiondb import chat.json --format snapshot");
+  cmd->callback([&ctx, args] {
+    Store* store = ctx.OpenStore(/*create_if_missing=*/true);
+    if (!store) return;
+    Result<ImportReport> report;
+    {
+      // Scoped: the bar's line is cleared before the summary prints.
+      Progress progress(isatty(STDERR_FILENO) != 0, "importing", /*bytes=*/true);
+      report = ImportPath(*store, args->path,
+                          {.format = args->format, .progress = std::ref(progress)});
+    }
+    if (!report) return ctx.Fail(report.error());
+    if (ctx.options.json) return ctx.PrintJson(ToJson(*report));
+    std::cout << "imported " << args->path << " (" << report->format << "): "
+              << report->sessions_added << " new session" << (report->sessions_added == 1 ? "" : "s")
+              << ", " << report->sessions_extended << " extended, " << report->sessions_unchanged
+              << " already here; " << report->messages_added << " message"
+              << (report->messages_added == 1 ? "" : "s") << ", " << report->images_added
+              << " image" << (report->images_added == 1 ? "" : "s") << "\n";
+    if (report->records_skipped > 0) {
+      std::cout << "skipped " << report->records_skipped << " record"
+                << (report->records_skipped == 1 ? "" : "s") << ":\n";
+      for (const SkippedRecord& s : report->skipped) {
+        std::cout << "  " << s.where << ": " << s.reason << "\n";
+      }
+      if (report->records_skipped > static_cast<int64_t>(report->skipped.size())) {
+        std::cout << "  ... and " << report->records_skipped - std::ssize(report->skipped)
+                  << " more (the first " << report->skipped.size() << " are listed)\n";
+      }
+    }
+  });
+}
+
+void AddExport(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string format, out;
+    std::vector<std::string> sessions;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("export", "Write sessions out in another format");
+  cmd->add_option("--format", args->format, Joined(ExportFormats()))
+      ->required()
+      ->option_text("FORMAT");
+  cmd->add_option("--out", args->out,
+                  "A file (snapshot, jsonl) or a folder (ac-dc, agents-kt, markdown)")
+      ->required()
+      ->option_text("PATH");
+  cmd->add_option("--session", args->sessions, "A session to export (repeatable; default: all)")
+      ->option_text("ID");
+  cmd->footer(
+      "\nExamples:\n  sessiondb export --format snapshot --session SID --out chat.json\n"
+      "  sessiondb export --format markdown --out transcripts/\n"
+      "  sessiondb export --format jsonl --out all.jsonl");
+  cmd->callback([&ctx, args] {
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (!store) return;
+    auto report =
+        ExportTo(*store, args->out, {.format = args->format, .sessions = args->sessions});
+    if (!report) return ctx.Fail(report.error());
+    if (ctx.options.json) {
+      return ctx.PrintJson({{"sessions", report->sessions},
+                            {"messages", report->messages},
+                            {"images", report->images},
+                            {"files", report->files}});
+    }
+    std::cout << "exported " << report->sessions << " session" << (report->sessions == 1 ? "" : "s")
+              << ", " << report->messages << " messages, " << report->images << " images to "
+              << args->out << "\n";
+  });
+}
+
+}  // namespace
+
+void AddInteropCommands(CLI::App& app, CliContext& ctx) {
+  AddImport(app, ctx);
+  AddExport(app, ctx);
+}
+
+}  // namespace sessiondb::cli

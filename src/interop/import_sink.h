@@ -1,0 +1,108 @@
+// ImportSink: where every importer puts what it reads. An importer calls
+// BeginSession, Add for each event in order, EndSession; records it cannot
+// use go to Skip. The sink
+//  - numbers the events (seq 1, 2, 3...) and, when the session is already
+//    in the store from an earlier import, drops the events it already holds
+//    (sources are append-only logs: the first N events are the same), so a
+//    re-import adds nothing and a grown source adds its tail;
+//  - turns image and file bytes (Part::ImageFromBytes / FileFromBytes) into
+//    stored resources: sniffed, hashed, checked; an image whose bytes are not
+//    an image is dropped from its message with a reason;
+//  - writes in runs (RestoreSession, then RestoreEvents) of at most
+//    kRunEvents events or kRunBlobBytes of new blob bytes, so memory stays
+//    bounded by a run, whatever the size of the source;
+//  - fills the title and preview from the first messages when the importer
+//    gives none, and counts everything into the ImportReport.
+//
+// Ids: importers derive session ids with StableSessionId and event ids with
+// StableEventId from the source's own ids (or a hash of the record), so that
+// the same source always gives the same ids.
+//
+// Thread-safety: single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sessiondb/interop.h"
+#include "sessiondb/store.h"
+
+namespace sessiondb::interop {
+
+inline constexpr size_t kRunEvents = 1000;
+inline constexpr int64_t kRunBlobBytes = int64_t{32} * 1024 * 1024;
+inline constexpr size_t kMaxSkippedListed = 100;
+
+// A session id for `source_id` of `format`: the source id itself when it is
+// a valid session id (1-128 of [A-Za-z0-9._-]), else "<format>-" and the
+// first 32 hex digits of its SHA-256.
+std::string StableSessionId(std::string_view format, std::string_view source_id);
+
+// An event id for the record `source_key` (its own id, or a hash of its
+// bytes) of session `session_id`: the UUID-shaped first 128 bits of
+// SHA-256(session_id + "/" + source_key), so the same record always gets the
+// same id and different sessions never share one.
+std::string StableEventId(std::string_view session_id, std::string_view source_key);
+
+// Milliseconds since the Unix epoch of an ISO-8601 / RFC 3339 timestamp
+// ("2025-06-01T12:34:56.789Z", "+02:00" offsets, no fraction, or a date
+// alone); nullopt if it does not parse.
+std::optional<int64_t> ParseIsoTime(std::string_view text);
+
+class ImportSink {
+ public:
+  ImportSink(Store& store, ImportReport* report, ProgressFn progress = {});
+  ImportSink(const ImportSink&) = delete;
+  ImportSink& operator=(const ImportSink&) = delete;
+
+  // Starts a session. session.id: from StableSessionId. An empty title is
+  // taken from the first message with text; created_ms / updated_ms of 0
+  // from the first / last event. parent_id must be empty (forks from a
+  // source are imported as sessions of their own, with metadata saying so).
+  Status BeginSession(const Session& session);
+  // Adds the next event of the current session. event.id (and message.id)
+  // from StableEventId; event.ts_ms as the source says (0: the previous
+  // event's time). `where` names the record for skip reasons.
+  Status Add(Event event, std::string_view where);
+  // Writes what is pending and closes the session.
+  Status EndSession();
+
+  // Records a skipped record (counted; the first kMaxSkippedListed listed).
+  void Skip(std::string where, std::string reason);
+  // Reports input progress (bytes read of total) to the caller's ProgressFn.
+  void Progress(int64_t done, int64_t total);
+
+  // For sessions the importer wants to mark as archived or active after
+  // import (Extremis): the store, as-is.
+  Store& store() { return store_; }
+
+ private:
+  // Sniffs, hashes and checks the byte attachments of `m`; false if nothing
+  // is left of the message.
+  bool ResolveAttachments(Message* m, std::string_view where);
+  // Whether ResolveAttachments would keep anything of `m` (checks only).
+  static bool WouldKeep(const Message& m);
+  Status Flush();
+
+  Store& store_;
+  ImportReport* report_;
+  ProgressFn progress_;
+
+  bool open_ = false;
+  Session session_;
+  bool exists_ = false;         // the store had the session before this import
+  bool written_ = false;        // the session's row exists now
+  int64_t stored_last_seq_ = 0; // events the store already held
+  int64_t next_seq_ = 1;
+  int64_t last_ts_ = 0;
+  int64_t added_ = 0;           // events added in this import
+  std::vector<Event> pending_;
+  std::map<std::string, std::string> pending_blobs_;  // sha256 -> bytes
+  int64_t pending_blob_bytes_ = 0;
+};
+
+}  // namespace sessiondb::interop

@@ -1,0 +1,106 @@
+// ImportPath and ExportTo: pick the format, run it, report.
+#include <filesystem>
+
+#include "interop/formats.h"
+#include "sessiondb/interop.h"
+
+namespace sessiondb {
+namespace {
+
+namespace fs = std::filesystem;
+using interop::ExportRegistry;
+using interop::ImportRegistry;
+
+std::string Names(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (std::string_view n : names) {
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string_view> ImportFormats() {
+  std::vector<std::string_view> out;
+  for (const auto& f : ImportRegistry()) out.push_back(f.name);
+  return out;
+}
+
+std::vector<std::string_view> ExportFormats() {
+  std::vector<std::string_view> out;
+  for (const auto& f : ExportRegistry()) out.push_back(f.name);
+  return out;
+}
+
+Result<std::string> DetectImportFormat(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Err(Status::NotFound("nothing at " + path + " to import"));
+  int best = 0;
+  std::string_view name;
+  for (const auto& f : ImportRegistry()) {
+    const int score = f.detect(path);
+    if (score > best) {
+      best = score;
+      name = f.name;
+    }
+  }
+  if (best == 0) {
+    return Err(Status::InvalidArgument(path + " is not in a format sessiondb recognises (tried " +
+                                       Names(ImportFormats()) + "); name it with --format"));
+  }
+  return std::string(name);
+}
+
+Result<ImportReport> ImportPath(Store& store, const std::string& path,
+                                const ImportOptions& options) {
+  std::string format = options.format;
+  if (format.empty()) {
+    ASSIGN_OR_RETURN(format, DetectImportFormat(path));
+  } else {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return Err(Status::NotFound("nothing at " + path + " to import"));
+  }
+  for (const auto& f : ImportRegistry()) {
+    if (f.name != format) continue;
+    ImportReport report;
+    report.format = format;
+    interop::ImportSink sink(store, &report, options.progress);
+    RETURN_IF_ERROR(f.run(path, sink));
+    return report;
+  }
+  return Err(Status::InvalidArgument("unknown import format '" + format +
+                                     "'; expected one of: " + Names(ImportFormats())));
+}
+
+Result<ExportReport> ExportTo(Store& store, const std::string& out, const ExportOptions& options) {
+  const interop::ExportFormatSpec* spec = nullptr;
+  for (const auto& f : ExportRegistry()) {
+    if (f.name == options.format) spec = &f;
+  }
+  if (!spec) {
+    return Err(Status::InvalidArgument("unknown export format '" + options.format +
+                                       "'; expected one of: " + Names(ExportFormats())));
+  }
+  std::vector<Session> sessions;
+  if (options.sessions.empty()) {
+    ListOptions list{.limit = 1000, .archived = ArchiveFilter::kAll};
+    while (true) {
+      ASSIGN_OR_RETURN(SessionPage page, store.ListSessions(list));
+      for (Session& s : page.sessions) sessions.push_back(std::move(s));
+      if (page.next_cursor.empty()) break;
+      list.cursor = page.next_cursor;
+    }
+  } else {
+    for (const std::string& id : options.sessions) {
+      ASSIGN_OR_RETURN(Session s, store.GetSession(id));
+      sessions.push_back(std::move(s));
+    }
+  }
+  ExportReport report;
+  RETURN_IF_ERROR(spec->run(store, sessions, out, &report));
+  return report;
+}
+
+}  // namespace sessiondb

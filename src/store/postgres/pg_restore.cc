@@ -1,0 +1,181 @@
+// Restores on PostgreSQL: a whole session (RestoreSession) and more events of
+// one (RestoreEvents), with their ids, seqs and times as given.
+#include <set>
+
+#include "blob/sha256.h"
+#include "core/message_codec.h"
+#include "core/text_rules.h"
+#include "store/postgres/pg_store_internal.h"
+
+namespace sessiondb::postgres {
+
+struct PgStore::RestoreBatch {
+  EventRows rows;
+  std::vector<std::string> needed;  // every digest the messages refer to, distinct
+  UsageDelta usage;                 // of the session's own turns
+  int64_t message_count = 0;
+};
+
+Result<PgStore::RestoreBatch> PgStore::EncodeRestore(std::string_view session_id,
+                                                     std::span<const Event> events) {
+  // Messages are prepared like appends and every descriptor is accepted: its
+  // blob is fetched (or found lost) inside the caller's transaction, before
+  // the events that refer to it. Other events are written as they are.
+  RestoreBatch batch;
+  EventRows& rows = batch.rows;
+  std::set<std::string> needed;
+  std::vector<PreparedMessage> with_usage;
+  for (const Event& original : events) {
+    const Event e = RestoredCopy(original, session_id);
+    batch.message_count += e.type == EventType::kMessage;
+    rows.seqs.push_back(e.seq);
+    rows.ts.push_back(e.ts_ms);
+    rows.types.emplace_back(EventTypeName(e.type));
+    if (e.type == EventType::kMessage) {
+      rows.roles.emplace_back(RoleName(e.message.role));
+    } else {
+      rows.roles.emplace_back(std::nullopt);
+    }
+    if (RestoresAsStored(e)) {
+      ASSIGN_OR_RETURN(StoredEventColumns stored, EncodeRestoredEvent(e));
+      RETURN_IF_ERROR(CheckNoNul(stored.text, "the text of event " + std::to_string(e.seq)));
+      rows.ids.push_back(e.id.empty() ? NewId() : e.id);
+      rows.texts.push_back(std::move(stored.text));
+      rows.bodies.push_back(std::move(stored.body));
+      continue;
+    }
+    ASSIGN_OR_RETURN(PreparedMessage p,
+                     PrepareMessage(
+                         e.message, options_, [](std::string_view) { return true; },
+                         [this] { return NewId(); }));
+    RETURN_IF_ERROR(CheckNoNul(p.text, "the text of message " + std::to_string(e.seq)));
+    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message));
+    rows.ids.push_back(p.message.id);
+    rows.texts.push_back(p.text);
+    rows.bodies.push_back(std::move(body));
+    for (const std::string& sha : p.referenced_sha256) {
+      needed.insert(sha);
+      rows.ref_shas.push_back(sha);
+      rows.ref_seqs.push_back(e.seq);
+    }
+    // Tokens an inherited turn spent were the parent's, and counted there.
+    if (p.message.usage && !IsInherited(original, session_id)) with_usage.push_back(std::move(p));
+  }
+  batch.needed.assign(needed.begin(), needed.end());
+  batch.usage = UsageOf(with_usage);
+  return batch;
+}
+
+Status PgStore::InsertRestored(PgConnection& c, std::string_view session_id,
+                               const RestoreBatch& batch, const BlobSourceFn& blob_source) {
+  auto bytes_of = [&](const std::string& sha) -> Result<std::string> {
+    if (!blob_source) return Err(Status::NotFound(sha));
+    ASSIGN_OR_RETURN(std::string bytes, blob_source(sha));
+    if (blob::Sha256Hex(bytes) != sha) {
+      return Err(Status::Corruption("the source's blob " + sha +
+                                    " does not hash to its name; run `sessiondb verify` there"));
+    }
+    return bytes;
+  };
+  auto on_lost = [&](const std::string& sha) {
+    options_.warn("session " + std::string(session_id) + ": blob " + sha +
+                  " is missing in the source; its descriptor is kept and reads as missing");
+  };
+  RETURN_IF_ERROR(EnsureBlobs(c, batch.needed, Now(), bytes_of, on_lost));
+  if (!batch.rows.seqs.empty()) RETURN_IF_ERROR(InsertEvents(c, ns_, session_id, batch.rows));
+  return AddUsage(c, ns_, session_id, batch.usage);
+}
+
+Status PgStore::RestoreSession(const Session& session, std::span<const Event> events,
+                               const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(ValidateRestore(session, events));
+  ASSIGN_OR_RETURN(std::string metadata,
+                   CanonicalJsonObject(session.metadata_json, "session metadata"));
+  std::string title = CollapseWhitespace(session.title);
+  if (title.empty()) title = kDefaultTitle;
+  RETURN_IF_ERROR(CheckNoNul(title, "session title"));
+  RETURN_IF_ERROR(CheckNoNul(session.preview, "session preview"));
+  ASSIGN_OR_RETURN(RestoreBatch batch, EncodeRestore(session.id, events));
+
+  return Run([&](PgConnection& c) -> Status {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    const bool fork = !session.parent_id.empty();
+    if (fork) {
+      // The parent may be a deleted one kept for its forks: it still counts.
+      PgParams q;
+      q.Add(ns_).Add(session.parent_id);
+      ASSIGN_OR_RETURN(PgResult parent,
+                       c.Exec("SELECT last_seq FROM sessions WHERE namespace = $1 AND id = $2 "
+                              "FOR SHARE",
+                              q));
+      if (parent.rows() == 0 || parent.Int(0, 0) < session.fork_seq) {
+        return MissingForkParent(session);
+      }
+    }
+    PgParams p;
+    p.Add(ns_).Add(session.id).Add(title).Add(title != kDefaultTitle).Add(session.preview);
+    // A fork's count includes what it inherits: the source's index entry says.
+    p.Add(session.created_ms).Add(session.updated_ms);
+    p.Add(fork ? session.message_count : batch.message_count).Add(session.archived);
+    p.Add(metadata).Add((fork ? session.fork_seq : 0) + static_cast<int64_t>(events.size()));
+    if (fork) {
+      p.Add(session.parent_id);
+    } else {
+      p.AddNull();
+    }
+    p.Add(fork ? session.fork_seq : int64_t{0});
+    ASSIGN_OR_RETURN(PgResult r,
+                     c.Exec("INSERT INTO sessions (namespace, id, title, title_fixed, preview, "
+                            "created_ms, updated_ms, message_count, last_seq, archived, metadata, "
+                            "parent_id, fork_seq) "
+                            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11, $9, $10, $12, $13) "
+                            "ON CONFLICT (namespace, id) DO NOTHING",
+                            p));
+    if (r.Affected() == 0) return SessionIdTaken(session.id);
+    RETURN_IF_ERROR(InsertRestored(c, session.id, batch, blob_source));
+    return txn.Commit();
+  });
+}
+
+Status PgStore::RestoreEvents(std::string_view session_id, std::span<const Event> events,
+                              const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(ValidateSessionId(session_id));
+  if (events.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(RestoreBatch batch, EncodeRestore(session_id, events));
+  return Run([&](PgConnection& c) -> Status {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    PgParams q;
+    q.Add(ns_).Add(session_id);
+    ASSIGN_OR_RETURN(PgResult row,
+                     c.Exec("SELECT last_seq, message_count, title_fixed, title, preview, "
+                            "updated_ms FROM sessions WHERE namespace = $1 AND id = $2 "
+                            "AND NOT deleted FOR UPDATE",
+                            q));
+    if (row.rows() == 0) return SessionNotFound(session_id);
+    // Already there (a retry after an unanswered COMMIT): nothing to do.
+    const int64_t last_seq = row.Int(0, 0);
+    if (last_seq >= events.back().seq) {
+      PgParams id;
+      id.Add(ns_).Add(batch.rows.ids.back());
+      ASSIGN_OR_RETURN(PgResult there,
+                       c.Exec("SELECT 1 FROM events WHERE namespace = $1 AND id = $2", id));
+      if (there.rows() > 0) return txn.Commit();
+    }
+    IndexEntry entry{last_seq, row.Int(0, 1), row.Bool(0, 2), std::string(row.Text(0, 3)),
+                     std::string(row.Text(0, 4))};
+    int64_t updated_ms = row.Int(0, 5);
+    RETURN_IF_ERROR(ValidateRestoredRun(session_id, last_seq, events));
+    RETURN_IF_ERROR(InsertRestored(c, session_id, batch, blob_source));
+    ApplyRestoredToIndex(events, batch.message_count, &entry, &updated_ms);
+    PgParams u;
+    u.Add(ns_).Add(session_id).Add(entry.last_seq).Add(entry.message_count).Add(updated_ms);
+    u.Add(entry.title).Add(entry.title_fixed).Add(entry.preview);
+    RETURN_IF_ERROR(c.Run("UPDATE sessions SET last_seq = $3, message_count = $4, "
+                          "updated_ms = $5, title = $6, title_fixed = $7, preview = $8 "
+                          "WHERE namespace = $1 AND id = $2",
+                          u));
+    return txn.Commit();
+  });
+}
+
+}  // namespace sessiondb::postgres

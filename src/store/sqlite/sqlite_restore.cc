@@ -1,0 +1,173 @@
+// Restores on the embedded store: a whole session (RestoreSession) and more
+// events of one (RestoreEvents), with their ids, seqs and times as given.
+#include <set>
+
+#include "blob/sha256.h"
+#include "core/message_codec.h"
+#include "core/text_rules.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace sessiondb::sqlite {
+
+Result<SqliteStore::RestoreBatch> SqliteStore::PrepareRestore(std::string_view session_id,
+                                                              std::span<const Event> events,
+                                                              const BlobSourceFn& blob_source) {
+  // Messages are prepared like appends; every descriptor is accepted: its
+  // blob is fetched (or found lost) below, before the transaction that refers
+  // to it. Other events are written as they are.
+  RestoreBatch batch;
+  batch.prepared.resize(events.size());
+  batch.stored.resize(events.size());
+  batch.stored_ids.resize(events.size());
+  std::set<std::string> needed;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Event e = RestoredCopy(events[i], session_id);
+    batch.message_count += e.type == EventType::kMessage;
+    if (RestoresAsStored(e)) {
+      ASSIGN_OR_RETURN(batch.stored[i], EncodeRestoredEvent(e));
+      batch.stored_ids[i] = e.id.empty() ? NewId() : e.id;
+      continue;
+    }
+    ASSIGN_OR_RETURN(PreparedMessage p,
+                     PrepareMessage(
+                         e.message, options_, [](std::string_view) { return true; },
+                         [this] { return NewId(); }));
+    needed.insert(p.referenced_sha256.begin(), p.referenced_sha256.end());
+    batch.prepared[i] = std::move(p);
+  }
+  for (const std::string& sha : needed) {
+    if (blobs_->Stat(sha)) continue;
+    Result<std::string> bytes = blob_source ? blob_source(sha)
+                                            : Result<std::string>(Err(Status::NotFound(sha)));
+    if (!bytes && bytes.error().code() == StatusCode::kNotFound) {
+      options_.warn("session " + std::string(session_id) + ": blob " + sha +
+                    " is missing in the source; its descriptor is kept and reads as missing");
+      continue;
+    }
+    if (!bytes) return Err(bytes.error());
+    if (blob::Sha256Hex(*bytes) != sha) {
+      return Err(Status::Corruption("the source's blob " + sha +
+                                    " does not hash to its name; run `sessiondb verify` there"));
+    }
+    RETURN_IF_ERROR(blobs_->Put(sha, *bytes));
+  }
+  return batch;
+}
+
+Status SqliteStore::InsertRestoredLocked(std::string_view session_id,
+                                         std::span<const Event> events,
+                                         const RestoreBatch& batch) {
+  ASSIGN_OR_RETURN(Statement insert,
+                   db_->Prepare("INSERT INTO events (session_id, seq, id, ts_ms, type, role, "
+                                "text, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
+  ASSIGN_OR_RETURN(Statement add_ref,
+                   db_->Prepare("INSERT OR IGNORE INTO blob_refs (sha256, session_id, seq) "
+                                "VALUES (?1, ?2, ?3)"));
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    insert.Bind(1, session_id).Bind(2, e.seq).Bind(4, e.ts_ms).Bind(5, EventTypeName(e.type));
+    if (e.type == EventType::kMessage) {
+      insert.Bind(6, RoleName(e.message.role));
+    } else {
+      insert.BindNull(6);
+    }
+    const std::optional<PreparedMessage>& prepared = batch.prepared[i];
+    if (!prepared) {
+      insert.Bind(3, batch.stored_ids[i]).Bind(7, batch.stored[i].text);
+      insert.BindOptional(8, batch.stored[i].body);
+      RETURN_IF_ERROR(insert.Run());
+      continue;
+    }
+    const Message& m = prepared->message;
+    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(m));
+    insert.Bind(3, m.id).Bind(7, prepared->text).BindOptional(8, body);
+    if (Status s = insert.Run(); !s.ok()) {
+      if (s.code() != StatusCode::kAlreadyExists) return s;
+      return Status::AlreadyExists("event id '" + m.id + "' already exists in this store");
+    }
+    for (const std::string& sha : prepared->referenced_sha256) {
+      add_ref.Bind(1, sha).Bind(2, session_id).Bind(3, e.seq);
+      RETURN_IF_ERROR(add_ref.Run());
+    }
+    // Tokens an inherited turn spent were the parent's, and counted there.
+    if (!IsInherited(e, session_id)) RETURN_IF_ERROR(AddUsageLocked(session_id, m));
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::RestoreSession(const Session& session, std::span<const Event> events,
+                                   const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(ValidateRestore(session, events));
+  ASSIGN_OR_RETURN(std::string metadata,
+                   CanonicalJsonObject(session.metadata_json, "session metadata"));
+  std::string title = CollapseWhitespace(session.title);
+  if (title.empty()) title = kDefaultTitle;
+  ASSIGN_OR_RETURN(RestoreBatch batch, PrepareRestore(session.id, events, blob_source));
+
+  const bool fork = !session.parent_id.empty();
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  if (fork) {
+    // The parent may be a deleted one kept for its forks: it still counts.
+    ASSIGN_OR_RETURN(Statement parent, db_->Prepare("SELECT last_seq FROM sessions WHERE id = ?1"));
+    parent.Bind(1, session.parent_id);
+    ASSIGN_OR_RETURN(bool found, parent.Step());
+    if (!found || parent.ColumnInt(0) < session.fork_seq) return MissingForkParent(session);
+  }
+  ASSIGN_OR_RETURN(Statement insert_session,
+                   db_->Prepare("INSERT OR IGNORE INTO sessions (id, title, title_fixed, preview, "
+                                "created_ms, updated_ms, message_count, last_seq, archived, "
+                                "metadata, parent_id, fork_seq) "
+                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
+  insert_session.Bind(1, session.id).Bind(2, title).Bind(3, int64_t{title != kDefaultTitle});
+  insert_session.Bind(4, session.preview).Bind(5, session.created_ms).Bind(6, session.updated_ms);
+  // A fork's count includes what it inherits: the source's index entry says.
+  insert_session.Bind(7, fork ? session.message_count : batch.message_count);
+  insert_session.Bind(8, (fork ? session.fork_seq : 0) + static_cast<int64_t>(events.size()));
+  insert_session.Bind(9, int64_t{session.archived}).Bind(10, metadata);
+  if (fork) {
+    insert_session.Bind(11, session.parent_id).Bind(12, session.fork_seq);
+  } else {
+    insert_session.BindNull(11).Bind(12, int64_t{0});
+  }
+  RETURN_IF_ERROR(insert_session.Run());
+  if (db_->Changes() == 0) return SessionIdTaken(session.id);
+  RETURN_IF_ERROR(InsertRestoredLocked(session.id, events, batch));
+  return txn.Commit();
+}
+
+Status SqliteStore::RestoreEvents(std::string_view session_id, std::span<const Event> events,
+                                  const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(ValidateSessionId(session_id));
+  if (events.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(RestoreBatch batch, PrepareRestore(session_id, events, blob_source));
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  IndexEntry entry;
+  int64_t updated_ms = 0;
+  {
+    ASSIGN_OR_RETURN(Statement load,
+                     db_->Prepare("SELECT last_seq, message_count, title_fixed, title, preview, "
+                                  "updated_ms FROM sessions WHERE id = ?1 AND deleted = 0"));
+    load.Bind(1, session_id);
+    ASSIGN_OR_RETURN(bool found, load.Step());
+    if (!found) return SessionNotFound(session_id);
+    entry = {load.ColumnInt(0), load.ColumnInt(1), load.ColumnInt(2) != 0,
+             std::string(load.ColumnText(3)), std::string(load.ColumnText(4))};
+    updated_ms = load.ColumnInt(5);
+  }
+  RETURN_IF_ERROR(ValidateRestoredRun(session_id, entry.last_seq, events));
+  RETURN_IF_ERROR(InsertRestoredLocked(session_id, events, batch));
+  ApplyRestoredToIndex(events, batch.message_count, &entry, &updated_ms);
+  ASSIGN_OR_RETURN(Statement update,
+                   db_->Prepare("UPDATE sessions SET last_seq = ?2, message_count = ?3, "
+                                "updated_ms = ?4, title = ?5, title_fixed = ?6, preview = ?7 "
+                                "WHERE id = ?1"));
+  update.Bind(1, session_id).Bind(2, entry.last_seq).Bind(3, entry.message_count);
+  update.Bind(4, updated_ms).Bind(5, entry.title).Bind(6, int64_t{entry.title_fixed});
+  update.Bind(7, entry.preview);
+  RETURN_IF_ERROR(update.Run());
+  return txn.Commit();
+}
+
+}  // namespace sessiondb::sqlite
