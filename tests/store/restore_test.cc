@@ -1,0 +1,89 @@
+// RestoreSession then RestoreEvents: a session restored in runs, as imports
+// too long to hold at once write it, with ids, seqs and times as given.
+#include "blob/sha256.h"
+#include "store/store_fixture.h"
+
+namespace sessiondb::testing {
+namespace {
+
+class Restores : public BackendTest {};
+SESSIONDB_FOR_EACH_BACKEND(Restores);
+
+Event TextEvent(int64_t seq, const std::string& text, Role role = Role::kUser) {
+  Event e;
+  e.id = "evt-" + std::to_string(seq);
+  e.seq = seq;
+  e.ts_ms = 1'000 * seq;
+  e.message.id = e.id;
+  e.message.role = role;
+  e.message.parts = {Part::Text(text)};
+  return e;
+}
+
+TEST_P(Restores, ASessionRestoredInRunsReadsAsOne) {
+  Session s{.id = "runs", .title = "hello there", .preview = "hello there", .created_ms = 1000,
+            .updated_ms = 2000};
+  std::vector<Event> first = {TextEvent(1, "", Role::kSystem), TextEvent(2, "hello there")};
+  first[0].message.parts = {Part::ToolResult("c0", "boot")};
+  ASSERT_TRUE(store_->RestoreSession(s, first, {}).ok());
+
+  const std::string png = MakePng(4, 4, "run-two");
+  const std::string sha = blob::Sha256Hex(png);
+  Event image = TextEvent(3, "a picture");
+  Resource r{.resource_id = "res_run", .content_sha256 = sha, .mime = "image/png",
+             .size = static_cast<int64_t>(png.size()), .width = 4, .height = 4};
+  Part part;
+  part.type = PartType::kImage;
+  part.resource = r;
+  image.message.parts.push_back(part);
+  image.message.usage = Usage{5, 6, 0, 0};
+  Event compaction;
+  compaction.id = "evt-4";
+  compaction.seq = 4;
+  compaction.ts_ms = 9'000;
+  compaction.type = EventType::kCompaction;
+  compaction.compaction = {.from_seq = 1, .to_seq = 2, .summary = "greetings"};
+  std::vector<Event> second = {image, compaction};
+  auto source = [&](std::string_view want) -> Result<std::string> {
+    if (want == sha) return png;
+    return Err(Status::NotFound(std::string(want)));
+  };
+  ASSERT_TRUE(store_->RestoreEvents("runs", second, source).ok());
+
+  auto session = store_->GetSession("runs");
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->last_seq, 4);
+  EXPECT_EQ(session->message_count, 3);
+  EXPECT_EQ(session->updated_ms, 9'000);   // the newest event's time
+  EXPECT_EQ(session->title, "hello there");  // as given: later runs do not change it
+  EXPECT_EQ(session->preview, "hello there");
+  auto events = store_->ReadEvents("runs");
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 4u);
+  EXPECT_EQ((*events)[2].id, "evt-3");
+  EXPECT_EQ((*events)[2].ts_ms, 3'000);
+  EXPECT_EQ(*(*events)[2].message.parts[1].resource, r);
+  EXPECT_EQ(*store_->ReadBlob(sha, true), png);
+  EXPECT_EQ((*events)[3].compaction.summary, "greetings");
+  EXPECT_EQ(store_->GetUsage("runs")->turns, 1);
+  // And it goes on like any session.
+  EXPECT_EQ(AppendText("runs", "next").seq, 5);
+}
+
+TEST_P(Restores, EventsThatDoNotContinueTheLogAreRefusedAndNothingIsWritten) {
+  ASSERT_TRUE(
+      store_->RestoreSession({.id = "gap", .title = "x"}, std::vector<Event>{TextEvent(1, "one")}, {})
+          .ok());
+  for (int64_t seq : {int64_t{1}, int64_t{3}}) {
+    Status st = store_->RestoreEvents("gap", std::vector<Event>{TextEvent(seq, "bad")}, {});
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << seq;
+    EXPECT_NE(st.message().find("ends at seq 1"), std::string::npos) << st.message();
+  }
+  EXPECT_EQ(store_->ReadEvents("gap")->size(), 1u);
+  EXPECT_EQ(store_->GetSession("gap")->last_seq, 1);
+  EXPECT_EQ(store_->RestoreEvents("nope", std::vector<Event>{TextEvent(1, "x")}, {}).code(),
+            StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace sessiondb::testing
