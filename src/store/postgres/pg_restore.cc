@@ -142,6 +142,7 @@ Status PgStore::RestoreEvents(std::string_view session_id, std::span<const Event
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   if (events.empty()) return Status::Ok();
   ASSIGN_OR_RETURN(RestoreBatch batch, EncodeRestore(session_id, events));
+  bool tried_commit = false;  // a retry may follow a COMMIT that got no answer
   return Run([&](PgConnection& c) -> Status {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
     PgParams q;
@@ -154,7 +155,7 @@ Status PgStore::RestoreEvents(std::string_view session_id, std::span<const Event
     if (row.rows() == 0) return SessionNotFound(session_id);
     // Already there (a retry after an unanswered COMMIT): nothing to do.
     const int64_t last_seq = row.Int(0, 0);
-    if (last_seq >= events.back().seq) {
+    if (tried_commit && last_seq >= events.back().seq) {
       PgParams id;
       id.Add(ns_).Add(batch.rows.ids.back());
       ASSIGN_OR_RETURN(PgResult there,
@@ -174,6 +175,7 @@ Status PgStore::RestoreEvents(std::string_view session_id, std::span<const Event
                           "updated_ms = $5, title = $6, title_fixed = $7, preview = $8 "
                           "WHERE namespace = $1 AND id = $2",
                           u));
+    tried_commit = true;
     return txn.Commit();
   });
 }
