@@ -94,6 +94,7 @@ struct LogState {
   std::map<std::string, ResourceView> resources;
   std::vector<std::string> last_message_resources;  // of the message being added
   std::optional<Event> follow_up;  // a resource view to add after the tool result
+  bool sink_drops = false;         // the event just converted will be dropped by the sink
 };
 
 // The descriptor the import sink will store for a byte part that is the
@@ -230,11 +231,19 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
       state->resources[rids[i]] = std::move(view);
       state->last_message_resources.push_back(rids[i]);
     }
+    // The sink drops a message with no part left; it then takes no seq.
+    state->sink_drops = kept == 0;
     return ev;
   }
   if (type == "assistant_message") {
+    const std::string text = Str(data, "text");
+    if (text.empty()) {
+      sink.Skip(where, "assistant_message with no text (an answer lost to a provider error); "
+                       "left out");
+      return std::nullopt;
+    }
     Event ev = NewMessage(e, *state, source_id, Role::kAssistant);
-    ev.message.parts.push_back(Part::Text(Str(data, "text")));
+    ev.message.parts.push_back(Part::Text(text));
     if (auto it = data.find("metadata"); it != data.end() && it->is_object()) {
       ev.message.metadata_json = json{{"pixir_metadata", *it}}.dump();
     }
@@ -392,6 +401,11 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
     auto event = Convert(e, &state, where, sink);
     if (!event) continue;
     RETURN_IF_ERROR(sink.Add(std::move(*event), where));
+    if (state.sink_drops) {
+      state.sink_drops = false;
+      state.last_message_resources.clear();
+      continue;
+    }
     ++state.added;
     for (const std::string& rid : state.last_message_resources) {
       state.resources[rid].message_seq = state.added;

@@ -272,14 +272,25 @@ TEST(PixirImport, CorruptLinesAndResourcesAreSkippedWithReasonsAndTheRestImports
               fx.Descriptor("res_ok", fx.png_sha, "ok.png")}}},
            "2026-06-10T09:00:00Z");
   fx.Event("assistant_message", {{"text", "I see one."}}, "2026-06-10T09:00:01Z");
-  std::string tail = "{not json at all\n";                                       // line 3
-  tail += std::string(interop::kMaxLineBytes + 1, ' ') + "\n";                    // line 4
-  tail += json{{"id", "evt_x"}, {"session_id", kSession}, {"seq", 3},            // line 5
+  // Line 3: only a picture, and it is not one: the sink drops the whole
+  // message, which must not shift the compaction range below.
+  fx.Event("user_message", {{"text", ""}, {"resources", {fx.Descriptor("res_txt", text_sha, "t.png")}}},
+           "2026-06-10T09:00:01.500Z");
+  // Line 4: an answer lost to a provider error.
+  fx.Event("assistant_message", {{"text", ""}}, "2026-06-10T09:00:01.600Z");
+  std::string tail = "{not json at all\n";                                       // line 5
+  tail += std::string(interop::kMaxLineBytes + 1, ' ') + "\n";                    // line 6
+  tail += json{{"id", "evt_x"}, {"session_id", kSession}, {"seq", 5},            // line 7
                {"ts", "2026-06-10T09:00:02Z"}, {"type", "user_message"},
                {"data", {{"text", "after the damage"}}}}
               .dump() +
           "\n";
-  tail += R"({"id":"evt_y","session_id":")" + std::string(kSession) + R"(","seq":4,"ts":"20)";
+  tail += json{{"id", "evt_c"}, {"session_id", kSession}, {"seq", 6},            // line 8
+               {"ts", "2026-06-10T09:00:03Z"}, {"type", "history_compaction"},
+               {"data", {{"summary", "s"}, {"range", {{"from_seq", 2}, {"to_seq", 5}}}}}}
+              .dump() +
+          "\n";
+  tail += R"({"id":"evt_y","session_id":")" + std::string(kSession) + R"(","seq":7,"ts":"20)";
   fx.Write(tail);
 
   auto store = OpenStore(tmp);
@@ -288,10 +299,12 @@ TEST(PixirImport, CorruptLinesAndResourcesAreSkippedWithReasonsAndTheRestImports
   EXPECT_TRUE(HasSkip(*report, Where(1), "missing"));
   EXPECT_TRUE(HasSkip(*report, Where(1), "do not hash"));
   EXPECT_TRUE(HasSkip(*report, Where(1), "said to be an image"));
-  EXPECT_TRUE(HasSkip(*report, Where(3), "not JSON"));
-  EXPECT_TRUE(HasSkip(*report, Where(4), "longer than"));
-  EXPECT_TRUE(HasSkip(*report, Where(6), "truncated"));
-  EXPECT_EQ(report->records_skipped, 6);
+  EXPECT_TRUE(HasSkip(*report, Where(3), "nothing is left of the message"));
+  EXPECT_TRUE(HasSkip(*report, Where(4), "no text"));
+  EXPECT_TRUE(HasSkip(*report, Where(5), "not JSON"));
+  EXPECT_TRUE(HasSkip(*report, Where(6), "longer than"));
+  EXPECT_TRUE(HasSkip(*report, Where(9), "truncated"));
+  EXPECT_EQ(report->records_skipped, 9);
   EXPECT_EQ(report->messages_added, 3);
   EXPECT_EQ(report->images_added, 1);
 
@@ -301,6 +314,13 @@ TEST(PixirImport, CorruptLinesAndResourcesAreSkippedWithReasonsAndTheRestImports
   ASSERT_EQ((*msgs)[0].parts.size(), 2u);
   EXPECT_EQ((*msgs)[0].parts[1].resource->content_sha256, fx.png_sha);
   EXPECT_EQ((*msgs)[2].Text(), "after the damage");
+  // The compaction's Pixir range 2..5 is our 2..3: the dropped message took no seq.
+  auto events = store->ReadEvents(kSession);
+  ASSERT_TRUE(events.has_value());
+  ASSERT_EQ(events->size(), 4u);
+  ASSERT_EQ((*events)[3].type, EventType::kCompaction);
+  EXPECT_EQ((*events)[3].compaction.from_seq, 2);
+  EXPECT_EQ((*events)[3].compaction.to_seq, 3);
 }
 
 }  // namespace
