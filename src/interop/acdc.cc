@@ -175,8 +175,8 @@ std::optional<Event> ToEvent(const json& record, const std::string& session_id,
   Message& m = event.message;
   const std::string role = StringField(record, "role");
   auto parsed = ParseRole(role);
-  if (!parsed || (*parsed != Role::kUser && *parsed != Role::kAssistant &&
-                  *parsed != Role::kSystem)) {
+  if (!parsed ||
+      (*parsed != Role::kUser && *parsed != Role::kAssistant && *parsed != Role::kSystem)) {
     sink.Skip(where, "role '" + role + "' is not user or assistant; the record is left out");
     return std::nullopt;
   }
@@ -203,12 +203,12 @@ std::optional<Event> ToEvent(const json& record, const std::string& session_id,
   if (auto it = record.find("turn_id"); it != record.end() && it->is_string()) {
     meta["turn_id"] = *it;
   }
-  if (auto it = record.find("system_event"); it != record.end() && it->is_boolean() &&
-                                              it->get<bool>()) {
+  if (auto it = record.find("system_event");
+      it != record.end() && it->is_boolean() && it->get<bool>()) {
     meta["system_event"] = true;
   }
-  if (auto it = record.find("images"); it != record.end() && it->is_number_integer() &&
-                                        it->get<int64_t>() > 0) {
+  if (auto it = record.find("images");
+      it != record.end() && it->is_number_integer() && it->get<int64_t>() > 0) {
     // Legacy records counted the images sent but never saved them.
     meta["images_not_saved"] = it->get<int64_t>();
   }
@@ -368,8 +368,8 @@ Result<std::optional<json>> ToRecord(Store& store, const Session& session, const
   record["timestamp"] = IsoTime(m.ts_ms);
   // ac-dc knows user and assistant; its system events are user records
   // flagged system_event, so system and tool messages go out that way.
-  const bool system_event = m.role == Role::kSystem || m.role == Role::kTool ||
-                            meta.value("system_event", false);
+  const bool system_event =
+      m.role == Role::kSystem || m.role == Role::kTool || meta.value("system_event", false);
   record["role"] = m.role == Role::kAssistant ? "assistant" : "user";
   record["content"] = m.Text();
   if (system_event) record["system_event"] = true;
@@ -382,8 +382,7 @@ Result<std::optional<json>> ToRecord(Store& store, const Session& session, const
     if (p.type != PartType::kImage || !p.resource || p.resource->content_sha256.empty()) continue;
     auto bytes = store.ReadBlob(p.resource->content_sha256);
     if (!bytes) continue;  // a lost blob: nothing to write, the text still goes
-    const std::string uri =
-        "data:" + p.resource->mime + ";base64," + blob::Base64Encode(*bytes);
+    const std::string uri = "data:" + p.resource->mime + ";base64," + blob::Base64Encode(*bytes);
     const std::string name = blob::Sha256Hex(uri).substr(0, 12) + ExtensionFor(p.resource->mime);
     const fs::path file = images_dir / name;
     std::error_code ec;

@@ -101,8 +101,7 @@ IndexInfo ReadIndex(const fs::path& dir, ImportSink& sink) {
   IndexInfo info;
   auto doc = ReadJson(dir / "index.json");
   if (!doc || !doc->is_object()) {
-    sink.Skip("index.json", (doc ? std::string("is not a JSON object")
-                                 : doc.error().message()) +
+    sink.Skip("index.json", (doc ? std::string("is not a JSON object") : doc.error().message()) +
                                 "; titles and archive flags come from the session files alone");
     return info;
   }
@@ -158,7 +157,8 @@ Status ImportSession(const fs::path& file, const IndexInfo& index, ImportSink& s
   session.created_ms = DateMs(Field(s, {"createdAt"}));
   session.updated_ms = DateMs(Field(s, {"updatedAt", "lastModifiedAt"}));
   json meta = {{"source", std::string(kFormat)}, {"extremis_id", source_id}};
-  if (const json* v = Field(s, {"initialRequest"}); v && v->is_string()) meta["initial_request"] = *v;
+  if (const json* v = Field(s, {"initialRequest"}); v && v->is_string())
+    meta["initial_request"] = *v;
   if (const json* v = Field(s, {"maxMessages"}); v && v->is_number_integer()) {
     meta["max_messages"] = *v;
   }

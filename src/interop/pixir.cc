@@ -31,7 +31,8 @@ bool IsLogFile(const fs::path& p) { return p.extension() == ".ndjson"; }
 // folder (or of its sessions/ folder, for a .pixir folder), sorted by name.
 std::vector<fs::path> LogFiles(const fs::path& path) {
   std::error_code ec;
-  if (!fs::is_directory(path, ec)) return IsLogFile(path) ? std::vector{path} : std::vector<fs::path>{};
+  if (!fs::is_directory(path, ec))
+    return IsLogFile(path) ? std::vector{path} : std::vector<fs::path>{};
   fs::path dir = path;
   if (fs::is_directory(path / "sessions", ec)) dir = path / "sessions";
   std::vector<fs::path> out;
@@ -72,8 +73,8 @@ int64_t Int(const json& object, const char* key) {
 // Types Pixir broadcasts but never logs; a log that holds them anyway (an
 // old build, a debug dump) loses nothing when they are dropped.
 bool IsEphemeral(const std::string& type) {
-  return type == "text_delta" || type == "reasoning_delta" || type == "status" ||
-         type == "plan" || type == "context_pressure";
+  return type == "text_delta" || type == "reasoning_delta" || type == "status" || type == "plan" ||
+         type == "context_pressure";
 }
 
 bool IsSafeComponent(const std::string& s) {
@@ -93,8 +94,8 @@ struct LogState {
   // Imported resources by Pixir resource_id, for resource_view results.
   std::map<std::string, ResourceView> resources;
   std::vector<std::string> last_message_resources;  // of the message being added
-  std::optional<Event> follow_up;  // a resource view to add after the tool result
-  bool sink_drops = false;         // the event just converted will be dropped by the sink
+  std::optional<Event> follow_up;                   // a resource view to add after the tool result
+  bool sink_drops = false;  // the event just converted will be dropped by the sink
 };
 
 // The descriptor the import sink will store for a byte part that is the
@@ -112,8 +113,8 @@ std::optional<Resource> StoredDescriptor(const Part& p, const std::string& messa
   Resource r;
   r.resource_id = "res_" + StableEventId(message_id, std::to_string(kept));
   r.content_sha256 = blob::Sha256Hex(bytes);
-  r.mime = media->is_image || p.source->declared_mime.empty() ? media->mime
-                                                              : p.source->declared_mime;
+  r.mime =
+      media->is_image || p.source->declared_mime.empty() ? media->mime : p.source->declared_mime;
   r.size = static_cast<int64_t>(bytes.size());
   r.width = media->width;
   r.height = media->height;
@@ -238,8 +239,9 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
   if (type == "assistant_message") {
     const std::string text = Str(data, "text");
     if (text.empty()) {
-      sink.Skip(where, "assistant_message with no text (an answer lost to a provider error); "
-                       "left out");
+      sink.Skip(where,
+                "assistant_message with no text (an answer lost to a provider error); "
+                "left out");
       return std::nullopt;
     }
     Event ev = NewMessage(e, *state, source_id, Role::kAssistant);
@@ -350,8 +352,9 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
     return std::nullopt;
   }
   if (IsEphemeral(type)) return std::nullopt;
-  sink.Skip(where, "Pixir '" + type +
-                       "' events have no sessiondb equivalent (see docs/interop.md#pixir); left out");
+  sink.Skip(where,
+            "Pixir '" + type +
+                "' events have no sessiondb equivalent (see docs/interop.md#pixir); left out");
   return std::nullopt;
 }
 

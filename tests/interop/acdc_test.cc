@@ -56,21 +56,34 @@ struct AcdcFixture {
 
   std::vector<json> Records() const {
     return {
-        {{"id", "1719500000000-aaaa0001"}, {"session_id", "sess_1719500000000_f0e1d2"},
-         {"timestamp", "2024-06-27T15:00:00Z"}, {"role", "user"},
-         {"content", "What is in these screenshots?"}, {"files", {"src/app.py"}},
-         {"image_refs", {png_name, jpeg_name}}, {"turn_id", "turn_1719500000000_abc123"}},
-        {{"id", "1719500001000-bbbb0001"}, {"session_id", "sess_1719500100000_0a0b0c"},
-         {"timestamp", "2024-06-27T15:01:40.000000+00:00"}, {"role", "user"},
-         {"content", "An old message"}, {"images", 2}},
-        {{"id", "1719500002000-aaaa0002"}, {"session_id", "sess_1719500000000_f0e1d2"},
-         {"timestamp", "2024-06-27T15:00:02.500Z"}, {"role", "assistant"},
-         {"content", "A login form; I fixed the handler."}, {"files_modified", {"src/app.py"}},
+        {{"id", "1719500000000-aaaa0001"},
+         {"session_id", "sess_1719500000000_f0e1d2"},
+         {"timestamp", "2024-06-27T15:00:00Z"},
+         {"role", "user"},
+         {"content", "What is in these screenshots?"},
+         {"files", {"src/app.py"}},
+         {"image_refs", {png_name, jpeg_name}},
+         {"turn_id", "turn_1719500000000_abc123"}},
+        {{"id", "1719500001000-bbbb0001"},
+         {"session_id", "sess_1719500100000_0a0b0c"},
+         {"timestamp", "2024-06-27T15:01:40.000000+00:00"},
+         {"role", "user"},
+         {"content", "An old message"},
+         {"images", 2}},
+        {{"id", "1719500002000-aaaa0002"},
+         {"session_id", "sess_1719500000000_f0e1d2"},
+         {"timestamp", "2024-06-27T15:00:02.500Z"},
+         {"role", "assistant"},
+         {"content", "A login form; I fixed the handler."},
+         {"files_modified", {"src/app.py"}},
          {"edit_results", {{{"file", "src/app.py"}, {"status", "applied"}}}},
          {"turn_id", "turn_1719500000000_abc123"}},
-        {{"id", "1719500003000-aaaa0003"}, {"session_id", "sess_1719500000000_f0e1d2"},
-         {"timestamp", "2024-06-27T15:00:03Z"}, {"role", "user"},
-         {"content", "Committed: fix login handler"}, {"system_event", true}},
+        {{"id", "1719500003000-aaaa0003"},
+         {"session_id", "sess_1719500000000_f0e1d2"},
+         {"timestamp", "2024-06-27T15:00:03Z"},
+         {"role", "user"},
+         {"content", "Committed: fix login handler"},
+         {"system_event", true}},
     };
   }
 
@@ -182,8 +195,10 @@ TEST(AcdcImport, ReimportingAddsNothingAndAGrownHistoryAddsItsTail) {
   for (size_t i = 0; i < after->size(); ++i) EXPECT_EQ((*after)[i].id, (*before)[i].id);
 
   auto records = fx.Records();
-  records.push_back({{"id", "1719500009000-aaaa0009"}, {"session_id", "sess_1719500000000_f0e1d2"},
-                     {"timestamp", "2024-06-27T15:00:09Z"}, {"role", "user"},
+  records.push_back({{"id", "1719500009000-aaaa0009"},
+                     {"session_id", "sess_1719500000000_f0e1d2"},
+                     {"timestamp", "2024-06-27T15:00:09Z"},
+                     {"role", "user"},
                      {"content", "One more thing"}});
   fx.Write(records);
   auto grown = ImportPath(*store, fx.dir.string(), {});

@@ -44,8 +44,8 @@ struct ExtremisFixture {
             {"version", 1},
             {"messages",
              {user,
-              Msg("11111111-0000-4000-8000-000000000002", "assistant", "The thread agrees on Friday.",
-                  "2025-01-15T10:30:05Z"),
+              Msg("11111111-0000-4000-8000-000000000002", "assistant",
+                  "The thread agrees on Friday.", "2025-01-15T10:30:05Z"),
               Msg("11111111-0000-4000-8000-000000000003", "user", "Draft a reply",
                   "2025-01-15T10:31:00Z"),
               Msg("11111111-0000-4000-8000-000000000004", "assistant", "Here is a draft.",
@@ -80,12 +80,17 @@ struct ExtremisFixture {
   // Writes the index with today's keys, or the legacy ones.
   void Write(bool legacy_keys) const {
     json entries = json::array();
-    entries.push_back({{"id", kFirst}, {"title", "Email thread summary"},
+    entries.push_back({{"id", kFirst},
+                       {"title", "Email thread summary"},
                        {"createdAt", "2025-01-15T10:30:00Z"},
                        {legacy_keys ? "lastModifiedAt" : "updatedAt", "2025-01-15T10:31:04Z"},
-                       {"messageCount", 4}, {"isArchived", false}});
-    entries.push_back({{"id", kSecond}, {"title", "French"}, {"createdAt", "2024-12-01T08:00:00Z"},
-                       {"updatedAt", "2024-12-01T08:00:01Z"}, {"messageCount", 2},
+                       {"messageCount", 4},
+                       {"isArchived", false}});
+    entries.push_back({{"id", kSecond},
+                       {"title", "French"},
+                       {"createdAt", "2024-12-01T08:00:00Z"},
+                       {"updatedAt", "2024-12-01T08:00:01Z"},
+                       {"messageCount", 2},
                        {"isArchived", true}});
     json index = {{"version", 1}};
     index[legacy_keys ? "conversations" : "sessions"] = entries;
@@ -127,8 +132,7 @@ void ExpectImported(Store& store) {
   EXPECT_EQ((*events)[0].message.role, Role::kUser);
   EXPECT_EQ((*events)[0].message.Text(), "Summarise this email thread");
   EXPECT_EQ((*events)[0].ts_ms, 1736937000000);
-  EXPECT_EQ(json::parse((*events)[0].message.metadata_json)["context"]["source"]
-                ["applicationName"],
+  EXPECT_EQ(json::parse((*events)[0].message.metadata_json)["context"]["source"]["applicationName"],
             "Mail");
   EXPECT_EQ((*events)[1].message.role, Role::kAssistant);
   // The summary covers the first two messages and sits right after them.
@@ -213,9 +217,10 @@ TEST(ExtremisImport, CorruptFilesAreSkippedWithReasonsAndTheRestImports) {
   const std::string whole = fx.Second().dump();
   WriteFile(fx.dir / (std::string(kUnlisted) + ".json"), whole.substr(0, whole.size() / 2));
   json second = fx.Second();
-  second["messages"].push_back(Msg("22222222-0000-4000-8000-000000000003", "wizard", "?",
-                                   "2024-12-01T08:00:02Z"));
-  second["summary"] = {{"content", "More than there is"}, {"coversMessageCount", 5},
+  second["messages"].push_back(
+      Msg("22222222-0000-4000-8000-000000000003", "wizard", "?", "2024-12-01T08:00:02Z"));
+  second["summary"] = {{"content", "More than there is"},
+                       {"coversMessageCount", 5},
                        {"createdAt", "2024-12-01T08:00:03Z"}};
   WriteFile(fx.dir / (std::string(kSecond) + ".json"), second.dump());
 

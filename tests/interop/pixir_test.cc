@@ -43,12 +43,16 @@ struct PixirFixture {
   }
 
   json Descriptor(const std::string& rid, const std::string& sha, const std::string& name) const {
-    return {{"resource_id", rid},   {"kind", "image"},
-            {"name", name},         {"mime_type", "image/png"},
-            {"size_bytes", 10},     {"content_sha256", sha},
-            {"extension", "png"},   {"source", "attachment"},
-            {"store_ref", std::string("session://") + kSession + "/resources/" + rid + "/" + sha +
-                              ".png"}};
+    return {{"resource_id", rid},
+            {"kind", "image"},
+            {"name", name},
+            {"mime_type", "image/png"},
+            {"size_bytes", 10},
+            {"content_sha256", sha},
+            {"extension", "png"},
+            {"source", "attachment"},
+            {"store_ref",
+             std::string("session://") + kSession + "/resources/" + rid + "/" + sha + ".png"}};
   }
 
   // Appends a canonical event (seq stamped) or an ephemeral one (seq null).
@@ -64,9 +68,13 @@ struct PixirFixture {
 
   void Build() {
     WriteFile(ResourceFile("res_a1", png_sha), png);
-    json link = {{"resource_id", "res_l1"}, {"kind", "resource_link"}, {"name", "spec"},
-                 {"mime_type", "application/pdf"}, {"declared_size_bytes", 2048},
-                 {"uri", "https://example.com/spec.pdf"}, {"rehydratable", false}};
+    json link = {{"resource_id", "res_l1"},
+                 {"kind", "resource_link"},
+                 {"name", "spec"},
+                 {"mime_type", "application/pdf"},
+                 {"declared_size_bytes", 2048},
+                 {"uri", "https://example.com/spec.pdf"},
+                 {"rehydratable", false}};
     Event("user_message",
           {{"text", "What does this screenshot show?"},
            {"resources", {Descriptor("res_a1", png_sha, "shot.png"), link}}},
@@ -74,26 +82,32 @@ struct PixirFixture {
     Event("provider_usage",
           {{"model", "gpt-5"},
            {"usage_summary",
-            {{"input_tokens", 1200}, {"output_tokens", 80}, {"cached_tokens", 1000},
-             {"reasoning_tokens", 16}, {"total_tokens", 1280}}}},
+            {{"input_tokens", 1200},
+             {"output_tokens", 80},
+             {"cached_tokens", 1000},
+             {"reasoning_tokens", 16},
+             {"total_tokens", 1280}}}},
           "2026-06-10T09:00:02.000Z");
-    Event("reasoning", {{"item", {{"type", "reasoning"}, {"encrypted_content", "gAAA"}}},
-                        {"model", "gpt-5"}},
+    Event("reasoning",
+          {{"item", {{"type", "reasoning"}, {"encrypted_content", "gAAA"}}}, {"model", "gpt-5"}},
           "2026-06-10T09:00:02.100Z");
     Event("tool_call",
-          {{"call_id", "call_1"}, {"name", "resource_view"},
+          {{"call_id", "call_1"},
+           {"name", "resource_view"},
            {"args", {{"resource_id", "res_a1"}, {"reason", "read the error dialog"}}}},
           "2026-06-10T09:00:02.200Z");
     Event("tool_result",
-          {{"call_id", "call_1"}, {"ok", true}, {"output", "Rehydrated res_a1"},
+          {{"call_id", "call_1"},
+           {"ok", true},
+           {"output", "Rehydrated res_a1"},
            {"resource_view",
-            {{"resource_id", "res_a1"}, {"reason", "read the error dialog"},
+            {{"resource_id", "res_a1"},
+             {"reason", "read the error dialog"},
              {"descriptor", Descriptor("res_a1", png_sha, "shot.png")}}}},
           "2026-06-10T09:00:02.300Z");
     Event("text_delta", {{"chunk", "The dia"}}, "2026-06-10T09:00:03.000Z", /*ephemeral=*/true);
     Event("provider_usage",
-          {{"model", "gpt-5"},
-           {"usage_summary", {{"input_tokens", 2000}, {"output_tokens", 40}}}},
+          {{"model", "gpt-5"}, {"usage_summary", {{"input_tokens", 2000}, {"output_tokens", 40}}}},
           "2026-06-10T09:00:04.000Z");
     Event("assistant_message", {{"text", "The dialog says the disk is full."}},
           "2026-06-10T09:00:04.100Z");
@@ -101,7 +115,8 @@ struct PixirFixture {
     Event("tool_call", {{"call_id", "call_2"}, {"name", "read"}, {"args", {{"path", "cfg.toml"}}}},
           "2026-06-10T09:01:01.000Z");
     Event("tool_result",
-          {{"call_id", "call_2"}, {"ok", false},
+          {{"call_id", "call_2"},
+           {"ok", false},
            {"error", {{"kind", "not_found"}, {"message", "cfg.toml does not exist"}}}},
           "2026-06-10T09:01:01.500Z");
     Event("assistant_message", {{"text", "Fixed."}}, "2026-06-10T09:01:05.000Z");
@@ -143,9 +158,9 @@ TEST(PixirImport, MapsEveryEventTypeWithAnEquivalent) {
   fx.Build();
   fx.Write();
   EXPECT_EQ(DetectImportFormat(fx.root.string()).value_or(""), "pixir");
-  EXPECT_EQ(DetectImportFormat((fx.sessions / (std::string(kSession) + ".ndjson")).string())
-                .value_or(""),
-            "pixir");
+  EXPECT_EQ(
+      DetectImportFormat((fx.sessions / (std::string(kSession) + ".ndjson")).string()).value_or(""),
+      "pixir");
   auto store = OpenStore(tmp);
   auto report = ImportPath(*store, fx.root.string(), {});
   ASSERT_TRUE(report.has_value()) << report.error().ToString();
@@ -215,8 +230,7 @@ TEST(PixirImport, MapsEveryEventTypeWithAnEquivalent) {
   EXPECT_EQ(ev[9].compaction.to_seq, 5);
   EXPECT_EQ(ev[9].compaction.summary, "The user shared a screenshot of a disk-full dialog.");
   EXPECT_EQ(ev[9].compaction.strategy, "deterministic_v1");
-  EXPECT_NE(ev[9].compaction.limitations.find("The Log remains authoritative."),
-            std::string::npos);
+  EXPECT_NE(ev[9].compaction.limitations.find("The Log remains authoritative."), std::string::npos);
   EXPECT_EQ(ev[10].message.Text(), "Continue");
 
   auto usage = store->GetUsage(kSession);
@@ -274,19 +288,26 @@ TEST(PixirImport, CorruptLinesAndResourcesAreSkippedWithReasonsAndTheRestImports
   fx.Event("assistant_message", {{"text", "I see one."}}, "2026-06-10T09:00:01Z");
   // Line 3: only a picture, and it is not one: the sink drops the whole
   // message, which must not shift the compaction range below.
-  fx.Event("user_message", {{"text", ""}, {"resources", {fx.Descriptor("res_txt", text_sha, "t.png")}}},
+  fx.Event("user_message",
+           {{"text", ""}, {"resources", {fx.Descriptor("res_txt", text_sha, "t.png")}}},
            "2026-06-10T09:00:01.500Z");
   // Line 4: an answer lost to a provider error.
   fx.Event("assistant_message", {{"text", ""}}, "2026-06-10T09:00:01.600Z");
-  std::string tail = "{not json at all\n";                                       // line 5
-  tail += std::string(interop::kMaxLineBytes + 1, ' ') + "\n";                    // line 6
-  tail += json{{"id", "evt_x"}, {"session_id", kSession}, {"seq", 5},            // line 7
-               {"ts", "2026-06-10T09:00:02Z"}, {"type", "user_message"},
+  std::string tail = "{not json at all\n";                      // line 5
+  tail += std::string(interop::kMaxLineBytes + 1, ' ') + "\n";  // line 6
+  tail += json{{"id", "evt_x"},
+               {"session_id", kSession},
+               {"seq", 5},  // line 7
+               {"ts", "2026-06-10T09:00:02Z"},
+               {"type", "user_message"},
                {"data", {{"text", "after the damage"}}}}
               .dump() +
           "\n";
-  tail += json{{"id", "evt_c"}, {"session_id", kSession}, {"seq", 6},            // line 8
-               {"ts", "2026-06-10T09:00:03Z"}, {"type", "history_compaction"},
+  tail += json{{"id", "evt_c"},
+               {"session_id", kSession},
+               {"seq", 6},  // line 8
+               {"ts", "2026-06-10T09:00:03Z"},
+               {"type", "history_compaction"},
                {"data", {{"summary", "s"}, {"range", {{"from_seq", 2}, {"to_seq", 5}}}}}}
               .dump() +
           "\n";
