@@ -1,18 +1,463 @@
-// The ac-dc format (being written: import and export report kInternal).
+// The ac-dc format (AI-Coder-DeCoder): a `.ac-dc/` folder holding
+// `history.jsonl` (one record per message, every session in one file) and an
+// `images/` folder of pasted images named by the first 12 hex digits of the
+// SHA-256 of their data-URI string, optionally prefixed `{epoch_ms}-`.
+// See docs/interop.md#ac-dc for the grammar and the mapping.
+//
+// Import reads history.jsonl twice: the first pass checks every line and
+// notes where each session's records are (an offset and a length per record,
+// so memory is bounded by the number of records, not their size), the second
+// reads each session's records back in file order and feeds them to the sink.
+// ac-dc interleaves sessions in one file (a reloaded session continues at the
+// end), so this is how sessions arrive whole and in order.
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "blob/base64.h"
+#include "blob/media_type.h"
+#include "blob/sha256.h"
 #include "interop/formats.h"
+#include "interop/jsonl_reader.h"
 
 namespace sessiondb::interop {
+namespace {
 
-ImportFormatSpec AcdcImport() {
-  return {"ac-dc", [](const std::filesystem::path&) { return 0; },
-          [](const std::filesystem::path&, ImportSink&) {
-            return Status::Internal("importing ac-dc is not written yet");
-          }};
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::string_view kFormat = "ac-dc";
+
+// Where one record of a session lies in history.jsonl.
+struct RecordSpan {
+  int64_t offset = 0;
+  int64_t length = 0;
+  int64_t line = 0;
+};
+
+struct SessionRecords {
+  std::string source_id;
+  std::vector<RecordSpan> records;
+};
+
+// The history.jsonl of `path` (the file itself, or a folder holding it).
+fs::path HistoryFile(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return path / "history.jsonl";
+  return path;
 }
 
-ExportFormatSpec AcdcExport() {
-  return {"ac-dc", [](Store&, std::span<const Session>, const std::filesystem::path&,
-                      ExportReport*) { return Status::Internal("exporting ac-dc is not written yet"); }};
+// Whether `record` looks like an ac-dc message record.
+bool IsAcdcRecord(const json& record) {
+  return record.is_object() && record.contains("session_id") && record.contains("role") &&
+         record.contains("content") && record.contains("timestamp");
 }
+
+// The first line of `file` (at most 1 MiB of it), or empty.
+std::string FirstLine(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return {};
+  std::string line;
+  line.resize(size_t{1} << 20);
+  in.read(line.data(), static_cast<std::streamsize>(line.size()));
+  line.resize(static_cast<size_t>(in.gcount()));
+  const size_t nl = line.find('\n');
+  if (nl != std::string::npos) line.resize(nl);
+  return line;
+}
+
+int Detect(const fs::path& path) {
+  std::error_code ec;
+  const fs::path history = HistoryFile(path);
+  if (history.filename() != "history.jsonl" || !fs::is_regular_file(history, ec)) return 0;
+  const std::string first = FirstLine(history);
+  json record = json::parse(first, nullptr, /*allow_exceptions=*/false);
+  const bool shaped = IsAcdcRecord(record);
+  const fs::path folder = fs::is_directory(path, ec) ? path : path.parent_path();
+  const std::string name = folder.filename().string();
+  const bool named = name.starts_with(".ac-dc");
+  if (shaped) return named ? 100 : 90;
+  // An empty history in a folder named for ac-dc is still ac-dc's.
+  return named && first.empty() ? 60 : 0;
+}
+
+std::string StringField(const json& record, const char* key) {
+  auto it = record.find(key);
+  if (it == record.end() || !it->is_string()) return {};
+  return it->get<std::string>();
+}
+
+std::vector<std::string> StringList(const json& record, const char* key) {
+  std::vector<std::string> out;
+  auto it = record.find(key);
+  if (it == record.end() || !it->is_array()) return out;
+  for (const json& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+// The MIME type ac-dc gives an image file by its extension.
+std::string MimeForExtension(std::string ext) {
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".png") return "image/png";
+  if (ext == ".jpg" || ext == ".jpeg") return "image/jpeg";
+  if (ext == ".gif") return "image/gif";
+  if (ext == ".webp") return "image/webp";
+  if (ext == ".bmp") return "image/bmp";
+  return "application/octet-stream";
+}
+
+// The 12-hex content hash an image file name carries ("a1b2c3d4e5f6.png" or
+// "1736956800000-a1b2c3d4e5f6.png"), or empty when the name has none.
+std::string NameHash(const std::string& filename) {
+  std::string stem = fs::path(filename).stem().string();
+  const size_t dash = stem.rfind('-');
+  if (dash != std::string::npos) stem = stem.substr(dash + 1);
+  if (stem.size() != 12) return {};
+  for (char c : stem) {
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return {};
+  }
+  for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return stem;
+}
+
+// Whether `bytes` hash to `name_hash` as ac-dc names them: the SHA-256 of
+// "data:<mime>;base64,<base64>" for the MIME the writer declared, which may
+// be the extension's, its "image/jpg" spelling, or what the bytes are.
+bool HashMatches(const std::string& bytes, const std::string& extension_mime,
+                 const std::string& name_hash) {
+  const std::string b64 = blob::Base64Encode(bytes);
+  std::set<std::string> mimes = {extension_mime};
+  if (extension_mime == "image/jpeg") mimes.insert("image/jpg");
+  if (auto media = blob::SniffMedia(bytes)) mimes.insert(media->mime);
+  for (const std::string& mime : mimes) {
+    const std::string uri = "data:" + mime + ";base64," + b64;
+    if (blob::Sha256Hex(uri).substr(0, 12) == name_hash) return true;
+  }
+  return false;
+}
+
+// Reads the image `ref` of a record; nullopt (with a skip) if it is unusable.
+std::optional<Part> ReadImage(const fs::path& images_dir, const std::string& ref,
+                              const std::string& where, ImportSink& sink) {
+  const std::string what = "image '" + ref + "'";
+  if (ref.empty() || ref.find('/') != std::string::npos || ref.find('\\') != std::string::npos ||
+      ref == "." || ref == "..") {
+    sink.Skip(where, what + " is not a file name inside images/; the image is left out");
+    return std::nullopt;
+  }
+  const fs::path file = images_dir / ref;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    sink.Skip(where, what + " is missing from " + images_dir.string() +
+                         "; the message is imported without it");
+    return std::nullopt;
+  }
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string mime = MimeForExtension(file.extension().string());
+  const std::string hash = NameHash(ref);
+  if (!hash.empty() && !HashMatches(bytes, mime, hash)) {
+    sink.Skip(where, what + ": its bytes do not hash to the " + hash +
+                         " its name carries (a damaged or replaced file); the image is left out");
+    return std::nullopt;
+  }
+  return Part::ImageFromBytes(std::move(bytes), mime, ref);
+}
+
+// The message of one ac-dc record, or nullopt (with a skip) when it has none.
+std::optional<Event> ToEvent(const json& record, const std::string& session_id,
+                             const std::string& line_text, const fs::path& images_dir,
+                             const std::string& where, ImportSink& sink) {
+  Event event;
+  Message& m = event.message;
+  const std::string role = StringField(record, "role");
+  auto parsed = ParseRole(role);
+  if (!parsed ||
+      (*parsed != Role::kUser && *parsed != Role::kAssistant && *parsed != Role::kSystem)) {
+    sink.Skip(where, "role '" + role + "' is not user or assistant; the record is left out");
+    return std::nullopt;
+  }
+  m.role = *parsed;
+  std::string source_id = StringField(record, "id");
+  if (source_id.empty()) source_id = "line-sha256-" + blob::Sha256Hex(line_text);
+  event.id = StableEventId(session_id, source_id);
+  event.type = EventType::kMessage;
+  event.ts_ms = ParseIsoTime(StringField(record, "timestamp")).value_or(0);
+
+  std::string content = StringField(record, "content");
+  if (!content.empty()) m.parts.push_back(Part::Text(std::move(content)));
+  for (const std::string& ref : StringList(record, "image_refs")) {
+    if (auto part = ReadImage(images_dir, ref, where, sink)) m.parts.push_back(std::move(*part));
+  }
+  m.files = StringList(record, "files");
+  m.files_modified = StringList(record, "files_modified");
+  if (auto it = record.find("edit_results"); it != record.end() && it->is_array()) {
+    m.edit_results_json = it->dump();
+  }
+
+  json meta = json::object();
+  meta["acdc_id"] = source_id;
+  if (auto it = record.find("turn_id"); it != record.end() && it->is_string()) {
+    meta["turn_id"] = *it;
+  }
+  if (auto it = record.find("system_event");
+      it != record.end() && it->is_boolean() && it->get<bool>()) {
+    meta["system_event"] = true;
+  }
+  if (auto it = record.find("images");
+      it != record.end() && it->is_number_integer() && it->get<int64_t>() > 0) {
+    // Legacy records counted the images sent but never saved them.
+    meta["images_not_saved"] = it->get<int64_t>();
+  }
+  if (auto it = record.find("agent_blocks"); it != record.end() && it->is_array()) {
+    meta["agent_blocks"] = *it;
+  }
+  m.metadata_json = meta.dump();
+  if (m.parts.empty()) {
+    sink.Skip(where, meta.contains("images_not_saved")
+                         ? "the record has no text, and its images were never saved (a legacy "
+                           "'images' count); nothing to import"
+                         : "the record has no text and no readable image; nothing to import");
+    return std::nullopt;
+  }
+  return event;
+}
+
+// Reads `length` bytes at `offset` of `file`.
+Result<std::string> ReadSpan(std::FILE* file, const RecordSpan& span, const fs::path& path) {
+  std::string text(static_cast<size_t>(span.length), '\0');
+  if (std::fseek(file, static_cast<long>(span.offset), SEEK_SET) != 0 ||
+      std::fread(text.data(), 1, text.size(), file) != text.size()) {
+    return Err(Status(StatusCode::kIo, "cannot read " + path.string() + " line " +
+                                           std::to_string(span.line) + " again"));
+  }
+  return text;
+}
+
+Status RunImport(const fs::path& path, ImportSink& sink) {
+  const fs::path history = HistoryFile(path);
+  const fs::path images_dir = history.parent_path() / "images";
+  const std::string label = "history.jsonl:";
+  ASSIGN_OR_RETURN(auto reader, JsonlReader::Open(history.string()));
+
+  // Pass 1: check every line, note each session's records.
+  std::vector<SessionRecords> sessions;
+  std::map<std::string, size_t> index;
+  JsonlReader::Line line;
+  int64_t line_start = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, reader->Next(&line));
+    if (!more) break;
+    const int64_t start = line_start;
+    line_start = reader->bytes_read();
+    sink.Progress(reader->bytes_read() / 2, reader->total_bytes());
+    const std::string where = label + std::to_string(line.number);
+    if (line.too_long) {
+      sink.Skip(where, "the line is longer than the " + std::to_string(kMaxLineBytes) +
+                           "-byte limit for one record; it is left out");
+      continue;
+    }
+    if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    json record = json::parse(line.text, nullptr, /*allow_exceptions=*/false);
+    if (record.is_discarded()) {
+      sink.Skip(where, line.at_eof_without_newline
+                           ? "the last line is truncated (no newline, not complete JSON): an "
+                             "interrupted write; it is left out"
+                           : "the line is not JSON; it is left out");
+      continue;
+    }
+    const std::string session = StringField(record, "session_id");
+    if (!record.is_object() || session.empty()) {
+      sink.Skip(where, "the record has no session_id; it is left out");
+      continue;
+    }
+    auto [it, inserted] = index.emplace(session, sessions.size());
+    if (inserted) sessions.push_back({session, {}});
+    sessions[it->second].records.push_back(
+        {start, static_cast<int64_t>(line.text.size()), line.number});
+  }
+
+  // Pass 2: each session in turn, its records in file order.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(history.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) return Status(StatusCode::kIo, "cannot open " + history.string() + " again");
+  int64_t done = 0;
+  const int64_t total = reader->total_bytes();
+  for (const SessionRecords& s : sessions) {
+    Session session;
+    session.id = StableSessionId(kFormat, s.source_id);
+    json meta = {{"source", std::string(kFormat)}, {"acdc_session_id", s.source_id}};
+    session.metadata_json = meta.dump();
+    RETURN_IF_ERROR(sink.BeginSession(session));
+    for (const RecordSpan& span : s.records) {
+      ASSIGN_OR_RETURN(std::string text, ReadSpan(file.get(), span, history));
+      done += span.length;
+      sink.Progress(total / 2 + done / 2, total);
+      const std::string where = label + std::to_string(span.line);
+      json record = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (record.is_discarded()) {
+        sink.Skip(where, "the line changed while it was being imported; it is left out");
+        continue;
+      }
+      auto event = ToEvent(record, session.id, text, images_dir, where, sink);
+      if (event) RETURN_IF_ERROR(sink.Add(std::move(*event), where));
+    }
+    RETURN_IF_ERROR(sink.EndSession());
+  }
+  return Status::Ok();
+}
+
+// ---- Export -----------------------------------------------------------------
+
+// "2025-06-01T12:34:56.789Z".
+std::string IsoTime(int64_t ms) {
+  const time_t secs = static_cast<time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return buf;
+}
+
+std::string ExtensionFor(const std::string& mime) {
+  if (mime == "image/jpeg") return ".jpg";
+  if (mime == "image/gif") return ".gif";
+  if (mime == "image/webp") return ".webp";
+  return ".png";
+}
+
+// Writes `bytes` to `path` through a temporary file and a rename, so a
+// crash never leaves a half-written file under the final name.
+Status WriteFileAtomically(const fs::path& path, std::string_view bytes) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return Status(StatusCode::kIo, "cannot write " + tmp.string());
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Status(StatusCode::kIo, "cannot rename " + tmp.string() + ": " + ec.message());
+  }
+  return Status::Ok();
+}
+
+// The ac-dc record of `m` (its images written to `images_dir`), or nullopt
+// for a message ac-dc cannot show (no text and no image).
+Result<std::optional<json>> ToRecord(Store& store, const Session& session, const Message& m,
+                                     const fs::path& images_dir, ExportReport* report) {
+  json meta = json::parse(m.metadata_json.empty() ? "{}" : m.metadata_json, nullptr, false);
+  if (!meta.is_object()) meta = json::object();
+  json record = json::object();
+  std::string id = m.id;
+  if (auto it = meta.find("acdc_id"); it != meta.end() && it->is_string()) id = *it;
+  record["id"] = id;
+  record["session_id"] = session.id;
+  record["timestamp"] = IsoTime(m.ts_ms);
+  // ac-dc knows user and assistant; its system events are user records
+  // flagged system_event, so system and tool messages go out that way.
+  const bool system_event =
+      m.role == Role::kSystem || m.role == Role::kTool || meta.value("system_event", false);
+  record["role"] = m.role == Role::kAssistant ? "assistant" : "user";
+  record["content"] = m.Text();
+  if (system_event) record["system_event"] = true;
+  if (auto it = meta.find("turn_id"); it != meta.end() && it->is_string()) {
+    record["turn_id"] = *it;
+  }
+  if (!m.files.empty()) record["files"] = m.files;
+  json refs = json::array();
+  for (const Part& p : m.parts) {
+    if (p.type != PartType::kImage || !p.resource || p.resource->content_sha256.empty()) continue;
+    auto bytes = store.ReadBlob(p.resource->content_sha256);
+    if (!bytes) continue;  // a lost blob: nothing to write, the text still goes
+    const std::string uri = "data:" + p.resource->mime + ";base64," + blob::Base64Encode(*bytes);
+    const std::string name = blob::Sha256Hex(uri).substr(0, 12) + ExtensionFor(p.resource->mime);
+    const fs::path file = images_dir / name;
+    std::error_code ec;
+    if (!fs::exists(file, ec)) {
+      fs::create_directories(images_dir, ec);
+      RETURN_IF_ERROR(WriteFileAtomically(file, *bytes));
+      report->files.push_back(file.string());
+    }
+    refs.push_back(name);
+    ++report->images;
+  }
+  if (!refs.empty()) record["image_refs"] = refs;
+  if (auto it = meta.find("images_not_saved"); it != meta.end() && it->is_number_integer()) {
+    record["images"] = *it;
+  }
+  if (!m.files_modified.empty()) record["files_modified"] = m.files_modified;
+  if (!m.edit_results_json.empty()) {
+    json edits = json::parse(m.edit_results_json, nullptr, false);
+    if (edits.is_array()) record["edit_results"] = edits;
+  }
+  if (auto it = meta.find("agent_blocks"); it != meta.end() && it->is_array()) {
+    record["agent_blocks"] = *it;
+  }
+  if (record["content"].get<std::string>().empty() && refs.empty()) return std::nullopt;
+  return record;
+}
+
+Status RunExport(Store& store, std::span<const Session> sessions, const fs::path& out,
+                 ExportReport* report) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) {
+    return Status::AlreadyExists(out.string() + " is a file; ac-dc export writes a folder");
+  }
+  const fs::path history = out / "history.jsonl";
+  if (fs::exists(history, ec)) {
+    return Status::AlreadyExists(history.string() +
+                                 " exists; export to a new folder (sessiondb never appends to "
+                                 "a history ac-dc may be writing)");
+  }
+  fs::create_directories(out, ec);
+  if (ec) return Status(StatusCode::kIo, "cannot create " + out.string() + ": " + ec.message());
+  const fs::path images_dir = out / "images";
+  const fs::path tmp = history.string() + ".tmp";
+  std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+  if (!file) return Status(StatusCode::kIo, "cannot write " + tmp.string());
+  auto fail = [&](Status s) {
+    file.close();
+    fs::remove(tmp, ec);
+    return s;
+  };
+  for (const Session& session : sessions) {
+    auto messages = store.ReadMessages(session.id);
+    if (!messages) return fail(messages.error());
+    for (const Message& m : *messages) {
+      auto record = ToRecord(store, session, m, images_dir, report);
+      if (!record) return fail(record.error());
+      if (!*record) continue;
+      file << (*record)->dump() << '\n';
+      ++report->messages;
+    }
+    ++report->sessions;
+  }
+  file.flush();
+  if (!file) return fail(Status(StatusCode::kIo, "cannot write " + tmp.string()));
+  file.close();
+  fs::rename(tmp, history, ec);
+  if (ec) return fail(Status(StatusCode::kIo, "cannot rename " + tmp.string()));
+  report->files.insert(report->files.begin(), history.string());
+  return Status::Ok();
+}
+
+}  // namespace
+
+ImportFormatSpec AcdcImport() { return {kFormat, Detect, RunImport}; }
+
+ExportFormatSpec AcdcExport() { return {kFormat, RunExport}; }
 
 }  // namespace sessiondb::interop
