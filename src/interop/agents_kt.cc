@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "blob/base64.h"
@@ -31,9 +30,14 @@ using nlohmann::ordered_json;
 constexpr std::string_view kFormat = "agents-kt";
 // The snapshot fields kept in session metadata under "agents_kt", so an
 // export gives them back.
-constexpr const char* kKeptFields[] = {"requestId",     "sessionId",           "manifestHash",
-                                       "pendingInterruptCallId", "pendingApprovalGate",
-                                       "turns",         "toolCalls",           "toolCallLimit",
+constexpr const char* kKeptFields[] = {"requestId",
+                                       "sessionId",
+                                       "manifestHash",
+                                       "pendingInterruptCallId",
+                                       "pendingApprovalGate",
+                                       "turns",
+                                       "toolCalls",
+                                       "toolCallLimit",
                                        "memory"};
 
 // ---- Import -----------------------------------------------------------------
@@ -285,9 +289,10 @@ Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs:
   if (ec) return Status::Io("cannot create " + out.string() + ": " + ec.message());
   for (const Session& s : sessions) {
     json meta = json::parse(s.metadata_json.empty() ? "{}" : s.metadata_json, nullptr, false);
-    const json kept = meta.is_object() && meta.contains("agents_kt") && meta["agents_kt"].is_object()
-                          ? meta["agents_kt"]
-                          : json::object();
+    const json kept =
+        meta.is_object() && meta.contains("agents_kt") && meta["agents_kt"].is_object()
+            ? meta["agents_kt"]
+            : json::object();
     ASSIGN_OR_RETURN(std::vector<Event> events, store.ReadEvents(s.id));
     ordered_json messages = ordered_json::array();
     Usage total;
@@ -327,9 +332,9 @@ Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs:
     doc["toolCalls"] = kept_or("toolCalls", tool_calls);
     doc["toolCallLimit"] = kept_or("toolCallLimit", 0);
     if (any_usage) {
-      doc["tokens"] = {{"prompt", total.input_tokens},      {"completion", total.output_tokens},
-                       {"cached", total.cached_tokens},     {"reasoning", total.reasoning_tokens},
-                       {"provider", provider},              {"model", model}};
+      doc["tokens"] = {{"prompt", total.input_tokens},  {"completion", total.output_tokens},
+                       {"cached", total.cached_tokens}, {"reasoning", total.reasoning_tokens},
+                       {"provider", provider},          {"model", model}};
     } else {
       doc["tokens"] = nullptr;
     }

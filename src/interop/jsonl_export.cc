@@ -4,7 +4,6 @@
 // Sessions in id order, messages in seq order; keys sorted; so the same
 // sessions give the same bytes.
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "core/message_codec.h"

@@ -64,10 +64,14 @@ std::string LinkText(std::string_view s) {
 
 std::string RoleHeading(Role role) {
   switch (role) {
-    case Role::kSystem: return "System";
-    case Role::kUser: return "User";
-    case Role::kAssistant: return "Assistant";
-    case Role::kTool: return "Tool";
+    case Role::kSystem:
+      return "System";
+    case Role::kUser:
+      return "User";
+    case Role::kAssistant:
+      return "Assistant";
+    case Role::kTool:
+      return "Tool";
   }
   return "Message";
 }

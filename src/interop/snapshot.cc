@@ -9,9 +9,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "blob/base64.h"
 #include "blob/media_type.h"
@@ -45,15 +44,15 @@ void CollectSha(const Resource& r, std::set<std::string>* shas) {
   if (!r.content_sha256.empty()) shas->insert(r.content_sha256);
 }
 
-Result<json> EventToJson(const Event& e, std::string_view session_id,
-                         std::set<std::string>* shas) {
+Result<json> EventToJson(const Event& e, std::string_view session_id, std::set<std::string>* shas) {
   json j = {{"id", e.id}, {"seq", e.seq}, {"ts_ms", e.ts_ms}, {"type", EventTypeName(e.type)}};
   if (!e.session_id.empty() && e.session_id != session_id) j["session_id"] = e.session_id;
   switch (e.type) {
     case EventType::kMessage: {
       ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(e.message));
-      json m = body ? BodyWithoutVersion(*body)
-                    : json{{"parts", json::array({{{"type", "text"}, {"text", e.message.Text()}}})}};
+      json m = body
+                   ? BodyWithoutVersion(*body)
+                   : json{{"parts", json::array({{{"type", "text"}, {"text", e.message.Text()}}})}};
       m["role"] = RoleName(e.message.role);
       for (const Part& p : e.message.parts) {
         if (p.resource) CollectSha(*p.resource, shas);
@@ -275,8 +274,8 @@ class SnapshotReader {
       IndexEntry entry;
       for (size_t i = 0; i < list.size(); ++i) {
         const std::string ewhere = where + "." + list_key + "[" + std::to_string(i) + "]";
-        std::optional<Event> e = DecodeEvent(list[i], s.id, first_seq + static_cast<int64_t>(i),
-                                             ewhere, blobs);
+        std::optional<Event> e =
+            DecodeEvent(list[i], s.id, first_seq + static_cast<int64_t>(i), ewhere, blobs);
         if (!e) {
           // The log must stay dense: what follows a bad event cannot come in.
           if (i + 1 < list.size()) {
@@ -303,9 +302,8 @@ class SnapshotReader {
   }
 
  private:
-  std::optional<Event> DecodeEvent(const json& je, const std::string& session_id,
-                                   int64_t want_seq, const std::string& where,
-                                   SessionBlobs* blobs) {
+  std::optional<Event> DecodeEvent(const json& je, const std::string& session_id, int64_t want_seq,
+                                   const std::string& where, SessionBlobs* blobs) {
     try {
       if (!je.is_object()) {
         sink_.Skip(where, "an event must be a JSON object");
@@ -520,12 +518,14 @@ Status ImportSnapshot(const fs::path& path, ImportSink& sink) {
   } catch (const json::parse_error& ex) {
     return Status::InvalidArgument(path.string() +
                                    " is not a complete JSON document (truncated?), nothing was "
-                                   "imported: " + ex.what());
+                                   "imported: " +
+                                   ex.what());
   }
   auto format = doc.is_object() ? doc.find("format") : doc.end();
   if (!doc.is_object() || format == doc.end() || !format->is_string() ||
       format->get<std::string>() != kFormatName) {
-    return Status::InvalidArgument(path.string() + " is not a sessiondb snapshot (no \"format\": \"" +
+    return Status::InvalidArgument(path.string() +
+                                   " is not a sessiondb snapshot (no \"format\": \"" +
                                    std::string(kFormatName) + "\")");
   }
   const json version = doc.value("version", json());

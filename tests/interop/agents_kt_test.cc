@@ -35,10 +35,14 @@ class AgentsKt : public InteropTest {
   }
 
   static json Snapshot(const std::string& session_id, json messages) {
-    return {{"requestId", "req-" + session_id}, {"sessionId", session_id},
-            {"turns", 1},                       {"toolCalls", 0},
-            {"toolCallLimit", 4},               {"tokens", nullptr},
-            {"memory", json::object()},         {"messages", std::move(messages)}};
+    return {{"requestId", "req-" + session_id},
+            {"sessionId", session_id},
+            {"turns", 1},
+            {"toolCalls", 0},
+            {"toolCallLimit", 4},
+            {"tokens", nullptr},
+            {"memory", json::object()},
+            {"messages", std::move(messages)}};
   }
 };
 
@@ -83,7 +87,8 @@ TEST_F(AgentsKt, SampleImportsFieldByField) {
   ASSERT_EQ(call.parts.size(), 1u);
   EXPECT_EQ(call.parts[0].type, PartType::kToolCall);
   EXPECT_EQ(call.parts[0].tool_name, "lookup_invoice");
-  EXPECT_EQ(json::parse(call.parts[0].arguments_json), json::parse(R"({"id":"INV-3","verbose":true})"));
+  EXPECT_EQ(json::parse(call.parts[0].arguments_json),
+            json::parse(R"({"id":"INV-3","verbose":true})"));
   const Message& result = events[3].message;
   ASSERT_EQ(result.parts.size(), 1u);
   EXPECT_EQ(result.parts[0].type, PartType::kToolResult);
@@ -129,24 +134,21 @@ TEST_F(AgentsKt, GrownSnapshotAddsItsNewMessages) {
 TEST_F(AgentsKt, DamagedFilesAndImagesAreSkippedAndTheRestImports) {
   const std::string good_png = blob::Base64Encode(MakePng(2, 2, "ok"));
   json damaged = Snapshot(
-      "damaged",
-      json::array({
-          {{"role", "user"},
-           {"content", "three pictures"},
-           {"images", json::array({{{"base64", good_png}, {"mime", "image/png"}},
-                                   {{"base64", good_png}, {"mime", "image/heic"}},
-                                   {{"base64", blob::Base64Encode("not a picture")},
-                                    {"mime", "image/png"}}})}},
-          {{"role", "assistant"}, {"content", 42}},  // a value of the wrong type
-          {{"role", "assistant"}, {"content", "still here"}},
-      }));
-  const std::string truncated = Snapshot("cut", json::array({{{"role", "user"},
-                                                              {"content", "lost"}}}))
-                                    .dump()
-                                    .substr(0, 60);
+      "damaged", json::array({
+                     {{"role", "user"},
+                      {"content", "three pictures"},
+                      {"images", json::array({{{"base64", good_png}, {"mime", "image/png"}},
+                                              {{"base64", good_png}, {"mime", "image/heic"}},
+                                              {{"base64", blob::Base64Encode("not a picture")},
+                                               {"mime", "image/png"}}})}},
+                     {{"role", "assistant"}, {"content", 42}},  // a value of the wrong type
+                     {{"role", "assistant"}, {"content", "still here"}},
+                 }));
+  const std::string truncated =
+      Snapshot("cut", json::array({{{"role", "user"}, {"content", "lost"}}})).dump().substr(0, 60);
   auto store = OpenStore("store");
-  ImportReport r = Import(*store, Folder({{"damaged.json", damaged.dump()},
-                                          {"truncated.json", truncated}}));
+  ImportReport r =
+      Import(*store, Folder({{"damaged.json", damaged.dump()}, {"truncated.json", truncated}}));
   EXPECT_EQ(r.sessions_added, 2);  // the sample and the damaged one
   ASSERT_EQ(r.records_skipped, 4);
   // The first skip whose place ends with `where_part`.
@@ -228,12 +230,14 @@ TEST_F(AgentsKt, ExportThenImportGivesTheSameMessagesAndImageBytes) {
       for (const Part& p : a[i].parts) {
         if (p.type == PartType::kText || p.type == PartType::kToolResult) text_a += p.text;
         if (p.type == PartType::kToolCall) calls_a.push_back(p.tool_name + p.arguments_json);
-        if (p.type == PartType::kImage) images_a.push_back(*source->ReadBlob(p.resource->content_sha256));
+        if (p.type == PartType::kImage)
+          images_a.push_back(*source->ReadBlob(p.resource->content_sha256));
       }
       for (const Part& p : b[i].parts) {
         if (p.type == PartType::kText || p.type == PartType::kToolResult) text_b += p.text;
         if (p.type == PartType::kToolCall) calls_b.push_back(p.tool_name + p.arguments_json);
-        if (p.type == PartType::kImage) images_b.push_back(*target->ReadBlob(p.resource->content_sha256));
+        if (p.type == PartType::kImage)
+          images_b.push_back(*target->ReadBlob(p.resource->content_sha256));
       }
       EXPECT_EQ(text_a, text_b);
       EXPECT_EQ(calls_a, calls_b);

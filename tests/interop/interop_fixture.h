@@ -30,8 +30,8 @@ inline void WriteFile(const std::filesystem::path& path, const std::string& text
 
 // The golden samples: tests/golden/interop/<format>/<name> (TESTDATA_DIR is tests/data).
 inline std::filesystem::path Golden(const std::string& format, const std::string& name) {
-  return std::filesystem::path(SESSIONDB_TESTDATA_DIR).parent_path() / "golden" /
-         "interop" / format / name;
+  return std::filesystem::path(SESSIONDB_TESTDATA_DIR).parent_path() / "golden" / "interop" /
+         format / name;
 }
 
 class InteropTest : public ::testing::Test {
@@ -60,8 +60,8 @@ class InteropTest : public ::testing::Test {
   std::string FillSample(Store& store) {
     png_ = MakePng(4, 3, "sample-png");
     jpeg_ = MakeJpeg(8, 6, "sample-jpeg");
-    EXPECT_TRUE(store.CreateSession(NewSession{.id = "chat-main",
-                                               .metadata_json = R"({"project":"/src/app"})"}));
+    EXPECT_TRUE(store.CreateSession(
+        NewSession{.id = "chat-main", .metadata_json = R"({"project":"/src/app"})"}));
     Message user = Msg(Role::kUser, {Part::Text("What is in these pictures?"),
                                      Part::ImageFromBytes(png_, "image/png", "cat.png"),
                                      Part::ImageFromBytes(jpeg_, "image/jpeg", "dog.jpg")});
@@ -73,13 +73,13 @@ class InteropTest : public ::testing::Test {
     tool_call.provider = "openai";
     tool_call.usage = Usage{.input_tokens = 120, .output_tokens = 30, .cached_tokens = 5};
     EXPECT_TRUE(store.Append("chat-main", tool_call));
-    EXPECT_TRUE(store.Append("chat-main",
-                             Msg(Role::kTool, {Part::ToolResult("call_1", "zoomed: a cat")})));
+    EXPECT_TRUE(
+        store.Append("chat-main", Msg(Role::kTool, {Part::ToolResult("call_1", "zoomed: a cat")})));
     Message answer = Msg(Role::kAssistant, {Part::Text("A cat and a dog.")});
     answer.metadata_json = R"({"latency_ms":42})";
     EXPECT_TRUE(store.Append("chat-main", answer));
-    EXPECT_TRUE(store.RecordResourceView("chat-main", first->resources[0].resource_id,
-                                         "look again"));
+    EXPECT_TRUE(
+        store.RecordResourceView("chat-main", first->resources[0].resource_id, "look again"));
     EXPECT_TRUE(store.Compact("chat-main", CompactionRequest{.from_seq = 1,
                                                              .to_seq = 4,
                                                              .summary = "Cat and dog.",
@@ -89,16 +89,15 @@ class InteropTest : public ::testing::Test {
 
     auto fork = store.ForkSession("chat-main", 3, NewSession{.id = "chat-fork"});
     EXPECT_TRUE(fork) << fork.error().ToString();
-    EXPECT_TRUE(store.Append("chat-fork", Msg(Role::kUser, {Part::Text("Another idea"),
-                                                            Part::ImageFromBytes(
-                                                                MakePng(2, 2, "fork"),
-                                                                "image/png")})));
+    EXPECT_TRUE(store.Append(
+        "chat-fork", Msg(Role::kUser, {Part::Text("Another idea"),
+                                       Part::ImageFromBytes(MakePng(2, 2, "fork"), "image/png")})));
 
     EXPECT_TRUE(store.CreateSession(NewSession{.id = "chat-archived", .title = "Old"}));
-    EXPECT_TRUE(store.Append("chat-archived", Msg(Role::kUser, {Part::Text("old question"),
-                                                                Part::ImageFromBytes(
-                                                                    MakePng(5, 5, "old"),
-                                                                    "image/png")})));
+    EXPECT_TRUE(
+        store.Append("chat-archived",
+                     Msg(Role::kUser, {Part::Text("old question"),
+                                       Part::ImageFromBytes(MakePng(5, 5, "old"), "image/png")})));
     EXPECT_TRUE(store.Append("chat-archived", Msg(Role::kAssistant, {Part::Text("old answer")})));
     auto c = store.Compact("chat-archived",
                            CompactionRequest{.from_seq = 1, .to_seq = 1, .summary = "asked"});

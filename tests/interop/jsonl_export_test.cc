@@ -1,7 +1,6 @@
 // The jsonl export: a message per line with its descriptors, for scripts.
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "blob/sha256.h"
 #include "interop_fixture.h"

@@ -76,7 +76,8 @@ TEST_F(MarkdownExport, ForkPrunedAndArchivedSessionsSaySo) {
 
 TEST_F(MarkdownExport, FenceOutgrowsBackticksInTheContent) {
   ASSERT_TRUE(store_->CreateSession(NewSession{.id = "code"}));
-  ASSERT_TRUE(store_->Append("code", Msg(Role::kTool, {Part::ToolResult("c", "```\nrm -rf\n```")})));
+  ASSERT_TRUE(
+      store_->Append("code", Msg(Role::kTool, {Part::ToolResult("c", "```\nrm -rf\n```")})));
   const std::string md = Export("out", {"code"});
   EXPECT_TRUE(Has(md, "````\n```\nrm -rf\n```\n````\n")) << md;
 }
@@ -91,7 +92,8 @@ TEST_F(MarkdownExport, RefusesAFileAsTheFolderAndAnExistingTranscript) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), StatusCode::kAlreadyExists);
   Export("out", {"chat-main"});
-  auto again = ExportTo(*store_, dir_.Sub("out"), {.format = "markdown", .sessions = {"chat-main"}});
+  auto again =
+      ExportTo(*store_, dir_.Sub("out"), {.format = "markdown", .sessions = {"chat-main"}});
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code(), StatusCode::kAlreadyExists);
 }

@@ -1,6 +1,8 @@
 // The native snapshot: deterministic bytes, byte-identical round trips,
 // forks kept as forks, idempotent re-import, and damaged input skipped with a
 // reason while the rest comes in.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "blob/base64.h"
@@ -191,8 +193,8 @@ TEST_F(Snapshot, GrownSnapshotExtendsTheSessionWithItsTail) {
 }
 
 TEST_F(Snapshot, ForkWhoseParentStaysBehindArrivesWhole) {
-  auto r = ExportTo(*source_, dir_.Sub("fork.json"), {.format = "snapshot",
-                                                      .sessions = {"chat-fork"}});
+  auto r =
+      ExportTo(*source_, dir_.Sub("fork.json"), {.format = "snapshot", .sessions = {"chat-fork"}});
   ASSERT_TRUE(r);
   json doc = json::parse(ReadFile(dir_.Sub("fork.json")));
   ASSERT_EQ(doc["sessions"][0]["events"].size(), 4u);
@@ -206,6 +208,22 @@ TEST_F(Snapshot, ForkWhoseParentStaysBehindArrivesWhole) {
   ASSERT_EQ(events.size(), 4u);
   EXPECT_EQ(events[0].message.Text(), "What is in these pictures?");
   EXPECT_EQ(*target->ReadBlob(events[0].message.parts[1].resource->content_sha256), png_);
+}
+
+TEST_F(Snapshot, ForkListedBeforeItsParentIsStillRestoredAsAFork) {
+  json doc = SampleDoc();
+  std::reverse(doc["sessions"].begin(), doc["sessions"].end());
+  ASSERT_EQ(doc["sessions"][0]["id"], "chat-fork");
+  auto target = OpenStore("target");
+  ImportReport r = Import(*target, WriteDoc(doc, "reversed.json"));
+  EXPECT_EQ(r.sessions_added, 3);
+  auto fork = target->GetSession("chat-fork");
+  ASSERT_TRUE(fork);
+  EXPECT_EQ(fork->parent_id, "chat-main");
+  EXPECT_EQ(fork->fork_seq, 3);
+  auto events = Events(*target, "chat-fork");
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].session_id, "chat-main");  // read through the parent, not copied
 }
 
 TEST_F(Snapshot, UnknownMimePartIsSkippedAndTheRestOfTheMessageComesIn) {
