@@ -79,6 +79,9 @@ class ImportSink {
   // For sessions the importer wants to mark as archived or active after
   // import (Extremis): the store, as-is.
   Store& store() { return store_; }
+  // For importers that restore sessions themselves (snapshot: ids, forks
+  // and descriptors kept as they are): the report to count into.
+  ImportReport& report() { return *report_; }
 
  private:
   // Sniffs, hashes and checks the byte attachments of `m`; false if nothing

@@ -1,11 +1,237 @@
-// The markdown export (being written: reports kInternal).
+// The markdown export: a readable transcript per session, OUT/<id>.md, with
+// its images (and other attachments) beside it as files, OUT/<id>/<sha12>.<ext>,
+// linked with Markdown image syntax. Roles are headings, tool calls and
+// results fenced blocks, compactions and resource views marked notes. The
+// same session gives the same bytes (times are the events' own, in UTC).
+#include <algorithm>
+#include <ctime>
+#include <fstream>
+
+#include "blob/media_type.h"
 #include "interop/formats.h"
+#include "interop/output_file.h"
 
 namespace sessiondb::interop {
+namespace {
 
-ExportFormatSpec MarkdownExport() {
-  return {"markdown", [](Store&, std::span<const Session>, const std::filesystem::path&,
-                      ExportReport*) { return Status::Internal("exporting markdown is not written yet"); }};
+namespace fs = std::filesystem;
+
+std::string UtcTime(int64_t ms) {
+  const time_t secs = static_cast<time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
 }
+
+// A fence longer than any run of backticks in `text`, so the block holds it.
+std::string Fence(std::string_view text) {
+  size_t longest = 0, run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return std::string(std::max<size_t>(3, longest + 1), '`');
+}
+
+std::string Fenced(std::string_view text, std::string_view lang = "") {
+  const std::string fence = Fence(text);
+  std::string out = fence + std::string(lang) + "\n" + std::string(text);
+  if (out.back() != '\n') out += '\n';
+  return out + fence + "\n\n";
+}
+
+// Every line of `text` prefixed with "> ".
+std::string Quoted(std::string_view text) {
+  std::string out = "> ";
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += "> ";
+  }
+  return out + "\n";
+}
+
+// Characters that would end a link's text or target.
+std::string LinkText(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out;
+}
+
+std::string RoleHeading(Role role) {
+  switch (role) {
+    case Role::kSystem:
+      return "System";
+    case Role::kUser:
+      return "User";
+    case Role::kAssistant:
+      return "Assistant";
+    case Role::kTool:
+      return "Tool";
+  }
+  return "Message";
+}
+
+class Transcript {
+ public:
+  Transcript(Store& store, const Session& session, const fs::path& out, ExportReport* report)
+      : store_(store), session_(session), out_(out), report_(report) {}
+
+  Result<std::string> Render() {
+    ASSIGN_OR_RETURN(std::vector<Event> events, store_.ReadEvents(session_.id));
+    md_ = "# " + (session_.title.empty() ? session_.id : session_.title) + "\n\n";
+    md_ += "- Session: `" + session_.id + "`\n";
+    md_ += "- Created: " + UtcTime(session_.created_ms) + "\n";
+    md_ += "- Updated: " + UtcTime(session_.updated_ms) + "\n";
+    if (!session_.parent_id.empty()) {
+      md_ += "- Forked from: `" + session_.parent_id + "` after event " +
+             std::to_string(session_.fork_seq) + "\n";
+    }
+    if (session_.archived) md_ += "- Archived\n";
+    md_ += "\n";
+    for (const Event& e : events) {
+      switch (e.type) {
+        case EventType::kMessage:
+          RETURN_IF_ERROR(RenderMessage(e.message));
+          break;
+        case EventType::kResourceView: {
+          const ResourceView& v = e.resource_view;
+          md_ += Quoted("**Viewed** " + Label(v.resource) + " from event " +
+                        std::to_string(v.message_seq) + (v.reason.empty() ? "" : ": " + v.reason)) +
+                 "\n";
+          break;
+        }
+        case EventType::kCompaction: {
+          const Compaction& c = e.compaction;
+          std::string note = "**Compaction** of events " + std::to_string(c.from_seq) + "–" +
+                             std::to_string(c.to_seq) + " (" + UtcTime(e.ts_ms) + ")";
+          if (!c.strategy.empty()) note += ", " + c.strategy;
+          if (!c.model.empty()) note += " by " + c.model;
+          note += "\n\n" + c.summary;
+          if (!c.limitations.empty()) note += "\n\n*Limitations:* " + c.limitations;
+          md_ += Quoted(note) + "\n";
+          break;
+        }
+      }
+    }
+    return md_;
+  }
+
+ private:
+  static std::string Label(const Resource& r) {
+    return r.name.empty() ? (r.content_sha256.empty() ? r.uri : r.content_sha256.substr(0, 12))
+                          : r.name;
+  }
+
+  Status RenderMessage(const Message& m) {
+    ++report_->messages;
+    md_ += "## " + RoleHeading(m.role);
+    if (!m.model.empty()) md_ += " (" + m.model + ")";
+    md_ += " · " + UtcTime(m.ts_ms) + "\n\n";
+    if (m.pruned) {
+      md_ += "*(content pruned after compaction)*\n\n";
+      return Status::Ok();
+    }
+    for (const Part& p : m.parts) {
+      switch (p.type) {
+        case PartType::kText:
+          md_ += p.text + "\n\n";
+          break;
+        case PartType::kReasoning:
+          md_ += Quoted("**Reasoning**\n\n" + p.text) + "\n";
+          break;
+        case PartType::kToolCall:
+          md_ += "**Tool call** `" + p.tool_name + "` (`" + p.tool_call_id + "`)\n\n" +
+                 Fenced(p.arguments_json.empty() ? "{}" : p.arguments_json, "json");
+          break;
+        case PartType::kToolResult:
+          md_ += std::string(p.is_error ? "**Tool error**" : "**Tool result**") + " (`" +
+                 p.tool_call_id + "`)\n\n" + Fenced(p.text);
+          break;
+        case PartType::kImage:
+        case PartType::kFile:
+          RETURN_IF_ERROR(RenderAttachment(p));
+          break;
+        case PartType::kResourceLink:
+          if (p.resource) {
+            md_ += "[" + LinkText(Label(*p.resource)) + "](<" + p.resource->uri + ">)\n\n";
+          }
+          break;
+      }
+    }
+    if (m.usage) {
+      md_ += "*Tokens: " + std::to_string(m.usage->input_tokens) + " in, " +
+             std::to_string(m.usage->output_tokens) + " out*\n\n";
+    }
+    return Status::Ok();
+  }
+
+  // Writes the attachment's bytes beside the transcript and links them.
+  Status RenderAttachment(const Part& p) {
+    if (!p.resource || p.resource->content_sha256.empty()) return Status::Ok();
+    const Resource& r = *p.resource;
+    const std::string rel = session_.id + "/" + r.content_sha256.substr(0, 12) + "." +
+                            std::string(blob::ExtensionForMime(r.mime));
+    Result<std::string> bytes = store_.ReadBlob(r.content_sha256);
+    if (!bytes && bytes.error().code() == StatusCode::kNotFound) {
+      md_ += "*(" + std::string(p.type == PartType::kImage ? "image" : "file") + " " +
+             LinkText(Label(r)) + " is missing from the store)*\n\n";
+      return Status::Ok();
+    }
+    if (!bytes) return bytes.error();
+    const fs::path file = out_ / rel;
+    std::error_code ec;
+    if (!fs::exists(file, ec)) {  // content-addressed: an existing file holds these bytes
+      OutputFile f;
+      RETURN_IF_ERROR(f.Open(file));
+      f.Write(*bytes);
+      RETURN_IF_ERROR(f.Commit());
+      report_->files.push_back(file.string());
+    }
+    if (p.type == PartType::kImage) {
+      ++report_->images;
+      md_ += "![" + LinkText(r.name.empty() ? "image" : r.name) + "](" + rel + ")\n\n";
+    } else {
+      md_ += "[" + LinkText(Label(r)) + "](" + rel + ")\n\n";
+    }
+    return Status::Ok();
+  }
+
+  Store& store_;
+  const Session& session_;
+  const fs::path& out_;
+  ExportReport* report_;
+  std::string md_;
+};
+
+Status ExportMarkdown(Store& store, std::span<const Session> sessions, const fs::path& out,
+                      ExportReport* report) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) {
+    return Status::AlreadyExists(out.string() + " is a file; markdown exports to a folder");
+  }
+  fs::create_directories(out, ec);
+  if (ec) return Status::Io("cannot create " + out.string() + ": " + ec.message());
+  for (const Session& s : sessions) {
+    const fs::path file = out / (s.id + ".md");
+    OutputFile f;
+    RETURN_IF_ERROR(f.Open(file));
+    Transcript transcript(store, s, out, report);
+    ASSIGN_OR_RETURN(std::string md, transcript.Render());
+    f.Write(md);
+    RETURN_IF_ERROR(f.Commit());
+    report->files.push_back(file.string());
+    ++report->sessions;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+ExportFormatSpec MarkdownExport() { return {"markdown", ExportMarkdown}; }
 
 }  // namespace sessiondb::interop

@@ -1,18 +1,587 @@
-// The snapshot format (being written: import and export report kInternal).
+// The native snapshot (docs/formats.md, "Snapshot, version 1"): one JSON
+// document holding sessions whole, events with their ids, seqs and times,
+// resource descriptors as the log holds them and the blobs' bytes inline.
+// Export writes keys sorted and no wall-clock time, so the same sessions give
+// the same bytes. Import restores through Store::RestoreSession/RestoreEvents
+// (not the ImportSink's renumbering), so ids, descriptors and forks come back
+// as they were, and re-importing adds nothing.
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "blob/base64.h"
+#include "blob/media_type.h"
+#include "blob/sha256.h"
+#include "core/event_codec.h"
+#include "core/message_codec.h"
+#include "core/text_rules.h"
 #include "interop/formats.h"
+#include "interop/output_file.h"
+#include "store/store_common.h"
 
 namespace sessiondb::interop {
+namespace {
 
-ImportFormatSpec SnapshotImport() {
-  return {"snapshot", [](const std::filesystem::path&) { return 0; },
-          [](const std::filesystem::path&, ImportSink&) {
-            return Status::Internal("importing snapshot is not written yet");
-          }};
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::string_view kFormatName = "sessiondb-snapshot";
+constexpr int kSnapshotVersion = 1;
+
+// ---- Export -----------------------------------------------------------------
+
+// A stored JSON body without its "v" (the snapshot's own version covers it).
+json BodyWithoutVersion(std::string_view text) {
+  json j = json::parse(text);
+  j.erase("v");
+  return j;
 }
 
-ExportFormatSpec SnapshotExport() {
-  return {"snapshot", [](Store&, std::span<const Session>, const std::filesystem::path&,
-                      ExportReport*) { return Status::Internal("exporting snapshot is not written yet"); }};
+void CollectSha(const Resource& r, std::set<std::string>* shas) {
+  if (!r.content_sha256.empty()) shas->insert(r.content_sha256);
 }
+
+Result<json> EventToJson(const Event& e, std::string_view session_id, std::set<std::string>* shas) {
+  json j = {{"id", e.id}, {"seq", e.seq}, {"ts_ms", e.ts_ms}, {"type", EventTypeName(e.type)}};
+  if (!e.session_id.empty() && e.session_id != session_id) j["session_id"] = e.session_id;
+  switch (e.type) {
+    case EventType::kMessage: {
+      ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(e.message));
+      json m = body
+                   ? BodyWithoutVersion(*body)
+                   : json{{"parts", json::array({{{"type", "text"}, {"text", e.message.Text()}}})}};
+      m["role"] = RoleName(e.message.role);
+      for (const Part& p : e.message.parts) {
+        if (p.resource) CollectSha(*p.resource, shas);
+      }
+      j["message"] = std::move(m);
+      break;
+    }
+    case EventType::kResourceView:
+      j["resource_view"] = BodyWithoutVersion(EncodeResourceViewBody(e.resource_view));
+      CollectSha(e.resource_view.resource, shas);
+      break;
+    case EventType::kCompaction:
+      j["compaction"] = BodyWithoutVersion(EncodeCompactionBody(e.compaction));
+      for (const Resource& r : e.compaction.images) CollectSha(r, shas);
+      break;
+  }
+  return j;
+}
+
+// Sessions in id order, each fork after its parent when both are exported.
+std::vector<const Session*> ExportOrder(std::span<const Session> sessions) {
+  std::map<std::string_view, const Session*> by_id;
+  for (const Session& s : sessions) by_id.emplace(s.id, &s);
+  std::vector<const Session*> order;
+  std::set<std::string_view> placed;
+  std::function<void(const Session*)> place = [&](const Session* s) {
+    if (placed.contains(s->id)) return;
+    placed.insert(s->id);
+    if (auto it = by_id.find(s->parent_id); !s->parent_id.empty() && it != by_id.end()) {
+      place(it->second);
+    }
+    order.push_back(s);
+  };
+  for (const auto& [id, s] : by_id) place(s);
+  return order;
+}
+
+Status ExportSnapshot(Store& store, std::span<const Session> sessions, const fs::path& out,
+                      ExportReport* report) {
+  OutputFile file;
+  RETURN_IF_ERROR(file.Open(out));
+  std::set<std::string_view> exported;
+  for (const Session& s : sessions) exported.insert(s.id);
+  file.Write("{\"format\":\"sessiondb-snapshot\",\"sessions\":[");
+  bool first = true;
+  for (const Session* s : ExportOrder(sessions)) {
+    const bool fork = !s->parent_id.empty();
+    // A fork whose parent travels with it holds only its own events; one
+    // whose parent does not holds its whole history (inherited events say
+    // which session holds them).
+    const int64_t from_seq = fork && exported.contains(s->parent_id) ? s->fork_seq + 1 : 1;
+    ASSIGN_OR_RETURN(std::vector<Event> events, store.ReadEvents(s->id, from_seq));
+    std::set<std::string> shas;
+    json jevents = json::array();
+    for (const Event& e : events) {
+      ASSIGN_OR_RETURN(json je, EventToJson(e, s->id, &shas));
+      jevents.push_back(std::move(je));
+      if (e.type != EventType::kMessage) continue;
+      ++report->messages;
+      for (const Part& p : e.message.parts) report->images += p.type == PartType::kImage;
+    }
+    json blobs = json::object();
+    for (const std::string& sha : shas) {
+      Result<std::string> bytes = store.ReadBlob(sha);
+      // A blob the store has lost stays a descriptor, as it is in the store.
+      if (!bytes && bytes.error().code() == StatusCode::kNotFound) continue;
+      if (!bytes) return bytes.error();
+      blobs[sha] = blob::Base64Encode(*bytes);
+    }
+    ASSIGN_OR_RETURN(std::string metadata, CanonicalJsonObject(s->metadata_json, "metadata"));
+    json js = {{"id", s->id},
+               {"title", s->title},
+               {"preview", s->preview},
+               {"created_ms", s->created_ms},
+               {"updated_ms", s->updated_ms},
+               {"message_count", s->message_count},
+               {"last_seq", s->last_seq},
+               {"archived", s->archived},
+               {"metadata", json::parse(metadata)},
+               {"blobs", std::move(blobs)},
+               {"events", std::move(jevents)}};
+    if (fork) {
+      js["parent_id"] = s->parent_id;
+      js["fork_seq"] = s->fork_seq;
+    }
+    std::string text;
+    try {
+      text = js.dump();
+    } catch (const json::exception& ex) {
+      return Status::InvalidArgument("session " + s->id + " cannot be written: " + ex.what());
+    }
+    file.Write(first ? "\n" : ",\n");
+    file.Write(text);
+    first = false;
+    ++report->sessions;
+  }
+  file.Write("\n],\"version\":1}\n");
+  RETURN_IF_ERROR(file.Commit());
+  report->files.push_back(out.string());
+  return Status::Ok();
+}
+
+// ---- Import -----------------------------------------------------------------
+
+// The blobs of one session, checked as they are asked for.
+class SessionBlobs {
+ public:
+  explicit SessionBlobs(const json* blobs) : blobs_(blobs) {}
+
+  // Why the part holding `r` cannot come in, or nullopt if it can. A blob the
+  // snapshot does not hold is fine: the descriptor is kept and reads missing.
+  std::optional<std::string> Check(const Resource& r, bool image_part) {
+    if (image_part && !blob::IsSupportedImageMime(r.mime)) {
+      return "an image part has the unknown MIME type '" + r.mime +
+             "' (PNG, JPEG, GIF and WebP are read); the part is left out";
+    }
+    if (r.content_sha256.empty() || !blobs_ || !blobs_->contains(r.content_sha256)) {
+      return std::nullopt;
+    }
+    Result<const std::string*> bytes = Bytes(r.content_sha256);
+    if (!bytes) return bytes.error().message() + "; the part is left out";
+    if (!image_part) return std::nullopt;
+    auto media = blob::SniffMedia(**bytes);
+    if (!media || !media->is_image || media->mime != blob::NormalizeMime(r.mime)) {
+      bad_.insert(r.content_sha256);
+      return "blob " + r.content_sha256.substr(0, 12) + " is said to be " + r.mime +
+             " but its bytes are " +
+             (media ? media->mime : "not an image (" + media.error().message() + ")") +
+             "; the part is left out";
+    }
+    return std::nullopt;
+  }
+
+  // For RestoreSession: only bytes that passed the checks.
+  BlobSourceFn Source() {
+    return [this](std::string_view sha) -> Result<std::string> {
+      if (bad_.contains(std::string(sha))) return Err(Status::NotFound(std::string(sha)));
+      ASSIGN_OR_RETURN(const std::string* bytes, Bytes(std::string(sha)));
+      return *bytes;
+    };
+  }
+
+ private:
+  Result<const std::string*> Bytes(const std::string& sha) {
+    if (auto it = decoded_.find(sha); it != decoded_.end()) return &it->second;
+    if (bad_.contains(sha) || !blobs_) return Err(Status::NotFound("blob " + sha));
+    auto it = blobs_->find(sha);
+    if (it == blobs_->end()) return Err(Status::NotFound("blob " + sha));
+    if (!it->is_string()) {
+      bad_.insert(sha);
+      return Err(Status::InvalidArgument("blob " + sha.substr(0, 12) + " is not a base64 string"));
+    }
+    Result<std::string> bytes = blob::Base64Decode(it->get_ref<const std::string&>());
+    if (!bytes) {
+      bad_.insert(sha);
+      return Err(Status::InvalidArgument("blob " + sha.substr(0, 12) +
+                                         " is not valid base64: " + bytes.error().message()));
+    }
+    if (blob::Sha256Hex(*bytes) != sha) {
+      bad_.insert(sha);
+      return Err(Status::InvalidArgument("blob " + sha.substr(0, 12) +
+                                         "'s bytes do not hash to its name"));
+    }
+    return &decoded_.emplace(sha, std::move(*bytes)).first->second;
+  }
+
+  const json* blobs_;
+  std::map<std::string, std::string> decoded_;
+  std::set<std::string> bad_;
+};
+
+struct Decoded {
+  Session session;
+  std::vector<Event> events;
+};
+
+class SnapshotReader {
+ public:
+  SnapshotReader(ImportSink& sink, std::string file, int version)
+      : sink_(sink), file_(std::move(file)), version_(version) {}
+
+  // The session at sessions[index]; nullopt (with a skip) if it cannot come in.
+  std::optional<Decoded> DecodeSession(const json& js, size_t index, SessionBlobs* blobs) {
+    const std::string where = file_ + ":sessions[" + std::to_string(index) + "]";
+    try {
+      if (!js.is_object()) {
+        sink_.Skip(where, "a session must be a JSON object");
+        return std::nullopt;
+      }
+      Decoded d;
+      Session& s = d.session;
+      s.id = js.at("id").get<std::string>();
+      if (Status st = ValidateSessionId(s.id); !st.ok()) {
+        sink_.Skip(where, st.message());
+        return std::nullopt;
+      }
+      s.title = js.value("title", "");
+      s.preview = js.value("preview", "");
+      s.created_ms = js.value("created_ms", int64_t{0});
+      s.updated_ms = js.value("updated_ms", int64_t{0});
+      s.archived = js.value("archived", false);
+      s.message_count = js.value("message_count", int64_t{0});
+      s.metadata_json = js.contains("metadata") ? js.at("metadata").dump() : "{}";
+      if (version_ >= 1) {
+        s.parent_id = js.value("parent_id", "");
+        s.fork_seq = js.value("fork_seq", int64_t{0});
+      }
+      const char* list_key = version_ == 0 ? "messages" : "events";
+      const json& list = js.at(list_key);
+      if (!list.is_array()) {
+        sink_.Skip(where, std::string("'") + list_key + "' must be an array");
+        return std::nullopt;
+      }
+      int64_t first_seq = 1;
+      if (!s.parent_id.empty() && !list.empty() && list.front().is_object() &&
+          list.front().value("seq", int64_t{1}) != 1) {
+        first_seq = s.fork_seq + 1;
+      }
+      IndexEntry entry;
+      for (size_t i = 0; i < list.size(); ++i) {
+        const std::string ewhere = where + "." + list_key + "[" + std::to_string(i) + "]";
+        std::optional<Event> e =
+            DecodeEvent(list[i], s.id, first_seq + static_cast<int64_t>(i), ewhere, blobs);
+        if (!e) {
+          // The log must stay dense: what follows a bad event cannot come in.
+          if (i + 1 < list.size()) {
+            sink_.Skip(ewhere, "the " + std::to_string(list.size() - i - 1) +
+                                   " events after it are left out with it");
+          }
+          break;
+        }
+        if (e->type == EventType::kMessage) {
+          ApplyMessageToIndex(e->message.role, e->message.Text(), &entry);
+        }
+        d.events.push_back(std::move(*e));
+      }
+      if (version_ == 0) {
+        // Version 0 kept no preview or count; the index is rebuilt.
+        if (s.title.empty() && entry.title_fixed) s.title = entry.title;
+        s.preview = entry.preview;
+      }
+      return d;
+    } catch (const json::exception& ex) {
+      sink_.Skip(where, std::string("the session is malformed: ") + ex.what());
+      return std::nullopt;
+    }
+  }
+
+ private:
+  std::optional<Event> DecodeEvent(const json& je, const std::string& session_id, int64_t want_seq,
+                                   const std::string& where, SessionBlobs* blobs) {
+    try {
+      if (!je.is_object()) {
+        sink_.Skip(where, "an event must be a JSON object");
+        return std::nullopt;
+      }
+      Event e;
+      e.id = je.at("id").get<std::string>();
+      e.seq = je.at("seq").get<int64_t>();
+      e.ts_ms = je.at("ts_ms").get<int64_t>();
+      e.session_id = je.value("session_id", session_id);
+      if (e.seq != want_seq) {
+        sink_.Skip(where, "seq " + std::to_string(e.seq) + " where " + std::to_string(want_seq) +
+                              " was expected");
+        return std::nullopt;
+      }
+      const std::string type = version_ == 0 ? "message" : je.at("type").get<std::string>();
+      json body;
+      if (type == "message") {
+        body = version_ == 0 ? je : je.at("message");
+        if (!body.is_object()) {
+          sink_.Skip(where, "'message' must be a JSON object");
+          return std::nullopt;
+        }
+        body.erase("id");
+        body.erase("seq");
+        body.erase("ts_ms");
+        if (!FilterParts(&body, where, blobs)) return std::nullopt;
+      } else if (type == "resource_view" || type == "compaction") {
+        body = je.at(type);
+      } else {
+        sink_.Skip(where, "unknown event type '" + type + "'");
+        return std::nullopt;
+      }
+      body["v"] = 1;
+      const std::string role = type == "message" ? body.value("role", "") : "";
+      const std::string text = body.dump();
+      EventRow row{.id = e.id,
+                   .session_id = e.session_id,
+                   .seq = e.seq,
+                   .ts_ms = e.ts_ms,
+                   .type = type,
+                   .role = role,
+                   .text = "",
+                   .body = std::string_view(text)};
+      Result<Event> decoded = DecodeEventRow(row);
+      if (!decoded) {
+        sink_.Skip(where, decoded.error().message());
+        return std::nullopt;
+      }
+      return std::move(*decoded);
+    } catch (const json::exception& ex) {
+      sink_.Skip(where, std::string("the event is malformed: ") + ex.what());
+      return std::nullopt;
+    }
+  }
+
+  // Drops the parts that cannot come in (unknown type or MIME, bytes that
+  // are not what they claim), each with a reason. A message left with no
+  // parts keeps its place in the log as a note saying what was left out.
+  bool FilterParts(json* body, const std::string& where, SessionBlobs* blobs) {
+    auto it = body->find("parts");
+    if (it == body->end()) return true;
+    if (!it->is_array()) {
+      sink_.Skip(where, "'parts' must be an array");
+      return false;
+    }
+    json kept = json::array();
+    std::string last_reason;
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& pj = (*it)[i];
+      const std::string pwhere = where + ".parts[" + std::to_string(i) + "]";
+      std::optional<std::string> reason;
+      try {
+        if (!pj.is_object()) {
+          reason = "a part must be a JSON object";
+        } else if (auto type = ParsePartType(pj.value("type", "")); !type) {
+          reason = "unknown part type '" + pj.value("type", "") + "'";
+        } else if (*type == PartType::kImage || *type == PartType::kFile) {
+          if (!pj.contains("resource")) {
+            reason = "an attachment part without a resource descriptor";
+          } else if (Result<Resource> r = ResourceFromJson(pj.at("resource").dump()); !r) {
+            reason = r.error().message();
+          } else {
+            reason = blobs->Check(*r, *type == PartType::kImage);
+          }
+        }
+      } catch (const json::exception& ex) {
+        reason = std::string("the part is malformed: ") + ex.what();
+      }
+      if (reason) {
+        sink_.Skip(pwhere, *reason);
+        last_reason = *reason;
+        continue;
+      }
+      kept.push_back(pj);
+    }
+    if (kept.empty() && !it->empty() && !body->value("pruned", false)) {
+      kept.push_back({{"type", "text"}, {"text", "[left out on import: " + last_reason + "]"}});
+    }
+    *it = std::move(kept);
+    return true;
+  }
+
+  ImportSink& sink_;
+  std::string file_;
+  int version_;
+};
+
+int64_t CountImages(std::span<const Event> events) {
+  int64_t n = 0;
+  for (const Event& e : events) {
+    if (e.type != EventType::kMessage) continue;
+    for (const Part& p : e.message.parts) n += p.type == PartType::kImage;
+  }
+  return n;
+}
+
+int64_t CountMessages(std::span<const Event> events) {
+  return std::count_if(events.begin(), events.end(),
+                       [](const Event& e) { return e.type == EventType::kMessage; });
+}
+
+// Errors that belong to one session (skip it) rather than to the store.
+bool SessionError(const Status& s) {
+  return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kCorruption ||
+         s.code() == StatusCode::kFailedPrecondition || s.code() == StatusCode::kAlreadyExists;
+}
+
+Status RestoreDecoded(Decoded d, SessionBlobs* blobs, ImportSink& sink, const std::string& where) {
+  Store& store = sink.store();
+  ImportReport& report = sink.report();
+  Session& s = d.session;
+  std::vector<Event>& events = d.events;
+  const BlobSourceFn source = blobs->Source();
+  auto existing = store.GetSession(s.id);
+  if (!existing && existing.error().code() != StatusCode::kNotFound) return existing.error();
+  if (existing) {
+    const int64_t stored = existing->last_seq;
+    std::erase_if(events, [stored](const Event& e) { return e.seq <= stored; });
+    if (events.empty()) {
+      ++report.sessions_unchanged;
+      return Status::Ok();
+    }
+    if (Status st = store.RestoreEvents(s.id, events, source); !st.ok()) {
+      if (!SessionError(st)) return st;
+      sink.Skip(where, st.message());
+      return Status::Ok();
+    }
+    ++report.sessions_extended;
+  } else {
+    if (!s.parent_id.empty()) {
+      const bool whole = events.empty() ? s.fork_seq == 0 : events.front().seq == 1;
+      auto parent = store.GetSession(s.parent_id);
+      if (!parent && parent.error().code() != StatusCode::kNotFound) return parent.error();
+      if (parent) {
+        const int64_t fork_seq = s.fork_seq;
+        std::erase_if(events, [fork_seq](const Event& e) { return e.seq <= fork_seq; });
+      } else if (whole) {
+        // The parent is neither here nor in the store: the fork comes in whole.
+        s.parent_id.clear();
+        s.fork_seq = 0;
+      } else {
+        sink.Skip(where, "fork of '" + s.parent_id +
+                             "', which is neither in the snapshot nor in the store");
+        return Status::Ok();
+      }
+    }
+    if (Status st = store.RestoreSession(s, events, source); !st.ok()) {
+      if (!SessionError(st)) return st;
+      sink.Skip(where, st.message());
+      return Status::Ok();
+    }
+    ++report.sessions_added;
+  }
+  report.messages_added += CountMessages(events);
+  report.images_added += CountImages(events);
+  return Status::Ok();
+}
+
+// Session indexes in the order to restore them: parents before their forks.
+std::vector<size_t> ImportOrder(const json& sessions) {
+  std::map<std::string, size_t> by_id;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    const json& s = sessions[i];
+    if (s.is_object() && s.contains("id") && s["id"].is_string()) {
+      by_id.emplace(s["id"].get<std::string>(), i);
+    }
+  }
+  std::vector<size_t> order;
+  std::vector<bool> placed(sessions.size(), false);
+  std::function<void(size_t, int)> place = [&](size_t i, int depth) {
+    if (placed[i]) return;
+    placed[i] = true;
+    const json& s = sessions[i];
+    if (depth < 64 && s.is_object() && s.contains("parent_id") && s["parent_id"].is_string()) {
+      if (auto it = by_id.find(s["parent_id"].get<std::string>()); it != by_id.end()) {
+        place(it->second, depth + 1);
+      }
+    }
+    order.push_back(i);
+  };
+  for (size_t i = 0; i < sessions.size(); ++i) place(i, 0);
+  return order;
+}
+
+Status ImportSnapshot(const fs::path& path, ImportSink& sink) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Io("cannot read " + path.string());
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& ex) {
+    return Status::InvalidArgument(path.string() +
+                                   " is not a complete JSON document (truncated?), nothing was "
+                                   "imported: " +
+                                   ex.what());
+  }
+  auto format = doc.is_object() ? doc.find("format") : doc.end();
+  if (!doc.is_object() || format == doc.end() || !format->is_string() ||
+      format->get<std::string>() != kFormatName) {
+    return Status::InvalidArgument(path.string() +
+                                   " is not a sessiondb snapshot (no \"format\": \"" +
+                                   std::string(kFormatName) + "\")");
+  }
+  const json version = doc.value("version", json());
+  if (!version.is_number_integer() || version.get<int64_t>() < 0) {
+    return Status::InvalidArgument(path.string() + ": \"version\" must be a whole number");
+  }
+  if (version.get<int64_t>() > kSnapshotVersion) {
+    return Status::FailedPrecondition(
+        path.string() + " is a snapshot of version " + std::to_string(version.get<int64_t>()) +
+        "; this build reads versions 0 to " + std::to_string(kSnapshotVersion) +
+        ". Upgrade sessiondb; nothing was imported");
+  }
+  auto it = doc.find("sessions");
+  if (it == doc.end() || !it->is_array()) {
+    return Status::InvalidArgument(path.string() + ": \"sessions\" must be an array");
+  }
+  const std::string file = path.filename().string();
+  SnapshotReader reader(sink, file, static_cast<int>(version.get<int64_t>()));
+  const std::vector<size_t> order = ImportOrder(*it);
+  int64_t done = 0;
+  for (size_t i : order) {
+    const json& js = (*it)[i];
+    const json* blobs_json = nullptr;
+    if (js.is_object() && js.contains("blobs")) {
+      if (js["blobs"].is_object()) {
+        blobs_json = &js["blobs"];
+      } else {
+        sink.Skip(file + ":sessions[" + std::to_string(i) + "].blobs",
+                  "'blobs' must be an object of base64 strings; the images read as missing");
+      }
+    }
+    SessionBlobs blobs(blobs_json);
+    std::optional<Decoded> d = reader.DecodeSession(js, i, &blobs);
+    if (d) {
+      RETURN_IF_ERROR(RestoreDecoded(std::move(*d), &blobs, sink,
+                                     file + ":sessions[" + std::to_string(i) + "]"));
+    }
+    sink.Progress(++done, static_cast<int64_t>(order.size()));
+  }
+  return Status::Ok();
+}
+
+int DetectSnapshot(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return 0;
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head.find("\"sessiondb-snapshot\"") != std::string::npos ? 100 : 0;
+}
+
+}  // namespace
+
+ImportFormatSpec SnapshotImport() { return {"snapshot", DetectSnapshot, ImportSnapshot}; }
+
+ExportFormatSpec SnapshotExport() { return {"snapshot", ExportSnapshot}; }
 
 }  // namespace sessiondb::interop

@@ -1,0 +1,356 @@
+// The native snapshot: deterministic bytes, byte-identical round trips,
+// forks kept as forks, idempotent re-import, and damaged input skipped with a
+// reason while the rest comes in.
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "blob/base64.h"
+#include "blob/sha256.h"
+#include "interop_fixture.h"
+
+namespace sessiondb::testing {
+namespace {
+
+using nlohmann::json;
+
+class Snapshot : public InteropTest {
+ protected:
+  void SetUp() override {
+    source_ = OpenStore("source");
+    FillSample(*source_);
+  }
+
+  std::string Export(Store& store, const std::string& name) {
+    const std::string out = dir_.Sub(name);
+    auto r = ExportTo(store, out, {.format = "snapshot"});
+    EXPECT_TRUE(r) << r.error().ToString();
+    return ReadFile(out);
+  }
+
+  ImportReport Import(Store& store, const std::string& path) {
+    auto r = ImportPath(store, path, {.format = "snapshot"});
+    EXPECT_TRUE(r) << r.error().ToString();
+    return r ? *r : ImportReport{};
+  }
+
+  // The sample exported, parsed, for tests that damage it.
+  json SampleDoc() { return json::parse(Export(*source_, "sample.json")); }
+
+  json& SessionIn(json& doc, const std::string& id) {
+    for (json& s : doc["sessions"]) {
+      if (s["id"] == id) return s;
+    }
+    ADD_FAILURE() << "no session " << id;
+    return doc;
+  }
+
+  std::string WriteDoc(const json& doc, const std::string& name) {
+    WriteFile(dir_.Sub(name), doc.dump(1));
+    return dir_.Sub(name);
+  }
+
+  std::unique_ptr<Store> source_;
+};
+
+TEST_F(Snapshot, ExportingTheSameSessionsTwiceGivesTheSameBytes) {
+  const std::string a = Export(*source_, "a.json");
+  now_ms_ += 3'600'000;  // no wall-clock time may leak into the output
+  const std::string b = Export(*source_, "b.json");
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+}
+
+TEST_F(Snapshot, DocumentIsVersionedWithSortedKeysAndInlineImages) {
+  json doc = SampleDoc();
+  EXPECT_EQ(doc["format"], "sessiondb-snapshot");
+  EXPECT_EQ(doc["version"], 1);
+  ASSERT_EQ(doc["sessions"].size(), 3u);
+  const json& main = SessionIn(doc, "chat-main");
+  EXPECT_EQ(main["blobs"].size(), 2u);
+  EXPECT_EQ(main["blobs"][blob::Sha256Hex(png_)], blob::Base64Encode(png_));
+  EXPECT_EQ(main["blobs"][blob::Sha256Hex(jpeg_)], blob::Base64Encode(jpeg_));
+  EXPECT_EQ(main["metadata"]["project"], "/src/app");
+  EXPECT_EQ(main["events"].size(), 7u);
+  EXPECT_EQ(main["events"][4]["type"], "resource_view");
+  EXPECT_EQ(main["events"][5]["type"], "compaction");
+  EXPECT_EQ(main["events"][5]["compaction"]["images"].size(), 2u);
+  // The fork travels with its parent, so it holds only its own event.
+  const json& fork = SessionIn(doc, "chat-fork");
+  EXPECT_EQ(fork["parent_id"], "chat-main");
+  EXPECT_EQ(fork["fork_seq"], 3);
+  ASSERT_EQ(fork["events"].size(), 1u);
+  EXPECT_EQ(fork["events"][0]["seq"], 4);
+  // Parents come before their forks.
+  std::vector<std::string> ids;
+  for (const json& s : doc["sessions"]) ids.push_back(s["id"]);
+  EXPECT_EQ(ids, (std::vector<std::string>{"chat-archived", "chat-main", "chat-fork"}));
+  // nlohmann objects are sorted; the text must be too.
+  const std::string text = Export(*source_, "again.json");
+  EXPECT_LT(text.find("\"format\""), text.find("\"sessions\""));
+  EXPECT_LT(text.find("\"archived\""), text.find("\"blobs\""));
+}
+
+TEST_F(Snapshot, ExportImportExportIsByteIdentical) {
+  const std::string first = Export(*source_, "first.json");
+  auto target = OpenStore("target");
+  ImportReport r = Import(*target, dir_.Sub("first.json"));
+  EXPECT_EQ(r.sessions_added, 3);
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  const std::string second = Export(*target, "second.json");
+  EXPECT_EQ(first, second);
+}
+
+TEST_F(Snapshot, ImportRestoresEveryFieldIdAndTheImageBytes) {
+  Export(*source_, "s.json");
+  auto target = OpenStore("target");
+  Import(*target, dir_.Sub("s.json"));
+  for (const char* id : {"chat-main", "chat-fork", "chat-archived"}) {
+    auto a = source_->GetSession(id);
+    auto b = target->GetSession(id);
+    ASSERT_TRUE(a && b) << id;
+    EXPECT_EQ(a->title, b->title);
+    EXPECT_EQ(a->preview, b->preview);
+    EXPECT_EQ(a->created_ms, b->created_ms);
+    EXPECT_EQ(a->updated_ms, b->updated_ms);
+    EXPECT_EQ(a->message_count, b->message_count);
+    EXPECT_EQ(a->last_seq, b->last_seq);
+    EXPECT_EQ(a->archived, b->archived);
+    EXPECT_EQ(a->metadata_json, b->metadata_json);
+    EXPECT_EQ(a->parent_id, b->parent_id);
+    EXPECT_EQ(a->fork_seq, b->fork_seq);
+    std::vector<Event> ea = Events(*source_, id), eb = Events(*target, id);
+    ASSERT_EQ(ea.size(), eb.size()) << id;
+    for (size_t i = 0; i < ea.size(); ++i) {
+      EXPECT_EQ(ea[i].id, eb[i].id);
+      EXPECT_EQ(ea[i].session_id, eb[i].session_id);  // a fork still reads its parent's
+      EXPECT_EQ(ea[i].seq, eb[i].seq);
+      EXPECT_EQ(ea[i].ts_ms, eb[i].ts_ms);
+      EXPECT_EQ(ea[i].type, eb[i].type);
+      EXPECT_EQ(ea[i].resource_view, eb[i].resource_view);
+      EXPECT_EQ(ea[i].compaction, eb[i].compaction);
+      const Message &ma = ea[i].message, &mb = eb[i].message;
+      EXPECT_EQ(ma.role, mb.role);
+      EXPECT_EQ(ma.Text(), mb.Text());
+      EXPECT_EQ(ma.model, mb.model);
+      EXPECT_EQ(ma.provider, mb.provider);
+      EXPECT_EQ(ma.usage, mb.usage);
+      EXPECT_EQ(ma.metadata_json, mb.metadata_json);
+      EXPECT_EQ(ma.pruned, mb.pruned);
+      ASSERT_EQ(ma.parts.size(), mb.parts.size());
+      for (size_t p = 0; p < ma.parts.size(); ++p) {
+        EXPECT_EQ(ma.parts[p].type, mb.parts[p].type);
+        EXPECT_EQ(ma.parts[p].text, mb.parts[p].text);
+        EXPECT_EQ(ma.parts[p].tool_call_id, mb.parts[p].tool_call_id);
+        EXPECT_EQ(ma.parts[p].tool_name, mb.parts[p].tool_name);
+        EXPECT_EQ(ma.parts[p].arguments_json, mb.parts[p].arguments_json);
+        EXPECT_EQ(ma.parts[p].resource, mb.parts[p].resource);
+        if (ma.parts[p].resource && ma.parts[p].type == PartType::kImage) {
+          auto bytes = target->ReadBlob(mb.parts[p].resource->content_sha256, true);
+          ASSERT_TRUE(bytes);
+          EXPECT_EQ(*bytes, *source_->ReadBlob(ma.parts[p].resource->content_sha256));
+        }
+      }
+    }
+  }
+  auto main = Events(*target, "chat-main");
+  ASSERT_EQ(main[0].message.parts.size(), 3u);
+  EXPECT_EQ(*target->ReadBlob(main[0].message.parts[1].resource->content_sha256), png_);
+  EXPECT_EQ(*target->ReadBlob(main[0].message.parts[2].resource->content_sha256), jpeg_);
+  auto archived = Events(*target, "chat-archived");
+  EXPECT_TRUE(archived[0].message.pruned);
+}
+
+TEST_F(Snapshot, ReimportAddsNothing) {
+  Export(*source_, "s.json");
+  auto target = OpenStore("target");
+  Import(*target, dir_.Sub("s.json"));
+  auto before = target->Stats();
+  ImportReport again = Import(*target, dir_.Sub("s.json"));
+  EXPECT_EQ(again.sessions_added, 0);
+  EXPECT_EQ(again.sessions_extended, 0);
+  EXPECT_EQ(again.sessions_unchanged, 3);
+  EXPECT_EQ(again.messages_added, 0);
+  EXPECT_EQ(again.images_added, 0);
+  auto after = target->Stats();
+  EXPECT_EQ(before->messages, after->messages);
+  EXPECT_EQ(before->blobs, after->blobs);
+  EXPECT_EQ(Export(*source_, "x.json"), Export(*target, "y.json"));
+}
+
+TEST_F(Snapshot, GrownSnapshotExtendsTheSessionWithItsTail) {
+  json doc = SampleDoc();
+  json shorter = doc;
+  json& main = SessionIn(shorter, "chat-main");
+  main["events"].erase(main["events"].begin() + 5, main["events"].end());
+  auto target = OpenStore("target");
+  Import(*target, WriteDoc(shorter, "short.json"));
+  EXPECT_EQ(target->GetSession("chat-main")->last_seq, 5);
+  ImportReport r = Import(*target, dir_.Sub("sample.json"));
+  EXPECT_EQ(r.sessions_extended, 1);
+  EXPECT_EQ(r.messages_added, 1);
+  EXPECT_EQ(target->GetSession("chat-main")->last_seq, 7);
+}
+
+TEST_F(Snapshot, ForkWhoseParentStaysBehindArrivesWhole) {
+  auto r =
+      ExportTo(*source_, dir_.Sub("fork.json"), {.format = "snapshot", .sessions = {"chat-fork"}});
+  ASSERT_TRUE(r);
+  json doc = json::parse(ReadFile(dir_.Sub("fork.json")));
+  ASSERT_EQ(doc["sessions"][0]["events"].size(), 4u);
+  EXPECT_EQ(doc["sessions"][0]["events"][0]["session_id"], "chat-main");
+  auto target = OpenStore("target");
+  Import(*target, dir_.Sub("fork.json"));
+  auto s = target->GetSession("chat-fork");
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->parent_id.empty());
+  auto events = Events(*target, "chat-fork");
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].message.Text(), "What is in these pictures?");
+  EXPECT_EQ(*target->ReadBlob(events[0].message.parts[1].resource->content_sha256), png_);
+}
+
+TEST_F(Snapshot, ForkListedBeforeItsParentIsStillRestoredAsAFork) {
+  json doc = SampleDoc();
+  std::reverse(doc["sessions"].begin(), doc["sessions"].end());
+  ASSERT_EQ(doc["sessions"][0]["id"], "chat-fork");
+  auto target = OpenStore("target");
+  ImportReport r = Import(*target, WriteDoc(doc, "reversed.json"));
+  EXPECT_EQ(r.sessions_added, 3);
+  auto fork = target->GetSession("chat-fork");
+  ASSERT_TRUE(fork);
+  EXPECT_EQ(fork->parent_id, "chat-main");
+  EXPECT_EQ(fork->fork_seq, 3);
+  auto events = Events(*target, "chat-fork");
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].session_id, "chat-main");  // read through the parent, not copied
+}
+
+TEST_F(Snapshot, UnknownMimePartIsSkippedAndTheRestOfTheMessageComesIn) {
+  json doc = SampleDoc();
+  json& part = SessionIn(doc, "chat-main")["events"][0]["message"]["parts"][2];
+  part["resource"]["mime"] = "image/x-future";
+  auto target = OpenStore("target");
+  ImportReport r = Import(*target, WriteDoc(doc, "bad.json"));
+  ASSERT_EQ(r.records_skipped, 1);
+  EXPECT_NE(r.skipped[0].reason.find("image/x-future"), std::string::npos);
+  EXPECT_NE(r.skipped[0].where.find("parts[2]"), std::string::npos);
+  auto events = Events(*target, "chat-main");
+  ASSERT_EQ(events.size(), 7u);
+  ASSERT_EQ(events[0].message.parts.size(), 2u);
+  EXPECT_EQ(events[0].message.Text(), "What is in these pictures?");
+  EXPECT_EQ(*target->ReadBlob(events[0].message.parts[1].resource->content_sha256), png_);
+}
+
+TEST_F(Snapshot, ImageWhoseBytesAreNotItsMimeIsSkipped) {
+  json doc = SampleDoc();
+  json& main = SessionIn(doc, "chat-main");
+  main["events"][0]["message"]["parts"][1]["resource"]["mime"] = "image/jpeg";  // PNG bytes
+  auto target = OpenStore("target");
+  ImportReport r = Import(*target, WriteDoc(doc, "bad.json"));
+  ASSERT_GE(r.records_skipped, 1);
+  EXPECT_NE(r.skipped[0].reason.find("image/png"), std::string::npos) << r.skipped[0].reason;
+  auto events = Events(*target, "chat-main");
+  ASSERT_EQ(events[0].message.parts.size(), 2u);
+  EXPECT_EQ(events[0].message.parts[1].resource->mime, "image/jpeg");
+  EXPECT_EQ(*target->ReadBlob(events[0].message.parts[1].resource->content_sha256), jpeg_);
+  EXPECT_EQ(r.images_added, 2);  // the JPEG and the fork's PNG; the archived one is pruned
+}
+
+TEST_F(Snapshot, BlobThatDoesNotHashToItsNameIsSkipped) {
+  json doc = SampleDoc();
+  json& main = SessionIn(doc, "chat-main");
+  main["blobs"][blob::Sha256Hex(jpeg_)] = "iVBORw0KGgo=";
+  auto target = OpenStore("target");
+  ImportReport r = Import(*target, WriteDoc(doc, "bad.json"));
+  ASSERT_GE(r.records_skipped, 1);
+  EXPECT_NE(r.skipped[0].reason.find("hash"), std::string::npos) << r.skipped[0].reason;
+  EXPECT_EQ(Events(*target, "chat-main")[0].message.parts.size(), 2u);
+}
+
+TEST_F(Snapshot, TruncatedDocumentImportsNothing) {
+  const std::string text = Export(*source_, "s.json");
+  WriteFile(dir_.Sub("cut.json"), text.substr(0, text.size() * 2 / 3));
+  auto target = OpenStore("target");
+  auto r = ImportPath(*target, dir_.Sub("cut.json"), {.format = "snapshot"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.error().message().find("truncated"), std::string::npos);
+  EXPECT_EQ(SessionCount(*target), 0);
+}
+
+TEST_F(Snapshot, SessionWithAWrongTypedFieldIsSkippedAndTheOthersImport) {
+  json doc = SampleDoc();
+  SessionIn(doc, "chat-archived")["title"] = 5;
+  auto target = OpenStore("target");
+  ImportReport r = Import(*target, WriteDoc(doc, "bad.json"));
+  EXPECT_EQ(r.sessions_added, 2);
+  ASSERT_EQ(r.records_skipped, 1);
+  EXPECT_NE(r.skipped[0].where.find("sessions[0]"), std::string::npos);
+  EXPECT_FALSE(target->GetSession("chat-archived"));
+  EXPECT_TRUE(target->GetSession("chat-fork"));
+}
+
+TEST_F(Snapshot, EventWithAWrongTypedValueEndsTheSessionThere) {
+  json doc = SampleDoc();
+  SessionIn(doc, "chat-main")["events"][5]["ts_ms"] = "late";
+  auto target = OpenStore("target");
+  ImportReport r = Import(*target, WriteDoc(doc, "bad.json"));
+  ASSERT_EQ(r.records_skipped, 2);  // the event, and the one after it
+  EXPECT_NE(r.skipped[0].where.find("events[5]"), std::string::npos);
+  EXPECT_EQ(target->GetSession("chat-main")->last_seq, 5);
+  EXPECT_EQ(target->GetSession("chat-fork")->last_seq, 4);
+}
+
+TEST_F(Snapshot, NewerVersionIsRefusedAndNothingIsWritten) {
+  json doc = SampleDoc();
+  doc["version"] = 2;
+  auto target = OpenStore("target");
+  auto r = ImportPath(*target, WriteDoc(doc, "future.json"), {});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.error().message().find("version 2"), std::string::npos);
+  EXPECT_EQ(SessionCount(*target), 0);
+}
+
+TEST_F(Snapshot, VersionZeroSampleImports) {
+  auto target = OpenStore("target");
+  auto detected = DetectImportFormat(Golden("snapshot", "version0.json").string());
+  ASSERT_TRUE(detected);
+  EXPECT_EQ(*detected, "snapshot");
+  ImportReport r = Import(*target, Golden("snapshot", "version0.json").string());
+  EXPECT_EQ(r.sessions_added, 1);
+  EXPECT_EQ(r.messages_added, 3);
+  EXPECT_EQ(r.images_added, 1);
+  EXPECT_EQ(r.records_skipped, 0);
+  auto s = target->GetSession("legacy-chat");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->title, "Legacy chat");
+  EXPECT_EQ(s->preview, "Describe this tiny image.");
+  EXPECT_EQ(s->created_ms, 1700000000000);
+  EXPECT_EQ(s->metadata_json, R"({"origin":"sessiondb 0.1"})");
+  auto events = Events(*target, "legacy-chat");
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].id, "0190c6a0-0000-7000-8000-000000000001");
+  EXPECT_EQ(events[0].type, EventType::kMessage);
+  ASSERT_EQ(events[0].message.parts.size(), 2u);
+  const Resource& image = *events[0].message.parts[1].resource;
+  EXPECT_EQ(image.width, 3);
+  EXPECT_EQ(image.height, 2);
+  auto bytes = target->ReadBlob(image.content_sha256, true);
+  ASSERT_TRUE(bytes);
+  EXPECT_EQ(bytes->substr(1, 3), "PNG");
+  EXPECT_EQ(events[1].message.model, "legacy-model");
+  EXPECT_EQ(Import(*target, Golden("snapshot", "version0.json").string()).sessions_unchanged, 1);
+}
+
+TEST_F(Snapshot, ExportRefusesToOverwriteAFile) {
+  WriteFile(dir_.Sub("taken.json"), "x");
+  auto r = ExportTo(*source_, dir_.Sub("taken.json"), {.format = "snapshot"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(ReadFile(dir_.Sub("taken.json")), "x");
+}
+
+}  // namespace
+}  // namespace sessiondb::testing
