@@ -453,7 +453,7 @@ class FileImport {
       if (fseeko(f, n.offset, SEEK_SET) != 0 || std::fread(buf.data(), 1, n.length, f) != n.length) {
         return Status::Io("cannot read " + path_.string() + " line " + std::to_string(n.line));
       }
-      json r = json::parse(buf, nullptr, false);
+      json r = json::parse(buf.data(), buf.data() + buf.size(), nullptr, false);
       if (r.is_discarded() || !r.is_object()) {
         sink_.Skip(label_ + ":" + std::to_string(n.line), "the line is not valid JSON");
         continue;

@@ -96,7 +96,7 @@ class RolloutImport {
         continue;
       }
       if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      json r = json::parse(line.text, nullptr, false);
+      json r = json::parse(line.text.data(), line.text.data() + line.text.size(), nullptr, false);
       if (r.is_discarded() || !r.is_object()) {
         sink_.Skip(where, line.at_eof_without_newline
                               ? "the last line is cut short (no newline, not whole JSON)"
