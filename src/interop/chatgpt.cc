@@ -295,31 +295,7 @@ bool LooksLikeChatGpt(std::string_view head) {
           head.find("\"author\"") != std::string_view::npos);
 }
 
-int Detect(const fs::path& path) {
-  std::error_code ec;
-  fs::path json_file;
-  if (fs::is_directory(path, ec)) {
-    json_file = path / "conversations.json";
-  } else if (path.extension() == ".json") {
-    json_file = path;
-  } else if (path.extension() == ".zip") {
-    // Peek at the zip's conversations.json.
-    auto a = ExportArchive::Open(path);
-    if (!a) return 0;
-    std::string head;
-    int64_t read = 0, total = 0;
-    (void)(*a)->ForEach(
-        [&](ExportArchive::Element& el) {
-          head = el.text.substr(0, 65536);
-          return Status::Internal("enough");
-        },
-        &read, &total);
-    return LooksLikeChatGpt(head) ? 85 : 0;
-  } else {
-    return 0;
-  }
-  return LooksLikeChatGpt(PeekFile(json_file, 65536)) ? 85 : 0;
-}
+int Detect(const fs::path& path) { return LooksLikeChatGpt(PeekConversations(path)) ? 85 : 0; }
 
 Status Run(const fs::path& path, ImportSink& sink) {
   ASSIGN_OR_RETURN(auto archive, ExportArchive::Open(path));

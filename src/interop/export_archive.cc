@@ -19,6 +19,24 @@ bool IsConversationsJson(const std::string& name) {
 
 }  // namespace
 
+std::string PeekConversations(const fs::path& path, size_t n) {
+  std::error_code ec;
+  const bool dir = fs::is_directory(path, ec);
+  if (!dir && path.extension() != ".zip" && path.extension() != ".json") return "";
+  if (dir && !fs::exists(path / "conversations.json", ec)) return "";
+  auto a = ExportArchive::Open(path);
+  if (!a) return "";
+  std::string head;
+  int64_t read = 0, total = 0;
+  (void)(*a)->ForEach(
+      [&](ExportArchive::Element& el) {
+        head = el.text.substr(0, n);
+        return Status::Internal("enough");  // stops the scan
+      },
+      &read, &total);
+  return head;
+}
+
 Result<std::unique_ptr<ExportArchive>> ExportArchive::Open(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return Err(Status::NotFound("nothing at " + path.string()));

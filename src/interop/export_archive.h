@@ -21,6 +21,11 @@ namespace sessiondb::interop {
 
 inline constexpr size_t kMaxConversationBytes = size_t{256} * 1024 * 1024;
 
+// The first bytes (at most `n`) of the conversations.json of the export at
+// `path` (a .zip, a folder or the file itself); "" when there is none. For
+// detection: cheap, reads no further than the first conversation.
+std::string PeekConversations(const std::filesystem::path& path, size_t n = 65536);
+
 class ExportArchive {
  public:
   // `path`: a .zip, a folder, or a JSON file. kInvalidArgument when it holds
