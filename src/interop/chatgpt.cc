@@ -18,7 +18,6 @@
 
 #include "interop/export_archive.h"
 #include "interop/formats.h"
-#include "interop/source_scan.h"
 
 namespace sessiondb::interop {
 namespace {

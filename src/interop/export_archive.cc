@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 
 namespace sessiondb::interop {
 namespace {
@@ -24,6 +25,14 @@ std::string PeekConversations(const fs::path& path, size_t n) {
   const bool dir = fs::is_directory(path, ec);
   if (!dir && path.extension() != ".zip" && path.extension() != ".json") return "";
   if (dir && !fs::exists(path / "conversations.json", ec)) return "";
+  if (path.extension() != ".zip") {
+    // A file on disk: its first bytes, without scanning a whole conversation.
+    std::ifstream in(dir ? path / "conversations.json" : path, std::ios::binary);
+    std::string head(n, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(n));
+    head.resize(static_cast<size_t>(in.gcount()));
+    return head;
+  }
   auto a = ExportArchive::Open(path);
   if (!a) return "";
   std::string head;

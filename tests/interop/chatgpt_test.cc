@@ -185,6 +185,7 @@ TEST_F(ChatGptImport, CorruptConversationsAreSkippedAndTheRestImports) {
   std::string text = "[" + good.dump() + ",\n{\"title\": \"broken\", \"mapping\": oops},\n" +
                      "{\"title\": \"cut\", \"mapping\": {\"root\": {\"id\": \"root\"";
   WriteFile(folder + "/conversations.json", text);
+  EXPECT_EQ(*DetectImportFormat(folder), "chatgpt");
   ImportReport r = MustImport(*store_, folder, "chatgpt");
   EXPECT_TRUE(SkippedFor(r, "not a valid JSON object"));
   EXPECT_TRUE(SkippedFor(r, "cut short"));

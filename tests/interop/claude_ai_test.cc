@@ -166,6 +166,7 @@ TEST_F(ClaudeAiImport, CorruptConversationsAreSkippedAndTheRestImports) {
   const std::string file = dir_.Sub("conversations.json");
   WriteFile(file, "[" + Conversation().dump() + ",{\"uuid\": \"x\", \"chat_messages\": [nope]}," +
                       "{\"uuid\": \"y\", \"chat_messages\": [{\"uuid\"");
+  EXPECT_EQ(*DetectImportFormat(file), "claude-ai");
   ImportReport r = MustImport(*store_, file, "claude-ai");
   EXPECT_TRUE(SkippedFor(r, "not a valid JSON object"));
   EXPECT_TRUE(SkippedFor(r, "cut short"));
