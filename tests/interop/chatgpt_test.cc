@@ -182,8 +182,10 @@ TEST_F(ChatGptImport, CorruptConversationsAreSkippedAndTheRestImports) {
   json good = Conversation();
   // The image's bytes are not a PNG, whatever its name says.
   WriteFile(folder + "/file-Abc123-cat.png", "definitely not an image");
-  std::string text = "[" + good.dump() + ",\n{\"title\": \"broken\", \"mapping\": oops},\n" +
-                     "{\"title\": \"cut\", \"mapping\": {\"root\": {\"id\": \"root\"";
+  std::string text = "[";
+  text += good.dump();
+  text += ",\n{\"title\": \"broken\", \"mapping\": oops},\n";
+  text += "{\"title\": \"cut\", \"mapping\": {\"root\": {\"id\": \"root\"";
   WriteFile(folder + "/conversations.json", text);
   EXPECT_EQ(*DetectImportFormat(folder), "chatgpt");
   ImportReport r = MustImport(*store_, folder, "chatgpt");

@@ -164,8 +164,11 @@ TEST_F(ClaudeAiImport, ReimportAddsNothing) {
 
 TEST_F(ClaudeAiImport, CorruptConversationsAreSkippedAndTheRestImports) {
   const std::string file = dir_.Sub("conversations.json");
-  WriteFile(file, "[" + Conversation().dump() + ",{\"uuid\": \"x\", \"chat_messages\": [nope]}," +
-                      "{\"uuid\": \"y\", \"chat_messages\": [{\"uuid\"");
+  std::string text = "[";
+  text += Conversation().dump();
+  text += ",{\"uuid\": \"x\", \"chat_messages\": [nope]},";
+  text += "{\"uuid\": \"y\", \"chat_messages\": [{\"uuid\"";
+  WriteFile(file, text);
   EXPECT_EQ(*DetectImportFormat(file), "claude-ai");
   ImportReport r = MustImport(*store_, file, "claude-ai");
   EXPECT_TRUE(SkippedFor(r, "not a valid JSON object"));
