@@ -1,13 +1,336 @@
-// The chatgpt format (being written: import reports kInternal).
+// The chatgpt format: a ChatGPT data export (the .zip, its folder, or its
+// conversations.json). Each conversation is {id | conversation_id, title,
+// create_time, update_time, current_node, mapping: {node id: {id, message,
+// parent, children}}}. The active branch (current_node up to the root) is the
+// conversation's session; every other leaf's branch, up to where it joins a
+// branch already taken, is a session of its own with metadata forked_from and
+// fork_node. Images are parts whose content_type is image_asset_pointer,
+// "file-service://file-<id>" (or "sediment://file_<id>"), found among the
+// export's files by that id. See docs/interop.md, "chatgpt".
+// Memory: one conversation at a time.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "interop/export_archive.h"
 #include "interop/formats.h"
 
 namespace sessiondb::interop {
+namespace {
 
-ImportFormatSpec ChatGptImport() {
-  return {"chatgpt", [](const std::filesystem::path&) { return 0; },
-          [](const std::filesystem::path&, ImportSink&) {
-            return Status::Internal("importing chatgpt is not written yet");
-          }};
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::string_view kFormat = "chatgpt";
+
+std::string Str(const json& obj, std::string_view key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
+
+int64_t Millis(const json& obj, std::string_view key) {
+  if (!obj.is_object()) return 0;
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number()) return 0;
+  return static_cast<int64_t>(std::llround(it->get<double>() * 1000.0));
+}
+
+// The file id in an asset pointer: "file-service://file-Ab12" -> "file-Ab12".
+std::string AssetId(const std::string& pointer) {
+  const size_t p = pointer.find("://");
+  return p == std::string::npos ? pointer : pointer.substr(p + 3);
+}
+
+// The file id a file name starts with ("file-Ab12-photo.png" -> "file-Ab12").
+std::string FileIdOf(const std::string& name) {
+  const size_t slash = name.find_last_of('/');
+  const std::string base = name.substr(slash == std::string::npos ? 0 : slash + 1);
+  if (base.size() < 6 || base.compare(0, 4, "file") != 0 || (base[4] != '-' && base[4] != '_')) {
+    return "";
+  }
+  size_t end = 5;
+  while (end < base.size() && std::isalnum(static_cast<unsigned char>(base[end]))) ++end;
+  return base.substr(0, end);
+}
+
+std::string MimeOf(const std::string& name) {
+  const std::string ext = fs::path(name).extension().string();
+  if (ext == ".png") return "image/png";
+  if (ext == ".jpg" || ext == ".jpeg") return "image/jpeg";
+  if (ext == ".gif") return "image/gif";
+  if (ext == ".webp") return "image/webp";
+  return "";
+}
+
+class ConversationImport {
+ public:
+  ConversationImport(ImportSink& sink, const ExportArchive& archive,
+                     const std::unordered_map<std::string, std::string>& files)
+      : sink_(sink), archive_(archive), files_(files) {}
+
+  Status Run(const json& c, const std::string& where) {
+    std::string conv_id = Str(c, "conversation_id");
+    if (conv_id.empty()) conv_id = Str(c, "id");
+    if (conv_id.empty()) {
+      sink_.Skip(where, "a conversation with no id");
+      return Status::Ok();
+    }
+    const json& mapping = c.value("mapping", json::object());
+    if (!mapping.is_object()) {
+      sink_.Skip(where, "a conversation whose mapping is not an object");
+      return Status::Ok();
+    }
+    // The branches: the active one first.
+    std::map<std::string, int> owner;
+    std::vector<std::vector<std::string>> lines;
+    std::vector<std::string> fork_nodes;
+    auto take = [&](const std::string& leaf) {
+      std::vector<std::string> line;
+      std::string fork;
+      std::string n = leaf;
+      int guard = 0;
+      while (!n.empty() && !owner.contains(n) && mapping.contains(n) &&
+             guard++ < static_cast<int>(mapping.size())) {
+        owner[n] = static_cast<int>(lines.size());
+        line.push_back(n);
+        const std::string parent = Str(mapping[n], "parent");
+        if (owner.contains(parent)) fork = parent;
+        n = parent;
+      }
+      std::reverse(line.begin(), line.end());
+      lines.push_back(std::move(line));
+      fork_nodes.push_back(fork);
+    };
+    std::string current = Str(c, "current_node");
+    if (current.empty() || !mapping.contains(current)) {
+      // No pointer to the active leaf: the latest leaf stands in for it.
+      int64_t best = -1;
+      for (auto it = mapping.begin(); it != mapping.end(); ++it) {
+        const json children = it->value("children", json::array());
+        if (!children.empty()) continue;
+        const int64_t t = Millis(it->value("message", json()), "create_time");
+        if (t >= best) {
+          best = t;
+          current = it.key();
+        }
+      }
+    }
+    if (!current.empty()) take(current);
+    for (auto it = mapping.begin(); it != mapping.end(); ++it) {
+      const json children = it->value("children", json::array());
+      if ((children.is_array() && !children.empty()) || owner.contains(it.key())) continue;
+      take(it.key());
+    }
+    const std::string main_id = StableSessionId(kFormat, conv_id);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      std::string id = main_id;
+      json meta = {{"source", kFormat}, {"conversation_id", conv_id}};
+      if (i > 0) {
+        if (lines[i].empty()) continue;
+        id = StableSessionId(kFormat, conv_id + "/branch/" + lines[i].front());
+        const int fork_owner = fork_nodes[i].empty() ? 0 : owner[fork_nodes[i]];
+        meta["forked_from"] = fork_owner == 0 ? main_id
+                                              : StableSessionId(kFormat, conv_id + "/branch/" +
+                                                                             lines[fork_owner].front());
+        if (!fork_nodes[i].empty()) meta["fork_node"] = fork_nodes[i];
+      }
+      const std::string model = Str(c, "default_model_slug");
+      if (!model.empty()) meta["default_model_slug"] = model;
+      if (c.value("is_archived", false)) meta["archived_in_source"] = true;
+      // A branch with no message to show is left out.
+      std::vector<const json*> nodes;
+      for (const std::string& n : lines[i]) nodes.push_back(&mapping[n]);
+      bool any = false;
+      for (const json* n : nodes) any = any || IsShown(n->value("message", json()));
+      if (!any && i > 0) continue;
+      Session s;
+      s.id = id;
+      s.title = Str(c, "title");
+      s.created_ms = Millis(c, "create_time");
+      s.updated_ms = Millis(c, "update_time");
+      s.metadata_json = meta.dump();
+      RETURN_IF_ERROR(sink_.BeginSession(s));
+      last_call_id_.clear();
+      for (size_t k = 0; k < nodes.size(); ++k) {
+        RETURN_IF_ERROR(Node(id, lines[i][k], *nodes[k], where + " node " + lines[i][k]));
+      }
+      RETURN_IF_ERROR(sink_.EndSession());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static bool IsShown(const json& m) {
+    if (!m.is_object()) return false;
+    const json meta = m.value("metadata", json::object());
+    if (meta.is_object() && meta.value("is_visually_hidden_from_conversation", false)) return false;
+    const std::string role = Str(m.value("author", json::object()), "role");
+    const json content = m.value("content", json::object());
+    const std::string type = Str(content, "content_type");
+    if (role == "system" && type == "text") {
+      for (const json& p : content.value("parts", json::array())) {
+        if (p.is_string() && !p.get<std::string>().empty()) return true;
+      }
+      return false;
+    }
+    return type != "user_editable_context" && type != "model_editable_context";
+  }
+
+  Status Node(const std::string& session_id, const std::string& node_id, const json& node,
+              const std::string& where) {
+    const json m = node.value("message", json());
+    if (!IsShown(m)) return Status::Ok();
+    const json author = m.value("author", json::object());
+    const std::string role = Str(author, "role");
+    const json content = m.value("content", json::object());
+    const std::string type = Str(content, "content_type");
+    const std::string recipient = Str(m, "recipient");
+    Event e;
+    e.type = EventType::kMessage;
+    e.id = StableEventId(session_id, node_id);
+    e.ts_ms = Millis(m, "create_time");
+    Message& msg = e.message;
+    msg.role = role == "assistant" ? Role::kAssistant
+               : role == "user"    ? Role::kUser
+               : role == "tool"    ? Role::kTool
+                                   : Role::kSystem;
+    std::string text;
+    std::vector<Part> parts;
+    if (type == "text" || type == "multimodal_text") {
+      for (const json& p : content.value("parts", json::array())) {
+        if (p.is_string()) {
+          if (!p.get<std::string>().empty()) parts.push_back(Part::Text(p.get<std::string>()));
+        } else if (p.is_object() && Str(p, "content_type") == "image_asset_pointer") {
+          AddImage(Str(p, "asset_pointer"), where, &parts);
+        }
+      }
+    } else if (type == "code") {
+      text = Str(content, "text");
+    } else if (type == "execution_output" || type == "tether_quote" ||
+               type == "system_error") {
+      text = Str(content, "text");
+      if (text.empty()) text = Str(content, "result");
+    } else if (type == "tether_browsing_display") {
+      text = Str(content, "result");
+    } else if (type == "thoughts") {
+      for (const json& t : content.value("thoughts", json::array())) {
+        std::string s = Str(t, "summary");
+        const std::string body = Str(t, "content");
+        if (!body.empty()) s += s.empty() ? body : "\n" + body;
+        if (!s.empty()) parts.push_back(Part::Reasoning(s));
+      }
+    } else if (type == "reasoning_recap") {
+      return Status::Ok();  // "Thought for 5s": the thoughts carry it
+    } else {
+      text = Str(content, "text");
+    }
+    if (msg.role == Role::kAssistant && !recipient.empty() && recipient != "all") {
+      // The assistant speaking to a tool is a tool call.
+      last_call_id_ = node_id;
+      std::string input = text;
+      for (const Part& p : parts) input += p.text;
+      parts.clear();
+      parts.push_back(Part::ToolCall(node_id, recipient, json{{"input", input}}.dump()));
+    } else if (msg.role == Role::kTool) {
+      std::string output = text;
+      std::vector<Part> images;
+      for (Part& p : parts) {
+        if (p.type == PartType::kText) {
+          output += (output.empty() ? "" : "\n") + p.text;
+        } else {
+          images.push_back(std::move(p));
+        }
+      }
+      parts.clear();
+      parts.push_back(Part::ToolResult(last_call_id_.empty() ? Str(author, "name") : last_call_id_,
+                                       output));
+      for (Part& p : images) parts.push_back(std::move(p));
+    } else if (!text.empty()) {
+      parts.insert(parts.begin(), Part::Text(text));
+    }
+    if (parts.empty()) return Status::Ok();
+    msg.parts = std::move(parts);
+    const json meta = m.value("metadata", json::object());
+    if (msg.role == Role::kAssistant || msg.role == Role::kTool) {
+      msg.model = Str(meta, "model_slug");
+      msg.provider = "openai";
+    }
+    json mm = {{"node_id", node_id}};
+    if (!Str(author, "name").empty()) mm["author_name"] = Str(author, "name");
+    msg.metadata_json = mm.dump();
+    return sink_.Add(std::move(e), where);
+  }
+
+  void AddImage(const std::string& pointer, const std::string& where, std::vector<Part>* parts) {
+    const std::string id = AssetId(pointer);
+    auto it = files_.find(id);
+    if (it == files_.end()) {
+      sink_.Skip(where, "image " + pointer + " is not among the export's files");
+      return;
+    }
+    auto bytes = archive_.Read(it->second);
+    if (!bytes) {
+      sink_.Skip(where, "image " + it->second + " cannot be read: " + bytes.error().message());
+      return;
+    }
+    parts->push_back(Part::ImageFromBytes(std::move(*bytes), MimeOf(it->second),
+                                          fs::path(it->second).filename().string()));
+  }
+
+  ImportSink& sink_;
+  const ExportArchive& archive_;
+  const std::unordered_map<std::string, std::string>& files_;
+  std::string last_call_id_;
+};
+
+bool LooksLikeChatGpt(std::string_view head) {
+  return head.find("\"mapping\"") != std::string_view::npos &&
+         (head.find("\"current_node\"") != std::string_view::npos ||
+          head.find("\"author\"") != std::string_view::npos);
+}
+
+int Detect(const fs::path& path) { return LooksLikeChatGpt(PeekConversations(path)) ? 85 : 0; }
+
+Status Run(const fs::path& path, ImportSink& sink) {
+  ASSIGN_OR_RETURN(auto archive, ExportArchive::Open(path));
+  std::unordered_map<std::string, std::string> files;
+  for (const std::string& f : archive->files()) {
+    const std::string id = FileIdOf(f);
+    if (!id.empty() && !MimeOf(f).empty()) files.emplace(id, f);
+  }
+  ConversationImport conv(sink, *archive, files);
+  int64_t read = 0, total = 0;
+  return archive->ForEach(
+      [&](ExportArchive::Element& el) -> Status {
+        sink.Progress(read, total);
+        const std::string where = archive->label() + "[" + std::to_string(el.index) + "]";
+        if (el.too_long) {
+          sink.Skip(where, "the conversation is longer than the limit of " +
+                               std::to_string(kMaxConversationBytes) + " bytes");
+          return Status::Ok();
+        }
+        if (el.cut_short) {
+          sink.Skip(where, "the file ends inside this conversation (cut short)");
+          return Status::Ok();
+        }
+        json c = json::parse(el.text, nullptr, false);
+        el.text.clear();
+        if (c.is_discarded() || !c.is_object()) {
+          sink.Skip(where, "the conversation is not a valid JSON object");
+          return Status::Ok();
+        }
+        return conv.Run(c, where);
+      },
+      &read, &total);
+}
+
+}  // namespace
+
+ImportFormatSpec ChatGptImport() { return {kFormat, Detect, Run}; }
 
 }  // namespace sessiondb::interop

@@ -1,0 +1,52 @@
+// Small helpers the importers of agent logs share: finding the files of a
+// tree, peeking at a file's first bytes, and a fast scan of a JSON object's
+// top-level members that pulls out a few of them without building a DOM (the
+// first pass over a multi-gigabyte transcript only needs ids).
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sessiondb/types.h"
+
+namespace sessiondb::interop {
+
+// Up to `n` bytes from the start of the file at `path` ("" if unreadable).
+std::string PeekFile(const std::filesystem::path& path, size_t n = 4096);
+
+// The regular files under `root` (recursively) for which `keep` is true,
+// sorted by path so imports run in the same order every time.
+std::vector<std::filesystem::path> FilesUnder(
+    const std::filesystem::path& root,
+    const std::function<bool(const std::filesystem::path&)>& keep);
+
+// One top-level member found by ScanTopLevel: the raw text of its value.
+// For a string, the characters between the quotes, escapes left as they are;
+// for anything else, the literal text ("null", "true", "12", "{...}").
+struct ScannedValue {
+  bool found = false;
+  bool is_string = false;
+  std::string_view raw;
+  bool is_null() const { return found && !is_string && raw == "null"; }
+};
+
+// Scans the JSON object `text` and fills `out[i]` for the member named
+// `keys[i]` (the first occurrence). False if `text` is not a well-formed
+// object at the level this checks (balanced brackets, closed strings, nothing
+// after the object); values it does not capture are skipped, not validated.
+bool ScanTopLevel(std::string_view text, std::initializer_list<std::string_view> keys,
+                  ScannedValue* out);
+
+// Whether the sink would keep anything of `m` (its bytes attachments sniff
+// as what they say they are): importers that number events themselves (for
+// compaction ranges) ask this before ImportSink::Add.
+bool SinkWouldKeep(const Message& m);
+
+}  // namespace sessiondb::interop

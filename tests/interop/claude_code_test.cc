@@ -1,0 +1,330 @@
+// The claude-code importer on a realistic transcript written by the test:
+// content blocks, tool calls and results, an image, thinking, a compaction,
+// a side branch, and then corruption of every kind the issue names.
+#include <nlohmann/json.hpp>
+
+#include "blob/base64.h"
+#include "interop/import_sink.h"
+#include "interop/interop_test_support.h"
+
+namespace sessiondb::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSession = "0b9d1c2e-1111-4222-8333-944455556666";
+
+std::string Uuid(int n) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "aaaaaaaa-0000-4000-8000-%012d", n);
+  return buf;
+}
+
+json Record(const std::string& type, int uuid, int parent, const std::string& ts, json message) {
+  json r = {{"parentUuid", parent ? json(Uuid(parent)) : json(nullptr)},
+            {"isSidechain", false},
+            {"userType", "external"},
+            {"cwd", "/home/dev/parser"},
+            {"sessionId", kSession},
+            {"version", "1.0.80"},
+            {"gitBranch", "main"},
+            {"type", type},
+            {"message", std::move(message)},
+            {"uuid", Uuid(uuid)},
+            {"timestamp", ts}};
+  return r;
+}
+
+json Assistant(int uuid, int parent, const std::string& ts, const std::string& msg_id,
+               json content) {
+  return Record("assistant", uuid, parent, ts,
+                {{"id", msg_id},
+                 {"type", "message"},
+                 {"role", "assistant"},
+                 {"model", "claude-sonnet-4-20250514"},
+                 {"content", std::move(content)},
+                 {"stop_reason", nullptr},
+                 {"usage",
+                  {{"input_tokens", 12},
+                   {"cache_creation_input_tokens", 100},
+                   {"cache_read_input_tokens", 2000},
+                   {"output_tokens", 55}}}});
+}
+
+json User(int uuid, int parent, const std::string& ts, json content) {
+  return Record("user", uuid, parent, ts, {{"role", "user"}, {"content", std::move(content)}});
+}
+
+// The sample: a main line with a compaction and a side branch off u6.
+std::string Transcript(const std::string& png) {
+  std::vector<json> r;
+  r.push_back({{"type", "summary"}, {"summary", "Fix the parser bug"}, {"leafUuid", Uuid(14)}});
+  r.push_back(User(1, 0, "2025-06-01T10:00:00.000Z",
+                   json::array({{{"type", "text"}, {"text", "Why does this crash?"}},
+                                {{"type", "image"},
+                                 {"source",
+                                  {{"type", "base64"},
+                                   {"media_type", "image/png"},
+                                   {"data", blob::Base64Encode(png)}}}}})));
+  r.push_back(Assistant(2, 1, "2025-06-01T10:00:05.000Z", "msg_1",
+                        json::array({{{"type", "thinking"},
+                                      {"thinking", "The stack trace points at the lexer."},
+                                      {"signature", "sig"}}})));
+  r.push_back(Assistant(3, 2, "2025-06-01T10:00:06.000Z", "msg_1",
+                        json::array({{{"type", "text"}, {"text", "Let me read the lexer."}}})));
+  r.push_back(Assistant(4, 3, "2025-06-01T10:00:07.000Z", "msg_1",
+                        json::array({{{"type", "tool_use"},
+                                      {"id", "toolu_01"},
+                                      {"name", "Read"},
+                                      {"input", {{"file_path", "/home/dev/parser/lex.c"}}}}})));
+  json result = User(5, 4, "2025-06-01T10:00:08.000Z",
+                     json::array({{{"type", "tool_result"},
+                                   {"tool_use_id", "toolu_01"},
+                                   {"content", "1\tint main() {\n2\t  return *p;\n"},
+                                   {"is_error", false}}}));
+  result["toolUseResult"] = {{"type", "text"}};
+  r.push_back(result);
+  r.push_back(Assistant(6, 5, "2025-06-01T10:00:10.000Z", "msg_2",
+                        json::array({{{"type", "text"}, {"text", "Line 2 dereferences null."}}})));
+  // The side branch: the user edited their next prompt (u7, u8 off u6).
+  r.push_back(User(7, 6, "2025-06-01T10:01:00.000Z", "Try a different approach"));
+  r.push_back(Assistant(8, 7, "2025-06-01T10:01:02.000Z", "msg_3",
+                        json::array({{{"type", "text"}, {"text", "Alternatively, guard p."}}})));
+  // The main line goes on from u6.
+  r.push_back(User(10, 6, "2025-06-01T10:02:00.000Z", "Fix it"));
+  r.push_back(Assistant(15, 10, "2025-06-01T10:02:03.000Z", "msg_4",
+                        json::array({{{"type", "tool_use"},
+                                      {"id", "toolu_02"},
+                                      {"name", "Bash"},
+                                      {"input", {{"command", "make test"}}}}})));
+  r.push_back(User(16, 15, "2025-06-01T10:02:09.000Z",
+                   json::array({{{"type", "tool_result"},
+                                 {"tool_use_id", "toolu_02"},
+                                 {"content", json::array({{{"type", "text"}, {"text", "FAIL"}}})},
+                                 {"is_error", true}}})));
+  json boundary = {{"parentUuid", nullptr},
+                   {"logicalParentUuid", Uuid(16)},
+                   {"isSidechain", false},
+                   {"sessionId", kSession},
+                   {"type", "system"},
+                   {"subtype", "compact_boundary"},
+                   {"content", "Conversation compacted"},
+                   {"compactMetadata", {{"trigger", "manual"}, {"preTokens", 1234}}},
+                   {"uuid", Uuid(11)},
+                   {"timestamp", "2025-06-01T10:03:00.000Z"}};
+  r.push_back(boundary);
+  json summary = User(12, 11, "2025-06-01T10:03:00.500Z",
+                      "This session is being continued from a previous conversation. "
+                      "Summary: the lexer dereferences a null pointer; a fix was attempted.");
+  summary["isCompactSummary"] = true;
+  summary["isVisibleInTranscriptOnly"] = true;
+  r.push_back(summary);
+  r.push_back(User(13, 12, "2025-06-01T10:04:00.000Z", "Thanks, carry on"));
+  r.push_back(Assistant(14, 13, "2025-06-01T10:04:02.000Z", "msg_5",
+                        json::array({{{"type", "text"}, {"text", "Done: p is checked."}}})));
+  r.push_back({{"type", "file-history-snapshot"}, {"messageId", Uuid(14)}, {"snapshot", json::object()}});
+  std::string out;
+  for (const json& j : r) out += j.dump() + "\n";
+  return out;
+}
+
+class ClaudeCodeImport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    png_ = MakePng(3, 2, "claude-code");
+    project_ = dir_.Sub("projects/-home-dev-parser");
+    std::filesystem::create_directories(project_);
+    file_ = project_ + "/" + kSession + ".jsonl";
+    WriteFile(file_, Transcript(png_));
+    store_ = OpenTestStore(dir_);
+  }
+
+  std::string BranchId() {
+    for (const Session& s : AllSessions(*store_)) {
+      if (s.id != kSession) return s.id;
+    }
+    return "";
+  }
+
+  TempDir dir_;
+  std::string png_;
+  std::string project_;
+  std::string file_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(ClaudeCodeImport, DetectsAProjectsTreeAndAFile) {
+  EXPECT_EQ(*DetectImportFormat(dir_.Sub("projects")), "claude-code");
+  EXPECT_EQ(*DetectImportFormat(file_), "claude-code");
+}
+
+TEST_F(ClaudeCodeImport, MainLineArrivesFieldByField) {
+  ImportReport r = MustImport(*store_, dir_.Sub("projects"), "");
+  EXPECT_EQ(r.format, "claude-code");
+  EXPECT_EQ(r.sessions_added, 2);
+  EXPECT_EQ(r.images_added, 1);
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+
+  auto session = store_->GetSession(kSession);
+  ASSERT_TRUE(session.has_value());
+  EXPECT_EQ(session->title, "Fix the parser bug");
+  json meta = json::parse(session->metadata_json);
+  EXPECT_EQ(meta["cwd"], "/home/dev/parser");
+  EXPECT_EQ(meta["source"], "claude-code");
+
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 10u);
+  // 1: the user's text and screenshot.
+  const Message& m1 = ev[0].message;
+  EXPECT_EQ(m1.role, Role::kUser);
+  EXPECT_EQ(ev[0].ts_ms, *interop::ParseIsoTime("2025-06-01T10:00:00.000Z"));
+  ASSERT_EQ(m1.parts.size(), 2u);
+  EXPECT_EQ(m1.parts[0].text, "Why does this crash?");
+  ASSERT_EQ(m1.parts[1].type, PartType::kImage);
+  EXPECT_EQ(m1.parts[1].resource->width, 3);
+  EXPECT_EQ(*store_->ReadBlob(m1.parts[1].resource->content_sha256), png_);
+  // 2: three records of one response make one message.
+  const Message& m2 = ev[1].message;
+  EXPECT_EQ(m2.role, Role::kAssistant);
+  EXPECT_EQ(m2.model, "claude-sonnet-4-20250514");
+  ASSERT_EQ(m2.parts.size(), 3u);
+  EXPECT_EQ(m2.parts[0].type, PartType::kReasoning);
+  EXPECT_EQ(m2.parts[0].text, "The stack trace points at the lexer.");
+  EXPECT_EQ(m2.parts[1].text, "Let me read the lexer.");
+  EXPECT_EQ(m2.parts[2].type, PartType::kToolCall);
+  EXPECT_EQ(m2.parts[2].tool_call_id, "toolu_01");
+  EXPECT_EQ(m2.parts[2].tool_name, "Read");
+  EXPECT_EQ(json::parse(m2.parts[2].arguments_json)["file_path"], "/home/dev/parser/lex.c");
+  ASSERT_TRUE(m2.usage.has_value());
+  EXPECT_EQ(m2.usage->input_tokens, 2112);
+  EXPECT_EQ(m2.usage->cached_tokens, 2000);
+  EXPECT_EQ(m2.usage->output_tokens, 55);
+  // 3: the tool result.
+  const Message& m3 = ev[2].message;
+  EXPECT_EQ(m3.role, Role::kTool);
+  ASSERT_EQ(m3.parts.size(), 1u);
+  EXPECT_EQ(m3.parts[0].type, PartType::kToolResult);
+  EXPECT_EQ(m3.parts[0].tool_call_id, "toolu_01");
+  EXPECT_EQ(m3.parts[0].text, "1\tint main() {\n2\t  return *p;\n");
+  EXPECT_FALSE(m3.parts[0].is_error);
+  EXPECT_EQ(ev[3].message.Text(), "Line 2 dereferences null.");
+  // The main line skips the branch and goes on with "Fix it".
+  EXPECT_EQ(ev[4].message.Text(), "Fix it");
+  EXPECT_EQ(ev[5].message.parts[0].tool_name, "Bash");
+  EXPECT_TRUE(ev[6].message.parts[0].is_error);
+  EXPECT_EQ(ev[6].message.parts[0].text, "FAIL");
+  // The compaction stands in for everything before it, with the summary text.
+  ASSERT_EQ(ev[7].type, EventType::kCompaction);
+  EXPECT_EQ(ev[7].compaction.from_seq, 1);
+  EXPECT_EQ(ev[7].compaction.to_seq, 7);
+  EXPECT_NE(ev[7].compaction.summary.find("the lexer dereferences a null pointer"),
+            std::string::npos);
+  EXPECT_EQ(ev[8].message.Text(), "Thanks, carry on");
+  EXPECT_EQ(ev[9].message.Text(), "Done: p is checked.");
+}
+
+TEST_F(ClaudeCodeImport, SideBranchIsASessionOfItsOwnNamingItsFork) {
+  MustImport(*store_, file_, "claude-code");
+  const std::string branch = BranchId();
+  ASSERT_FALSE(branch.empty());
+  auto s = store_->GetSession(branch);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_TRUE(s->parent_id.empty());
+  json meta = json::parse(s->metadata_json);
+  EXPECT_EQ(meta["forked_from"], kSession);
+  EXPECT_EQ(meta["fork_uuid"], Uuid(6));
+  std::vector<Event> ev = EventsOf(*store_, branch);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].message.Text(), "Try a different approach");
+  EXPECT_EQ(ev[1].message.Text(), "Alternatively, guard p.");
+}
+
+TEST_F(ClaudeCodeImport, ReimportAddsNothingAndAGrownFileAddsItsTail) {
+  MustImport(*store_, file_, "claude-code");
+  ImportReport again = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(again.sessions_added, 0);
+  EXPECT_EQ(again.sessions_unchanged, 2);
+  EXPECT_EQ(again.messages_added, 0);
+  EXPECT_EQ(EventsOf(*store_, kSession).size(), 10u);
+
+  AppendFile(file_, User(20, 14, "2025-06-01T10:05:00.000Z", "One more thing").dump() + "\n");
+  ImportReport grown = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(grown.sessions_extended, 1);
+  EXPECT_EQ(grown.messages_added, 1);
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 11u);
+  EXPECT_EQ(ev.back().message.Text(), "One more thing");
+}
+
+TEST_F(ClaudeCodeImport, SubAgentFileIsASessionNamingItsParent) {
+  json a1 = User(101, 0, "2025-06-01T10:00:20.000Z", "Search the repo for lexers");
+  a1["isSidechain"] = true;
+  json a2 = Assistant(102, 101, "2025-06-01T10:00:21.000Z", "msg_a",
+                      json::array({{{"type", "text"}, {"text", "Found lex.c"}}}));
+  a2["isSidechain"] = true;
+  WriteFile(project_ + "/agent-5f3a.jsonl", a1.dump() + "\n" + a2.dump() + "\n");
+  ImportReport r = MustImport(*store_, project_, "claude-code");
+  EXPECT_EQ(r.sessions_added, 3);
+  for (const Session& s : AllSessions(*store_)) {
+    json meta = json::parse(s.metadata_json);
+    if (!meta.contains("subagent_of")) continue;
+    EXPECT_EQ(meta["subagent_of"], kSession);
+    EXPECT_EQ(meta["agent_id"], "5f3a");
+    EXPECT_EQ(EventsOf(*store_, s.id).size(), 2u);
+    return;
+  }
+  ADD_FAILURE() << "no sub-agent session";
+}
+
+TEST_F(ClaudeCodeImport, CorruptRecordsAreSkippedWithReasonsAndTheRestImports) {
+  std::string t = Transcript(png_);
+  // A line that is not JSON, an image that is not what it says, and a
+  // truncated last line.
+  t += "this is not json\n";
+  t += User(30, 14, "2025-06-01T10:06:00.000Z",
+            json::array({{{"type", "text"}, {"text", "And this one?"}},
+                         {{"type", "image"},
+                          {"source",
+                           {{"type", "base64"},
+                            {"media_type", "image/png"},
+                            {"data", blob::Base64Encode("GIF? no, plain text")}}}}}))
+           .dump() +
+       "\n";
+  t += User(31, 30, "2025-06-01T10:07:00.000Z", "cut").dump().substr(0, 60);
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "claude-code");
+  EXPECT_TRUE(SkippedFor(r, "not a JSON object")) << r.skipped.size();
+  EXPECT_TRUE(SkippedFor(r, "cut short"));
+  EXPECT_TRUE(SkippedFor(r, "not a readable image") || SkippedFor(r, "said to be an image"));
+  EXPECT_EQ(r.records_skipped, 3);
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 11u);
+  // The message keeps its text without the bad image.
+  ASSERT_EQ(ev.back().message.parts.size(), 1u);
+  EXPECT_EQ(ev.back().message.Text(), "And this one?");
+  EXPECT_EQ(r.images_added, 1);
+}
+
+TEST_F(ClaudeCodeImport, AnAbsurdlyLongLineIsSkippedWithoutBeingHeld) {
+  std::string t = Transcript(png_);
+  t += "{\"type\":\"user\",\"message\":{\"content\":\"" + std::string(65u << 20, 'x') + "\"}}\n";
+  t += User(40, 14, "2025-06-01T10:08:00.000Z", "after the long line").dump() + "\n";
+  WriteFile(file_, t);
+  t.clear();
+  t.shrink_to_fit();
+  ImportReport r = MustImport(*store_, file_, "claude-code");
+  EXPECT_TRUE(SkippedFor(r, "longer than the limit"));
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 11u);
+  EXPECT_EQ(ev.back().message.Text(), "after the long line");
+}
+
+TEST_F(ClaudeCodeImport, AFolderWithoutTranscriptsIsRefusedAndNothingIsWritten) {
+  std::filesystem::create_directories(dir_.Sub("empty"));
+  auto r = ImportPath(*store_, dir_.Sub("empty"), {.format = "claude-code"});
+  EXPECT_FALSE(r.has_value());
+  EXPECT_TRUE(AllSessions(*store_).empty());
+}
+
+}  // namespace
+}  // namespace sessiondb::testing

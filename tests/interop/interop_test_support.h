@@ -1,0 +1,62 @@
+// Helpers for the importer tests: an embedded store in a temp dir, writing
+// sample files, reading a session's events back.
+#pragma once
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "sessiondb/interop.h"
+#include "sessiondb/store.h"
+#include "test_support.h"
+
+namespace sessiondb::testing {
+
+inline std::unique_ptr<Store> OpenTestStore(const TempDir& dir) {
+  StoreOptions options;
+  options.durability = Durability::kProcessCrashSafe;
+  auto store = Store::Open(dir.Sub("store"), options);
+  EXPECT_TRUE(store.has_value()) << store.error().message();
+  return std::move(*store);
+}
+
+inline void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+inline void AppendFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  out << bytes;
+}
+
+inline std::vector<Event> EventsOf(Store& store, const std::string& session_id) {
+  auto events = store.ReadEvents(session_id);
+  EXPECT_TRUE(events.has_value()) << session_id << ": " << events.error().message();
+  return events ? *events : std::vector<Event>{};
+}
+
+inline std::vector<Session> AllSessions(Store& store) {
+  ListOptions list{.limit = 1000, .archived = ArchiveFilter::kAll};
+  auto page = store.ListSessions(list);
+  EXPECT_TRUE(page.has_value());
+  return page ? page->sessions : std::vector<Session>{};
+}
+
+inline ImportReport MustImport(Store& store, const std::string& path, const std::string& format) {
+  auto report = ImportPath(store, path, {.format = format});
+  EXPECT_TRUE(report.has_value()) << report.error().message();
+  return report ? *report : ImportReport{};
+}
+
+// Whether some skipped record's reason contains `text`.
+inline bool SkippedFor(const ImportReport& r, const std::string& text) {
+  for (const auto& s : r.skipped) {
+    if (s.reason.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace sessiondb::testing
