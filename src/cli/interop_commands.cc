@@ -114,9 +114,12 @@ void AddExport(CLI::App& app, CliContext& ctx) {
                             {"images", report->images},
                             {"files", report->files}});
     }
-    std::cout << "exported " << report->sessions << " session" << (report->sessions == 1 ? "" : "s")
-              << ", " << report->messages << " messages, " << report->images << " images to "
-              << args->out << "\n";
+    auto count = [](int64_t n, const char* noun) {
+      return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+    };
+    std::cout << "exported " << count(report->sessions, "session") << ", "
+              << count(report->messages, "message") << ", " << count(report->images, "image")
+              << " to " << args->out << "\n";
   });
 }
 
