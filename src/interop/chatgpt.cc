@@ -12,9 +12,8 @@
 #include <cctype>
 #include <cmath>
 #include <map>
-#include <unordered_map>
-
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "interop/export_archive.h"
 #include "interop/formats.h"
@@ -134,9 +133,10 @@ class ConversationImport {
         if (lines[i].empty()) continue;
         id = StableSessionId(kFormat, conv_id + "/branch/" + lines[i].front());
         const int fork_owner = fork_nodes[i].empty() ? 0 : owner[fork_nodes[i]];
-        meta["forked_from"] = fork_owner == 0 ? main_id
-                                              : StableSessionId(kFormat, conv_id + "/branch/" +
-                                                                             lines[fork_owner].front());
+        meta["forked_from"] =
+            fork_owner == 0
+                ? main_id
+                : StableSessionId(kFormat, conv_id + "/branch/" + lines[fork_owner].front());
         if (!fork_nodes[i].empty()) meta["fork_node"] = fork_nodes[i];
       }
       const std::string model = Str(c, "default_model_slug");
@@ -211,8 +211,7 @@ class ConversationImport {
       }
     } else if (type == "code") {
       text = Str(content, "text");
-    } else if (type == "execution_output" || type == "tether_quote" ||
-               type == "system_error") {
+    } else if (type == "execution_output" || type == "tether_quote" || type == "system_error") {
       text = Str(content, "text");
       if (text.empty()) text = Str(content, "result");
     } else if (type == "tether_browsing_display") {
@@ -247,8 +246,8 @@ class ConversationImport {
         }
       }
       parts.clear();
-      parts.push_back(Part::ToolResult(last_call_id_.empty() ? Str(author, "name") : last_call_id_,
-                                       output));
+      parts.push_back(
+          Part::ToolResult(last_call_id_.empty() ? Str(author, "name") : last_call_id_, output));
       for (Part& p : images) parts.push_back(std::move(p));
     } else if (!text.empty()) {
       parts.insert(parts.begin(), Part::Text(text));
@@ -304,29 +303,8 @@ Status Run(const fs::path& path, ImportSink& sink) {
     if (!id.empty() && !MimeOf(f).empty()) files.emplace(id, f);
   }
   ConversationImport conv(sink, *archive, files);
-  int64_t read = 0, total = 0;
-  return archive->ForEach(
-      [&](ExportArchive::Element& el) -> Status {
-        sink.Progress(read, total);
-        const std::string where = archive->label() + "[" + std::to_string(el.index) + "]";
-        if (el.too_long) {
-          sink.Skip(where, "the conversation is longer than the limit of " +
-                               std::to_string(kMaxConversationBytes) + " bytes");
-          return Status::Ok();
-        }
-        if (el.cut_short) {
-          sink.Skip(where, "the file ends inside this conversation (cut short)");
-          return Status::Ok();
-        }
-        json c = json::parse(el.text, nullptr, false);
-        el.text.clear();
-        if (c.is_discarded() || !c.is_object()) {
-          sink.Skip(where, "the conversation is not a valid JSON object");
-          return Status::Ok();
-        }
-        return conv.Run(c, where);
-      },
-      &read, &total);
+  return ForEachConversation(
+      *archive, sink, [&](const json& c, const std::string& where) { return conv.Run(c, where); });
 }
 
 }  // namespace

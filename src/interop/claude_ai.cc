@@ -12,9 +12,8 @@
 // "claude-ai". Memory: one conversation at a time.
 #include <algorithm>
 #include <map>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "interop/export_archive.h"
 #include "interop/formats.h"
@@ -161,8 +160,8 @@ class ConversationImport {
           std::string id = Str(b, "id");
           if (id.empty()) id = StableEventId(e.id, std::to_string(msg.parts.size()));
           last_call_id_ = id;
-          msg.parts.push_back(Part::ToolCall(id, Str(b, "name"),
-                                             b.value("input", json::object()).dump()));
+          msg.parts.push_back(
+              Part::ToolCall(id, Str(b, "name"), b.value("input", json::object()).dump()));
         } else if (type == "tool_result") {
           std::string id = Str(b, "tool_use_id");
           if (id.empty()) id = last_call_id_;
@@ -211,29 +210,8 @@ int Detect(const fs::path& path) {
 Status Run(const fs::path& path, ImportSink& sink) {
   ASSIGN_OR_RETURN(auto archive, ExportArchive::Open(path));
   ConversationImport conv(sink);
-  int64_t read = 0, total = 0;
-  return archive->ForEach(
-      [&](ExportArchive::Element& el) -> Status {
-        sink.Progress(read, total);
-        const std::string where = archive->label() + "[" + std::to_string(el.index) + "]";
-        if (el.too_long) {
-          sink.Skip(where, "the conversation is longer than the limit of " +
-                               std::to_string(kMaxConversationBytes) + " bytes");
-          return Status::Ok();
-        }
-        if (el.cut_short) {
-          sink.Skip(where, "the file ends inside this conversation (cut short)");
-          return Status::Ok();
-        }
-        json c = json::parse(el.text, nullptr, false);
-        el.text.clear();
-        if (c.is_discarded() || !c.is_object()) {
-          sink.Skip(where, "the conversation is not a valid JSON object");
-          return Status::Ok();
-        }
-        return conv.Run(c, where);
-      },
-      &read, &total);
+  return ForEachConversation(
+      *archive, sink, [&](const json& c, const std::string& where) { return conv.Run(c, where); });
 }
 
 }  // namespace

@@ -146,7 +146,8 @@ Status ExportArchive::ForEach(const std::function<Status(Element&)>& fn, int64_t
     zip_stat_t st;
     zip_stat_index(static_cast<zip_t*>(zip_), static_cast<zip_uint64_t>(json_index_), 0, &st);
     total_ = static_cast<int64_t>(st.size);
-    zip_file_ = zip_fopen_index(static_cast<zip_t*>(zip_), static_cast<zip_uint64_t>(json_index_), 0);
+    zip_file_ =
+        zip_fopen_index(static_cast<zip_t*>(zip_), static_cast<zip_uint64_t>(json_index_), 0);
     if (!zip_file_) return Status::Io("cannot open " + label_ + " in the zip");
   } else {
     file_ = std::fopen(json_path_.c_str(), "rb");
@@ -248,6 +249,34 @@ Status ExportArchive::ForEach(const std::function<Status(Element&)>& fn, int64_t
   }
   if (!started) return Status::InvalidArgument(label_ + " is empty, not a JSON array");
   return Status::Ok();
+}
+
+Status ForEachConversation(
+    ExportArchive& archive, ImportSink& sink,
+    const std::function<Status(const nlohmann::json& conversation, const std::string& where)>& fn) {
+  int64_t read = 0, total = 0;
+  return archive.ForEach(
+      [&](ExportArchive::Element& el) -> Status {
+        sink.Progress(read, total);
+        const std::string where = archive.label() + "[" + std::to_string(el.index) + "]";
+        if (el.too_long) {
+          sink.Skip(where, "the conversation is longer than the limit of " +
+                               std::to_string(kMaxConversationBytes) + " bytes");
+          return Status::Ok();
+        }
+        if (el.cut_short) {
+          sink.Skip(where, "the file ends inside this conversation (cut short)");
+          return Status::Ok();
+        }
+        nlohmann::json c = nlohmann::json::parse(el.text, nullptr, false);
+        el.text.clear();
+        if (c.is_discarded() || !c.is_object()) {
+          sink.Skip(where, "the conversation is not a valid JSON object");
+          return Status::Ok();
+        }
+        return fn(c, where);
+      },
+      &read, &total);
 }
 
 }  // namespace sessiondb::interop

@@ -12,9 +12,12 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "interop/import_sink.h"
 #include "sessiondb/status.h"
 
 namespace sessiondb::interop {
@@ -42,10 +45,10 @@ class ExportArchive {
 
   // One element of the array, as found.
   struct Element {
-    int64_t index = 0;        // 0-based position in the array
-    std::string text;         // its JSON text (empty if too_long)
-    bool too_long = false;    // longer than kMaxConversationBytes
-    bool cut_short = false;   // the input ended inside it
+    int64_t index = 0;       // 0-based position in the array
+    std::string text;        // its JSON text (empty if too_long)
+    bool too_long = false;   // longer than kMaxConversationBytes
+    bool cut_short = false;  // the input ended inside it
   };
   // Streams conversations.json's array, calling `fn` per element; stops at
   // the first error `fn` returns. kInvalidArgument if it is not an array.
@@ -69,5 +72,12 @@ class ExportArchive {
   std::FILE* file_ = nullptr;
   int64_t total_ = 0;
 };
+
+// Runs `fn` on each conversation of `archive` that parses as a JSON object,
+// with its place ("conversations.json[3]"); one too long, cut short or not
+// an object is skipped in `sink` with the reason. Reports progress to `sink`.
+Status ForEachConversation(
+    ExportArchive& archive, ImportSink& sink,
+    const std::function<Status(const nlohmann::json& conversation, const std::string& where)>& fn);
 
 }  // namespace sessiondb::interop
