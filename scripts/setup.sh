@@ -13,6 +13,9 @@ PACKAGES=(
   nlohmann-json3-dev              # JSON codec
   libcli11-dev                    # command line parsing
   libzip-dev                      # ChatGPT and Claude.ai export archives (import)
+  libcurl4-openssl-dev            # embeddings from an OpenAI-compatible endpoint
+  libhnswlib-dev                  # approximate vector index (HNSW)
+  libcpp-httplib-dev              # HTTP server (tests' embedding endpoint)
   libgtest-dev libgmock-dev       # tests
   libbenchmark-dev                # bench/
 )

@@ -49,6 +49,18 @@ Statement& Statement::Bind(int index, std::string_view text) {
   return *this;
 }
 
+Statement& Statement::BindDouble(int index, double value) {
+  if (sqlite3_stmt_busy(stmt_)) sqlite3_reset(stmt_);
+  sqlite3_bind_double(stmt_, index, value);
+  return *this;
+}
+
+Statement& Statement::BindBlob(int index, std::string_view bytes) {
+  if (sqlite3_stmt_busy(stmt_)) sqlite3_reset(stmt_);
+  sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  return *this;
+}
+
 Statement& Statement::BindNull(int index) {
   if (sqlite3_stmt_busy(stmt_)) sqlite3_reset(stmt_);
   sqlite3_bind_null(stmt_, index);
@@ -74,6 +86,12 @@ Status Statement::Run() {
 
 std::string_view Statement::ColumnText(int col) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+  if (p == nullptr) return {};
+  return std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+std::string_view Statement::ColumnBlob(int col) const {
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
   if (p == nullptr) return {};
   return std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
 }

@@ -38,6 +38,8 @@ class Statement {
   // in a loop.
   Statement& Bind(int index, int64_t value);
   Statement& Bind(int index, std::string_view text);  // SQLITE_TRANSIENT: copied
+  Statement& BindDouble(int index, double value);
+  Statement& BindBlob(int index, std::string_view bytes);  // copied
   Statement& BindNull(int index);
   Statement& BindOptional(int index, const std::optional<std::string>& text);  // NULL when absent
 
@@ -50,6 +52,8 @@ class Statement {
 
   int64_t ColumnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
   std::string_view ColumnText(int col) const;
+  std::string_view ColumnBlob(int col) const;
+  double ColumnDouble(int col) const { return sqlite3_column_double(stmt_, col); }
   bool ColumnIsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
  private:
