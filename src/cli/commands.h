@@ -20,5 +20,9 @@ void AddHarnessCommands(CLI::App& app, CliContext& ctx);
 void AddInteropCommands(CLI::App& app, CliContext& ctx);
 // gc, verify, stats, copy
 void AddHousekeepingCommands(CLI::App& app, CliContext& ctx);
+// search, reindex
+void AddSearchCommands(CLI::App& app, CliContext& ctx);
+// recall, churn, hook
+void AddMemoryCommands(CLI::App& app, CliContext& ctx);
 
 }  // namespace sessiondb::cli

@@ -91,6 +91,8 @@ int main(int argc, char** argv) {
   AddHarnessCommands(app, ctx);
   AddInteropCommands(app, ctx);
   AddHousekeepingCommands(app, ctx);
+  AddSearchCommands(app, ctx);
+  AddMemoryCommands(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,6 +7,19 @@
 namespace sessiondb::sqlite {
 namespace {
 
+// The searchable text of an event row (NEW or OLD in a trigger, e in a view):
+// its text column (text parts, a compaction's summary, a view's reason), then
+// the names and arguments of its tool calls and the output of its tool results.
+#define SEARCH_TEXT(row)                                                         \
+  row ".text || coalesce((SELECT char(10) || group_concat(CASE p.value->>'type' " \
+      "WHEN 'tool_call' THEN (p.value->>'name') || ' ' || (p.value->>'arguments') " \
+      "ELSE p.value->>'output' END, char(10)) "                                   \
+      "FROM json_each(" row ".body, '$.parts') p "                                \
+      "WHERE p.value->>'type' IN ('tool_call', 'tool_result')), '')"
+
+// The searchable text of a code write: its path, then the code it wrote.
+#define CODE_TEXT(row) row ".file_path || char(10) || " row ".new_code"
+
 // kMigrations[i] takes the schema from version i to version i + 1.
 // Never edit a migration that has shipped; append a new one.
 constexpr std::array<const char*, kSchemaVersion> kMigrations = {
@@ -101,7 +114,114 @@ CREATE TABLE drafts (
 ) WITHOUT ROWID;
 CREATE INDEX drafts_by_session ON drafts (session_id, created_ms);
 )sql",
+    // 2 -> 3: search and the agents' code memory (docs/search.md). One
+    // full-text index over events and code writes, kept in step by triggers in
+    // the writer's own transaction; its text is read back through a view, so
+    // it is not stored twice. Embeddings are filled later, outside appends.
+    R"sql(
+CREATE TABLE code_writes (
+  id             INTEGER PRIMARY KEY,
+  file_path      TEXT NOT NULL,
+  old_code       TEXT NOT NULL DEFAULT '',
+  new_code       TEXT NOT NULL,
+  language       TEXT NOT NULL DEFAULT '',
+  session_id     TEXT NOT NULL DEFAULT '',
+  project        TEXT NOT NULL DEFAULT '',
+  tool           TEXT NOT NULL DEFAULT '',
+  whole_file     INTEGER NOT NULL DEFAULT 1,  -- 0: new_code is a fragment (an edit)
+  created_ms     INTEGER NOT NULL,
+  content_sha256 TEXT NOT NULL UNIQUE   -- of path, old and new code: a write is kept once
+);
+CREATE INDEX code_writes_by_file ON code_writes (file_path, created_ms);
+
+-- Churn: one row per function a write touched ('' for the file itself).
+CREATE TABLE code_edits (
+  file_path  TEXT NOT NULL,
+  function   TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  code_id    INTEGER NOT NULL
+);
+CREATE INDEX code_edits_by_file ON code_edits (file_path, function, created_ms);
+CREATE INDEX code_edits_by_time ON code_edits (created_ms);
+
+-- Agent hooks: which writes were already answered with context (deny once).
+CREATE TABLE hook_seen (
+  key        TEXT PRIMARY KEY,
+  created_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX hook_seen_by_time ON hook_seen (created_ms);
+
+-- One row per searchable document: an event (code_id NULL) or a code write.
+CREATE TABLE search_docs (
+  doc_id     INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  seq        INTEGER NOT NULL,     -- 0 for a code write
+  code_id    INTEGER
+);
+CREATE UNIQUE INDEX search_docs_by_event ON search_docs (session_id, seq) WHERE code_id IS NULL;
+CREATE UNIQUE INDEX search_docs_by_code ON search_docs (code_id) WHERE code_id IS NOT NULL;
+
+CREATE VIEW search_content (doc_id, content) AS
+SELECT d.doc_id, CASE WHEN d.code_id IS NULL THEN )sql" SEARCH_TEXT("e") R"sql(
+                      ELSE )sql" CODE_TEXT("c") R"sql( END
+FROM search_docs d
+LEFT JOIN events e ON d.code_id IS NULL AND e.session_id = d.session_id AND e.seq = d.seq
+LEFT JOIN code_writes c ON c.id = d.code_id;
+
+-- '_' is part of a word, so snake_case identifiers are one term.
+CREATE VIRTUAL TABLE search_fts USING fts5(
+  content, content = 'search_content', content_rowid = 'doc_id',
+  tokenize = "unicode61 remove_diacritics 2 tokenchars '_'");
+
+-- Vectors of the documents, per embedding model; filled outside appends.
+CREATE TABLE embeddings (
+  doc_id INTEGER PRIMARY KEY,
+  model  TEXT NOT NULL,
+  vector BLOB NOT NULL              -- empty: nothing to embed (empty text)
+);
+
+CREATE TRIGGER search_event_added AFTER INSERT ON events BEGIN
+  INSERT INTO search_docs (session_id, seq) VALUES (NEW.session_id, NEW.seq);
+  INSERT INTO search_fts (rowid, content) VALUES (last_insert_rowid(), )sql" SEARCH_TEXT("NEW") R"sql();
+END;
+CREATE TRIGGER search_event_removed AFTER DELETE ON events BEGIN
+  INSERT INTO search_fts (search_fts, rowid, content)
+    SELECT 'delete', doc_id, )sql" SEARCH_TEXT("OLD") R"sql( FROM search_docs
+    WHERE session_id = OLD.session_id AND seq = OLD.seq AND code_id IS NULL;
+  DELETE FROM search_docs WHERE session_id = OLD.session_id AND seq = OLD.seq AND code_id IS NULL;
+END;
+CREATE TRIGGER search_event_changed AFTER UPDATE OF text, body ON events BEGIN
+  INSERT INTO search_fts (search_fts, rowid, content)
+    SELECT 'delete', doc_id, )sql" SEARCH_TEXT("OLD") R"sql( FROM search_docs
+    WHERE session_id = OLD.session_id AND seq = OLD.seq AND code_id IS NULL;
+  INSERT INTO search_fts (rowid, content)
+    SELECT doc_id, )sql" SEARCH_TEXT("NEW") R"sql( FROM search_docs
+    WHERE session_id = NEW.session_id AND seq = NEW.seq AND code_id IS NULL;
+  DELETE FROM embeddings WHERE doc_id IN (SELECT doc_id FROM search_docs
+    WHERE session_id = NEW.session_id AND seq = NEW.seq AND code_id IS NULL);
+END;
+CREATE TRIGGER search_code_added AFTER INSERT ON code_writes BEGIN
+  INSERT INTO search_docs (session_id, seq, code_id) VALUES (NEW.session_id, 0, NEW.id);
+  INSERT INTO search_fts (rowid, content) VALUES (last_insert_rowid(), )sql" CODE_TEXT("NEW") R"sql();
+END;
+CREATE TRIGGER search_code_removed AFTER DELETE ON code_writes BEGIN
+  INSERT INTO search_fts (search_fts, rowid, content)
+    SELECT 'delete', doc_id, )sql" CODE_TEXT("OLD") R"sql( FROM search_docs WHERE code_id = OLD.id;
+  DELETE FROM search_docs WHERE code_id = OLD.id;
+  DELETE FROM code_edits WHERE code_id = OLD.id;
+END;
+CREATE TRIGGER search_doc_removed AFTER DELETE ON search_docs BEGIN
+  DELETE FROM embeddings WHERE doc_id = OLD.doc_id;
+END;
+
+-- What was already in the log.
+INSERT INTO search_docs (session_id, seq) SELECT session_id, seq FROM events;
+INSERT INTO search_fts (search_fts) VALUES ('rebuild');
+)sql",
 };
+
+#undef SEARCH_TEXT
+#undef CODE_TEXT
 
 Status NewerVersionError(const std::string& path, int64_t version) {
   return Status::FailedPrecondition(

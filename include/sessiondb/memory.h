@@ -1,0 +1,123 @@
+// The agents' code memory: every code write an agent made (file, old and new
+// code, language, session, project, time), kept once, recalled when a similar
+// file is about to be written, and counted per file and per function (churn)
+// so an agent is warned before it edits the same function a fourth time. The
+// Claude Code hook (`sessiondb hook claude-code`) is built on this. See
+// docs/memory.md.
+//
+// Lives in an embedded store's database, next to the search index (code
+// writes are searchable like messages). Thread-safety: none; one CodeMemory
+// per thread. Many processes may use one store at once (hooks run in
+// parallel): each call is its own transaction.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sessiondb/search.h"
+#include "sessiondb/status.h"
+
+namespace sessiondb {
+
+struct CodeWrite {
+  std::string file_path;
+  std::string old_code;  // the previous file (whole_file) or the replaced fragment
+  std::string new_code;  // the whole file (whole_file) or the new fragment
+  bool whole_file = true;
+  // For a fragment: the whole file after the edit when known, to find the
+  // function the fragment is in.
+  std::string file_context;
+  std::string language;  // empty: from the file's extension
+  std::string session_id;
+  std::string project;
+  std::string tool;      // "Write", "Edit", "apply_patch"...
+  int64_t time_ms = 0;   // 0: now
+};
+
+struct RecordedWrite {
+  bool recorded = false;  // false: the same write (path, old, new) was already kept
+  int64_t code_id = 0;
+  std::vector<std::string> functions;  // the functions it touched
+};
+
+struct RecalledCode {
+  std::string file_path;
+  std::string preview;  // at most 400 bytes of the code, cut cleanly, "... (truncated)"
+  std::string session_id;
+  std::string project;
+  int64_t time_ms = 0;
+  int64_t code_id = 0;
+  double score = 0;
+};
+
+struct ChurnEntry {
+  std::string file_path;
+  std::string function;  // empty: the file as a whole
+  int64_t edits_24h = 0;
+  int64_t edits_30d = 0;
+  std::string tier;      // "gold", "silver", "bronze", "red"
+};
+
+struct ChurnWarning {
+  std::string file_path;
+  std::string function;  // empty: about the file
+  std::string message;
+};
+
+struct ChurnQuery {
+  std::string path_prefix;  // only files under it
+  bool functions = false;   // per function instead of per file
+  int limit = 20;
+};
+
+struct HistoryScan {
+  int64_t messages_scanned = 0;
+  int64_t writes_found = 0;
+  int64_t writes_recorded = 0;  // new to the memory
+};
+
+struct MemoryOptions {
+  SearchOptions search;
+  // Milliseconds since the Unix epoch; tests inject a fake clock.
+  std::function<int64_t()> clock;
+  // Hook "seen" keys kept; the oldest are dropped past this.
+  int64_t seen_capacity = 1000;
+};
+
+class CodeMemory {
+ public:
+  static Result<std::unique_ptr<CodeMemory>> Open(const std::string& store_path,
+                                                  const MemoryOptions& options = {});
+  virtual ~CodeMemory() = default;
+
+  // Keeps the write (once) and counts an edit of the file and of each function
+  // it touched. kInvalidArgument for an empty path or empty new code.
+  virtual Result<RecordedWrite> RecordWrite(const CodeWrite& write) = 0;
+
+  // Past writes most like `code` for `file_path`: at most `limit` (1..3 is
+  // what a hook shows), one per file, best first.
+  virtual Result<std::vector<RecalledCode>> Recall(std::string_view file_path,
+                                                   std::string_view code, int limit = 3) = 0;
+
+  // Files (or functions) by edits in the last 30 days, most first.
+  virtual Result<std::vector<ChurnEntry>> Hotspots(const ChurnQuery& query) = 0;
+  virtual Result<ChurnEntry> FileChurn(std::string_view file_path) = 0;
+  // What an agent should hear before making `upcoming`: its functions that
+  // this write would edit a 3rd time (or more) in 24 hours, and the file when
+  // it is Red.
+  virtual Result<std::vector<ChurnWarning>> Warnings(const CodeWrite& upcoming) = 0;
+
+  // True the first time `key` is seen (then remembered), false after. Safe
+  // when hooks race: exactly one caller gets true.
+  virtual Result<bool> FirstSighting(std::string_view key) = 0;
+
+  // Code writes in the store's history (Claude Code Write/Edit/MultiEdit tool
+  // calls, Codex apply_patch) become memory; already-kept ones are skipped.
+  virtual Result<HistoryScan> LearnFromHistory(const ProgressFn& progress = {}) = 0;
+};
+
+}  // namespace sessiondb

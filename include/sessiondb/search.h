@@ -1,0 +1,162 @@
+// Search over a store's history and the agents' code memory: full text (BM25
+// over every message's text, tool calls and results, compaction summaries,
+// view reasons and code writes), vectors from an embedder, and the two fused.
+// See docs/search.md.
+//
+// The full-text index lives in the store's database and is kept in step by
+// the store's own writes (appends, deletes, prunes, imports) in their
+// transaction. Embeddings are computed later, in batches (Embed, or the CLI's
+// `sessiondb reindex`), never inside an append.
+//
+// Search works on embedded stores; on a PostgreSQL store Open fails with
+// kFailedPrecondition.
+//
+// Thread-safety: none; one SearchIndex per thread. Several may be open on one
+// store, in one or several processes, next to the Store itself.
+//
+// Example:
+//   ASSIGN_OR_RETURN(auto index, SearchIndex::Open("/tmp/chats"));
+//   ASSIGN_OR_RETURN(SearchResults r, index->Search({.query = "token limit"}));
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sessiondb/status.h"
+#include "sessiondb/store.h"
+#include "sessiondb/types.h"
+
+namespace sessiondb {
+
+enum class SearchMode { kKeyword, kVector, kHybrid };
+enum class ArchivedFilter { kInclude, kExclude, kOnly };
+
+struct SearchFilter {
+  std::string session_id;  // empty: every session (only events the session holds itself)
+  std::optional<Role> role;  // messages of this role only (code writes have none)
+  int64_t since_ms = 0;      // 0: no lower bound; else time >= since_ms
+  int64_t until_ms = 0;      // 0: no upper bound; else time < until_ms
+  // A path prefix: sessions whose metadata "project" or "cwd" starts with it,
+  // code writes whose project or file path does.
+  std::string project;
+  ArchivedFilter archived = ArchivedFilter::kInclude;
+  bool events = true;       // messages, compaction summaries, view reasons
+  bool code_writes = true;  // the code memory
+};
+
+struct SearchRequest {
+  std::string query;
+  SearchMode mode = SearchMode::kHybrid;
+  SearchFilter filter;
+  int limit = 20;  // 1..1000
+  int offset = 0;
+};
+
+enum class HitKind { kMessage, kCompaction, kResourceView, kCodeWrite };
+std::string_view HitKindName(HitKind kind);  // "message", "compaction", "resource_view", "code_write"
+
+struct SearchHit {
+  HitKind kind = HitKind::kMessage;
+  std::string session_id;  // the session holding the event (or that made the write)
+  std::string session_title;
+  int64_t seq = 0;         // the event's seq; 0 for a code write
+  std::string event_id;
+  std::optional<Role> role;
+  int64_t time_ms = 0;
+  std::string file_path;   // code writes
+  int64_t code_id = 0;     // code writes
+  // A short excerpt; `highlights` are [begin, end) byte ranges of it that
+  // matched the query's terms.
+  std::string snippet;
+  std::vector<std::pair<size_t, size_t>> highlights;
+  // Why it ranked: the fused score, and each list's rank (1-based, 0 when
+  // absent from that list) and score (BM25, higher is better; cosine).
+  double score = 0;
+  int keyword_rank = 0;
+  double keyword_score = 0;
+  int vector_rank = 0;
+  double vector_score = 0;
+};
+
+struct SearchResults {
+  std::vector<SearchHit> hits;
+  // Keyword matches that passed the filter; when `bounded`, the query matched
+  // more than SearchOptions::max_keyword_candidates and only the newest that
+  // many were ranked (so a very common term cannot take seconds).
+  int64_t keyword_matches = 0;
+  bool bounded = false;
+  // The full-text expression the query became (after escaping).
+  std::string match_expression;
+  // Documents not embedded yet (vector and hybrid modes see only the others).
+  int64_t pending_embeddings = 0;
+  std::string note;  // why nothing could match, when the query had no term
+};
+
+// Where vectors come from. Empty url: the built-in offline embedder (hashed
+// word and character n-grams, 384 dimensions). Else an OpenAI-compatible
+// /v1/embeddings endpoint (Ollama, llama.cpp server, vLLM, OpenAI).
+struct EmbedderConfig {
+  std::string url;
+  std::string model;
+  std::string api_key;
+  // Fill the fields from SESSIONDB_EMBED_URL, SESSIONDB_EMBED_MODEL and
+  // SESSIONDB_EMBED_KEY (else OPENAI_API_KEY) when url is empty.
+  bool from_environment = true;
+};
+
+struct SearchOptions {
+  EmbedderConfig embedder;
+  int64_t max_keyword_candidates = 20'000;
+  // Past this many vectors, a saved HNSW index (built by BuildVectorIndex)
+  // answers vector queries instead of an exact scan.
+  int64_t approximate_threshold = 50'000;
+  int busy_timeout_ms = 60'000;
+};
+
+struct EmbedReport {
+  int64_t embedded = 0;   // documents given a vector now
+  int64_t remaining = 0;  // still pending (when stopped by max_documents)
+  std::string model;
+};
+
+class SearchIndex {
+ public:
+  // kNotFound if there is no store at `store_path`; kFailedPrecondition for a
+  // PostgreSQL URI or a store written by a newer sessiondb.
+  static Result<std::unique_ptr<SearchIndex>> Open(const std::string& store_path,
+                                                   const SearchOptions& options = {});
+  virtual ~SearchIndex() = default;
+
+  // Never fails on the query's text: punctuation, quotes, operators and code
+  // are escaped or become plain terms. kInvalidArgument for a limit or offset
+  // out of range; vector modes fail when the embedder does (unreachable
+  // endpoint), keyword mode never needs it.
+  virtual Result<SearchResults> Search(const SearchRequest& request) = 0;
+
+  // Embeds documents that have no vector for the current model yet, in
+  // batches, each committed on its own; at most `max_documents` (-1: all).
+  virtual Result<EmbedReport> Embed(int64_t max_documents = -1,
+                                    const ProgressFn& progress = {}) = 0;
+  // Documents without a vector for the current model.
+  virtual Result<int64_t> PendingEmbeddings() = 0;
+  // Vectors of the current model (documents with text that were embedded).
+  virtual Result<int64_t> VectorCount() = 0;
+  // Drops every vector (all models) so Embed computes them again.
+  virtual Status ClearEmbeddings() = 0;
+  // Builds the approximate (HNSW) index over the current model's vectors and
+  // saves it in the store directory; vectors added after it are scanned
+  // exactly until the next build.
+  virtual Status BuildVectorIndex(const ProgressFn& progress = {}) = 0;
+  // Rebuilds the full-text index from the log and the code memory.
+  virtual Status RebuildKeywordIndex() = 0;
+
+  // The embedder's model name ("hash-384-v1", "http:<model>").
+  virtual std::string EmbeddingModel() const = 0;
+};
+
+}  // namespace sessiondb

@@ -1,0 +1,292 @@
+// Verbs of search and the code memory: search, reindex, recall, churn.
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "cli/commands.h"
+#include "sessiondb/memory.h"
+#include "sessiondb/search.h"
+
+namespace sessiondb::cli {
+namespace {
+
+// Documents embedded before a vector or hybrid search at most, so a search on
+// a fresh store works at once and a huge backlog is left to `reindex`.
+constexpr int64_t kCatchUpEmbeddings = 5000;
+
+// --since/--until: milliseconds since the epoch, or YYYY-MM-DD[THH:MM[:SS]] in UTC.
+Result<int64_t> ParseTimeArg(const std::string& text, const char* flag) {
+  if (text.empty()) return int64_t{0};
+  if (text.find_first_not_of("0123456789") == std::string::npos) return std::stoll(text);
+  std::tm tm{};
+  const char* formats[] = {"%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d"};
+  for (const char* f : formats) {
+    tm = {};
+    const char* end = strptime(text.c_str(), f, &tm);
+    if (end != nullptr && *end == '\0') return static_cast<int64_t>(timegm(&tm)) * 1000;
+  }
+  return Err(Status::InvalidArgument(std::string(flag) + " takes a date (2026-11-20, " +
+                                     "2026-11-20T14:30) or milliseconds since 1970, not '" + text +
+                                     "'"));
+}
+
+Result<SearchMode> ParseMode(const std::string& mode) {
+  if (mode == "keyword") return SearchMode::kKeyword;
+  if (mode == "vector") return SearchMode::kVector;
+  if (mode == "hybrid") return SearchMode::kHybrid;
+  return Err(Status::InvalidArgument("--mode is keyword, vector or hybrid, not '" + mode + "'"));
+}
+
+// The snippet with its matches marked: bold on a terminal, **x** otherwise.
+std::string Marked(const SearchHit& hit, bool tty) {
+  std::string out;
+  size_t at = 0;
+  for (const auto& [b, e] : hit.highlights) {
+    if (b < at || e > hit.snippet.size()) continue;
+    out += hit.snippet.substr(at, b - at);
+    out += tty ? "\033[1m" : "**";
+    out += hit.snippet.substr(b, e - b);
+    out += tty ? "\033[0m" : "**";
+    at = e;
+  }
+  return out + hit.snippet.substr(at);
+}
+
+Json HitJson(const SearchHit& h) {
+  Json highlights = Json::array();
+  for (const auto& [b, e] : h.highlights) highlights.push_back({b, e});
+  Json j = {{"kind", HitKindName(h.kind)}, {"session_id", h.session_id},
+            {"session_title", h.session_title}, {"seq", h.seq}, {"event_id", h.event_id}};
+  j["role"] = h.role ? Json(RoleName(*h.role)) : Json(nullptr);
+  j["time_ms"] = h.time_ms;
+  if (h.kind == HitKind::kCodeWrite) {
+    j["file_path"] = h.file_path;
+    j["code_id"] = h.code_id;
+  }
+  j["snippet"] = h.snippet;
+  j["highlights"] = std::move(highlights);
+  j["score"] = h.score;
+  j["keyword_rank"] = h.keyword_rank;
+  j["keyword_score"] = h.keyword_score;
+  j["vector_rank"] = h.vector_rank;
+  j["vector_score"] = h.vector_score;
+  return j;
+}
+
+std::unique_ptr<SearchIndex> OpenIndex(CliContext& ctx) {
+  if (!ctx.OpenStore(/*create_if_missing=*/false)) return nullptr;  // the hint to init
+  auto index = SearchIndex::Open(ctx.StorePath());
+  if (!index) {
+    ctx.Fail(index.error());
+    return nullptr;
+  }
+  return std::move(*index);
+}
+
+std::unique_ptr<CodeMemory> OpenMemory(CliContext& ctx) {
+  if (!ctx.OpenStore(/*create_if_missing=*/false)) return nullptr;
+  auto memory = CodeMemory::Open(ctx.StorePath());
+  if (!memory) {
+    ctx.Fail(memory.error());
+    return nullptr;
+  }
+  return std::move(*memory);
+}
+
+void AddSearch(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string query, mode = "hybrid", session, role, since, until, project, archived = "include",
+                       kind = "all";
+    int limit = 20, offset = 0;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("search", "Search every message, tool call and code write");
+  cmd->add_option("QUERY", args->query, "Words, \"a phrase\", a OR b, -excluded, prefix*")
+      ->required();
+  cmd->add_option("--mode", args->mode, "keyword, vector or hybrid (default)")
+      ->option_text("MODE");
+  cmd->add_option("--session", args->session, "Only this session")->option_text("ID");
+  cmd->add_option("--role", args->role, "Only messages of this role")->option_text("ROLE");
+  cmd->add_option("--since", args->since, "From this time (2026-11-20 or ms)")
+      ->option_text("TIME");
+  cmd->add_option("--until", args->until, "Before this time")->option_text("TIME");
+  cmd->add_option("--project", args->project, "Sessions and writes under this path")
+      ->option_text("PATH");
+  cmd->add_option("--archived", args->archived, "include (default), exclude or only")
+      ->option_text("WHICH");
+  cmd->add_option("--kind", args->kind, "all (default), messages or code")->option_text("KIND");
+  cmd->add_option("--limit", args->limit, "Hits per page (default 20)");
+  cmd->add_option("--offset", args->offset, "Hits to skip (paging)");
+  cmd->footer(
+      "\nKeyword ranking is BM25; vector ranking is cosine similarity of embeddings\n"
+      "(the built-in offline embedder, or SESSIONDB_EMBED_URL / SESSIONDB_EMBED_MODEL);\n"
+      "hybrid fuses the two by reciprocal rank and shows both ranks. Up to 5,000\n"
+      "documents not embedded yet are embedded first; `sessiondb reindex` does the rest.\n"
+      "\nExamples:\n  sessiondb search \"token limit\"\n"
+      "  sessiondb search 'parse_config' --kind code --mode keyword\n"
+      "  sessiondb search retry --role assistant --since 2026-11-01 --json");
+  cmd->callback([&ctx, args] {
+    SearchRequest request{.query = args->query, .limit = args->limit, .offset = args->offset};
+    auto mode = ParseMode(args->mode);
+    if (!mode) return ctx.Fail(mode.error());
+    request.mode = *mode;
+    SearchFilter& f = request.filter;
+    f.session_id = args->session;
+    if (!args->role.empty()) {
+      auto role = ParseRole(args->role);
+      if (!role) return ctx.Fail(role.error());
+      f.role = *role;
+    }
+    auto since = ParseTimeArg(args->since, "--since");
+    if (!since) return ctx.Fail(since.error());
+    auto until = ParseTimeArg(args->until, "--until");
+    if (!until) return ctx.Fail(until.error());
+    f.since_ms = *since;
+    f.until_ms = *until;
+    f.project = args->project;
+    if (args->archived == "exclude") f.archived = ArchivedFilter::kExclude;
+    else if (args->archived == "only") f.archived = ArchivedFilter::kOnly;
+    else if (args->archived != "include") {
+      return ctx.Fail(Status::InvalidArgument("--archived is include, exclude or only"));
+    }
+    if (args->kind == "messages") f.code_writes = false;
+    else if (args->kind == "code") f.events = false;
+    else if (args->kind != "all") {
+      return ctx.Fail(Status::InvalidArgument("--kind is all, messages or code"));
+    }
+    std::unique_ptr<SearchIndex> index = OpenIndex(ctx);
+    if (!index) return;
+    if (request.mode != SearchMode::kKeyword) {
+      Progress progress(isatty(STDERR_FILENO) != 0, "embedding");
+      auto embedded = index->Embed(kCatchUpEmbeddings, std::ref(progress));
+      if (!embedded) return ctx.Fail(embedded.error());
+    }
+    auto results = index->Search(request);
+    if (!results) return ctx.Fail(results.error());
+    if (ctx.options.json) {
+      Json hits = Json::array();
+      for (const SearchHit& h : results->hits) hits.push_back(HitJson(h));
+      return ctx.PrintJson({{"query", args->query},
+                            {"mode", args->mode},
+                            {"match_expression", results->match_expression},
+                            {"keyword_matches", results->keyword_matches},
+                            {"bounded", results->bounded},
+                            {"pending_embeddings", results->pending_embeddings},
+                            {"note", results->note},
+                            {"hits", std::move(hits)}});
+    }
+    const bool tty = isatty(STDOUT_FILENO) != 0;
+    if (!results->note.empty()) std::cout << results->note << "\n";
+    int n = args->offset;
+    for (const SearchHit& h : results->hits) {
+      std::cout << ++n << ". ";
+      if (h.kind == HitKind::kCodeWrite) {
+        std::cout << "[code] " << h.file_path;
+        if (!h.session_id.empty()) std::cout << " (session " << h.session_id << ")";
+      } else {
+        std::cout << "[" << HitKindName(h.kind) << "] " << Shorten(h.session_title, 50) << " ("
+                  << h.session_id << " #" << h.seq;
+        if (h.role) std::cout << ", " << RoleName(*h.role);
+        std::cout << ")";
+      }
+      std::cout << "  " << FormatTime(h.time_ms) << "\n   " << Marked(h, tty) << "\n";
+      std::ostringstream why;
+      why.precision(4);
+      why << "   score " << h.score;
+      if (h.keyword_rank > 0) why << "  keyword #" << h.keyword_rank << " (bm25 " << h.keyword_score << ")";
+      if (h.vector_rank > 0) why << "  vector #" << h.vector_rank << " (cosine " << h.vector_score << ")";
+      std::cout << why.str() << "\n";
+    }
+    if (results->hits.empty() && results->note.empty()) std::cout << "no matches\n";
+    if (request.mode != SearchMode::kVector) {
+      std::cout << results->keyword_matches << " keyword match"
+                << (results->keyword_matches == 1 ? "" : "es")
+                << (results->bounded ? " ranked (the newest; the term is very common)" : "")
+                << "\n";
+    }
+    if (results->pending_embeddings > 0) {
+      std::cout << results->pending_embeddings
+                << " documents are not embedded yet; run `sessiondb reindex`\n";
+    }
+  });
+}
+
+void AddReindex(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    bool keyword = false, clear = false, hnsw = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "reindex", "Learn code writes from the history, embed what is not, build the vector index");
+  cmd->add_flag("--keyword", args->keyword, "Also rebuild the full-text index from the log");
+  cmd->add_flag("--clear-embeddings", args->clear,
+                "Drop every vector first (after changing the embedding model)");
+  cmd->add_flag("--hnsw", args->hnsw, "Build the approximate index whatever the store's size");
+  cmd->footer(
+      "\nThe full-text index is kept up to date by every write; embeddings are computed\n"
+      "here (and a few thousand at a time by `search`). Past 50,000 vectors an\n"
+      "approximate (HNSW) index is built and saved under the store's index/ folder.");
+  cmd->callback([&ctx, args] {
+    std::unique_ptr<SearchIndex> index = OpenIndex(ctx);
+    if (!index) return;
+    std::unique_ptr<CodeMemory> memory = OpenMemory(ctx);
+    if (!memory) return;
+    const bool tty = isatty(STDERR_FILENO) != 0;
+    Json report = Json::object();
+    if (args->keyword) {
+      if (Status s = index->RebuildKeywordIndex(); !s.ok()) return ctx.Fail(s);
+      report["keyword_index"] = "rebuilt";
+    }
+    Result<HistoryScan> scan;
+    {
+      Progress progress(tty, "code writes in the history");
+      scan = memory->LearnFromHistory(std::ref(progress));
+    }
+    if (!scan) return ctx.Fail(scan.error());
+    report["code_writes_found"] = scan->writes_found;
+    report["code_writes_learned"] = scan->writes_recorded;
+    if (args->clear) {
+      if (Status s = index->ClearEmbeddings(); !s.ok()) return ctx.Fail(s);
+    }
+    Result<EmbedReport> embedded;
+    {
+      Progress progress(tty, "embedding (" + index->EmbeddingModel() + ")");
+      embedded = index->Embed(-1, std::ref(progress));
+    }
+    if (!embedded) return ctx.Fail(embedded.error());
+    report["embedding_model"] = embedded->model;
+    report["embedded"] = embedded->embedded;
+    auto vectors = index->VectorCount();
+    if (!vectors) return ctx.Fail(vectors.error());
+    // The approximate index pays off past the threshold only.
+    if (args->hnsw || *vectors >= SearchOptions{}.approximate_threshold) {
+      Progress progress(tty, "vector index (HNSW)");
+      if (Status s = index->BuildVectorIndex(std::ref(progress)); !s.ok()) return ctx.Fail(s);
+      report["vector_index"] = "hnsw";
+    } else {
+      report["vector_index"] = "exact scan";
+    }
+    report["vectors"] = *vectors;
+    if (ctx.options.json) return ctx.PrintJson(report);
+    std::cout << "code memory: " << scan->writes_recorded << " new write"
+              << (scan->writes_recorded == 1 ? "" : "s") << " learned from the history ("
+              << scan->writes_found << " found)\n"
+              << "embeddings (" << embedded->model << "): " << embedded->embedded
+              << " computed, " << *vectors << " in all\n"
+              << "vector search: " << report["vector_index"].get<std::string>() << "\n";
+  });
+}
+
+}  // namespace
+
+void AddSearchCommands(CLI::App& app, CliContext& ctx) {
+  AddSearch(app, ctx);
+  AddReindex(app, ctx);
+}
+
+}  // namespace sessiondb::cli

@@ -1,0 +1,232 @@
+#include "memory/claude_hook.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "blob/sha256.h"
+
+namespace sessiondb::memory {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string Str(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The file as it is on disk now ("" when it cannot be read).
+std::string ReadFileOrEmpty(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::string ReplaceFirst(std::string text, const std::string& from, const std::string& to) {
+  if (from.empty()) return text;
+  size_t at = text.find(from);
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+// The writes a Write/Edit/MultiEdit call makes. `before_write`: the call has
+// not run yet (PreToolUse), so the file on disk is the old version.
+std::vector<CodeWrite> WritesOfToolCall(const std::string& tool, const Json& input,
+                                        bool before_write) {
+  std::vector<CodeWrite> writes;
+  const std::string path = Str(input, "file_path");
+  if (path.empty()) return writes;
+  if (tool == "Write") {
+    CodeWrite w{.file_path = path, .new_code = Str(input, "content"), .tool = tool};
+    // After the write, the old version is gone from disk; RecordWrite then
+    // compares with the last whole-file write it kept.
+    if (before_write) w.old_code = ReadFileOrEmpty(path);
+    writes.push_back(std::move(w));
+    return writes;
+  }
+  std::vector<std::pair<std::string, std::string>> edits;
+  if (tool == "Edit") {
+    edits.emplace_back(Str(input, "old_string"), Str(input, "new_string"));
+  } else if (tool == "MultiEdit" && input.contains("edits") && input["edits"].is_array()) {
+    for (const Json& e : input["edits"]) {
+      if (e.is_object()) edits.emplace_back(Str(e, "old_string"), Str(e, "new_string"));
+    }
+  }
+  // The whole file after the edits, to find the functions they are in.
+  std::string context = ReadFileOrEmpty(path);
+  if (before_write) {
+    for (const auto& [from, to] : edits) context = ReplaceFirst(context, from, to);
+  }
+  for (auto& [from, to] : edits) {
+    writes.push_back(CodeWrite{.file_path = path, .old_code = std::move(from),
+                               .new_code = std::move(to), .whole_file = false,
+                               .file_context = context, .tool = tool});
+  }
+  return writes;
+}
+
+std::string SeenKey(SeenKeyMode mode, const std::string& session, const std::string& path,
+                    const std::vector<CodeWrite>& writes) {
+  switch (mode) {
+    case SeenKeyMode::kFile: return "file\n" + path;
+    case SeenKeyMode::kSessionFile: return "session-file\n" + session + "\n" + path;
+    case SeenKeyMode::kContent: break;
+  }
+  std::string content;
+  for (const CodeWrite& w : writes) content += w.old_code + '\0' + w.new_code + '\0';
+  return "content\n" + path + "\n" + blob::Sha256Hex(content);
+}
+
+std::string FormatDay(int64_t ms) {
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::string ContextMessage(const std::string& path, const std::vector<RecalledCode>& recalled,
+                           const std::vector<ChurnWarning>& warnings) {
+  std::string out = "sessiondb memory, before you write " + path +
+                    " (shown once: retry the same call to go ahead).\n";
+  if (!recalled.empty()) {
+    out += "\nSimilar code written before:\n";
+    int n = 0;
+    for (const RecalledCode& r : recalled) {
+      out += "\n" + std::to_string(++n) + ". " + r.file_path + " (" + FormatDay(r.time_ms);
+      if (!r.project.empty()) out += ", project " + r.project;
+      out += ")\n```\n" + r.preview + "\n```\n";
+    }
+  }
+  if (!warnings.empty()) {
+    out += "\nChurn warnings:\n";
+    for (const ChurnWarning& w : warnings) out += "- " + w.message + "\n";
+  }
+  return out;
+}
+
+bool IsWriteTool(const std::string& tool) {
+  return tool == "Write" || tool == "Edit" || tool == "MultiEdit";
+}
+
+}  // namespace
+
+Result<SeenKeyMode> ParseSeenKeyMode(std::string_view name) {
+  if (name == "file") return SeenKeyMode::kFile;
+  if (name == "content") return SeenKeyMode::kContent;
+  if (name == "session-file") return SeenKeyMode::kSessionFile;
+  return Err(Status::InvalidArgument("unknown seen-key mode '" + std::string(name) +
+                                     "'; use file, content or session-file"));
+}
+
+HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
+                                SeenKeyMode mode) {
+  HookAnswer answer;
+  try {
+    Json event = Json::parse(event_json);
+    if (!event.is_object()) {
+      answer.log = "hook: the event is not a JSON object; allowed";
+      return answer;
+    }
+    const std::string name = Str(event, "hook_event_name");
+    const std::string tool = Str(event, "tool_name");
+    if (!IsWriteTool(tool) || (name != "PreToolUse" && name != "PostToolUse")) {
+      answer.log = "hook: " + name + " " + tool + ": nothing to do";
+      return answer;
+    }
+    if (memory == nullptr) {
+      answer.log = "hook: the store could not be opened; allowed";
+      return answer;
+    }
+    const Json input = event.value("tool_input", Json::object());
+    const std::string session = Str(event, "session_id");
+    const std::string project = Str(event, "cwd");
+    std::vector<CodeWrite> writes = WritesOfToolCall(tool, input, name == "PreToolUse");
+    if (writes.empty()) {
+      answer.log = "hook: " + tool + " without a file_path; allowed";
+      return answer;
+    }
+    for (CodeWrite& w : writes) {
+      w.session_id = session;
+      w.project = project;
+    }
+    const std::string path = writes[0].file_path;
+
+    if (name == "PostToolUse") {
+      int recorded = 0;
+      for (const CodeWrite& w : writes) {
+        if (w.new_code.empty()) continue;
+        Result<RecordedWrite> r = memory->RecordWrite(w);
+        if (!r) {
+          answer.log = "hook: recording " + path + " failed: " + r.error().message();
+          return answer;
+        }
+        recorded += r->recorded ? 1 : 0;
+      }
+      answer.log = "hook: recorded " + std::to_string(recorded) + " write(s) of " + path;
+      return answer;
+    }
+
+    // PreToolUse: what is worth knowing before this write.
+    std::string code;
+    for (const CodeWrite& w : writes) code += w.new_code + "\n";
+    Result<std::vector<RecalledCode>> recalled = memory->Recall(path, code, 3);
+    if (!recalled) {
+      answer.log = "hook: recall failed: " + recalled.error().message() + "; allowed";
+      return answer;
+    }
+    std::vector<ChurnWarning> warnings;
+    for (const CodeWrite& w : writes) {
+      Result<std::vector<ChurnWarning>> more = memory->Warnings(w);
+      if (!more) {
+        answer.log = "hook: churn failed: " + more.error().message() + "; allowed";
+        return answer;
+      }
+      for (ChurnWarning& cw : *more) {
+        bool dup = false;
+        for (const ChurnWarning& have : warnings) dup |= have.message == cw.message;
+        if (!dup) warnings.push_back(std::move(cw));
+      }
+    }
+    if (recalled->empty() && warnings.empty()) {
+      answer.log = "hook: nothing to say about " + path + "; allowed";
+      return answer;
+    }
+    Result<bool> first = memory->FirstSighting(SeenKey(mode, session, path, writes));
+    if (!first) {
+      answer.log = "hook: seen state failed: " + first.error().message() + "; allowed";
+      return answer;
+    }
+    if (!*first) {
+      answer.log = "hook: " + path + " seen before; allowed";
+      return answer;
+    }
+    Json out = {{"hookSpecificOutput",
+                 {{"hookEventName", "PreToolUse"},
+                  {"permissionDecision", "deny"},
+                  {"permissionDecisionReason", ContextMessage(path, *recalled, warnings)}}}};
+    answer.stdout_text = out.dump() + "\n";
+    answer.log = "hook: denied " + path + " once with " + std::to_string(recalled->size()) +
+                 " recalled write(s) and " + std::to_string(warnings.size()) + " warning(s)";
+    return answer;
+  } catch (const std::exception& e) {
+    answer.stdout_text.clear();
+    answer.log = std::string("hook: ") + e.what() + "; allowed";
+    return answer;
+  }
+}
+
+std::string ClaudeCodeHookSettings(std::string_view command) {
+  const std::string cmd = std::string(command) + " hook claude-code";
+  Json hook = {{"type", "command"}, {"command", cmd}, {"timeout", 10}};
+  Json entry = {{"matcher", "Write|Edit|MultiEdit"}, {"hooks", Json::array({hook})}};
+  Json settings = {{"hooks", {{"PreToolUse", Json::array({entry})},
+                              {"PostToolUse", Json::array({entry})}}}};
+  return settings.dump(2) + "\n";
+}
+
+}  // namespace sessiondb::memory

@@ -1,0 +1,150 @@
+#include "search/query_syntax.h"
+
+#include <cctype>
+
+namespace sessiondb::search {
+namespace {
+
+// More terms than this are dropped: a pasted page is not a query.
+constexpr size_t kMaxItems = 64;
+
+bool IsWordByte(unsigned char c) { return c >= 0x80 || std::isalnum(c) || c == '_'; }
+
+std::string Quote(const std::vector<std::string>& words) {
+  std::string out = "\"";
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) out += ' ';
+    out += words[i];  // word bytes only: never a quote
+  }
+  return out + "\"";
+}
+
+// One item of the query: a term, a phrase or a prefix, possibly excluded.
+struct Item {
+  std::string expr;
+  bool excluded = false;
+  bool or_before = false;  // joined to the previous item by OR
+};
+
+}  // namespace
+
+std::vector<std::string> SplitWords(std::string_view text) {
+  std::vector<std::string> words;
+  std::string current;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (IsWordByte(c)) {
+      current += static_cast<char>(c < 0x80 ? std::tolower(c) : c);
+    } else if (!current.empty()) {
+      words.push_back(std::move(current));
+      current.clear();
+    }
+  }
+  if (!current.empty()) words.push_back(std::move(current));
+  return words;
+}
+
+std::string AnyOfWords(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) {
+    if (w.empty()) continue;
+    if (!out.empty()) out += " OR ";
+    out += Quote({w});
+  }
+  return out;
+}
+
+ParsedQuery ParseUserQuery(std::string_view query) {
+  ParsedQuery parsed;
+  std::vector<Item> items;
+  bool pending_or = false;
+  bool pending_not = false;
+  size_t i = 0;
+  while (i < query.size() && items.size() < kMaxItems) {
+    const char c = query[i];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    bool excluded = pending_not;
+    pending_not = false;
+    std::string_view chunk;
+    bool phrase = false;
+    if (c == '"') {
+      // A phrase up to the closing quote, or to the end when it is missing.
+      size_t end = query.find('"', i + 1);
+      if (end == std::string_view::npos) end = query.size();
+      chunk = query.substr(i + 1, end - i - 1);
+      i = end + 1;
+      phrase = true;
+    } else {
+      size_t end = i;
+      while (end < query.size() && !std::isspace(static_cast<unsigned char>(query[end]))) ++end;
+      chunk = query.substr(i, end - i);
+      i = end;
+      if (chunk == "OR") {
+        pending_or = !items.empty();
+        continue;
+      }
+      if (chunk == "AND") continue;
+      if (chunk == "NOT") {
+        pending_not = true;
+        continue;
+      }
+      if (chunk.size() > 1 && chunk[0] == '-' && IsWordByte(static_cast<unsigned char>(chunk[1]))) {
+        excluded = true;
+        chunk.remove_prefix(1);
+      }
+    }
+    std::vector<std::string> words = SplitWords(chunk);
+    if (words.empty()) continue;  // punctuation alone: nothing to look for
+    Item item;
+    item.expr = Quote(words);
+    // word* (one word, nothing but the star after it) is a prefix.
+    if (!phrase && words.size() == 1 && chunk.size() > 1 && chunk.back() == '*' &&
+        IsWordByte(static_cast<unsigned char>(chunk[chunk.size() - 2]))) {
+      item.expr += "*";
+    }
+    item.excluded = excluded;
+    item.or_before = pending_or && !excluded && !items.empty() && !items.back().excluded;
+    pending_or = false;
+    if (!excluded) parsed.terms.insert(parsed.terms.end(), words.begin(), words.end());
+    items.push_back(std::move(item));
+  }
+
+  // Positive items: OR chains grouped in parentheses, the groups ANDed.
+  std::string positive;
+  std::string group;
+  int group_size = 0;
+  auto flush = [&] {
+    if (group.empty()) return;
+    if (!positive.empty()) positive += ' ';
+    positive += group_size > 1 ? "(" + group + ")" : group;
+    group.clear();
+    group_size = 0;
+  };
+  for (const Item& item : items) {
+    if (item.excluded) continue;
+    if (item.or_before && !group.empty()) {
+      group += " OR " + item.expr;
+    } else {
+      flush();
+      group = item.expr;
+    }
+    ++group_size;
+  }
+  flush();
+  if (positive.empty()) {
+    parsed.note = items.empty() ? "the query has no words to search for"
+                                : "the query only excludes words; add a word to look for";
+    parsed.terms.clear();
+    return parsed;
+  }
+  parsed.match = positive.find(' ') == std::string::npos ? positive : "(" + positive + ")";
+  for (const Item& item : items) {
+    if (item.excluded) parsed.match += " NOT " + item.expr;
+  }
+  return parsed;
+}
+
+}  // namespace sessiondb::search

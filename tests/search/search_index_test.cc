@@ -1,0 +1,403 @@
+// SearchIndex against a real embedded store: known answers on a generated
+// corpus, filters, paging, hostile queries, and the index following every
+// kind of write (append, delete, prune, import, fork).
+#include "sessiondb/search.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "sessiondb/interop.h"
+#include "sessiondb/store.h"
+#include "test_support.h"
+
+namespace sessiondb {
+namespace {
+
+using testing::TempDir;
+
+Message Text(Role role, std::string text) {
+  Message m;
+  m.role = role;
+  m.parts.push_back(Part::Text(std::move(text)));
+  return m;
+}
+
+class SearchIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StoreOptions options;
+    options.durability = Durability::kProcessCrashSafe;
+    options.clock = [this] { return now_ms_; };
+    auto store = Store::Open(dir_.Sub("store"), options);
+    ASSERT_TRUE(store) << store.error().message();
+    store_ = std::move(*store);
+  }
+
+  std::unique_ptr<SearchIndex> Index(SearchOptions options = {}) {
+    options.embedder.from_environment = false;  // the built-in embedder, whatever the machine
+    auto index = SearchIndex::Open(dir_.Sub("store"), options);
+    EXPECT_TRUE(index) << index.error().message();
+    return index ? std::move(*index) : nullptr;
+  }
+
+  std::string NewSession(const std::string& id, const std::string& metadata = "") {
+    auto s = store_->CreateSession({.id = id, .title = "", .metadata_json = metadata});
+    EXPECT_TRUE(s) << s.error().message();
+    return id;
+  }
+
+  void Add(const std::string& session, Role role, const std::string& text) {
+    now_ms_ += 1000;
+    auto r = store_->Append(session, Text(role, text));
+    ASSERT_TRUE(r) << r.error().message();
+  }
+
+  // The (session, seq) of every hit, in order.
+  static std::vector<std::pair<std::string, int64_t>> Where(const SearchResults& r) {
+    std::vector<std::pair<std::string, int64_t>> out;
+    for (const SearchHit& h : r.hits) out.emplace_back(h.session_id, h.seq);
+    return out;
+  }
+
+  SearchResults Keyword(SearchIndex& index, const std::string& q, SearchFilter filter = {},
+                        int limit = 20, int offset = 0) {
+    auto r = index.Search({.query = q, .mode = SearchMode::kKeyword, .filter = filter,
+                           .limit = limit, .offset = offset});
+    EXPECT_TRUE(r) << q << ": " << r.error().message();
+    return r ? *r : SearchResults{};
+  }
+
+  // 40 sessions x 10 filler messages, plus the few with known answers.
+  void BuildCorpus() {
+    const char* filler[] = {"we talked about the weather and lunch plans",
+                            "the build is green again after the retry",
+                            "please summarise the meeting notes for me",
+                            "let us refactor the module into smaller files",
+                            "the deployment finished without errors"};
+    for (int s = 0; s < 40; ++s) {
+      std::string id = "s" + std::to_string(s);
+      NewSession(id, s % 2 == 0 ? R"({"project":"/src/alpha"})" : R"({"cwd":"/src/beta/app"})");
+      for (int m = 0; m < 10; ++m) {
+        Add(id, m % 2 == 0 ? Role::kUser : Role::kAssistant, filler[(s + m) % 5]);
+      }
+    }
+    Add("s7", Role::kUser, "I keep hitting the token limit when I paste the log");
+    Add("s12", Role::kAssistant, "The limit on each token bucket refills every second");
+    Add("s21", Role::kAssistant, "Call parse_config_file(path) before starting the server");
+    Add("s30", Role::kUser, "the quokka ate a zeppelin in my dream");
+  }
+
+  TempDir dir_;
+  int64_t now_ms_ = 1'700'000'000'000;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(SearchIndexTest, ExactPhraseFindsOnlyTheAdjacentWords) {
+  BuildCorpus();
+  auto index = Index();
+  SearchResults phrase = Keyword(*index, "\"token limit\"");
+  EXPECT_EQ(Where(phrase), (std::vector<std::pair<std::string, int64_t>>{{"s7", 11}}));
+  // Both words, anywhere: the bucket sentence matches too.
+  SearchResults words = Keyword(*index, "token limit");
+  std::set<std::string> sessions;
+  for (const SearchHit& h : words.hits) sessions.insert(h.session_id);
+  EXPECT_EQ(sessions, (std::set<std::string>{"s7", "s12"}));
+  EXPECT_EQ(words.keyword_matches, 2);
+  EXPECT_FALSE(words.bounded);
+}
+
+TEST_F(SearchIndexTest, TwoRareTermsAndTheSnippetMarksThem) {
+  BuildCorpus();
+  auto index = Index();
+  SearchResults r = Keyword(*index, "zeppelin quokka");
+  ASSERT_EQ(r.hits.size(), 1u);
+  const SearchHit& h = r.hits[0];
+  EXPECT_EQ(h.session_id, "s30");
+  EXPECT_EQ(h.kind, HitKind::kMessage);
+  EXPECT_EQ(h.role, Role::kUser);
+  EXPECT_EQ(h.keyword_rank, 1);
+  EXPECT_GT(h.keyword_score, 0);
+  std::set<std::string> marked;
+  for (auto [b, e] : h.highlights) marked.insert(h.snippet.substr(b, e - b));
+  EXPECT_EQ(marked, (std::set<std::string>{"quokka", "zeppelin"}));
+}
+
+TEST_F(SearchIndexTest, CodeIdentifierAndCallSyntax) {
+  BuildCorpus();
+  auto index = Index();
+  EXPECT_EQ(Where(Keyword(*index, "parse_config_file")),
+            (std::vector<std::pair<std::string, int64_t>>{{"s21", 11}}));
+  EXPECT_EQ(Where(Keyword(*index, "parse_config_file(path)")),
+            (std::vector<std::pair<std::string, int64_t>>{{"s21", 11}}));
+  // Part of an identifier is not the identifier.
+  EXPECT_TRUE(Keyword(*index, "config").hits.empty());
+}
+
+TEST_F(SearchIndexTest, FiltersBySessionRoleTimeProjectAndArchived) {
+  BuildCorpus();
+  auto index = Index();
+  // "green" is in every session (filler 1 appears for each s).
+  SearchResults all = Keyword(*index, "green", {}, 1000);
+  EXPECT_EQ(all.keyword_matches, 80);
+
+  SearchResults one = Keyword(*index, "green", {.session_id = "s3"}, 1000);
+  ASSERT_FALSE(one.hits.empty());
+  for (const SearchHit& h : one.hits) EXPECT_EQ(h.session_id, "s3");
+  EXPECT_EQ(one.keyword_matches, 2);
+
+  SearchResults users = Keyword(*index, "green", {.role = Role::kUser}, 1000);
+  for (const SearchHit& h : users.hits) EXPECT_EQ(h.role, Role::kUser);
+  SearchResults assistants = Keyword(*index, "green", {.role = Role::kAssistant}, 1000);
+  EXPECT_EQ(users.keyword_matches + assistants.keyword_matches, 80);
+  EXPECT_GT(users.keyword_matches, 0);
+
+  // Session s0's messages were written at base + 1..10 s.
+  const int64_t base = 1'700'000'000'000;
+  SearchResults early = Keyword(*index, "green", {.until_ms = base + 10'500}, 1000);
+  for (const SearchHit& h : early.hits) {
+    EXPECT_EQ(h.session_id, "s0");
+    EXPECT_LT(h.time_ms, base + 10'500);
+  }
+  SearchResults late = Keyword(*index, "green", {.since_ms = base + 395'000}, 1000);
+  for (const SearchHit& h : late.hits) EXPECT_GE(h.time_ms, base + 395'000);
+  EXPECT_EQ(early.keyword_matches + late.keyword_matches > 0, true);
+
+  SearchResults alpha = Keyword(*index, "green", {.project = "/src/alpha"}, 1000);
+  SearchResults beta = Keyword(*index, "green", {.project = "/src/beta"}, 1000);
+  for (const SearchHit& h : alpha.hits) EXPECT_EQ(std::stoi(h.session_id.substr(1)) % 2, 0);
+  for (const SearchHit& h : beta.hits) EXPECT_EQ(std::stoi(h.session_id.substr(1)) % 2, 1);
+  EXPECT_EQ(alpha.keyword_matches + beta.keyword_matches, 80);
+
+  ASSERT_TRUE(store_->SetArchived("s5", true).ok());
+  SearchResults archived = Keyword(*index, "green", {.archived = ArchivedFilter::kOnly}, 1000);
+  ASSERT_FALSE(archived.hits.empty());
+  for (const SearchHit& h : archived.hits) EXPECT_EQ(h.session_id, "s5");
+  SearchResults active = Keyword(*index, "green", {.archived = ArchivedFilter::kExclude}, 1000);
+  EXPECT_EQ(active.keyword_matches + archived.keyword_matches, 80);
+}
+
+TEST_F(SearchIndexTest, PagesDoNotOverlapAndCoverEverything) {
+  BuildCorpus();
+  auto index = Index();
+  std::set<std::pair<std::string, int64_t>> seen;
+  for (int offset = 0; offset < 80; offset += 15) {
+    SearchResults page = Keyword(*index, "green", {}, 15, offset);
+    for (auto w : Where(page)) EXPECT_TRUE(seen.insert(w).second) << "twice: " << w.first;
+  }
+  EXPECT_EQ(seen.size(), 80u);
+  EXPECT_TRUE(Keyword(*index, "green", {}, 15, 80).hits.empty());
+}
+
+TEST_F(SearchIndexTest, VeryCommonTermsRankABoundedNewestSet) {
+  BuildCorpus();
+  SearchOptions options;
+  options.max_keyword_candidates = 25;
+  auto index = Index(options);
+  SearchResults r = Keyword(*index, "the", {}, 1000);
+  EXPECT_TRUE(r.bounded);
+  EXPECT_EQ(r.keyword_matches, 25);
+  EXPECT_EQ(r.hits.size(), 25u);
+  // The newest matches: nothing from the first sessions.
+  for (const SearchHit& h : r.hits) EXPECT_GE(std::stoi(h.session_id.substr(1)), 30);
+}
+
+TEST_F(SearchIndexTest, HostileQueriesNeverFail) {
+  BuildCorpus();
+  auto index = Index();
+  for (const char* q : {"foo(bar)", "a->b", "\"x\"", "\"unterminated", "NEAR(a b)", "col:term",
+                        "^start", "{a b}", "a + b", "OR", "AND", "NOT", "-", "*", "***", "''",
+                        "\\", "🙂 emoji", "'; DROP TABLE events; --", "token AND OR limit",
+                        "(((", ")))", "\"\"", "-green"}) {
+    for (SearchMode mode : {SearchMode::kKeyword, SearchMode::kHybrid, SearchMode::kVector}) {
+      auto r = index->Search({.query = q, .mode = mode});
+      EXPECT_TRUE(r) << q << ": " << r.error().message();
+    }
+  }
+  std::string huge(20'000, 'x');
+  huge += " token";
+  EXPECT_TRUE(index->Search({.query = huge}));
+  // The corpus is unchanged by all that.
+  EXPECT_EQ(Keyword(*index, "green", {}, 1000).keyword_matches, 80);
+}
+
+TEST_F(SearchIndexTest, BadLimitsAreRefused) {
+  auto index = Index();
+  auto r = index->Search({.query = "x", .limit = 0});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(index->Search({.query = "x", .offset = -1}));
+}
+
+TEST_F(SearchIndexTest, ToolCallsResultsCompactionsAndViewsAreSearchable) {
+  NewSession("t");
+  Message call;
+  call.role = Role::kAssistant;
+  call.parts.push_back(Part::ToolCall("c1", "grep_repository", R"({"pattern":"frobnicate"})"));
+  ASSERT_TRUE(store_->Append("t", call));
+  Message result;
+  result.role = Role::kTool;
+  result.parts.push_back(Part::ToolResult("c1", "found in widget_factory.cc line 12"));
+  ASSERT_TRUE(store_->Append("t", result));
+  auto compaction = store_->Compact("t", {.from_seq = 1, .to_seq = 2,
+                                          .summary = "the user hunted for the flux capacitor"});
+  ASSERT_TRUE(compaction) << compaction.error().message();
+
+  auto index = Index();
+  EXPECT_EQ(Where(Keyword(*index, "grep_repository")),
+            (std::vector<std::pair<std::string, int64_t>>{{"t", 1}}));
+  EXPECT_EQ(Where(Keyword(*index, "frobnicate")),
+            (std::vector<std::pair<std::string, int64_t>>{{"t", 1}}));
+  EXPECT_EQ(Where(Keyword(*index, "widget_factory")),
+            (std::vector<std::pair<std::string, int64_t>>{{"t", 2}}));
+  SearchResults summary = Keyword(*index, "capacitor");
+  ASSERT_EQ(summary.hits.size(), 1u);
+  EXPECT_EQ(summary.hits[0].kind, HitKind::kCompaction);
+  EXPECT_EQ(summary.hits[0].seq, 3);
+}
+
+TEST_F(SearchIndexTest, IndexFollowsDeletePruneAndFork) {
+  NewSession("a");
+  Add("a", Role::kUser, "the marmalade recipe needs oranges");
+  Add("a", Role::kAssistant, "boil the marmalade for twenty minutes");
+  NewSession("b");
+  Add("b", Role::kUser, "marmalade on toast");
+  auto index = Index();
+  EXPECT_EQ(Keyword(*index, "marmalade").keyword_matches, 3);
+
+  // A fork reads its parent's events; they are found once, in the parent.
+  ASSERT_TRUE(store_->ForkSession("a", 1, {.id = "a-fork"}));
+  Add("a-fork", Role::kAssistant, "marmalade with ginger instead");
+  SearchResults after_fork = Keyword(*index, "marmalade");
+  EXPECT_EQ(after_fork.keyword_matches, 4);
+
+  ASSERT_TRUE(store_->DeleteSession("b").ok());
+  SearchResults after_delete = Keyword(*index, "marmalade");
+  EXPECT_EQ(after_delete.keyword_matches, 3);
+  for (const SearchHit& h : after_delete.hits) EXPECT_NE(h.session_id, "b");
+
+  // Deleting a parent its fork still reads hides it from search too.
+  ASSERT_TRUE(store_->DeleteSession("a").ok());
+  SearchResults parent_gone = Keyword(*index, "marmalade");
+  EXPECT_EQ(Where(parent_gone), (std::vector<std::pair<std::string, int64_t>>{{"a-fork", 2}}));
+
+  NewSession("c");
+  Add("c", Role::kUser, "secret launch codes are zebra");
+  Add("c", Role::kAssistant, "noted the zebra codes");
+  auto compaction = store_->Compact("c", {.from_seq = 1, .to_seq = 2, .summary = "codes noted"});
+  ASSERT_TRUE(compaction);
+  EXPECT_EQ(Keyword(*index, "zebra").keyword_matches, 2);
+  ASSERT_TRUE(store_->PruneCompaction("c", compaction->seq));
+  EXPECT_EQ(Keyword(*index, "zebra").keyword_matches, 0);
+  EXPECT_EQ(Keyword(*index, "codes noted").keyword_matches, 1);
+}
+
+TEST_F(SearchIndexTest, ImportedHistoryIsSearchable) {
+  const std::string jsonl = dir_.Sub("chat.jsonl");
+  {
+    std::ofstream out(jsonl);
+    out << R"({"type":"session_meta","payload":{"id":"imp-1","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}})" "\n";
+    out << R"({"type":"response_item","timestamp":"2026-01-01T00:00:01Z","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"why does the gyroscope drift"}]}})" "\n";
+  }
+  auto report = ImportPath(*store_, jsonl, {.format = "codex"});
+  ASSERT_TRUE(report) << report.error().message();
+  ASSERT_EQ(report->messages_added, 1);
+  auto index = Index();
+  SearchResults r = Keyword(*index, "gyroscope");
+  ASSERT_EQ(r.hits.size(), 1u);
+}
+
+TEST_F(SearchIndexTest, RebuildKeepsTheSameAnswers) {
+  BuildCorpus();
+  auto index = Index();
+  auto before = Where(Keyword(*index, "green", {}, 1000));
+  ASSERT_TRUE(index->RebuildKeywordIndex().ok());
+  EXPECT_EQ(Where(Keyword(*index, "green", {}, 1000)), before);
+  EXPECT_EQ(Where(Keyword(*index, "\"token limit\"")),
+            (std::vector<std::pair<std::string, int64_t>>{{"s7", 11}}));
+}
+
+TEST_F(SearchIndexTest, VectorAndHybridRanking) {
+  BuildCorpus();
+  auto index = Index();
+  auto pending = index->PendingEmbeddings();
+  ASSERT_TRUE(pending);
+  EXPECT_EQ(*pending, 404);
+  auto embedded = index->Embed();
+  ASSERT_TRUE(embedded) << embedded.error().message();
+  EXPECT_EQ(embedded->embedded, 404);
+  EXPECT_EQ(embedded->remaining, 0);
+  EXPECT_EQ(embedded->model, "hash-384-v1");
+
+  // Vector search finds the near-miss wording the keyword search cannot.
+  auto vector = index->Search({.query = "tokens limits", .mode = SearchMode::kVector, .limit = 3});
+  ASSERT_TRUE(vector) << vector.error().message();
+  ASSERT_FALSE(vector->hits.empty());
+  EXPECT_TRUE(vector->hits[0].session_id == "s7" || vector->hits[0].session_id == "s12");
+  EXPECT_EQ(vector->hits[0].vector_rank, 1);
+  EXPECT_EQ(vector->hits[0].keyword_rank, 0);
+  EXPECT_EQ(vector->pending_embeddings, 0);
+  EXPECT_TRUE(Keyword(*index, "tokens limits").hits.empty());
+
+  // Hybrid: the message both lists rank first comes first, and shows both ranks.
+  auto hybrid = index->Search({.query = "token limit paste", .mode = SearchMode::kHybrid});
+  ASSERT_TRUE(hybrid);
+  ASSERT_FALSE(hybrid->hits.empty());
+  const SearchHit& top = hybrid->hits[0];
+  EXPECT_EQ(top.session_id, "s7");
+  EXPECT_EQ(top.keyword_rank, 1);
+  EXPECT_GE(top.vector_rank, 1);
+  EXPECT_NEAR(top.score, 1.0 / 61 + 1.0 / (60 + top.vector_rank), 1e-12);
+  for (size_t i = 1; i < hybrid->hits.size(); ++i) {
+    EXPECT_LE(hybrid->hits[i].score, hybrid->hits[i - 1].score);
+  }
+
+  // New messages are pending until embedded; keyword search sees them at once.
+  Add("s1", Role::kUser, "a brand new token limit question");
+  auto still = index->PendingEmbeddings();
+  ASSERT_TRUE(still);
+  EXPECT_EQ(*still, 1);
+  EXPECT_EQ(Keyword(*index, "brand").hits.size(), 1u);
+}
+
+TEST_F(SearchIndexTest, ApproximateIndexAgreesWithTheExactScan) {
+  BuildCorpus();
+  SearchOptions options;
+  options.approximate_threshold = 100;  // this small corpus counts as large
+  auto index = Index(options);
+  ASSERT_TRUE(index->Embed());
+  auto exact = index->Search({.query = "deployment errors", .mode = SearchMode::kVector,
+                              .limit = 5});
+  ASSERT_TRUE(exact);
+  ASSERT_TRUE(index->BuildVectorIndex().ok());
+  auto reopened = Index(options);
+  auto approx = reopened->Search({.query = "deployment errors", .mode = SearchMode::kVector,
+                                  .limit = 5});
+  ASSERT_TRUE(approx) << approx.error().message();
+  ASSERT_EQ(approx->hits.size(), exact->hits.size());
+  EXPECT_NEAR(approx->hits[0].vector_score, exact->hits[0].vector_score, 1e-4);
+  // A message written after the build is found by the exact scan of the tail.
+  Add("s2", Role::kUser, "deployment errors deployment errors everywhere");
+  auto tail = reopened->Search({.query = "deployment errors everywhere",
+                                .mode = SearchMode::kVector, .limit = 1});
+  ASSERT_TRUE(reopened->Embed());
+  tail = reopened->Search({.query = "deployment errors everywhere", .mode = SearchMode::kVector,
+                           .limit = 1});
+  ASSERT_TRUE(tail);
+  ASSERT_EQ(tail->hits.size(), 1u);
+  EXPECT_EQ(tail->hits[0].session_id, "s2");
+  EXPECT_EQ(tail->hits[0].seq, 11);
+}
+
+TEST_F(SearchIndexTest, OpenRefusesPostgresAndMissingStores) {
+  auto pg = SearchIndex::Open("postgresql://nobody@/nothing");
+  ASSERT_FALSE(pg);
+  EXPECT_EQ(pg.error().code(), StatusCode::kFailedPrecondition);
+  auto missing = SearchIndex::Open(dir_.Sub("nowhere"));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace sessiondb
