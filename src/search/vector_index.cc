@@ -1,0 +1,555 @@
+#include "search/vector_index.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+
+// After the standard headers: hnswlib's headers rely on them.
+#include <hnswlib/hnswlib.h>
+
+namespace sessiondb::search {
+namespace {
+
+using Hnsw = hnswlib::HierarchicalNSW<float>;
+using hnswlib::labeltype;
+using hnswlib::linklistsizeint;
+using hnswlib::tableint;
+
+constexpr char kMagic[8] = {'S', 'D', 'B', 'H', 'N', 'S', 'W', '1'};
+constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 + 8 + 8;
+constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+
+// Keeps the best-first order total: higher score, then lower id.
+bool Better(const VectorHit& a, const VectorHit& b) {
+  return a.score > b.score || (a.score == b.score && a.id < b.id);
+}
+
+// Eight independent partial sums: a loop the compiler turns into SIMD
+// without -ffast-math (which it may not do for one running float sum).
+float Dot(const float* a, const float* b, size_t n) {
+  float acc[8] = {};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (size_t j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
+  }
+  float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// Keeps the k best hits pushed into it; Take() returns them best first.
+class TopK {
+ public:
+  explicit TopK(size_t k) : k_(k) { heap_.reserve(std::min<size_t>(k, 1 << 16)); }
+  void Push(VectorHit hit) {
+    if (k_ == 0) return;
+    if (heap_.size() < k_) {
+      heap_.push_back(hit);
+      std::push_heap(heap_.begin(), heap_.end(), Better);  // front: the worst kept
+    } else if (Better(hit, heap_.front())) {
+      std::pop_heap(heap_.begin(), heap_.end(), Better);
+      heap_.back() = hit;
+      std::push_heap(heap_.begin(), heap_.end(), Better);
+    }
+  }
+  std::vector<VectorHit> Take() {
+    std::sort_heap(heap_.begin(), heap_.end(), Better);
+    return std::move(heap_);
+  }
+
+ private:
+  size_t k_;
+  std::vector<VectorHit> heap_;
+};
+
+uint64_t Fnv1a64(std::string_view bytes) {
+  uint64_t h = kFnvOffset;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+template <typename T>
+void Put(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+// Reads PODs from a byte buffer; every read is bounds-checked.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  template <typename T>
+  bool Get(T* value) {
+    if (bytes_.size() - pos_ < sizeof(T)) return false;
+    std::memcpy(value, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  // The next n bytes, or nullopt if fewer remain.
+  std::optional<std::string_view> Take(uint64_t n) {
+    if (bytes_.size() - pos_ < n) return std::nullopt;
+    std::string_view out = bytes_.substr(pos_, n);
+    pos_ += n;
+    return out;
+  }
+  size_t remaining() const { return bytes_.size() - pos_; }
+
+ private:
+  std::string_view bytes_;
+  size_t pos_ = 0;
+};
+
+Status IoError(const std::string& what, const std::string& path) {
+  return Status::Io(what + " " + path + ": " + std::strerror(errno));
+}
+
+Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return IoError("cannot write", path);
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+Status FsyncDirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open directory", dir);
+  Status s;
+  while (::fsync(fd) != 0) {
+    if (errno == EINTR) continue;
+    s = IoError("cannot fsync directory", dir);
+    break;
+  }
+  ::close(fd);
+  return s;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Err(Status::NotFound("vector index " + path + " does not exist"));
+    return Err(IoError("cannot open", path));
+  }
+  std::string out;
+  char buffer[1 << 16];
+  Status s;
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      s = IoError("cannot read", path);
+      break;
+    }
+    out.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (!s.ok()) return Err(std::move(s));
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// VectorSet
+
+VectorSet::VectorSet(int dims) : dims_(dims) {}
+
+void VectorSet::Add(int64_t id, std::span<const float> v) {
+  assert(v.size() == static_cast<size_t>(dims_));
+  if (v.size() != static_cast<size_t>(dims_)) return;
+  ids_.push_back(id);
+  values_.insert(values_.end(), v.begin(), v.end());
+}
+
+std::span<const float> VectorSet::vector_at(size_t i) const {
+  return std::span<const float>(values_).subspan(i * dims_, dims_);
+}
+
+std::vector<VectorHit> VectorSet::Search(std::span<const float> query, size_t k,
+                                         const std::function<bool(int64_t)>& accept) const {
+  if (query.size() != static_cast<size_t>(dims_) || k == 0) return {};
+  TopK top(std::min(k, ids_.size()));
+  const size_t dims = static_cast<size_t>(dims_);
+  for (size_t i = 0; i < ids_.size(); ++i) {
+    if (accept && !accept(ids_[i])) continue;
+    top.Push({ids_[i], Dot(query.data(), values_.data() + i * dims, dims)});
+  }
+  return top.Take();
+}
+
+// ---------------------------------------------------------------------------
+// HnswIndex
+
+struct HnswIndex::Graph {
+  explicit Graph(int dims) : space(static_cast<size_t>(dims)) {}
+  hnswlib::InnerProductSpace space;  // must outlive hnsw, which points into it
+  std::unique_ptr<Hnsw> hnsw;
+
+  // Candidates for `query` with search breadth `ef`, nearest first, as
+  // (distance = 1 - dot, internal id). Like hnswlib's searchKnn, but with
+  // `ef` as an argument rather than the shared ef_ member, so concurrent
+  // searches with different breadths do not race.
+  std::vector<std::pair<float, tableint>> Candidates(const float* query, size_t ef) const {
+    const Hnsw& h = *hnsw;
+    std::vector<std::pair<float, tableint>> out;
+    if (h.cur_element_count == 0) return out;
+    tableint current = h.enterpoint_node_;
+    float current_dist = h.fstdistfunc_(query, h.getDataByInternalId(current), h.dist_func_param_);
+    for (int level = h.maxlevel_; level > 0; --level) {
+      bool changed = true;
+      while (changed) {
+        changed = false;
+        linklistsizeint* list = h.get_linklist(current, level);
+        const int count = h.getListCount(list);
+        const tableint* neighbours = reinterpret_cast<const tableint*>(list + 1);
+        for (int i = 0; i < count; ++i) {
+          const float d =
+              h.fstdistfunc_(query, h.getDataByInternalId(neighbours[i]), h.dist_func_param_);
+          if (d < current_dist) {
+            current_dist = d;
+            current = neighbours[i];
+            changed = true;
+          }
+        }
+      }
+    }
+    auto top = h.searchBaseLayerST<false, false>(current, query, ef);
+    out.resize(top.size());
+    for (size_t i = out.size(); i-- > 0;) {  // the queue pops the farthest first
+      out[i] = top.top();
+      top.pop();
+    }
+    return out;
+  }
+
+  VectorHit Hit(const std::pair<float, tableint>& candidate) const {
+    return {static_cast<int64_t>(hnsw->getExternalLabel(candidate.second)), 1.0f - candidate.first};
+  }
+};
+
+HnswIndex::HnswIndex(int dims, std::unique_ptr<Graph> graph)
+    : dims_(dims), graph_(std::move(graph)) {}
+
+HnswIndex::~HnswIndex() = default;
+
+size_t HnswIndex::size() const { return graph_->hnsw->cur_element_count; }
+
+Result<std::unique_ptr<HnswIndex>> HnswIndex::Build(const VectorSet& set,
+                                                    const ProgressFn& progress, int m,
+                                                    int ef_construction, int threads) {
+  if (set.dims() < 1) return Err(Status::InvalidArgument("vectors need at least one dimension"));
+  if (m < 2 || m > 1000 || ef_construction < 1 || threads < 1) {
+    return Err(Status::InvalidArgument(
+        "HNSW parameters m=" + std::to_string(m) + ", ef_construction=" +
+        std::to_string(ef_construction) + ", threads=" + std::to_string(threads) +
+        " are out of range (m 2..1000, ef_construction >= 1, threads >= 1)"));
+  }
+  const size_t n = set.size();
+  if (n >= std::numeric_limits<tableint>::max()) {
+    return Err(Status::InvalidArgument("an HNSW index holds at most 4 billion vectors"));
+  }
+  std::unordered_set<int64_t> ids;
+  ids.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t id = set.id_at(i);
+    if (id < 0) return Err(Status::InvalidArgument("vector id " + std::to_string(id) + " is negative"));
+    if (!ids.insert(id).second) {
+      return Err(Status::InvalidArgument("vector id " + std::to_string(id) + " appears twice"));
+    }
+  }
+
+  auto graph = std::make_unique<Graph>(set.dims());
+  try {
+    graph->hnsw = std::make_unique<Hnsw>(&graph->space, std::max<size_t>(n, 1),
+                                         static_cast<size_t>(m),
+                                         static_cast<size_t>(ef_construction));
+    std::atomic<size_t> next{0};
+    std::atomic<size_t> done{0};
+    std::atomic<bool> failed{false};
+    std::mutex error_mutex;
+    std::string error;
+    auto work = [&](bool reports) {
+      try {
+        for (size_t i = next++; i < n && !failed; i = next++) {
+          graph->hnsw->addPoint(set.vector_at(i).data(), static_cast<labeltype>(set.id_at(i)));
+          const size_t d = ++done;
+          if (reports && progress && d % 1024 == 0) progress(static_cast<int64_t>(d), n);
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard lock(error_mutex);
+        if (error.empty()) error = e.what();
+        failed = true;
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (error.empty()) error = "unknown exception";
+        failed = true;
+      }
+    };
+    // The first point becomes the entry point; hnswlib's concurrent inserts
+    // assume it is there.
+    if (n > 0) {
+      graph->hnsw->addPoint(set.vector_at(0).data(), static_cast<labeltype>(set.id_at(0)));
+      next = 1;
+      done = 1;
+    }
+    std::vector<std::thread> workers;
+    const size_t helpers = std::min<size_t>(static_cast<size_t>(threads) - 1, n / 256);
+    for (size_t t = 0; t < helpers; ++t) workers.emplace_back(work, false);
+    work(true);  // this thread reports progress: callers need not be thread-safe
+    for (std::thread& w : workers) w.join();
+    if (failed) return Err(Status::Internal("building the HNSW index failed: " + error));
+  } catch (const std::exception& e) {
+    return Err(Status::Internal(std::string("building the HNSW index failed: ") + e.what()));
+  }
+  if (progress) progress(static_cast<int64_t>(n), static_cast<int64_t>(n));
+  return std::unique_ptr<HnswIndex>(new HnswIndex(set.dims(), std::move(graph)));
+}
+
+std::vector<VectorHit> HnswIndex::Search(std::span<const float> query, size_t k, size_t ef,
+                                         const std::function<bool(int64_t)>& accept) const {
+  const size_t n = size();
+  if (query.size() != static_cast<size_t>(dims_) || k == 0 || n == 0) return {};
+  size_t breadth = std::max(ef, k);
+  try {
+    for (;;) {
+      if (accept && breadth >= n) break;  // as wide as the index: scan it exactly below
+      std::vector<VectorHit> hits;
+      for (const auto& candidate : graph_->Candidates(query.data(), breadth)) {
+        VectorHit hit = graph_->Hit(candidate);
+        if (accept && !accept(hit.id)) continue;
+        hits.push_back(hit);
+        if (hits.size() == k) break;
+      }
+      if (hits.size() == k || !accept) {
+        std::stable_sort(hits.begin(), hits.end(), Better);
+        return hits;
+      }
+      breadth = std::min(n, breadth * 4);
+    }
+  } catch (...) {
+    // hnswlib throws only on memory exhaustion here; fall through to the scan.
+  }
+  // Few accepted ids: the graph walk keeps finding rejected ones; scan all.
+  const Hnsw& h = *graph_->hnsw;
+  TopK top(k);
+  for (tableint i = 0; i < h.cur_element_count; ++i) {
+    const int64_t id = static_cast<int64_t>(h.getExternalLabel(i));
+    if (accept && !accept(id)) continue;
+    const float d = h.fstdistfunc_(query.data(), h.getDataByInternalId(i), h.dist_func_param_);
+    top.Push({id, 1.0f - d});
+  }
+  return top.Take();
+}
+
+Status HnswIndex::Save(const std::string& path) const {
+  const Hnsw& h = *graph_->hnsw;
+  // hnswlib's own saveIndex layout, written to memory so that it can be
+  // checksummed and written atomically.
+  std::string payload;
+  payload.reserve(128 + h.cur_element_count * (h.size_data_per_element_ + 4));
+  Put(payload, h.offsetLevel0_);
+  Put(payload, h.cur_element_count);  // max_elements_: a loaded index is full
+  Put(payload, h.cur_element_count);
+  Put(payload, h.size_data_per_element_);
+  Put(payload, h.label_offset_);
+  Put(payload, h.offsetData_);
+  Put(payload, h.maxlevel_);
+  Put(payload, h.enterpoint_node_);
+  Put(payload, h.maxM_);
+  Put(payload, h.maxM0_);
+  Put(payload, h.M_);
+  Put(payload, h.mult_);
+  Put(payload, h.ef_construction_);
+  payload.append(h.data_level0_memory_, h.cur_element_count * h.size_data_per_element_);
+  for (size_t i = 0; i < h.cur_element_count; ++i) {
+    const unsigned int bytes =
+        h.element_levels_[i] > 0 ? h.size_links_per_element_ * h.element_levels_[i] : 0;
+    Put(payload, bytes);
+    if (bytes > 0) payload.append(h.linkLists_[i], bytes);
+  }
+
+  std::string file(kMagic, sizeof(kMagic));
+  Put(file, static_cast<uint32_t>(dims_));
+  Put(file, uint32_t{0});
+  Put(file, static_cast<uint64_t>(h.cur_element_count));
+  Put(file, static_cast<uint64_t>(payload.size()));
+  Put(file, Fnv1a64(payload));
+  file += payload;
+
+  const std::string temp = path + ".tmp";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("cannot create", temp);
+  Status s = WriteAll(fd, file, temp);
+  while (s.ok() && ::fsync(fd) != 0) {
+    if (errno != EINTR) s = IoError("cannot fsync", temp);
+  }
+  if (::close(fd) != 0 && s.ok() && errno != EINTR) s = IoError("cannot close", temp);
+  if (s.ok() && ::rename(temp.c_str(), path.c_str()) != 0) s = IoError("cannot rename into place", path);
+  if (!s.ok()) {
+    ::unlink(temp.c_str());
+    return s;
+  }
+  return FsyncDirectoryOf(path);
+}
+
+Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path, int dims) {
+  if (dims < 1) return Err(Status::InvalidArgument("vectors need at least one dimension"));
+  ASSIGN_OR_RETURN(std::string file, ReadFile(path));
+  auto corrupt = [&path](const std::string& why) {
+    return Err(Status::Corruption("vector index " + path + " is damaged (" + why +
+                                  "); delete it to rebuild it"));
+  };
+  if (file.size() < kHeaderBytes || std::memcmp(file.data(), kMagic, sizeof(kMagic)) != 0) {
+    return corrupt("not a sessiondb HNSW index");
+  }
+  Reader header(std::string_view(file).substr(sizeof(kMagic), kHeaderBytes - sizeof(kMagic)));
+  uint32_t file_dims = 0, reserved = 0;
+  uint64_t count = 0, payload_bytes = 0, checksum = 0;
+  header.Get(&file_dims);
+  header.Get(&reserved);
+  header.Get(&count);
+  header.Get(&payload_bytes);
+  header.Get(&checksum);
+  if (file_dims != static_cast<uint32_t>(dims)) {
+    return Err(Status::Corruption("vector index " + path + " holds " + std::to_string(file_dims) +
+                                  "-dimensional vectors, not " + std::to_string(dims)));
+  }
+  const std::string_view payload = std::string_view(file).substr(kHeaderBytes);
+  if (payload.size() != payload_bytes) return corrupt("truncated or overlong");
+  if (Fnv1a64(payload) != checksum) return corrupt("checksum mismatch");
+
+  // The checksum catches damage; these checks keep a well-formed but wrong
+  // file (another hnswlib version, a bug) from sending a search out of bounds.
+  Reader in(payload);
+  size_t offset_level0 = 0, max_elements = 0, element_count = 0, size_per_element = 0,
+         label_offset = 0, offset_data = 0, max_m = 0, max_m0 = 0, m = 0, ef_construction = 0;
+  int max_level = 0;
+  tableint entry_point = 0;
+  double mult = 0;
+  if (!in.Get(&offset_level0) || !in.Get(&max_elements) || !in.Get(&element_count) ||
+      !in.Get(&size_per_element) || !in.Get(&label_offset) || !in.Get(&offset_data) ||
+      !in.Get(&max_level) || !in.Get(&entry_point) || !in.Get(&max_m) || !in.Get(&max_m0) ||
+      !in.Get(&m) || !in.Get(&mult) || !in.Get(&ef_construction)) {
+    return corrupt("short header");
+  }
+  const size_t data_bytes = static_cast<size_t>(dims) * sizeof(float);
+  const size_t links0_bytes = max_m0 * sizeof(tableint) + sizeof(linklistsizeint);
+  if (element_count != count || m < 2 || m > 1000 || max_m != m || max_m0 != 2 * m ||
+      offset_level0 != 0 || offset_data != links0_bytes ||
+      label_offset != links0_bytes + data_bytes ||
+      size_per_element != links0_bytes + data_bytes + sizeof(labeltype) || ef_construction < m ||
+      !(mult > 0) || !std::isfinite(mult) || count >= std::numeric_limits<tableint>::max() ||
+      (count > 0 && (max_level < 0 || max_level > 64 || entry_point >= count))) {
+    return corrupt("inconsistent parameters");
+  }
+  if (count > in.remaining() / size_per_element) return corrupt("short data");
+  const std::string_view level0 = *in.Take(count * size_per_element);
+  const size_t links_bytes = max_m * sizeof(tableint) + sizeof(linklistsizeint);
+  std::vector<int> levels(count);
+  std::vector<std::string_view> upper(count);
+  for (size_t i = 0; i < count; ++i) {
+    unsigned int bytes = 0;
+    if (!in.Get(&bytes)) return corrupt("short link lists");
+    if (bytes % links_bytes != 0 || bytes / links_bytes > static_cast<size_t>(max_level)) {
+      return corrupt("bad link list size");
+    }
+    levels[i] = static_cast<int>(bytes / links_bytes);
+    auto lists = in.Take(bytes);
+    if (!lists) return corrupt("short link lists");
+    upper[i] = *lists;
+  }
+  if (in.remaining() != 0) return corrupt("trailing bytes");
+  if (count > 0 && levels[entry_point] != max_level) return corrupt("bad entry point");
+  // Every neighbour is an element that has the level it is linked on.
+  auto check_list = [&](const char* list, size_t max_count, int level) {
+    linklistsizeint raw = 0;
+    std::memcpy(&raw, list, sizeof(raw));
+    const size_t n = raw & 0xffff;  // hnswlib keeps the count in the low 16 bits
+    if (n > max_count) return false;
+    for (size_t j = 0; j < n; ++j) {
+      tableint neighbour = 0;
+      std::memcpy(&neighbour, list + sizeof(linklistsizeint) + j * sizeof(tableint),
+                  sizeof(neighbour));
+      if (neighbour >= count || levels[neighbour] < level) return false;
+    }
+    return true;
+  };
+  for (size_t i = 0; i < count; ++i) {
+    if (!check_list(level0.data() + i * size_per_element, max_m0, 0)) return corrupt("bad links");
+    for (int level = 1; level <= levels[i]; ++level) {
+      if (!check_list(upper[i].data() + (level - 1) * links_bytes, max_m, level)) {
+        return corrupt("bad links");
+      }
+    }
+    labeltype label = 0;
+    std::memcpy(&label, level0.data() + i * size_per_element + label_offset, sizeof(label));
+    if (label > static_cast<labeltype>(std::numeric_limits<int64_t>::max())) {
+      return corrupt("bad id");
+    }
+  }
+
+  auto graph = std::make_unique<Graph>(dims);
+  try {
+    // A freshly constructed index of the right shape, then filled in: its
+    // allocations and locks are hnswlib's own.
+    graph->hnsw = std::make_unique<Hnsw>(&graph->space, std::max<size_t>(count, 1), m,
+                                         ef_construction);
+    Hnsw& h = *graph->hnsw;
+    if (h.size_data_per_element_ != size_per_element) return corrupt("unsupported layout");
+    std::memcpy(h.data_level0_memory_, level0.data(), level0.size());
+    h.label_lookup_.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      h.element_levels_[i] = levels[i];
+      h.linkLists_[i] = nullptr;
+      if (levels[i] > 0) {
+        h.linkLists_[i] = static_cast<char*>(std::malloc(upper[i].size()));
+        if (h.linkLists_[i] == nullptr) throw std::bad_alloc();
+        std::memcpy(h.linkLists_[i], upper[i].data(), upper[i].size());
+      }
+      h.cur_element_count = i + 1;  // the destructor frees what is counted
+      h.label_lookup_[h.getExternalLabel(static_cast<tableint>(i))] = static_cast<tableint>(i);
+    }
+    h.maxlevel_ = count > 0 ? max_level : -1;
+    h.enterpoint_node_ = count > 0 ? entry_point : static_cast<tableint>(-1);
+    h.mult_ = mult;
+    h.revSize_ = 1.0 / mult;
+  } catch (const std::exception& e) {
+    return Err(Status::Internal("cannot load vector index " + path + ": " + e.what()));
+  }
+  return std::unique_ptr<HnswIndex>(new HnswIndex(dims, std::move(graph)));
+}
+
+double RecallAtK(std::span<const VectorHit> exact, std::span<const VectorHit> approx) {
+  if (exact.empty()) return 1.0;
+  std::unordered_set<int64_t> wanted;
+  for (const VectorHit& hit : exact) wanted.insert(hit.id);
+  size_t found = 0;
+  for (const VectorHit& hit : approx) found += wanted.erase(hit.id);
+  return static_cast<double>(found) / static_cast<double>(exact.size());
+}
+
+}  // namespace sessiondb::search

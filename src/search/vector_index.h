@@ -1,0 +1,109 @@
+// Nearest-neighbour search over unit vectors by cosine similarity.
+//
+// VectorSet is exact: every vector in memory, scanned on each query (a few
+// milliseconds per 100k 384-dim vectors). HnswIndex is approximate (hnswlib's
+// HNSW graph over inner product), built from a VectorSet, saved beside the
+// store and loaded at open, for collections where a scan is too slow.
+// Scores are dot products, which for unit vectors is the cosine similarity.
+//
+// Index file format (version 1, little-endian; see HnswIndex::Save):
+//   file    := magic:"SDBHNSW1" dims:u32 reserved:u32 count:u64
+//              payload_bytes:u64 payload_fnv1a64:u64 payload
+//   payload := hnswlib 0.6 HierarchicalNSW<float> serialisation (saveIndex)
+//
+// Example:
+//   VectorSet set(384);
+//   set.Add(message_id, vector);
+//   std::vector<VectorHit> hits = set.Search(query, 10);
+//   ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> index, HnswIndex::Build(set));
+//   RETURN_IF_ERROR(index->Save(dir + "/vectors.hnsw"));
+//
+// Thread-safety: const methods may run concurrently; Add and Build must not
+// overlap other calls on the same object. hnswlib is included only by
+// vector_index.cc: its header defines non-inline functions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sessiondb/status.h"
+#include "sessiondb/store.h"
+
+namespace sessiondb::search {
+
+struct VectorHit {
+  int64_t id;
+  float score;  // cosine similarity (dot of unit vectors)
+};
+
+// Exact search: contiguous float storage and a plain dot-product loop.
+class VectorSet {
+ public:
+  explicit VectorSet(int dims);
+  int dims() const { return dims_; }
+  size_t size() const { return ids_.size(); }
+  // Adds `v` (expected unit length) under `id`; v.size() must equal dims()
+  // (a programmer error otherwise: asserted, and ignored in release builds).
+  void Add(int64_t id, std::span<const float> v);
+  int64_t id_at(size_t i) const { return ids_[i]; }
+  std::span<const float> vector_at(size_t i) const;
+  // The k best by score, best first (ties: lower id first), at most size();
+  // only ids that `accept` returns true for, when it is set.
+  std::vector<VectorHit> Search(std::span<const float> query, size_t k,
+                                const std::function<bool(int64_t)>& accept = {}) const;
+
+ private:
+  int dims_;
+  std::vector<int64_t> ids_;
+  std::vector<float> values_;  // size() * dims_, row i at i * dims_
+};
+
+// Approximate search: an HNSW graph (hnswlib, inner product) of unit vectors.
+class HnswIndex {
+ public:
+  ~HnswIndex();
+  HnswIndex(const HnswIndex&) = delete;
+  HnswIndex& operator=(const HnswIndex&) = delete;
+
+  // Builds the graph over every vector of `set` with `threads` threads,
+  // reporting progress (vectors added of set.size()). Ids must be >= 0
+  // (hnswlib labels are unsigned) and distinct. kInvalidArgument for a
+  // negative id or bad parameters; kInternal if hnswlib fails (e.g. memory).
+  static Result<std::unique_ptr<HnswIndex>> Build(const VectorSet& set,
+                                                  const ProgressFn& progress = {}, int m = 16,
+                                                  int ef_construction = 100, int threads = 2);
+  // Loads an index written by Save. kNotFound if `path` does not exist,
+  // kCorruption if it is not a complete, intact index of `dims` dimensions,
+  // kIo if it cannot be read.
+  static Result<std::unique_ptr<HnswIndex>> Load(const std::string& path, int dims);
+  // Writes to path + ".tmp", fsyncs, renames over `path` and fsyncs the
+  // directory: a reader sees the old index or the new one, never half of one.
+  // kIo on failure (the temporary file is removed).
+  Status Save(const std::string& path) const;
+
+  size_t size() const;
+  int dims() const { return dims_; }
+  // The (approximately) k best, best first. `ef` is the search breadth (the
+  // larger, the better the recall and the slower; at least k is used).
+  // With `accept`, candidates it rejects are skipped and the search widens
+  // until k accepted ones are found or the graph is exhausted.
+  std::vector<VectorHit> Search(std::span<const float> query, size_t k, size_t ef = 64,
+                                const std::function<bool(int64_t)>& accept = {}) const;
+
+ private:
+  struct Graph;  // hnswlib state, defined in vector_index.cc
+  HnswIndex(int dims, std::unique_ptr<Graph> graph);
+
+  int dims_;
+  std::unique_ptr<Graph> graph_;
+};
+
+// Share of the exact top-k ids found by the approximate top-k (recall@k),
+// 0..1; 1 when `exact` is empty.
+double RecallAtK(std::span<const VectorHit> exact, std::span<const VectorHit> approx);
+
+}  // namespace sessiondb::search
