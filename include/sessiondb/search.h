@@ -112,6 +112,9 @@ struct EmbedderConfig {
 struct SearchOptions {
   EmbedderConfig embedder;
   int64_t max_keyword_candidates = 20'000;
+  // Vector hits less similar than this (cosine) are not hits: without it a
+  // vector search returns its k nearest however far they are.
+  double min_vector_score = 0.2;
   // Past this many vectors, a saved HNSW index (built by BuildVectorIndex)
   // answers vector queries instead of an exact scan.
   int64_t approximate_threshold = 50'000;

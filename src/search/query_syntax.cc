@@ -116,8 +116,10 @@ ParsedQuery ParseUserQuery(std::string_view query) {
   std::string positive;
   std::string group;
   int group_size = 0;
+  int groups = 0;
   auto flush = [&] {
     if (group.empty()) return;
+    ++groups;
     if (!positive.empty()) positive += ' ';
     positive += group_size > 1 ? "(" + group + ")" : group;
     group.clear();
@@ -140,7 +142,7 @@ ParsedQuery ParseUserQuery(std::string_view query) {
     parsed.terms.clear();
     return parsed;
   }
-  parsed.match = positive.find(' ') == std::string::npos ? positive : "(" + positive + ")";
+  parsed.match = groups == 1 ? positive : "(" + positive + ")";
   for (const Item& item : items) {
     if (item.excluded) parsed.match += " NOT " + item.expr;
   }

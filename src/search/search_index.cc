@@ -258,7 +258,9 @@ class SqliteSearchIndex final : public SearchIndex {
       if (hits.size() > want) hits.resize(want);
     }
     std::vector<ListEntry> out;
-    for (const VectorHit& h : hits) out.push_back({h.id, h.score});
+    for (const VectorHit& h : hits) {
+      if (h.score >= options_.min_vector_score) out.push_back({h.id, h.score});
+    }
     return out;
   }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -230,14 +231,18 @@ TEST_F(CodeMemoryTest, SeenStateIsBounded) {
 }
 
 TEST_F(CodeMemoryTest, LearnsWritesFromClaudeCodeAndCodexHistory) {
+  // The store stamps messages with the wall clock; churn counts back from it.
+  now_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+             .count();
   ASSERT_TRUE(store_->CreateSession({.id = "cc", .metadata_json = R"({"cwd":"/repo"})"}));
   Message write;
   write.role = Role::kAssistant;
   write.parts.push_back(Part::ToolCall(
-      "t1", "Write", R"({"file_path":"/repo/app.py","content":"def main():\n    run()\n"})"));
+      "t1", "Write", R"j({"file_path":"/repo/app.py","content":"def main():\n    run()\n"})j"));
   write.parts.push_back(Part::ToolCall(
       "t2", "Edit",
-      R"({"file_path":"/repo/app.py","old_string":"run()","new_string":"run(fast=True)"})"));
+      R"j({"file_path":"/repo/app.py","old_string":"run()","new_string":"run(fast=True)"})j"));
   ASSERT_TRUE(store_->Append("cc", write));
   ASSERT_TRUE(store_->CreateSession({.id = "codex"}));
   Message patch;

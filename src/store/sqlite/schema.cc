@@ -8,14 +8,8 @@ namespace sessiondb::sqlite {
 namespace {
 
 // The searchable text of an event row (NEW or OLD in a trigger, e in a view):
-// its text column (text parts, a compaction's summary, a view's reason), then
-// the names and arguments of its tool calls and the output of its tool results.
-#define SEARCH_TEXT(row)                                                         \
-  row ".text || coalesce((SELECT char(10) || group_concat(CASE p.value->>'type' " \
-      "WHEN 'tool_call' THEN (p.value->>'name') || ' ' || (p.value->>'arguments') " \
-      "ELSE p.value->>'output' END, char(10)) "                                   \
-      "FROM json_each(" row ".body, '$.parts') p "                                \
-      "WHERE p.value->>'type' IN ('tool_call', 'tool_result')), '')"
+// see store/sqlite/search_text.h.
+#define SEARCH_TEXT(row) "sessiondb_search_text(" row ".text, " row ".body)"
 
 // The searchable text of a code write: its path, then the code it wrote.
 #define CODE_TEXT(row) row ".file_path || char(10) || " row ".new_code"

@@ -1,5 +1,7 @@
 #include "store/sqlite/sqlite_db.h"
 
+#include "store/sqlite/search_text.h"
+
 namespace sessiondb::sqlite {
 
 Status StatusFromSqlite(int rc, sqlite3* db, std::string_view context) {
@@ -107,6 +109,13 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int bu
   }
   sqlite3_busy_timeout(db, busy_timeout_ms);
   sqlite3_extended_result_codes(db, 1);
+  // The full-text index's triggers call it (schema v3).
+  rc = RegisterSearchTextFunction(db);
+  if (rc != SQLITE_OK) {
+    Status s = StatusFromSqlite(rc, db, "registering sessiondb_search_text");
+    sqlite3_close(db);
+    return Err(s);
+  }
   return std::unique_ptr<Database>(new Database(db));
 }
 

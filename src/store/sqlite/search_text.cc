@@ -1,0 +1,51 @@
+#include "store/sqlite/search_text.h"
+
+#include <nlohmann/json.hpp>
+
+namespace sessiondb::sqlite {
+namespace {
+
+void SearchTextFunction(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  auto column = [&](int i) -> std::string_view {
+    if (i >= argc || sqlite3_value_type(argv[i]) == SQLITE_NULL) return {};
+    const auto* p = reinterpret_cast<const char*>(sqlite3_value_text(argv[i]));
+    return p ? std::string_view(p, static_cast<size_t>(sqlite3_value_bytes(argv[i])))
+             : std::string_view();
+  };
+  const std::string out = SearchText(column(0), column(1));
+  sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
+}  // namespace
+
+std::string SearchText(std::string_view text, std::string_view body) {
+  std::string out(text);
+  // Most bodies hold no tool parts: skip the parse for them.
+  if (body.empty() || body.find("\"tool_") == std::string_view::npos) return out;
+  nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return out;
+  auto parts = doc.find("parts");
+  if (parts == doc.end() || !parts->is_array()) return out;
+  auto str = [](const nlohmann::json& part, const char* key) {
+    auto it = part.find(key);
+    return it != part.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  for (const nlohmann::json& part : *parts) {
+    if (!part.is_object()) continue;
+    const std::string type = str(part, "type");
+    if (type == "tool_call") {
+      out += '\n' + str(part, "name") + ' ' + str(part, "arguments");
+    } else if (type == "tool_result") {
+      out += '\n' + str(part, "output");
+    }
+  }
+  return out;
+}
+
+int RegisterSearchTextFunction(sqlite3* db) {
+  return sqlite3_create_function_v2(db, "sessiondb_search_text", 2,
+                                    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
+                                    SearchTextFunction, nullptr, nullptr, nullptr);
+}
+
+}  // namespace sessiondb::sqlite
