@@ -18,6 +18,7 @@
 #include "blob/data_uri.h"
 #include "blob/sha256.h"
 #include "floors.h"
+#include "sessiondb/search.h"
 #include "sessiondb/store.h"
 #include "stats.h"
 #include "workload_data.h"
@@ -288,12 +289,45 @@ class Runner {
           {"MiBps", hash_decode_MiBps_}});
   }
 
+  // W6: "token limit" over the W2 store. ac-dc matches a case-insensitive
+  // substring; sessiondb's full-text search matches words, so the phrase
+  // query "token limit" is the closest (it does not match "tokens limit" or
+  // "token limits"). Both hit counts are reported.
   void W6() {
-    Emit({{"peer", kPeer},
-          {"workload", "W6"},
-          {"name", "search"},
-          {"status", "unsupported"},
-          {"reason", "full-text search is not implemented yet (issue 5)"}});
+    if (!w2_done_) RebuildSilently([this] { W2(); });
+    Progress("W6 search: \"token limit\" over the W2 store x20");
+    int64_t substring_hits = 0;
+    for (const auto& w : W2Messages()) {
+      std::string lower = w.text;
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (lower.find("token limit") != std::string::npos) ++substring_hits;
+    }
+    fs::path dir = root_ / kPeer / "w2";
+    SearchOptions options;
+    options.embedder.from_environment = false;
+    auto index = Check(SearchIndex::Open(dir.string(), options), "W6 open");
+    const SearchRequest request{.query = "\"token limit\"", .mode = SearchMode::kKeyword,
+                                .limit = 1000};
+    std::vector<int64_t> ns;
+    int64_t start = NowNs();
+    size_t hits = 0;
+    for (int i = 0; i < 20; ++i) {
+      int64_t t = NowNs();
+      auto results = Check(index->Search(request), "W6 search");
+      ns.push_back(NowNs() - t);
+      hits = results.hits.size();
+    }
+    double seconds = static_cast<double>(NowNs() - start) / 1e9;
+    index.reset();
+    json out = Header("W6", "search");
+    out.update(LatencyFields(ns, seconds));
+    out["bytes_on_disk"] = BytesOnDisk(dir);
+    out["query"] = "token limit";
+    out["hits"] = hits;
+    out["matches"] = "the phrase \"token limit\" as words (FTS5, BM25-ranked, snippets)";
+    out["substring_hits"] = substring_hits;
+    w6_median_ms_ = out["median_ms"];
+    Emit(out);
   }
 
   void BatchImport() {
@@ -406,6 +440,7 @@ class Runner {
       target("image_ingest_over_floor", w5_write_MiBps_ / hash_decode_MiBps_, 0.5, true);
     }
     target("w5_disk_over_raw", w5_disk_over_raw_, 1.01, false);
+    if (w6_median_ms_ > 0) s["w6_median_ms"] = w6_median_ms_;
     Emit(s);
   }
 
@@ -442,6 +477,7 @@ class Runner {
   fs::path root_;
   bool w1_done_ = false, w2_done_ = false;
   double w1_p50_us_ = 0, fdatasync_p50_us_ = 0, batch_ops_per_s_ = 0, w3_median_ms_ = 0;
+  double w6_median_ms_ = 0;
   double fdatasync_overwrite_p50_us_ = 0;
   double list_median_ms_ = 0, w5_write_MiBps_ = 0, w5_disk_over_raw_ = 0, hash_decode_MiBps_ = 0;
 };

@@ -118,6 +118,9 @@ struct SearchOptions {
   // Past this many vectors, a saved HNSW index (built by BuildVectorIndex)
   // answers vector queries instead of an exact scan.
   int64_t approximate_threshold = 50'000;
+  // How wide the HNSW search looks (hnswlib's ef): wider finds more of the
+  // true nearest neighbours and costs more (docs/benchmarks.md).
+  int hnsw_ef = 256;
   int busy_timeout_ms = 60'000;
 };
 

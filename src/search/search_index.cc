@@ -251,7 +251,8 @@ class SqliteSearchIndex final : public SearchIndex {
     std::vector<VectorHit> hits;
     if (exact_ != nullptr) hits = exact_->Search(q[0], want, accept);
     if (hnsw_ != nullptr) {
-      std::vector<VectorHit> approx = hnsw_->Search(q[0], want, std::max<size_t>(want, 64), accept);
+      std::vector<VectorHit> approx = hnsw_->Search(
+          q[0], want, std::max<size_t>(want, static_cast<size_t>(options_.hnsw_ef)), accept);
       hits.insert(hits.end(), approx.begin(), approx.end());
       std::sort(hits.begin(), hits.end(),
                 [](const VectorHit& a, const VectorHit& b) { return a.score > b.score; });

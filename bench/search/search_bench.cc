@@ -1,0 +1,406 @@
+// sessiondb_search_bench: search at scale. Builds an embedded store of
+// --messages messages (default 1,000,000; 100 per session) whose words follow
+// a Zipf law over a 30,000-word vocabulary, with planted terms of known
+// frequency (rare: 10 messages each; mid: 1% of messages; common: every
+// message), then measures:
+//   keyword search p50/p99 for rare, mid and common terms (limit 20),
+//   the full-text index's size as a share of the indexed text,
+//   embedding throughput (built-in embedder), vector search p50 with the exact
+//   scan and with the HNSW index, recall@10 of HNSW against the exact scan,
+//   hybrid search p50,
+// then adds --code-writes code writes (default 100,000) and measures the p50
+// of a PreToolUse hook call: the real `sessiondb hook claude-code` process
+// fed a Write event on stdin, as Claude Code runs it, and in-process.
+// Prints one JSON object per measurement.
+//
+// Usage: sessiondb_search_bench [--messages N] [--code-writes N] [--dir DIR]
+//                               [--queries N] [--keep]
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "memory/claude_hook.h"
+#include "sessiondb/memory.h"
+#include "sessiondb/search.h"
+#include "sessiondb/store.h"
+#include "stats.h"
+#include "store/sqlite/sqlite_db.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using namespace sessiondb;
+using bench::NowNs;
+using bench::PercentileUs;
+
+[[noreturn]] void Die(const std::string& what) {
+  std::cerr << "sessiondb_search_bench: " << what << "\n";
+  std::exit(1);
+}
+
+template <typename T>
+T Check(Result<T> r, const std::string& what) {
+  if (!r) Die(what + ": " + r.error().message());
+  return std::move(*r);
+}
+
+void Check(const Status& s, const std::string& what) {
+  if (!s.ok()) Die(what + ": " + s.message());
+}
+
+void Progress(const std::string& what) { std::cerr << "[search-bench] " << what << std::endl; }
+
+void Emit(const json& j) { std::cout << j.dump() << std::endl; }
+
+// A pronounceable pseudo-word per index, so the vocabulary looks like text.
+std::string Word(int i) {
+  static const char* syllables[] = {"ka", "lo", "mi", "ner", "tu", "sa", "vo", "ri", "de", "pha",
+                                    "gen", "bu", "xo", "li", "tor", "em"};
+  std::string w;
+  int n = i + 16;
+  while (n > 0) {
+    w += syllables[n % 16];
+    n /= 16;
+  }
+  return w;
+}
+
+constexpr int kVocabulary = 30'000;
+constexpr int kRareTerms = 50;     // each in 10 messages
+constexpr int kMidTerms = 10;      // each in 1% of messages
+constexpr int kWordsPerMessage = 28;
+
+struct Corpus {
+  int64_t messages = 0;
+  int64_t text_bytes = 0;
+};
+
+std::string RareTerm(int k) { return "zqrare" + std::to_string(k) + "term"; }
+std::string MidTerm(int k) { return "midterm" + std::to_string(k) + "x"; }
+
+// Appends the corpus in batches (one transaction per 1,000 messages).
+Corpus BuildCorpus(Store& store, int64_t n) {
+  std::mt19937_64 rng(42);
+  // Zipf(1.0) over the vocabulary by inverse CDF on precomputed weights.
+  std::vector<double> cdf(kVocabulary);
+  double sum = 0;
+  for (int i = 0; i < kVocabulary; ++i) cdf[i] = (sum += 1.0 / (i + 1));
+  for (double& c : cdf) c /= sum;
+  std::uniform_real_distribution<double> u(0, 1);
+  // Rare term k goes into messages k*7919 + j*n/10 (10 spread-out messages).
+  std::set<int64_t> rare_at;
+  std::map<int64_t, std::vector<int>> rare_in;
+  for (int k = 0; k < kRareTerms; ++k) {
+    for (int j = 0; j < 10; ++j) rare_in[(k * 7919 + j * (n / 10)) % n].push_back(k);
+  }
+  Corpus corpus;
+  const int64_t per_session = 100;
+  std::vector<Message> batch;
+  std::string session;
+  auto flush = [&] {
+    if (batch.empty()) return;
+    Check(store.AppendBatch(session, batch), "append batch");
+    batch.clear();
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    if (i % per_session == 0) {
+      flush();
+      session = "s" + std::to_string(i / per_session);
+      Check(store.CreateSession({.id = session}), "create session");
+    }
+    std::string text = "the";  // the common term: in every message
+    for (int w = 0; w < kWordsPerMessage; ++w) {
+      int idx = static_cast<int>(std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin());
+      text += ' ';
+      text += Word(std::min(idx, kVocabulary - 1));
+    }
+    if (i % 100 < kMidTerms) text += " " + MidTerm(static_cast<int>(i % 100));  // 1% each
+    if (auto it = rare_in.find(i); it != rare_in.end()) {
+      for (int k : it->second) text += " " + RareTerm(k);
+    }
+    corpus.text_bytes += static_cast<int64_t>(text.size());
+    Message m;
+    m.role = i % 2 == 0 ? Role::kUser : Role::kAssistant;
+    m.parts.push_back(Part::Text(std::move(text)));
+    batch.push_back(std::move(m));
+    if (batch.size() == 1000) flush();
+    if ((i + 1) % 100'000 == 0) Progress("  " + std::to_string(i + 1) + " messages");
+  }
+  flush();
+  corpus.messages = n;
+  return corpus;
+}
+
+json Latency(const std::vector<int64_t>& ns) {
+  return {{"n", ns.size()}, {"p50_ms", PercentileUs(ns, 50) / 1000},
+          {"p99_ms", PercentileUs(ns, 99) / 1000}};
+}
+
+std::vector<int64_t> TimeQueries(SearchIndex& index, const std::vector<std::string>& queries,
+                                 SearchMode mode, bool* bounded = nullptr,
+                                 int64_t* matches = nullptr) {
+  std::vector<int64_t> ns;
+  for (const std::string& q : queries) {
+    int64_t t = NowNs();
+    SearchResults r = Check(index.Search({.query = q, .mode = mode, .limit = 20}), "search " + q);
+    ns.push_back(NowNs() - t);
+    if (bounded) *bounded = r.bounded;
+    if (matches) *matches = r.keyword_matches;
+    if (r.hits.empty() && mode == SearchMode::kKeyword) Die("no hits for " + q);
+  }
+  return ns;
+}
+
+// The on-disk size of the full-text index (its FTS5 shadow tables and the
+// document map), from SQLite's dbstat table.
+int64_t IndexBytes(const fs::path& store) {
+  auto db = Check(sqlite::Database::Open((store / "sessiondb.db").string(), 10'000), "open db");
+  auto bytes = db->QueryInt(
+      "SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'search_fts%' OR name = 'search_docs'"
+      " OR name LIKE 'search_docs_by%'");
+  return bytes && *bytes ? **bytes : -1;
+}
+
+std::string HookEvent(int i) {
+  json e = {{"session_id", "bench-session"},
+            {"cwd", "/bench/project"},
+            {"hook_event_name", "PreToolUse"},
+            {"tool_name", "Write"},
+            {"tool_input",
+             {{"file_path", "/bench/new/module_" + std::to_string(i) + ".py"},
+              {"content", "def handle_request_" + std::to_string(i % 50) +
+                              "(request):\n    payload = parse_payload(request)\n"
+                              "    return render_response(payload, status=200)\n"}}}};
+  return e.dump();
+}
+
+// Runs the CLI hook with `input` on stdin; returns the wall time in ns.
+int64_t RunHookProcess(const std::string& store, const std::string& input, const fs::path& tmp) {
+  const std::string in = (tmp / "hook-in.json").string();
+  { std::ofstream(in) << input; }
+  int64_t t = NowNs();
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(in.c_str(), O_RDONLY);
+    int out = open("/dev/null", O_WRONLY);
+    dup2(fd, STDIN_FILENO);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    execl(SESSIONDB_CLI_PATH, SESSIONDB_CLI_PATH, "--store", store.c_str(), "hook", "claude-code",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  int64_t elapsed = NowNs() - t;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("the hook process failed");
+  return elapsed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t messages = 1'000'000, code_writes = 100'000;
+  int queries = 50;
+  fs::path dir = "bench-data/search";
+  bool keep = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) Die(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--messages") messages = std::stoll(next());
+    else if (a == "--code-writes") code_writes = std::stoll(next());
+    else if (a == "--queries") queries = std::stoi(next());
+    else if (a == "--dir") dir = next();
+    else if (a == "--keep") keep = true;
+    else {
+      std::cerr << "Usage: sessiondb_search_bench [--messages N] [--code-writes N] [--dir DIR]"
+                   " [--queries N] [--keep]\n";
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  if (messages < 1000) Die("--messages must be at least 1000");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path store_dir = dir / "store";
+
+  Progress("building " + std::to_string(messages) + " messages (index kept by the appends)");
+  Corpus corpus;
+  {
+    auto store = Check(Store::Open(store_dir.string(),
+                                   {.durability = Durability::kProcessCrashSafe}),
+                       "open store");
+    int64_t t = NowNs();
+    corpus = BuildCorpus(*store, messages);
+    double s = static_cast<double>(NowNs() - t) / 1e9;
+    Emit({{"measure", "build"}, {"messages", corpus.messages}, {"seconds", s},
+          {"messages_per_s", static_cast<double>(corpus.messages) / s},
+          {"text_bytes", corpus.text_bytes}});
+  }
+  const int64_t index_bytes = IndexBytes(store_dir);
+  Emit({{"measure", "index_size"}, {"index_bytes", index_bytes},
+        {"text_bytes", corpus.text_bytes},
+        {"index_over_text", static_cast<double>(index_bytes) / static_cast<double>(corpus.text_bytes)},
+        {"note", "FTS5 index and document map; the text itself is not stored twice"}});
+
+  SearchOptions exact_options;
+  exact_options.embedder.from_environment = false;
+  exact_options.approximate_threshold = int64_t{1} << 60;  // never approximate
+  auto index = Check(SearchIndex::Open(store_dir.string(), exact_options), "open index");
+
+  // Keyword: rare (10 hits), mid (1%), common (every message), two-term.
+  std::vector<std::string> rare, mid, common, two;
+  for (int q = 0; q < queries; ++q) {
+    rare.push_back(RareTerm(q % kRareTerms));
+    mid.push_back(MidTerm(q % kMidTerms));
+    common.push_back("the");
+    two.push_back(MidTerm(q % kMidTerms) + " " + Word(q % 200));
+  }
+  for (auto& [name, list] : std::vector<std::pair<std::string, std::vector<std::string>*>>{
+           {"rare", &rare}, {"mid", &mid}, {"common", &common}, {"mid_and_frequent", &two}}) {
+    Progress("keyword search: " + name + " terms");
+    bool bounded = false;
+    int64_t matches = 0;
+    auto ns = TimeQueries(*index, *list, SearchMode::kKeyword, &bounded, &matches);
+    json j = {{"measure", "keyword"}, {"terms", name}, {"example", (*list)[0]},
+              {"matches_ranked", matches}, {"bounded", bounded}};
+    j.update(Latency(ns));
+    Emit(j);
+  }
+
+  Progress("embedding every message (built-in embedder)");
+  {
+    int64_t t = NowNs();
+    EmbedReport r = Check(index->Embed(), "embed");
+    double s = static_cast<double>(NowNs() - t) / 1e9;
+    Emit({{"measure", "embed"}, {"model", r.model}, {"documents", r.embedded}, {"seconds", s},
+          {"documents_per_s", static_cast<double>(r.embedded) / s}});
+  }
+
+  std::vector<std::string> vector_queries;
+  for (int q = 0; q < queries; ++q) {
+    vector_queries.push_back(Word(q % 300) + " " + Word(q % 97 + 40) + " " + Word(q % 1000 + 3));
+  }
+  Progress("vector search, exact scan (first query loads the vectors)");
+  {
+    int64_t t = NowNs();
+    Check(index->Search({.query = vector_queries[0], .mode = SearchMode::kVector}), "warm up");
+    Emit({{"measure", "vector_load"}, {"seconds", static_cast<double>(NowNs() - t) / 1e9}});
+    json j = {{"measure", "vector_exact"}};
+    j.update(Latency(TimeQueries(*index, vector_queries, SearchMode::kVector)));
+    Emit(j);
+  }
+  Progress("hybrid search (exact vectors)");
+  {
+    std::vector<std::string> hybrid;
+    for (int q = 0; q < queries; ++q) hybrid.push_back(MidTerm(q % kMidTerms) + " " + Word(q % 300));
+    json j = {{"measure", "hybrid"}};
+    j.update(Latency(TimeQueries(*index, hybrid, SearchMode::kHybrid)));
+    Emit(j);
+  }
+
+  Progress("building the HNSW index");
+  {
+    int64_t t = NowNs();
+    Check(index->BuildVectorIndex(), "build hnsw");
+    Emit({{"measure", "hnsw_build"}, {"seconds", static_cast<double>(NowNs() - t) / 1e9}});
+  }
+  SearchOptions approx_options = exact_options;
+  approx_options.approximate_threshold = 0;
+  approx_options.min_vector_score = -1;  // compare the raw top 10
+  exact_options.min_vector_score = -1;
+  auto exact = Check(SearchIndex::Open(store_dir.string(), exact_options), "open exact");
+  auto approx = Check(SearchIndex::Open(store_dir.string(), approx_options), "open approx");
+  Progress("vector search, HNSW, and recall@10 against the exact scan");
+  {
+    int64_t t = NowNs();
+    Check(approx->Search({.query = vector_queries[0], .mode = SearchMode::kVector}), "warm up");
+    Emit({{"measure", "hnsw_load"}, {"seconds", static_cast<double>(NowNs() - t) / 1e9}});
+    std::vector<int64_t> ns;
+    double recall_sum = 0;
+    for (const std::string& q : vector_queries) {
+      SearchResults want = Check(
+          exact->Search({.query = q, .mode = SearchMode::kVector, .limit = 10}), "exact");
+      int64_t t0 = NowNs();
+      SearchResults got = Check(
+          approx->Search({.query = q, .mode = SearchMode::kVector, .limit = 10}), "approx");
+      ns.push_back(NowNs() - t0);
+      std::set<std::pair<std::string, int64_t>> truth;
+      for (const SearchHit& h : want.hits) truth.insert({h.session_id, h.seq});
+      int found = 0;
+      for (const SearchHit& h : got.hits) found += truth.contains({h.session_id, h.seq}) ? 1 : 0;
+      recall_sum += truth.empty() ? 1.0 : static_cast<double>(found) / static_cast<double>(truth.size());
+    }
+    json j = {{"measure", "vector_hnsw"}, {"recall_at_10", recall_sum / vector_queries.size()}};
+    j.update(Latency(ns));
+    Emit(j);
+  }
+  exact.reset();
+  approx.reset();
+  index.reset();
+
+  Progress("recording " + std::to_string(code_writes) + " code writes");
+  {
+    auto memory = Check(CodeMemory::Open(store_dir.string()), "open memory");
+    std::mt19937_64 rng(7);
+    int64_t t = NowNs();
+    for (int64_t i = 0; i < code_writes; ++i) {
+      std::string code;
+      for (int f = 0; f < 3; ++f) {
+        code += "def " + Word(static_cast<int>(rng() % 5000)) + "_" + std::to_string(f) +
+                "(arg):\n    value = " + Word(static_cast<int>(rng() % kVocabulary)) +
+                "(arg)\n    return value + " + std::to_string(rng() % 1000) + "\n\n";
+      }
+      Check(memory->RecordWrite({.file_path = "/proj" + std::to_string(i % 40) + "/src/" +
+                                              Word(static_cast<int>(i % 3000)) + ".py",
+                                 .new_code = code, .session_id = "bench", .tool = "Write"}),
+            "record write");
+      if ((i + 1) % 20'000 == 0) Progress("  " + std::to_string(i + 1) + " writes");
+    }
+    double s = static_cast<double>(NowNs() - t) / 1e9;
+    Emit({{"measure", "code_writes"}, {"writes", code_writes}, {"seconds", s},
+          {"writes_per_s", static_cast<double>(code_writes) / s}});
+
+    Progress("PreToolUse hook, in process");
+    std::vector<int64_t> ns;
+    for (int i = 0; i < queries; ++i) {
+      std::string event = HookEvent(i);
+      int64_t t0 = NowNs();
+      memory::HookAnswer a =
+          memory::HandleClaudeCodeHook(event, memory.get(), memory::SeenKeyMode::kContent);
+      ns.push_back(NowNs() - t0);
+      if (i == 0 && a.stdout_text.empty()) Die("the first hook call did not deny: " + a.log);
+    }
+    json j = {{"measure", "hook_pretooluse_in_process"}, {"code_writes", code_writes}};
+    j.update(Latency(ns));
+    Emit(j);
+  }
+  Progress("PreToolUse hook, the `sessiondb hook claude-code` process");
+  {
+    std::vector<int64_t> ns;
+    for (int i = 0; i < queries; ++i) {
+      ns.push_back(RunHookProcess(store_dir.string(), HookEvent(1000 + i), dir));
+    }
+    json j = {{"measure", "hook_pretooluse_process"}, {"code_writes", code_writes}};
+    j.update(Latency(ns));
+    Emit(j);
+  }
+  if (!keep) fs::remove_all(dir);
+  return 0;
+}
