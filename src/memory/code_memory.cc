@@ -86,10 +86,10 @@ class SqliteCodeMemory final : public CodeMemory {
         ASSIGN_OR_RETURN(bool row, last.Step());
         if (row) previous = std::string(last.ColumnText(0));
       }
-      out.functions = ChangedFunctions(previous, write.new_code, language);
+      out.functions = ChangedFunctions(previous, write.new_code, language, WriteKind::kWholeFile);
     } else {
-      out.functions =
-          ChangedFunctions(write.old_code, write.new_code, language, write.file_context);
+      out.functions = ChangedFunctions(write.old_code, write.new_code, language,
+                                       WriteKind::kSnippet, write.file_context);
     }
     std::string key = write.file_path;
     key += '\0';
@@ -215,8 +215,11 @@ class SqliteCodeMemory final : public CodeMemory {
     const std::string language =
         upcoming.language.empty() ? LanguageForPath(upcoming.file_path) : upcoming.language;
     const std::vector<std::string> functions =
-        ChangedFunctions(upcoming.old_code, upcoming.new_code, language,
-                         upcoming.whole_file ? std::string_view() : upcoming.file_context);
+        upcoming.whole_file
+            ? ChangedFunctions(upcoming.old_code, upcoming.new_code, language,
+                               WriteKind::kWholeFile)
+            : ChangedFunctions(upcoming.old_code, upcoming.new_code, language,
+                               WriteKind::kSnippet, upcoming.file_context);
     for (const std::string& function : functions) {
       ASSIGN_OR_RETURN(ChurnEntry e, CountEdits(upcoming.file_path, function));
       if (e.edits_24h + 1 >= kFunctionWarnEdits24h) {
