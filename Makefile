@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build test test-quick demo bench bench-pg bench-harness format clean
+.PHONY: setup build test test-quick demo bench bench-pg bench-harness bench-search format clean
 
 setup:
 	bash scripts/setup.sh
@@ -34,6 +34,10 @@ bench-pg: build
 # Forks, projections and resume (the agent harness).
 bench-harness: build
 	$(BUILD)/bench/sessiondb_harness_bench --dir $(BUILD)/bench-data-harness
+
+# Search on 1,000,000 messages and the hook on 100,000 code writes (~20 min).
+bench-search: build
+	$(BUILD)/bench/sessiondb_search_bench --dir $(BUILD)/bench-data-search
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
