@@ -75,7 +75,7 @@ struct ChurnQuery {
 };
 
 struct HistoryScan {
-  int64_t messages_scanned = 0;
+  int64_t tool_calls_scanned = 0;
   int64_t writes_found = 0;
   int64_t writes_recorded = 0;  // new to the memory
 };
@@ -117,6 +117,7 @@ class CodeMemory {
 
   // Code writes in the store's history (Claude Code Write/Edit/MultiEdit tool
   // calls, Codex apply_patch) become memory; already-kept ones are skipped.
+  // Reads only the events stored since its last call.
   virtual Result<HistoryScan> LearnFromHistory(const ProgressFn& progress = {}) = 0;
 };
 

@@ -4,11 +4,13 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "sessiondb/interop.h"
+#include "sessiondb/memory.h"
 
 namespace sessiondb::cli {
 namespace {
@@ -61,7 +63,21 @@ void AddImport(CLI::App& app, CliContext& ctx) {
                           {.format = args->format, .progress = std::ref(progress)});
     }
     if (!report) return ctx.Fail(report.error());
-    if (ctx.options.json) return ctx.PrintJson(ToJson(*report));
+    // Code writes in what came in (Claude Code, Codex) join the code memory.
+    std::optional<HistoryScan> learned;
+    if (ctx.StorePath().find("://") == std::string::npos) {
+      auto memory = CodeMemory::Open(ctx.StorePath());
+      if (!memory) return ctx.Fail(memory.error());
+      Progress progress(isatty(STDERR_FILENO) != 0, "code writes in the history");
+      auto scan = (*memory)->LearnFromHistory(std::ref(progress));
+      if (!scan) return ctx.Fail(scan.error());
+      learned = *scan;
+    }
+    if (ctx.options.json) {
+      Json out = ToJson(*report);
+      if (learned) out["code_writes_learned"] = learned->writes_recorded;
+      return ctx.PrintJson(out);
+    }
     std::cout << "imported " << args->path << " (" << report->format << "): "
               << report->sessions_added << " new session" << (report->sessions_added == 1 ? "" : "s")
               << ", " << report->sessions_extended << " extended, " << report->sessions_unchanged
@@ -78,6 +94,10 @@ void AddImport(CLI::App& app, CliContext& ctx) {
         std::cout << "  ... and " << report->records_skipped - std::ssize(report->skipped)
                   << " more (the first " << report->skipped.size() << " are listed)\n";
       }
+    }
+    if (learned && learned->writes_recorded > 0) {
+      std::cout << "code memory: " << learned->writes_recorded << " code write"
+                << (learned->writes_recorded == 1 ? "" : "s") << " learned\n";
     }
   });
 }

@@ -28,6 +28,8 @@ constexpr int64_t kDayMs = 24LL * 3600 * 1000;
 constexpr int64_t kRecallCandidates = 2000;
 // Words of the code that make the recall query; longer words say more.
 constexpr size_t kRecallWords = 24;
+// meta key: the last search document LearnFromHistory has read.
+constexpr std::string_view kLearnedKey = "memory:learned_doc_id";
 
 int64_t WallClockMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -261,10 +263,14 @@ class SqliteCodeMemory final : public CodeMemory {
 
   Result<HistoryScan> LearnFromHistory(const ProgressFn& progress) override {
     HistoryScan scan;
-    ASSIGN_OR_RETURN(std::optional<int64_t> total,
-                     db_->QueryInt("SELECT count(*) FROM events WHERE type = 'message'"
-                                   " AND body LIKE '%\"tool_call\"%'"));
-    if (progress) progress(0, total.value_or(0));
+    // Only events indexed since the last scan: document ids only grow.
+    ASSIGN_OR_RETURN(Statement mark, db_->Prepare("SELECT value FROM meta WHERE key = ?1"));
+    mark.Bind(1, kLearnedKey);
+    ASSIGN_OR_RETURN(bool has_mark, mark.Step());
+    const int64_t after = has_mark ? std::stoll(std::string(mark.ColumnText(0))) : 0;
+    mark.Reset();
+    ASSIGN_OR_RETURN(std::optional<int64_t> newest,
+                     db_->QueryInt("SELECT max(doc_id) FROM search_docs"));
     // Read everything first: RecordWrite writes on this connection.
     struct Call {
       std::string session_id, project, name, arguments;
@@ -276,11 +282,15 @@ class SqliteCodeMemory final : public CodeMemory {
           Statement s,
           db_->Prepare("SELECT e.session_id, e.ts_ms, p.value->>'name', p.value->>'arguments',"
                        " coalesce(s.metadata->>'project', s.metadata->>'cwd', '')"
-                       " FROM events e JOIN sessions s ON s.id = e.session_id,"
+                       " FROM search_docs d"
+                       " JOIN events e ON e.session_id = d.session_id AND e.seq = d.seq"
+                       " JOIN sessions s ON s.id = e.session_id,"
                        " json_each(e.body, '$.parts') p"
-                       " WHERE e.type = 'message' AND e.body LIKE '%\"tool_call\"%'"
+                       " WHERE d.doc_id > ?1 AND d.doc_id <= ?2 AND d.code_id IS NULL"
+                       " AND e.type = 'message' AND e.body LIKE '%\"tool_call\"%'"
                        " AND p.value->>'type' = 'tool_call'"
-                       " ORDER BY e.session_id, e.seq"));
+                       " ORDER BY d.doc_id"));
+      s.Bind(1, after).Bind(2, newest.value_or(0));
       while (true) {
         ASSIGN_OR_RETURN(bool row, s.Step());
         if (!row) break;
@@ -289,9 +299,12 @@ class SqliteCodeMemory final : public CodeMemory {
                          s.ColumnInt(1)});
       }
     }
+    const auto total = static_cast<int64_t>(calls.size());
+    if (progress) progress(0, total);
     for (size_t i = 0; i < calls.size(); ++i) {
       const Call& call = calls[i];
       for (ExtractedWrite& w : ExtractWrites(call.name, call.arguments)) {
+        if (w.new_code.empty()) continue;
         ++scan.writes_found;
         CodeWrite write{.file_path = std::move(w.file_path),
                         .old_code = std::move(w.old_code),
@@ -301,16 +314,17 @@ class SqliteCodeMemory final : public CodeMemory {
                         .project = call.project,
                         .tool = w.tool.empty() ? call.name : w.tool,
                         .time_ms = call.time_ms};
-        if (write.new_code.empty()) continue;
         ASSIGN_OR_RETURN(RecordedWrite r, RecordWrite(write));
         if (r.recorded) ++scan.writes_recorded;
       }
-      scan.messages_scanned = static_cast<int64_t>(i + 1);
-      if (progress && (i % 256 == 0)) progress(std::min<int64_t>(scan.messages_scanned,
-                                                                 total.value_or(0)),
-                                               total.value_or(0));
+      scan.tool_calls_scanned = static_cast<int64_t>(i + 1);
+      if (progress && i % 256 == 0) progress(scan.tool_calls_scanned, total);
     }
-    if (progress) progress(total.value_or(0), total.value_or(0));
+    if (progress) progress(total, total);
+    ASSIGN_OR_RETURN(Statement save, db_->Prepare("INSERT OR REPLACE INTO meta (key, value)"
+                                                  " VALUES (?1, ?2)"));
+    save.Bind(1, kLearnedKey).Bind(2, std::to_string(std::max(after, newest.value_or(0))));
+    RETURN_IF_ERROR(save.Run());
     return scan;
   }
 

@@ -131,6 +131,61 @@ TEST_F(SearchCli, HookDeniesOnceWithContextThenAllowsAndRecordsOnPost) {
   EXPECT_EQ(churn[0]["tier"], "gold");
 }
 
+TEST_F(SearchCli, HookWarnsBeforeTheThirdEditOfAFunctionToday) {
+  ASSERT_EQ(Sdb({"init"}).exit_code, 0);
+  auto source = [](const std::string& body) {
+    return "package svc\n\nfunc Handle(x int) int {\n\t" + body + "\n}\n";
+  };
+  const std::string file = WriteFile("svc.go", source("return x"));
+  auto edit_event = [&](const std::string& event, int n) {
+    json e = {{"session_id", "s1"}, {"cwd", dir_.path().string()},
+              {"hook_event_name", event}, {"tool_name", "Edit"},
+              {"tool_input", {{"file_path", file},
+                              {"old_string", "\treturn x"},
+                              {"new_string", "\treturn x + " + std::to_string(n)}}}};
+    return e.dump();
+  };
+  // Two edits of Handle, recorded after they ran: the file on disk holds the
+  // edit then (and is put back, so every edit replaces the same line).
+  for (int n = 1; n <= 2; ++n) {
+    WriteFile("svc.go", source("return x + " + std::to_string(n)));
+    CliRun post = Hook(edit_event("PostToolUse", n));
+    WriteFile("svc.go", source("return x"));
+    ASSERT_EQ(post.exit_code, 0) << post.err;
+    EXPECT_TRUE(Contains(post.err, "recorded 1 write")) << post.err;
+  }
+  CliRun pre = Hook(edit_event("PreToolUse", 3));
+  ASSERT_EQ(pre.exit_code, 0) << pre.err;
+  ASSERT_FALSE(pre.out.empty()) << pre.err;
+  std::string reason = json::parse(pre.out)["hookSpecificOutput"]["permissionDecisionReason"];
+  EXPECT_TRUE(Contains(reason, "function Handle")) << reason;
+  EXPECT_TRUE(Contains(reason, "edited 2 times in the last 24 hours")) << reason;
+  json churn = Sdb({"--json", "churn", "--functions"}).Json();
+  ASSERT_EQ(churn.size(), 1u);
+  EXPECT_EQ(churn[0]["function"], "Handle");
+  EXPECT_EQ(churn[0]["edits_24h"], 2);
+}
+
+TEST_F(SearchCli, ImportedCodexPatchesJoinTheCodeMemory) {
+  json meta = {{"type", "session_meta"}, {"timestamp", "2026-01-01T00:00:00Z"},
+               {"payload", {{"id", "rollout-1"}, {"timestamp", "2026-01-01T00:00:00Z"},
+                            {"cwd", "/w"}}}};
+  json call = {{"type", "response_item"}, {"timestamp", "2026-01-01T00:00:01Z"},
+               {"payload", {{"type", "custom_tool_call"}, {"call_id", "c1"},
+                            {"name", "apply_patch"},
+                            {"input", "*** Begin Patch\n*** Add File: src/tally.py\n"
+                                      "+def tally_votes(ballots):\n+    return len(ballots)\n"
+                                      "*** End Patch\n"}}}};
+  const std::string rollout = WriteFile("rollout.jsonl", meta.dump() + "\n" + call.dump() + "\n");
+  json first = Sdb({"--json", "import", rollout, "--format", "codex"}).Json();
+  EXPECT_EQ(first["code_writes_learned"], 1);
+  json again = Sdb({"--json", "import", rollout, "--format", "codex"}).Json();
+  EXPECT_EQ(again["code_writes_learned"], 0);
+  json hits = Sdb({"--json", "search", "tally_votes", "--kind", "code", "--mode", "keyword"}).Json();
+  ASSERT_EQ(hits["hits"].size(), 1u);
+  EXPECT_EQ(hits["hits"][0]["file_path"], "src/tally.py");
+}
+
 TEST_F(SearchCli, HookAllowsOnABrokenStoreOrBadInput) {
   // The store path is a regular file: nothing can be opened.
   const std::string not_a_store = WriteFile("plain-file", "not a database");

@@ -1,8 +1,10 @@
 // The embedded store opens stores written by older versions: a version 1
 // database (as sessiondb 0.1 wrote it) migrates to version 2 in place, with
-// its usage totals filled from the log.
+// its usage totals filled from the log, and on to version 3 with every
+// message in the full-text index.
 #include <sqlite3.h>
 
+#include "sessiondb/search.h"
 #include "store/store_fixture.h"
 
 namespace sessiondb::testing {
@@ -63,6 +65,14 @@ TEST_F(EmbeddedMigration, AVersion1StoreMigratesWithItsUsageFilledIn) {
   // And it works as a version 2 store: forks, drafts.
   EXPECT_TRUE(store_->ForkSession("old", 2, {}));
   EXPECT_TRUE(store_->OpenDraft("old", Role::kAssistant, ""));
+  // And as a version 3 store: the messages written before are searchable.
+  auto index = SearchIndex::Open(StoreDir(), {.embedder = {.from_environment = false}});
+  ASSERT_TRUE(index) << index.error().ToString();
+  auto hits = (*index)->Search({.query = "hi", .mode = SearchMode::kKeyword});
+  ASSERT_TRUE(hits);
+  ASSERT_EQ(hits->hits.size(), 1u);
+  EXPECT_EQ(hits->hits[0].session_id, "old");
+  EXPECT_EQ(hits->hits[0].seq, 1);
 }
 
 }  // namespace

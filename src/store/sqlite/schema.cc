@@ -146,8 +146,9 @@ CREATE TABLE hook_seen (
 CREATE INDEX hook_seen_by_time ON hook_seen (created_ms);
 
 -- One row per searchable document: an event (code_id NULL) or a code write.
+-- Ids are never reused, so "documents after N" means "written after N".
 CREATE TABLE search_docs (
-  doc_id     INTEGER PRIMARY KEY,
+  doc_id     INTEGER PRIMARY KEY AUTOINCREMENT,
   session_id TEXT NOT NULL,
   seq        INTEGER NOT NULL,     -- 0 for a code write
   code_id    INTEGER
