@@ -14,7 +14,9 @@
 // Prints one JSON object per measurement.
 //
 // Usage: sessiondb_search_bench [--messages N] [--code-writes N] [--dir DIR]
-//                               [--queries N] [--keep]
+//                               [--queries N] [--keep] [--reuse]
+// --reuse measures the searches again on a store a --keep run left in DIR
+// (no build, embedding, HNSW build or code writes).
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,8 +27,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <string>
@@ -68,8 +70,8 @@ void Emit(const json& j) { std::cout << j.dump() << std::endl; }
 
 // A pronounceable pseudo-word per index, so the vocabulary looks like text.
 std::string Word(int i) {
-  static const char* syllables[] = {"ka", "lo", "mi", "ner", "tu", "sa", "vo", "ri", "de", "pha",
-                                    "gen", "bu", "xo", "li", "tor", "em"};
+  static const char* syllables[] = {"ka", "lo",  "mi",  "ner", "tu", "sa", "vo",  "ri",
+                                    "de", "pha", "gen", "bu",  "xo", "li", "tor", "em"};
   std::string w;
   int n = i + 16;
   while (n > 0) {
@@ -80,8 +82,8 @@ std::string Word(int i) {
 }
 
 constexpr int kVocabulary = 30'000;
-constexpr int kRareTerms = 50;     // each in 10 messages
-constexpr int kMidTerms = 10;      // each in 1% of messages
+constexpr int kRareTerms = 50;  // each in 10 messages
+constexpr int kMidTerms = 10;   // each in 1% of messages
 constexpr int kWordsPerMessage = 28;
 
 struct Corpus {
@@ -146,7 +148,8 @@ Corpus BuildCorpus(Store& store, int64_t n) {
 }
 
 json Latency(const std::vector<int64_t>& ns) {
-  return {{"n", ns.size()}, {"p50_ms", PercentileUs(ns, 50) / 1000},
+  return {{"n", ns.size()},
+          {"p50_ms", PercentileUs(ns, 50) / 1000},
           {"p99_ms", PercentileUs(ns, 99) / 1000}};
 }
 
@@ -217,47 +220,63 @@ int main(int argc, char** argv) {
   int64_t messages = 1'000'000, code_writes = 100'000;
   int queries = 50;
   fs::path dir = "bench-data/search";
-  bool keep = false;
+  bool keep = false, reuse = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) Die(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--messages") messages = std::stoll(next());
-    else if (a == "--code-writes") code_writes = std::stoll(next());
-    else if (a == "--queries") queries = std::stoi(next());
-    else if (a == "--dir") dir = next();
-    else if (a == "--keep") keep = true;
+    if (a == "--messages")
+      messages = std::stoll(next());
+    else if (a == "--code-writes")
+      code_writes = std::stoll(next());
+    else if (a == "--queries")
+      queries = std::stoi(next());
+    else if (a == "--dir")
+      dir = next();
+    else if (a == "--keep")
+      keep = true;
+    else if (a == "--reuse")
+      reuse = keep = true;
     else {
       std::cerr << "Usage: sessiondb_search_bench [--messages N] [--code-writes N] [--dir DIR]"
-                   " [--queries N] [--keep]\n";
+                   " [--queries N] [--keep] [--reuse]\n";
       return a == "--help" ? 0 : 2;
     }
   }
   if (messages < 1000) Die("--messages must be at least 1000");
-  fs::remove_all(dir);
-  fs::create_directories(dir);
   const fs::path store_dir = dir / "store";
-
-  Progress("building " + std::to_string(messages) + " messages (index kept by the appends)");
-  Corpus corpus;
-  {
-    auto store = Check(Store::Open(store_dir.string(),
-                                   {.durability = Durability::kProcessCrashSafe}),
-                       "open store");
-    int64_t t = NowNs();
-    corpus = BuildCorpus(*store, messages);
-    double s = static_cast<double>(NowNs() - t) / 1e9;
-    Emit({{"measure", "build"}, {"messages", corpus.messages}, {"seconds", s},
-          {"messages_per_s", static_cast<double>(corpus.messages) / s},
-          {"text_bytes", corpus.text_bytes}});
+  if (reuse && !fs::exists(store_dir / "sessiondb.db")) Die("--reuse: no store in " + dir.string());
+  if (!reuse) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
   }
-  const int64_t index_bytes = IndexBytes(store_dir);
-  Emit({{"measure", "index_size"}, {"index_bytes", index_bytes},
-        {"text_bytes", corpus.text_bytes},
-        {"index_over_text", static_cast<double>(index_bytes) / static_cast<double>(corpus.text_bytes)},
-        {"note", "FTS5 index and document map; the text itself is not stored twice"}});
+
+  if (!reuse) {
+    Progress("building " + std::to_string(messages) + " messages (index kept by the appends)");
+    Corpus corpus;
+    {
+      auto store =
+          Check(Store::Open(store_dir.string(), {.durability = Durability::kProcessCrashSafe}),
+                "open store");
+      int64_t t = NowNs();
+      corpus = BuildCorpus(*store, messages);
+      double s = static_cast<double>(NowNs() - t) / 1e9;
+      Emit({{"measure", "build"},
+            {"messages", corpus.messages},
+            {"seconds", s},
+            {"messages_per_s", static_cast<double>(corpus.messages) / s},
+            {"text_bytes", corpus.text_bytes}});
+    }
+    const int64_t index_bytes = IndexBytes(store_dir);
+    Emit({{"measure", "index_size"},
+          {"index_bytes", index_bytes},
+          {"text_bytes", corpus.text_bytes},
+          {"index_over_text",
+           static_cast<double>(index_bytes) / static_cast<double>(corpus.text_bytes)},
+          {"note", "FTS5 index and document map; the text itself is not stored twice"}});
+  }
 
   SearchOptions exact_options;
   exact_options.embedder.from_environment = false;
@@ -278,18 +297,24 @@ int main(int argc, char** argv) {
     bool bounded = false;
     int64_t matches = 0;
     auto ns = TimeQueries(*index, *list, SearchMode::kKeyword, &bounded, &matches);
-    json j = {{"measure", "keyword"}, {"terms", name}, {"example", (*list)[0]},
-              {"matches_ranked", matches}, {"bounded", bounded}};
+    json j = {{"measure", "keyword"},
+              {"terms", name},
+              {"example", (*list)[0]},
+              {"matches_ranked", matches},
+              {"bounded", bounded}};
     j.update(Latency(ns));
     Emit(j);
   }
 
   Progress("embedding every message (built-in embedder)");
-  {
+  if (!reuse) {
     int64_t t = NowNs();
     EmbedReport r = Check(index->Embed(), "embed");
     double s = static_cast<double>(NowNs() - t) / 1e9;
-    Emit({{"measure", "embed"}, {"model", r.model}, {"documents", r.embedded}, {"seconds", s},
+    Emit({{"measure", "embed"},
+          {"model", r.model},
+          {"documents", r.embedded},
+          {"seconds", s},
           {"documents_per_s", static_cast<double>(r.embedded) / s}});
   }
 
@@ -309,14 +334,15 @@ int main(int argc, char** argv) {
   Progress("hybrid search (exact vectors)");
   {
     std::vector<std::string> hybrid;
-    for (int q = 0; q < queries; ++q) hybrid.push_back(MidTerm(q % kMidTerms) + " " + Word(q % 300));
+    for (int q = 0; q < queries; ++q)
+      hybrid.push_back(MidTerm(q % kMidTerms) + " " + Word(q % 300));
     json j = {{"measure", "hybrid"}};
     j.update(Latency(TimeQueries(*index, hybrid, SearchMode::kHybrid)));
     Emit(j);
   }
 
   Progress("building the HNSW index");
-  {
+  if (!reuse) {
     int64_t t = NowNs();
     Check(index->BuildVectorIndex(), "build hnsw");
     Emit({{"measure", "hnsw_build"}, {"seconds", static_cast<double>(NowNs() - t) / 1e9}});
@@ -335,52 +361,74 @@ int main(int argc, char** argv) {
     std::vector<int64_t> ns;
     double recall_sum = 0;
     for (const std::string& q : vector_queries) {
-      SearchResults want = Check(
-          exact->Search({.query = q, .mode = SearchMode::kVector, .limit = 10}), "exact");
+      SearchResults want =
+          Check(exact->Search({.query = q, .mode = SearchMode::kVector, .limit = 10}), "exact");
       int64_t t0 = NowNs();
-      SearchResults got = Check(
-          approx->Search({.query = q, .mode = SearchMode::kVector, .limit = 10}), "approx");
+      SearchResults got =
+          Check(approx->Search({.query = q, .mode = SearchMode::kVector, .limit = 10}), "approx");
       ns.push_back(NowNs() - t0);
       std::set<std::pair<std::string, int64_t>> truth;
       for (const SearchHit& h : want.hits) truth.insert({h.session_id, h.seq});
       int found = 0;
       for (const SearchHit& h : got.hits) found += truth.contains({h.session_id, h.seq}) ? 1 : 0;
-      recall_sum += truth.empty() ? 1.0 : static_cast<double>(found) / static_cast<double>(truth.size());
+      recall_sum +=
+          truth.empty() ? 1.0 : static_cast<double>(found) / static_cast<double>(truth.size());
     }
     json j = {{"measure", "vector_hnsw"}, {"recall_at_10", recall_sum / vector_queries.size()}};
     j.update(Latency(ns));
+    Emit(j);
+  }
+  Progress("hybrid search (HNSW vectors)");
+  {
+    SearchOptions options = approx_options;
+    options.min_vector_score = SearchOptions{}.min_vector_score;
+    auto hybrid_index = Check(SearchIndex::Open(store_dir.string(), options), "open hybrid");
+    std::vector<std::string> hybrid;
+    for (int q = 0; q < queries; ++q)
+      hybrid.push_back(MidTerm(q % kMidTerms) + " " + Word(q % 300));
+    Check(hybrid_index->Search({.query = hybrid[0], .mode = SearchMode::kHybrid}), "warm up");
+    json j = {{"measure", "hybrid_hnsw"}};
+    j.update(Latency(TimeQueries(*hybrid_index, hybrid, SearchMode::kHybrid)));
     Emit(j);
   }
   exact.reset();
   approx.reset();
   index.reset();
 
+  // Hook events never seen before (a --reuse run follows earlier ones).
+  const int event_base = static_cast<int>(NowNs() / 1000 % 1'000'000) * 10;
   Progress("recording " + std::to_string(code_writes) + " code writes");
   {
     auto memory = Check(CodeMemory::Open(store_dir.string()), "open memory");
-    std::mt19937_64 rng(7);
-    int64_t t = NowNs();
-    for (int64_t i = 0; i < code_writes; ++i) {
-      std::string code;
-      for (int f = 0; f < 3; ++f) {
-        code += "def " + Word(static_cast<int>(rng() % 5000)) + "_" + std::to_string(f) +
-                "(arg):\n    value = " + Word(static_cast<int>(rng() % kVocabulary)) +
-                "(arg)\n    return value + " + std::to_string(rng() % 1000) + "\n\n";
+    if (!reuse) {
+      std::mt19937_64 rng(7);
+      int64_t t = NowNs();
+      for (int64_t i = 0; i < code_writes; ++i) {
+        std::string code;
+        for (int f = 0; f < 3; ++f) {
+          code += "def " + Word(static_cast<int>(rng() % 5000)) + "_" + std::to_string(f) +
+                  "(arg):\n    value = " + Word(static_cast<int>(rng() % kVocabulary)) +
+                  "(arg)\n    return value + " + std::to_string(rng() % 1000) + "\n\n";
+        }
+        Check(memory->RecordWrite({.file_path = "/proj" + std::to_string(i % 40) + "/src/" +
+                                                Word(static_cast<int>(i % 3000)) + ".py",
+                                   .new_code = code,
+                                   .session_id = "bench",
+                                   .tool = "Write"}),
+              "record write");
+        if ((i + 1) % 20'000 == 0) Progress("  " + std::to_string(i + 1) + " writes");
       }
-      Check(memory->RecordWrite({.file_path = "/proj" + std::to_string(i % 40) + "/src/" +
-                                              Word(static_cast<int>(i % 3000)) + ".py",
-                                 .new_code = code, .session_id = "bench", .tool = "Write"}),
-            "record write");
-      if ((i + 1) % 20'000 == 0) Progress("  " + std::to_string(i + 1) + " writes");
+      double s = static_cast<double>(NowNs() - t) / 1e9;
+      Emit({{"measure", "code_writes"},
+            {"writes", code_writes},
+            {"seconds", s},
+            {"writes_per_s", static_cast<double>(code_writes) / s}});
     }
-    double s = static_cast<double>(NowNs() - t) / 1e9;
-    Emit({{"measure", "code_writes"}, {"writes", code_writes}, {"seconds", s},
-          {"writes_per_s", static_cast<double>(code_writes) / s}});
 
     Progress("PreToolUse hook, in process");
     std::vector<int64_t> ns;
     for (int i = 0; i < queries; ++i) {
-      std::string event = HookEvent(i);
+      std::string event = HookEvent(event_base + i);
       int64_t t0 = NowNs();
       memory::HookAnswer a =
           memory::HandleClaudeCodeHook(event, memory.get(), memory::SeenKeyMode::kContent);
@@ -395,7 +443,7 @@ int main(int argc, char** argv) {
   {
     std::vector<int64_t> ns;
     for (int i = 0; i < queries; ++i) {
-      ns.push_back(RunHookProcess(store_dir.string(), HookEvent(1000 + i), dir));
+      ns.push_back(RunHookProcess(store_dir.string(), HookEvent(event_base + 1000 + i), dir));
     }
     json j = {{"measure", "hook_pretooluse_process"}, {"code_writes", code_writes}};
     j.update(Latency(ns));
