@@ -58,6 +58,30 @@ Store* CliContext::OpenStore(bool create_if_missing) {
   return store_.get();
 }
 
+SearchIndex* CliContext::OpenSearchIndex() {
+  if (search_index_) return search_index_.get();
+  if (!OpenStore(/*create_if_missing=*/false)) return nullptr;  // with the hint to init
+  auto index = SearchIndex::Open(StorePath());
+  if (!index) {
+    Fail(index.error());
+    return nullptr;
+  }
+  search_index_ = std::move(*index);
+  return search_index_.get();
+}
+
+CodeMemory* CliContext::OpenCodeMemory() {
+  if (code_memory_) return code_memory_.get();
+  if (!OpenStore(/*create_if_missing=*/false)) return nullptr;
+  auto memory = CodeMemory::Open(StorePath());
+  if (!memory) {
+    Fail(memory.error());
+    return nullptr;
+  }
+  code_memory_ = std::move(*memory);
+  return code_memory_.get();
+}
+
 void CliContext::Fail(const Status& status) {
   exit_code_ = ExitCodeFor(status.code());
   PrintError(StatusCodeName(status.code()), status.message(), options.json);

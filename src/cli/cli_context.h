@@ -18,6 +18,8 @@
 #include <string>
 
 #include "cli/output.h"
+#include "sessiondb/memory.h"
+#include "sessiondb/search.h"
 #include "sessiondb/store.h"
 
 namespace sessiondb::cli {
@@ -48,6 +50,11 @@ class CliContext {
   // exit code and returns nullptr.
   Store* OpenStore(bool create_if_missing);
 
+  // The search index and the code memory of the (existing, embedded) store,
+  // opened once like the store; nullptr after printing the error.
+  SearchIndex* OpenSearchIndex();
+  CodeMemory* OpenCodeMemory();
+
   // The StoreOptions the global flags ask for. The namespace is --namespace,
   // else $SESSIONDB_NAMESPACE (PostgreSQL stores; empty: the URI's or "default").
   StoreOptions MakeStoreOptions(bool create_if_missing) const;
@@ -64,6 +71,8 @@ class CliContext {
 
  private:
   std::unique_ptr<Store> store_;
+  std::unique_ptr<SearchIndex> search_index_;
+  std::unique_ptr<CodeMemory> code_memory_;
   int exit_code_ = kExitOk;
 };
 

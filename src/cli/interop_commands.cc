@@ -66,10 +66,10 @@ void AddImport(CLI::App& app, CliContext& ctx) {
     // Code writes in what came in (Claude Code, Codex) join the code memory.
     std::optional<HistoryScan> learned;
     if (ctx.StorePath().find("://") == std::string::npos) {
-      auto memory = CodeMemory::Open(ctx.StorePath());
-      if (!memory) return ctx.Fail(memory.error());
+      CodeMemory* memory = ctx.OpenCodeMemory();
+      if (!memory) return;
       Progress progress(isatty(STDERR_FILENO) != 0, "code writes in the history");
-      auto scan = (*memory)->LearnFromHistory(std::ref(progress));
+      auto scan = memory->LearnFromHistory(std::ref(progress));
       if (!scan) return ctx.Fail(scan.error());
       learned = *scan;
     }

@@ -19,16 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::unique_ptr<CodeMemory> OpenMemoryOrFail(CliContext& ctx) {
-  if (!ctx.OpenStore(/*create_if_missing=*/false)) return nullptr;
-  auto memory = CodeMemory::Open(ctx.StorePath());
-  if (!memory) {
-    ctx.Fail(memory.error());
-    return nullptr;
-  }
-  return std::move(*memory);
-}
-
 void AddRecall(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string path, code_file;
@@ -52,7 +42,7 @@ void AddRecall(CLI::App& app, CliContext& ctx) {
     } else {
       code.assign(std::istreambuf_iterator<char>(std::cin), {});
     }
-    std::unique_ptr<CodeMemory> memory = OpenMemoryOrFail(ctx);
+    CodeMemory* memory = ctx.OpenCodeMemory();
     if (!memory) return;
     auto recalled = memory->Recall(args->path, code, args->limit);
     if (!recalled) return ctx.Fail(recalled.error());
@@ -89,7 +79,7 @@ void AddChurn(CLI::App& app, CliContext& ctx) {
       "\nTiers by edits in 30 days: gold 0-2, silver 3-10, bronze 11-20, red over 20\n"
       "or 5 and more in 24 hours. Edits are the code writes in the memory.");
   cmd->callback([&ctx, args] {
-    std::unique_ptr<CodeMemory> memory = OpenMemoryOrFail(ctx);
+    CodeMemory* memory = ctx.OpenCodeMemory();
     if (!memory) return;
     auto hot = memory->Hotspots(
         {.path_prefix = args->path, .functions = args->functions, .limit = args->limit});

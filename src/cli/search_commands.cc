@@ -78,26 +78,6 @@ Json HitJson(const SearchHit& h) {
   return j;
 }
 
-std::unique_ptr<SearchIndex> OpenIndex(CliContext& ctx) {
-  if (!ctx.OpenStore(/*create_if_missing=*/false)) return nullptr;  // the hint to init
-  auto index = SearchIndex::Open(ctx.StorePath());
-  if (!index) {
-    ctx.Fail(index.error());
-    return nullptr;
-  }
-  return std::move(*index);
-}
-
-std::unique_ptr<CodeMemory> OpenMemory(CliContext& ctx) {
-  if (!ctx.OpenStore(/*create_if_missing=*/false)) return nullptr;
-  auto memory = CodeMemory::Open(ctx.StorePath());
-  if (!memory) {
-    ctx.Fail(memory.error());
-    return nullptr;
-  }
-  return std::move(*memory);
-}
-
 void AddSearch(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string query, mode = "hybrid", session, role, since, until, project, archived = "include",
@@ -159,7 +139,7 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
     else if (args->kind != "all") {
       return ctx.Fail(Status::InvalidArgument("--kind is all, messages or code"));
     }
-    std::unique_ptr<SearchIndex> index = OpenIndex(ctx);
+    SearchIndex* index = ctx.OpenSearchIndex();
     if (!index) return;
     if (request.mode != SearchMode::kKeyword) {
       Progress progress(isatty(STDERR_FILENO) != 0, "embedding");
@@ -232,9 +212,9 @@ void AddReindex(CLI::App& app, CliContext& ctx) {
       "here (and a few thousand at a time by `search`). Past 50,000 vectors an\n"
       "approximate (HNSW) index is built and saved under the store's index/ folder.");
   cmd->callback([&ctx, args] {
-    std::unique_ptr<SearchIndex> index = OpenIndex(ctx);
+    SearchIndex* index = ctx.OpenSearchIndex();
     if (!index) return;
-    std::unique_ptr<CodeMemory> memory = OpenMemory(ctx);
+    CodeMemory* memory = ctx.OpenCodeMemory();
     if (!memory) return;
     const bool tty = isatty(STDERR_FILENO) != 0;
     Json report = Json::object();

@@ -14,12 +14,11 @@
 #include <vector>
 
 #include "search/embedder.h"
+#include "search/fnv.h"
 
 namespace sessiondb::search {
 namespace {
 
-constexpr uint64_t kFnvOffset = 14695981039346656037ull;
-constexpr uint64_t kFnvPrime = 1099511628211ull;
 
 // Weights per feature kind: whole words say most; bigrams add word order;
 // trigrams match inflections ("parse"/"parsing") at a lower weight, since
@@ -41,14 +40,6 @@ bool IsStopWord(std::string_view word) {
   return std::binary_search(kStopWords.begin(), kStopWords.end(), word);
 }
 
-uint64_t Fnv1a64(std::string_view bytes) {
-  uint64_t h = kFnvOffset;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= kFnvPrime;
-  }
-  return h;
-}
 
 // FNV-1a's low bits mix poorly for short keys; a splitmix64 finaliser spreads
 // every input bit over the bucket and sign bits.

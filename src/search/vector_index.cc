@@ -1,4 +1,5 @@
 #include "search/vector_index.h"
+#include "search/fnv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,8 +32,6 @@ using hnswlib::tableint;
 
 constexpr char kMagic[8] = {'S', 'D', 'B', 'H', 'N', 'S', 'W', '1'};
 constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 + 8 + 8;
-constexpr uint64_t kFnvOffset = 14695981039346656037ull;
-constexpr uint64_t kFnvPrime = 1099511628211ull;
 
 // Keeps the best-first order total: higher score, then lower id.
 bool Better(const VectorHit& a, const VectorHit& b) {
@@ -77,14 +76,6 @@ class TopK {
   std::vector<VectorHit> heap_;
 };
 
-uint64_t Fnv1a64(std::string_view bytes) {
-  uint64_t h = kFnvOffset;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= kFnvPrime;
-  }
-  return h;
-}
 
 template <typename T>
 void Put(std::string& out, const T& value) {
