@@ -44,7 +44,7 @@ Result<EmbedReport> EmbedPendingDocuments(sqlite::Database* db, Embedder* embedd
     {
       ASSIGN_OR_RETURN(
           sqlite::Statement s,
-          db->Prepare("SELECT d.doc_id, c.content FROM search_docs d"
+          db->Prepare("SELECT d.doc_id, c.content || c.code FROM search_docs d"
                       " JOIN search_content c ON c.doc_id = d.doc_id"
                       " WHERE d.doc_id > ?1 AND NOT EXISTS (SELECT 1 FROM embeddings m"
                       "  WHERE m.doc_id = d.doc_id AND m.model = ?2)"

@@ -93,6 +93,13 @@ Result<KeywordRanking> RankKeyword(sqlite::Database* db, std::string_view match,
                                    const SearchFilter& filter, int64_t max_candidates) {
   KeywordRanking ranking;
   if (match.empty()) return ranking;
+  if (!filter.events && !filter.code_writes) return ranking;
+  // One kind only: hold the expression to its column, so FTS5 never walks
+  // the other kind's matches.
+  std::string held;
+  if (!filter.events) held = "code : (" + std::string(match) + ")";
+  if (!filter.code_writes) held = "content : (" + std::string(match) + ")";
+  if (!held.empty()) match = held;
   // The full-text table drives the join (CROSS JOIN fixes the order) and is
   // read newest first; the LIMIT bounds the work for a very common term.
   ASSIGN_OR_RETURN(Statement s,
@@ -140,7 +147,7 @@ Result<FilteredDocs> DocsPassingFilter(sqlite::Database* db, const SearchFilter&
 
 Result<Snippet> MatchSnippet(sqlite::Database* db, std::string_view match, int64_t doc_id) {
   ASSIGN_OR_RETURN(Statement s,
-                   db->Prepare("SELECT snippet(search_fts, 0, char(2), char(3), '…', 24)"
+                   db->Prepare("SELECT snippet(search_fts, -1, char(2), char(3), '…', 24)"
                                " FROM search_fts WHERE search_fts MATCH ?1 AND rowid = ?2"));
   s.Bind(1, match).Bind(2, doc_id);
   ASSIGN_OR_RETURN(bool row, s.Step());
@@ -151,7 +158,7 @@ Result<Snippet> MatchSnippet(sqlite::Database* db, std::string_view match, int64
 Result<Snippet> LeadSnippet(sqlite::Database* db, int64_t doc_id,
                             const std::vector<std::string>& terms, size_t max_bytes) {
   ASSIGN_OR_RETURN(Statement s,
-                   db->Prepare("SELECT content FROM search_content WHERE doc_id = ?1"));
+                   db->Prepare("SELECT content || code FROM search_content WHERE doc_id = ?1"));
   s.Bind(1, doc_id);
   ASSIGN_OR_RETURN(bool row, s.Step());
   Snippet out;

@@ -156,16 +156,19 @@ CREATE TABLE search_docs (
 CREATE UNIQUE INDEX search_docs_by_event ON search_docs (session_id, seq) WHERE code_id IS NULL;
 CREATE UNIQUE INDEX search_docs_by_code ON search_docs (code_id) WHERE code_id IS NOT NULL;
 
-CREATE VIEW search_content (doc_id, content) AS
-SELECT d.doc_id, CASE WHEN d.code_id IS NULL THEN )sql" SEARCH_TEXT("e") R"sql(
-                      ELSE )sql" CODE_TEXT("c") R"sql( END
+CREATE VIEW search_content (doc_id, content, code) AS
+SELECT d.doc_id,
+       CASE WHEN d.code_id IS NULL THEN )sql" SEARCH_TEXT("e") R"sql( ELSE '' END,
+       CASE WHEN d.code_id IS NULL THEN '' ELSE )sql" CODE_TEXT("c") R"sql( END
 FROM search_docs d
 LEFT JOIN events e ON d.code_id IS NULL AND e.session_id = d.session_id AND e.seq = d.seq
 LEFT JOIN code_writes c ON c.id = d.code_id;
 
--- '_' is part of a word, so snake_case identifiers are one term.
+-- Two columns, so a query can be held to the code memory ("code : (...)")
+-- without walking every message that matches. '_' is part of a word, so
+-- snake_case identifiers are one term.
 CREATE VIRTUAL TABLE search_fts USING fts5(
-  content, content = 'search_content', content_rowid = 'doc_id',
+  content, code, content = 'search_content', content_rowid = 'doc_id',
   tokenize = "unicode61 remove_diacritics 2 tokenchars '_'");
 
 -- Vectors of the documents, per embedding model; filled outside appends.
@@ -177,31 +180,33 @@ CREATE TABLE embeddings (
 
 CREATE TRIGGER search_event_added AFTER INSERT ON events BEGIN
   INSERT INTO search_docs (session_id, seq) VALUES (NEW.session_id, NEW.seq);
-  INSERT INTO search_fts (rowid, content) VALUES (last_insert_rowid(), )sql" SEARCH_TEXT("NEW") R"sql();
+  INSERT INTO search_fts (rowid, content, code)
+    VALUES (last_insert_rowid(), )sql" SEARCH_TEXT("NEW") R"sql(, '');
 END;
 CREATE TRIGGER search_event_removed AFTER DELETE ON events BEGIN
-  INSERT INTO search_fts (search_fts, rowid, content)
-    SELECT 'delete', doc_id, )sql" SEARCH_TEXT("OLD") R"sql( FROM search_docs
+  INSERT INTO search_fts (search_fts, rowid, content, code)
+    SELECT 'delete', doc_id, )sql" SEARCH_TEXT("OLD") R"sql(, '' FROM search_docs
     WHERE session_id = OLD.session_id AND seq = OLD.seq AND code_id IS NULL;
   DELETE FROM search_docs WHERE session_id = OLD.session_id AND seq = OLD.seq AND code_id IS NULL;
 END;
 CREATE TRIGGER search_event_changed AFTER UPDATE OF text, body ON events BEGIN
-  INSERT INTO search_fts (search_fts, rowid, content)
-    SELECT 'delete', doc_id, )sql" SEARCH_TEXT("OLD") R"sql( FROM search_docs
+  INSERT INTO search_fts (search_fts, rowid, content, code)
+    SELECT 'delete', doc_id, )sql" SEARCH_TEXT("OLD") R"sql(, '' FROM search_docs
     WHERE session_id = OLD.session_id AND seq = OLD.seq AND code_id IS NULL;
-  INSERT INTO search_fts (rowid, content)
-    SELECT doc_id, )sql" SEARCH_TEXT("NEW") R"sql( FROM search_docs
+  INSERT INTO search_fts (rowid, content, code)
+    SELECT doc_id, )sql" SEARCH_TEXT("NEW") R"sql(, '' FROM search_docs
     WHERE session_id = NEW.session_id AND seq = NEW.seq AND code_id IS NULL;
   DELETE FROM embeddings WHERE doc_id IN (SELECT doc_id FROM search_docs
     WHERE session_id = NEW.session_id AND seq = NEW.seq AND code_id IS NULL);
 END;
 CREATE TRIGGER search_code_added AFTER INSERT ON code_writes BEGIN
   INSERT INTO search_docs (session_id, seq, code_id) VALUES (NEW.session_id, 0, NEW.id);
-  INSERT INTO search_fts (rowid, content) VALUES (last_insert_rowid(), )sql" CODE_TEXT("NEW") R"sql();
+  INSERT INTO search_fts (rowid, content, code)
+    VALUES (last_insert_rowid(), '', )sql" CODE_TEXT("NEW") R"sql();
 END;
 CREATE TRIGGER search_code_removed AFTER DELETE ON code_writes BEGIN
-  INSERT INTO search_fts (search_fts, rowid, content)
-    SELECT 'delete', doc_id, )sql" CODE_TEXT("OLD") R"sql( FROM search_docs WHERE code_id = OLD.id;
+  INSERT INTO search_fts (search_fts, rowid, content, code)
+    SELECT 'delete', doc_id, '', )sql" CODE_TEXT("OLD") R"sql( FROM search_docs WHERE code_id = OLD.id;
   DELETE FROM search_docs WHERE code_id = OLD.id;
   DELETE FROM code_edits WHERE code_id = OLD.id;
 END;
