@@ -92,7 +92,8 @@ struct SearchResults {
   bool bounded = false;
   // The full-text expression the query became (after escaping).
   std::string match_expression;
-  // Documents not embedded yet (vector and hybrid modes see only the others).
+  // Documents written after the newest embedded one: not embedded yet
+  // (vector and hybrid modes see only the others).
   int64_t pending_embeddings = 0;
   std::string note;  // why nothing could match, when the query had no term
 };
@@ -148,7 +149,7 @@ class SearchIndex {
   // batches, each committed on its own; at most `max_documents` (-1: all).
   virtual Result<EmbedReport> Embed(int64_t max_documents = -1,
                                     const ProgressFn& progress = {}) = 0;
-  // Documents without a vector for the current model.
+  // Documents written after the newest one with a vector of the current model.
   virtual Result<int64_t> PendingEmbeddings() = 0;
   // Vectors of the current model (documents with text that were embedded).
   virtual Result<int64_t> VectorCount() = 0;

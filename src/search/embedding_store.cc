@@ -23,8 +23,8 @@ std::string Clip(std::string_view text) {
 
 Result<int64_t> CountPendingEmbeddings(sqlite::Database* db, const std::string& model) {
   ASSIGN_OR_RETURN(sqlite::Statement s,
-                   db->Prepare("SELECT (SELECT count(*) FROM search_docs) -"
-                               " (SELECT count(*) FROM embeddings WHERE model = ?1)"));
+                   db->Prepare("SELECT count(*) FROM search_docs WHERE doc_id > coalesce("
+                               "(SELECT max(doc_id) FROM embeddings WHERE model = ?1), 0)"));
   s.Bind(1, std::string_view(model));
   ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? std::max<int64_t>(0, s.ColumnInt(0)) : 0;

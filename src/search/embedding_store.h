@@ -13,8 +13,9 @@
 
 namespace sessiondb::search {
 
-// Documents without a vector of `model` (an estimate when several models'
-// vectors are stored at once).
+// Documents written after the newest one with a vector of `model`: those
+// Embed has not reached yet (it goes oldest first). A cheap count, read by
+// every vector search.
 Result<int64_t> CountPendingEmbeddings(sqlite::Database* db, const std::string& model);
 
 // Embeds pending documents in batches (one transaction each), oldest first,

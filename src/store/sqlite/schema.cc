@@ -177,6 +177,7 @@ CREATE TABLE embeddings (
   model  TEXT NOT NULL,
   vector BLOB NOT NULL              -- empty: nothing to embed (empty text)
 );
+CREATE INDEX embeddings_by_model ON embeddings (model, doc_id);
 
 CREATE TRIGGER search_event_added AFTER INSERT ON events BEGIN
   INSERT INTO search_docs (session_id, seq) VALUES (NEW.session_id, NEW.seq);
