@@ -117,11 +117,12 @@ struct SearchOptions {
   // vector search returns its k nearest however far they are.
   double min_vector_score = 0.2;
   // Past this many vectors, a saved HNSW index (built by BuildVectorIndex)
-  // answers vector queries instead of an exact scan.
-  int64_t approximate_threshold = 50'000;
+  // answers vector queries instead of an exact scan (which costs ~0.13 ms per
+  // 1,000 vectors; docs/benchmarks.md has the recall the HNSW index gives).
+  int64_t approximate_threshold = 250'000;
   // How wide the HNSW search looks (hnswlib's ef): wider finds more of the
   // true nearest neighbours and costs more (docs/benchmarks.md).
-  int hnsw_ef = 256;
+  int hnsw_ef = 1024;
   int busy_timeout_ms = 60'000;
 };
 

@@ -209,7 +209,7 @@ void AddReindex(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--hnsw", args->hnsw, "Build the approximate index whatever the store's size");
   cmd->footer(
       "\nThe full-text index is kept up to date by every write; embeddings are computed\n"
-      "here (and a few thousand at a time by `search`). Past 50,000 vectors an\n"
+      "here (and a few thousand at a time by `search`). Past 250,000 vectors an\n"
       "approximate (HNSW) index is built and saved under the store's index/ folder.");
   cmd->callback([&ctx, args] {
     SearchIndex* index = ctx.OpenSearchIndex();
