@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "blob/sha256.h"
+#include "core/file_io.h"
 
 namespace sessiondb::blob {
 namespace {
@@ -20,11 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int64_t kStaleTempMs = int64_t{60} * 60 * 1000;
-
-// An I/O error naming the path and errno; call before anything can change errno.
-Status IoError(const std::string& what, const std::string& path) {
-  return Status::Io(what + " " + path + ": " + std::strerror(errno));
-}
 
 Status NotADigest(std::string_view sha256) {
   return Status::InvalidArgument("blob name '" + std::string(sha256.substr(0, 80)) +
@@ -41,48 +37,10 @@ int64_t MtimeMs(const struct stat& st) {
 
 int HexDigit(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
 
-// Closes a file descriptor on scope exit unless released.
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  ~FdCloser() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-
- private:
-  int fd_;
-};
-
 struct DirCloser {
   void operator()(DIR* dir) const { ::closedir(dir); }
 };
 using DirPtr = std::unique_ptr<DIR, DirCloser>;
-
-Status FsyncDirectory(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot open directory", path);
-  FdCloser closer(fd);
-  while (::fsync(fd) != 0) {
-    if (errno != EINTR) return IoError("cannot fsync directory", path);
-  }
-  return Status::Ok();
-}
-
-// Writes all of `bytes`, continuing after short writes and EINTR.
-Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return IoError("cannot write", path);
-    }
-    if (n == 0) return Status::Io("cannot write " + path + ": the write made no progress");
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
 
 Result<std::string> ReadAll(const std::string& path, std::string_view sha256) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -1,5 +1,4 @@
 #include "search/vector_index.h"
-#include "search/fnv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +20,9 @@
 
 // After the standard headers: hnswlib's headers rely on them.
 #include <hnswlib/hnswlib.h>
+
+#include "core/file_io.h"
+#include "search/fnv.h"
 
 namespace sessiondb::search {
 namespace {
@@ -106,37 +108,6 @@ class Reader {
   std::string_view bytes_;
   size_t pos_ = 0;
 };
-
-Status IoError(const std::string& what, const std::string& path) {
-  return Status::Io(what + " " + path + ": " + std::strerror(errno));
-}
-
-Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return IoError("cannot write", path);
-    }
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
-
-Status FsyncDirectoryOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot open directory", dir);
-  Status s;
-  while (::fsync(fd) != 0) {
-    if (errno == EINTR) continue;
-    s = IoError("cannot fsync directory", dir);
-    break;
-  }
-  ::close(fd);
-  return s;
-}
 
 Result<std::string> ReadFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -391,20 +362,7 @@ Status HnswIndex::Save(const std::string& path) const {
   Put(file, Fnv1a64(payload));
   file += payload;
 
-  const std::string temp = path + ".tmp";
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot create", temp);
-  Status s = WriteAll(fd, file, temp);
-  while (s.ok() && ::fsync(fd) != 0) {
-    if (errno != EINTR) s = IoError("cannot fsync", temp);
-  }
-  if (::close(fd) != 0 && s.ok() && errno != EINTR) s = IoError("cannot close", temp);
-  if (s.ok() && ::rename(temp.c_str(), path.c_str()) != 0) s = IoError("cannot rename into place", path);
-  if (!s.ok()) {
-    ::unlink(temp.c_str());
-    return s;
-  }
-  return FsyncDirectoryOf(path);
+  return ReplaceFileDurably(path, file);
 }
 
 Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path, int dims) {
