@@ -1,7 +1,6 @@
 // Verbs of search and the code memory: search, reindex, recall, churn.
 #include <unistd.h>
 
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -9,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "interop/import_sink.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 
@@ -19,17 +19,14 @@ namespace {
 // a fresh store works at once and a huge backlog is left to `reindex`.
 constexpr int64_t kCatchUpEmbeddings = 5000;
 
-// --since/--until: milliseconds since the epoch, or YYYY-MM-DD[THH:MM[:SS]] in UTC.
+// --since/--until: milliseconds since the epoch, or an ISO-8601 date or time
+// (UTC unless it carries an offset), read as the importers read timestamps.
 Result<int64_t> ParseTimeArg(const std::string& text, const char* flag) {
   if (text.empty()) return int64_t{0};
-  if (text.find_first_not_of("0123456789") == std::string::npos) return std::stoll(text);
-  std::tm tm{};
-  const char* formats[] = {"%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d"};
-  for (const char* f : formats) {
-    tm = {};
-    const char* end = strptime(text.c_str(), f, &tm);
-    if (end != nullptr && *end == '\0') return static_cast<int64_t>(timegm(&tm)) * 1000;
+  if (text.size() <= 15 && text.find_first_not_of("0123456789") == std::string::npos) {
+    return std::stoll(text);
   }
+  if (std::optional<int64_t> ms = interop::ParseIsoTime(text)) return *ms;
   return Err(Status::InvalidArgument(std::string(flag) + " takes a date (2026-11-20, " +
                                      "2026-11-20T14:30) or milliseconds since 1970, not '" + text +
                                      "'"));
