@@ -9,7 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "cli/json_output.h"
+#include "api/json_forms.h"
 #include "core/text_rules.h"
 #include "sessiondb/projection.h"
 

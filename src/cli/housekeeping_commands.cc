@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/json_output.h"
+#include "api/json_forms.h"
 #include "core/text_rules.h"
 #include "store/store_copy.h"
 

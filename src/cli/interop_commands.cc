@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "api/json_forms.h"
 #include "cli/commands.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/memory.h"
@@ -22,19 +23,6 @@ std::string Joined(const std::vector<std::string_view>& names) {
     out += n;
   }
   return out;
-}
-
-Json ToJson(const ImportReport& r) {
-  Json skipped = Json::array();
-  for (const SkippedRecord& s : r.skipped) skipped.push_back({{"where", s.where}, {"reason", s.reason}});
-  return {{"format", r.format},
-          {"sessions_added", r.sessions_added},
-          {"sessions_extended", r.sessions_extended},
-          {"sessions_unchanged", r.sessions_unchanged},
-          {"messages_added", r.messages_added},
-          {"images_added", r.images_added},
-          {"records_skipped", r.records_skipped},
-          {"skipped", std::move(skipped)}};
 }
 
 void AddImport(CLI::App& app, CliContext& ctx) {

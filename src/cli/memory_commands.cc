@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "api/json_forms.h"
 #include "cli/commands.h"
 #include "memory/claude_hook.h"
 #include "sessiondb/memory.h"
@@ -49,9 +50,7 @@ void AddRecall(CLI::App& app, CliContext& ctx) {
     if (ctx.options.json) {
       Json out = Json::array();
       for (const RecalledCode& r : *recalled) {
-        out.push_back({{"file_path", r.file_path}, {"preview", r.preview},
-                       {"session_id", r.session_id}, {"project", r.project},
-                       {"time_ms", r.time_ms}, {"code_id", r.code_id}, {"score", r.score}});
+        out.push_back(ToJson(r));
       }
       return ctx.PrintJson(out);
     }
@@ -87,9 +86,7 @@ void AddChurn(CLI::App& app, CliContext& ctx) {
     if (ctx.options.json) {
       Json out = Json::array();
       for (const ChurnEntry& e : *hot) {
-        out.push_back({{"file_path", e.file_path}, {"function", e.function},
-                       {"edits_24h", e.edits_24h}, {"edits_30d", e.edits_30d},
-                       {"tier", e.tier}});
+        out.push_back(ToJson(e));
       }
       return ctx.PrintJson(out);
     }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/json_output.h"
+#include "api/json_forms.h"
 #include "core/text_rules.h"
 
 namespace sessiondb::cli {

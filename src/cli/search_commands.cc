@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "api/json_forms.h"
 #include "cli/commands.h"
 #include "interop/import_sink.h"
 #include "sessiondb/memory.h"
@@ -52,27 +53,6 @@ std::string Marked(const SearchHit& hit, bool tty) {
     at = e;
   }
   return out + hit.snippet.substr(at);
-}
-
-Json HitJson(const SearchHit& h) {
-  Json highlights = Json::array();
-  for (const auto& [b, e] : h.highlights) highlights.push_back({b, e});
-  Json j = {{"kind", HitKindName(h.kind)}, {"session_id", h.session_id},
-            {"session_title", h.session_title}, {"seq", h.seq}, {"event_id", h.event_id}};
-  j["role"] = h.role ? Json(RoleName(*h.role)) : Json(nullptr);
-  j["time_ms"] = h.time_ms;
-  if (h.kind == HitKind::kCodeWrite) {
-    j["file_path"] = h.file_path;
-    j["code_id"] = h.code_id;
-  }
-  j["snippet"] = h.snippet;
-  j["highlights"] = std::move(highlights);
-  j["score"] = h.score;
-  j["keyword_rank"] = h.keyword_rank;
-  j["keyword_score"] = h.keyword_score;
-  j["vector_rank"] = h.vector_rank;
-  j["vector_score"] = h.vector_score;
-  return j;
 }
 
 void AddSearch(CLI::App& app, CliContext& ctx) {
@@ -146,16 +126,9 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
     auto results = index->Search(request);
     if (!results) return ctx.Fail(results.error());
     if (ctx.options.json) {
-      Json hits = Json::array();
-      for (const SearchHit& h : results->hits) hits.push_back(HitJson(h));
-      return ctx.PrintJson({{"query", args->query},
-                            {"mode", args->mode},
-                            {"match_expression", results->match_expression},
-                            {"keyword_matches", results->keyword_matches},
-                            {"bounded", results->bounded},
-                            {"pending_embeddings", results->pending_embeddings},
-                            {"note", results->note},
-                            {"hits", std::move(hits)}});
+      Json out = {{"query", args->query}, {"mode", args->mode}};
+      out.update(ToJson(*results));
+      return ctx.PrintJson(out);
     }
     const bool tty = isatty(STDOUT_FILENO) != 0;
     if (!results->note.empty()) std::cout << results->note << "\n";

@@ -1,4 +1,6 @@
-// The JSON forms `sessiondb --json` prints for the library's values. Field
+// The JSON forms of the library's values, one form everywhere: what
+// `sessiondb --json` prints, what the HTTP API (/v1) returns and what the MCP
+// tools answer. Field
 // names are the C++ field names of include/sessiondb/types.h, with one rule: a
 // field `x_json` that holds JSON text (metadata_json, edit_results_json,
 // arguments_json) appears as `x` holding that JSON value, so `jq .metadata.project`
@@ -8,15 +10,22 @@
 // "missing". docs/cli.md lists the shapes.
 //
 // Example:
-//   PrintJson(ToJson(*store->GetSession(id)));
+//   ctx.PrintJson(ToJson(*store->GetSession(id)));
 //
 // Thread-safety: pure functions.
 #pragma once
 
-#include "cli/output.h"
+#include <nlohmann/json.hpp>
+
+#include "sessiondb/interop.h"
+#include "sessiondb/memory.h"
+#include "sessiondb/search.h"
 #include "sessiondb/types.h"
 
-namespace sessiondb::cli {
+namespace sessiondb {
+
+// Ordered, so keys come out in the order of the C++ struct fields.
+using Json = nlohmann::ordered_json;
 
 Json ToJson(const Session& session);
 // {"sessions":[...],"next_cursor": "..." or null on the last page}
@@ -35,5 +44,14 @@ Json ToJson(const GcReport& report);
 // The report plus "clean".
 Json ToJson(const VerifyReport& report);
 Json ToJson(const StorageStats& stats);
+// A hit, with "highlights" as [begin, end] byte pairs of "snippet"; file_path
+// and code_id only for code writes.
+Json ToJson(const SearchHit& hit);
+// The results without the query: match_expression, keyword_matches, bounded,
+// pending_embeddings, note, hits.
+Json ToJson(const SearchResults& results);
+Json ToJson(const ImportReport& report);
+Json ToJson(const RecalledCode& code);
+Json ToJson(const ChurnEntry& entry);
 
-}  // namespace sessiondb::cli
+}  // namespace sessiondb

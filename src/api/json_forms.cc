@@ -1,4 +1,4 @@
-#include "cli/json_output.h"
+#include "api/json_forms.h"
 
 #include <array>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "core/message_codec.h"
 
-namespace sessiondb::cli {
+namespace sessiondb {
 
 namespace {
 
@@ -210,4 +210,60 @@ Json ToJson(const StorageStats& s) {
           {"total_bytes", s.total_bytes}};
 }
 
-}  // namespace sessiondb::cli
+Json ToJson(const SearchHit& h) {
+  Json highlights = Json::array();
+  for (const auto& [b, e] : h.highlights) highlights.push_back({b, e});
+  Json j = {{"kind", HitKindName(h.kind)}, {"session_id", h.session_id},
+            {"session_title", h.session_title}, {"seq", h.seq}, {"event_id", h.event_id}};
+  j["role"] = h.role ? Json(RoleName(*h.role)) : Json(nullptr);
+  j["time_ms"] = h.time_ms;
+  if (h.kind == HitKind::kCodeWrite) {
+    j["file_path"] = h.file_path;
+    j["code_id"] = h.code_id;
+  }
+  j["snippet"] = h.snippet;
+  j["highlights"] = std::move(highlights);
+  j["score"] = h.score;
+  j["keyword_rank"] = h.keyword_rank;
+  j["keyword_score"] = h.keyword_score;
+  j["vector_rank"] = h.vector_rank;
+  j["vector_score"] = h.vector_score;
+  return j;
+}
+
+Json ToJson(const SearchResults& r) {
+  Json hits = Json::array();
+  for (const SearchHit& h : r.hits) hits.push_back(ToJson(h));
+  return {{"match_expression", r.match_expression},
+          {"keyword_matches", r.keyword_matches},
+          {"bounded", r.bounded},
+          {"pending_embeddings", r.pending_embeddings},
+          {"note", r.note},
+          {"hits", std::move(hits)}};
+}
+
+Json ToJson(const ImportReport& r) {
+  Json skipped = Json::array();
+  for (const SkippedRecord& s : r.skipped) skipped.push_back({{"where", s.where}, {"reason", s.reason}});
+  return {{"format", r.format},
+          {"sessions_added", r.sessions_added},
+          {"sessions_extended", r.sessions_extended},
+          {"sessions_unchanged", r.sessions_unchanged},
+          {"messages_added", r.messages_added},
+          {"images_added", r.images_added},
+          {"records_skipped", r.records_skipped},
+          {"skipped", std::move(skipped)}};
+}
+
+Json ToJson(const RecalledCode& r) {
+  return {{"file_path", r.file_path}, {"preview", r.preview}, {"session_id", r.session_id},
+          {"project", r.project},     {"time_ms", r.time_ms}, {"code_id", r.code_id},
+          {"score", r.score}};
+}
+
+Json ToJson(const ChurnEntry& e) {
+  return {{"file_path", e.file_path}, {"function", e.function}, {"edits_24h", e.edits_24h},
+          {"edits_30d", e.edits_30d}, {"tier", e.tier}};
+}
+
+}  // namespace sessiondb
