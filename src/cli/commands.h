@@ -24,5 +24,7 @@ void AddHousekeepingCommands(CLI::App& app, CliContext& ctx);
 void AddSearchCommands(CLI::App& app, CliContext& ctx);
 // recall, churn, hook
 void AddMemoryCommands(CLI::App& app, CliContext& ctx);
+// serve
+void AddServeCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace sessiondb::cli

@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   AddHousekeepingCommands(app, ctx);
   AddSearchCommands(app, ctx);
   AddMemoryCommands(app, ctx);
+  AddServeCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

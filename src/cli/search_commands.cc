@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/json_forms.h"
+#include "api/search_args.h"
 #include "cli/commands.h"
 #include "interop/import_sink.h"
 #include "sessiondb/memory.h"
@@ -19,26 +20,6 @@ namespace {
 // Documents embedded before a vector or hybrid search at most, so a search on
 // a fresh store works at once and a huge backlog is left to `reindex`.
 constexpr int64_t kCatchUpEmbeddings = 5000;
-
-// --since/--until: milliseconds since the epoch, or an ISO-8601 date or time
-// (UTC unless it carries an offset), read as the importers read timestamps.
-Result<int64_t> ParseTimeArg(const std::string& text, const char* flag) {
-  if (text.empty()) return int64_t{0};
-  if (text.size() <= 15 && text.find_first_not_of("0123456789") == std::string::npos) {
-    return std::stoll(text);
-  }
-  if (std::optional<int64_t> ms = interop::ParseIsoTime(text)) return *ms;
-  return Err(Status::InvalidArgument(std::string(flag) + " takes a date (2026-11-20, " +
-                                     "2026-11-20T14:30) or milliseconds since 1970, not '" + text +
-                                     "'"));
-}
-
-Result<SearchMode> ParseMode(const std::string& mode) {
-  if (mode == "keyword") return SearchMode::kKeyword;
-  if (mode == "vector") return SearchMode::kVector;
-  if (mode == "hybrid") return SearchMode::kHybrid;
-  return Err(Status::InvalidArgument("--mode is keyword, vector or hybrid, not '" + mode + "'"));
-}
 
 // The snippet with its matches marked: bold on a terminal, **x** otherwise.
 std::string Marked(const SearchHit& hit, bool tty) {
@@ -89,7 +70,7 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
       "  sessiondb search retry --role assistant --since 2026-11-01 --json");
   cmd->callback([&ctx, args] {
     SearchRequest request{.query = args->query, .limit = args->limit, .offset = args->offset};
-    auto mode = ParseMode(args->mode);
+    auto mode = ParseSearchMode(args->mode, "--mode");
     if (!mode) return ctx.Fail(mode.error());
     request.mode = *mode;
     SearchFilter& f = request.filter;
@@ -99,23 +80,17 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
       if (!role) return ctx.Fail(role.error());
       f.role = *role;
     }
-    auto since = ParseTimeArg(args->since, "--since");
+    auto since = ParseSearchTime(args->since, "--since");
     if (!since) return ctx.Fail(since.error());
-    auto until = ParseTimeArg(args->until, "--until");
+    auto until = ParseSearchTime(args->until, "--until");
     if (!until) return ctx.Fail(until.error());
     f.since_ms = *since;
     f.until_ms = *until;
     f.project = args->project;
-    if (args->archived == "exclude") f.archived = ArchivedFilter::kExclude;
-    else if (args->archived == "only") f.archived = ArchivedFilter::kOnly;
-    else if (args->archived != "include") {
-      return ctx.Fail(Status::InvalidArgument("--archived is include, exclude or only"));
-    }
-    if (args->kind == "messages") f.code_writes = false;
-    else if (args->kind == "code") f.events = false;
-    else if (args->kind != "all") {
-      return ctx.Fail(Status::InvalidArgument("--kind is all, messages or code"));
-    }
+    auto archived = ParseArchivedFilter(args->archived, "--archived");
+    if (!archived) return ctx.Fail(archived.error());
+    f.archived = *archived;
+    if (Status s = ApplySearchKind(args->kind, "--kind", f); !s.ok()) return ctx.Fail(s);
     SearchIndex* index = ctx.OpenSearchIndex();
     if (!index) return;
     if (request.mode != SearchMode::kKeyword) {

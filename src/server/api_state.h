@@ -1,0 +1,40 @@
+// What every route of the HTTP API shares: the store, its path (for search
+// and imports), the operator's options, the live-event hub, the drafts being
+// streamed and the search service. Owned by HttpServer; routes hold a
+// reference.
+// Thread-safety: the members are safe to use from any thread (Store is).
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "server/event_hub.h"
+#include "server/http_router.h"
+#include "server/live_drafts.h"
+#include "server/search_service.h"
+#include "server/server_options.h"
+#include "sessiondb/store.h"
+
+namespace sessiondb::server {
+
+struct ApiState {
+  ApiState(Store& s, std::string path, ServerOptions o)
+      : store(s), store_path(path), options(std::move(o)), drafts(s, hub), search(path) {}
+
+  Store& store;
+  const std::string store_path;
+  const ServerOptions options;
+  EventHub hub;
+  LiveDrafts drafts;
+  SearchService search;
+  std::atomic<int> open_streams{0};  // live event streams now, at most options.max_streams
+};
+
+// Route groups, one file each.
+void AddSessionRoutes(Router& router, ApiState& api);   // sessions, active, messages, blobs
+void AddHarnessRoutes(Router& router, ApiState& api);   // fork, compactions, views, projection, usage, drafts
+void AddEventRoutes(Router& router, ApiState& api);     // the live event stream
+void AddSearchRoutes(Router& router, ApiState& api);    // search, code memory
+void AddInteropRoutes(Router& router, ApiState& api);   // import, export, health, stats
+
+}  // namespace sessiondb::server

@@ -1,0 +1,57 @@
+// How the HTTP API answers: JSON bodies, errors as {"error":{"code","message"}}
+// with the status each library error maps to, and the parsing of bodies and
+// query parameters with errors that say what was expected.
+//
+// Example (inside a route):
+//   auto body = ParseJsonBody(req, res);
+//   if (!body) return;  // 400 or 415 already answered
+//   auto limit = IntParam(req, "limit", 50, 1, 1000);
+//   if (!limit) return ReplyError(res, limit.error());
+//   ReplyJson(res, 200, ToJson(*page));
+//
+// Thread-safety: pure functions of their arguments.
+#pragma once
+
+#include <httplib.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/json_forms.h"
+#include "sessiondb/status.h"
+
+namespace sessiondb::server {
+
+// 400, 404, 409, 503, 500 for the library's codes (status.h lists them).
+int HttpStatusFor(StatusCode code);
+
+// Sends `body` as compact JSON (bytes that are not UTF-8 become U+FFFD).
+void ReplyJson(httplib::Response& res, int http_status, const Json& body);
+// Sends {"error":{"code","message"}} with the status `status` maps to.
+void ReplyError(httplib::Response& res, const Status& status);
+// The same for the errors the library has no code for (401, 403, 405, 413...).
+void ReplyError(httplib::Response& res, int http_status, std::string_view code,
+                std::string_view message);
+
+// The body as a JSON object. On failure answers 415 (a form or media body)
+// or 400 (does not parse, or not an object) and returns nullopt.
+std::optional<Json> ParseJsonBody(const httplib::Request& req, httplib::Response& res);
+
+// The query parameter `name`, or "" when absent.
+std::string Param(const httplib::Request& req, const char* name);
+// An integer parameter within [min, max]; `fallback` when absent;
+// kInvalidArgument naming the parameter and the range otherwise.
+Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t fallback,
+                         int64_t min, int64_t max);
+// "1", "true", "yes" are true; absent or "0", "false", "no" false; else an error.
+Result<bool> BoolParam(const httplib::Request& req, const char* name);
+
+// The string field `key` of `object`; "" when absent; kInvalidArgument when
+// it is not a string.
+Result<std::string> StringField(const Json& object, const char* key);
+// An integer field; `fallback` when absent.
+Result<int64_t> IntField(const Json& object, const char* key, int64_t fallback);
+
+}  // namespace sessiondb::server

@@ -1,0 +1,54 @@
+// Drafts streamed over HTTP: each open draft has a DraftWriter (which saves
+// to the store at most every 2 s, and on finish), plus the text so far, which
+// every delta publishes to the session's live streams as a `draft` event.
+// A draft opened by another process is not live here: deltas to it are
+// refused (404), finishing or discarding it goes straight to the store.
+//
+// Thread-safety: every method may be called from any thread; deltas to one
+// draft from several threads are applied one at a time.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "server/event_hub.h"
+#include "sessiondb/draft_writer.h"
+#include "sessiondb/store.h"
+
+namespace sessiondb::server {
+
+class LiveDrafts {
+ public:
+  LiveDrafts(Store& store, EventHub& hub) : store_(store), hub_(hub) {}
+  ~LiveDrafts() { CloseAll(); }
+
+  Result<Draft> Open(std::string_view session_id, Role role, std::string_view model);
+  // Appends to the draft's text and reasoning and tells its watchers.
+  Status Delta(std::string_view draft_id, std::string_view text, std::string_view reasoning);
+  // Appends the final message (its parts default to the streamed text) and
+  // wakes the session's streams.
+  Result<AppendResult> Finish(std::string_view draft_id, const Message& message);
+  Status Discard(std::string_view draft_id);
+  // Saves every open draft and stops their writers; they stay unfinished.
+  void CloseAll();
+
+ private:
+  struct Live {
+    std::mutex mu;  // one delta at a time; guards the fields below
+    std::unique_ptr<DraftWriter> writer;
+    Draft state;  // text and reasoning so far
+  };
+  std::shared_ptr<Live> Find(std::string_view draft_id);
+  std::shared_ptr<Live> Take(std::string_view draft_id);
+  void Publish(const Draft& state, bool done);
+
+  Store& store_;
+  EventHub& hub_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Live>, std::less<>> live_;  // guarded by mu_
+};
+
+}  // namespace sessiondb::server

@@ -1,0 +1,56 @@
+#include "server/path_guard.h"
+
+#include <stdlib.h>
+
+namespace sessiondb::server {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// True when `inner` is `outer` or below it, comparing whole components (so
+// /data/allowed-not is not inside /data/allowed).
+bool IsInside(const fs::path& inner, const fs::path& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+    if (o->empty()) continue;  // a trailing separator
+    if (i == inner.end() || *i != *o) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::expected<fs::path, std::string> ResolveAllowedPath(const std::string& path,
+                                                        const std::vector<std::string>& allowed,
+                                                        bool must_exist) {
+  if (allowed.empty()) {
+    return std::unexpected(
+        "this server accepts no file paths; the operator can allow folders with "
+        "`sessiondb serve --allow-dir DIR` (or upload the file as the request body)");
+  }
+  if (path.empty()) return std::unexpected("give a path");
+  std::error_code ec;
+  const fs::path given(path);
+  if (!given.is_absolute()) return std::unexpected("the path must be absolute: " + path);
+  fs::path resolved = must_exist ? fs::canonical(given, ec) : fs::weakly_canonical(given, ec);
+  if (ec) return std::unexpected("cannot resolve " + path + ": " + ec.message());
+  for (const std::string& dir : allowed) {
+    fs::path root = fs::canonical(dir, ec);
+    if (ec) continue;  // an allowed folder that went away allows nothing
+    if (IsInside(resolved, root)) return resolved;
+  }
+  return std::unexpected(path + " is outside the folders this server may use");
+}
+
+TempFolder::TempFolder() {
+  std::string pattern = (fs::temp_directory_path() / "sessiondb-http-XXXXXX").string();
+  if (mkdtemp(pattern.data())) path_ = pattern;
+}
+
+TempFolder::~TempFolder() {
+  std::error_code ec;
+  if (!path_.empty()) fs::remove_all(path_, ec);
+}
+
+}  // namespace sessiondb::server

@@ -1,0 +1,123 @@
+// GET /v1/sessions/{id}/events: the session's log from a seq on, then live,
+// as Server-Sent Events (or one JSON page without Accept: text/event-stream).
+//
+// The log is the only source: a stream remembers the last seq it sent and
+// reads what follows whenever it wakes (another route appended, or every
+// poll interval, for writers in other processes). So a client that
+// reconnects with its last id misses nothing and sees nothing twice.
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "server/api_state.h"
+#include "server/http_reply.h"
+
+namespace sessiondb::server {
+
+namespace {
+
+// Events sent per read of the log; a longer backlog goes out in several.
+constexpr int64_t kBatch = 500;
+
+std::string SseFrame(const Event& e) {
+  const std::string data =
+      ToJson(e).dump(-1, ' ', false, Json::error_handler_t::replace);  // one line: no raw \n
+  return "id: " + std::to_string(e.seq) + "\nevent: " + std::string(EventTypeName(e.type)) +
+         "\ndata: " + data + "\n\n";
+}
+
+struct Stream {
+  Stream(ApiState& api, std::string session, int64_t since)
+      : api(api), session_id(session), last_seq(since), subscription(api.hub, session) {}
+  ApiState& api;
+  const std::string session_id;
+  int64_t last_seq;
+  EventHub::Subscription subscription;
+  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+};
+
+// One turn of a stream: what the log gained, then a wait for news (drafts
+// arrive during it). Returns false to end the stream.
+bool Pump(Stream& s, httplib::DataSink& sink) {
+  auto write = [&](const std::string& frame) {
+    s.last_write = std::chrono::steady_clock::now();
+    return sink.write(frame.data(), frame.size());
+  };
+  auto events = s.api.store.ReadEvents(s.session_id, s.last_seq + 1, kBatch);
+  if (!events) {
+    // The session was deleted (or the store failed): say why, then end.
+    write("event: error\ndata: " +
+          Json({{"code", StatusCodeName(events.error().code())},
+                {"message", events.error().message()}})
+              .dump(-1, ' ', false, Json::error_handler_t::replace) +
+          "\n\n");
+    sink.done();
+    return true;
+  }
+  for (const Event& e : *events) {
+    if (!write(SseFrame(e))) return false;
+    s.last_seq = e.seq;
+  }
+  if (static_cast<int64_t>(events->size()) == kBatch) return true;  // more backlog
+  if (s.api.hub.closed() || !sink.is_writable()) return false;
+
+  for (const std::string& draft : s.subscription.Wait(std::chrono::milliseconds(s.api.options.poll_ms))) {
+    if (!write("event: draft\ndata: " + draft + "\n\n")) return false;
+  }
+  if (std::chrono::steady_clock::now() - s.last_write >=
+      std::chrono::milliseconds(s.api.options.keepalive_ms)) {
+    if (!write(": keep-alive\n\n")) return false;
+  }
+  return !s.api.hub.closed();
+}
+
+void Events(ApiState& api, const std::string& id, const httplib::Request& req,
+            httplib::Response& res) {
+  // A browser reconnecting sends Last-Event-ID with the URL it first used; the
+  // header is the newer news.
+  auto since = IntParam(req, "since", 0, 0, INT64_MAX);
+  if (!since) return ReplyError(res, since.error());
+  if (const std::string last = req.get_header_value("Last-Event-ID"); !last.empty()) {
+    try {
+      since = std::stoll(last);
+    } catch (const std::exception&) {
+      return ReplyError(res, Status::InvalidArgument("Last-Event-ID must be a seq, got '" + last + "'"));
+    }
+  }
+  auto session = api.store.GetSession(id);
+  if (!session) return ReplyError(res, session.error());
+
+  if (req.get_header_value("Accept").find("text/event-stream") == std::string::npos) {
+    auto limit = IntParam(req, "limit", -1, -1, INT64_MAX);
+    if (!limit) return ReplyError(res, limit.error());
+    auto events = api.store.ReadEvents(id, *since + 1, *limit);
+    if (!events) return ReplyError(res, events.error());
+    Json out = Json::array();
+    for (const Event& e : *events) out.push_back(ToJson(e));
+    return ReplyJson(res, 200, {{"events", std::move(out)}});
+  }
+
+  if (api.open_streams.fetch_add(1) >= api.options.max_streams) {
+    api.open_streams.fetch_sub(1);
+    return ReplyError(res, Status::Busy("too many live event streams are open (" +
+                                        std::to_string(api.options.max_streams) +
+                                        "); close one or start the server with a larger "
+                                        "--max-streams"));
+  }
+  auto stream = std::make_shared<Stream>(api, id, *since);
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [stream](size_t, httplib::DataSink& sink) { return Pump(*stream, sink); },
+      [&api](bool) { api.open_streams.fetch_sub(1); });
+}
+
+}  // namespace
+
+void AddEventRoutes(Router& router, ApiState& api) {
+  router.Add("GET", R"(/v1/sessions/([^/]+)/events)", [&api](auto& req, auto& res, auto& path) {
+    Events(api, path[0], req, res);
+  });
+}
+
+}  // namespace sessiondb::server

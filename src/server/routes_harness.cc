@@ -1,0 +1,176 @@
+// Forks, compaction, resource views, projections, usage and drafts
+// (docs/http-api.md, "Forks, compaction..." and "Drafts").
+#include <string>
+
+#include "server/api_state.h"
+#include "server/http_reply.h"
+#include "server/message_json.h"
+#include "sessiondb/projection.h"
+
+namespace sessiondb::server {
+
+namespace {
+
+void Fork(ApiState& api, const std::string& parent, const httplib::Request& req,
+          httplib::Response& res) {
+  auto body = ParseJsonBody(req, res);
+  if (!body) return;
+  if (!body->contains("at_seq")) {
+    return ReplyError(res, Status::InvalidArgument("give \"at_seq\": the last seq the fork keeps"));
+  }
+  auto at = IntField(*body, "at_seq", 0);
+  if (!at) return ReplyError(res, at.error());
+  NewSession child;
+  auto id = StringField(*body, "id");
+  auto title = StringField(*body, "title");
+  if (!id) return ReplyError(res, id.error());
+  if (!title) return ReplyError(res, title.error());
+  child.id = *id;
+  child.title = *title;
+  if (auto md = body->find("metadata"); md != body->end() && !md->is_null()) {
+    if (!md->is_object()) return ReplyError(res, Status::InvalidArgument("\"metadata\" must be an object"));
+    child.metadata_json = md->dump();
+  }
+  auto session = api.store.ForkSession(parent, *at, child);
+  if (!session) return ReplyError(res, session.error());
+  ReplyJson(res, 201, ToJson(*session));
+}
+
+void Compact(ApiState& api, const std::string& id, const httplib::Request& req,
+             httplib::Response& res) {
+  auto body = ParseJsonBody(req, res);
+  if (!body) return;
+  CompactionRequest c;
+  auto from = IntField(*body, "from_seq", 0);
+  auto to = IntField(*body, "to_seq", 0);
+  if (!from) return ReplyError(res, from.error());
+  if (!to) return ReplyError(res, to.error());
+  c.from_seq = *from;
+  c.to_seq = *to;
+  for (auto [key, field] : {std::pair{"summary", &c.summary}, std::pair{"strategy", &c.strategy},
+                            std::pair{"model", &c.model}, std::pair{"limitations", &c.limitations}}) {
+    auto value = StringField(*body, key);
+    if (!value) return ReplyError(res, value.error());
+    *field = std::move(*value);
+  }
+  auto event = api.store.Compact(id, c);
+  if (!event) return ReplyError(res, event.error());
+  api.hub.NotifyAppended(id);
+  ReplyJson(res, 201, ToJson(*event));
+}
+
+void OpenDraft(ApiState& api, const std::string& id, const httplib::Request& req,
+               httplib::Response& res) {
+  Json body = Json::object();
+  if (!req.body.empty()) {
+    auto parsed = ParseJsonBody(req, res);
+    if (!parsed) return;
+    body = std::move(*parsed);
+  }
+  auto role_name = StringField(body, "role");
+  auto model = StringField(body, "model");
+  if (!role_name) return ReplyError(res, role_name.error());
+  if (!model) return ReplyError(res, model.error());
+  Role role = Role::kAssistant;
+  if (!role_name->empty()) {
+    auto parsed = ParseRole(*role_name);
+    if (!parsed) return ReplyError(res, parsed.error());
+    role = *parsed;
+  }
+  auto draft = api.drafts.Open(id, role, *model);
+  if (!draft) return ReplyError(res, draft.error());
+  ReplyJson(res, 201, ToJson(*draft));
+}
+
+void FinishDraft(ApiState& api, const std::string& draft_id, const httplib::Request& req,
+                 httplib::Response& res) {
+  Message message;
+  if (!req.body.empty()) {
+    auto body = ParseJsonBody(req, res);
+    if (!body) return;
+    if (!body->empty()) {
+      // A final message given in full; its role defaults to the draft's.
+      if (!body->contains("parts")) (*body)["parts"] = Json::array();
+      if (!body->contains("role")) (*body)["role"] = "assistant";
+      auto parsed = MessageFromJson(*body, nullptr);
+      if (!parsed) return ReplyError(res, parsed.error());
+      message = std::move(*parsed);
+    }
+  }
+  auto result = api.drafts.Finish(draft_id, message);
+  if (!result) return ReplyError(res, result.error());
+  ReplyJson(res, 201, ToJson(*result));
+}
+
+}  // namespace
+
+void AddHarnessRoutes(Router& router, ApiState& api) {
+  router.Add("POST", R"(/v1/sessions/([^/]+)/fork)", [&api](auto& req, auto& res, auto& path) {
+    Fork(api, path[0], req, res);
+  });
+  router.Add("POST", R"(/v1/sessions/([^/]+)/compactions)",
+             [&api](auto& req, auto& res, auto& path) { Compact(api, path[0], req, res); });
+  router.Add("POST", R"(/v1/sessions/([^/]+)/compactions/([0-9]{1,18})/prune)",
+             [&api](auto&, auto& res, auto& path) {
+               auto report = api.store.PruneCompaction(path[0], std::stoll(path[1]));
+               if (!report) return ReplyError(res, report.error());
+               ReplyJson(res, 200, ToJson(*report));
+             });
+  router.Add("POST", R"(/v1/sessions/([^/]+)/views)", [&api](auto& req, auto& res, auto& path) {
+    auto body = ParseJsonBody(req, res);
+    if (!body) return;
+    auto resource = StringField(*body, "resource_id");
+    auto reason = StringField(*body, "reason");
+    if (!resource) return ReplyError(res, resource.error());
+    if (!reason) return ReplyError(res, reason.error());
+    if (resource->empty()) return ReplyError(res, Status::InvalidArgument("give \"resource_id\""));
+    auto event = api.store.RecordResourceView(path[0], *resource, *reason);
+    if (!event) return ReplyError(res, event.error());
+    api.hub.NotifyAppended(path[0]);
+    ReplyJson(res, 201, ToJson(*event));
+  });
+  router.Add("GET", R"(/v1/sessions/([^/]+)/projection)", [&api](auto& req, auto& res, auto& path) {
+    const std::string name = Param(req, "format");
+    auto format = ParseProviderFormat(name.empty() ? "openai-chat" : name);
+    if (!format) return ReplyError(res, format.error());
+    auto body = ProjectSession(api.store, path[0], {.format = *format});
+    if (!body) return ReplyError(res, body.error());
+    res.status = 200;
+    res.set_content(std::move(*body), "application/json");
+  });
+  router.Add("GET", R"(/v1/sessions/([^/]+)/usage)", [&api](auto&, auto& res, auto& path) {
+    auto report = api.store.GetUsage(path[0]);
+    if (!report) return ReplyError(res, report.error());
+    ReplyJson(res, 200, ToJson(*report));
+  });
+
+  router.Add("POST", R"(/v1/sessions/([^/]+)/drafts)", [&api](auto& req, auto& res, auto& path) {
+    OpenDraft(api, path[0], req, res);
+  });
+  router.Add("GET", R"(/v1/sessions/([^/]+)/drafts)", [&api](auto&, auto& res, auto& path) {
+    auto drafts = api.store.ListDrafts(path[0]);
+    if (!drafts) return ReplyError(res, drafts.error());
+    Json out = Json::array();
+    for (const Draft& d : *drafts) out.push_back(ToJson(d));
+    ReplyJson(res, 200, {{"drafts", std::move(out)}});
+  });
+  router.Add("POST", R"(/v1/drafts/([^/]+)/delta)", [&api](auto& req, auto& res, auto& path) {
+    auto body = ParseJsonBody(req, res);
+    if (!body) return;
+    auto text = StringField(*body, "text");
+    auto reasoning = StringField(*body, "reasoning");
+    if (!text) return ReplyError(res, text.error());
+    if (!reasoning) return ReplyError(res, reasoning.error());
+    if (Status s = api.drafts.Delta(path[0], *text, *reasoning); !s.ok()) return ReplyError(res, s);
+    res.status = 204;
+  });
+  router.Add("POST", R"(/v1/drafts/([^/]+)/finish)", [&api](auto& req, auto& res, auto& path) {
+    FinishDraft(api, path[0], req, res);
+  });
+  router.Add("DELETE", R"(/v1/drafts/([^/]+))", [&api](auto&, auto& res, auto& path) {
+    if (Status s = api.drafts.Discard(path[0]); !s.ok()) return ReplyError(res, s);
+    res.status = 204;
+  });
+}
+
+}  // namespace sessiondb::server

@@ -1,0 +1,193 @@
+// Import, export, health and stats (docs/http-api.md, "Import and export").
+// Imports and exports go through a temporary folder: the importers and
+// exporters read and write files, and a folder export is sent as a zip.
+#include <zip.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "server/api_state.h"
+#include "server/http_reply.h"
+#include "server/path_guard.h"
+#include "sessiondb/interop.h"
+
+namespace sessiondb::server {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Export formats that are one file; the others are folders, sent zipped.
+bool IsFileFormat(const std::string& format) { return format == "snapshot" || format == "jsonl"; }
+
+// Zips every file under `folder` into `zip_path`, names relative to `folder`.
+Status ZipFolder(const fs::path& folder, const fs::path& zip_path) {
+  int error = 0;
+  zip_t* zip = zip_open(zip_path.c_str(), ZIP_CREATE | ZIP_EXCL, &error);
+  if (!zip) return Status::Io("cannot create " + zip_path.string());
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    const std::string name = fs::relative(it->path(), folder).generic_string();
+    zip_source_t* source = zip_source_file(zip, it->path().c_str(), 0, -1);
+    if (!source || zip_file_add(zip, name.c_str(), source, ZIP_FL_ENC_UTF_8) < 0) {
+      if (source) zip_source_free(source);
+      zip_discard(zip);
+      return Status::Io("cannot add " + name + " to the zip");
+    }
+  }
+  if (zip_close(zip) != 0) {
+    zip_discard(zip);
+    return Status::Io("cannot write " + zip_path.string());
+  }
+  return Status::Ok();
+}
+
+// Sends the file at `path` (kept alive by `owner`) in chunks, so an export of
+// the whole store is never held in memory.
+void SendFile(httplib::Response& res, std::shared_ptr<TempFolder> owner, const fs::path& path,
+              const std::string& type, const std::string& download_name) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec) return ReplyError(res, Status::Io("cannot read the export: " + ec.message()));
+  auto in = std::make_shared<std::ifstream>(path, std::ios::binary);
+  res.status = 200;
+  res.set_header("Content-Disposition", "attachment; filename=\"" + download_name + "\"");
+  res.set_content_provider(
+      static_cast<size_t>(size), type.c_str(),
+      [in, owner](size_t offset, size_t length, httplib::DataSink& sink) {
+        char buffer[64 * 1024];
+        in->seekg(static_cast<std::streamoff>(offset));
+        in->read(buffer, static_cast<std::streamsize>(std::min(length, sizeof(buffer))));
+        const std::streamsize got = in->gcount();
+        return got > 0 && sink.write(buffer, static_cast<size_t>(got));
+      });
+}
+
+// Exports `sessions` (empty: all) in `format` and sends the result.
+void SendExport(ApiState& api, std::vector<std::string> sessions, const std::string& format,
+                const std::string& download_stem, httplib::Response& res) {
+  auto temp = std::make_shared<TempFolder>();
+  if (!temp->ok()) return ReplyError(res, Status::Io("cannot create a temporary folder"));
+  const bool file = IsFileFormat(format);
+  const fs::path out = temp->path() / (file ? "export" : "folder");
+  auto report = ExportTo(api.store, out.string(), {.format = format, .sessions = std::move(sessions)});
+  if (!report) return ReplyError(res, report.error());
+  if (file) {
+    const bool jsonl = format == "jsonl";
+    return SendFile(res, temp, out, jsonl ? "application/jsonl" : "application/json",
+                    download_stem + (jsonl ? ".jsonl" : ".json"));
+  }
+  const fs::path zip = temp->path() / "export.zip";
+  if (Status s = ZipFolder(out, zip); !s.ok()) return ReplyError(res, s);
+  SendFile(res, temp, zip, "application/zip", download_stem + "-" + format + ".zip");
+}
+
+// The name an uploaded import is saved under, which format detection reads:
+// the client's `filename` (its last component), else one guessed from the bytes.
+std::string UploadName(const httplib::Request& req) {
+  std::string name = fs::path(Param(req, "filename")).filename().string();
+  if (!name.empty() && name != "." && name != "..") return name;
+  const std::string& b = req.body;
+  if (b.rfind("PK\x03\x04", 0) == 0) return "upload.zip";
+  const size_t first = b.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && b[first] == '[') return "conversations.json";
+  // Several JSON documents, one per line: a JSON Lines log.
+  const size_t line = b.find('\n', first);
+  if (line != std::string::npos && b.find_first_not_of(" \t\r\n", line) != std::string::npos &&
+      b[b.find_first_not_of(" \t\r\n", line)] == '{') {
+    return "upload.jsonl";
+  }
+  return "upload.json";
+}
+
+void Import(ApiState& api, const httplib::Request& req, httplib::Response& res) {
+  if (req.body.empty()) {
+    return ReplyError(res, Status::InvalidArgument(
+                               "send the file to import as the request body (a snapshot, a "
+                               "conversations.json or export zip, a .jsonl log), or use "
+                               "POST /v1/import/path"));
+  }
+  TempFolder temp;
+  if (!temp.ok()) return ReplyError(res, Status::Io("cannot create a temporary folder"));
+  const fs::path file = temp.path() / UploadName(req);
+  {
+    std::ofstream out(file, std::ios::binary);
+    out.write(req.body.data(), static_cast<std::streamsize>(req.body.size()));
+    if (!out) return ReplyError(res, Status::Io("cannot save the upload"));
+  }
+  auto report = ImportPath(api.store, file.string(), {.format = Param(req, "format")});
+  if (!report) return ReplyError(res, report.error());
+  ReplyJson(res, 200, ToJson(*report));
+}
+
+void ImportPathRoute(ApiState& api, const httplib::Request& req, httplib::Response& res) {
+  auto body = ParseJsonBody(req, res);
+  if (!body) return;
+  auto path = StringField(*body, "path");
+  auto format = StringField(*body, "format");
+  if (!path) return ReplyError(res, path.error());
+  if (!format) return ReplyError(res, format.error());
+  auto resolved = ResolveAllowedPath(*path, api.options.allowed_dirs, /*must_exist=*/true);
+  if (!resolved) return ReplyError(res, 403, "permission_denied", resolved.error());
+  auto report = ImportPath(api.store, resolved->string(), {.format = *format});
+  if (!report) return ReplyError(res, report.error());
+  ReplyJson(res, 200, ToJson(*report));
+}
+
+void ExportRoute(ApiState& api, const httplib::Request& req, httplib::Response& res) {
+  auto body = ParseJsonBody(req, res);
+  if (!body) return;
+  std::vector<std::string> sessions;
+  if (auto list = body->find("sessions"); list != body->end() && !list->is_null()) {
+    if (!list->is_array()) {
+      return ReplyError(res, Status::InvalidArgument("\"sessions\" must be a list of ids"));
+    }
+    for (const Json& id : *list) {
+      if (!id.is_string()) return ReplyError(res, Status::InvalidArgument("\"sessions\" must be a list of ids"));
+      sessions.push_back(id.get<std::string>());
+    }
+  }
+  auto format = StringField(*body, "format");
+  auto out = StringField(*body, "out");
+  if (!format) return ReplyError(res, format.error());
+  if (!out) return ReplyError(res, out.error());
+  const std::string chosen = format->empty() ? "snapshot" : *format;
+  if (out->empty()) return SendExport(api, std::move(sessions), chosen, "sessiondb-export", res);
+  auto resolved = ResolveAllowedPath(*out, api.options.allowed_dirs, /*must_exist=*/false);
+  if (!resolved) return ReplyError(res, 403, "permission_denied", resolved.error());
+  auto report = ExportTo(api.store, resolved->string(), {.format = chosen, .sessions = std::move(sessions)});
+  if (!report) return ReplyError(res, report.error());
+  ReplyJson(res, 200, {{"sessions", report->sessions},
+                       {"messages", report->messages},
+                       {"images", report->images},
+                       {"files", report->files}});
+}
+
+}  // namespace
+
+void AddInteropRoutes(Router& router, ApiState& api) {
+  router.Add("POST", "/v1/import", [&api](auto& req, auto& res, auto&) { Import(api, req, res); });
+  router.Add("POST", "/v1/import/path",
+             [&api](auto& req, auto& res, auto&) { ImportPathRoute(api, req, res); });
+  router.Add("GET", R"(/v1/sessions/([^/]+)/export)", [&api](auto& req, auto& res, auto& path) {
+    const std::string format = Param(req, "format");
+    SendExport(api, {path[0]}, format.empty() ? "snapshot" : format, path[0], res);
+  });
+  router.Add("POST", "/v1/export", [&api](auto& req, auto& res, auto&) { ExportRoute(api, req, res); });
+  router.Add("GET", "/v1/health", [&api](auto&, auto& res, auto&) {
+    const bool pg = api.store_path.rfind("postgres", 0) == 0;
+    ReplyJson(res, 200, {{"ok", true},
+                         {"version", SESSIONDB_VERSION},
+                         {"store", pg ? "postgresql" : "embedded"}});
+  });
+  router.Add("GET", "/v1/stats", [&api](auto&, auto& res, auto&) {
+    auto stats = api.store.Stats();
+    if (!stats) return ReplyError(res, stats.error());
+    ReplyJson(res, 200, ToJson(*stats));
+  });
+}
+
+}  // namespace sessiondb::server

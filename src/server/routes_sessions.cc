@@ -1,0 +1,237 @@
+// Sessions, the active session, messages and blobs (docs/http-api.md).
+#include <string>
+#include <vector>
+
+#include "blob/media_type.h"
+#include "server/api_state.h"
+#include "server/http_reply.h"
+#include "server/message_json.h"
+
+namespace sessiondb::server {
+
+namespace {
+
+constexpr const char* kSession = R"(/v1/sessions/([^/]+))";
+
+Result<ArchiveFilter> ParseArchiveFilter(const std::string& value) {
+  if (value.empty() || value == "active") return ArchiveFilter::kActive;
+  if (value == "archived") return ArchiveFilter::kArchived;
+  if (value == "all") return ArchiveFilter::kAll;
+  return Err(Status::InvalidArgument("archived must be active, archived or all, got '" + value +
+                                     "'"));
+}
+
+// {"id"?, "title"?, "metadata"?} as a NewSession (also the body of a fork).
+Result<NewSession> NewSessionFromJson(const Json& body) {
+  NewSession s;
+  ASSIGN_OR_RETURN(s.id, StringField(body, "id"));
+  ASSIGN_OR_RETURN(s.title, StringField(body, "title"));
+  if (auto md = body.find("metadata"); md != body.end() && !md->is_null()) {
+    if (!md->is_object()) return Err(Status::InvalidArgument("\"metadata\" must be an object"));
+    s.metadata_json = md->dump();
+  }
+  return s;
+}
+
+void ListSessions(ApiState& api, const httplib::Request& req, httplib::Response& res) {
+  auto limit = IntParam(req, "limit", 50, 1, 1000);
+  if (!limit) return ReplyError(res, limit.error());
+  auto archived = ParseArchiveFilter(Param(req, "archived"));
+  if (!archived) return ReplyError(res, archived.error());
+  ListOptions options{.limit = static_cast<int>(*limit),
+                      .cursor = Param(req, "cursor"),
+                      .archived = *archived,
+                      .metadata_key = Param(req, "meta_key"),
+                      .metadata_value = Param(req, "meta_value")};
+  auto page = api.store.ListSessions(options);
+  if (!page) return ReplyError(res, page.error());
+  ReplyJson(res, 200, ToJson(*page));
+}
+
+void PatchSession(ApiState& api, const std::string& id, const httplib::Request& req,
+                  httplib::Response& res) {
+  auto body = ParseJsonBody(req, res);
+  if (!body) return;
+  auto title = body->find("title");
+  auto archived = body->find("archived");
+  if (title != body->end() && !title->is_string()) {
+    return ReplyError(res, Status::InvalidArgument("\"title\" must be a string"));
+  }
+  if (archived != body->end() && !archived->is_boolean()) {
+    return ReplyError(res, Status::InvalidArgument("\"archived\" must be true or false"));
+  }
+  if (title == body->end() && archived == body->end()) {
+    return ReplyError(res, Status::InvalidArgument("give \"title\" and/or \"archived\""));
+  }
+  // Checked first so that a bad title does not leave the archive flag changed.
+  auto session = api.store.GetSession(id);
+  if (!session) return ReplyError(res, session.error());
+  if (title != body->end()) {
+    if (Status s = api.store.RenameSession(id, title->get<std::string>()); !s.ok()) {
+      return ReplyError(res, s);
+    }
+  }
+  if (archived != body->end()) {
+    if (Status s = api.store.SetArchived(id, archived->get<bool>()); !s.ok()) {
+      return ReplyError(res, s);
+    }
+  }
+  session = api.store.GetSession(id);
+  if (!session) return ReplyError(res, session.error());
+  ReplyJson(res, 200, ToJson(*session));
+}
+
+// The messages asked for, each image with its bytes as "data_uri" when asked.
+void ReadMessages(ApiState& api, const std::string& id, const httplib::Request& req,
+                  httplib::Response& res) {
+  auto from = IntParam(req, "from_seq", 1, 1, INT64_MAX);
+  auto limit = IntParam(req, "limit", -1, -1, INT64_MAX);
+  auto last = IntParam(req, "last", 0, 0, INT64_MAX);
+  auto data_uris = BoolParam(req, "data_uris");
+  for (const Status& s : {internal::ToStatus(from), internal::ToStatus(limit),
+                          internal::ToStatus(last), internal::ToStatus(data_uris)}) {
+    if (!s.ok()) return ReplyError(res, s);
+  }
+  auto messages = *last > 0 ? api.store.ReadLastMessages(id, *last)
+                            : api.store.ReadMessages(id, *from, *limit);
+  if (!messages) return ReplyError(res, messages.error());
+  Json out = Json::array();
+  for (const Message& m : *messages) {
+    Json jm = ToJson(m);
+    for (size_t i = 0; *data_uris && i < m.parts.size(); ++i) {
+      const Part& p = m.parts[i];
+      if (!p.resource || p.resource->missing || p.resource->content_sha256.empty()) continue;
+      auto uri = api.store.ReadDataUri(*p.resource);
+      jm["parts"][i]["data_uri"] = uri ? Json(std::move(*uri)) : Json(nullptr);
+    }
+    out.push_back(std::move(jm));
+  }
+  ReplyJson(res, 200, {{"messages", std::move(out)}});
+}
+
+void AppendMessages(ApiState& api, const std::string& id, const httplib::Request& req,
+                    httplib::Response& res) {
+  Json body;
+  const httplib::MultipartFormDataMap* uploads = nullptr;
+  if (req.is_multipart_form_data()) {
+    auto field = req.files.find("message");
+    if (field == req.files.end()) {
+      return ReplyError(res, Status::InvalidArgument(
+                                 "a multipart append needs a form field \"message\" holding the "
+                                 "message JSON"));
+    }
+    body = Json::parse(field->second.content, nullptr, /*allow_exceptions=*/false);
+    if (body.is_discarded() || !body.is_object()) {
+      return ReplyError(res, Status::InvalidArgument("the \"message\" field is not a JSON object"));
+    }
+    uploads = &req.files;
+  } else {
+    auto parsed = ParseJsonBody(req, res);
+    if (!parsed) return;
+    body = std::move(*parsed);
+  }
+
+  if (auto batch = body.find("messages"); batch != body.end()) {
+    if (!batch->is_array() || batch->empty()) {
+      return ReplyError(res, Status::InvalidArgument("\"messages\" must be a non-empty list"));
+    }
+    std::vector<Message> messages;
+    for (size_t i = 0; i < batch->size(); ++i) {
+      auto m = MessageFromJson((*batch)[i], uploads);
+      if (!m) {
+        return ReplyError(res, Status::InvalidArgument("messages[" + std::to_string(i) +
+                                                       "]: " + m.error().message()));
+      }
+      messages.push_back(std::move(*m));
+    }
+    auto results = api.store.AppendBatch(id, messages);
+    if (!results) return ReplyError(res, results.error());
+    api.hub.NotifyAppended(id);
+    Json out = Json::array();
+    for (const AppendResult& r : *results) out.push_back(ToJson(r));
+    return ReplyJson(res, 201, {{"results", std::move(out)}});
+  }
+  auto message = MessageFromJson(body, uploads);
+  if (!message) return ReplyError(res, message.error());
+  auto result = api.store.Append(id, *message);
+  if (!result) return ReplyError(res, result.error());
+  api.hub.NotifyAppended(id);
+  ReplyJson(res, 201, ToJson(*result));
+}
+
+// A blob never changes (its name is its hash), so caches may keep it forever.
+void ServeBlob(ApiState& api, const std::string& sha256, const httplib::Request& req,
+               httplib::Response& res) {
+  const std::string etag = "\"" + sha256 + "\"";
+  if (req.get_header_value("If-None-Match") == etag) {
+    res.status = 304;
+    res.set_header("ETag", etag);
+    return;
+  }
+  auto bytes = api.store.ReadBlob(sha256);
+  if (!bytes) return ReplyError(res, bytes.error());
+  auto media = blob::SniffMedia(*bytes);
+  const std::string type = media ? media->mime : "application/octet-stream";
+  res.set_header("ETag", etag);
+  res.set_header("Cache-Control", "public, max-age=31536000, immutable");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  // Never rendered as a page of this origin, whatever the bytes hold.
+  res.set_header("Content-Security-Policy", "sandbox; default-src 'none'");
+  res.status = 200;
+  res.set_content(std::move(*bytes), type.c_str());
+}
+
+}  // namespace
+
+void AddSessionRoutes(Router& router, ApiState& api) {
+  router.Add("GET", "/v1/sessions", [&api](auto& req, auto& res, auto&) {
+    ListSessions(api, req, res);
+  });
+  router.Add("POST", "/v1/sessions", [&api](auto& req, auto& res, auto&) {
+    auto body = ParseJsonBody(req, res);
+    if (!body) return;
+    auto request = NewSessionFromJson(*body);
+    if (!request) return ReplyError(res, request.error());
+    auto session = api.store.CreateSession(*request);
+    if (!session) return ReplyError(res, session.error());
+    ReplyJson(res, 201, ToJson(*session));
+  });
+  router.Add("GET", kSession, [&api](auto&, auto& res, auto& path) {
+    auto session = api.store.GetSession(path[0]);
+    if (!session) return ReplyError(res, session.error());
+    ReplyJson(res, 200, ToJson(*session));
+  });
+  router.Add("PATCH", kSession, [&api](auto& req, auto& res, auto& path) {
+    PatchSession(api, path[0], req, res);
+  });
+  router.Add("DELETE", kSession, [&api](auto&, auto& res, auto& path) {
+    if (Status s = api.store.DeleteSession(path[0]); !s.ok()) return ReplyError(res, s);
+    res.status = 204;
+  });
+
+  router.Add("GET", "/v1/active", [&api](auto&, auto& res, auto&) {
+    auto active = api.store.GetActiveSession();
+    if (!active) return ReplyError(res, active.error());
+    ReplyJson(res, 200, {{"session_id", *active ? Json(**active) : Json(nullptr)}});
+  });
+  router.Add("PUT", "/v1/active", [&api](auto& req, auto& res, auto&) {
+    auto body = ParseJsonBody(req, res);
+    if (!body) return;
+    auto id = StringField(*body, "session_id");
+    if (!id) return ReplyError(res, id.error());
+    if (Status s = api.store.SetActiveSession(*id); !s.ok()) return ReplyError(res, s);
+    ReplyJson(res, 200, {{"session_id", id->empty() ? Json(nullptr) : Json(*id)}});
+  });
+
+  router.Add("GET", R"(/v1/sessions/([^/]+)/messages)", [&api](auto& req, auto& res, auto& path) {
+    ReadMessages(api, path[0], req, res);
+  });
+  router.Add("POST", R"(/v1/sessions/([^/]+)/messages)", [&api](auto& req, auto& res, auto& path) {
+    AppendMessages(api, path[0], req, res);
+  });
+  router.Add("GET", R"(/v1/blobs/([0-9a-f]{64}))", [&api](auto& req, auto& res, auto& path) {
+    ServeBlob(api, path[0], req, res);
+  });
+}
+
+}  // namespace sessiondb::server

@@ -1,0 +1,36 @@
+// What `sessiondb serve` is told: where to listen, who may call, how much it
+// accepts. The defaults are the safe ones (loopback, no files on disk, CORS
+// off); docs/http-api.md, "Safety", explains each.
+// Thread-safety: a value; copied into the server at start.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sessiondb::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 7411;  // 0: any free port (the chosen one is reported)
+  // Required to bind anything but a loopback address; when set, every /v1
+  // request must carry it ("Authorization: Bearer TOKEN").
+  std::string token;
+  // Folders whose files the API may read (import by path) or write (export
+  // to a folder). Empty: no file path is accepted over HTTP.
+  std::vector<std::string> allowed_dirs;
+  // Origins sent Access-Control-Allow-Origin. Empty: CORS off.
+  std::vector<std::string> cors_origins;
+  int64_t max_body_bytes = int64_t{64} * 1024 * 1024;
+  int threads = 64;      // request workers
+  int max_streams = 16;  // live event streams open at once (each holds a worker)
+  // How often a live stream looks for events written by other processes,
+  // and sends a keep-alive comment when idle.
+  int poll_ms = 1000;
+  int keepalive_ms = 15'000;
+};
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackHost(const std::string& host);
+
+}  // namespace sessiondb::server

@@ -1,0 +1,218 @@
+// GET /v1/sessions/{id}/events as Server-Sent Events against the real server:
+// a client that drops and reconnects with its last id while many clients
+// append sees every event exactly once, drafts arrive as events without an
+// id, and appends made by another process arrive too.
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "server/server_fixture.h"
+#include "sessiondb/store.h"
+
+namespace sessiondb::testing {
+namespace {
+
+struct SseEvent {
+  std::string id;     // "" for an event outside the log (a draft)
+  std::string event;
+  json data;
+};
+
+// Splits a stream into events as they complete; `on_event` returns false to
+// hang up.
+class SseParser {
+ public:
+  explicit SseParser(std::function<bool(const SseEvent&)> on_event) : on_event_(std::move(on_event)) {}
+  bool Feed(const char* data, size_t size) {
+    buffer_.append(data, size);
+    size_t end;
+    while ((end = buffer_.find("\n\n")) != std::string::npos) {
+      std::string block = buffer_.substr(0, end);
+      buffer_.erase(0, end + 2);
+      SseEvent e;
+      size_t at = 0;
+      bool any = false;
+      while (at <= block.size()) {
+        size_t nl = block.find('\n', at);
+        if (nl == std::string::npos) nl = block.size();
+        const std::string line = block.substr(at, nl - at);
+        at = nl + 1;
+        if (line.rfind("id: ", 0) == 0) e.id = line.substr(4);
+        if (line.rfind("event: ", 0) == 0) e.event = line.substr(7);
+        if (line.rfind("data: ", 0) == 0) {
+          e.data = json::parse(line.substr(6));
+          any = true;
+        }
+      }
+      if (any && !on_event_(e)) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::function<bool(const SseEvent&)> on_event_;
+  std::string buffer_;
+};
+
+json TextMessage(const std::string& text) {
+  return {{"role", "user"}, {"parts", json::array({{{"type", "text"}, {"text", text}}})}};
+}
+
+httplib::Headers StreamHeaders(int64_t last_id) {
+  httplib::Headers h = {{"Accept", "text/event-stream"}};
+  if (last_id > 0) h.emplace("Last-Event-ID", std::to_string(last_id));
+  return h;
+}
+
+TEST(EventStream, ReconnectingClientMissesNothingAndSeesNothingTwice) {
+  TempDir dir;
+  ServerProcess server(dir.Sub("store"), {});
+  ASSERT_TRUE(server.listening()) << server.log();
+  ASSERT_EQ(server.Client()->Post("/v1/sessions", R"({"id":"live"})", "application/json")->status, 201);
+
+  constexpr int kWriters = 8, kEach = 40, kTotal = kWriters * kEach;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      auto c = server.Client();
+      for (int i = 0; i < kEach; ++i) {
+        auto r = c->Post("/v1/sessions/live/messages",
+                         TextMessage("w" + std::to_string(w) + "-" + std::to_string(i)).dump(),
+                         "application/json");
+        if (!r || r->status != 201) ++failures;
+      }
+    });
+  }
+
+  std::vector<int64_t> seqs;
+  std::set<std::string> texts;
+  int64_t last = 0;
+  int connections = 0;
+  while (last < kTotal && connections < 200) {
+    ++connections;
+    int this_time = 0;
+    SseParser parser([&](const SseEvent& e) {
+      EXPECT_EQ(e.event, "message");
+      seqs.push_back(std::stoll(e.id));
+      EXPECT_EQ(e.data["seq"].get<int64_t>(), std::stoll(e.id));
+      texts.insert(e.data["message"]["parts"][0]["text"].get<std::string>());
+      last = std::stoll(e.id);
+      // Hang up after a few events, mid-stream, as a flaky network would.
+      return ++this_time < 7 && last < kTotal;
+    });
+    auto c = server.Client();
+    c->Get("/v1/sessions/live/events", StreamHeaders(last),
+           [&](const char* data, size_t size) { return parser.Feed(data, size); });
+  }
+  for (std::thread& t : writers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(connections, 10);
+  ASSERT_EQ(seqs.size(), static_cast<size_t>(kTotal));
+  for (int i = 0; i < kTotal; ++i) EXPECT_EQ(seqs[i], i + 1);
+  EXPECT_EQ(texts.size(), static_cast<size_t>(kTotal));
+}
+
+TEST(EventStream, SinceStartsAfterTheGivenSeqAndDraftsArriveWithoutIds) {
+  TempDir dir;
+  ServerProcess server(dir.Sub("store"), {});
+  ASSERT_TRUE(server.listening()) << server.log();
+  auto c = server.Client();
+  c->Post("/v1/sessions", R"({"id":"s"})", "application/json");
+  for (int i = 1; i <= 3; ++i) c->Post("/v1/sessions/s/messages", TextMessage("m" + std::to_string(i)).dump(), "application/json");
+
+  std::mutex mu;
+  std::vector<SseEvent> got;
+  std::atomic<bool> connected{false};
+  std::thread reader([&] {
+    SseParser parser([&](const SseEvent& e) {
+      std::lock_guard lock(mu);
+      got.push_back(e);
+      connected = true;
+      return !(e.event == "message" && e.id == "4");
+    });
+    server.Client()->Get("/v1/sessions/s/events?since=2", {{"Accept", "text/event-stream"}},
+                         [&](const char* d, size_t n) { return parser.Feed(d, n); });
+  });
+  while (!connected) std::this_thread::sleep_for(std::chrono::milliseconds(10));  // seq 3 arrived
+  const std::string draft = Body(c->Post("/v1/sessions/s/drafts", "{}", "application/json"))["id"];
+  c->Post("/v1/drafts/" + draft + "/delta", R"({"text":"Hel"})", "application/json");
+  c->Post("/v1/drafts/" + draft + "/delta", R"({"text":"lo"})", "application/json");
+  ASSERT_EQ(c->Post("/v1/drafts/" + draft + "/finish", "{}", "application/json")->status, 201);
+  reader.join();
+
+  ASSERT_GE(got.size(), 3u);
+  EXPECT_EQ(got.front().id, "3");  // since=2: seq 3 first
+  EXPECT_EQ(got.front().data["message"]["parts"][0]["text"], "m3");
+  std::vector<std::string> draft_texts;
+  for (const SseEvent& e : got) {
+    if (e.event != "draft") continue;
+    EXPECT_TRUE(e.id.empty());
+    EXPECT_EQ(e.data["draft_id"], draft);
+    draft_texts.push_back(e.data["text"]);
+  }
+  ASSERT_GE(draft_texts.size(), 2u);
+  EXPECT_EQ(draft_texts[0], "Hel");
+  EXPECT_EQ(draft_texts.back(), "Hello");
+  EXPECT_EQ(got.back().event, "message");
+  EXPECT_EQ(got.back().data["message"]["parts"][0]["text"], "Hello");
+}
+
+TEST(EventStream, AppendsByAnotherProcessArrive) {
+  TempDir dir;
+  ServerProcess server(dir.Sub("store"), {});
+  ASSERT_TRUE(server.listening()) << server.log();
+  server.Client()->Post("/v1/sessions", R"({"id":"shared"})", "application/json");
+  std::atomic<bool> connected{false};
+  std::string text;
+  std::thread reader([&] {
+    SseParser parser([&](const SseEvent& e) {
+      text = e.data["message"]["parts"][0]["text"];
+      return false;
+    });
+    auto c = server.Client();
+    connected = true;
+    c->Get("/v1/sessions/shared/events", {{"Accept", "text/event-stream"}},
+           [&](const char* d, size_t n) { return parser.Feed(d, n); });
+  });
+  while (!connected) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  {
+    auto store = Store::Open(dir.Sub("store"));
+    ASSERT_TRUE(store);
+    Message m;
+    m.parts = {Part::Text("written by the CLI")};
+    ASSERT_TRUE((*store)->Append("shared", m));
+  }
+  reader.join();
+  EXPECT_EQ(text, "written by the CLI");
+}
+
+TEST(EventStream, TooManyStreamsAre503AndAMissingSessionIs404) {
+  TempDir dir;
+  ServerProcess server(dir.Sub("store"), {"--max-streams", "1"});
+  ASSERT_TRUE(server.listening()) << server.log();
+  server.Client()->Post("/v1/sessions", R"({"id":"s"})", "application/json");
+  server.Client()->Post("/v1/sessions/s/messages", TextMessage("one").dump(), "application/json");
+  std::atomic<bool> first_open{false}, release{false};
+  std::thread holder([&] {
+    server.Client()->Get("/v1/sessions/s/events", {{"Accept", "text/event-stream"}},
+                         [&](const char*, size_t) {
+                           first_open = true;
+                           return !release.load();
+                         });
+  });
+  while (!first_open) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto second = server.Client()->Get("/v1/sessions/s/events", {{"Accept", "text/event-stream"}});
+  EXPECT_EQ(second->status, 503);
+  EXPECT_EQ(ErrorCode(second), "busy");
+  release = true;
+  // Wake the holder's stream so it notices the hang-up.
+  server.Client()->Post("/v1/sessions/s/messages", TextMessage("two").dump(), "application/json");
+  holder.join();
+  EXPECT_EQ(server.Client()->Get("/v1/sessions/nope/events", {{"Accept", "text/event-stream"}})->status, 404);
+}
+
+}  // namespace
+}  // namespace sessiondb::testing
