@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build test test-quick demo bench bench-pg bench-harness bench-search format clean
+.PHONY: setup build test test-quick serve demo bench bench-server bench-pg bench-harness bench-search format clean
 
 setup:
 	bash scripts/setup.sh
@@ -20,6 +20,11 @@ test: build
 test-quick: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L quick
 
+# The main job: the server on the default store, with a demo history the
+# first time, and the web history browser at the address it prints.
+serve: build
+	$(BUILD)/sessiondb serve --demo
+
 # Stores a conversation with an image in a throw-away store and shows it back.
 demo: build
 	bash scripts/demo.sh $(BUILD)/sessiondb
@@ -34,6 +39,10 @@ bench-pg: build
 # Forks, projections and resume (the agent harness).
 bench-harness: build
 	$(BUILD)/bench/sessiondb_harness_bench --dir $(BUILD)/bench-data-harness
+
+# Durable appends over HTTP by 1 and 64 clients; a list page and searches.
+bench-server: build
+	$(BUILD)/bench/sessiondb_server_bench --dir $(BUILD)/bench-data-server
 
 # Search on 1,000,000 messages and the hook on 100,000 code writes (~20 min).
 bench-search: build
