@@ -94,6 +94,13 @@ class ServerProcess {
     }
     return exit_code_;
   }
+  // SIGKILL: the process dies at whatever instruction it was on.
+  void Kill() {
+    if (pid_ > 0 && exit_code_ == -2) {
+      kill(pid_, SIGKILL);
+      Wait();
+    }
+  }
   int exit_code() const { return exit_code_; }
   std::string log() const {
     std::ifstream f(log_path_);
