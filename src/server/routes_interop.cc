@@ -1,8 +1,10 @@
-// Import, export, health and stats (docs/http-api.md, "Import and export").
+// Import, export, and the store's housekeeping: health, stats, gc, verify,
+// purge (docs/http-api.md, "Import and export" and "The store").
 // Imports and exports go through a temporary folder: the importers and
 // exporters read and write files, and a folder export is sent as a zip.
 #include <zip.h>
 
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -187,6 +189,35 @@ void AddInteropRoutes(Router& router, ApiState& api) {
     auto stats = api.store.Stats();
     if (!stats) return ReplyError(res, stats.error());
     ReplyJson(res, 200, ToJson(*stats));
+  });
+  router.Add("POST", "/v1/gc", [&api](auto& req, auto& res, auto&) {
+    auto dry_run = BoolParam(req, "dry_run");
+    auto grace = IntParam(req, "grace_minutes", 10, 0, 525'600);
+    if (!dry_run) return ReplyError(res, dry_run.error());
+    if (!grace) return ReplyError(res, grace.error());
+    auto report = api.store.CollectGarbage({.grace_ms = *grace * 60'000, .dry_run = *dry_run});
+    if (!report) return ReplyError(res, report.error());
+    ReplyJson(res, 200, ToJson(*report));
+  });
+  router.Add("POST", "/v1/verify", [&api](auto&, auto& res, auto&) {
+    auto report = api.store.Verify();
+    if (!report) return ReplyError(res, report.error());
+    ReplyJson(res, 200, ToJson(*report));
+  });
+  router.Add("POST", "/v1/purge", [&api](auto& req, auto& res, auto&) {
+    auto days = IntParam(req, "older_than_days", -1, 0, 36'500);
+    if (!days) return ReplyError(res, days.error());
+    if (*days < 0) {
+      return ReplyError(res, Status::InvalidArgument(
+                                 "give older_than_days=N: archived sessions last updated more "
+                                 "than N days ago are deleted for good"));
+    }
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    auto purged = api.store.PurgeArchived(now - *days * 86'400'000);
+    if (!purged) return ReplyError(res, purged.error());
+    ReplyJson(res, 200, {{"sessions_deleted", *purged}});
   });
 }
 

@@ -373,6 +373,33 @@ TEST_F(HttpApiTest, FilePathsAreRefusedWithoutAllowedFolders) {
   EXPECT_FALSE(fs::exists(dir_.Sub("md")));
 }
 
+TEST_F(HttpApiTest, HousekeepingStatsGcVerifyAndPurge) {
+  const std::string kept = NewSession();
+  json with_image = TextMessage("picture");
+  with_image["parts"].push_back({{"type", "image"}, {"data_uri", DataUri(MakePng(2, 3, "gc"))}});
+  Append(kept, with_image);
+  const std::string old = NewSession();
+  Append(old, TextMessage("old news"));
+  client_->Patch("/v1/sessions/" + old, R"({"archived":true})", "application/json");
+
+  json stats = Body(client_->Get("/v1/stats"));
+  EXPECT_EQ(stats["sessions"], 2);
+  EXPECT_EQ(stats["blobs"], 1);
+  json verify = Body(client_->Post("/v1/verify", "", "application/json"));
+  EXPECT_EQ(verify["clean"], true);
+  EXPECT_EQ(verify["blobs_checked"], 1);
+  json gc = Body(client_->Post("/v1/gc?dry_run=1", "", "application/json"));
+  EXPECT_EQ(gc["blobs_deleted"], 0);  // the image is referenced
+
+  EXPECT_EQ(client_->Post("/v1/purge", "", "application/json")->status, 400);
+  EXPECT_EQ(client_->Post("/v1/purge?older_than_days=soon", "", "application/json")->status, 400);
+  // Updated just now: not older than a day, so kept.
+  EXPECT_EQ(Body(client_->Post("/v1/purge?older_than_days=1", "", "application/json"))["sessions_deleted"], 0);
+  EXPECT_EQ(Body(client_->Post("/v1/purge?older_than_days=0", "", "application/json"))["sessions_deleted"], 1);
+  EXPECT_EQ(client_->Get("/v1/sessions/" + old)->status, 404);
+  EXPECT_EQ(client_->Get("/v1/sessions/" + kept)->status, 200);
+}
+
 TEST(HttpAllowedFolders, PathsInsideWorkAndEscapesAreRefused) {
   TempDir dir;
   fs::create_directories(dir.Sub("allowed/in"));
