@@ -1,0 +1,106 @@
+// The Model Context Protocol over stdio (`sessiondb mcp`): JSON-RPC 2.0, one
+// message per line, so an agent can list, read and search its own history,
+// recall its past code writes and look at the images its sessions hold.
+// Protocol revision 2025-06-18; a client asking for 2025-03-26 or 2024-11-05
+// gets that one. docs/mcp.md describes the tools and the exchanges.
+//
+// What it answers: initialize, ping, tools/list, tools/call, resources/list,
+// resources/templates/list, resources/read. Notifications get no answer.
+// Requests that come before initialize are answered as if it had happened
+// (ping, tools/list... work when typed by hand); nothing depends on it.
+// A line that is not JSON gets a -32700 error (id null) and the server reads
+// on; only end of input stops it.
+//
+// The server only reads the history. The one thing it writes is search
+// vectors: before a vector or hybrid search it embeds up to
+// McpOptions::embed_limit documents that have none yet, as `sessiondb search`
+// does (derived data, never a session, message or blob).
+//
+// Thread-safety: none; one McpServer serves one stream. The Store it is given
+// must outlive it.
+//
+// Example:
+//   ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(path));
+//   McpServer server(*store, {.store_path = path});
+//   RETURN_IF_ERROR(server.Serve(std::cin, std::cout));
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <istream>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "api/json_forms.h"
+#include "sessiondb/status.h"
+#include "sessiondb/store.h"
+
+namespace sessiondb::server {
+
+// The protocol revisions this server speaks, newest first.
+inline constexpr std::string_view kMcpLatestVersion = "2025-06-18";
+inline constexpr std::string_view kMcpVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+
+struct McpOptions {
+  // The store's directory or URI: the search index and the code memory open
+  // it themselves (embedded stores only).
+  std::string store_path;
+  // view_resource returns images up to this size; larger ones are described.
+  int64_t max_image_bytes = int64_t{5} * 1024 * 1024;
+  // view_resource returns text files up to this many bytes, then cuts them.
+  int64_t max_text_bytes = int64_t{100} * 1024;
+  // Documents without a vector embedded before a vector or hybrid search at
+  // most (0: never embed; vector ranking then sees only what
+  // `sessiondb reindex` embedded).
+  int64_t embed_limit = 5000;
+  // Where log lines go (never stdout). Default: stderr, "sessiondb mcp: ...".
+  std::function<void(std::string_view)> log;
+};
+
+class McpTools;
+
+class McpServer {
+ public:
+  McpServer(Store& store, McpOptions options);
+  ~McpServer();
+  McpServer(const McpServer&) = delete;
+  McpServer& operator=(const McpServer&) = delete;
+
+  // Reads one message per line from `in` and writes each answer as one line
+  // on `out`, flushed, until `in` ends. Returns Ok at end of input, kIo once
+  // `out` can no longer be written (the client went away).
+  Status Serve(std::istream& in, std::ostream& out);
+
+  // The answer to one line of input: a JSON-RPC response (or batch of them)
+  // on one line without its newline, or nullopt when there is nothing to
+  // answer (a notification, a blank line, a response from the client).
+  std::optional<std::string> HandleLine(std::string_view line);
+
+ private:
+  // A JSON-RPC error: code and message.
+  struct RpcError {
+    int code;
+    std::string message;
+  };
+  using RpcResult = std::expected<Json, RpcError>;
+
+  std::optional<Json> HandleMessage(const Json& message);
+  RpcResult Dispatch(const std::string& method, const Json& params);
+  RpcResult Initialize(const Json& params);
+  RpcResult CallTool(const Json& params);
+  RpcResult ListResources(const Json& params);
+  RpcResult ReadResource(const Json& params);
+  void Log(std::string_view line) const;
+
+  Store& store_;
+  McpOptions options_;
+  std::unique_ptr<McpTools> tools_;
+  // What initialize agreed on; the latest until then.
+  std::string protocol_version_{kMcpLatestVersion};
+};
+
+}  // namespace sessiondb::server

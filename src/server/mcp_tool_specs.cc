@@ -1,0 +1,369 @@
+// The declarations of the MCP tools and the check of a call's arguments
+// against them: one table gives both the inputSchema tools/list shows and the
+// rules CheckArguments applies, so the two cannot drift apart.
+#include <algorithm>
+#include <charconv>
+#include <string>
+#include <vector>
+
+#include "server/mcp_tools.h"
+
+namespace sessiondb::server {
+namespace {
+
+using Type = ToolParam::Type;
+
+ToolParam SessionIdParam(std::string description) {
+  return {.name = "session_id", .description = std::move(description), .required = true};
+}
+
+std::vector<ToolSpec> MakeSpecs() {
+  std::vector<ToolSpec> specs;
+  specs.push_back(
+      {.name = "list_sessions",
+       .title = "List sessions",
+       .description =
+           "List the stored chat sessions and agent histories, most recently updated first: id, "
+           "title, preview (the first user message), created and updated times, message count, "
+           "archived, and for a fork the session and seq it was forked from. Pass the returned "
+           "cursor to get the next page. Use the ids with read_session, or find sessions by "
+           "content with search_history.",
+       .params = {
+           {.name = "limit",
+            .type = Type::kInteger,
+            .description = "Sessions per page (1-200).",
+            .minimum = 1,
+            .maximum = 200,
+            .default_value = 20},
+           {.name = "cursor",
+            .description = "The next_cursor of the previous page; omit for the first page."},
+           {.name = "archived",
+            .description = "Which sessions: active (not archived), archived, or all.",
+            .choices = {"active", "archived", "all"},
+            .default_value = "active"},
+           {.name = "project",
+            .description = "Only sessions whose metadata \"project\" equals this exactly "
+                           "(e.g. /home/me/src/app)."},
+       }});
+  specs.push_back(
+      {.name = "read_session",
+       .title = "Read a session",
+       .description =
+           "Read a session's messages in order: seq, role, time, model, the text, tool calls and "
+           "results folded to one short line each, and attachments named by resource_id with "
+           "their MIME type and size (pass a resource_id to view_resource to see an image). "
+           "Reads from from_seq (default 1), or the last N messages with `last`. A page stops "
+           "early when its text grows past about 100 KB; the answer then says which "
+           "from_seq to read next. Text parts longer than max_text_chars are cut, saying so.",
+       .params = {
+           SessionIdParam("The session's id (from list_sessions or search_history)."),
+           {.name = "from_seq",
+            .type = Type::kInteger,
+            .description = "First seq to read (default 1). Not with `last`.",
+            .minimum = 1},
+           {.name = "limit",
+            .type = Type::kInteger,
+            .description = "At most this many messages (1-500).",
+            .minimum = 1,
+            .maximum = 500,
+            .default_value = 50},
+           {.name = "last",
+            .type = Type::kInteger,
+            .description = "Read only the last N messages (1-500) instead of from from_seq.",
+            .minimum = 1,
+            .maximum = 500},
+           {.name = "max_text_chars",
+            .type = Type::kInteger,
+            .description = "Cut each text part after this many characters; 0 shows it whole.",
+            .minimum = 0,
+            .default_value = 8000},
+       }});
+  specs.push_back(
+      {.name = "search_history",
+       .title = "Search the history",
+       .description =
+           "Search every stored message, tool call and result, compaction summary and code write "
+           "of every session. The query takes words (all must match), \"a phrase\", a OR b, "
+           "-excluded and prefix*; code and punctuation are fine as they are. Modes: keyword "
+           "(BM25 full text), vector (meaning, by embeddings) or hybrid (both fused; the "
+           "default). Each hit gives its session, seq, role, time and a snippet with the "
+           "matches in **bold**; call read_session with that session_id and a from_seq a little "
+           "before the hit's seq to read around it.",
+       .params = {
+           {.name = "query", .description = "What to look for.", .required = true},
+           {.name = "mode",
+            .description = "keyword, vector or hybrid.",
+            .choices = {"keyword", "vector", "hybrid"},
+            .default_value = "hybrid"},
+           {.name = "session_id", .description = "Only this session."},
+           {.name = "role",
+            .description = "Only messages of this role.",
+            .choices = {"system", "user", "assistant", "tool"}},
+           {.name = "project",
+            .description = "Only sessions whose metadata project (or cwd) starts with this "
+                           "path, and code writes under it."},
+           {.name = "kind",
+            .description = "What to search: all, messages (no code writes) or code (only code "
+                           "writes).",
+            .choices = {"all", "messages", "code"},
+            .default_value = "all"},
+           {.name = "since",
+            .description = "Only from this time on: 2026-11-20, 2026-11-20T14:30:00Z (UTC "
+                           "unless it has an offset)."},
+           {.name = "until", .description = "Only before this time (same forms as since)."},
+           {.name = "limit",
+            .type = Type::kInteger,
+            .description = "Hits to return (1-100).",
+            .minimum = 1,
+            .maximum = 100,
+            .default_value = 10},
+           {.name = "offset",
+            .type = Type::kInteger,
+            .description = "Hits to skip, for the next page.",
+            .minimum = 0,
+            .maximum = 10000,
+            .default_value = 0},
+       }});
+  specs.push_back(
+      {.name = "search_code_memory",
+       .title = "Recall past code writes",
+       .description =
+           "Before writing or editing a file, recall what was written before: the past code "
+           "writes most like it (one per file, best first, each with a preview, its session "
+           "and time), how often the file was edited (churn: edits in 30 days and 24 hours, "
+           "tier gold/silver/bronze/red) and warnings when the functions in `code` were "
+           "edited again and again today. Give the code you are about to write to find "
+           "similar code elsewhere; without it, recall goes by the file's name.",
+       .params = {
+           {.name = "path",
+            .description = "The file about to be written (absolute, as the agent writes it).",
+            .required = true},
+           {.name = "code",
+            .description = "The code about to be written: the whole file or the new fragment."},
+           {.name = "limit",
+            .type = Type::kInteger,
+            .description = "Past writes to return (1-10).",
+            .minimum = 1,
+            .maximum = 10,
+            .default_value = 3},
+       }});
+  specs.push_back(
+      {.name = "code_churn",
+       .title = "Most edited files",
+       .description =
+           "The files (or functions) agents edited most in the last 30 days, most first, with "
+           "edits in 30 days and in 24 hours and the tier: gold 0-2 edits, silver 3-10, bronze "
+           "11-20, red over 20 or 5 and more in 24 hours. Red code is being rewritten in "
+           "circles: step back before editing it again.",
+       .params = {
+           {.name = "path_prefix", .description = "Only files under this path."},
+           {.name = "functions",
+            .type = Type::kBoolean,
+            .description = "Count per function instead of per file.",
+            .default_value = false},
+           {.name = "limit",
+            .type = Type::kInteger,
+            .description = "At most this many entries (1-100).",
+            .minimum = 1,
+            .maximum = 100,
+            .default_value = 20},
+       }});
+  specs.push_back(
+      {.name = "view_resource",
+       .title = "View an attachment",
+       .description =
+           "Show an attachment of a session's message: an image comes back as an image "
+           "(up to 5 MiB), a text file as its text (the first 100 KB), any other file as a "
+           "description. The resource_id is what read_session shows for the attachment "
+           "(res_...).",
+       .params = {
+           SessionIdParam("The session whose message attached it."),
+           {.name = "resource_id",
+            .description = "The attachment's id, res_... (from read_session).",
+            .required = true},
+       }});
+  return specs;
+}
+
+std::string TypeName(Type type) {
+  switch (type) {
+    case Type::kString:
+      return "string";
+    case Type::kInteger:
+      return "integer";
+    case Type::kBoolean:
+      return "boolean";
+  }
+  return "string";
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+std::string ParamNames(const ToolSpec& spec) {
+  std::vector<std::string> names;
+  for (const ToolParam& p : spec.params) names.push_back(p.name);
+  return Join(names);
+}
+
+// The value of `given` as the param's type, or why it is not one.
+Result<Json> Coerce(const ToolSpec& spec, const ToolParam& param, const Json& given) {
+  const std::string where = spec.name + ": argument '" + param.name + "'";
+  switch (param.type) {
+    case Type::kString: {
+      if (!given.is_string()) {
+        return Err(Status::InvalidArgument(where + " must be a string, not " +
+                                           std::string(given.type_name())));
+      }
+      const std::string& text = given.get_ref<const std::string&>();
+      if (!param.choices.empty() &&
+          std::find(param.choices.begin(), param.choices.end(), text) == param.choices.end()) {
+        return Err(Status::InvalidArgument(where + " is one of " + Join(param.choices) + ", not '" +
+                                           text + "'"));
+      }
+      if (param.required && text.empty()) {
+        return Err(Status::InvalidArgument(where + " must not be empty"));
+      }
+      return given;
+    }
+    case Type::kInteger: {
+      int64_t value = 0;
+      bool ok = false;
+      if (given.is_number_integer()) {
+        value = given.get<int64_t>();
+        ok = given.is_number_unsigned() ? given.get<uint64_t>() <= INT64_MAX : true;
+      } else if (given.is_number_float()) {
+        const double d = given.get<double>();
+        ok = d == static_cast<double>(static_cast<int64_t>(d)) && d > -9e18 && d < 9e18;
+        value = static_cast<int64_t>(d);
+      } else if (given.is_string()) {
+        const std::string& s = given.get_ref<const std::string&>();
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+        ok = ec == std::errc() && end == s.data() + s.size() && !s.empty();
+      }
+      if (!ok) {
+        return Err(Status::InvalidArgument(where + " must be an integer, not " + given.dump()));
+      }
+      if (value < param.minimum || value > param.maximum) {
+        std::string range = param.maximum == INT64_MAX ? "at least " + std::to_string(param.minimum)
+                                                       : std::to_string(param.minimum) + "-" +
+                                                             std::to_string(param.maximum);
+        return Err(Status::InvalidArgument(where + " must be " + range + ", not " +
+                                           std::to_string(value)));
+      }
+      return Json(value);
+    }
+    case Type::kBoolean:
+      if (given.is_boolean()) return given;
+      if (given == "true") return Json(true);
+      if (given == "false") return Json(false);
+      return Err(Status::InvalidArgument(where + " must be true or false, not " + given.dump()));
+  }
+  return given;
+}
+
+}  // namespace
+
+ToolResult ToolResult::Text(std::string text, Json structured) {
+  ToolResult r;
+  r.content.push_back({{"type", "text"}, {"text", std::move(text)}});
+  r.structured = std::move(structured);
+  return r;
+}
+
+ToolResult ToolResult::Error(std::string text) {
+  ToolResult r = Text(std::move(text));
+  r.is_error = true;
+  return r;
+}
+
+std::string ToolArgs::String(std::string_view name, std::string fallback) const {
+  auto it = values_.find(name);
+  return it != values_.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+int64_t ToolArgs::Int(std::string_view name, int64_t fallback) const {
+  auto it = values_.find(name);
+  return it != values_.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
+bool ToolArgs::Bool(std::string_view name, bool fallback) const {
+  auto it = values_.find(name);
+  return it != values_.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+const std::vector<ToolSpec>& ToolSpecs() {
+  static const std::vector<ToolSpec> specs = MakeSpecs();
+  return specs;
+}
+
+const ToolSpec* FindTool(std::string_view name) {
+  for (const ToolSpec& spec : ToolSpecs()) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+Json ToolListEntry(const ToolSpec& spec) {
+  Json properties = Json::object();
+  Json required = Json::array();
+  for (const ToolParam& p : spec.params) {
+    Json schema = {{"type", TypeName(p.type)}, {"description", p.description}};
+    if (!p.choices.empty()) schema["enum"] = p.choices;
+    if (p.type == Type::kInteger) {
+      schema["minimum"] = p.minimum;
+      if (p.maximum != INT64_MAX) schema["maximum"] = p.maximum;
+    }
+    if (!p.default_value.is_null()) schema["default"] = p.default_value;
+    properties[p.name] = std::move(schema);
+    if (p.required) required.push_back(p.name);
+  }
+  Json input_schema = {{"type", "object"}, {"properties", std::move(properties)}};
+  if (!required.empty()) input_schema["required"] = std::move(required);
+  input_schema["additionalProperties"] = false;
+  return {{"name", spec.name},
+          {"title", spec.title},
+          {"description", spec.description},
+          {"inputSchema", std::move(input_schema)},
+          {"annotations",
+           {{"title", spec.title},
+            {"readOnlyHint", true},
+            {"destructiveHint", false},
+            {"idempotentHint", true},
+            {"openWorldHint", false}}}};
+}
+
+Result<ToolArgs> CheckArguments(const ToolSpec& spec, const Json& arguments) {
+  if (!arguments.is_null() && !arguments.is_object()) {
+    return Err(Status::InvalidArgument(spec.name + ": arguments must be an object, not " +
+                                       std::string(arguments.type_name())));
+  }
+  Json values = Json::object();
+  if (arguments.is_object()) {
+    for (const auto& [name, given] : arguments.items()) {
+      auto param = std::find_if(spec.params.begin(), spec.params.end(),
+                                [&](const ToolParam& p) { return p.name == name; });
+      if (param == spec.params.end()) {
+        return Err(Status::InvalidArgument(spec.name + " has no argument '" + name +
+                                           "'; its arguments are " + ParamNames(spec)));
+      }
+      // A null is an argument left out, as clients that fill every field send it.
+      if (given.is_null()) continue;
+      ASSIGN_OR_RETURN(values[name], Coerce(spec, *param, given));
+    }
+  }
+  for (const ToolParam& p : spec.params) {
+    if (values.contains(p.name)) continue;
+    if (p.required) {
+      return Err(Status::InvalidArgument(spec.name + ": missing required argument '" + p.name +
+                                         "' (" + p.description + ")"));
+    }
+    if (!p.default_value.is_null()) values[p.name] = p.default_value;
+  }
+  return ToolArgs(std::move(values));
+}
+
+}  // namespace sessiondb::server
