@@ -26,5 +26,7 @@ void AddSearchCommands(CLI::App& app, CliContext& ctx);
 void AddMemoryCommands(CLI::App& app, CliContext& ctx);
 // serve
 void AddServeCommand(CLI::App& app, CliContext& ctx);
+// mcp
+void AddMcpCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace sessiondb::cli

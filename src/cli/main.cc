@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
   AddSearchCommands(app, ctx);
   AddMemoryCommands(app, ctx);
   AddServeCommand(app, ctx);
+  AddMcpCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
