@@ -359,7 +359,7 @@ Result<ToolArgs> CheckArguments(const ToolSpec& spec, const Json& arguments) {
     if (values.contains(p.name)) continue;
     if (p.required) {
       return Err(Status::InvalidArgument(spec.name + ": missing required argument '" + p.name +
-                                         "' (" + p.description + ")"));
+                                         "': " + p.description));
     }
     if (!p.default_value.is_null()) values[p.name] = p.default_value;
   }
