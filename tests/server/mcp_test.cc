@@ -403,6 +403,49 @@ TEST_F(McpTest, ReadSessionGivesTheMessagesAsTextWithSeqsAndAsJsonForms) {
   EXPECT_EQ(mcp->CloseAndWait(), 0);
 }
 
+TEST_F(McpTest, ALongSessionIsReadInPagesThatFitWhatAClientHandsAModel) {
+  {
+    auto store = Store::Open(store_);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE((*store)->CreateSession({.id = "long"}));
+    for (int i = 0; i < 30; ++i) {
+      Message m;
+      m.parts = {Part::Text(std::string(7000, 'a' + i % 26))};
+      ASSERT_TRUE((*store)->Append("long", m));
+    }
+    Message big;
+    big.parts = {Part::Text("big notes"),
+                 Part::FileFromBytes(std::string(150 * 1024, 'x'), "text/plain", "big.txt")};
+    auto appended = (*store)->Append("long", big);
+    ASSERT_TRUE(appended) << appended.error().ToString();
+    text_file_id_ = appended->resources.at(0).resource_id;
+  }
+  auto mcp = Start();
+  mcp->Initialize();
+  // About 100 KB of text a page: 14 messages of 7,000 characters, then the next call.
+  json first = mcp->Tool("read_session", {{"session_id", "long"}});
+  const size_t shown = first["structuredContent"]["messages"].size();
+  EXPECT_EQ(shown, 14u);
+  EXPECT_EQ(first["structuredContent"]["next_from_seq"], 15);
+  EXPECT_TRUE(Contains(TextOf(first), R"(read_session {"session_id":"long","from_seq":15)"))
+      << TextOf(first).substr(TextOf(first).size() - 300);
+  json rest = mcp->Tool("read_session", {{"session_id", "long"}, {"from_seq", 15}, {"limit", 2}});
+  EXPECT_EQ(rest["structuredContent"]["messages"][0]["seq"], 15);
+  // The last N keeps the newest when they do not all fit.
+  json last = mcp->Tool("read_session", {{"session_id", "long"}, {"last", 31}});
+  EXPECT_EQ(last["structuredContent"]["messages"].back()["seq"], 31);
+  EXPECT_LT(last["structuredContent"]["messages"].size(), 31u);
+
+  // A text file past 100 KB is cut, saying so.
+  json view = mcp->Tool("view_resource", {{"session_id", "long"}, {"resource_id", text_file_id_}});
+  EXPECT_EQ(view["isError"], false);
+  const std::string text = TextOf(view);
+  EXPECT_TRUE(Contains(text, "[cut: the first 100.0 KiB of 150.0 KiB are shown]"))
+      << text.substr(0, 300);
+  EXPECT_LT(text.size(), 101u * 1024);
+  EXPECT_EQ(mcp->CloseAndWait(), 0);
+}
+
 TEST_F(McpTest, SearchHistoryFindsASeededPhraseInEveryMode) {
   auto mcp = Start();
   mcp->Initialize();
