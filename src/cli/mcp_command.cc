@@ -64,16 +64,17 @@ documents not embedded yet (at most --embed-limit before a vector or hybrid
 search). Search and code memory need an embedded store; on a PostgreSQL store
 those tools say so and the others work.
 
-Register it with Claude Code (--scope user: in every project):
+Examples:
   claude mcp add sessiondb -- sessiondb mcp --store ~/chats
+      registers it with Claude Code (`claude mcp add --scope user ...`: in
+      every project)
+  echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | sessiondb mcp
+      shows the tools, by hand
 
 Other clients (Claude Desktop, Cursor, Windsurf...) take an entry under
 "mcpServers" in their JSON settings; give the store as an absolute path:
   {"mcpServers": {"sessiondb": {"command": "sessiondb",
-                                "args": ["mcp", "--store", "/home/me/chats"]}}}
-
-Try it by hand:
-  echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | sessiondb mcp)";
+                                "args": ["mcp", "--store", "/home/me/chats"]}}})";
 
 }  // namespace
 

@@ -681,6 +681,16 @@ TEST_F(McpTest, EndOfInputEndsTheServerWithExitCodeZeroAndStdoutHoldsOnlyMessage
   EXPECT_TRUE(Contains(Stderr(), "mcp_test")) << Stderr();
 }
 
+TEST_F(McpTest, HelpSaysHowToRegisterTheServerWithClients) {
+  McpProcess help(store_, dir_.Sub("stderr"), {"--help"});
+  std::string out;
+  EXPECT_EQ(help.CloseAndWait(&out), 0);
+  EXPECT_TRUE(Contains(out, "Model Context Protocol")) << out;
+  EXPECT_TRUE(Contains(out, "Examples:")) << out;
+  EXPECT_TRUE(Contains(out, "claude mcp add sessiondb -- sessiondb mcp --store ~/chats")) << out;
+  EXPECT_TRUE(Contains(out, R"("mcpServers": {"sessiondb": {"command": "sessiondb",)")) << out;
+}
+
 TEST_F(McpTest, AMissingStoreIsReportedOnStderrAndNothingOnStdout) {
   McpProcess mcp(dir_.Sub("no-store"), dir_.Sub("stderr"));
   std::string rest;
