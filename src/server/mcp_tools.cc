@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "interop/import_sink.h"
+#include "api/search_args.h"
 #include "server/mcp_text.h"
 
 namespace sessiondb::server {
@@ -16,19 +16,6 @@ namespace {
 // A page of read_session stops once its text passes this many bytes
 // (clients cap what they hand a model; Claude Code at about 25,000 tokens).
 constexpr size_t kPageBytes = 100'000;
-
-// --since / --until of the CLI: an ISO-8601 date or time, or milliseconds.
-Result<int64_t> ParseTime(const std::string& text, const char* name) {
-  if (text.empty()) return int64_t{0};
-  if (text.size() <= 15 && text.find_first_not_of("0123456789") == std::string::npos) {
-    return std::stoll(text);
-  }
-  if (std::optional<int64_t> ms = interop::ParseIsoTime(text)) return *ms;
-  return Err(Status::InvalidArgument(std::string(name) +
-                                     " takes a date (2026-11-20) or a time "
-                                     "(2026-11-20T14:30:00Z), not '" +
-                                     text + "'"));
-}
 
 // The snippet with its matches in **bold**.
 std::string Marked(const SearchHit& hit) {
@@ -172,11 +159,13 @@ Result<CodeMemory*> McpTools::Memory() {
 }
 
 ToolResult McpTools::SearchHistory(const ToolArgs& args) {
+  // The schema's enums were checked; the shared parsers (as the CLI and the
+  // HTTP API spell these) do the rest.
   const std::string mode_name = args.String("mode", "hybrid");
+  auto mode = ParseSearchMode(mode_name, "mode");
+  if (!mode) return ToolResult::Error(mode.error().message());
   SearchRequest request{.query = args.String("query"),
-                        .mode = mode_name == "keyword"  ? SearchMode::kKeyword
-                                : mode_name == "vector" ? SearchMode::kVector
-                                                        : SearchMode::kHybrid,
+                        .mode = *mode,
                         .limit = static_cast<int>(args.Int("limit", 10)),
                         .offset = static_cast<int>(args.Int("offset", 0))};
   SearchFilter& filter = request.filter;
@@ -187,12 +176,12 @@ ToolResult McpTools::SearchHistory(const ToolArgs& args) {
     filter.role = *role;
   }
   filter.project = args.String("project");
-  const std::string kind = args.String("kind", "all");
-  filter.code_writes = kind != "messages";
-  filter.events = kind != "code";
-  auto since = ParseTime(args.String("since"), "since");
+  if (Status s = ApplySearchKind(args.String("kind", "all"), "kind", filter); !s.ok()) {
+    return ToolResult::Error(s.message());
+  }
+  auto since = ParseSearchTime(args.String("since"), "since");
   if (!since) return ToolResult::Error(since.error().message());
-  auto until = ParseTime(args.String("until"), "until");
+  auto until = ParseSearchTime(args.String("until"), "until");
   if (!until) return ToolResult::Error(until.error().message());
   filter.since_ms = *since;
   filter.until_ms = *until;
