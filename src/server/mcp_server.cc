@@ -29,7 +29,7 @@ constexpr int kResourcePage = 50;
 
 constexpr char kServerName[] = "sessiondb";
 // The project's version (CMakeLists.txt).
-constexpr char kServerVersion[] = "0.1.0";
+constexpr char kServerVersion[] = SESSIONDB_VERSION;  // CMake: the project version
 
 constexpr char kInstructions[] =
     "sessiondb holds past chat sessions and agent histories (messages, tool calls, images, code "
