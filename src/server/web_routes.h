@@ -1,0 +1,24 @@
+// The web history browser: GET / and each file of src/server/web/ at its own
+// path, from the copies compiled into the binary (web_assets.h). The page
+// talks only to /v1 (docs/web.md).
+//
+// Every answer carries a Content-Security-Policy that allows only this
+// origin's scripts, styles and connections (no inline script, no framing) and
+// images from this origin, data: and blob: URLs; X-Content-Type-Options:
+// nosniff; and an ETag with Cache-Control: no-cache, so a browser revalidates
+// (304, no body) and picks up a new binary's page at once.
+//
+// Example:
+//   httplib::Server http;
+//   AddWebRoutes(http);
+//
+// Thread-safety: call before the server listens.
+#pragma once
+
+#include <httplib.h>
+
+namespace sessiondb::server {
+
+void AddWebRoutes(httplib::Server& http);
+
+}  // namespace sessiondb::server
