@@ -8,6 +8,7 @@
 
 #include "server/bounded_pool.h"
 #include "server/http_reply.h"
+#include "server/web_routes.h"
 
 namespace sessiondb::server {
 
@@ -114,6 +115,8 @@ void HttpServer::Configure() {
   http_.Put("/v1/.*", dispatch);
   http_.Patch("/v1/.*", dispatch);
   http_.Delete("/v1/.*", dispatch);
+  // The web history browser: / and its files, outside /v1 (so no token).
+  AddWebRoutes(http_);
 
   // Errors cpp-httplib answers by itself (413, a request it cannot parse, a
   // path outside /v1 that no page serves) get the same JSON as ours.
