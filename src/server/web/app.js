@@ -259,7 +259,8 @@ function eventShell(tag, className, event, label) {
   node.dataset.seq = String(event.seq);
   const head = el('header', 'event-head');
   const seq = el('a', 'seq', `#${event.seq}`);
-  seq.href = sessionHref(event.session_id || view.session?.id || '', event.seq);
+  // The open session's own address: a fork's inherited events name its parent.
+  seq.href = sessionHref(view.session ? view.session.id : event.session_id, event.seq);
   head.append(el('span', 'role', label), seq, timeElement(event.ts_ms));
   node.append(head);
   return {node, head};
@@ -304,7 +305,7 @@ function renderResourceView(event) {
   const line = el('p', '', `Shown to the model again: ${r.name || r.resource_id || v.resource_id || 'a resource'}`);
   if (v.message_seq) {
     const a = el('a', '', ` (from #${v.message_seq})`);
-    a.href = sessionHref(event.session_id || view.session.id, v.message_seq);
+    a.href = sessionHref(view.session ? view.session.id : event.session_id, v.message_seq);
     line.append(a);
   }
   body.append(line);
@@ -475,6 +476,7 @@ function closeSession() {
   view.lastSeq = 0;
   for (const d of view.drafts.values()) clearTimeout(d.timer);
   view.drafts.clear();
+  document.body.classList.remove('live');
   markCurrentInList();
 }
 
