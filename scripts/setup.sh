@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages sessiondb needs to build, test and benchmark.
-# Idempotent: packages already present are left alone, and apt is not touched
-# at all when nothing is missing. The README and .ci/run both call this script.
+# Installs the Debian packages sessiondb needs to build, test and benchmark,
+# then the browser tests' npm packages (tests/web). Idempotent: packages
+# already present are left alone, apt is not touched at all when nothing is
+# missing, and npm only when tests/web/node_modules is missing or older than
+# its package-lock.json. The README and .ci/run both call this script.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
@@ -18,7 +21,14 @@ PACKAGES=(
   libcpp-httplib-dev              # HTTP server (tests' embedding endpoint)
   libgtest-dev libgmock-dev       # tests
   libbenchmark-dev                # bench/
+  chromium                        # the web page's tests run in it (tests/web, playwright-core)
 )
+
+# Node.js and npm run the browser tests. A machine may already have them from
+# elsewhere (NodeSource's nodejs bundles npm, and Debian's npm conflicts with
+# it), so Debian's packages are added only for a command that is missing.
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -27,13 +37,21 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#PACKAGES[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# playwright-core, at the version package-lock.json pins. It never downloads
+# a browser: the tests drive Debian's /usr/bin/chromium.
+WEB_TESTS=tests/web
+if [ ! -d "$WEB_TESTS/node_modules" ] || [ "$WEB_TESTS/package-lock.json" -nt "$WEB_TESTS/node_modules" ]; then
+  echo "setup: npm ci in $WEB_TESTS"
+  (cd "$WEB_TESTS" && npm ci --no-audit --no-fund --loglevel=error)
+  touch "$WEB_TESTS/node_modules"
+fi
 echo "setup: done"

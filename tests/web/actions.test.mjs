@@ -1,0 +1,111 @@
+// What the page's buttons do, checked through the API afterwards: rename,
+// archive, fork at a message, export; and an API error reaching the banner.
+import assert from 'node:assert/strict';
+import {readFileSync} from 'node:fs';
+import {after, before, test} from 'node:test';
+
+import {launchBrowser, newPage, openPage, seedHistory, startServer} from './support.mjs';
+
+let browser;
+before(async () => { browser = await launchBrowser(); });
+after(async () => { await browser?.close(); });
+
+async function setUp(t) {
+  const server = await startServer();
+  t.after(() => server.stop());
+  const ids = await seedHistory(server);
+  const {page, context, problems} = await newPage(browser);
+  t.after(() => context.close());
+  return {server, ids, page, problems};
+}
+
+test('rename and archive through the page change what the API reports', async (t) => {
+  const {server, ids, page, problems} = await setUp(t);
+  await openPage(page, server, `#/s/${ids.main}`);
+  await page.waitForSelector('.log .event');
+
+  await page.click('.rename-button');
+  await page.fill('.rename-form input', 'Parser: nested comments');
+  await page.click('.rename-form button[type="submit"]');
+  await page.waitForFunction(() => document.getElementById('session-title').textContent === 'Parser: nested comments');
+  assert.equal((await server.api('GET', `/v1/sessions/${ids.main}`)).title, 'Parser: nested comments');
+  await page.locator(`#session-list li[data-id="${ids.main}"] .item-title`, {hasText: 'Parser: nested comments'}).waitFor();
+
+  await page.click('.archive-button');
+  await page.locator('.archive-button', {hasText: 'Unarchive'}).waitFor();
+  assert.equal((await server.api('GET', `/v1/sessions/${ids.main}`)).archived, true);
+  // It left the list of active sessions.
+  await page.waitForFunction((id) => !document.querySelector(`#session-list li[data-id="${id}"]`), ids.main);
+
+  await page.click('.archive-button');
+  await page.locator('.archive-button', {hasText: 'Archive'}).waitFor();
+  assert.equal((await server.api('GET', `/v1/sessions/${ids.main}`)).archived, false);
+  assert.deepEqual(problems, []);
+});
+
+test('forking at a message creates a session with that parent and seq, and opens it', async (t) => {
+  const {server, ids, page, problems} = await setUp(t);
+  await openPage(page, server, `#/s/${ids.main}`);
+  await page.click(`#seq-${ids.at.answer} .fork-button`);
+  await page.waitForFunction((id) => /^#\/s\/[^/]+$/.test(location.hash) && !location.hash.includes(id), ids.main);
+  const forkId = decodeURIComponent(page.url().split('#/s/')[1]);
+
+  const fork = await server.api('GET', `/v1/sessions/${forkId}`);
+  assert.equal(fork.parent_id, ids.main);
+  assert.equal(fork.fork_seq, ids.at.answer);
+  await page.waitForSelector('.session-head .fork-origin a');
+  assert.equal(await page.locator('.session-head .fork-origin').textContent(),
+               `forked from Fixing the parser at #${ids.at.answer}`);
+  // The new session shows the parent's history up to the fork.
+  await page.waitForSelector(`#seq-${ids.at.answer}`);
+  assert.equal(await page.locator(`#seq-${ids.at.toolCall}`).count(), 0);
+  assert.deepEqual(problems, []);
+});
+
+test('export links download the snapshot, Markdown and JSONL', async (t) => {
+  const {server, ids, page, problems} = await setUp(t);
+  await openPage(page, server, `#/s/${ids.main}`);
+  await page.waitForSelector('.exports a');
+  const hrefs = await page.$$eval('.exports a', (links) => links.map((a) => a.getAttribute('href')));
+  assert.deepEqual(hrefs, ['snapshot', 'markdown', 'jsonl'].map((f) => `/v1/sessions/${ids.main}/export?format=${f}`));
+
+  const [snapshot] = await Promise.all([page.waitForEvent('download'), page.click('.exports a >> text=snapshot')]);
+  assert.equal(snapshot.suggestedFilename(), `${ids.main}.json`);
+  const doc = JSON.parse(readFileSync(await snapshot.path(), 'utf8'));
+  assert.match(JSON.stringify(doc), /Fixing the parser/);
+
+  const [markdown] = await Promise.all([page.waitForEvent('download'), page.click('.exports a >> text=Markdown')]);
+  assert.match(markdown.suggestedFilename(), /\.zip$/);
+  assert.equal(readFileSync(await markdown.path()).subarray(0, 2).toString(), 'PK');
+  assert.deepEqual(problems, []);
+});
+
+test('an API error is shown in the banner', async (t) => {
+  const {server, page, problems} = await setUp(t);
+  await openPage(page, server, '#/s/no-such-session');
+  await page.waitForSelector('#banner:not([hidden])');
+  const text = await page.locator('#banner-text').textContent();
+  assert.match(text, /no-such-session/);
+  assert.match(text, /not_found/);
+  await page.click('#banner-close');
+  await page.waitForSelector('#banner', {state: 'hidden'});
+
+  // The server's refusal of an action is shown too: an empty title.
+  const session = await server.api('POST', '/v1/sessions', {title: 'Keep me'});
+  await page.goto(`${server.url}#/s/${session.id}`);
+  await page.click('.rename-button');
+  await page.fill('.rename-form input', '   ');
+  await page.click('.rename-form button[type="submit"]');
+  await page.waitForSelector('#banner:not([hidden])');
+  assert.equal(await page.locator('#banner-text').textContent(),
+               'a session title cannot be empty (invalid_argument, HTTP 400)');
+  assert.equal((await server.api('GET', `/v1/sessions/${session.id}`)).title, 'Keep me');
+
+  // And an action on a session another client deleted meanwhile.
+  await server.api('DELETE', `/v1/sessions/${session.id}`);
+  await page.click('#banner-close');
+  await page.click('.archive-button');
+  await page.waitForSelector('#banner:not([hidden])');
+  assert.match(await page.locator('#banner-text').textContent(), /not_found/);
+  assert.deepEqual(problems, []);
+});
