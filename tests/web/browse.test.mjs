@@ -86,10 +86,10 @@ test('search marks the matched word in the snippet and a hit opens the session a
   assert.deepEqual(problems, []);
 });
 
-test('a session shows its image, Markdown, folded tools and reasoning, and compaction', async (t) => {
+test('a session shows its image, Markdown, folded tools and reasoning, compaction and a resource view', async (t) => {
   const {server, ids, page, problems} = await setUp(t);
   await openPage(page, server, `#/s/${ids.main}`);
-  await page.waitForSelector(`#seq-${ids.compactionSeq}`);
+  await page.waitForSelector(`#seq-${ids.viewSeq}`);
 
   // The thumbnail has loaded from /v1/blobs/<sha256>, small.
   const thumb = page.locator(`#seq-${ids.at.image} .thumb img`);
@@ -142,6 +142,13 @@ test('a session shows its image, Markdown, folded tools and reasoning, and compa
   const marker = page.locator(`#seq-${ids.compactionSeq}.compaction`);
   assert.match(await marker.textContent(), new RegExp(`#${ids.at.question}–#${ids.at.answer}`));
   assert.match(await marker.textContent(), /the lexer skips nested comments/);
+
+  // The resource view: which attachment was shown again, and why.
+  const view = page.locator(`#seq-${ids.viewSeq}.resource-view`);
+  assert.match(await view.textContent(), /failure\.png/);
+  assert.match(await view.textContent(), /the user asked to look again/);
+  assert.equal(await view.locator(`a[href="#/s/${ids.main}/${ids.at.image}"]`).count(), 1);
+  assert.equal(await view.locator('.thumb img').count(), 1);
   assert.deepEqual(problems, []);
 });
 

@@ -86,7 +86,7 @@ export function launchBrowser() {
 export async function newPage(browser) {
   const context = await browser.newContext({viewport: {width: 1280, height: 900}, acceptDownloads: true});
   const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(20_000);  // CI runs other suites beside this one
   const problems = [];
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('console', (m) => {
@@ -155,14 +155,17 @@ export const kXssText = '<script>window.__xss = 1</script> and <img src=x onerro
 const text = (t) => ({type: 'text', text: t});
 
 // Seeds, through the API: a session with Markdown, a tool call and its result,
-// reasoning, a PNG, a hostile message and a compaction of #1-#2; a fork of it
-// at #3; an archived session. Returns their ids and seqs.
+// reasoning, a PNG, a hostile message, a compaction of #1-#2 and a view of the
+// PNG; a fork of it at #3; an archived session. Returns their ids and seqs.
 export async function seedHistory(server) {
   const {api} = server;
   const main = await api('POST', '/v1/sessions', {title: 'Fixing the parser'});
   const at = {};
+  const resources = {};
   const add = async (name, message) => {
-    at[name] = (await api('POST', `/v1/sessions/${main.id}/messages`, message)).seq;
+    const result = await api('POST', `/v1/sessions/${main.id}/messages`, message);
+    at[name] = result.seq;
+    resources[name] = result.resources;
   };
   await add('question', {role: 'user', parts: [text(
       `Der Bär sagt: „${kRareWord}“ 🦎 crashes the parser. Why does ${kRareWord} fail?`)]});
@@ -182,12 +185,15 @@ export async function seedHistory(server) {
   await add('hostile', {role: 'user', parts: [text(kXssText)]});
   const compaction = await api('POST', `/v1/sessions/${main.id}/compactions`, {
     from_seq: at.question, to_seq: at.answer, summary: 'The user asked why the parser fails; the lexer skips nested comments.'});
+  const view = await api('POST', `/v1/sessions/${main.id}/views`, {
+    resource_id: resources.image[0].resource_id, reason: 'the user asked to look again'});
   const fork = await api('POST', `/v1/sessions/${main.id}/fork`, {at_seq: at.toolCall, title: 'Fixing the parser (another way)'});
   await api('POST', `/v1/sessions/${fork.id}/messages`, {role: 'assistant', parts: [text('Another way: rewrite the lexer.')]});
   const archived = await api('POST', '/v1/sessions', {title: 'Old experiment: tabs or spaces'});
   await api('POST', `/v1/sessions/${archived.id}/messages`, {role: 'user', parts: [text('Tabs or spaces?')]});
   await api('PATCH', `/v1/sessions/${archived.id}`, {archived: true});
-  return {main: main.id, fork: fork.id, archived: archived.id, at, compactionSeq: compaction.seq};
+  return {main: main.id, fork: fork.id, archived: archived.id, at, compactionSeq: compaction.seq,
+          viewSeq: view.seq};
 }
 
 // Opens the page at `hash` and waits for the session list.

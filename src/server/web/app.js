@@ -304,9 +304,9 @@ function renderResourceView(event) {
   const body = el('div', 'parts');
   const line = el('p', '', `Shown to the model again: ${r.name || r.resource_id || v.resource_id || 'a resource'}`);
   if (v.message_seq) {
-    const a = el('a', '', ` (from #${v.message_seq})`);
+    const a = el('a', '', `from #${v.message_seq}`);
     a.href = sessionHref(view.session ? view.session.id : event.session_id, v.message_seq);
-    line.append(a);
+    line.append(' (', a, ')');
   }
   body.append(line);
   if (v.reason) body.append(el('p', 'muted', `Reason: ${v.reason}`));
