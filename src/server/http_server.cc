@@ -8,6 +8,7 @@
 
 #include "server/bounded_pool.h"
 #include "server/http_reply.h"
+#include "server/web_routes.h"
 
 namespace sessiondb::server {
 
@@ -106,6 +107,7 @@ void HttpServer::Configure() {
 
   http_.set_pre_routing_handler(
       [this](const httplib::Request& req, httplib::Response& res) { return BeforeRouting(req, res); });
+  AddWebRoutes(http_);
   auto dispatch = [this](const httplib::Request& req, httplib::Response& res) {
     router_.Dispatch(req, res);
   };
