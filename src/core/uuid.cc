@@ -1,6 +1,7 @@
 #include "core/uuid.h"
 
 #include <openssl/rand.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <random>
@@ -8,18 +9,27 @@
 namespace sessiondb {
 namespace {
 
+std::mt19937_64 SeededGenerator() {
+  uint64_t seed[2] = {0, 0};
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(seed), sizeof(seed)) != 1) {
+    seed[0] = std::random_device{}();
+    seed[1] = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  std::seed_seq seq{seed[0], seed[0] >> 32, seed[1], seed[1] >> 32};
+  return std::mt19937_64(seq);
+}
+
 // A per-thread generator seeded from OpenSSL's CSPRNG: ids need uniqueness,
-// not secrecy, and a syscall per id would cost more than the append.
+// not secrecy, and a syscall per id would cost more than the append. A
+// process forked from this thread inherits the generator's state, so it is
+// seeded again in the child (else parent and children make the same ids).
 uint64_t NextRandom() {
-  thread_local std::mt19937_64 gen = [] {
-    uint64_t seed[2] = {0, 0};
-    if (RAND_bytes(reinterpret_cast<unsigned char*>(seed), sizeof(seed)) != 1) {
-      seed[0] = std::random_device{}();
-      seed[1] = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    }
-    std::seed_seq seq{seed[0], seed[0] >> 32, seed[1], seed[1] >> 32};
-    return std::mt19937_64(seq);
-  }();
+  thread_local std::mt19937_64 gen = SeededGenerator();
+  thread_local pid_t owner = getpid();
+  if (const pid_t now = getpid(); now != owner) {
+    gen = SeededGenerator();
+    owner = now;
+  }
   return gen();
 }
 

@@ -2,7 +2,7 @@
 // path, from the copies compiled into the binary (web_assets.h). The page
 // talks only to /v1 (docs/web.md).
 //
-// Every answer carries a Content-Security-Policy that allows only this
+// Every answer carries a Content-Security-Policy that allows nothing but this
 // origin's scripts, styles and connections (no inline script, no framing) and
 // images from this origin, data: and blob: URLs; X-Content-Type-Options:
 // nosniff; and an ETag with Cache-Control: no-cache, so a browser revalidates

@@ -1,6 +1,10 @@
 #include "core/uuid.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <set>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -23,6 +27,32 @@ TEST(UuidV7, IdsAreUniqueAndSortByTime) {
   for (int i = 0; i < 10000; ++i) ids.insert(NewUuidV7(1'700'000'000'000));
   EXPECT_EQ(ids.size(), 10000u);
   EXPECT_LT(NewUuidV7(1'700'000'000'000), NewUuidV7(1'700'000'000'001));
+}
+
+}  // namespace
+}  // namespace sessiondb
+
+namespace sessiondb {
+namespace {
+
+// A child forked after the parent made ids must not repeat the parent's next
+// ids (it inherits the per-thread generator's state).
+TEST(UuidV7, AForkedChildMakesOtherIdsThanItsParent) {
+  (void)NewUuidV7(1);  // the generator exists before the fork
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string id = NewUuidV7(42);
+    (void)!write(pipe_fds[1], id.data(), id.size());
+    _exit(0);
+  }
+  const std::string parent = NewUuidV7(42);
+  char buffer[64] = {};
+  ASSERT_EQ(read(pipe_fds[0], buffer, 36), 36);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_NE(std::string(buffer, 36), parent);
 }
 
 }  // namespace

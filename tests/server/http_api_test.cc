@@ -373,6 +373,29 @@ TEST_F(HttpApiTest, FilePathsAreRefusedWithoutAllowedFolders) {
   EXPECT_FALSE(fs::exists(dir_.Sub("md")));
 }
 
+TEST_F(HttpApiTest, TheWebPageIsServedFromTheBinaryWithAStrictPolicy) {
+  auto page = client_->Get("/");
+  ASSERT_EQ(page->status, 200);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(page->body.find("<script type=\"module\" src=\"/app.js\">"), std::string::npos);
+  const std::string policy = page->get_header_value("Content-Security-Policy");
+  EXPECT_NE(policy.find("script-src 'self'"), std::string::npos);
+  EXPECT_EQ(policy.find("unsafe-inline"), std::string::npos);
+  EXPECT_EQ(page->get_header_value("X-Content-Type-Options"), "nosniff");
+  auto again = client_->Get("/", {{"If-None-Match", page->get_header_value("ETag")}});
+  EXPECT_EQ(again->status, 304);
+  for (const char* asset : {"/app.js", "/api.js", "/markdown.js", "/app.css"}) {
+    auto r = client_->Get(asset);
+    EXPECT_EQ(r->status, 200) << asset;
+    EXPECT_FALSE(r->body.empty()) << asset;
+  }
+  EXPECT_EQ(client_->Get("/app.js")->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+  auto missing = client_->Get("/nothing.js");
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(ErrorCode(missing), "not_found");
+  EXPECT_EQ(client_->Get("/../CMakeLists.txt")->status, 404);
+}
+
 TEST_F(HttpApiTest, HousekeepingStatsGcVerifyAndPurge) {
   const std::string kept = NewSession();
   json with_image = TextMessage("picture");

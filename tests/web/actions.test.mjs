@@ -62,12 +62,13 @@ test('forking at a message creates a session with that parent and seq, and opens
   assert.deepEqual(problems, []);
 });
 
-test('export links download the snapshot, Markdown and JSONL', async (t) => {
+test('export links download the snapshot, Markdown and JSONL (and link ac-dc, Agents.KT)', async (t) => {
   const {server, ids, page, problems} = await setUp(t);
   await openPage(page, server, `#/s/${ids.main}`);
   await page.waitForSelector('.exports a');
   const hrefs = await page.$$eval('.exports a', (links) => links.map((a) => a.getAttribute('href')));
-  assert.deepEqual(hrefs, ['snapshot', 'markdown', 'jsonl'].map((f) => `/v1/sessions/${ids.main}/export?format=${f}`));
+  assert.deepEqual(hrefs, ['snapshot', 'markdown', 'jsonl', 'ac-dc', 'agents-kt'].map(
+      (f) => `/v1/sessions/${ids.main}/export?format=${f}`));
 
   const [snapshot] = await Promise.all([page.waitForEvent('download'), page.click('.exports a >> text=snapshot')]);
   assert.equal(snapshot.suggestedFilename(), `${ids.main}.json`);
@@ -77,6 +78,11 @@ test('export links download the snapshot, Markdown and JSONL', async (t) => {
   const [markdown] = await Promise.all([page.waitForEvent('download'), page.click('.exports a >> text=Markdown')]);
   assert.match(markdown.suggestedFilename(), /\.zip$/);
   assert.equal(readFileSync(await markdown.path()).subarray(0, 2).toString(), 'PK');
+
+  const [jsonl] = await Promise.all([page.waitForEvent('download'), page.click('.exports a >> text=JSONL')]);
+  assert.equal(jsonl.suggestedFilename(), `${ids.main}.jsonl`);
+  const lines = readFileSync(await jsonl.path(), 'utf8').trim().split('\n');
+  assert.ok(lines.length > 1 && lines.every((line) => JSON.parse(line)));
   assert.deepEqual(problems, []);
 });
 

@@ -13,7 +13,9 @@ test('/ and each asset are served with CSP, nosniff, an ETag and 304 on revalida
   assert.equal(index.status, 200);
   assert.match(index.headers.get('content-type'), /^text\/html/);
   const csp = index.headers.get('content-security-policy');
-  assert.match(csp, /default-src 'self'/);
+  assert.match(csp, /default-src 'none'/);
+  assert.match(csp, /script-src 'self'/);
+  assert.match(csp, /connect-src 'self'/);
   assert.match(csp, /img-src 'self' data: blob:/);
   assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
   assert.equal(index.headers.get('x-content-type-options'), 'nosniff');

@@ -504,10 +504,13 @@ function sessionHeader(s) {
   archive.addEventListener('click', () => setArchived(!s.archived));
   const exports = el('span', 'exports');
   const base = `/v1/sessions/${enc(s.id)}/export?format=`;
+  // The file names the server gives (Content-Disposition); folders come zipped.
   exports.append('Export: ',
                  downloadLink(`${base}snapshot`, `${s.id}.json`, 'snapshot'), ' ',
                  downloadLink(`${base}markdown`, `${s.id}-markdown.zip`, 'Markdown'), ' ',
-                 downloadLink(`${base}jsonl`, `${s.id}.jsonl`, 'JSONL'));
+                 downloadLink(`${base}jsonl`, `${s.id}.jsonl`, 'JSONL'), ' ',
+                 downloadLink(`${base}ac-dc`, `${s.id}-ac-dc.zip`, 'ac-dc'), ' ',
+                 downloadLink(`${base}agents-kt`, `${s.id}-agents-kt.zip`, 'Agents.KT'));
   toolbar.append(rename, archive, exports);
   header.append(toolbar);
 

@@ -165,4 +165,26 @@ Status Transaction::Commit() {
   return s;
 }
 
+Result<Savepoint> Savepoint::Begin(Database* db) {
+  RETURN_IF_ERROR(db->Exec("SAVEPOINT part"));
+  return Savepoint(db);
+}
+
+Savepoint::~Savepoint() {
+  if (db_ != nullptr) (void)Rollback();
+}
+
+Status Savepoint::Release() {
+  Status s = db_->Exec("RELEASE part");
+  if (s.ok()) db_ = nullptr;
+  return s;
+}
+
+Status Savepoint::Rollback() {
+  // ROLLBACK TO keeps the savepoint open; RELEASE then removes it.
+  Status s = db_->Exec("ROLLBACK TO part; RELEASE part");
+  db_ = nullptr;
+  return s;
+}
+
 }  // namespace sessiondb::sqlite

@@ -101,4 +101,26 @@ class Transaction {
   Database* db_;
 };
 
+// SAVEPOINT on construction, inside an open Transaction: a part of it that can
+// be undone alone while the rest goes on to commit. Undone on destruction
+// unless Release() succeeded or Rollback() was called. Savepoints of this
+// class do not nest (they share one name).
+class Savepoint {
+ public:
+  static Result<Savepoint> Begin(Database* db);
+  Savepoint(Savepoint&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Savepoint(const Savepoint&) = delete;
+  ~Savepoint();
+  // Keeps what was written since Begin as part of the enclosing transaction.
+  Status Release();
+  // Undoes what was written since Begin; the enclosing transaction goes on.
+  // Fails if SQLite already ended that transaction itself: then nothing of it
+  // is left to commit.
+  Status Rollback();
+
+ private:
+  explicit Savepoint(Database* db) : db_(db) {}
+  Database* db_;
+};
+
 }  // namespace sessiondb::sqlite

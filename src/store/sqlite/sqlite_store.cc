@@ -359,16 +359,91 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPrepared(
     std::string_view session_id, std::vector<PreparedMessage>& prepared,
     const std::function<Status()>& also) {
   // Blobs first, outside the lock: an event never commits before its bytes.
+  size_t text_bytes = 0;
   for (const PreparedMessage& p : prepared) {
     for (const PendingBlob& b : p.blobs) RETURN_IF_ERROR(blobs_->Put(b.sha256, b.bytes));
+    text_bytes += p.text.size();
   }
 
+  PendingAppend request{.session_id = session_id,
+                        .prepared = &prepared,
+                        .also = &also,
+                        .text_bytes = text_bytes,
+                        .result = Err(Status::Internal("append was never written"))};
+  std::unique_lock queue_lock(queue_mu_);
+  queue_.push_back(&request);
+  while (true) {
+    request.wake.wait(queue_lock, [&] { return request.done || !leader_active_; });
+    if (request.done) return std::move(request.result);
+    // No commit is under way: lead one. No waiting for more writers: the
+    // group is whoever queued while the previous commit ran, so a lone writer
+    // commits at once. If more than one group is ahead of our request, ours
+    // is committed by this loop's next round (or by a later leader).
+    leader_active_ = true;
+    std::vector<PendingAppend*> group = TakeGroup();
+    group_stats_.appends += static_cast<int64_t>(group.size());
+    queue_lock.unlock();
+    CommitGroup(group);
+    queue_lock.lock();
+    ++group_stats_.commits;
+    leader_active_ = false;
+    // Under queue_mu_: a finished caller returns, and destroys its request,
+    // as soon as it gets the lock.
+    for (PendingAppend* r : group) {
+      r->done = true;
+      r->wake.notify_one();
+    }
+    // Whoever queued during the commit: the oldest of them leads next.
+    if (!queue_.empty()) queue_.front()->wake.notify_one();
+  }
+}
+
+std::vector<SqliteStore::PendingAppend*> SqliteStore::TakeGroup() {
+  std::vector<PendingAppend*> group;
+  size_t text_bytes = 0;
+  while (!queue_.empty() && group.size() < kMaxGroupAppends) {
+    PendingAppend* next = queue_.front();
+    if (!group.empty() && text_bytes + next->text_bytes > kMaxGroupTextBytes) break;
+    text_bytes += next->text_bytes;
+    group.push_back(next);
+    queue_.pop_front();
+  }
+  return group;
+}
+
+void SqliteStore::CommitGroup(const std::vector<PendingAppend*>& group) noexcept {
+  auto fail_all = [&](const Status& s) {
+    for (PendingAppend* r : group) r->result = Err(s);
+  };
   std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
-  if (also) RETURN_IF_ERROR(also());
-  ASSIGN_OR_RETURN(std::vector<AppendResult> results, AppendPreparedLocked(session_id, prepared));
-  RETURN_IF_ERROR(txn.Commit());
-  return results;
+  Result<Transaction> txn = Transaction::Begin(db_.get());
+  if (!txn) return fail_all(txn.error());
+  for (PendingAppend* r : group) {
+    Result<Savepoint> savepoint = Savepoint::Begin(db_.get());
+    if (!savepoint) return fail_all(savepoint.error());
+    Status also_done = *r->also ? (*r->also)() : Status::Ok();
+    if (also_done.ok()) {
+      r->result = AppendPreparedLocked(r->session_id, *r->prepared);
+    } else {
+      r->result = Err(std::move(also_done));
+    }
+    // A request that failed is undone alone and keeps its own error. If even
+    // that fails, SQLite has ended the transaction itself (after an I/O
+    // error, say): nothing written so far will commit, so nobody succeeded.
+    Status kept = r->result ? savepoint->Release() : savepoint->Rollback();
+    if (!kept.ok()) {
+      Status cause = r->result ? std::move(kept) : r->result.error();
+      return fail_all(cause);
+    }
+  }
+  if (Status committed = txn->Commit(); !committed.ok()) fail_all(committed);
+}
+
+SqliteStore::GroupCommitStats SqliteStore::group_commit_stats() {
+  std::lock_guard lock(queue_mu_);
+  GroupCommitStats stats = group_stats_;
+  stats.queued = static_cast<int64_t>(queue_.size());
+  return stats;
 }
 
 Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(

@@ -2,10 +2,15 @@
 // and `blobs/` (a FileBlobStore). See docs/formats.md for the layout.
 // Thread-safety: one connection per SqliteStore, serialised by a mutex; blob
 // files are written outside it so that image ingest runs in parallel.
+// Appends from several threads are group-committed: whoever finds no commit
+// under way writes the appends queued so far (up to a cap) in one transaction
+// (one fsync), each in a savepoint of its own, while the others wait.
 // Several processes coordinate through SQLite's locks (BEGIN IMMEDIATE and a
 // busy timeout), so writers queue instead of failing.
 #pragma once
 
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -68,6 +73,20 @@ class SqliteStore final : public Store {
   Result<VerifyReport> Verify(const ProgressFn& progress) override;
   Result<StorageStats> Stats() override;
 
+  // A diagnostic for tests and benchmarks, not part of the Store API. Counts
+  // appends (each Append, AppendBatch or FinishDraft call) since the store
+  // was opened; appends / commits is the mean group size.
+  struct GroupCommitStats {
+    int64_t commits = 0;  // transactions group commit has finished (committed or not)
+    int64_t appends = 0;  // appends taken into those groups or the one being written
+    int64_t queued = 0;   // appends waiting now for a leader to take them
+  };
+  GroupCommitStats group_commit_stats();
+  // One group commit never carries more than this many appends, nor more
+  // text than this beyond its first append; the rest wait for the next.
+  static constexpr size_t kMaxGroupAppends = 256;
+  static constexpr size_t kMaxGroupTextBytes = size_t{4} << 20;
+
  protected:
   Result<Event> AppendEventRecord(std::string_view session_id, EventType type,
                                   std::string_view text, std::string_view body) override;
@@ -83,11 +102,39 @@ class SqliteStore final : public Store {
   int64_t Now() const { return options_.clock(); }
   std::string NewId() const;
   Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
-  // Writes the blobs of `prepared`, then appends it in one transaction that
-  // first runs `also` (when given) under the lock.
+  // Writes the blobs of `prepared`, then appends it through group commit: in
+  // a savepoint that first runs `also` (when given) under the lock, inside a
+  // transaction that may carry other threads' appends too. Fails alone when
+  // its own savepoint fails (kNotFound for the session, kAlreadyExists for a
+  // message id, what `also` returns); fails with the others when the
+  // transaction does not commit. Returns once it has committed or failed.
   Result<std::vector<AppendResult>> AppendPrepared(std::string_view session_id,
                                                    std::vector<PreparedMessage>& prepared,
                                                    const std::function<Status()>& also);
+
+  // One AppendPrepared call in the group-commit queue. It lives on the
+  // caller's stack, which waits until `done`.
+  struct PendingAppend {
+    std::string_view session_id;
+    std::vector<PreparedMessage>* prepared;
+    const std::function<Status()>* also;  // may be empty
+    size_t text_bytes = 0;                // of the messages, for the group's cap
+    // Written by the leader before it sets `done`; read by the caller after.
+    Result<std::vector<AppendResult>> result;
+    bool done = false;  // guarded by queue_mu_
+    // Signalled (under queue_mu_) when `done` is set, and when this request
+    // is at the front of the queue as a leader finishes, so that it leads the
+    // next group. One per request: a finished group wakes its own callers
+    // and one more, not every waiting thread.
+    std::condition_variable wake;
+  };
+  // Removes the next group from the front of queue_: at least one request,
+  // then as many as fit under the caps. Needs queue_mu_.
+  std::vector<PendingAppend*> TakeGroup();
+  // Takes mu_ and writes `group` in one transaction, each request in its own
+  // savepoint, then commits once; sets every request's result. noexcept: a
+  // leader that threw would leave its followers waiting forever.
+  void CommitGroup(const std::vector<PendingAppend*>& group) noexcept;
   // The events of a session's history (a fork's inherited ones included) with
   // seq >= from_seq, at most `limit` (-1: all), messages only when asked;
   // missing blobs flagged.
@@ -116,7 +163,9 @@ class SqliteStore final : public Store {
   Result<bool> HasForksLocked(std::string_view id);
   // Removes the session's row, events, references, usage and drafts.
   Status EraseSessionLocked(std::string_view id);
-  // Appends inside the caller's transaction.
+  // Appends inside the caller's transaction. Reads the session's row (last
+  // seq, count, title) from that transaction, so appends to one session
+  // earlier in the same transaction are seen and seqs stay dense.
   Result<std::vector<AppendResult>> AppendPreparedLocked(std::string_view session_id,
                                                          std::vector<PreparedMessage>& prepared);
   Status AddUsageLocked(std::string_view session_id, const Message& message);
@@ -130,6 +179,12 @@ class SqliteStore final : public Store {
   std::mutex mu_;
   std::unique_ptr<Database> db_;  // guarded by mu_
   const std::unique_ptr<blob::BlobStore> blobs_;
+
+  // Group commit. Lock order: queue_mu_ is never held while taking mu_.
+  std::mutex queue_mu_;
+  std::deque<PendingAppend*> queue_;  // guarded by queue_mu_; waiting, oldest first
+  bool leader_active_ = false;        // guarded by queue_mu_; a group is being written
+  GroupCommitStats group_stats_;      // guarded by queue_mu_ (`queued` is queue_.size())
 };
 
 }  // namespace sessiondb::sqlite
