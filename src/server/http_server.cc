@@ -28,13 +28,16 @@ bool TokenMatches(std::string_view given, std::string_view token) {
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-// The token the request carries: "Authorization: Bearer T", or for the event
-// stream (EventSource cannot set headers) "?token=T".
+// The token the request carries: "Authorization: Bearer T", or "?token=T"
+// where a browser cannot set headers: the event stream (EventSource), blobs
+// (<img src>) and exports (a download link), all reads.
 std::string GivenToken(const httplib::Request& req) {
   const std::string auth = req.get_header_value("Authorization");
   constexpr std::string_view kBearer = "Bearer ";
   if (auth.rfind(kBearer, 0) == 0) return auth.substr(kBearer.size());
-  if (req.path.ends_with("/events")) return Param(req, "token");
+  const bool header_less = req.path.ends_with("/events") || req.path.ends_with("/export") ||
+                           req.path.rfind("/v1/blobs/", 0) == 0;
+  if (req.method == "GET" && header_less) return Param(req, "token");
   return "";
 }
 
@@ -166,7 +169,7 @@ httplib::Server::HandlerResponse HttpServer::BeforeRouting(const httplib::Reques
   res.set_header("WWW-Authenticate", "Bearer");
   ReplyError(res, 401, "unauthenticated",
              "this server needs its token: send \"Authorization: Bearer TOKEN\" (the event "
-             "stream also takes ?token=TOKEN)");
+             "stream, blobs and exports also take ?token=TOKEN)");
   return httplib::Server::HandlerResponse::Handled;
 }
 

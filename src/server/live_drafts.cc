@@ -40,10 +40,16 @@ std::shared_ptr<LiveDrafts::Live> LiveDrafts::Take(std::string_view draft_id) {
   return live;
 }
 
-void LiveDrafts::Publish(const Draft& d, bool done) {
-  Json event = {{"draft_id", d.id},     {"session_id", d.session_id}, {"role", RoleName(d.role)},
-                {"model", d.model},     {"text", d.text},             {"reasoning", d.reasoning},
-                {"done", done}};
+void LiveDrafts::Publish(const Draft& d, Ending ending, int64_t seq) {
+  Json event = {{"draft_id", d.id},
+                {"session_id", d.session_id},
+                {"role", RoleName(d.role)},
+                {"model", d.model},
+                {"text", d.text},
+                {"reasoning", d.reasoning},
+                {"done", ending != Ending::kNone},
+                {"discarded", ending == Ending::kDiscarded},
+                {"seq", seq}};
   hub_.PublishDraft(d.session_id, event.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
@@ -61,7 +67,7 @@ Status LiveDrafts::Delta(std::string_view draft_id, std::string_view text,
   if (!reasoning.empty()) live->writer->AppendReasoning(reasoning);
   live->state.text += text;
   live->state.reasoning += reasoning;
-  Publish(live->state, /*done=*/false);
+  Publish(live->state, Ending::kNone, 0);
   return Status::Ok();
 }
 
@@ -75,7 +81,7 @@ Result<AppendResult> LiveDrafts::Finish(std::string_view draft_id, const Message
   Result<AppendResult> r = live->writer->Finish(message);
   live->writer.reset();
   if (r) {
-    Publish(live->state, /*done=*/true);
+    Publish(live->state, Ending::kFinished, r->seq);
     hub_.NotifyAppended(live->state.session_id);
   }
   return r;
@@ -86,7 +92,7 @@ Status LiveDrafts::Discard(std::string_view draft_id) {
     std::lock_guard lock(live->mu);
     RETURN_IF_ERROR(live->writer->Close());
     live->writer.reset();
-    Publish(live->state, /*done=*/true);
+    Publish(live->state, Ending::kDiscarded, 0);
   }
   return store_.DiscardDraft(draft_id);
 }

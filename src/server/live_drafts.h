@@ -43,7 +43,11 @@ class LiveDrafts {
   };
   std::shared_ptr<Live> Find(std::string_view draft_id);
   std::shared_ptr<Live> Take(std::string_view draft_id);
-  void Publish(const Draft& state, bool done);
+  enum class Ending { kNone, kFinished, kDiscarded };
+  // Tells the session's streams the draft's state; a finished draft's event
+  // carries the seq its message got (the message's own event may arrive
+  // before or after it), a discarded one says so.
+  void Publish(const Draft& state, Ending ending, int64_t seq);
 
   Store& store_;
   EventHub& hub_;

@@ -125,12 +125,15 @@ TEST(EventStream, SinceStartsAfterTheGivenSeqAndDraftsArriveWithoutIds) {
   std::mutex mu;
   std::vector<SseEvent> got;
   std::atomic<bool> connected{false};
+  bool message_arrived = false, draft_finished = false;  // the reader's
   std::thread reader([&] {
     SseParser parser([&](const SseEvent& e) {
       std::lock_guard lock(mu);
       got.push_back(e);
       connected = true;
-      return !(e.event == "message" && e.id == "4");
+      message_arrived = message_arrived || (e.event == "message" && e.id == "4");
+      draft_finished = draft_finished || (e.event == "draft" && e.data["done"] == true);
+      return !(message_arrived && draft_finished);
     });
     server.Client()->Get("/v1/sessions/s/events?since=2", {{"Accept", "text/event-stream"}},
                          [&](const char* d, size_t n) { return parser.Feed(d, n); });
@@ -152,11 +155,23 @@ TEST(EventStream, SinceStartsAfterTheGivenSeqAndDraftsArriveWithoutIds) {
     EXPECT_EQ(e.data["draft_id"], draft);
     draft_texts.push_back(e.data["text"]);
   }
-  ASSERT_GE(draft_texts.size(), 2u);
+  ASSERT_GE(draft_texts.size(), 3u);  // Hel, Hello, and the finished one
   EXPECT_EQ(draft_texts[0], "Hel");
   EXPECT_EQ(draft_texts.back(), "Hello");
-  EXPECT_EQ(got.back().event, "message");
-  EXPECT_EQ(got.back().data["message"]["parts"][0]["text"], "Hello");
+  // The message and the draft's last event both arrive, in either order.
+  json last_draft;
+  bool message_seen = false;
+  for (const SseEvent& e : got) {
+    if (e.event == "draft") last_draft = e.data;
+    if (e.event == "message" && e.id == "4") {
+      message_seen = true;
+      EXPECT_EQ(e.data["message"]["parts"][0]["text"], "Hello");
+    }
+  }
+  EXPECT_TRUE(message_seen);
+  EXPECT_EQ(last_draft["done"], true);
+  EXPECT_EQ(last_draft["discarded"], false);
+  EXPECT_EQ(last_draft["seq"], 4);
 }
 
 TEST(EventStream, AppendsByAnotherProcessArrive) {

@@ -491,14 +491,26 @@ TEST(HttpAuth, TokenIsRequiredWhenSetAndForOtherAddresses) {
   EXPECT_EQ(server.Client("s3cret-tokeN")->Get("/v1/sessions")->status, 401);
   EXPECT_EQ(server.Client("s3cret")->Get("/v1/sessions")->status, 401);
   EXPECT_EQ(anonymous->Post("/v1/sessions", R"({"id":"sneaky"})", "application/json")->status, 401);
-  // The query token is for the event stream only.
+  // The query token is only for what a browser fetches without headers:
+  // the event stream, blobs and exports; never for other routes or writes.
   EXPECT_EQ(anonymous->Get("/v1/sessions?token=s3cret-token")->status, 401);
+  EXPECT_EQ(anonymous->Post("/v1/sessions?token=s3cret-token", R"({"id":"q"})", "application/json")->status, 401);
 
   auto allowed = server.Client("s3cret-token");
   EXPECT_EQ(allowed->Post("/v1/sessions", R"({"id":"mine"})", "application/json")->status, 201);
   ASSERT_EQ(Body(allowed->Get("/v1/sessions"))["sessions"].size(), 1u);
   EXPECT_EQ(anonymous->Get("/v1/sessions/mine/events?token=s3cret-token")->status, 200);
   EXPECT_EQ(anonymous->Get("/v1/sessions/mine/events?token=wrong")->status, 401);
+  const std::string png = MakePng(2, 2, "token");
+  auto appended = allowed->Post("/v1/sessions/mine/messages",
+                                json{{"role", "user"}, {"parts", {{{"type", "image"}, {"data_uri", DataUri(png)}}}}}.dump(),
+                                "application/json");
+  ASSERT_EQ(appended->status, 201) << appended->body;
+  const std::string blob = "/v1/blobs/" + Body(appended)["resources"][0]["content_sha256"].get<std::string>();
+  EXPECT_EQ(anonymous->Get(blob)->status, 401);
+  EXPECT_EQ(anonymous->Get(blob + "?token=s3cret-token")->body, png);
+  EXPECT_EQ(anonymous->Get("/v1/sessions/mine/export?token=s3cret-token")->status, 200);
+  EXPECT_EQ(anonymous->Get("/v1/sessions/mine/export?token=nope")->status, 401);
 }
 
 TEST(HttpLimits, BodiesOverTheCapAre413AndStoreNothing) {
