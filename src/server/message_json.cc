@@ -142,4 +142,15 @@ Result<Message> MessageFromJson(const Json& j, const httplib::MultipartFormDataM
   return m;
 }
 
+Result<NewSession> NewSessionFromJson(const Json& body) {
+  NewSession s;
+  ASSIGN_OR_RETURN(s.id, StringField(body, "id"));
+  ASSIGN_OR_RETURN(s.title, StringField(body, "title"));
+  if (auto md = body.find("metadata"); md != body.end() && !md->is_null()) {
+    if (!md->is_object()) return Err(Status::InvalidArgument("\"metadata\" must be an object"));
+    s.metadata_json = md->dump();
+  }
+  return s;
+}
+
 }  // namespace sessiondb::server

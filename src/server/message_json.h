@@ -1,4 +1,4 @@
-// A message to append, read from the JSON an API client sends (the shape in
+// A message to append (or a session to create), read from the JSON an API client sends (the shape in
 // docs/http-api.md, "Messages"): role and parts, attachments as data URIs or
 // as the names of uploaded multipart fields, and the optional fields of
 // Message. Errors name the part and the field that is wrong.
@@ -21,5 +21,8 @@ namespace sessiondb::server {
 // `uploads`: the request's multipart files, for parts that say
 // {"upload": "field"}; nullptr when the request was plain JSON.
 Result<Message> MessageFromJson(const Json& j, const httplib::MultipartFormDataMap* uploads);
+
+// {"id"?, "title"?, "metadata"?: {...}}: a new session, or a fork's child.
+Result<NewSession> NewSessionFromJson(const Json& body);
 
 }  // namespace sessiondb::server

@@ -20,18 +20,9 @@ void Fork(ApiState& api, const std::string& parent, const httplib::Request& req,
   }
   auto at = IntField(*body, "at_seq", 0);
   if (!at) return ReplyError(res, at.error());
-  NewSession child;
-  auto id = StringField(*body, "id");
-  auto title = StringField(*body, "title");
-  if (!id) return ReplyError(res, id.error());
-  if (!title) return ReplyError(res, title.error());
-  child.id = *id;
-  child.title = *title;
-  if (auto md = body->find("metadata"); md != body->end() && !md->is_null()) {
-    if (!md->is_object()) return ReplyError(res, Status::InvalidArgument("\"metadata\" must be an object"));
-    child.metadata_json = md->dump();
-  }
-  auto session = api.store.ForkSession(parent, *at, child);
+  auto child = NewSessionFromJson(*body);
+  if (!child) return ReplyError(res, child.error());
+  auto session = api.store.ForkSession(parent, *at, *child);
   if (!session) return ReplyError(res, session.error());
   ReplyJson(res, 201, ToJson(*session));
 }

@@ -21,18 +21,6 @@ Result<ArchiveFilter> ParseArchiveFilter(const std::string& value) {
                                      "'"));
 }
 
-// {"id"?, "title"?, "metadata"?} as a NewSession (also the body of a fork).
-Result<NewSession> NewSessionFromJson(const Json& body) {
-  NewSession s;
-  ASSIGN_OR_RETURN(s.id, StringField(body, "id"));
-  ASSIGN_OR_RETURN(s.title, StringField(body, "title"));
-  if (auto md = body.find("metadata"); md != body.end() && !md->is_null()) {
-    if (!md->is_object()) return Err(Status::InvalidArgument("\"metadata\" must be an object"));
-    s.metadata_json = md->dump();
-  }
-  return s;
-}
-
 void ListSessions(ApiState& api, const httplib::Request& req, httplib::Response& res) {
   auto limit = IntParam(req, "limit", 50, 1, 1000);
   if (!limit) return ReplyError(res, limit.error());
