@@ -5,6 +5,7 @@
 // reads what follows whenever it wakes (another route appended, or every
 // poll interval, for writers in other processes). So a client that
 // reconnects with its last id misses nothing and sees nothing twice.
+#include <charconv>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -75,14 +76,16 @@ void Events(ApiState& api, const std::string& id, const httplib::Request& req,
             httplib::Response& res) {
   // A browser reconnecting sends Last-Event-ID with the URL it first used; the
   // header is the newer news.
-  auto since = IntParam(req, "since", 0, 0, INT64_MAX);
+  // Below INT64_MAX: the log is read from since + 1.
+  auto since = IntParam(req, "since", 0, 0, INT64_MAX - 1);
   if (!since) return ReplyError(res, since.error());
   if (const std::string last = req.get_header_value("Last-Event-ID"); !last.empty()) {
-    try {
-      since = std::stoll(last);
-    } catch (const std::exception&) {
+    int64_t seq = -1;
+    auto [end, ec] = std::from_chars(last.data(), last.data() + last.size(), seq);
+    if (ec != std::errc() || end != last.data() + last.size() || seq < 0 || seq == INT64_MAX) {
       return ReplyError(res, Status::InvalidArgument("Last-Event-ID must be a seq, got '" + last + "'"));
     }
+    since = seq;
   }
   auto session = api.store.GetSession(id);
   if (!session) return ReplyError(res, session.error());

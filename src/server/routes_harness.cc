@@ -80,7 +80,8 @@ void FinishDraft(ApiState& api, const std::string& draft_id, const httplib::Requ
     auto body = ParseJsonBody(req, res);
     if (!body) return;
     if (!body->empty()) {
-      // A final message given in full; its role defaults to the draft's.
+      // A final message given in full. The store gives it the draft's role
+      // whatever the body says; "assistant" only lets the body parse.
       if (!body->contains("parts")) (*body)["parts"] = Json::array();
       if (!body->contains("role")) (*body)["role"] = "assistant";
       auto parsed = MessageFromJson(*body, nullptr);

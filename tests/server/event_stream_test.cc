@@ -227,6 +227,12 @@ TEST(EventStream, TooManyStreamsAre503AndAMissingSessionIs404) {
   server.Client()->Post("/v1/sessions/s/messages", TextMessage("two").dump(), "application/json");
   holder.join();
   EXPECT_EQ(server.Client()->Get("/v1/sessions/nope/events", {{"Accept", "text/event-stream"}})->status, 404);
+  // Seqs that would overflow or go backwards are refused, not read.
+  auto c = server.Client();
+  EXPECT_EQ(c->Get("/v1/sessions/s/events?since=9223372036854775807")->status, 400);
+  EXPECT_EQ(c->Get("/v1/sessions/s/events", {{"Last-Event-ID", "-5"}})->status, 400);
+  EXPECT_EQ(c->Get("/v1/sessions/s/events", {{"Last-Event-ID", "9223372036854775807"}})->status, 400);
+  EXPECT_EQ(c->Get("/v1/sessions/s/events", {{"Last-Event-ID", "1"}})->status, 200);
 }
 
 }  // namespace
