@@ -67,7 +67,7 @@ struct StoreOptions {
 using BlobSourceFn = std::function<Result<std::string>(std::string_view sha256)>;
 
 // The current schema version of the embedded store.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 class Store {
  public:

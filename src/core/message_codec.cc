@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_writer.h"
+
 namespace sessiondb {
 namespace {
 
@@ -13,18 +15,20 @@ bool IsSimpleText(const Message& m) {
          m.provider.empty() && !m.usage.has_value() && m.metadata_json.empty() && !m.pruned;
 }
 
-json EncodeResource(const Resource& r) {
-  json j = json::object();
-  if (!r.resource_id.empty()) j["resource_id"] = r.resource_id;
-  if (!r.content_sha256.empty()) j["content_sha256"] = r.content_sha256;
-  if (!r.mime.empty()) j["mime"] = r.mime;
-  if (r.size != 0) j["size"] = r.size;
-  if (r.width != 0) j["width"] = r.width;
-  if (r.height != 0) j["height"] = r.height;
-  j["origin"] = OriginName(r.origin);
-  if (!r.name.empty()) j["name"] = r.name;
-  if (!r.uri.empty()) j["uri"] = r.uri;
-  return j;
+// Members in nlohmann's order (sorted by name), so stored bytes never
+// depend on which encoder wrote them.
+void WriteResource(JsonWriter& w, const Resource& r) {
+  w.BeginObject();
+  if (!r.content_sha256.empty()) w.Key("content_sha256").String(r.content_sha256);
+  if (r.height != 0) w.Key("height").Int(r.height);
+  if (!r.mime.empty()) w.Key("mime").String(r.mime);
+  if (!r.name.empty()) w.Key("name").String(r.name);
+  w.Key("origin").String(OriginName(r.origin));
+  if (!r.resource_id.empty()) w.Key("resource_id").String(r.resource_id);
+  if (r.size != 0) w.Key("size").Int(r.size);
+  if (!r.uri.empty()) w.Key("uri").String(r.uri);
+  if (r.width != 0) w.Key("width").Int(r.width);
+  w.EndObject();
 }
 
 Result<Resource> DecodeResource(const json& j) {
@@ -57,41 +61,43 @@ Result<json> ParseJsonField(std::string_view text, std::string_view what, json::
   return j;
 }
 
-Result<json> EncodePart(const Part& p, size_t index) {
-  json j = {{"type", PartTypeName(p.type)}};
+Status WritePart(JsonWriter& w, const Part& p, size_t index) {
+  w.BeginObject();
   switch (p.type) {
     case PartType::kText:
     case PartType::kReasoning:
-      j["text"] = p.text;
+      w.Key("text").String(p.text);
       break;
     case PartType::kImage:
     case PartType::kFile:
     case PartType::kResourceLink:
       if (!p.resource) {
-        return Err(Status::Internal("part " + std::to_string(index + 1) +
-                                    " has no stored resource to encode"));
+        return Status::Internal("part " + std::to_string(index + 1) +
+                                " has no stored resource to encode");
       }
-      j["resource"] = EncodeResource(*p.resource);
+      w.Key("resource");
+      WriteResource(w, *p.resource);
       break;
     case PartType::kToolCall: {
-      j["id"] = p.tool_call_id;
-      j["name"] = p.tool_name;
       // Kept as the exact text the model produced: providers cache prompts by
       // bytes, so a re-serialised copy could cost a cache miss on every turn.
-      const std::string& args = p.arguments_json.empty() ? std::string("{}") : p.arguments_json;
+      const std::string_view args =
+          p.arguments_json.empty() ? std::string_view("{}") : std::string_view(p.arguments_json);
       RETURN_IF_ERROR(ParseJsonField(args,
                                      "tool_call arguments of part " + std::to_string(index + 1),
                                      json::value_t::discarded));
-      j["arguments"] = args;
+      w.Key("arguments").String(args).Key("id").String(p.tool_call_id);
+      w.Key("name").String(p.tool_name);
       break;
     }
     case PartType::kToolResult:
-      j["tool_call_id"] = p.tool_call_id;
-      j["output"] = p.text;
-      if (p.is_error) j["is_error"] = true;
+      if (p.is_error) w.Key("is_error").Bool(true);
+      w.Key("output").String(p.text).Key("tool_call_id").String(p.tool_call_id);
       break;
   }
-  return j;
+  w.Key("type").String(PartTypeName(p.type));
+  w.EndObject();
+  return Status::Ok();
 }
 
 Result<Part> DecodePart(const json& j) {
@@ -142,34 +148,47 @@ std::vector<std::string> StringList(const json& body, const char* key) {
   return out;
 }
 
+void WriteStrings(JsonWriter& w, const std::vector<std::string>& list) {
+  w.BeginArray();
+  for (const std::string& item : list) w.String(item);
+  w.EndArray();
+}
+
+// Members sorted by name, as nlohmann (which wrote bodies first) orders them.
 Result<std::optional<std::string>> EncodeBody(const Message& m) {
-  json body = {{"v", kMessageBodyVersion}};
-  json parts = json::array();
-  for (size_t i = 0; i < m.parts.size(); ++i) {
-    ASSIGN_OR_RETURN(json part, EncodePart(m.parts[i], i));
-    parts.push_back(std::move(part));
-  }
-  body["parts"] = std::move(parts);
-  if (!m.files.empty()) body["files"] = m.files;
-  if (!m.files_modified.empty()) body["files_modified"] = m.files_modified;
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
   if (!m.edit_results_json.empty()) {
-    ASSIGN_OR_RETURN(body["edit_results"],
+    ASSIGN_OR_RETURN(json edits,
                      ParseJsonField(m.edit_results_json, "edit_results", json::value_t::array));
+    w.Key("edit_results").Raw(edits.dump());
   }
-  if (!m.model.empty()) body["model"] = m.model;
-  if (!m.provider.empty()) body["provider"] = m.provider;
-  if (m.pruned) body["pruned"] = true;
-  if (m.usage) {
-    body["usage"] = {{"input_tokens", m.usage->input_tokens},
-                     {"output_tokens", m.usage->output_tokens},
-                     {"cached_tokens", m.usage->cached_tokens},
-                     {"reasoning_tokens", m.usage->reasoning_tokens}};
-  }
+  if (!m.files.empty()) WriteStrings(w.Key("files"), m.files);
+  if (!m.files_modified.empty()) WriteStrings(w.Key("files_modified"), m.files_modified);
   if (!m.metadata_json.empty()) {
-    ASSIGN_OR_RETURN(body["metadata"],
+    ASSIGN_OR_RETURN(json metadata,
                      ParseJsonField(m.metadata_json, "message metadata", json::value_t::object));
+    w.Key("metadata").Raw(metadata.dump());
   }
-  return body.dump();
+  if (!m.model.empty()) w.Key("model").String(m.model);
+  w.Key("parts").BeginArray();
+  for (size_t i = 0; i < m.parts.size(); ++i) RETURN_IF_ERROR(WritePart(w, m.parts[i], i));
+  w.EndArray();
+  if (!m.provider.empty()) w.Key("provider").String(m.provider);
+  if (m.pruned) w.Key("pruned").Bool(true);
+  if (m.usage) {
+    w.Key("usage").BeginObject();
+    w.Key("cached_tokens").Int(m.usage->cached_tokens);
+    w.Key("input_tokens").Int(m.usage->input_tokens);
+    w.Key("output_tokens").Int(m.usage->output_tokens);
+    w.Key("reasoning_tokens").Int(m.usage->reasoning_tokens);
+    w.EndObject();
+  }
+  w.Key("v").Int(kMessageBodyVersion);
+  w.EndObject();
+  if (!w.ok()) return Err(Status::InvalidArgument("message cannot be encoded: text is not UTF-8"));
+  return std::optional<std::string>(std::move(out));
 }
 
 Status DecodeBody(std::string_view text, Message* m) {
@@ -247,7 +266,12 @@ Result<std::string> CanonicalJsonObject(std::string_view text, std::string_view 
   }
 }
 
-std::string ResourceToJson(const Resource& resource) { return EncodeResource(resource).dump(); }
+std::string ResourceToJson(const Resource& resource) {
+  std::string out;
+  JsonWriter w(&out);
+  WriteResource(w, resource);
+  return out;
+}
 
 Result<Resource> ResourceFromJson(std::string_view text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -233,7 +233,7 @@ class LineWriter {
     if (!pending_) return Status::Ok();
     Event e = std::move(*pending_);
     pending_.reset();
-    if (SinkWouldKeep(e.message)) ++seq_;
+    if (ImportSink::WouldKeep(e.message)) ++seq_;
     return sink_.Add(std::move(e), pending_where_);
   }
 

@@ -19,6 +19,13 @@ bool IsDigits(std::string_view s) {
   return true;
 }
 
+// About what an event takes in memory, and in the log: its texts.
+int64_t TextBytes(const Event& e) {
+  size_t n = e.compaction.summary.size() + e.message.metadata_json.size();
+  for (const Part& p : e.message.parts) n += p.text.size() + p.arguments_json.size();
+  return static_cast<int64_t>(n);
+}
+
 int ToInt(std::string_view s) {
   int v = 0;
   for (char c : s) v = v * 10 + (c - '0');
@@ -94,8 +101,12 @@ std::optional<int64_t> ParseIsoTime(std::string_view t) {
   return (static_cast<int64_t>(secs) - offset_s) * 1000 + millis;
 }
 
-ImportSink::ImportSink(Store& store, ImportReport* report, ProgressFn progress)
-    : store_(store), report_(report), progress_(std::move(progress)) {}
+ImportSink::ImportSink(Store& store, ImportReport* report, ProgressFn progress, RunLimits limits)
+    : store_(store),
+      report_(report),
+      progress_(std::move(progress)),
+      limits_(limits),
+      writer_(store) {}
 
 void ImportSink::Skip(std::string where, std::string reason) {
   ++report_->records_skipped;
@@ -123,6 +134,14 @@ Status ImportSink::BeginSession(const Session& session) {
   pending_.clear();
   pending_blobs_.clear();
   pending_blob_bytes_ = 0;
+  pending_text_bytes_ = 0;
+  // A run of this session may still be on its way to the store.
+  if (writer_.InFlight(session.id)) {
+    if (Status s = writer_.Wait(); !s.ok()) {
+      open_ = false;
+      return s;
+    }
+  }
   auto existing = store_.GetSession(session.id);
   if (existing) {
     exists_ = true;
@@ -227,19 +246,20 @@ Status ImportSink::Add(Event event, std::string_view where) {
   }
   ++next_seq_;
   last_ts_ = std::max(last_ts_, event.ts_ms);
+  pending_text_bytes_ += TextBytes(event);
   pending_.push_back(std::move(event));
   ++added_;
-  if (pending_.size() >= kRunEvents || pending_blob_bytes_ >= kRunBlobBytes) return Flush();
+  if (pending_.size() >= limits_.events || pending_text_bytes_ >= limits_.text_bytes ||
+      pending_blob_bytes_ >= limits_.blob_bytes) {
+    return Flush();
+  }
   return Status::Ok();
 }
 
 Status ImportSink::Flush() {
   if (pending_.empty()) return Status::Ok();
-  BlobSourceFn blobs = [this](std::string_view sha) -> Result<std::string> {
-    auto it = pending_blobs_.find(std::string(sha));
-    if (it == pending_blobs_.end()) return Err(Status::NotFound(std::string(sha)));
-    return it->second;
-  };
+  ImportRun run;
+  run.session_id = session_.id;
   if (!written_) {
     Session s = session_;
     IndexEntry entry;
@@ -250,24 +270,27 @@ Status ImportSink::Flush() {
     if (s.preview.empty()) s.preview = entry.preview;
     if (s.created_ms == 0) s.created_ms = pending_.front().ts_ms;
     if (s.updated_ms == 0) s.updated_ms = pending_.back().ts_ms;
-    RETURN_IF_ERROR(store_.RestoreSession(s, pending_, blobs));
+    run.create = std::move(s);
     written_ = true;
-  } else {
-    RETURN_IF_ERROR(store_.RestoreEvents(session_.id, pending_, blobs));
   }
+  run.events = std::move(pending_);
+  run.blobs = std::move(pending_blobs_);
   pending_.clear();
   pending_blobs_.clear();
   pending_blob_bytes_ = 0;
-  return Status::Ok();
+  pending_text_bytes_ = 0;
+  return writer_.Submit(std::move(run));
 }
 
 Status ImportSink::EndSession() {
   if (!open_) return Status::Internal("EndSession outside a session");
   if (!written_ && pending_.empty()) {
     // A session with no events: still a session (an empty chat).
-    Session s = session_;
-    if (s.title.empty()) s.title = std::string(kDefaultTitle);
-    RETURN_IF_ERROR(store_.RestoreSession(s, {}, {}));
+    ImportRun run;
+    run.session_id = session_.id;
+    run.create = session_;
+    if (run.create->title.empty()) run.create->title = std::string(kDefaultTitle);
+    RETURN_IF_ERROR(writer_.Submit(std::move(run)));
     written_ = true;
     ++report_->sessions_added;
     open_ = false;
@@ -284,5 +307,7 @@ Status ImportSink::EndSession() {
   }
   return Status::Ok();
 }
+
+Status ImportSink::Finish() { return writer_.Wait(); }
 
 }  // namespace sessiondb::interop

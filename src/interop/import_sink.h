@@ -8,9 +8,9 @@
 //  - turns image and file bytes (Part::ImageFromBytes / FileFromBytes) into
 //    stored resources: sniffed, hashed, checked; an image whose bytes are not
 //    an image is dropped from its message with a reason;
-//  - writes in runs (RestoreSession, then RestoreEvents) of at most
-//    kRunEvents events or kRunBlobBytes of new blob bytes, so memory stays
-//    bounded by a run, whatever the size of the source;
+//  - writes in runs (RestoreSession, then RestoreEvents) no longer than
+//    its RunLimits, so memory stays bounded whatever the size of the source,
+//    on a thread of its own (RunWriter) while the importer reads on;
 //  - fills the title and preview from the first messages when the importer
 //    gives none, and counts everything into the ImportReport.
 //
@@ -28,13 +28,20 @@
 #include <string_view>
 #include <vector>
 
+#include "interop/run_writer.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/store.h"
 
 namespace sessiondb::interop {
 
-inline constexpr size_t kRunEvents = 1000;
-inline constexpr int64_t kRunBlobBytes = int64_t{32} * 1024 * 1024;
+// Where a run ends: at whichever limit comes first. Long runs make an
+// import fast (a commit, and a full-text segment, per run); these keep the
+// two runs in memory (one written, one filling) to tens of MiB.
+struct RunLimits {
+  size_t events = 5000;
+  int64_t text_bytes = int64_t{4} * 1024 * 1024;   // of the events' texts
+  int64_t blob_bytes = int64_t{32} * 1024 * 1024;  // of new blob bytes
+};
 inline constexpr size_t kMaxSkippedListed = 100;
 
 // A session id for `source_id` of `format`: the source id itself when it is
@@ -55,7 +62,8 @@ std::optional<int64_t> ParseIsoTime(std::string_view text);
 
 class ImportSink {
  public:
-  ImportSink(Store& store, ImportReport* report, ProgressFn progress = {});
+  ImportSink(Store& store, ImportReport* report, ProgressFn progress = {},
+             RunLimits limits = {});
   ImportSink(const ImportSink&) = delete;
   ImportSink& operator=(const ImportSink&) = delete;
 
@@ -68,8 +76,16 @@ class ImportSink {
   // from StableEventId; event.ts_ms as the source says (0: the previous
   // event's time). `where` names the record for skip reasons.
   Status Add(Event event, std::string_view where);
-  // Writes what is pending and closes the session.
+  // Hands what is pending to the writer and closes the session.
   Status EndSession();
+  // Waits until everything handed over is written: the first error of the
+  // writer, if any. Call once the importer is done; until then, a write's
+  // error reaches the importer at its next Add or EndSession.
+  Status Finish();
+
+  // Whether Add would keep anything of message `m` (checks only): importers
+  // that count the sink's events (to place a compaction) ask this.
+  static bool WouldKeep(const Message& m);
 
   // Records a skipped record (counted; the first kMaxSkippedListed listed).
   void Skip(std::string where, std::string reason);
@@ -77,8 +93,12 @@ class ImportSink {
   void Progress(int64_t done, int64_t total);
 
   // For sessions the importer wants to mark as archived or active after
-  // import (Extremis): the store, as-is.
-  Store& store() { return store_; }
+  // import (Extremis): the store, as-is, once what was handed over is
+  // written (a write's error is kept for Finish).
+  Store& store() {
+    (void)writer_.Wait();
+    return store_;
+  }
   // For importers that restore sessions themselves (snapshot: ids, forks
   // and descriptors kept as they are): the report to count into.
   ImportReport& report() { return *report_; }
@@ -87,13 +107,12 @@ class ImportSink {
   // Sniffs, hashes and checks the byte attachments of `m`; false if nothing
   // is left of the message.
   bool ResolveAttachments(Message* m, std::string_view where);
-  // Whether ResolveAttachments would keep anything of `m` (checks only).
-  static bool WouldKeep(const Message& m);
   Status Flush();
 
   Store& store_;
   ImportReport* report_;
   ProgressFn progress_;
+  RunLimits limits_;
 
   bool open_ = false;
   Session session_;
@@ -106,6 +125,8 @@ class ImportSink {
   std::vector<Event> pending_;
   std::map<std::string, std::string> pending_blobs_;  // sha256 -> bytes
   int64_t pending_blob_bytes_ = 0;
+  int64_t pending_text_bytes_ = 0;
+  RunWriter writer_;  // last: it is stopped (and waited for) first
 };
 
 }  // namespace sessiondb::interop

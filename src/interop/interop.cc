@@ -68,6 +68,7 @@ Result<ImportReport> ImportPath(Store& store, const std::string& path,
     report.format = format;
     interop::ImportSink sink(store, &report, options.progress);
     RETURN_IF_ERROR(f.run(path, sink));
+    RETURN_IF_ERROR(sink.Finish());
     return report;
   }
   return Err(Status::InvalidArgument("unknown import format '" + format +

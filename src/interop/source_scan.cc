@@ -4,8 +4,6 @@
 #include <cstring>
 #include <fstream>
 
-#include "blob/media_type.h"
-
 namespace sessiondb::interop {
 namespace {
 
@@ -135,17 +133,6 @@ bool ScanTopLevel(std::string_view text, std::initializer_list<std::string_view>
   }
   SkipSpace(p, end);
   return p == end;
-}
-
-bool SinkWouldKeep(const Message& m) {
-  for (const Part& p : m.parts) {
-    if (!p.source || p.source->kind != AttachmentSource::Kind::kBytes) return true;
-    auto media = blob::SniffMedia(p.source->data);
-    if (media && !p.source->data.empty() && (p.type != PartType::kImage || media->is_image)) {
-      return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace sessiondb::interop

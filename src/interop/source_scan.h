@@ -44,9 +44,4 @@ struct ScannedValue {
 bool ScanTopLevel(std::string_view text, std::initializer_list<std::string_view> keys,
                   ScannedValue* out);
 
-// Whether the sink would keep anything of `m` (its bytes attachments sniff
-// as what they say they are): importers that number events themselves (for
-// compaction ranges) ask this before ImportSink::Add.
-bool SinkWouldKeep(const Message& m);
-
 }  // namespace sessiondb::interop

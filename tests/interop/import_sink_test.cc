@@ -1,9 +1,13 @@
 // The import framework: ImportSink (ids, runs, idempotent re-import, image
 // checks, reasons) and JsonlReader (long and truncated lines).
+#include <sqlite3.h>
+
 #include <fstream>
 
 #include "interop/import_sink.h"
 #include "interop/jsonl_reader.h"
+#include "sessiondb/search.h"
+#include "store/sqlite/search_text.h"
 #include "test_support.h"
 
 namespace sessiondb::testing {
@@ -12,6 +16,22 @@ namespace {
 using interop::ImportSink;
 using interop::JsonlReader;
 using interop::StableEventId;
+
+// FTS5's own check of the full-text index against the content it indexes
+// (the search_content view): "ok", or SQLite's error.
+std::string FullTextIntegrityCheck(const std::string& store_dir) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open((store_dir + "/sessiondb.db").c_str(), &db) != SQLITE_OK) return "cannot open";
+  sqlite::RegisterSearchTextFunction(db);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(
+      db, "INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)", nullptr,
+      nullptr, &error);
+  std::string out = rc == SQLITE_OK ? "ok" : (error ? error : sqlite3_errstr(rc));
+  sqlite3_free(error);
+  sqlite3_close(db);
+  return out;
+}
 
 class ImportSinkTest : public ::testing::Test {
  protected:
@@ -34,7 +54,7 @@ class ImportSinkTest : public ::testing::Test {
   // are not an image) into session "src".
   ImportReport ImportOf(int n) {
     ImportReport report;
-    ImportSink sink(*store_, &report);
+    ImportSink sink(*store_, &report, {}, {.events = 1000});
     EXPECT_TRUE(sink.BeginSession({.id = "src"}).ok());
     for (int i = 0; i < n; ++i) {
       Event e = Text("src", i, i % 2 ? Role::kAssistant : Role::kUser);
@@ -46,6 +66,7 @@ class ImportSinkTest : public ::testing::Test {
       EXPECT_TRUE(sink.Add(std::move(e), "line " + std::to_string(i)).ok());
     }
     EXPECT_TRUE(sink.EndSession().ok());
+    EXPECT_TRUE(sink.Finish().ok());
     return report;
   }
 
@@ -75,6 +96,80 @@ TEST_F(ImportSinkTest, ASessionLongerThanARunIsWrittenWholeWithItsImages) {
   const Resource& img = *(*events)[2490].message.parts[1].resource;
   EXPECT_EQ(*store_->ReadBlob(img.content_sha256, true), MakePng(4, 4, "img2490"));
   EXPECT_TRUE(store_->Verify()->clean());
+}
+
+// Imported events are indexed by the runs themselves (the trigger stands
+// aside): the index must match what its content view computes from the log,
+// or later deletes would leave stale terms behind.
+TEST_F(ImportSinkTest, ImportedEventsAreSearchableAndTheIndexMatchesTheLog) {
+  {
+    ImportReport report;
+    ImportSink sink(*store_, &report, {}, {.events = 1000});
+    ASSERT_TRUE(sink.BeginSession({.id = "tools"}).ok());
+    for (int i = 0; i < 1500; ++i) {
+      Event e = Text("tools", i, Role::kAssistant);
+      e.message.parts.push_back(Part::ToolCall("c" + std::to_string(i), "Read",
+                                               i % 2 ? "{\"path\":\"zebra.cc\"}" : ""));
+      Event r = Text("tools", 100000 + i, Role::kTool);
+      r.message.parts = {Part::ToolResult("c" + std::to_string(i), "output" + std::to_string(i))};
+      ASSERT_TRUE(sink.Add(std::move(e), "call").ok());
+      ASSERT_TRUE(sink.Add(std::move(r), "result").ok());
+    }
+    ASSERT_TRUE(sink.EndSession().ok());
+    ASSERT_TRUE(sink.Finish().ok());
+  }
+  auto index = SearchIndex::Open(dir_.Sub("store"), {.embedder = {.from_environment = false}});
+  ASSERT_TRUE(index) << index.error().ToString();
+  // A tool result, a tool call's arguments and a message text, each in a
+  // different run.
+  for (const auto& [query, seq] : std::vector<std::pair<std::string, int64_t>>{
+           {"output1234", 2470}, {"text 1499", 2999}, {"output7", 16}}) {
+    auto hits = (*index)->Search({.query = query, .mode = SearchMode::kKeyword});
+    ASSERT_TRUE(hits) << hits.error().ToString();
+    ASSERT_FALSE(hits->hits.empty()) << query;
+    EXPECT_EQ(hits->hits[0].seq, seq) << query;
+  }
+  auto zebra = (*index)->Search({.query = "zebra", .mode = SearchMode::kKeyword, .limit = 1000});
+  ASSERT_TRUE(zebra);
+  EXPECT_EQ(zebra->hits.size(), 750u);  // the calls with arguments
+  EXPECT_EQ(FullTextIntegrityCheck(dir_.Sub("store")), "ok");
+  // Deleting uses the content view's text: the index stays whole.
+  ASSERT_TRUE(store_->DeleteSession("tools").ok());
+  EXPECT_EQ(FullTextIntegrityCheck(dir_.Sub("store")), "ok");
+}
+
+// A run that fails (here: an event id the store already holds) stops the
+// import: the importer hears of it, nothing of that run or any later one is
+// written, and the runs before it stay whole.
+TEST_F(ImportSinkTest, AFailedRunStopsTheImportAndLeavesNothingOfItself) {
+  {
+    ImportReport report;
+    ImportSink sink(*store_, &report);
+    ASSERT_TRUE(sink.BeginSession({.id = "other"}).ok());
+    ASSERT_TRUE(sink.Add(Text("src", 1500), "taken").ok());
+    ASSERT_TRUE(sink.EndSession().ok());
+    ASSERT_TRUE(sink.Finish().ok());
+  }
+  ImportReport report;
+  ImportSink sink(*store_, &report, {}, {.events = 1000});
+  ASSERT_TRUE(sink.BeginSession({.id = "src"}).ok());
+  Status added = Status::Ok();
+  int i = 0;
+  for (; i < 3500 && added.ok(); ++i) added = sink.Add(Text("src", i), "line");
+  // Run 2 (1001-2000) fails; the importer hears of it when it hands over
+  // run 3, which is dropped.
+  EXPECT_EQ(added.code(), StatusCode::kAlreadyExists) << added.ToString();
+  EXPECT_NE(added.message().find(StableEventId("src", "line1500")), std::string::npos)
+      << added.message();
+  EXPECT_EQ(i, 3000);
+  EXPECT_EQ(sink.Finish().code(), StatusCode::kAlreadyExists);
+  auto session = store_->GetSession("src");
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->last_seq, 1000);
+  EXPECT_EQ(store_->ReadEvents("src")->size(), 1000u);
+  EXPECT_EQ(store_->ReadEvents("other")->size(), 1u);
+  EXPECT_TRUE(store_->Verify()->clean());
+  EXPECT_EQ(FullTextIntegrityCheck(dir_.Sub("store")), "ok");
 }
 
 TEST_F(ImportSinkTest, ImportingTheSameSourceAgainAddsNothingAndAGrownOneAddsItsTail) {

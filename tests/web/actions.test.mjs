@@ -53,9 +53,10 @@ test('forking at a message creates a session with that parent and seq, and opens
   const fork = await server.api('GET', `/v1/sessions/${forkId}`);
   assert.equal(fork.parent_id, ids.main);
   assert.equal(fork.fork_seq, ids.at.answer);
-  await page.waitForSelector('.session-head .fork-origin a');
-  assert.equal(await page.locator('.session-head .fork-origin').textContent(),
-               `forked from Fixing the parser at #${ids.at.answer}`);
+  // The parent's title replaces its id once its own request answers.
+  const origin = page.locator('.session-head .fork-origin');
+  await origin.locator('a.parent-link', {hasText: 'Fixing the parser'}).waitFor();
+  assert.equal(await origin.textContent(), `forked from Fixing the parser at #${ids.at.answer}`);
   // The new session shows the parent's history up to the fork.
   await page.waitForSelector(`#seq-${ids.at.answer}`);
   assert.equal(await page.locator(`#seq-${ids.at.toolCall}`).count(), 0);

@@ -168,8 +168,10 @@ test('a fork shows its origin and its parent\'s history up to the fork', async (
   const {server, ids, page, problems} = await setUp(t);
   await openPage(page, server, `#/s/${ids.fork}`);
   await page.waitForSelector('.fork-divider');
-  assert.equal(await page.locator('.session-head .fork-origin').textContent(),
-               `forked from Fixing the parser at #${ids.at.toolCall}`);
+  // The parent's title replaces its id once its own request answers.
+  const origin = page.locator('.session-head .fork-origin');
+  await origin.locator('a.parent-link', {hasText: 'Fixing the parser'}).waitFor();
+  assert.equal(await origin.textContent(), `forked from Fixing the parser at #${ids.at.toolCall}`);
   assert.match(await page.locator('.log').textContent(), /Another way: rewrite the lexer/);
   assert.deepEqual(problems, []);
 });

@@ -219,6 +219,20 @@ END;
 INSERT INTO search_docs (session_id, seq) SELECT session_id, seq FROM events;
 INSERT INTO search_fts (search_fts) VALUES ('rebuild');
 )sql",
+    // 3 -> 4: a writer that inserts many events at once (a restore, an
+    // import) can index them itself, in one statement after the inserts,
+    // while sessiondb_event_index_deferred() says so on its connection. Per
+    // row, the trigger costs an FTS5 flush to disk at every statement
+    // savepoint: a segment per event, then merges.
+    R"sql(
+DROP TRIGGER search_event_added;
+CREATE TRIGGER search_event_added AFTER INSERT ON events
+WHEN sessiondb_event_index_deferred() = 0 BEGIN
+  INSERT INTO search_docs (session_id, seq) VALUES (NEW.session_id, NEW.seq);
+  INSERT INTO search_fts (rowid, content, code)
+    VALUES (last_insert_rowid(), )sql" SEARCH_TEXT("NEW") R"sql(, '');
+END;
+)sql",
 };
 
 #undef SEARCH_TEXT

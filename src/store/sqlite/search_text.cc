@@ -16,6 +16,11 @@ void SearchTextFunction(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 
+void EventIndexDeferredFunction(sqlite3_context* ctx, int, sqlite3_value**) {
+  const bool* deferred = static_cast<const bool*>(sqlite3_user_data(ctx));
+  sqlite3_result_int(ctx, *deferred ? 1 : 0);
+}
+
 }  // namespace
 
 std::string SearchText(std::string_view text, std::string_view body) {
@@ -42,10 +47,34 @@ std::string SearchText(std::string_view text, std::string_view body) {
   return out;
 }
 
+std::string MessageSearchText(std::string_view text, const Message& message) {
+  std::string out(text);
+  for (const Part& part : message.parts) {
+    if (part.type == PartType::kToolCall) {
+      // The body keeps "{}" for empty arguments (message_codec.cc).
+      out += '\n';
+      out += part.tool_name;
+      out += ' ';
+      out += part.arguments_json.empty() ? std::string_view("{}") : part.arguments_json;
+    } else if (part.type == PartType::kToolResult) {
+      out += '\n';
+      out += part.text;
+    }
+  }
+  return out;
+}
+
 int RegisterSearchTextFunction(sqlite3* db) {
   return sqlite3_create_function_v2(db, "sessiondb_search_text", 2,
                                     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
                                     SearchTextFunction, nullptr, nullptr, nullptr);
+}
+
+int RegisterEventIndexDeferredFunction(sqlite3* db, const bool* deferred) {
+  // Not deterministic: the same call answers differently as the flag moves.
+  return sqlite3_create_function_v2(db, "sessiondb_event_index_deferred", 0, SQLITE_UTF8,
+                                    const_cast<bool*>(deferred), EventIndexDeferredFunction,
+                                    nullptr, nullptr, nullptr);
 }
 
 }  // namespace sessiondb::sqlite

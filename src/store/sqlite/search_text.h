@@ -11,13 +11,26 @@
 #include <string>
 #include <string_view>
 
+#include "sessiondb/types.h"
+
 namespace sessiondb::sqlite {
 
 // `text`, then each tool call's name and arguments and each tool result's
 // output found in the message body JSON `body`, one per line.
 std::string SearchText(std::string_view text, std::string_view body);
 
+// The same as SearchText(text, body) for the row a message is stored as
+// (`text` its text column, its body EncodeMessageBody's), without parsing the
+// body: for writers that still hold the Message.
+std::string MessageSearchText(std::string_view text, const Message& message);
+
 // Registers sessiondb_search_text on `db`; returns a SQLite result code.
 int RegisterSearchTextFunction(sqlite3* db);
+
+// Registers sessiondb_event_index_deferred() on `db`: 1 while `*deferred` is
+// true, else 0. The events table's insert trigger (schema v4) indexes a new
+// event only when it is 0; a writer that sets it indexes what it inserted
+// itself (SqliteStore::IndexEventsLocked). `deferred` outlives `db`.
+int RegisterEventIndexDeferredFunction(sqlite3* db, const bool* deferred);
 
 }  // namespace sessiondb::sqlite

@@ -109,14 +109,14 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int bu
   }
   sqlite3_busy_timeout(db, busy_timeout_ms);
   sqlite3_extended_result_codes(db, 1);
-  // The full-text index's triggers call it (schema v3).
+  std::unique_ptr<Database> database(new Database(db));
+  // The full-text index's triggers call them (schema v3 and v4).
   rc = RegisterSearchTextFunction(db);
-  if (rc != SQLITE_OK) {
-    Status s = StatusFromSqlite(rc, db, "registering sessiondb_search_text");
-    sqlite3_close(db);
-    return Err(s);
+  if (rc == SQLITE_OK) {
+    rc = RegisterEventIndexDeferredFunction(db, &database->event_index_deferred_);
   }
-  return std::unique_ptr<Database>(new Database(db));
+  if (rc != SQLITE_OK) return Err(StatusFromSqlite(rc, db, "registering sessiondb's SQL functions"));
+  return database;
 }
 
 Database::~Database() {

@@ -78,10 +78,15 @@ class Database {
 
   int64_t Changes() const { return sqlite3_changes64(db_); }
 
+  // While set, inserted events are not indexed for search by the trigger:
+  // the writer indexes them itself (see RegisterEventIndexDeferredFunction).
+  void set_event_index_deferred(bool deferred) { event_index_deferred_ = deferred; }
+
  private:
   explicit Database(sqlite3* db) : db_(db) {}
 
   sqlite3* db_;
+  bool event_index_deferred_ = false;
   std::unordered_map<const char*, sqlite3_stmt*> cache_;
 };
 

@@ -158,6 +158,13 @@ class SqliteStore final : public Store {
   // Inserts the batch's events, references and usage into session_id.
   Status InsertRestoredLocked(std::string_view session_id, std::span<const Event> events,
                               const RestoreBatch& batch);
+  // Indexes for search the events of session_id from first_seq on, one per
+  // text of `search_texts` (SearchText of each), which were inserted with the
+  // trigger's indexing deferred. No statement here opens a savepoint, so
+  // FTS5 keeps them all in memory and writes one segment at commit instead
+  // of one per event.
+  Status IndexEventsLocked(std::string_view session_id, int64_t first_seq,
+                           std::span<const std::string> search_texts);
   Result<Session> LoadSessionLocked(std::string_view id);
   Status DeleteSessionLocked(std::string_view id);
   Result<bool> HasForksLocked(std::string_view id);
