@@ -286,6 +286,7 @@ class FileImport {
     Status s = Status::Ok();
     for (size_t i = 0; i < lines_.size() && s.ok(); ++i) s = WriteLine(f, i);
     std::fclose(f);
+    if (s.ok()) sink_.Progress(total_bytes_, total_bytes_);
     return s;
   }
 
@@ -301,7 +302,8 @@ class FileImport {
       if (!more) break;
       const int64_t start = offset;
       offset = reader->bytes_read();
-      if ((line.number & 1023) == 0) sink_.Progress(offset, reader->total_bytes());
+      // The scan is the first half of the work shown; writing, the second.
+      if ((line.number & 1023) == 0) sink_.Progress(offset / 2, reader->total_bytes());
       const std::string where = label_ + ":" + std::to_string(line.number);
       if (line.too_long) {
         sink_.Skip(where, "the line is longer than the limit of " +
@@ -343,7 +345,8 @@ class FileImport {
         nodes_.push_back(n);
       }
     }
-    sink_.Progress(reader->bytes_read(), reader->total_bytes());
+    total_bytes_ = reader->total_bytes();
+    sink_.Progress(total_bytes_ / 2, total_bytes_);
     return Status::Ok();
   }
 
@@ -453,6 +456,10 @@ class FileImport {
       if (fseeko(f, n.offset, SEEK_SET) != 0 || std::fread(buf.data(), 1, n.length, f) != n.length) {
         return Status::Io("cannot read " + path_.string() + " line " + std::to_string(n.line));
       }
+      written_bytes_ += n.length;
+      if ((++written_records_ & 1023) == 0) {
+        sink_.Progress(total_bytes_ / 2 + written_bytes_ / 2, total_bytes_);
+      }
       json r = json::parse(buf.data(), buf.data() + buf.size(), nullptr, false);
       if (r.is_discarded() || !r.is_object()) {
         sink_.Skip(label_ + ":" + std::to_string(n.line), "the line is not valid JSON");
@@ -485,6 +492,9 @@ class FileImport {
   std::vector<std::pair<uint64_t, std::string>> summaries_;  // leaf key, the record
   std::vector<Line> lines_;
   int64_t last_conversational_ = -1;
+  int64_t total_bytes_ = 0;
+  int64_t written_bytes_ = 0;  // of the records written so far (each is in one line)
+  int64_t written_records_ = 0;
   std::string session_source_;
   std::string cwd_;
 };

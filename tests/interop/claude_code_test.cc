@@ -256,6 +256,35 @@ TEST_F(ClaudeCodeImport, ReimportAddsNothingAndAGrownFileAddsItsTail) {
   EXPECT_EQ(ev.back().message.Text(), "One more thing");
 }
 
+// Reading the graph is the first half of the bar, writing the second: the
+// bar moves while the records are written, never back, and ends full.
+TEST_F(ClaudeCodeImport, ProgressCoversTheWritingNotJustTheScan) {
+  std::string more;
+  for (int i = 0; i < 3000; ++i) {
+    more += User(100 + i, i == 0 ? 14 : 99 + i, "2025-06-01T11:00:00.000Z",
+                 "step " + std::to_string(i)).dump() + "\n";
+  }
+  AppendFile(file_, more);
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  auto report = ImportPath(*store_, file_,
+                           {.format = "claude-code",
+                            .progress = [&](int64_t done, int64_t total) {
+                              calls.emplace_back(done, total);
+                            }});
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_EQ(EventsOf(*store_, kSession).size(), 3010u);
+  const int64_t total = static_cast<int64_t>(std::filesystem::file_size(file_));
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.back(), std::make_pair(total, total));
+  bool writing_reported = false;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i].second, total);
+    if (i > 0) EXPECT_GE(calls[i].first, calls[i - 1].first) << "call " << i;
+    writing_reported |= calls[i].first > total / 2 && calls[i].first < total;
+  }
+  EXPECT_TRUE(writing_reported);
+}
+
 TEST_F(ClaudeCodeImport, SubAgentFileIsASessionNamingItsParent) {
   json a1 = User(101, 0, "2025-06-01T10:00:20.000Z", "Search the repo for lexers");
   a1["isSidechain"] = true;
