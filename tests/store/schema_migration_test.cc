@@ -1,7 +1,8 @@
 // The embedded store opens stores written by older versions: a version 1
 // database (as sessiondb 0.1 wrote it) migrates to version 2 in place, with
-// its usage totals filled from the log, and on to version 3 with every
-// message in the full-text index.
+// its usage totals filled from the log, on to version 3 with every message
+// in the full-text index, and to version 4, whose insert trigger still
+// indexes appends.
 #include <sqlite3.h>
 
 #include "sessiondb/search.h"
@@ -73,6 +74,15 @@ TEST_F(EmbeddedMigration, AVersion1StoreMigratesWithItsUsageFilledIn) {
   ASSERT_EQ(hits->hits.size(), 1u);
   EXPECT_EQ(hits->hits[0].session_id, "old");
   EXPECT_EQ(hits->hits[0].seq, 1);
+  // And as a version 4 store: an append is indexed by the replaced trigger.
+  Message later;
+  later.role = Role::kUser;
+  later.parts = {Part::Text("afterwards quokka")};
+  ASSERT_TRUE(store_->Append("old", later));
+  auto fresh = (*index)->Search({.query = "quokka", .mode = SearchMode::kKeyword});
+  ASSERT_TRUE(fresh);
+  ASSERT_EQ(fresh->hits.size(), 1u);
+  EXPECT_EQ(fresh->hits[0].seq, 4);
 }
 
 }  // namespace
