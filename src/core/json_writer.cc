@@ -15,28 +15,15 @@ void JsonWriter::Separate() {
   first_ = false;
 }
 
-JsonWriter& JsonWriter::BeginObject() {
+JsonWriter& JsonWriter::Open(char bracket) {
   Separate();
-  out_->push_back('{');
+  out_->push_back(bracket);
   first_ = true;
   return *this;
 }
 
-JsonWriter& JsonWriter::EndObject() {
-  out_->push_back('}');
-  first_ = false;
-  return *this;
-}
-
-JsonWriter& JsonWriter::BeginArray() {
-  Separate();
-  out_->push_back('[');
-  first_ = true;
-  return *this;
-}
-
-JsonWriter& JsonWriter::EndArray() {
-  out_->push_back(']');
+JsonWriter& JsonWriter::Close(char bracket) {
+  out_->push_back(bracket);
   first_ = false;
   return *this;
 }

@@ -17,10 +17,10 @@ class JsonWriter {
  public:
   explicit JsonWriter(std::string* out) : out_(out) {}
 
-  JsonWriter& BeginObject();
-  JsonWriter& EndObject();
-  JsonWriter& BeginArray();
-  JsonWriter& EndArray();
+  JsonWriter& BeginObject() { return Open('{'); }
+  JsonWriter& EndObject() { return Close('}'); }
+  JsonWriter& BeginArray() { return Open('['); }
+  JsonWriter& EndArray() { return Close(']'); }
   // A member's name, inside an object; its value comes next.
   JsonWriter& Key(std::string_view name);
   JsonWriter& String(std::string_view value);
@@ -36,6 +36,8 @@ class JsonWriter {
  private:
   // A comma before a value or key that is not the first of its container.
   void Separate();
+  JsonWriter& Open(char bracket);
+  JsonWriter& Close(char bracket);
 
   std::string* out_;
   bool first_ = true;   // nothing written yet in the open container

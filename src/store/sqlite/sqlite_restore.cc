@@ -22,7 +22,11 @@ Result<SqliteStore::RestoreBatch> SqliteStore::PrepareRestore(std::string_view s
   batch.stored_ids.resize(events.size());
   std::set<std::string> needed;
   for (size_t i = 0; i < events.size(); ++i) {
-    const Event e = RestoredCopy(events[i], session_id);
+    // Only an inherited event needs a copy (its ids cleared): copying every
+    // one cost as much as encoding it.
+    std::optional<Event> copy;
+    if (IsInherited(events[i], session_id)) copy = RestoredCopy(events[i], session_id);
+    const Event& e = copy ? *copy : events[i];
     batch.message_count += e.type == EventType::kMessage;
     if (RestoresAsStored(e)) {
       ASSIGN_OR_RETURN(batch.stored[i], EncodeRestoredEvent(e));
