@@ -4,11 +4,15 @@
 // Export writes keys sorted and no wall-clock time, so the same sessions give
 // the same bytes. Import restores through Store::RestoreSession/RestoreEvents
 // (not the ImportSink's renumbering), so ids, descriptors and forks come back
-// as they were, and re-importing adds nothing.
+// as they were, and re-importing adds nothing. Import reads the document in
+// two passes (json_outline.h), so it holds one session at a time, never the
+// whole file.
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -19,7 +23,9 @@
 #include "core/message_codec.h"
 #include "core/text_rules.h"
 #include "interop/formats.h"
+#include "interop/json_outline.h"
 #include "interop/output_file.h"
+#include "interop/source_scan.h"
 #include "store/store_common.h"
 
 namespace sessiondb::interop {
@@ -483,71 +489,109 @@ Status RestoreDecoded(Decoded d, SessionBlobs* blobs, ImportSink& sink, const st
   return Status::Ok();
 }
 
+// Where a session is in the snapshot file, and what orders it.
+struct SessionPlace {
+  int64_t offset = 0;
+  size_t length = 0;
+  std::string id;         // "" when it has none (reported when it is read)
+  std::string parent_id;
+};
+
 // Session indexes in the order to restore them: parents before their forks.
-std::vector<size_t> ImportOrder(const json& sessions) {
-  std::map<std::string, size_t> by_id;
-  for (size_t i = 0; i < sessions.size(); ++i) {
-    const json& s = sessions[i];
-    if (s.is_object() && s.contains("id") && s["id"].is_string()) {
-      by_id.emplace(s["id"].get<std::string>(), i);
-    }
+std::vector<size_t> ImportOrder(const std::vector<SessionPlace>& places) {
+  std::map<std::string_view, size_t> by_id;
+  for (size_t i = 0; i < places.size(); ++i) {
+    if (!places[i].id.empty()) by_id.emplace(places[i].id, i);
   }
   std::vector<size_t> order;
-  std::vector<bool> placed(sessions.size(), false);
+  std::vector<bool> placed(places.size(), false);
   std::function<void(size_t, int)> place = [&](size_t i, int depth) {
     if (placed[i]) return;
     placed[i] = true;
-    const json& s = sessions[i];
-    if (depth < 64 && s.is_object() && s.contains("parent_id") && s["parent_id"].is_string()) {
-      if (auto it = by_id.find(s["parent_id"].get<std::string>()); it != by_id.end()) {
-        place(it->second, depth + 1);
-      }
+    if (depth < 64 && !places[i].parent_id.empty()) {
+      if (auto it = by_id.find(places[i].parent_id); it != by_id.end()) place(it->second, depth + 1);
     }
     order.push_back(i);
   };
-  for (size_t i = 0; i < sessions.size(); ++i) place(i, 0);
+  for (size_t i = 0; i < places.size(); ++i) place(i, 0);
   return order;
 }
 
-Status ImportSnapshot(const fs::path& path, ImportSink& sink) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Io("cannot read " + path.string());
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& ex) {
-    return Status::InvalidArgument(path.string() +
-                                   " is not a complete JSON document (truncated?), nothing was "
-                                   "imported: " +
-                                   ex.what());
+// Pass 1: where each session is, read in blocks. Every session must be
+// JSON, so a broken document imports nothing; memory is the largest session.
+Result<std::vector<SessionPlace>> PlaceSessions(const fs::path& path, int* version) {
+  std::vector<SessionPlace> places;
+  auto outline = OutlineJsonFile(
+      path, "sessions", [&](int64_t offset, std::string_view text) -> Status {
+        if (!json::accept(text)) {
+          return Status::InvalidArgument("sessions[" + std::to_string(places.size()) +
+                                         "] is not valid JSON");
+        }
+        SessionPlace p{offset, text.size(), "", ""};
+        ScannedValue v[2];
+        if (ScanTopLevel(text, {"id", "parent_id"}, v)) {
+          if (v[0].is_string) p.id = std::string(v[0].raw);
+          if (v[1].is_string) p.parent_id = std::string(v[1].raw);
+        }
+        places.push_back(std::move(p));
+        return Status::Ok();
+      });
+  if (!outline) {
+    if (outline.error().code() != StatusCode::kInvalidArgument) return Err(outline.error());
+    return Err(Status::InvalidArgument(path.string() +
+                                       " is not a complete JSON document (truncated?), nothing "
+                                       "was imported: " +
+                                       outline.error().message()));
   }
-  auto format = doc.is_object() ? doc.find("format") : doc.end();
-  if (!doc.is_object() || format == doc.end() || !format->is_string() ||
-      format->get<std::string>() != kFormatName) {
-    return Status::InvalidArgument(path.string() +
-                                   " is not a sessiondb snapshot (no \"format\": \"" +
-                                   std::string(kFormatName) + "\")");
+  auto scalar = [&](const char* name) {
+    auto it = outline->scalars.find(name);
+    return it == outline->scalars.end() ? json()
+                                        : json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  };
+  const json format = scalar("format");
+  if (!format.is_string() || format.get<std::string>() != kFormatName) {
+    return Err(Status::InvalidArgument(path.string() +
+                                       " is not a sessiondb snapshot (no \"format\": \"" +
+                                       std::string(kFormatName) + "\")"));
   }
-  const json version = doc.value("version", json());
-  if (!version.is_number_integer() || version.get<int64_t>() < 0) {
-    return Status::InvalidArgument(path.string() + ": \"version\" must be a whole number");
+  const json v = scalar("version");
+  if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+    return Err(Status::InvalidArgument(path.string() + ": \"version\" must be a whole number"));
   }
-  if (version.get<int64_t>() > kSnapshotVersion) {
-    return Status::FailedPrecondition(
-        path.string() + " is a snapshot of version " + std::to_string(version.get<int64_t>()) +
+  if (v.get<int64_t>() > kSnapshotVersion) {
+    return Err(Status::FailedPrecondition(
+        path.string() + " is a snapshot of version " + std::to_string(v.get<int64_t>()) +
         "; this build reads versions 0 to " + std::to_string(kSnapshotVersion) +
-        ". Upgrade sessiondb; nothing was imported");
+        ". Upgrade sessiondb; nothing was imported"));
   }
-  auto it = doc.find("sessions");
-  if (it == doc.end() || !it->is_array()) {
-    return Status::InvalidArgument(path.string() + ": \"sessions\" must be an array");
+  if (!outline->array_found) {
+    return Err(Status::InvalidArgument(path.string() + ": \"sessions\" must be an array"));
   }
+  *version = static_cast<int>(v.get<int64_t>());
+  return places;
+}
+
+// Pass 2: each session read back from its place, parsed alone and
+// restored, parents before their forks.
+Status ImportSnapshot(const fs::path& path, ImportSink& sink) {
+  int version = 0;
+  ASSIGN_OR_RETURN(std::vector<SessionPlace> places, PlaceSessions(path, &version));
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!in) return Status::Io("cannot read " + path.string());
   const std::string file = path.filename().string();
-  SnapshotReader reader(sink, file, static_cast<int>(version.get<int64_t>()));
-  const std::vector<size_t> order = ImportOrder(*it);
+  SnapshotReader reader(sink, file, version);
+  const std::vector<size_t> order = ImportOrder(places);
   int64_t done = 0;
+  std::string text;
   for (size_t i : order) {
-    const json& js = (*it)[i];
+    text.resize(places[i].length);
+    if (fseeko(in.get(), places[i].offset, SEEK_SET) != 0 ||
+        std::fread(text.data(), 1, text.size(), in.get()) != text.size()) {
+      return Status::Io("cannot read " + path.string() + " again (did it change?)");
+    }
+    json js = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    text.clear();
+    text.shrink_to_fit();
     const json* blobs_json = nullptr;
     if (js.is_object() && js.contains("blobs")) {
       if (js["blobs"].is_object()) {

@@ -279,6 +279,23 @@ TEST_F(Snapshot, TruncatedDocumentImportsNothing) {
   EXPECT_EQ(SessionCount(*target), 0);
 }
 
+// The import reads a session at a time, but checks them all first: a
+// session that is not JSON, though its brackets balance, imports nothing.
+TEST_F(Snapshot, ASessionThatIsNotJsonImportsNothingEvenAfterGoodOnes) {
+  std::string text = Export(*source_, "s.json");
+  const size_t last_title = text.rfind("\"title\":");
+  ASSERT_NE(last_title, std::string::npos);
+  text.insert(last_title + 8, "nul");  // "title":nul"...": not a JSON value
+  WriteFile(dir_.Sub("bad.json"), text);
+  auto target = OpenStore("target");
+  auto r = ImportPath(*target, dir_.Sub("bad.json"), {.format = "snapshot"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.error().message().find("is not valid JSON"), std::string::npos)
+      << r.error().message();
+  EXPECT_EQ(SessionCount(*target), 0);
+}
+
 TEST_F(Snapshot, SessionWithAWrongTypedFieldIsSkippedAndTheOthersImport) {
   json doc = SampleDoc();
   SessionIn(doc, "chat-archived")["title"] = 5;
