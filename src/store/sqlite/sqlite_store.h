@@ -160,9 +160,9 @@ class SqliteStore final : public Store {
                               const RestoreBatch& batch);
   // Indexes for search the events of session_id from first_seq on, one per
   // text of `search_texts` (SearchText of each), which were inserted with the
-  // trigger's indexing deferred. No statement here opens a savepoint, so
-  // FTS5 keeps them all in memory and writes one segment at commit instead
-  // of one per event.
+  // trigger's indexing deferred. Their full-text rows go in last, by
+  // statements that open no savepoint, so FTS5 keeps them in memory and
+  // writes one segment at commit instead of one per event.
   Status IndexEventsLocked(std::string_view session_id, int64_t first_seq,
                            std::span<const std::string> search_texts);
   Result<Session> LoadSessionLocked(std::string_view id);
