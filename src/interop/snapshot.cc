@@ -20,6 +20,7 @@
 #include "blob/media_type.h"
 #include "blob/sha256.h"
 #include "core/event_codec.h"
+#include "core/json_writer.h"
 #include "core/message_codec.h"
 #include "core/text_rules.h"
 #include "interop/formats.h"
@@ -46,11 +47,19 @@ json BodyWithoutVersion(std::string_view text) {
   return j;
 }
 
-void CollectSha(const Resource& r, std::set<std::string>* shas) {
-  if (!r.content_sha256.empty()) shas->insert(r.content_sha256);
+// The digests of the blobs `e` refers to, into *shas.
+void CollectShas(const Event& e, std::set<std::string>* shas) {
+  auto add = [shas](const Resource& r) {
+    if (!r.content_sha256.empty()) shas->insert(r.content_sha256);
+  };
+  for (const Part& p : e.message.parts) {
+    if (p.resource) add(*p.resource);
+  }
+  if (e.type == EventType::kResourceView) add(e.resource_view.resource);
+  for (const Resource& r : e.compaction.images) add(r);
 }
 
-Result<json> EventToJson(const Event& e, std::string_view session_id, std::set<std::string>* shas) {
+Result<json> EventToJson(const Event& e, std::string_view session_id) {
   json j = {{"id", e.id}, {"seq", e.seq}, {"ts_ms", e.ts_ms}, {"type", EventTypeName(e.type)}};
   if (!e.session_id.empty() && e.session_id != session_id) j["session_id"] = e.session_id;
   switch (e.type) {
@@ -60,19 +69,14 @@ Result<json> EventToJson(const Event& e, std::string_view session_id, std::set<s
                    ? BodyWithoutVersion(*body)
                    : json{{"parts", json::array({{{"type", "text"}, {"text", e.message.Text()}}})}};
       m["role"] = RoleName(e.message.role);
-      for (const Part& p : e.message.parts) {
-        if (p.resource) CollectSha(*p.resource, shas);
-      }
       j["message"] = std::move(m);
       break;
     }
     case EventType::kResourceView:
       j["resource_view"] = BodyWithoutVersion(EncodeResourceViewBody(e.resource_view));
-      CollectSha(e.resource_view.resource, shas);
       break;
     case EventType::kCompaction:
       j["compaction"] = BodyWithoutVersion(EncodeCompactionBody(e.compaction));
-      for (const Resource& r : e.compaction.images) CollectSha(r, shas);
       break;
   }
   return j;
@@ -96,6 +100,75 @@ std::vector<const Session*> ExportOrder(std::span<const Session> sessions) {
   return order;
 }
 
+constexpr int64_t kExportPage = 1000;  // events read at a time
+
+// Calls `fn` for each event of `session_id` from `from_seq` on, a page at a
+// time, so a session of any length is never held whole.
+Status ForEachEvent(Store& store, std::string_view session_id, int64_t from_seq,
+                    const std::function<Status(const Event&)>& fn) {
+  while (true) {
+    ASSIGN_OR_RETURN(std::vector<Event> page, store.ReadEvents(session_id, from_seq, kExportPage));
+    for (const Event& e : page) RETURN_IF_ERROR(fn(e));
+    if (static_cast<int64_t>(page.size()) < kExportPage) return Status::Ok();
+    from_seq = page.back().seq + 1;
+  }
+}
+
+// One session as the canonical JSON nlohmann would dump of the whole object
+// (members sorted, compact), written as it is read: its blobs one at a time,
+// then its events a page at a time. Two passes over the events: the blobs
+// member comes first, and it needs every digest the events refer to.
+Status WriteSession(Store& store, const Session& s, int64_t from_seq, OutputFile& file,
+                    ExportReport* report) {
+  std::set<std::string> shas;
+  RETURN_IF_ERROR(ForEachEvent(store, s.id, from_seq, [&](const Event& e) {
+    CollectShas(e, &shas);
+    return Status::Ok();
+  }));
+  ASSIGN_OR_RETURN(std::string metadata, CanonicalJsonObject(s.metadata_json, "metadata"));
+  const bool fork = !s.parent_id.empty();
+  std::string out;
+  JsonWriter w(&out);
+  auto flush = [&] {
+    file.Write(out);
+    out.clear();
+  };
+  w.BeginObject().Key("archived").Bool(s.archived).Key("blobs").BeginObject();
+  for (const std::string& sha : shas) {
+    Result<std::string> bytes = store.ReadBlob(sha);
+    // A blob the store has lost stays a descriptor, as it is in the store.
+    if (!bytes && bytes.error().code() == StatusCode::kNotFound) continue;
+    if (!bytes) return bytes.error();
+    w.Key(sha).String(blob::Base64Encode(*bytes));
+    flush();
+  }
+  w.EndObject().Key("created_ms").Int(s.created_ms).Key("events").BeginArray();
+  RETURN_IF_ERROR(ForEachEvent(store, s.id, from_seq, [&](const Event& e) -> Status {
+    ASSIGN_OR_RETURN(json je, EventToJson(e, s.id));
+    try {
+      w.Raw(je.dump());
+    } catch (const json::exception& ex) {
+      return Status::InvalidArgument("session " + s.id + " cannot be written: " + ex.what());
+    }
+    flush();
+    if (e.type == EventType::kMessage) {
+      ++report->messages;
+      for (const Part& p : e.message.parts) report->images += p.type == PartType::kImage;
+    }
+    return Status::Ok();
+  }));
+  w.EndArray();
+  if (fork) w.Key("fork_seq").Int(s.fork_seq);
+  w.Key("id").String(s.id).Key("last_seq").Int(s.last_seq);
+  w.Key("message_count").Int(s.message_count).Key("metadata").Raw(metadata);
+  if (fork) w.Key("parent_id").String(s.parent_id);
+  w.Key("preview").String(s.preview).Key("title").String(s.title);
+  w.Key("updated_ms").Int(s.updated_ms).EndObject();
+  if (!w.ok()) return Status::InvalidArgument("session " + s.id + " cannot be written: not UTF-8");
+  flush();
+  return Status::Ok();
+}
+
 Status ExportSnapshot(Store& store, std::span<const Session> sessions, const fs::path& out,
                       ExportReport* report) {
   OutputFile file;
@@ -110,48 +183,8 @@ Status ExportSnapshot(Store& store, std::span<const Session> sessions, const fs:
     // whose parent does not holds its whole history (inherited events say
     // which session holds them).
     const int64_t from_seq = fork && exported.contains(s->parent_id) ? s->fork_seq + 1 : 1;
-    ASSIGN_OR_RETURN(std::vector<Event> events, store.ReadEvents(s->id, from_seq));
-    std::set<std::string> shas;
-    json jevents = json::array();
-    for (const Event& e : events) {
-      ASSIGN_OR_RETURN(json je, EventToJson(e, s->id, &shas));
-      jevents.push_back(std::move(je));
-      if (e.type != EventType::kMessage) continue;
-      ++report->messages;
-      for (const Part& p : e.message.parts) report->images += p.type == PartType::kImage;
-    }
-    json blobs = json::object();
-    for (const std::string& sha : shas) {
-      Result<std::string> bytes = store.ReadBlob(sha);
-      // A blob the store has lost stays a descriptor, as it is in the store.
-      if (!bytes && bytes.error().code() == StatusCode::kNotFound) continue;
-      if (!bytes) return bytes.error();
-      blobs[sha] = blob::Base64Encode(*bytes);
-    }
-    ASSIGN_OR_RETURN(std::string metadata, CanonicalJsonObject(s->metadata_json, "metadata"));
-    json js = {{"id", s->id},
-               {"title", s->title},
-               {"preview", s->preview},
-               {"created_ms", s->created_ms},
-               {"updated_ms", s->updated_ms},
-               {"message_count", s->message_count},
-               {"last_seq", s->last_seq},
-               {"archived", s->archived},
-               {"metadata", json::parse(metadata)},
-               {"blobs", std::move(blobs)},
-               {"events", std::move(jevents)}};
-    if (fork) {
-      js["parent_id"] = s->parent_id;
-      js["fork_seq"] = s->fork_seq;
-    }
-    std::string text;
-    try {
-      text = js.dump();
-    } catch (const json::exception& ex) {
-      return Status::InvalidArgument("session " + s->id + " cannot be written: " + ex.what());
-    }
     file.Write(first ? "\n" : ",\n");
-    file.Write(text);
+    RETURN_IF_ERROR(WriteSession(store, *s, from_seq, file, report));
     first = false;
     ++report->sessions;
   }

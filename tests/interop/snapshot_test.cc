@@ -2,6 +2,7 @@
 // forks kept as forks, idempotent re-import, and damaged input skipped with a
 // reason while the rest comes in.
 #include <algorithm>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -99,6 +100,50 @@ TEST_F(Snapshot, ExportImportExportIsByteIdentical) {
   EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
   const std::string second = Export(*target, "second.json");
   EXPECT_EQ(first, second);
+}
+
+// Export writes a session as it reads it (its blobs one at a time, its
+// events a page of 1,000 at a time), by hand: each session of the file must
+// still be exactly what nlohmann dumps of it (members sorted, compact, its
+// escapes), and the round trip must keep every byte.
+TEST_F(Snapshot, ALongSessionIsWrittenAPageAtATimeInCanonicalForm) {
+  ASSERT_TRUE(source_->CreateSession(
+      {.id = "long", .title = "T \"q\"", .metadata_json = "{\"z\":1,\"a\":\"\\u00e9\"}"}));
+  std::vector<Message> batch;
+  for (int i = 0; i < 2400; ++i) {
+    std::vector<Part> parts = {
+        Part::Text("line " + std::to_string(i) + " \"q\" \\ \t\x01\x1f\x7f é 😀")};
+    if (i % 700 == 0) parts.push_back(Part::ImageFromBytes(png_, "image/png"));
+    if (i % 3 == 0) parts.push_back(Part::ToolCall("c" + std::to_string(i), "Read", "{\"b\":1, \"a\":2}"));
+    batch.push_back(Msg(i % 2 ? Role::kAssistant : Role::kUser, std::move(parts)));
+  }
+  auto appended = source_->AppendBatch("long", batch);
+  ASSERT_TRUE(appended) << appended.error().ToString();
+  const std::string text = Export(*source_, "long.json");
+
+  std::istringstream lines(text);
+  std::string line;
+  size_t sessions = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("{\"archived\":", 0) != 0) continue;  // the document's head and tail
+    if (line.back() == ',') line.pop_back();
+    EXPECT_EQ(json::parse(line).dump(), line) << line.substr(0, 200);
+    ++sessions;
+  }
+  EXPECT_EQ(sessions, 4u);
+  json doc = json::parse(text);
+  const json& s = SessionIn(doc, "long");
+  ASSERT_EQ(s["events"].size(), 2400u);
+  EXPECT_EQ(s["events"][2399]["seq"], 2400);
+  EXPECT_EQ(s["events"][1000]["message"]["parts"][0]["text"],
+            "line 1000 \"q\" \\ \t\x01\x1f\x7f é 😀");
+  EXPECT_EQ(s["blobs"].size(), 1u);
+  EXPECT_EQ(s["title"], "T \"q\"");
+
+  auto target = OpenStore("target");
+  ImportReport r = Import(*target, dir_.Sub("long.json"));
+  EXPECT_EQ(r.sessions_added, 4);
+  EXPECT_EQ(Export(*target, "again.json"), text);
 }
 
 TEST_F(Snapshot, ImportRestoresEveryFieldIdAndTheImageBytes) {
