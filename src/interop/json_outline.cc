@@ -58,7 +58,6 @@ class Outliner {
   std::string scalar_;
   bool in_array_ = false;
   bool element_open_ = false;
-  bool element_scalar_ = false;
   int64_t element_offset_ = 0;
   std::string element_;
 };
@@ -172,7 +171,6 @@ Status Outliner::Byte(char c, int64_t pos) {
     element_open_ = true;
     element_offset_ = pos;
     element_.assign(1, c);
-    element_scalar_ = c != '{' && c != '[';
     if (c == '{' || c == '[') depth_ = 3;
     if (c == '"') in_string_ = true;
     return Status::Ok();

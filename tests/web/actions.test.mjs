@@ -4,20 +4,13 @@ import assert from 'node:assert/strict';
 import {readFileSync} from 'node:fs';
 import {after, before, test} from 'node:test';
 
-import {launchBrowser, newPage, openPage, seedHistory, startServer} from './support.mjs';
+import {forkOriginText, launchBrowser, openPage, seededServerAndPage} from './support.mjs';
 
 let browser;
 before(async () => { browser = await launchBrowser(); });
 after(async () => { await browser?.close(); });
 
-async function setUp(t) {
-  const server = await startServer();
-  t.after(() => server.stop());
-  const ids = await seedHistory(server);
-  const {page, context, problems} = await newPage(browser);
-  t.after(() => context.close());
-  return {server, ids, page, problems};
-}
+const setUp = (t) => seededServerAndPage(browser, t);
 
 test('rename and archive through the page change what the API reports', async (t) => {
   const {server, ids, page, problems} = await setUp(t);
@@ -53,10 +46,8 @@ test('forking at a message creates a session with that parent and seq, and opens
   const fork = await server.api('GET', `/v1/sessions/${forkId}`);
   assert.equal(fork.parent_id, ids.main);
   assert.equal(fork.fork_seq, ids.at.answer);
-  // The parent's title replaces its id once its own request answers.
-  const origin = page.locator('.session-head .fork-origin');
-  await origin.locator('a.parent-link', {hasText: 'Fixing the parser'}).waitFor();
-  assert.equal(await origin.textContent(), `forked from Fixing the parser at #${ids.at.answer}`);
+  assert.equal(await forkOriginText(page, 'Fixing the parser'),
+               `forked from Fixing the parser at #${ids.at.answer}`);
   // The new session shows the parent's history up to the fork.
   await page.waitForSelector(`#seq-${ids.at.answer}`);
   assert.equal(await page.locator(`#seq-${ids.at.toolCall}`).count(), 0);

@@ -5,21 +5,14 @@
 import assert from 'node:assert/strict';
 import {after, before, test} from 'node:test';
 
-import {kPngHeight, kPngWidth, kRareWord, kXssText, launchBrowser, newPage, openPage, seedHistory,
-        startServer} from './support.mjs';
+import {forkOriginText, kPngHeight, kPngWidth, kRareWord, kXssText, launchBrowser, newPage,
+        openPage, seededServerAndPage, startServer} from './support.mjs';
 
 let browser;
 before(async () => { browser = await launchBrowser(); });
 after(async () => { await browser?.close(); });
 
-async function setUp(t) {
-  const server = await startServer();
-  t.after(() => server.stop());
-  const ids = await seedHistory(server);
-  const {page, context, problems} = await newPage(browser);
-  t.after(() => context.close());
-  return {server, ids, page, problems};
-}
+const setUp = (t) => seededServerAndPage(browser, t);
 
 const itemTitles = (page) => page.$$eval('#session-list .item-title', (nodes) => nodes.map((n) => n.textContent));
 
@@ -168,10 +161,8 @@ test('a fork shows its origin and its parent\'s history up to the fork', async (
   const {server, ids, page, problems} = await setUp(t);
   await openPage(page, server, `#/s/${ids.fork}`);
   await page.waitForSelector('.fork-divider');
-  // The parent's title replaces its id once its own request answers.
-  const origin = page.locator('.session-head .fork-origin');
-  await origin.locator('a.parent-link', {hasText: 'Fixing the parser'}).waitFor();
-  assert.equal(await origin.textContent(), `forked from Fixing the parser at #${ids.at.toolCall}`);
+  assert.equal(await forkOriginText(page, 'Fixing the parser'),
+               `forked from Fixing the parser at #${ids.at.toolCall}`);
   assert.match(await page.locator('.log').textContent(), /Another way: rewrite the lexer/);
   assert.deepEqual(problems, []);
 });

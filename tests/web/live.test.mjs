@@ -10,17 +10,24 @@ let browser;
 before(async () => { browser = await launchBrowser(); });
 after(async () => { await browser?.close(); });
 
-test('a message appended through the API appears without a reload', async (t) => {
+// A server with a session of one user message, open in a fresh page that
+// follows it live.
+async function openLiveSession(t, title, firstText) {
   const server = await startServer();
   t.after(() => server.stop());
-  const session = await server.api('POST', '/v1/sessions', {title: 'Live'});
-  await server.api('POST', `/v1/sessions/${session.id}/messages`, {role: 'user', parts: [{type: 'text', text: 'first'}]});
+  const session = await server.api('POST', '/v1/sessions', {title});
+  await server.api('POST', `/v1/sessions/${session.id}/messages`, {role: 'user', parts: [{type: 'text', text: firstText}]});
   const {page, context, problems} = await newPage(browser);
   t.after(() => context.close());
   await openPage(page, server, `#/s/${session.id}`);
   await page.waitForSelector('#seq-1');
-  await page.evaluate(() => { window.__notReloaded = true; });
   await page.waitForFunction(() => document.body.classList.contains('live'));
+  return {server, session, page, problems};
+}
+
+test('a message appended through the API appears without a reload', async (t) => {
+  const {server, session, page, problems} = await openLiveSession(t, 'Live', 'first');
+  await page.evaluate(() => { window.__notReloaded = true; });
 
   await server.api('POST', `/v1/sessions/${session.id}/messages`,
                    {role: 'assistant', parts: [{type: 'text', text: 'second, **live**'}]});
@@ -33,15 +40,7 @@ test('a message appended through the API appears without a reload', async (t) =>
 });
 
 test('a draft grows as a typing message and the final message replaces it', async (t) => {
-  const server = await startServer();
-  t.after(() => server.stop());
-  const session = await server.api('POST', '/v1/sessions', {title: 'Streaming'});
-  await server.api('POST', `/v1/sessions/${session.id}/messages`, {role: 'user', parts: [{type: 'text', text: 'tell me'}]});
-  const {page, context, problems} = await newPage(browser);
-  t.after(() => context.close());
-  await openPage(page, server, `#/s/${session.id}`);
-  await page.waitForSelector('#seq-1');
-  await page.waitForFunction(() => document.body.classList.contains('live'));
+  const {server, session, page, problems} = await openLiveSession(t, 'Streaming', 'tell me');
 
   const draft = await server.api('POST', `/v1/sessions/${session.id}/drafts`, {model: 'demo-model'});
   const draftId = draft.id || draft.draft_id;

@@ -196,6 +196,25 @@ export async function seedHistory(server) {
           viewSeq: view.seq};
 }
 
+// For a test `t`: a real server holding the seeded history and a fresh page,
+// both closed when the test ends.
+export async function seededServerAndPage(browser, t) {
+  const server = await startServer();
+  t.after(() => server.stop());
+  const ids = await seedHistory(server);
+  const {page, context, problems} = await newPage(browser);
+  t.after(() => context.close());
+  return {server, ids, page, problems};
+}
+
+// The text of the open session's fork origin, once the parent's title has
+// replaced its id (the title comes from a request of its own).
+export async function forkOriginText(page, parentTitle) {
+  const origin = page.locator('.session-head .fork-origin');
+  await origin.locator('a.parent-link', {hasText: parentTitle}).waitFor();
+  return origin.textContent();
+}
+
 // Opens the page at `hash` and waits for the session list.
 export async function openPage(page, server, hash = '#/') {
   await page.goto(server.url + hash);
