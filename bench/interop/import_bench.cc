@@ -5,9 +5,11 @@
 // image every few hundred records), imports each with ImportPath into a
 // fresh embedded store, in a child process of its own so that each peak RSS
 // (VmHWM) is the import's alone, and prints one JSON object per workload.
+// With --floor it then measures the single-writer floor (import_floor.h):
+// the same rows written by SQLite alone, with and without the full-text index.
 //
 // Usage: sessiondb_import_bench [--size-mb N] [--workload claude-code|codex|all]
-//                               [--dir DIR] [--keep]
+//                               [--dir DIR] [--keep] [--floor]
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include <string>
 
 #include "blob/base64.h"
+#include "import_floor.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/store.h"
 
@@ -193,7 +196,7 @@ int64_t WriteCodex(const fs::path& file, int64_t bytes) {
   return records;
 }
 
-int RunWorkload(const std::string& workload, const fs::path& dir, int64_t size_mb) {
+int RunWorkload(const std::string& workload, const fs::path& dir, int64_t size_mb, bool floor) {
   const int64_t bytes = size_mb * 1024 * 1024;
   fs::path input;
   int64_t records = 0;
@@ -225,15 +228,34 @@ int RunWorkload(const std::string& workload, const fs::path& dir, int64_t size_m
     return 1;
   }
   const double mb = static_cast<double>(input_bytes) / (1024.0 * 1024.0);
+  const double peak_mib = VmHwmKiB() / 1024.0;
+  std::string floor_fields;
+  if (floor) {
+    auto f = sessiondb::bench::MeasureImportFloor(dir / "store" / "sessiondb.db", dir);
+    if (!f) {
+      std::fprintf(stderr, "floor: %s\n", f.error().message().c_str());
+      return 1;
+    }
+    auto rate = [mb](double seconds) { return mb / seconds; };
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  ",\"search_text_mb\":%.1f,\"floor_mb_per_s\":{\"rows\":%.1f,"
+                  "\"rows_and_search\":%.1f,\"if_rowid_events\":%.1f,\"if_ordered_ids\":%.1f,"
+                  "\"if_rowid_events_and_ordered_ids\":%.1f}",
+                  static_cast<double>(f->search_text_bytes) / (1024.0 * 1024.0), rate(f->rows),
+                  rate(f->rows_and_search), rate(f->rowid_events), rate(f->ordered_ids),
+                  rate(f->rowid_events_and_ordered_ids));
+    floor_fields = buf;
+  }
   std::printf(
       "{\"workload\":\"%s\",\"input_mb\":%.1f,\"records\":%lld,\"messages\":%lld,"
       "\"images\":%lld,\"skipped\":%lld,\"seconds\":%.2f,\"mb_per_s\":%.1f,"
-      "\"peak_rss_mib\":%.1f,\"rss_before_import_mib\":%.1f,\"target_mb_per_s\":50,"
+      "\"peak_rss_mib\":%.1f,\"rss_before_import_mib\":%.1f%s,\"target_mb_per_s\":50,"
       "\"target_peak_rss_mib\":256}\n",
       workload.c_str(), mb, static_cast<long long>(records),
       static_cast<long long>(report->messages_added), static_cast<long long>(report->images_added),
-      static_cast<long long>(report->records_skipped), secs, mb / secs, VmHwmKiB() / 1024.0,
-      hwm_before / 1024.0);
+      static_cast<long long>(report->records_skipped), secs, mb / secs, peak_mib,
+      hwm_before / 1024.0, floor_fields.c_str());
   std::fflush(stdout);
   return 0;
 }
@@ -245,6 +267,7 @@ int main(int argc, char** argv) {
   std::string workload = "all";
   fs::path dir;
   bool keep = false;
+  bool floor = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--size-mb" && i + 1 < argc) {
@@ -255,10 +278,12 @@ int main(int argc, char** argv) {
       dir = argv[++i];
     } else if (a == "--keep") {
       keep = true;
+    } else if (a == "--floor") {
+      floor = true;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--size-mb N] [--workload claude-code|codex|all] [--dir DIR] "
-                   "[--keep]\n",
+                   "[--keep] [--floor]\n",
                    argv[0]);
       return 2;
     }
@@ -272,7 +297,7 @@ int main(int argc, char** argv) {
     fs::create_directories(wdir);
     // A child per workload, so each VmHWM is that import's own.
     const pid_t pid = fork();
-    if (pid == 0) _exit(RunWorkload(w, wdir, size_mb));
+    if (pid == 0) _exit(RunWorkload(w, wdir, size_mb, floor));
     int status = 0;
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = 1;

@@ -1,0 +1,234 @@
+#include "import_floor.h"
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "blob/sha256.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/search_text.h"
+#include "store/sqlite/sqlite_db.h"
+
+namespace sessiondb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using sqlite::Database;
+using sqlite::Statement;
+
+// An import's run ends at 5,000 events or 4 MiB of text (interop::RunLimits).
+constexpr size_t kRunEvents = 5000;
+constexpr size_t kRunTextBytes = size_t{4} * 1024 * 1024;
+
+struct Row {
+  std::string session_id;
+  int64_t seq = 0;
+  std::string id;
+  int64_t ts_ms = 0;
+  std::string type;
+  std::optional<std::string> role;
+  std::string text;
+  std::optional<std::string> body;
+  std::string search_text;
+  std::string ordered_id;
+};
+
+class Stopwatch {
+ public:
+  double Seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// One way of writing the rows: which schema, which ids, whether indexed.
+struct Variant {
+  const char* file;
+  bool search = true;
+  bool rowid_events = false;
+  bool ordered_ids = false;
+  double* seconds = nullptr;
+  std::unique_ptr<Database> db;
+};
+
+// The events table of schema v4 rebuilt as a rowid table, with the same
+// columns, keys and indexes. Its triggers go with the old table: the rows are
+// indexed for search by IndexRows, as a restore's are.
+constexpr char kRowidEvents[] = R"sql(
+DROP TABLE events;
+CREATE TABLE events (
+  session_id TEXT NOT NULL,
+  seq        INTEGER NOT NULL,
+  id         TEXT NOT NULL,
+  ts_ms      INTEGER NOT NULL,
+  type       TEXT NOT NULL,
+  role       TEXT,
+  text       TEXT NOT NULL DEFAULT '',
+  body       TEXT,
+  UNIQUE (session_id, seq)
+);
+CREATE UNIQUE INDEX events_by_id ON events (id);
+CREATE INDEX events_not_messages ON events (session_id, seq) WHERE type <> 'message';
+)sql";
+
+// A fresh database with the store's schema, opened as SqliteStore::Open opens
+// a durable store.
+Result<std::unique_ptr<Database>> OpenScratch(const fs::path& path, bool rowid_events) {
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path.string(), 5000));
+  RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL"));
+  RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = FULL"));
+  RETURN_IF_ERROR(db->Exec("PRAGMA cache_size = -32768; PRAGMA temp_store = MEMORY"));
+  RETURN_IF_ERROR(sqlite::MigrateSchema(db.get(), path.string()));
+  if (rowid_events) RETURN_IF_ERROR(db->Exec(kRowidEvents));
+  // Rows go in without the insert trigger's indexing, as a restore's do.
+  db->set_event_index_deferred(true);
+  return db;
+}
+
+// A UUID-shaped id that sorts by session, then seq.
+std::string OrderedId(const Row& r) {
+  const std::string h = blob::Sha256Hex(r.session_id);
+  char seq[17];
+  std::snprintf(seq, sizeof seq, "%016llx", static_cast<unsigned long long>(r.seq));
+  const std::string s(seq);
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + s.substr(0, 4) +
+         "-" + s.substr(4, 12);
+}
+
+Status InsertRows(Database* db, const std::vector<Row>& rows, bool ordered_ids) {
+  ASSIGN_OR_RETURN(Statement insert,
+                   db->Prepare("INSERT INTO events (session_id, seq, id, ts_ms, type, role, "
+                               "text, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
+  for (const Row& r : rows) {
+    insert.Bind(1, r.session_id).Bind(2, r.seq).Bind(3, ordered_ids ? r.ordered_id : r.id);
+    insert.Bind(4, r.ts_ms).Bind(5, r.type);
+    insert.BindOptional(6, r.role).Bind(7, r.text).BindOptional(8, r.body);
+    RETURN_IF_ERROR(insert.Run());
+  }
+  return Status::Ok();
+}
+
+// What SqliteStore::IndexEventsLocked writes for these rows (one session's
+// consecutive seqs at a time).
+Status IndexRows(Database* db, const std::vector<Row>& rows) {
+  ASSIGN_OR_RETURN(Statement docs,
+                   db->Prepare("INSERT INTO search_docs (session_id, seq) SELECT session_id, seq "
+                               "FROM events WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 "
+                               "ORDER BY seq"));
+  ASSIGN_OR_RETURN(Statement find,
+                   db->Prepare("SELECT doc_id, seq FROM search_docs WHERE session_id = ?1 "
+                               "AND seq BETWEEN ?2 AND ?3 AND code_id IS NULL"));
+  ASSIGN_OR_RETURN(Statement fts,
+                   db->Prepare("INSERT INTO search_fts (rowid, content, code) VALUES (?1, ?2, '')"));
+  size_t begin = 0;
+  while (begin < rows.size()) {
+    size_t end = begin + 1;
+    while (end < rows.size() && rows[end].session_id == rows[begin].session_id) ++end;
+    const int64_t first = rows[begin].seq, last = rows[end - 1].seq;
+    docs.Bind(1, rows[begin].session_id).Bind(2, first).Bind(3, last);
+    RETURN_IF_ERROR(docs.Run());
+    find.Bind(1, rows[begin].session_id).Bind(2, first).Bind(3, last);
+    std::vector<std::pair<int64_t, int64_t>> doc_ids;
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, find.Step());
+      if (!row) break;
+      doc_ids.emplace_back(find.ColumnInt(0), find.ColumnInt(1));
+    }
+    find.Reset();
+    for (const auto& [doc_id, seq] : doc_ids) {
+      fts.Bind(1, doc_id).Bind(2, rows[begin + static_cast<size_t>(seq - first)].search_text);
+      RETURN_IF_ERROR(fts.Run());
+    }
+    begin = end;
+  }
+  return Status::Ok();
+}
+
+Status WriteRun(Variant& v, const std::vector<Row>& rows) {
+  Stopwatch watch;
+  ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(v.db.get()));
+  RETURN_IF_ERROR(InsertRows(v.db.get(), rows, v.ordered_ids));
+  if (v.search) RETURN_IF_ERROR(IndexRows(v.db.get(), rows));
+  RETURN_IF_ERROR(txn.Commit());
+  *v.seconds += watch.Seconds();
+  return Status::Ok();
+}
+
+// Writes every event of `source` into a fresh database the way `v` says, a
+// run at a time, and adds the seconds the writes took to *v.seconds.
+Status WriteVariant(Database* source, const fs::path& scratch_dir, Variant& v,
+                    ImportFloor* floor, bool count) {
+  ASSIGN_OR_RETURN(v.db, OpenScratch(scratch_dir / v.file, v.rowid_events));
+  ASSIGN_OR_RETURN(Statement read,
+                   source->Prepare("SELECT session_id, seq, id, ts_ms, type, role, text, body "
+                                   "FROM events ORDER BY session_id, seq"));
+  std::vector<Row> run;
+  size_t run_text = 0;
+  auto write = [&]() -> Status {
+    RETURN_IF_ERROR(WriteRun(v, run));
+    run.clear();
+    run_text = 0;
+    return Status::Ok();
+  };
+  for (;;) {
+    ASSIGN_OR_RETURN(bool more, read.Step());
+    if (!more) break;
+    Row r;
+    r.session_id = read.ColumnText(0);
+    r.seq = read.ColumnInt(1);
+    r.id = read.ColumnText(2);
+    r.ts_ms = read.ColumnInt(3);
+    r.type = read.ColumnText(4);
+    if (!read.ColumnIsNull(5)) r.role = std::string(read.ColumnText(5));
+    r.text = read.ColumnText(6);
+    if (!read.ColumnIsNull(7)) r.body = std::string(read.ColumnText(7));
+    if (v.search) r.search_text = sqlite::SearchText(r.text, r.body.value_or(""));
+    if (v.ordered_ids) r.ordered_id = OrderedId(r);
+    if (count) {
+      ++floor->events;
+      floor->search_text_bytes += static_cast<int64_t>(r.search_text.size());
+    }
+    run_text += r.text.size() + (r.body ? r.body->size() : 0);
+    run.push_back(std::move(r));
+    if (run.size() >= kRunEvents || run_text >= kRunTextBytes) RETURN_IF_ERROR(write());
+  }
+  if (!run.empty()) RETURN_IF_ERROR(write());
+  // Closing checkpoints what the log still holds: part of the work, as in
+  // the import's own figure.
+  Stopwatch watch;
+  v.db.reset();
+  *v.seconds += watch.Seconds();
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    fs::remove((scratch_dir / v.file).string() + suffix);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ImportFloor> MeasureImportFloor(const fs::path& store_db, const fs::path& scratch_dir) {
+  ImportFloor floor;
+  Variant variants[] = {
+      {.file = "search.db", .seconds = &floor.rows_and_search},
+      {.file = "rows.db", .search = false, .seconds = &floor.rows},
+      {.file = "rowid.db", .rowid_events = true, .seconds = &floor.rowid_events},
+      {.file = "ordered.db", .ordered_ids = true, .seconds = &floor.ordered_ids},
+      {.file = "rowid-ordered.db", .rowid_events = true, .ordered_ids = true,
+       .seconds = &floor.rowid_events_and_ordered_ids},
+  };
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> source, Database::Open(store_db.string(), 5000));
+  // One after another, so that no variant's writes wait on another's.
+  bool first = true;
+  for (Variant& v : variants) {
+    RETURN_IF_ERROR(WriteVariant(source.get(), scratch_dir, v, &floor, first));
+    first = false;
+  }
+  return floor;
+}
+
+}  // namespace sessiondb::bench
