@@ -102,6 +102,8 @@ class ImportSink {
   // For importers that restore sessions themselves (snapshot: ids, forks
   // and descriptors kept as they are): the report to count into.
   ImportReport& report() { return *report_; }
+  // How large such an importer's own runs may grow.
+  const RunLimits& limits() const { return limits_; }
 
  private:
   // Sniffs, hashes and checks the byte attachments of `m`; false if nothing

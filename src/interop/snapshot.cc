@@ -5,8 +5,9 @@
 // the same bytes. Import restores through Store::RestoreSession/RestoreEvents
 // (not the ImportSink's renumbering), so ids, descriptors and forks come back
 // as they were, and re-importing adds nothing. Import reads the document in
-// two passes (json_outline.h), so it holds one session at a time, never the
-// whole file.
+// two passes (json_outline.h), so it holds one session's text at a time,
+// never the whole file, and decodes and restores that session's events a run
+// at a time (RunRestore), never the whole session.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -196,10 +197,26 @@ Status ExportSnapshot(Store& store, std::span<const Session> sessions, const fs:
 
 // ---- Import -----------------------------------------------------------------
 
-// The blobs of one session, checked as they are asked for.
+// A member name as its text writes it, unescaped.
+std::string MemberName(std::string_view raw) {
+  if (raw.find('\\') == std::string_view::npos) return std::string(raw);
+  json name = json::parse("\"" + std::string(raw) + "\"", nullptr, /*allow_exceptions=*/false);
+  return name.is_string() ? name.get<std::string>() : std::string(raw);
+}
+
+// The blobs of one session: each one's text (a base64 string) within the
+// session's text, decoded and checked when first asked for.
 class SessionBlobs {
  public:
-  explicit SessionBlobs(const json* blobs) : blobs_(blobs) {}
+  // Takes the session's "blobs" member; false if it is not an object.
+  bool Read(std::string_view text) {
+    raw_.clear();
+    const bool object = ForEachMember(text, [this](std::string_view key, std::string_view value) {
+      raw_.insert_or_assign(MemberName(key), value);  // the last one wins, as when parsed
+    });
+    if (!object) raw_.clear();
+    return object;
+  }
 
   // Why the part holding `r` cannot come in, or nullopt if it can. A blob the
   // snapshot does not hold is fine: the descriptor is kept and reads missing.
@@ -208,9 +225,7 @@ class SessionBlobs {
       return "an image part has the unknown MIME type '" + r.mime +
              "' (PNG, JPEG, GIF and WebP are read); the part is left out";
     }
-    if (r.content_sha256.empty() || !blobs_ || !blobs_->contains(r.content_sha256)) {
-      return std::nullopt;
-    }
+    if (r.content_sha256.empty() || !raw_.contains(r.content_sha256)) return std::nullopt;
     Result<const std::string*> bytes = Bytes(r.content_sha256);
     if (!bytes) return bytes.error().message() + "; the part is left out";
     if (!image_part) return std::nullopt;
@@ -225,7 +240,7 @@ class SessionBlobs {
     return std::nullopt;
   }
 
-  // For RestoreSession: only bytes that passed the checks.
+  // For RestoreSession and RestoreEvents: only bytes that passed the checks.
   BlobSourceFn Source() {
     return [this](std::string_view sha) -> Result<std::string> {
       if (bad_.contains(std::string(sha))) return Err(Status::NotFound(std::string(sha)));
@@ -234,17 +249,26 @@ class SessionBlobs {
     };
   }
 
+  // Drops the bytes decoded so far, once the run that needed them is in the
+  // store; a blob found bad stays bad.
+  void Forget() {
+    decoded_.clear();
+    decoded_bytes_ = 0;
+  }
+  int64_t decoded_bytes() const { return decoded_bytes_; }
+
  private:
   Result<const std::string*> Bytes(const std::string& sha) {
     if (auto it = decoded_.find(sha); it != decoded_.end()) return &it->second;
-    if (bad_.contains(sha) || !blobs_) return Err(Status::NotFound("blob " + sha));
-    auto it = blobs_->find(sha);
-    if (it == blobs_->end()) return Err(Status::NotFound("blob " + sha));
-    if (!it->is_string()) {
+    if (bad_.contains(sha)) return Err(Status::NotFound("blob " + sha));
+    auto it = raw_.find(sha);
+    if (it == raw_.end()) return Err(Status::NotFound("blob " + sha));
+    json literal = json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+    if (!literal.is_string()) {
       bad_.insert(sha);
       return Err(Status::InvalidArgument("blob " + sha.substr(0, 12) + " is not a base64 string"));
     }
-    Result<std::string> bytes = blob::Base64Decode(it->get_ref<const std::string&>());
+    Result<std::string> bytes = blob::Base64Decode(literal.get_ref<const std::string&>());
     if (!bytes) {
       bad_.insert(sha);
       return Err(Status::InvalidArgument("blob " + sha.substr(0, 12) +
@@ -255,17 +279,23 @@ class SessionBlobs {
       return Err(Status::InvalidArgument("blob " + sha.substr(0, 12) +
                                          "'s bytes do not hash to its name"));
     }
+    decoded_bytes_ += static_cast<int64_t>(bytes->size());
     return &decoded_.emplace(sha, std::move(*bytes)).first->second;
   }
 
-  const json* blobs_;
+  std::map<std::string, std::string_view> raw_;  // into the session's text
   std::map<std::string, std::string> decoded_;
+  int64_t decoded_bytes_ = 0;
   std::set<std::string> bad_;
 };
 
-struct Decoded {
+// A session's own members, parsed, and the text of each of its events, to be
+// decoded a run at a time. Views into the session's text.
+struct SessionHead {
   Session session;
-  std::vector<Event> events;
+  std::string list_key;  // "events" ("messages" in version 0)
+  std::vector<std::string_view> events;
+  int64_t first_seq = 1;
 };
 
 class SnapshotReader {
@@ -273,16 +303,37 @@ class SnapshotReader {
   SnapshotReader(ImportSink& sink, std::string file, int version)
       : sink_(sink), file_(std::move(file)), version_(version) {}
 
-  // The session at sessions[index]; nullopt (with a skip) if it cannot come in.
-  std::optional<Decoded> DecodeSession(const json& js, size_t index, SessionBlobs* blobs) {
+  int version() const { return version_; }
+
+  // The session at sessions[index], from its text: its members but the events
+  // parsed, its blobs handed to `blobs`. nullopt (with a skip) if it cannot
+  // come in.
+  std::optional<SessionHead> ReadHead(std::string_view text, size_t index, SessionBlobs* blobs) {
     const std::string where = file_ + ":sessions[" + std::to_string(index) + "]";
-    try {
-      if (!js.is_object()) {
-        sink_.Skip(where, "a session must be a JSON object");
-        return std::nullopt;
+    SessionHead h;
+    h.list_key = version_ == 0 ? "messages" : "events";
+    json js = json::object();
+    std::optional<std::string_view> list, blobs_text;
+    const bool object = ForEachMember(text, [&](std::string_view raw_key, std::string_view value) {
+      std::string key = MemberName(raw_key);
+      if (key == h.list_key) {
+        list = value;
+      } else if (key == "blobs") {
+        blobs_text = value;
+      } else {
+        js[key] = json::parse(value, nullptr, /*allow_exceptions=*/false);
       }
-      Decoded d;
-      Session& s = d.session;
+    });
+    if (!object) {
+      sink_.Skip(where, "a session must be a JSON object");
+      return std::nullopt;
+    }
+    if (blobs_text && !blobs->Read(*blobs_text)) {
+      sink_.Skip(where + ".blobs",
+                 "'blobs' must be an object of base64 strings; the images read as missing");
+    }
+    try {
+      Session& s = h.session;
       s.id = js.at("id").get<std::string>();
       if (Status st = ValidateSessionId(s.id); !st.ok()) {
         sink_.Skip(where, st.message());
@@ -299,51 +350,30 @@ class SnapshotReader {
         s.parent_id = js.value("parent_id", "");
         s.fork_seq = js.value("fork_seq", int64_t{0});
       }
-      const char* list_key = version_ == 0 ? "messages" : "events";
-      const json& list = js.at(list_key);
-      if (!list.is_array()) {
-        sink_.Skip(where, std::string("'") + list_key + "' must be an array");
+      // Fails as a parsed session without its list would.
+      if (!list) (void)js.at(h.list_key);
+      if (!ForEachElement(*list, [&h](std::string_view e) { h.events.push_back(e); })) {
+        sink_.Skip(where, "'" + h.list_key + "' must be an array");
         return std::nullopt;
       }
-      int64_t first_seq = 1;
-      if (!s.parent_id.empty() && !list.empty() && list.front().is_object() &&
-          list.front().value("seq", int64_t{1}) != 1) {
-        first_seq = s.fork_seq + 1;
+      if (!s.parent_id.empty() && !h.events.empty()) {
+        json first = json::parse(h.events.front(), nullptr, /*allow_exceptions=*/false);
+        if (first.is_object() && first.value("seq", int64_t{1}) != 1) h.first_seq = s.fork_seq + 1;
       }
-      IndexEntry entry;
-      for (size_t i = 0; i < list.size(); ++i) {
-        const std::string ewhere = where + "." + list_key + "[" + std::to_string(i) + "]";
-        std::optional<Event> e =
-            DecodeEvent(list[i], s.id, first_seq + static_cast<int64_t>(i), ewhere, blobs);
-        if (!e) {
-          // The log must stay dense: what follows a bad event cannot come in.
-          if (i + 1 < list.size()) {
-            sink_.Skip(ewhere, "the " + std::to_string(list.size() - i - 1) +
-                                   " events after it are left out with it");
-          }
-          break;
-        }
-        if (e->type == EventType::kMessage) {
-          ApplyMessageToIndex(e->message.role, e->message.Text(), &entry);
-        }
-        d.events.push_back(std::move(*e));
-      }
-      if (version_ == 0) {
-        // Version 0 kept no preview or count; the index is rebuilt.
-        if (s.title.empty() && entry.title_fixed) s.title = entry.title;
-        s.preview = entry.preview;
-      }
-      return d;
+      return h;
     } catch (const json::exception& ex) {
       sink_.Skip(where, std::string("the session is malformed: ") + ex.what());
       return std::nullopt;
     }
   }
 
- private:
-  std::optional<Event> DecodeEvent(const json& je, const std::string& session_id, int64_t want_seq,
-                                   const std::string& where, SessionBlobs* blobs) {
+  // The event of text `text`, which must have seq `want_seq`; nullopt (with
+  // a skip) if it cannot come in.
+  std::optional<Event> DecodeEvent(std::string_view text, const std::string& session_id,
+                                   int64_t want_seq, const std::string& where,
+                                   SessionBlobs* blobs) {
     try {
+      json je = json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (!je.is_object()) {
         sink_.Skip(where, "an event must be a JSON object");
         return std::nullopt;
@@ -361,7 +391,7 @@ class SnapshotReader {
       const std::string type = version_ == 0 ? "message" : je.at("type").get<std::string>();
       json body;
       if (type == "message") {
-        body = version_ == 0 ? je : je.at("message");
+        body = version_ == 0 ? std::move(je) : std::move(je.at("message"));
         if (!body.is_object()) {
           sink_.Skip(where, "'message' must be a JSON object");
           return std::nullopt;
@@ -371,14 +401,14 @@ class SnapshotReader {
         body.erase("ts_ms");
         if (!FilterParts(&body, where, blobs)) return std::nullopt;
       } else if (type == "resource_view" || type == "compaction") {
-        body = je.at(type);
+        body = std::move(je.at(type));
       } else {
         sink_.Skip(where, "unknown event type '" + type + "'");
         return std::nullopt;
       }
       body["v"] = 1;
       const std::string role = type == "message" ? body.value("role", "") : "";
-      const std::string text = body.dump();
+      const std::string body_text = body.dump();
       EventRow row{.id = e.id,
                    .session_id = e.session_id,
                    .seq = e.seq,
@@ -386,7 +416,7 @@ class SnapshotReader {
                    .type = type,
                    .role = role,
                    .text = "",
-                   .body = std::string_view(text)};
+                   .body = std::string_view(body_text)};
       Result<Event> decoded = DecodeEventRow(row);
       if (!decoded) {
         sink_.Skip(where, decoded.error().message());
@@ -399,6 +429,7 @@ class SnapshotReader {
     }
   }
 
+ private:
   // Drops the parts that cannot come in (unknown type or MIME, bytes that
   // are not what they claim), each with a reason. A message left with no
   // parts keeps its place in the log as a note saying what was left out.
@@ -471,55 +502,170 @@ bool SessionError(const Status& s) {
          s.code() == StatusCode::kFailedPrecondition || s.code() == StatusCode::kAlreadyExists;
 }
 
-Status RestoreDecoded(Decoded d, SessionBlobs* blobs, ImportSink& sink, const std::string& where) {
-  Store& store = sink.store();
-  ImportReport& report = sink.report();
-  Session& s = d.session;
-  std::vector<Event>& events = d.events;
-  const BlobSourceFn source = blobs->Source();
-  auto existing = store.GetSession(s.id);
-  if (!existing && existing.error().code() != StatusCode::kNotFound) return existing.error();
-  if (existing) {
-    const int64_t stored = existing->last_seq;
-    std::erase_if(events, [stored](const Event& e) { return e.seq <= stored; });
-    if (events.empty()) {
-      ++report.sessions_unchanged;
-      return Status::Ok();
+// Restores one session of the snapshot a run at a time (the sink's
+// RunLimits), so that memory holds a run of decoded events and their blobs,
+// not the whole session decoded. A session new to the store comes in by
+// RestoreSession and then RestoreEvents; one the store holds already gains
+// the events past its end. A fork whose parent is in the store comes in as
+// one run: its message count, inherited messages included, is the
+// snapshot's, and RestoreSession takes it whole.
+class RunRestore {
+ public:
+  RunRestore(Session session, SessionBlobs& blobs, ImportSink& sink, std::string where,
+             bool rebuild_index)
+      : session_(std::move(session)),
+        blobs_(blobs),
+        sink_(sink),
+        where_(std::move(where)),
+        rebuild_index_(rebuild_index) {}
+
+  // False once the session is given up (skipped with its reason).
+  bool going() const { return mode_ != Mode::kGivenUp; }
+
+  // Takes the next event (`text_bytes`: the size of its text in the file).
+  Status Add(Event e, size_t text_bytes) {
+    run_.push_back(std::move(e));
+    run_text_bytes_ += static_cast<int64_t>(text_bytes);
+    const RunLimits& limits = sink_.limits();
+    if (run_.size() >= limits.events || run_text_bytes_ >= limits.text_bytes ||
+        blobs_.decoded_bytes() >= limits.blob_bytes) {
+      return Flush(/*last=*/false);
     }
-    if (Status st = store.RestoreEvents(s.id, events, source); !st.ok()) {
-      if (!SessionError(st)) return st;
-      sink.Skip(where, st.message());
-      return Status::Ok();
-    }
-    ++report.sessions_extended;
-  } else {
-    if (!s.parent_id.empty()) {
-      const bool whole = events.empty() ? s.fork_seq == 0 : events.front().seq == 1;
-      auto parent = store.GetSession(s.parent_id);
-      if (!parent && parent.error().code() != StatusCode::kNotFound) return parent.error();
-      if (parent) {
-        const int64_t fork_seq = s.fork_seq;
-        std::erase_if(events, [fork_seq](const Event& e) { return e.seq <= fork_seq; });
-      } else if (whole) {
-        // The parent is neither here nor in the store: the fork comes in whole.
-        s.parent_id.clear();
-        s.fork_seq = 0;
-      } else {
-        sink.Skip(where, "fork of '" + s.parent_id +
-                             "', which is neither in the snapshot nor in the store");
-        return Status::Ok();
-      }
-    }
-    if (Status st = store.RestoreSession(s, events, source); !st.ok()) {
-      if (!SessionError(st)) return st;
-      sink.Skip(where, st.message());
-      return Status::Ok();
-    }
-    ++report.sessions_added;
+    return Status::Ok();
   }
-  report.messages_added += CountMessages(events);
-  report.images_added += CountImages(events);
-  return Status::Ok();
+
+  // Restores what is left and counts the session in the report.
+  Status Finish() {
+    RETURN_IF_ERROR(Flush(/*last=*/true));
+    ImportReport& report = sink_.report();
+    if (mode_ == Mode::kExtend) {
+      ++(restored_ ? report.sessions_extended : report.sessions_unchanged);
+    } else if (created_) {
+      ++report.sessions_added;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  enum class Mode { kUndecided, kNew, kExtend, kForkWhole, kGivenUp };
+
+  // With the first run in hand: how the session comes in.
+  Status Decide() {
+    Store& store = sink_.store();
+    auto existing = store.GetSession(session_.id);
+    if (!existing && existing.error().code() != StatusCode::kNotFound) return existing.error();
+    if (existing) {
+      mode_ = Mode::kExtend;
+      in_store_through_ = existing->last_seq;
+      return Status::Ok();
+    }
+    if (session_.parent_id.empty()) {
+      mode_ = Mode::kNew;
+      return Status::Ok();
+    }
+    const bool whole = run_.empty() ? session_.fork_seq == 0 : run_.front().seq == 1;
+    auto parent = store.GetSession(session_.parent_id);
+    if (!parent && parent.error().code() != StatusCode::kNotFound) return parent.error();
+    if (parent) {
+      mode_ = Mode::kForkWhole;
+      in_store_through_ = session_.fork_seq;  // the parent holds those
+    } else if (whole) {
+      // The parent is neither here nor in the store: the fork comes in whole.
+      session_.parent_id.clear();
+      session_.fork_seq = 0;
+      mode_ = Mode::kNew;
+    } else {
+      sink_.Skip(where_, "fork of '" + session_.parent_id +
+                             "', which is neither in the snapshot nor in the store");
+      mode_ = Mode::kGivenUp;
+    }
+    return Status::Ok();
+  }
+
+  Status Flush(bool last) {
+    if (mode_ == Mode::kUndecided) RETURN_IF_ERROR(Decide());
+    if (mode_ == Mode::kForkWhole && !last) return Status::Ok();  // one run
+    if (mode_ == Mode::kGivenUp) {
+      run_.clear();
+      return Status::Ok();
+    }
+    const int64_t through = in_store_through_;
+    std::erase_if(run_, [through](const Event& e) { return e.seq <= through; });
+    Store& store = sink_.store();
+    Status st = Status::Ok();
+    if (mode_ != Mode::kExtend && !created_) {
+      if (rebuild_index_) {
+        // Version 0 kept no preview; the index entry comes from the
+        // messages, as the store's own appends would make it (RestoreEvents
+        // goes on from there).
+        IndexEntry entry;
+        for (const Event& e : run_) {
+          if (e.type == EventType::kMessage) {
+            ApplyMessageToIndex(e.message.role, e.message.Text(), &entry);
+          }
+        }
+        if (session_.title.empty() && entry.title_fixed) session_.title = entry.title;
+        session_.preview = entry.preview;
+      }
+      st = store.RestoreSession(session_, run_, blobs_.Source());
+      created_ = st.ok();
+    } else if (!run_.empty()) {
+      st = store.RestoreEvents(session_.id, run_, blobs_.Source());
+    }
+    if (!st.ok()) {
+      if (!SessionError(st)) return st;
+      sink_.Skip(where_, st.message());
+      mode_ = Mode::kGivenUp;
+      run_.clear();
+      return Status::Ok();
+    }
+    ImportReport& report = sink_.report();
+    report.messages_added += CountMessages(run_);
+    report.images_added += CountImages(run_);
+    restored_ = restored_ || !run_.empty();
+    run_.clear();
+    run_text_bytes_ = 0;
+    blobs_.Forget();
+    return Status::Ok();
+  }
+
+  Session session_;
+  SessionBlobs& blobs_;
+  ImportSink& sink_;
+  std::string where_;
+  bool rebuild_index_;
+  Mode mode_ = Mode::kUndecided;
+  int64_t in_store_through_ = 0;  // events at or below this seq are there already
+  bool created_ = false;          // the session's row is in the store now
+  bool restored_ = false;         // some event came in
+  std::vector<Event> run_;
+  int64_t run_text_bytes_ = 0;
+};
+
+// Decodes the session's events in order and hands them to a RunRestore;
+// `on_bytes` learns how much of the session's text is done.
+Status RestoreSessionText(const SessionHead& head, SnapshotReader& reader, SessionBlobs& blobs,
+                          ImportSink& sink, const std::string& where,
+                          const std::function<void(int64_t)>& on_bytes) {
+  const Session& s = head.session;
+  RunRestore restore(s, blobs, sink, where, /*rebuild_index=*/reader.version() == 0);
+  const size_t n = head.events.size();
+  for (size_t k = 0; k < n && restore.going(); ++k) {
+    const std::string ewhere = where + "." + head.list_key + "[" + std::to_string(k) + "]";
+    std::optional<Event> e = reader.DecodeEvent(head.events[k], s.id,
+                                                head.first_seq + static_cast<int64_t>(k), ewhere,
+                                                &blobs);
+    if (!e) {
+      // The log must stay dense: what follows a bad event cannot come in.
+      if (k + 1 < n) {
+        sink.Skip(ewhere, "the " + std::to_string(n - k - 1) + " events after it are left out with it");
+      }
+      break;
+    }
+    RETURN_IF_ERROR(restore.Add(std::move(*e), head.events[k].size()));
+    on_bytes(static_cast<int64_t>(head.events[k].size()));
+  }
+  return restore.Finish();
 }
 
 // Where a session is in the snapshot file, and what orders it.
@@ -604,8 +750,9 @@ Result<std::vector<SessionPlace>> PlaceSessions(const fs::path& path, int* versi
   return places;
 }
 
-// Pass 2: each session read back from its place, parsed alone and
-// restored, parents before their forks.
+// Pass 2: each session read back from its place and restored a run at a
+// time, parents before their forks. Progress counts the bytes of sessions
+// done, so a single large session shows it too.
 Status ImportSnapshot(const fs::path& path, ImportSink& sink) {
   int version = 0;
   ASSIGN_OR_RETURN(std::vector<SessionPlace> places, PlaceSessions(path, &version));
@@ -614,6 +761,8 @@ Status ImportSnapshot(const fs::path& path, ImportSink& sink) {
   const std::string file = path.filename().string();
   SnapshotReader reader(sink, file, version);
   const std::vector<size_t> order = ImportOrder(places);
+  int64_t total = 0;
+  for (const SessionPlace& p : places) total += static_cast<int64_t>(p.length);
   int64_t done = 0;
   std::string text;
   for (size_t i : order) {
@@ -622,25 +771,18 @@ Status ImportSnapshot(const fs::path& path, ImportSink& sink) {
         std::fread(text.data(), 1, text.size(), in.get()) != text.size()) {
       return Status::Io("cannot read " + path.string() + " again (did it change?)");
     }
-    json js = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    text.clear();
-    text.shrink_to_fit();
-    const json* blobs_json = nullptr;
-    if (js.is_object() && js.contains("blobs")) {
-      if (js["blobs"].is_object()) {
-        blobs_json = &js["blobs"];
-      } else {
-        sink.Skip(file + ":sessions[" + std::to_string(i) + "].blobs",
-                  "'blobs' must be an object of base64 strings; the images read as missing");
-      }
+    const std::string where = file + ":sessions[" + std::to_string(i) + "]";
+    SessionBlobs blobs;
+    std::optional<SessionHead> head = reader.ReadHead(text, i, &blobs);
+    const int64_t session_end = done + static_cast<int64_t>(text.size());
+    if (head) {
+      RETURN_IF_ERROR(RestoreSessionText(*head, reader, blobs, sink, where, [&](int64_t bytes) {
+        done += bytes;
+        sink.Progress(done, total);
+      }));
     }
-    SessionBlobs blobs(blobs_json);
-    std::optional<Decoded> d = reader.DecodeSession(js, i, &blobs);
-    if (d) {
-      RETURN_IF_ERROR(RestoreDecoded(std::move(*d), &blobs, sink,
-                                     file + ":sessions[" + std::to_string(i) + "]"));
-    }
-    sink.Progress(++done, static_cast<int64_t>(order.size()));
+    done = session_end;
+    sink.Progress(done, total);
   }
   return Status::Ok();
 }

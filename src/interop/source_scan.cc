@@ -84,9 +84,8 @@ std::vector<fs::path> FilesUnder(const fs::path& root,
   return out;
 }
 
-bool ScanTopLevel(std::string_view text, std::initializer_list<std::string_view> keys,
-                  ScannedValue* out) {
-  for (size_t i = 0; i < keys.size(); ++i) out[i] = ScannedValue{};
+bool ForEachMember(std::string_view text,
+                   const std::function<void(std::string_view key, std::string_view value)>& fn) {
   const char* p = text.data();
   const char* end = p + text.size();
   SkipSpace(p, end);
@@ -108,18 +107,7 @@ bool ScanTopLevel(std::string_view text, std::initializer_list<std::string_view>
       SkipSpace(p, end);
       const char* value_start = p;
       if (!SkipValue(p, end)) return false;
-      size_t i = 0;
-      for (std::string_view k : keys) {
-        if (k == key && !out[i].found) {
-          out[i].found = true;
-          out[i].is_string = *value_start == '"';
-          out[i].raw = out[i].is_string
-                           ? std::string_view(value_start + 1,
-                                              static_cast<size_t>(p - 1 - (value_start + 1)))
-                           : std::string_view(value_start, static_cast<size_t>(p - value_start));
-        }
-        ++i;
-      }
+      fn(key, std::string_view(value_start, static_cast<size_t>(p - value_start)));
       SkipSpace(p, end);
       if (p >= end) return false;
       if (*p == ',') {
@@ -133,6 +121,52 @@ bool ScanTopLevel(std::string_view text, std::initializer_list<std::string_view>
   }
   SkipSpace(p, end);
   return p == end;
+}
+
+bool ForEachElement(std::string_view text, const std::function<void(std::string_view value)>& fn) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  SkipSpace(p, end);
+  if (p >= end || *p != '[') return false;
+  ++p;
+  SkipSpace(p, end);
+  if (p < end && *p == ']') {
+    ++p;
+  } else {
+    while (true) {
+      SkipSpace(p, end);
+      const char* value_start = p;
+      if (!SkipValue(p, end)) return false;
+      fn(std::string_view(value_start, static_cast<size_t>(p - value_start)));
+      SkipSpace(p, end);
+      if (p >= end) return false;
+      if (*p == ',') {
+        ++p;
+        continue;
+      }
+      if (*p != ']') return false;
+      ++p;
+      break;
+    }
+  }
+  SkipSpace(p, end);
+  return p == end;
+}
+
+bool ScanTopLevel(std::string_view text, std::initializer_list<std::string_view> keys,
+                  ScannedValue* out) {
+  for (size_t i = 0; i < keys.size(); ++i) out[i] = ScannedValue{};
+  return ForEachMember(text, [&](std::string_view key, std::string_view value) {
+    size_t i = 0;
+    for (std::string_view k : keys) {
+      if (k == key && !out[i].found) {
+        out[i].found = true;
+        out[i].is_string = value.front() == '"';
+        out[i].raw = out[i].is_string ? value.substr(1, value.size() - 2) : value;
+      }
+      ++i;
+    }
+  });
 }
 
 }  // namespace sessiondb::interop

@@ -44,4 +44,14 @@ struct ScannedValue {
 bool ScanTopLevel(std::string_view text, std::initializer_list<std::string_view> keys,
                   ScannedValue* out);
 
+// Calls `fn` with each member of the JSON object `text`: its name as written
+// (escapes left as they are) and the whole text of its value (a string with
+// its quotes). The same checks as ScanTopLevel; false if they fail, after
+// the members before the fault were handed over.
+bool ForEachMember(std::string_view text,
+                   const std::function<void(std::string_view key, std::string_view value)>& fn);
+
+// The same for each element of the JSON array `text`.
+bool ForEachElement(std::string_view text, const std::function<void(std::string_view value)>& fn);
+
 }  // namespace sessiondb::interop

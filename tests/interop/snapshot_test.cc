@@ -8,6 +8,7 @@
 
 #include "blob/base64.h"
 #include "blob/sha256.h"
+#include "interop/formats.h"
 #include "interop_fixture.h"
 
 namespace sessiondb::testing {
@@ -33,6 +34,18 @@ class Snapshot : public InteropTest {
     auto r = ImportPath(store, path, {.format = "snapshot"});
     EXPECT_TRUE(r) << r.error().ToString();
     return r ? *r : ImportReport{};
+  }
+
+  // Imports through a sink whose runs hold `events_per_run` events, so that
+  // every session of more is restored a run at a time.
+  ImportReport ImportInRuns(Store& store, const std::string& path, size_t events_per_run) {
+    ImportReport report;
+    interop::ImportSink sink(store, &report, nullptr, {.events = events_per_run});
+    Status s = interop::SnapshotImport().run(path, sink);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    Status finished = sink.Finish();
+    EXPECT_TRUE(finished.ok()) << finished.ToString();
+    return report;
   }
 
   // The sample exported, parsed, for tests that damage it.
@@ -144,6 +157,69 @@ TEST_F(Snapshot, ALongSessionIsWrittenAPageAtATimeInCanonicalForm) {
   ImportReport r = Import(*target, dir_.Sub("long.json"));
   EXPECT_EQ(r.sessions_added, 4);
   EXPECT_EQ(Export(*target, "again.json"), text);
+}
+
+// A session is decoded and restored a run at a time, not held whole: a new
+// session by its first run and then the rest, the fork in one run (its count
+// covers what it inherits), an image referenced from several runs fetched
+// once. Nothing of it may show in the bytes.
+TEST_F(Snapshot, SessionsLargerThanARunComeInARunAtATimeAndKeepEveryByte) {
+  ASSERT_TRUE(source_->CreateSession({.id = "long", .title = "Long"}));
+  std::vector<Message> batch;
+  for (int i = 0; i < 250; ++i) {
+    std::vector<Part> parts = {Part::Text("message " + std::to_string(i))};
+    if (i % 60 == 0) parts.push_back(Part::ImageFromBytes(png_, "image/png"));
+    batch.push_back(Msg(i % 2 ? Role::kAssistant : Role::kUser, std::move(parts)));
+  }
+  ASSERT_TRUE(source_->AppendBatch("long", batch));
+  const std::string text = Export(*source_, "long.json");
+
+  auto target = OpenStore("target");
+  ImportReport r = ImportInRuns(*target, dir_.Sub("long.json"), 3);
+  EXPECT_EQ(r.sessions_added, 4);
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  EXPECT_EQ(r.messages_added, source_->Stats()->messages);
+  EXPECT_EQ(target->GetSession("long")->message_count, 250);
+  EXPECT_EQ(target->GetSession("chat-fork")->message_count,
+            source_->GetSession("chat-fork")->message_count);
+  EXPECT_EQ(target->Stats()->blobs, source_->Stats()->blobs);
+  EXPECT_EQ(Export(*target, "again.json"), text);
+
+  ImportReport again = ImportInRuns(*target, dir_.Sub("long.json"), 3);
+  EXPECT_EQ(again.sessions_unchanged, 4);
+  EXPECT_EQ(again.messages_added, 0);
+  EXPECT_EQ(Export(*target, "third.json"), text);
+}
+
+TEST_F(Snapshot, GrownSessionIsExtendedARunAtATime) {
+  json doc = SampleDoc();
+  json shorter = doc;
+  json& main = SessionIn(shorter, "chat-main");
+  main["events"].erase(main["events"].begin() + 2, main["events"].end());
+  auto target = OpenStore("target");
+  ImportInRuns(*target, WriteDoc(shorter, "short.json"), 2);
+  EXPECT_EQ(target->GetSession("chat-main")->last_seq, 2);
+  ImportReport r = ImportInRuns(*target, dir_.Sub("sample.json"), 2);
+  EXPECT_EQ(r.sessions_extended, 1);
+  EXPECT_EQ(r.sessions_unchanged, 1);
+  // The fork (at seq 3) could not come in before its parent reached seq 3.
+  EXPECT_EQ(r.sessions_added, 1);
+  EXPECT_EQ(target->GetSession("chat-main")->last_seq, 7);
+  EXPECT_EQ(Export(*source_, "x.json"), Export(*target, "y.json"));
+}
+
+// The runs before a bad event stay (as with every importer); the bad one and
+// everything after it are left out, with reasons.
+TEST_F(Snapshot, BadEventAfterSomeRunsKeepsThoseRunsAndLeavesOutTheRest) {
+  json doc = SampleDoc();
+  SessionIn(doc, "chat-main")["events"][5]["ts_ms"] = "late";
+  auto target = OpenStore("target");
+  ImportReport r = ImportInRuns(*target, WriteDoc(doc, "bad.json"), 2);
+  ASSERT_EQ(r.records_skipped, 2);
+  EXPECT_NE(r.skipped[0].where.find("events[5]"), std::string::npos);
+  EXPECT_NE(r.skipped[1].reason.find("1 events after it"), std::string::npos) << r.skipped[1].reason;
+  EXPECT_EQ(target->GetSession("chat-main")->last_seq, 5);
+  EXPECT_EQ(target->GetSession("chat-fork")->last_seq, 4);
 }
 
 TEST_F(Snapshot, ImportRestoresEveryFieldIdAndTheImageBytes) {
