@@ -11,6 +11,7 @@
 // child is always written after its parent), and hands them to the sink.
 // Memory: the graph (about 40 bytes a record) plus one record.
 #include <cstdio>
+#include <numeric>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -542,9 +543,14 @@ Status Run(const fs::path& path, ImportSink& sink) {
   for (const auto& f : files) {
     if (f.stem().string().rfind("agent-", 0) == 0) ordered.push_back(f);
   }
-  for (const auto& f : ordered) {
-    FileImport file(f, root, sink);
+  const std::vector<int64_t> sizes = FileSizes(ordered);
+  const int64_t overall = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
+  int64_t before = 0;
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    sink.ProgressWithinFile(before, sizes[i], overall);
+    FileImport file(ordered[i], root, sink);
     RETURN_IF_ERROR(file.Run());
+    before += sizes[i];
   }
   return Status::Ok();
 }

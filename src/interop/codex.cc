@@ -9,6 +9,7 @@
 // so a re-import matches line for line. turn_context gives the model of the
 // assistant items after it; an event_msg token_count gives the usage of the
 // assistant item before it. Memory: one line and one pending event.
+#include <numeric>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -342,14 +343,20 @@ Status Run(const fs::path& path, ImportSink& sink) {
   const std::vector<fs::path> files =
       dir ? FilesUnder(path, IsRolloutName) : std::vector<fs::path>{path};
   if (files.empty()) return Status::InvalidArgument("no rollout-*.jsonl files under " + path.string());
-  for (const auto& f : files) {
+  const std::vector<int64_t> sizes = FileSizes(files);
+  const int64_t overall = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
+  int64_t before = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const fs::path& f = files[i];
     std::string label = f.filename().string();
     if (dir) {
       fs::path rel = fs::relative(f, path, ec);
       if (!ec) label = rel.string();
     }
+    sink.ProgressWithinFile(before, sizes[i], overall);
     RolloutImport rollout(f, label, sink);
     RETURN_IF_ERROR(rollout.Run());
+    before += sizes[i];
   }
   return Status::Ok();
 }

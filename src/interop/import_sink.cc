@@ -1,5 +1,6 @@
 #include "interop/import_sink.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "blob/media_type.h"
@@ -116,7 +117,18 @@ void ImportSink::Skip(std::string where, std::string reason) {
 }
 
 void ImportSink::Progress(int64_t done, int64_t total) {
-  if (progress_) progress_(done, total);
+  if (!progress_) return;
+  if (!file_frame_) return progress_(done, total);
+  const FileFrame& f = *file_frame_;
+  const int64_t within = total > 0 ? static_cast<int64_t>(static_cast<double>(done) /
+                                                          static_cast<double>(total) *
+                                                          static_cast<double>(f.size))
+                                   : 0;
+  progress_(f.before + std::min(within, f.size), f.overall);
+}
+
+void ImportSink::ProgressWithinFile(int64_t before, int64_t size, int64_t overall) {
+  file_frame_ = FileFrame{before, size, overall};
 }
 
 Status ImportSink::BeginSession(const Session& session) {

@@ -91,6 +91,11 @@ class ImportSink {
   void Skip(std::string where, std::string reason);
   // Reports input progress (bytes read of total) to the caller's ProgressFn.
   void Progress(int64_t done, int64_t total);
+  // For an importer of many files: from now on Progress(done, total) is the
+  // progress within one file of `size` bytes, which starts `before` bytes
+  // into all the files' `overall` bytes, so that the caller's bar crosses
+  // once for them all instead of once per file.
+  void ProgressWithinFile(int64_t before, int64_t size, int64_t overall);
 
   // For sessions the importer wants to mark as archived or active after
   // import (Extremis): the store, as-is, once what was handed over is
@@ -114,6 +119,10 @@ class ImportSink {
   Store& store_;
   ImportReport* report_;
   ProgressFn progress_;
+  struct FileFrame {
+    int64_t before = 0, size = 0, overall = 0;
+  };
+  std::optional<FileFrame> file_frame_;
   RunLimits limits_;
 
   bool open_ = false;

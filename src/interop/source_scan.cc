@@ -84,6 +84,17 @@ std::vector<fs::path> FilesUnder(const fs::path& root,
   return out;
 }
 
+std::vector<int64_t> FileSizes(const std::vector<fs::path>& files) {
+  std::vector<int64_t> sizes;
+  sizes.reserve(files.size());
+  for (const fs::path& f : files) {
+    std::error_code ec;
+    const auto size = fs::file_size(f, ec);
+    sizes.push_back(ec ? 0 : static_cast<int64_t>(size));
+  }
+  return sizes;
+}
+
 bool ForEachMember(std::string_view text,
                    const std::function<void(std::string_view key, std::string_view value)>& fn) {
   const char* p = text.data();

@@ -27,6 +27,10 @@ std::vector<std::filesystem::path> FilesUnder(
     const std::filesystem::path& root,
     const std::function<bool(const std::filesystem::path&)>& keep);
 
+// The size in bytes of each file (0 for one that cannot be read), to weigh
+// each file's share of an import's progress.
+std::vector<int64_t> FileSizes(const std::vector<std::filesystem::path>& files);
+
 // One top-level member found by ScanTopLevel: the raw text of its value.
 // For a string, the characters between the quotes, escapes left as they are;
 // for anything else, the literal text ("null", "true", "12", "{...}").

@@ -279,10 +279,39 @@ TEST_F(ClaudeCodeImport, ProgressCoversTheWritingNotJustTheScan) {
   bool writing_reported = false;
   for (size_t i = 0; i < calls.size(); ++i) {
     EXPECT_EQ(calls[i].second, total);
-    if (i > 0) EXPECT_GE(calls[i].first, calls[i - 1].first) << "call " << i;
+    if (i > 0) {
+      EXPECT_GE(calls[i].first, calls[i - 1].first) << "call " << i;
+    }
     writing_reported |= calls[i].first > total / 2 && calls[i].first < total;
   }
   EXPECT_TRUE(writing_reported);
+}
+
+// A projects tree of many transcripts shows one bar, not one per file.
+TEST_F(ClaudeCodeImport, ProgressCrossesOnceForAllTheTranscripts) {
+  const std::string other = dir_.Sub("projects/-home-dev-other");
+  std::filesystem::create_directories(other);
+  std::string second;
+  for (int i = 0; i < 50; ++i) {
+    json r = User(500 + i, i == 0 ? 0 : 499 + i, "2025-06-02T09:00:00.000Z",
+                  "another project, step " + std::to_string(i));
+    r["sessionId"] = "1c2d3e4f-0000-4000-8000-000000000002";
+    second += r.dump() + "\n";
+  }
+  WriteFile(other + "/1c2d3e4f-0000-4000-8000-000000000002.jsonl", second);
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  auto report = ImportPath(*store_, dir_.Sub("projects"),
+                           {.format = "claude-code",
+                            .progress = [&](int64_t done, int64_t total) {
+                              calls.emplace_back(done, total);
+                            }});
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_EQ(report->sessions_added, 3);
+  // Files go in path order: -home-dev-other before -home-dev-parser.
+  ExpectOneBarAcrossFiles(
+      calls, {static_cast<int64_t>(std::filesystem::file_size(
+                  other + "/1c2d3e4f-0000-4000-8000-000000000002.jsonl")),
+              static_cast<int64_t>(std::filesystem::file_size(file_))});
 }
 
 TEST_F(ClaudeCodeImport, SubAgentFileIsASessionNamingItsParent) {

@@ -118,6 +118,26 @@ TEST_F(CodexImport, DetectsASessionsTreeAndARollout) {
   EXPECT_EQ(*DetectImportFormat(file_), "codex");
 }
 
+// A sessions tree of many rollouts shows one bar, not one per file.
+TEST_F(CodexImport, ProgressCrossesOnceForAllTheRollouts) {
+  const std::string other_id = "0199a2b3-c4d5-7e6f-8091-000000000002";
+  std::string second = Rollout(png_);
+  for (size_t at = second.find(kId); at != std::string::npos; at = second.find(kId, at)) {
+    second.replace(at, std::string(kId).size(), other_id);
+  }
+  const std::string second_file = day_ + "/rollout-2025-10-29T02-00-00-" + other_id + ".jsonl";
+  WriteFile(second_file, second);
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  auto report = ImportPath(*store_, dir_.Sub("sessions"),
+                           {.format = "codex", .progress = [&](int64_t done, int64_t total) {
+                              calls.emplace_back(done, total);
+                            }});
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_EQ(report->sessions_added, 2);
+  ExpectOneBarAcrossFiles(calls, {static_cast<int64_t>(std::filesystem::file_size(file_)),
+                                  static_cast<int64_t>(std::filesystem::file_size(second_file))});
+}
+
 TEST_F(CodexImport, RolloutArrivesFieldByField) {
   ImportReport r = MustImport(*store_, dir_.Sub("sessions"), "");
   EXPECT_EQ(r.format, "codex");

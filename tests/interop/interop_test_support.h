@@ -51,6 +51,26 @@ inline ImportReport MustImport(Store& store, const std::string& path, const std:
   return report ? *report : ImportReport{};
 }
 
+// The progress an import reports across files of `sizes` bytes: one bar for
+// them all. Every call is out of the sum of the sizes, never goes back,
+// reaches the end of the first file exactly, and ends full.
+inline void ExpectOneBarAcrossFiles(const std::vector<std::pair<int64_t, int64_t>>& calls,
+                                    const std::vector<int64_t>& sizes) {
+  int64_t overall = 0;
+  for (int64_t s : sizes) overall += s;
+  ASSERT_FALSE(calls.empty());
+  bool first_file_ended = false;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i].second, overall) << "call " << i;
+    if (i > 0) {
+      EXPECT_GE(calls[i].first, calls[i - 1].first) << "call " << i;
+    }
+    first_file_ended |= calls[i].first == sizes.front();
+  }
+  EXPECT_TRUE(first_file_ended);
+  EXPECT_EQ(calls.back(), std::make_pair(overall, overall));
+}
+
 // Whether some skipped record's reason contains `text`.
 inline bool SkippedFor(const ImportReport& r, const std::string& text) {
   for (const auto& s : r.skipped) {
