@@ -55,6 +55,38 @@ bool SkipValue(const char*& p, const char* end) {
   return p > start;
 }
 
+// Walks the items of the object or array `text` (opened by `open`, closed
+// by `close`, items apart by commas); `item` reads one from `p`, just past
+// any space, and says whether it was well formed.
+bool ForEachItem(std::string_view text, char open, char close,
+                 const std::function<bool(const char*& p, const char* end)>& item) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  SkipSpace(p, end);
+  if (p >= end || *p != open) return false;
+  ++p;
+  SkipSpace(p, end);
+  if (p < end && *p == close) {
+    ++p;
+  } else {
+    while (true) {
+      SkipSpace(p, end);
+      if (!item(p, end)) return false;
+      SkipSpace(p, end);
+      if (p >= end) return false;
+      if (*p == ',') {
+        ++p;
+        continue;
+      }
+      if (*p != close) return false;
+      ++p;
+      break;
+    }
+  }
+  SkipSpace(p, end);
+  return p == end;
+}
+
 }  // namespace
 
 std::string PeekFile(const fs::path& path, size_t n) {
@@ -97,71 +129,29 @@ std::vector<int64_t> FileSizes(const std::vector<fs::path>& files) {
 
 bool ForEachMember(std::string_view text,
                    const std::function<void(std::string_view key, std::string_view value)>& fn) {
-  const char* p = text.data();
-  const char* end = p + text.size();
-  SkipSpace(p, end);
-  if (p >= end || *p != '{') return false;
-  ++p;
-  SkipSpace(p, end);
-  if (p < end && *p == '}') {
+  return ForEachItem(text, '{', '}', [&fn](const char*& p, const char* end) {
+    if (p >= end || *p != '"') return false;
+    const char* key_start = ++p;
+    if (!SkipString(p, end)) return false;
+    const std::string_view key(key_start, static_cast<size_t>(p - 1 - key_start));
+    SkipSpace(p, end);
+    if (p >= end || *p != ':') return false;
     ++p;
-  } else {
-    while (true) {
-      SkipSpace(p, end);
-      if (p >= end || *p != '"') return false;
-      const char* key_start = ++p;
-      if (!SkipString(p, end)) return false;
-      const std::string_view key(key_start, static_cast<size_t>(p - 1 - key_start));
-      SkipSpace(p, end);
-      if (p >= end || *p != ':') return false;
-      ++p;
-      SkipSpace(p, end);
-      const char* value_start = p;
-      if (!SkipValue(p, end)) return false;
-      fn(key, std::string_view(value_start, static_cast<size_t>(p - value_start)));
-      SkipSpace(p, end);
-      if (p >= end) return false;
-      if (*p == ',') {
-        ++p;
-        continue;
-      }
-      if (*p != '}') return false;
-      ++p;
-      break;
-    }
-  }
-  SkipSpace(p, end);
-  return p == end;
+    SkipSpace(p, end);
+    const char* value_start = p;
+    if (!SkipValue(p, end)) return false;
+    fn(key, std::string_view(value_start, static_cast<size_t>(p - value_start)));
+    return true;
+  });
 }
 
 bool ForEachElement(std::string_view text, const std::function<void(std::string_view value)>& fn) {
-  const char* p = text.data();
-  const char* end = p + text.size();
-  SkipSpace(p, end);
-  if (p >= end || *p != '[') return false;
-  ++p;
-  SkipSpace(p, end);
-  if (p < end && *p == ']') {
-    ++p;
-  } else {
-    while (true) {
-      SkipSpace(p, end);
-      const char* value_start = p;
-      if (!SkipValue(p, end)) return false;
-      fn(std::string_view(value_start, static_cast<size_t>(p - value_start)));
-      SkipSpace(p, end);
-      if (p >= end) return false;
-      if (*p == ',') {
-        ++p;
-        continue;
-      }
-      if (*p != ']') return false;
-      ++p;
-      break;
-    }
-  }
-  SkipSpace(p, end);
-  return p == end;
+  return ForEachItem(text, '[', ']', [&fn](const char*& p, const char* end) {
+    const char* value_start = p;
+    if (!SkipValue(p, end)) return false;
+    fn(std::string_view(value_start, static_cast<size_t>(p - value_start)));
+    return true;
+  });
 }
 
 bool ScanTopLevel(std::string_view text, std::initializer_list<std::string_view> keys,
