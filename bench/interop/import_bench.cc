@@ -240,11 +240,9 @@ int RunWorkload(const std::string& workload, const fs::path& dir, int64_t size_m
     char buf[512];
     std::snprintf(buf, sizeof buf,
                   ",\"search_text_mb\":%.1f,\"floor_mb_per_s\":{\"rows\":%.1f,"
-                  "\"rows_and_search\":%.1f,\"if_rowid_events\":%.1f,\"if_ordered_ids\":%.1f,"
-                  "\"if_rowid_events_and_ordered_ids\":%.1f}",
+                  "\"rows_and_search\":%.1f,\"if_rowid_events\":%.1f,\"with_random_ids\":%.1f}",
                   static_cast<double>(f->search_text_bytes) / (1024.0 * 1024.0), rate(f->rows),
-                  rate(f->rows_and_search), rate(f->rowid_events), rate(f->ordered_ids),
-                  rate(f->rowid_events_and_ordered_ids));
+                  rate(f->rows_and_search), rate(f->rowid_events), rate(f->random_ids));
     floor_fields = buf;
   }
   std::printf(

@@ -19,20 +19,19 @@ struct ImportFloor {
   int64_t search_text_bytes = 0;  // what the full-text index took in
   double rows = 0;                // the events rows and their indexes alone
   double rows_and_search = 0;     // the same, plus the full-text index
-  // What two schema changes would buy, rows and search together: the events
-  // table as a rowid table (its large bodies then fill overflow pages whole),
-  // and event ids that sort in the order imports write them (a session's
-  // hash, then its seq) instead of hashes that land all over the id index.
+  // The same as rows_and_search with one change each: the events table as a
+  // rowid table (its large bodies then fill overflow pages whole), and event
+  // ids hashed so that they land all over the id index, as imported ids did
+  // before ImportedEventId ordered them.
   double rowid_events = 0;
-  double ordered_ids = 0;
-  double rowid_events_and_ordered_ids = 0;
+  double random_ids = 0;
 };
 
 // Reads back every event of the store database `store_db` and writes the same
 // rows into fresh databases under `scratch_dir`, with the store's own schema
 // and pragmas, in transactions the size of an import's runs: once without the
 // full-text index, once with it (as SqliteStore::IndexEventsLocked writes it),
-// and with it for each schema change above, one database after another.
+// and with it for each change above, one database after another.
 // Times only the writes, commits and final checkpoints.
 Result<ImportFloor> MeasureImportFloor(const std::filesystem::path& store_db,
                                        const std::filesystem::path& scratch_dir);

@@ -1,6 +1,7 @@
 #include "interop/import_sink.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 
 #include "blob/media_type.h"
@@ -47,6 +48,15 @@ std::string StableEventId(std::string_view session_id, std::string_view source_k
   const std::string h = blob::Sha256Hex(key);
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
          "-" + h.substr(20, 12);
+}
+
+std::string ImportedEventId(std::string_view session_id, int64_t seq, std::string_view stable_id) {
+  char seq_hex[9];
+  std::snprintf(seq_hex, sizeof seq_hex, "%08llx",
+                static_cast<unsigned long long>(seq) & 0xffffffffULL);
+  const std::string key = blob::Sha256Hex(stable_id);
+  return blob::Sha256Hex(session_id).substr(0, 8) + "-" + std::string(seq_hex, 4) + "-" +
+         std::string(seq_hex + 4, 4) + "-" + key.substr(0, 4) + "-" + key.substr(4, 12);
 }
 
 std::optional<int64_t> ParseIsoTime(std::string_view t) {
@@ -181,7 +191,8 @@ bool ImportSink::WouldKeep(const Message& m) {
   return false;
 }
 
-bool ImportSink::ResolveAttachments(Message* m, std::string_view where) {
+bool ImportSink::ResolveAttachments(Message* m, std::string_view stable_id,
+                                    std::string_view where) {
   std::vector<Part> kept;
   for (Part& p : m->parts) {
     if (!p.source || p.source->kind != AttachmentSource::Kind::kBytes) {
@@ -206,7 +217,7 @@ bool ImportSink::ResolveAttachments(Message* m, std::string_view where) {
       continue;
     }
     Resource r;
-    r.resource_id = "res_" + StableEventId(m->id, std::to_string(kept.size()));
+    r.resource_id = "res_" + StableEventId(stable_id, std::to_string(kept.size()));
     r.content_sha256 = blob::Sha256Hex(bytes);
     r.mime = media->is_image ? media->mime
                              : (p.source->declared_mime.empty() ? media->mime
@@ -242,6 +253,10 @@ Status ImportSink::Add(Event event, std::string_view where) {
     return Status::Ok();
   }
   if (event.ts_ms == 0) event.ts_ms = last_ts_;
+  // Resource ids keep coming from the importer's own id: an importer may
+  // name them before it hands the event over (pixir.cc).
+  const std::string stable_id = std::move(event.id);
+  event.id = ImportedEventId(session_.id, seq, stable_id);
   event.seq = seq;
   event.session_id = session_.id;
   if (event.type == EventType::kMessage) {
@@ -249,7 +264,7 @@ Status ImportSink::Add(Event event, std::string_view where) {
     event.message.seq = seq;
     event.message.ts_ms = event.ts_ms;
     const int64_t images_before = report_->images_added;
-    if (!ResolveAttachments(&event.message, where)) {
+    if (!ResolveAttachments(&event.message, stable_id, where)) {
       report_->images_added = images_before;
       Skip(std::string(where), "nothing is left of the message once its unusable parts are out");
       return Status::Ok();

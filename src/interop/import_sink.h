@@ -16,7 +16,8 @@
 //
 // Ids: importers derive session ids with StableSessionId and event ids with
 // StableEventId from the source's own ids (or a hash of the record), so that
-// the same source always gives the same ids.
+// the same source always gives the same ids. The sink stores an event under
+// ImportedEventId, which keeps that id's hash but sorts by session and seq.
 //
 // Thread-safety: single-threaded.
 #pragma once
@@ -55,6 +56,15 @@ std::string StableSessionId(std::string_view format, std::string_view source_id)
 // same id and different sessions never share one.
 std::string StableEventId(std::string_view session_id, std::string_view source_key);
 
+// The id an imported event is stored under: 8 hex digits of SHA-256 of
+// `session_id`, the seq as 8 hex digits, then 16 hex digits of SHA-256 of
+// `stable_id` (the importer's StableEventId), UUID-shaped. The same record
+// at the same place still always gets the same id, and ids sort in the
+// order an import writes them, so the store's id index grows at its end
+// instead of taking a write to a random page of it per event (at 1 GiB,
+// that made imports a quarter slower; docs/benchmarks.md).
+std::string ImportedEventId(std::string_view session_id, int64_t seq, std::string_view stable_id);
+
 // Milliseconds since the Unix epoch of an ISO-8601 / RFC 3339 timestamp
 // ("2025-06-01T12:34:56.789Z", "+02:00" offsets, no fraction, or a date
 // alone); nullopt if it does not parse.
@@ -72,9 +82,10 @@ class ImportSink {
   // from the first / last event. parent_id must be empty (forks from a
   // source are imported as sessions of their own, with metadata saying so).
   Status BeginSession(const Session& session);
-  // Adds the next event of the current session. event.id (and message.id)
-  // from StableEventId; event.ts_ms as the source says (0: the previous
-  // event's time). `where` names the record for skip reasons.
+  // Adds the next event of the current session. event.id from
+  // StableEventId (stored as ImportedEventId of it, message.id the same);
+  // event.ts_ms as the source says (0: the previous event's time). `where`
+  // names the record for skip reasons.
   Status Add(Event event, std::string_view where);
   // Hands what is pending to the writer and closes the session.
   Status EndSession();
@@ -111,9 +122,10 @@ class ImportSink {
   const RunLimits& limits() const { return limits_; }
 
  private:
-  // Sniffs, hashes and checks the byte attachments of `m`; false if nothing
-  // is left of the message.
-  bool ResolveAttachments(Message* m, std::string_view where);
+  // Sniffs, hashes and checks the byte attachments of `m` (named after
+  // `stable_id`, the importer's id for it); false if nothing is left of the
+  // message.
+  bool ResolveAttachments(Message* m, std::string_view stable_id, std::string_view where);
   Status Flush();
 
   Store& store_;

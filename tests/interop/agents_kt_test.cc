@@ -69,7 +69,8 @@ TEST_F(AgentsKt, SampleImportsFieldByField) {
 
   auto events = Events(*store, "support-42");
   ASSERT_EQ(events.size(), 5u);
-  EXPECT_EQ(events[0].id, interop::StableEventId("support-42", "messages[0]"));
+  EXPECT_EQ(events[0].id, interop::ImportedEventId("support-42", 1,
+                                                   interop::StableEventId("support-42", "messages[0]")));
   EXPECT_EQ(events[0].message.role, Role::kSystem);
   const Message& user = events[1].message;
   EXPECT_EQ(user.role, Role::kUser);

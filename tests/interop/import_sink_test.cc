@@ -92,7 +92,7 @@ TEST_F(ImportSinkTest, ASessionLongerThanARunIsWrittenWholeWithItsImages) {
   ASSERT_TRUE(events);
   ASSERT_EQ(events->size(), 2500u);
   EXPECT_EQ((*events)[7].message.parts.size(), 1u);  // the false GIF left out, the text kept
-  EXPECT_EQ((*events)[1500].id, StableEventId("src", "line1500"));
+  EXPECT_EQ((*events)[1500].id, interop::ImportedEventId("src", 1501, StableEventId("src", "line1500")));
   const Resource& img = *(*events)[2490].message.parts[1].resource;
   EXPECT_EQ(*store_->ReadBlob(img.content_sha256, true), MakePng(4, 4, "img2490"));
   EXPECT_TRUE(store_->Verify()->clean());
@@ -142,14 +142,16 @@ TEST_F(ImportSinkTest, ImportedEventsAreSearchableAndTheIndexMatchesTheLog) {
 // import: the importer hears of it, nothing of that run or any later one is
 // written, and the runs before it stay whole.
 TEST_F(ImportSinkTest, AFailedRunStopsTheImportAndLeavesNothingOfItself) {
-  {
-    ImportReport report;
-    ImportSink sink(*store_, &report);
-    ASSERT_TRUE(sink.BeginSession({.id = "other"}).ok());
-    ASSERT_TRUE(sink.Add(Text("src", 1500), "taken").ok());
-    ASSERT_TRUE(sink.EndSession().ok());
-    ASSERT_TRUE(sink.Finish().ok());
-  }
+  // The id the sink will give line 1500 of "src" (seq 1501), already taken.
+  const std::string taken = interop::ImportedEventId("src", 1501, StableEventId("src", "line1500"));
+  Event other = Text("other", 0);
+  other.id = taken;
+  other.seq = 1;
+  other.session_id = "other";
+  other.message.id = taken;
+  other.message.seq = 1;
+  other.message.ts_ms = other.ts_ms;
+  ASSERT_TRUE(store_->RestoreSession({.id = "other", .title = "Other"}, {&other, 1}, {}).ok());
   ImportReport report;
   ImportSink sink(*store_, &report, {}, {.events = 1000});
   ASSERT_TRUE(sink.BeginSession({.id = "src"}).ok());
@@ -159,8 +161,7 @@ TEST_F(ImportSinkTest, AFailedRunStopsTheImportAndLeavesNothingOfItself) {
   // Run 2 (1001-2000) fails; the importer hears of it when it hands over
   // run 3, which is dropped.
   EXPECT_EQ(added.code(), StatusCode::kAlreadyExists) << added.ToString();
-  EXPECT_NE(added.message().find(StableEventId("src", "line1500")), std::string::npos)
-      << added.message();
+  EXPECT_NE(added.message().find(taken), std::string::npos) << added.message();
   EXPECT_EQ(i, 3000);
   EXPECT_EQ(sink.Finish().code(), StatusCode::kAlreadyExists);
   auto session = store_->GetSession("src");
