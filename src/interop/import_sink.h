@@ -62,7 +62,7 @@ std::string StableEventId(std::string_view session_id, std::string_view source_k
 // at the same place still always gets the same id, and ids sort in the
 // order an import writes them, so the store's id index grows at its end
 // instead of taking a write to a random page of it per event (at 1 GiB,
-// that made imports a quarter slower; docs/benchmarks.md).
+// that cost a third of an import's time; docs/benchmarks.md).
 std::string ImportedEventId(std::string_view session_id, int64_t seq, std::string_view stable_id);
 
 // Milliseconds since the Unix epoch of an ISO-8601 / RFC 3339 timestamp
