@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "blob/sha256.h"
+#include "interop/import_sink.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/search_text.h"
 #include "store/sqlite/sqlite_db.h"
@@ -18,9 +18,8 @@ namespace fs = std::filesystem;
 using sqlite::Database;
 using sqlite::Statement;
 
-// An import's run ends at 5,000 events or 4 MiB of text (interop::RunLimits).
-constexpr size_t kRunEvents = 5000;
-constexpr size_t kRunTextBytes = size_t{4} * 1024 * 1024;
+// Where an import ends a run.
+const interop::RunLimits kRun;
 
 struct Row {
   std::string session_id;
@@ -52,7 +51,6 @@ struct Variant {
   bool rowid_events = false;
   bool random_ids = false;
   double* seconds = nullptr;
-  std::unique_ptr<Database> db;
 };
 
 // The events table of schema v4 rebuilt as a rowid table, with the same
@@ -88,14 +86,6 @@ Result<std::unique_ptr<Database>> OpenScratch(const fs::path& path, bool rowid_e
   // Rows go in without the insert trigger's indexing, as a restore's do.
   db->set_event_index_deferred(true);
   return db;
-}
-
-// A UUID-shaped hash of the stored id: an id that lands anywhere in the id
-// index, as imported ids did before they were ordered (ImportedEventId).
-std::string RandomId(const Row& r) {
-  const std::string h = blob::Sha256Hex(r.id);
-  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
-         "-" + h.substr(20, 12);
 }
 
 Status InsertRows(Database* db, const std::vector<Row>& rows, bool random_ids) {
@@ -147,28 +137,31 @@ Status IndexRows(Database* db, const std::vector<Row>& rows) {
   return Status::Ok();
 }
 
-Status WriteRun(Variant& v, const std::vector<Row>& rows) {
+Status WriteRun(Database* db, const Variant& v, const std::vector<Row>& rows) {
   Stopwatch watch;
-  ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(v.db.get()));
-  RETURN_IF_ERROR(InsertRows(v.db.get(), rows, v.random_ids));
-  if (v.search) RETURN_IF_ERROR(IndexRows(v.db.get(), rows));
+  ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(db));
+  RETURN_IF_ERROR(InsertRows(db, rows, v.random_ids));
+  if (v.search) RETURN_IF_ERROR(IndexRows(db, rows));
   RETURN_IF_ERROR(txn.Commit());
   *v.seconds += watch.Seconds();
   return Status::Ok();
 }
 
 // Writes every event of `source` into a fresh database the way `v` says, a
-// run at a time, and adds the seconds the writes took to *v.seconds.
-Status WriteVariant(Database* source, const fs::path& scratch_dir, Variant& v,
-                    ImportFloor* floor, bool count) {
-  ASSIGN_OR_RETURN(v.db, OpenScratch(scratch_dir / v.file, v.rowid_events));
+// run at a time, and adds the seconds the writes took to *v.seconds; the
+// variant that measures rows_and_search also counts what it indexed.
+Status WriteVariant(Database* source, const fs::path& scratch_dir, const Variant& v,
+                    ImportFloor* floor) {
+  const bool count = v.seconds == &floor->rows_and_search;
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> db,
+                   OpenScratch(scratch_dir / v.file, v.rowid_events));
   ASSIGN_OR_RETURN(Statement read,
                    source->Prepare("SELECT session_id, seq, id, ts_ms, type, role, text, body "
                                    "FROM events ORDER BY session_id, seq"));
   std::vector<Row> run;
-  size_t run_text = 0;
+  int64_t run_text = 0;
   auto write = [&]() -> Status {
-    RETURN_IF_ERROR(WriteRun(v, run));
+    RETURN_IF_ERROR(WriteRun(db.get(), v, run));
     run.clear();
     run_text = 0;
     return Status::Ok();
@@ -186,20 +179,23 @@ Status WriteVariant(Database* source, const fs::path& scratch_dir, Variant& v,
     r.text = read.ColumnText(6);
     if (!read.ColumnIsNull(7)) r.body = std::string(read.ColumnText(7));
     if (v.search) r.search_text = sqlite::SearchText(r.text, r.body.value_or(""));
-    if (v.random_ids) r.random_id = RandomId(r);
+    // A hash, as imported ids were before ImportedEventId ordered them.
+    if (v.random_ids) r.random_id = interop::StableEventId(r.session_id, r.id);
     if (count) {
       ++floor->events;
       floor->search_text_bytes += static_cast<int64_t>(r.search_text.size());
     }
-    run_text += r.text.size() + (r.body ? r.body->size() : 0);
+    run_text += static_cast<int64_t>(r.text.size() + (r.body ? r.body->size() : 0));
     run.push_back(std::move(r));
-    if (run.size() >= kRunEvents || run_text >= kRunTextBytes) RETURN_IF_ERROR(write());
+    if (run.size() >= kRun.events || run_text >= kRun.text_bytes) {
+      RETURN_IF_ERROR(write());
+    }
   }
   if (!run.empty()) RETURN_IF_ERROR(write());
   // Closing checkpoints what the log still holds: part of the work, as in
   // the import's own figure.
   Stopwatch watch;
-  v.db.reset();
+  db.reset();
   *v.seconds += watch.Seconds();
   for (const char* suffix : {"", "-wal", "-shm"}) {
     fs::remove((scratch_dir / v.file).string() + suffix);
@@ -211,7 +207,7 @@ Status WriteVariant(Database* source, const fs::path& scratch_dir, Variant& v,
 
 Result<ImportFloor> MeasureImportFloor(const fs::path& store_db, const fs::path& scratch_dir) {
   ImportFloor floor;
-  Variant variants[] = {
+  const Variant variants[] = {
       {.file = "search.db", .seconds = &floor.rows_and_search},
       {.file = "rows.db", .search = false, .seconds = &floor.rows},
       {.file = "rowid.db", .rowid_events = true, .seconds = &floor.rowid_events},
@@ -219,10 +215,8 @@ Result<ImportFloor> MeasureImportFloor(const fs::path& store_db, const fs::path&
   };
   ASSIGN_OR_RETURN(std::unique_ptr<Database> source, Database::Open(store_db.string(), 5000));
   // One after another, so that no variant's writes wait on another's.
-  bool first = true;
-  for (Variant& v : variants) {
-    RETURN_IF_ERROR(WriteVariant(source.get(), scratch_dir, v, &floor, first));
-    first = false;
+  for (const Variant& v : variants) {
+    RETURN_IF_ERROR(WriteVariant(source.get(), scratch_dir, v, &floor));
   }
   return floor;
 }

@@ -205,6 +205,27 @@ TEST_F(ImportSinkTest, StableIdsDependOnSessionAndRecordOnly) {
   EXPECT_EQ(interop::ParseIsoTime("yesterday"), std::nullopt);
 }
 
+// Stored ids sort as an import writes them (by session, then seq, whatever
+// the record's own id), so the id index grows at its end; they stay stable
+// and UUID-shaped, and differ by session, seq and record.
+TEST(ImportedIds, SortBySessionThenSeqAndStayStable) {
+  using interop::ImportedEventId;
+  const std::string a2 = ImportedEventId("s", 2, StableEventId("s", "zzz"));
+  const std::string a10 = ImportedEventId("s", 10, StableEventId("s", "aaa"));
+  const std::string a70000 = ImportedEventId("s", 70000, StableEventId("s", "mmm"));
+  EXPECT_LT(a2, a10);
+  EXPECT_LT(a10, a70000);
+  EXPECT_EQ(a2.substr(0, 8), a70000.substr(0, 8));  // one session, one prefix
+  EXPECT_NE(a2.substr(0, 8), ImportedEventId("t", 2, StableEventId("s", "zzz")).substr(0, 8));
+  EXPECT_EQ(a2, ImportedEventId("s", 2, StableEventId("s", "zzz")));
+  EXPECT_NE(a2, ImportedEventId("s", 2, StableEventId("s", "other")));
+  EXPECT_EQ(a2.size(), 36u);
+  EXPECT_EQ(a2[8], '-');
+  EXPECT_EQ(a2[13], '-');
+  EXPECT_EQ(a2[18], '-');
+  EXPECT_EQ(a2[23], '-');
+}
+
 TEST(JsonlReaderTest, LongLinesAndATruncatedLastLineAreFlagged) {
   TempDir dir;
   const std::string path = dir.Sub("x.jsonl");
