@@ -14,6 +14,7 @@ PACKAGES=(
   postgresql                      # the throw-away server the PostgreSQL tests start
   libssl-dev                      # SHA-256, base64
   nlohmann-json3-dev              # JSON codec
+  libexpected-dev                 # tl::expected, behind Result<T> (clang 14 builds it)
   libcli11-dev                    # command line parsing
   libzip-dev                      # ChatGPT and Claude.ai export archives (import)
   libcurl4-openssl-dev            # embeddings from an OpenAI-compatible endpoint
@@ -21,6 +22,7 @@ PACKAGES=(
   libcpp-httplib-dev              # HTTP server (tests' embedding endpoint)
   libgtest-dev libgmock-dev       # tests
   libbenchmark-dev                # bench/
+  clang-14 libclang-rt-14-dev     # fuzz/: libFuzzer, ASan and UBSan runtimes (scripts/fuzz.sh)
   chromium                        # the web page's tests run in it (tests/web, playwright-core)
 )
 

@@ -17,13 +17,19 @@
 //   ASSIGN_OR_RETURN(Session s, store->GetSession(id));
 //   RETURN_IF_ERROR(store->Rename(id, "x"));
 //
+// Result is tl::expected (Debian's libexpected-dev) rather than std::expected
+// so that clang 14, which cannot compile g++ 12's <expected>, builds the code
+// too: the fuzz targets and clang-tidy need it. Code never names either
+// library: it uses Result, Err, RETURN_IF_ERROR and ASSIGN_OR_RETURN.
+//
 // Thread-safety: values; safe to copy between threads.
 #pragma once
 
-#include <expected>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include <tl/expected.hpp>
 
 namespace sessiondb {
 
@@ -47,7 +53,7 @@ class [[nodiscard]] Status {
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
   // Lets RETURN_IF_ERROR return Err(...) from functions that return Status.
-  Status(std::unexpected<Status> error) : Status(std::move(error.error())) {}  // NOLINT
+  Status(tl::unexpected<Status> error) : Status(std::move(error.value())) {}  // NOLINT
 
   static Status Ok() { return {}; }
   static Status InvalidArgument(std::string m) {
@@ -77,10 +83,10 @@ class [[nodiscard]] Status {
 // A value or the Status that explains why there is none. Never holds an OK
 // status without a value.
 template <typename T>
-using Result = std::expected<T, Status>;
+using Result = tl::expected<T, Status>;
 
 // Turns a failed Status into the error side of a Result.
-inline std::unexpected<Status> Err(Status s) { return std::unexpected<Status>(std::move(s)); }
+inline tl::unexpected<Status> Err(Status s) { return tl::unexpected<Status>(std::move(s)); }
 
 namespace internal {
 inline Status ToStatus(Status s) { return s; }

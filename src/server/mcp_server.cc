@@ -151,7 +151,7 @@ std::optional<Json> McpServer::HandleMessage(const Json& message) {
     } catch (const std::exception& e) {
       // The library returns errors as values; this is a bug or an allocation failure.
       Log(method + " failed: " + e.what());
-      return std::unexpected(RpcError{kInternalError, std::string("Internal error: ") + e.what()});
+      return tl::make_unexpected(RpcError{kInternalError, std::string("Internal error: ") + e.what()});
     }
   }();
   if (!result) return ErrorResponse(id, result.error().code, std::move(result.error().message));
@@ -182,13 +182,13 @@ McpServer::RpcResult McpServer::Dispatch(const std::string& method, const Json& 
            {"description", "The bytes of an image or file a message of the session attached"}}}}};
   }
   if (method == "resources/read") return ReadResource(params);
-  return std::unexpected(RpcError{kMethodNotFound, "Method not found: " + method});
+  return tl::make_unexpected(RpcError{kMethodNotFound, "Method not found: " + method});
 }
 
 McpServer::RpcResult McpServer::Initialize(const Json& params) {
   auto asked = params.find("protocolVersion");
   if (asked == params.end() || !asked->is_string()) {
-    return std::unexpected(
+    return tl::make_unexpected(
         RpcError{kInvalidParams, "Invalid params: initialize needs protocolVersion (a string)"});
   }
   const std::string& version = asked->get_ref<const std::string&>();
@@ -210,19 +210,19 @@ McpServer::RpcResult McpServer::Initialize(const Json& params) {
 McpServer::RpcResult McpServer::CallTool(const Json& params) {
   auto name = params.find("name");
   if (name == params.end() || !name->is_string()) {
-    return std::unexpected(
+    return tl::make_unexpected(
         RpcError{kInvalidParams, "Invalid params: tools/call needs the tool's name"});
   }
   const ToolSpec* spec = FindTool(name->get<std::string>());
   if (spec == nullptr) {
     std::string names;
     for (const ToolSpec& s : ToolSpecs()) names += (names.empty() ? "" : ", ") + s.name;
-    return std::unexpected(RpcError{kInvalidParams, "Unknown tool: " + name->get<std::string>() +
+    return tl::make_unexpected(RpcError{kInvalidParams, "Unknown tool: " + name->get<std::string>() +
                                                         " (the tools are " + names + ")"});
   }
   auto args = CheckArguments(*spec, params.value("arguments", Json()));
   if (!args) {
-    return std::unexpected(RpcError{kInvalidParams, "Invalid params: " + args.error().message()});
+    return tl::make_unexpected(RpcError{kInvalidParams, "Invalid params: " + args.error().message()});
   }
   ToolResult r = tools_->Call(spec->name, *args);
   Json result = {{"content", std::move(r.content)}};
@@ -241,7 +241,7 @@ McpServer::RpcResult McpServer::ListResources(const Json& params) {
   }
   auto page = store_.ListSessions(options);
   if (!page) {
-    return std::unexpected(RpcError{
+    return tl::make_unexpected(RpcError{
         page.error().code() == StatusCode::kInvalidArgument ? kInvalidParams : kInternalError,
         page.error().message()});
   }
@@ -261,13 +261,13 @@ McpServer::RpcResult McpServer::ListResources(const Json& params) {
 McpServer::RpcResult McpServer::ReadResource(const Json& params) {
   auto uri = params.find("uri");
   if (uri == params.end() || !uri->is_string()) {
-    return std::unexpected(
+    return tl::make_unexpected(
         RpcError{kInvalidParams, "Invalid params: resources/read needs the resource's uri"});
   }
   auto contents = tools_->ReadResource(uri->get<std::string>());
   if (!contents) {
     const StatusCode code = contents.error().code();
-    return std::unexpected(RpcError{code == StatusCode::kNotFound          ? kResourceNotFound
+    return tl::make_unexpected(RpcError{code == StatusCode::kNotFound          ? kResourceNotFound
                                     : code == StatusCode::kInvalidArgument ? kInvalidParams
                                                                            : kInternalError,
                                     contents.error().message()});

@@ -26,7 +26,6 @@
 #pragma once
 
 #include <cstdint>
-#include <expected>
 #include <functional>
 #include <istream>
 #include <memory>
@@ -34,6 +33,8 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+
+#include <tl/expected.hpp>
 
 #include "api/json_forms.h"
 #include "sessiondb/status.h"
@@ -86,7 +87,7 @@ class McpServer {
     int code;
     std::string message;
   };
-  using RpcResult = std::expected<Json, RpcError>;
+  using RpcResult = tl::expected<Json, RpcError>;
 
   std::optional<Json> HandleMessage(const Json& message);
   RpcResult Dispatch(const std::string& method, const Json& params);

@@ -21,26 +21,26 @@ bool IsInside(const fs::path& inner, const fs::path& outer) {
 
 }  // namespace
 
-std::expected<fs::path, std::string> ResolveAllowedPath(const std::string& path,
+tl::expected<fs::path, std::string> ResolveAllowedPath(const std::string& path,
                                                         const std::vector<std::string>& allowed,
                                                         bool must_exist) {
   if (allowed.empty()) {
-    return std::unexpected(
+    return tl::make_unexpected(
         "this server accepts no file paths; the operator can allow folders with "
         "`sessiondb serve --allow-dir DIR` (or upload the file as the request body)");
   }
-  if (path.empty()) return std::unexpected("give a path");
+  if (path.empty()) return tl::make_unexpected("give a path");
   std::error_code ec;
   const fs::path given(path);
-  if (!given.is_absolute()) return std::unexpected("the path must be absolute: " + path);
+  if (!given.is_absolute()) return tl::make_unexpected("the path must be absolute: " + path);
   fs::path resolved = must_exist ? fs::canonical(given, ec) : fs::weakly_canonical(given, ec);
-  if (ec) return std::unexpected("cannot resolve " + path + ": " + ec.message());
+  if (ec) return tl::make_unexpected("cannot resolve " + path + ": " + ec.message());
   for (const std::string& dir : allowed) {
     fs::path root = fs::canonical(dir, ec);
     if (ec) continue;  // an allowed folder that went away allows nothing
     if (IsInside(resolved, root)) return resolved;
   }
-  return std::unexpected(path + " is outside the folders this server may use");
+  return tl::make_unexpected(path + " is outside the folders this server may use");
 }
 
 TempFolder::TempFolder() {

@@ -4,17 +4,18 @@
 // Thread-safety: pure functions (they read the file system).
 #pragma once
 
-#include <expected>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <tl/expected.hpp>
 
 namespace sessiondb::server {
 
 // The resolved path when it lies inside one of `allowed`, else why not (for a
 // 403). `must_exist`: an import source; otherwise an export target, whose
 // last components may not exist yet (the existing part is resolved).
-std::expected<std::filesystem::path, std::string> ResolveAllowedPath(
+tl::expected<std::filesystem::path, std::string> ResolveAllowedPath(
     const std::string& path, const std::vector<std::string>& allowed, bool must_exist);
 
 // A folder under the system's temporary directory, removed with everything
