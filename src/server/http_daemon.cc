@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -273,6 +274,10 @@ void HttpDaemon::OnConnection(MHD_Connection* c, void** socket_context, bool ope
     auto* w = new Watch;
     const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     w->fd = info ? info->connect_fd : -1;
+    // Small answers and stream frames go out at once, not after the client's
+    // delayed ACK (Nagle: up to 40 ms each).
+    const int on = 1;
+    if (w->fd >= 0) setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
     if (w->fd >= 0) watches_.insert(w);
     *socket_context = w;
     return;

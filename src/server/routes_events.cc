@@ -7,6 +7,7 @@
 // reconnects with its last id misses nothing and sees nothing twice.
 #include <charconv>
 #include <chrono>
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -40,21 +41,50 @@ struct Stream {
   int64_t last_seq;
   EventHub::Subscription subscription;
   std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+  // False right after a turn sent events: the next turn waits first (news
+  // that came meanwhile ends the wait at once), so each wake reads the log once.
+  bool read_first = true;
 };
 
-// One turn of a stream: what the log gained, then a wait for news (drafts
-// arrive during it). Returns false to end the stream.
+// Waits for news (at most poll_ms), sending the drafts published meanwhile and
+// a keep-alive comment when the stream has been quiet.
+bool Wait(Stream& s, ContentSink& sink) {
+  auto write = [&](const std::string& frame) {
+    s.last_write = std::chrono::steady_clock::now();
+    return sink.Write(frame);
+  };
+  if (s.api.hub.closed() || !sink.Connected()) return false;
+  for (const std::string& draft : s.subscription.Wait(std::chrono::milliseconds(s.api.options.poll_ms))) {
+    if (!write("event: draft\ndata: " + draft + "\n\n")) return false;
+  }
+  if (std::chrono::steady_clock::now() - s.last_write >=
+      std::chrono::milliseconds(s.api.options.keepalive_ms)) {
+    if (!write(": keep-alive\n\n")) return false;
+  }
+  return !s.api.hub.closed();
+}
+
+// One turn of a stream: what the log gained, sent at once; or, when there
+// was nothing, a wait for news (drafts arrive during it). Returns false to end
+// the stream.
 bool Pump(Stream& s, ContentSink& sink) {
   auto write = [&](const std::string& frame) {
     s.last_write = std::chrono::steady_clock::now();
     return sink.Write(frame);
   };
+  if (!s.read_first) {
+    s.read_first = true;
+    return Wait(s, sink);
+  }
   auto events = s.api.store.ReadEvents(s.session_id, s.last_seq + 1, kBatch);
   if (!events) {
     // The session was deleted (or the store failed): say why, then end.
+    const StatusCode code = events.error().code();
+    const bool internal = HttpStatusFor(code) >= 500 && code != StatusCode::kBusy;
+    if (internal) std::cerr << "sessiondb serve: events: " << events.error().message() << "\n";
     write("event: error\ndata: " +
-          Json({{"code", StatusCodeName(events.error().code())},
-                {"message", events.error().message()}})
+          Json({{"code", StatusCodeName(code)},
+                {"message", internal ? GenericMessage(code) : events.error().message()}})
               .dump(-1, ' ', false, Json::error_handler_t::replace) +
           "\n\n");
     sink.Done();
@@ -64,19 +94,12 @@ bool Pump(Stream& s, ContentSink& sink) {
     if (!write(SseFrame(e))) return false;
     s.last_seq = e.seq;
   }
-  // Sent at once (the reader sends what a turn wrote when it returns); the
-  // next turn reads any backlog, then waits.
-  if (!events->empty()) return true;
-  if (s.api.hub.closed() || !sink.Connected()) return false;
-
-  for (const std::string& draft : s.subscription.Wait(std::chrono::milliseconds(s.api.options.poll_ms))) {
-    if (!write("event: draft\ndata: " + draft + "\n\n")) return false;
+  if (!events->empty()) {
+    // Sent when this turn returns; a full batch means more backlog to read.
+    s.read_first = static_cast<int64_t>(events->size()) == kBatch;
+    return true;
   }
-  if (std::chrono::steady_clock::now() - s.last_write >=
-      std::chrono::milliseconds(s.api.options.keepalive_ms)) {
-    if (!write(": keep-alive\n\n")) return false;
-  }
-  return !s.api.hub.closed();
+  return Wait(s, sink);
 }
 
 void Events(ApiState& api, const std::string& id, const HttpRequest& req,
