@@ -217,6 +217,23 @@ TEST(AttackCapsTest, TwoHundredClientsConnectingAtOnceAllGetAnswers) {
   }
   for (std::thread& t : clients) t.join();
   EXPECT_EQ(answered.load(), 200);
+  // The listening socket's backlog (ss shows it as Send-Q), which the kernel
+  // caps at net.core.somaxconn: cpp-httplib's was 5.
+  const std::string command = "ss -Hltn 'sport = :" + std::to_string(server.port()) + "'";
+  FILE* ss = popen(command.c_str(), "r");
+  ASSERT_NE(ss, nullptr);
+  char line[512] = "";
+  const bool read = fgets(line, sizeof(line), ss) != nullptr;
+  pclose(ss);
+  if (!read) GTEST_SKIP() << "ss is not available to read the backlog";
+  char state[32];
+  int queued = 0;
+  int backlog = 0;
+  ASSERT_EQ(std::sscanf(line, "%31s %d %d", state, &queued, &backlog), 3) << line;
+  std::ifstream somaxconn("/proc/sys/net/core/somaxconn");
+  int cap = 4096;
+  somaxconn >> cap;
+  EXPECT_GE(backlog, std::min(511, cap)) << line;
 }
 
 TEST(AttackCapsTest, ASecondServerOnTheSamePortFailsWithAddressInUse) {
