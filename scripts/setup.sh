@@ -19,7 +19,8 @@ PACKAGES=(
   libzip-dev                      # ChatGPT and Claude.ai export archives (import)
   libcurl4-openssl-dev            # embeddings from an OpenAI-compatible endpoint
   libhnswlib-dev                  # approximate vector index (HNSW)
-  libcpp-httplib-dev              # HTTP server (tests' embedding endpoint)
+  libmicrohttpd-dev               # HTTP server (sessiondb serve)
+  libcpp-httplib-dev              # HTTP client of the server tests and bench; tests' embedding endpoint
   libgtest-dev libgmock-dev       # tests
   libbenchmark-dev                # bench/
   clang-14 libclang-rt-14-dev     # fuzz/: libFuzzer, ASan and UBSan runtimes (scripts/fuzz.sh)

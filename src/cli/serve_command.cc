@@ -59,10 +59,23 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--max-body", o.max_body_bytes, "Largest request body, e.g. 256MiB (default 64 MiB)")
       ->transform(CLI::AsSizeValue(true))
       ->option_text("SIZE");
-  cmd->add_option("--threads", o.threads, "Request workers (default 64)")->option_text("N");
-  cmd->add_option("--max-streams", o.max_streams,
-                  "Live event streams open at once (default 16; each holds a worker)")
+  cmd->add_option("--allow-host", o.allowed_hosts,
+                  "A Host name requests may carry besides localhost, IP addresses and --host "
+                  "(e.g. a reverse proxy's); repeatable")
+      ->option_text("NAME");
+  cmd->add_option("--threads", o.threads, "Requests handled at once; more wait (default 64)")
       ->option_text("N");
+  cmd->add_option("--max-streams", o.max_streams, "Live event streams open at once (default 16)")
+      ->option_text("N");
+  cmd->add_option("--max-connections", o.max_connections,
+                  "Connections open at once, each with its thread (default 1024)")
+      ->option_text("N");
+  cmd->add_option("--max-per-ip", o.max_connections_per_ip,
+                  "Connections open at once from one client address (default 256)")
+      ->option_text("N");
+  cmd->add_option("--header-timeout", o.header_timeout_seconds,
+                  "Seconds a client has to send a request's headers (default 10)")
+      ->option_text("SECONDS");
   cmd->add_flag("--demo", args->demo,
                 "Seed a small demo history first when the store has no sessions");
   cmd->footer(

@@ -1,8 +1,22 @@
 #include "server/http_reply.h"
 
 #include <charconv>
+#include <iostream>
 
 namespace sessiondb::server {
+
+std::string GenericMessage(StatusCode code) {
+  switch (code) {
+    case StatusCode::kCorruption:
+      return "the store holds damaged data for this request; the server's log names it, and "
+             "`sessiondb verify` checks the whole store";
+    case StatusCode::kIo:
+      return "the server could not read or write its files for this request; see the server's "
+             "log";
+    default:
+      return "the server failed on this request; see the server's log";
+  }
+}
 
 int HttpStatusFor(StatusCode code) {
   switch (code) {
@@ -25,24 +39,32 @@ int HttpStatusFor(StatusCode code) {
   return 500;
 }
 
-void ReplyJson(httplib::Response& res, int http_status, const Json& body) {
+void ReplyJson(HttpResponse& res, int http_status, const Json& body) {
   res.status = http_status;
-  res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json");
+  res.SetBody(body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json");
 }
 
-void ReplyError(httplib::Response& res, const Status& status) {
-  ReplyError(res, HttpStatusFor(status.code()), StatusCodeName(status.code()), status.message());
+void ReplyError(HttpResponse& res, const Status& status) {
+  const StatusCode code = status.code();
+  if (code == StatusCode::kInternal || code == StatusCode::kIo || code == StatusCode::kCorruption) {
+    // Their messages can hold SQL, file paths and library text that mean
+    // nothing to a client and tell an attacker about the server: the
+    // operator gets them in the log, the client what to do.
+    std::cerr << "sessiondb serve: " << StatusCodeName(code) << ": " << status.message() << "\n";
+    return ReplyError(res, HttpStatusFor(code), StatusCodeName(code), GenericMessage(code));
+  }
+  ReplyError(res, HttpStatusFor(code), StatusCodeName(code), status.message());
 }
 
-void ReplyError(httplib::Response& res, int http_status, std::string_view code,
+void ReplyError(HttpResponse& res, int http_status, std::string_view code,
                 std::string_view message) {
   ReplyJson(res, http_status, {{"error", {{"code", code}, {"message", message}}}});
 }
 
-std::optional<Json> ParseJsonBody(const httplib::Request& req, httplib::Response& res) {
+std::optional<Json> ParseJsonBody(const HttpRequest& req, HttpResponse& res) {
   // Any label that could hold text is read as JSON (curl -d sends
   // application/x-www-form-urlencoded); forms and media cannot be.
-  const std::string type = req.get_header_value("Content-Type");
+  const std::string type = req.Header("Content-Type");
   if (type.rfind("multipart/", 0) == 0 || type.rfind("image/", 0) == 0 ||
       type.rfind("audio/", 0) == 0 || type.rfind("video/", 0) == 0) {
     ReplyError(res, 415, "unsupported_media_type",
@@ -61,14 +83,14 @@ std::optional<Json> ParseJsonBody(const httplib::Request& req, httplib::Response
   return body;
 }
 
-std::string Param(const httplib::Request& req, const char* name) {
-  return req.has_param(name) ? req.get_param_value(name) : std::string();
+std::string Param(const HttpRequest& req, const char* name) {
+  return req.HasParam(name) ? req.ParamValue(name) : std::string();
 }
 
-Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t fallback,
+Result<int64_t> IntParam(const HttpRequest& req, const char* name, int64_t fallback,
                          int64_t min, int64_t max) {
-  if (!req.has_param(name)) return fallback;
-  const std::string text = req.get_param_value(name);
+  if (!req.HasParam(name)) return fallback;
+  const std::string text = req.ParamValue(name);
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
@@ -79,7 +101,7 @@ Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t 
   return value;
 }
 
-Result<bool> BoolParam(const httplib::Request& req, const char* name) {
+Result<bool> BoolParam(const HttpRequest& req, const char* name) {
   const std::string v = Param(req, name);
   if (v.empty() || v == "0" || v == "false" || v == "no") return false;
   if (v == "1" || v == "true" || v == "yes") return true;

@@ -12,7 +12,7 @@
 // Thread-safety: pure functions of their arguments.
 #pragma once
 
-#include <httplib.h>
+#include "server/http_message.h"
 
 #include <cstdint>
 #include <optional>
@@ -28,25 +28,29 @@ namespace sessiondb::server {
 int HttpStatusFor(StatusCode code);
 
 // Sends `body` as compact JSON (bytes that are not UTF-8 become U+FFFD).
-void ReplyJson(httplib::Response& res, int http_status, const Json& body);
-// Sends {"error":{"code","message"}} with the status `status` maps to.
-void ReplyError(httplib::Response& res, const Status& status);
+void ReplyJson(HttpResponse& res, int http_status, const Json& body);
+// Sends {"error":{"code","message"}} with the status `status` maps to. For
+// kInternal, kIo and kCorruption the message is GenericMessage's and the
+// status's own message goes to stderr (it may hold SQL or paths).
+void ReplyError(HttpResponse& res, const Status& status);
+// What a client is told for an internal, I/O or corruption error.
+std::string GenericMessage(StatusCode code);
 // The same for the errors the library has no code for (401, 403, 405, 413...).
-void ReplyError(httplib::Response& res, int http_status, std::string_view code,
+void ReplyError(HttpResponse& res, int http_status, std::string_view code,
                 std::string_view message);
 
 // The body as a JSON object. On failure answers 415 (a form or media body)
 // or 400 (does not parse, or not an object) and returns nullopt.
-std::optional<Json> ParseJsonBody(const httplib::Request& req, httplib::Response& res);
+std::optional<Json> ParseJsonBody(const HttpRequest& req, HttpResponse& res);
 
 // The query parameter `name`, or "" when absent.
-std::string Param(const httplib::Request& req, const char* name);
+std::string Param(const HttpRequest& req, const char* name);
 // An integer parameter within [min, max]; `fallback` when absent;
 // kInvalidArgument naming the parameter and the range otherwise.
-Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t fallback,
+Result<int64_t> IntParam(const HttpRequest& req, const char* name, int64_t fallback,
                          int64_t min, int64_t max);
 // "1", "true", "yes" are true; absent or "0", "false", "no" false; else an error.
-Result<bool> BoolParam(const httplib::Request& req, const char* name);
+Result<bool> BoolParam(const HttpRequest& req, const char* name);
 
 // The string field `key` of `object`; "" when absent; kInvalidArgument when
 // it is not a string.

@@ -11,7 +11,7 @@ void Router::Add(std::string method, const std::string& pattern, RouteHandler ha
   routes_.push_back({std::move(method), std::regex(pattern), std::move(handler)});
 }
 
-void Router::Dispatch(const httplib::Request& req, httplib::Response& res) const {
+void Router::Dispatch(const HttpRequest& req, HttpResponse& res) const {
   std::string allowed;
   for (const Route& route : routes_) {
     std::smatch m;
@@ -32,7 +32,7 @@ void Router::Dispatch(const httplib::Request& req, httplib::Response& res) const
     return;
   }
   if (!allowed.empty()) {
-    res.set_header("Allow", allowed);
+    res.SetHeader("Allow", allowed);
     return ReplyError(res, 405, "method_not_allowed",
                       req.method + " is not supported on " + req.path + "; use " + allowed);
   }

@@ -11,7 +11,7 @@
 // Thread-safety: Add before serving; Dispatch from any number of threads.
 #pragma once
 
-#include <httplib.h>
+#include "server/http_message.h"
 
 #include <functional>
 #include <regex>
@@ -22,14 +22,14 @@ namespace sessiondb::server {
 
 using PathCaptures = std::vector<std::string>;
 using RouteHandler =
-    std::function<void(const httplib::Request&, httplib::Response&, const PathCaptures&)>;
+    std::function<void(const HttpRequest&, HttpResponse&, const PathCaptures&)>;
 
 class Router {
  public:
   void Add(std::string method, const std::string& pattern, RouteHandler handler);
   // Runs the matching route. A handler that throws (a JSON field of the wrong
   // type deep in a body) answers 400; anything else unexpected 500.
-  void Dispatch(const httplib::Request& req, httplib::Response& res) const;
+  void Dispatch(const HttpRequest& req, HttpResponse& res) const;
 
  private:
   struct Route {

@@ -14,7 +14,7 @@ Status PartError(size_t index, const std::string& what) {
 
 // The image or file of part `index`: its data URI, or the uploaded field it names.
 Result<Part> AttachmentPart(const Json& p, size_t index, PartType type,
-                            const httplib::MultipartFormDataMap* uploads) {
+                            const UploadedFiles* uploads) {
   ASSIGN_OR_RETURN(std::string data_uri, StringField(p, "data_uri"));
   ASSIGN_OR_RETURN(std::string upload, StringField(p, "upload"));
   ASSIGN_OR_RETURN(std::string name, StringField(p, "name"));
@@ -39,14 +39,14 @@ Result<Part> AttachmentPart(const Json& p, size_t index, PartType type,
   if (it == uploads->end()) {
     return Err(PartError(index, "no uploaded form field named '" + upload + "'"));
   }
-  const httplib::MultipartFormData& file = it->second;
+  const UploadedFile& file = it->second;
   if (name.empty()) name = file.filename;
   return type == PartType::kImage ? Part::ImageFromBytes(file.content, file.content_type, name)
                                   : Part::FileFromBytes(file.content, file.content_type, name);
 }
 
 Result<Part> PartFromJson(const Json& p, size_t index,
-                          const httplib::MultipartFormDataMap* uploads) {
+                          const UploadedFiles* uploads) {
   if (!p.is_object()) return Err(PartError(index, "a part must be an object"));
   ASSIGN_OR_RETURN(std::string type_name, StringField(p, "type"));
   auto type = ParsePartType(type_name);
@@ -102,7 +102,7 @@ Result<std::vector<std::string>> StringList(const Json& j, const char* key) {
 
 }  // namespace
 
-Result<Message> MessageFromJson(const Json& j, const httplib::MultipartFormDataMap* uploads) {
+Result<Message> MessageFromJson(const Json& j, const UploadedFiles* uploads) {
   if (!j.is_object()) return Err(Status::InvalidArgument("a message must be a JSON object"));
   Message m;
   ASSIGN_OR_RETURN(std::string role, StringField(j, "role"));

@@ -10,7 +10,7 @@
 // Thread-safety: pure function.
 #pragma once
 
-#include <httplib.h>
+#include "server/http_message.h"
 
 #include "api/json_forms.h"
 #include "sessiondb/status.h"
@@ -20,7 +20,7 @@ namespace sessiondb::server {
 
 // `uploads`: the request's multipart files, for parts that say
 // {"upload": "field"}; nullptr when the request was plain JSON.
-Result<Message> MessageFromJson(const Json& j, const httplib::MultipartFormDataMap* uploads);
+Result<Message> MessageFromJson(const Json& j, const UploadedFiles* uploads);
 
 // {"id"?, "title"?, "metadata"?: {...}}: a new session, or a fork's child.
 Result<NewSession> NewSessionFromJson(const Json& body);

@@ -7,6 +7,7 @@
 // reconnects with its last id misses nothing and sees nothing twice.
 #include <charconv>
 #include <chrono>
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -27,41 +28,32 @@ std::string SseFrame(const Event& e) {
          "\ndata: " + data + "\n\n";
 }
 
+// Holds one of the --max-streams places until the answer is dropped (the
+// client left, the stream ended, or the server stops).
 struct Stream {
   Stream(ApiState& api, std::string session, int64_t since)
       : api(api), session_id(session), last_seq(since), subscription(api.hub, session) {}
+  ~Stream() { api.open_streams.fetch_sub(1); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
   ApiState& api;
   const std::string session_id;
   int64_t last_seq;
   EventHub::Subscription subscription;
   std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+  // False right after a turn sent events: the next turn waits first (news
+  // that came meanwhile ends the wait at once), so each wake reads the log once.
+  bool read_first = true;
 };
 
-// One turn of a stream: what the log gained, then a wait for news (drafts
-// arrive during it). Returns false to end the stream.
-bool Pump(Stream& s, httplib::DataSink& sink) {
+// Waits for news (at most poll_ms), sending the drafts published meanwhile and
+// a keep-alive comment when the stream has been quiet.
+bool Wait(Stream& s, ContentSink& sink) {
   auto write = [&](const std::string& frame) {
     s.last_write = std::chrono::steady_clock::now();
-    return sink.write(frame.data(), frame.size());
+    return sink.Write(frame);
   };
-  auto events = s.api.store.ReadEvents(s.session_id, s.last_seq + 1, kBatch);
-  if (!events) {
-    // The session was deleted (or the store failed): say why, then end.
-    write("event: error\ndata: " +
-          Json({{"code", StatusCodeName(events.error().code())},
-                {"message", events.error().message()}})
-              .dump(-1, ' ', false, Json::error_handler_t::replace) +
-          "\n\n");
-    sink.done();
-    return true;
-  }
-  for (const Event& e : *events) {
-    if (!write(SseFrame(e))) return false;
-    s.last_seq = e.seq;
-  }
-  if (static_cast<int64_t>(events->size()) == kBatch) return true;  // more backlog
-  if (s.api.hub.closed() || !sink.is_writable()) return false;
-
+  if (s.api.hub.closed() || !sink.Connected()) return false;
   for (const std::string& draft : s.subscription.Wait(std::chrono::milliseconds(s.api.options.poll_ms))) {
     if (!write("event: draft\ndata: " + draft + "\n\n")) return false;
   }
@@ -72,14 +64,52 @@ bool Pump(Stream& s, httplib::DataSink& sink) {
   return !s.api.hub.closed();
 }
 
-void Events(ApiState& api, const std::string& id, const httplib::Request& req,
-            httplib::Response& res) {
+// One turn of a stream: what the log gained, sent at once; or, when there
+// was nothing, a wait for news (drafts arrive during it). Returns false to end
+// the stream.
+bool Pump(Stream& s, ContentSink& sink) {
+  auto write = [&](const std::string& frame) {
+    s.last_write = std::chrono::steady_clock::now();
+    return sink.Write(frame);
+  };
+  if (!s.read_first) {
+    s.read_first = true;
+    return Wait(s, sink);
+  }
+  auto events = s.api.store.ReadEvents(s.session_id, s.last_seq + 1, kBatch);
+  if (!events) {
+    // The session was deleted (or the store failed): say why, then end.
+    const StatusCode code = events.error().code();
+    const bool internal = HttpStatusFor(code) >= 500 && code != StatusCode::kBusy;
+    if (internal) std::cerr << "sessiondb serve: events: " << events.error().message() << "\n";
+    write("event: error\ndata: " +
+          Json({{"code", StatusCodeName(code)},
+                {"message", internal ? GenericMessage(code) : events.error().message()}})
+              .dump(-1, ' ', false, Json::error_handler_t::replace) +
+          "\n\n");
+    sink.Done();
+    return true;
+  }
+  for (const Event& e : *events) {
+    if (!write(SseFrame(e))) return false;
+    s.last_seq = e.seq;
+  }
+  if (!events->empty()) {
+    // Sent when this turn returns; a full batch means more backlog to read.
+    s.read_first = static_cast<int64_t>(events->size()) == kBatch;
+    return true;
+  }
+  return Wait(s, sink);
+}
+
+void Events(ApiState& api, const std::string& id, const HttpRequest& req,
+            HttpResponse& res) {
   // A browser reconnecting sends Last-Event-ID with the URL it first used; the
   // header is the newer news.
   // Below INT64_MAX: the log is read from since + 1.
   auto since = IntParam(req, "since", 0, 0, INT64_MAX - 1);
   if (!since) return ReplyError(res, since.error());
-  if (const std::string last = req.get_header_value("Last-Event-ID"); !last.empty()) {
+  if (const std::string last = req.Header("Last-Event-ID"); !last.empty()) {
     int64_t seq = -1;
     auto [end, ec] = std::from_chars(last.data(), last.data() + last.size(), seq);
     if (ec != std::errc() || end != last.data() + last.size() || seq < 0 || seq == INT64_MAX) {
@@ -90,7 +120,7 @@ void Events(ApiState& api, const std::string& id, const httplib::Request& req,
   auto session = api.store.GetSession(id);
   if (!session) return ReplyError(res, session.error());
 
-  if (req.get_header_value("Accept").find("text/event-stream") == std::string::npos) {
+  if (req.Header("Accept").find("text/event-stream") == std::string::npos) {
     auto limit = IntParam(req, "limit", -1, -1, INT64_MAX);
     if (!limit) return ReplyError(res, limit.error());
     auto events = api.store.ReadEvents(id, *since + 1, *limit);
@@ -108,11 +138,8 @@ void Events(ApiState& api, const std::string& id, const httplib::Request& req,
                                         "--max-streams"));
   }
   auto stream = std::make_shared<Stream>(api, id, *since);
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [stream](size_t, httplib::DataSink& sink) { return Pump(*stream, sink); },
-      [&api](bool) { api.open_streams.fetch_sub(1); });
+  res.SetHeader("Cache-Control", "no-cache");
+  res.SetSource([stream](ContentSink& sink) { return Pump(*stream, sink); }, "text/event-stream");
 }
 
 }  // namespace

@@ -11,8 +11,8 @@ namespace sessiondb::server {
 
 namespace {
 
-void Fork(ApiState& api, const std::string& parent, const httplib::Request& req,
-          httplib::Response& res) {
+void Fork(ApiState& api, const std::string& parent, const HttpRequest& req,
+          HttpResponse& res) {
   auto body = ParseJsonBody(req, res);
   if (!body) return;
   if (!body->contains("at_seq")) {
@@ -27,8 +27,8 @@ void Fork(ApiState& api, const std::string& parent, const httplib::Request& req,
   ReplyJson(res, 201, ToJson(*session));
 }
 
-void Compact(ApiState& api, const std::string& id, const httplib::Request& req,
-             httplib::Response& res) {
+void Compact(ApiState& api, const std::string& id, const HttpRequest& req,
+             HttpResponse& res) {
   auto body = ParseJsonBody(req, res);
   if (!body) return;
   CompactionRequest c;
@@ -50,8 +50,8 @@ void Compact(ApiState& api, const std::string& id, const httplib::Request& req,
   ReplyJson(res, 201, ToJson(*event));
 }
 
-void OpenDraft(ApiState& api, const std::string& id, const httplib::Request& req,
-               httplib::Response& res) {
+void OpenDraft(ApiState& api, const std::string& id, const HttpRequest& req,
+               HttpResponse& res) {
   Json body = Json::object();
   if (!req.body.empty()) {
     auto parsed = ParseJsonBody(req, res);
@@ -73,8 +73,8 @@ void OpenDraft(ApiState& api, const std::string& id, const httplib::Request& req
   ReplyJson(res, 201, ToJson(*draft));
 }
 
-void FinishDraft(ApiState& api, const std::string& draft_id, const httplib::Request& req,
-                 httplib::Response& res) {
+void FinishDraft(ApiState& api, const std::string& draft_id, const HttpRequest& req,
+                 HttpResponse& res) {
   Message message;
   if (!req.body.empty()) {
     auto body = ParseJsonBody(req, res);
@@ -128,7 +128,7 @@ void AddHarnessRoutes(Router& router, ApiState& api) {
     auto body = ProjectSession(api.store, path[0], {.format = *format});
     if (!body) return ReplyError(res, body.error());
     res.status = 200;
-    res.set_content(std::move(*body), "application/json");
+    res.SetBody(std::move(*body), "application/json");
   });
   router.Add("GET", R"(/v1/sessions/([^/]+)/usage)", [&api](auto&, auto& res, auto& path) {
     auto report = api.store.GetUsage(path[0]);

@@ -49,28 +49,33 @@ Status ZipFolder(const fs::path& folder, const fs::path& zip_path) {
 
 // Sends the file at `path` (kept alive by `owner`) in chunks, so an export of
 // the whole store is never held in memory.
-void SendFile(httplib::Response& res, std::shared_ptr<TempFolder> owner, const fs::path& path,
+void SendFile(HttpResponse& res, std::shared_ptr<TempFolder> owner, const fs::path& path,
               const std::string& type, const std::string& download_name) {
   std::error_code ec;
   const uintmax_t size = fs::file_size(path, ec);
   if (ec) return ReplyError(res, Status::Io("cannot read the export: " + ec.message()));
   auto in = std::make_shared<std::ifstream>(path, std::ios::binary);
+  if (!*in) return ReplyError(res, Status::Io("cannot read the export " + path.string()));
   res.status = 200;
-  res.set_header("Content-Disposition", "attachment; filename=\"" + download_name + "\"");
-  res.set_content_provider(
-      static_cast<size_t>(size), type.c_str(),
-      [in, owner](size_t offset, size_t length, httplib::DataSink& sink) {
+  res.SetHeader("Content-Disposition", "attachment; filename=\"" + download_name + "\"");
+  res.SetSource(
+      [in, owner](ContentSink& sink) {
         char buffer[64 * 1024];
-        in->seekg(static_cast<std::streamoff>(offset));
-        in->read(buffer, static_cast<std::streamsize>(std::min(length, sizeof(buffer))));
+        in->read(buffer, sizeof(buffer));
         const std::streamsize got = in->gcount();
-        return got > 0 && sink.write(buffer, static_cast<size_t>(got));
-      });
+        if (got > 0 && !sink.Write(std::string_view(buffer, static_cast<size_t>(got)))) return false;
+        if (got < static_cast<std::streamsize>(sizeof(buffer))) {
+          if (in->bad()) return false;  // cut short: the client sees the length unmet
+          sink.Done();
+        }
+        return true;
+      },
+      type, static_cast<int64_t>(size));
 }
 
 // Exports `sessions` (empty: all) in `format` and sends the result.
 void SendExport(ApiState& api, std::vector<std::string> sessions, const std::string& format,
-                const std::string& download_stem, httplib::Response& res) {
+                const std::string& download_stem, HttpResponse& res) {
   auto temp = std::make_shared<TempFolder>();
   if (!temp->ok()) return ReplyError(res, Status::Io("cannot create a temporary folder"));
   const bool file = IsFileFormat(format);
@@ -88,11 +93,11 @@ void SendExport(ApiState& api, std::vector<std::string> sessions, const std::str
 }
 
 // The name an uploaded import is saved under, which format detection reads:
-// the client's `filename` (its last component), else one guessed from the bytes.
-std::string UploadName(const httplib::Request& req) {
-  std::string name = fs::path(Param(req, "filename")).filename().string();
+// the client's name for it (a multipart field's filename, else the `filename`
+// parameter; its last component), else one guessed from the bytes `b`.
+std::string UploadName(const HttpRequest& req, const std::string& given, const std::string& b) {
+  std::string name = fs::path(given.empty() ? Param(req, "filename") : given).filename().string();
   if (!name.empty() && name != "." && name != "..") return name;
-  const std::string& b = req.body;
   if (b.rfind("PK\x03\x04", 0) == 0) return "upload.zip";
   const size_t first = b.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && b[first] == '[') return "conversations.json";
@@ -105,8 +110,20 @@ std::string UploadName(const httplib::Request& req) {
   return "upload.json";
 }
 
-void Import(ApiState& api, const httplib::Request& req, httplib::Response& res) {
-  if (req.body.empty()) {
+void Import(ApiState& api, const HttpRequest& req, HttpResponse& res) {
+  // The file is the body, or a multipart/form-data body's field "file".
+  const std::string* bytes = &req.body;
+  std::string given_name;
+  if (req.IsMultipartFormData()) {
+    auto field = req.files.find("file");
+    if (field == req.files.end()) {
+      return ReplyError(res, Status::InvalidArgument(
+                                 "a multipart import needs the file in a form field \"file\""));
+    }
+    bytes = &field->second.content;
+    given_name = field->second.filename;
+  }
+  if (bytes->empty()) {
     return ReplyError(res, Status::InvalidArgument(
                                "send the file to import as the request body (a snapshot, a "
                                "conversations.json or export zip, a .jsonl log), or use "
@@ -114,10 +131,10 @@ void Import(ApiState& api, const httplib::Request& req, httplib::Response& res) 
   }
   TempFolder temp;
   if (!temp.ok()) return ReplyError(res, Status::Io("cannot create a temporary folder"));
-  const fs::path file = temp.path() / UploadName(req);
+  const fs::path file = temp.path() / UploadName(req, given_name, *bytes);
   {
     std::ofstream out(file, std::ios::binary);
-    out.write(req.body.data(), static_cast<std::streamsize>(req.body.size()));
+    out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
     if (!out) return ReplyError(res, Status::Io("cannot save the upload"));
   }
   auto report = ImportPath(api.store, file.string(), {.format = Param(req, "format")});
@@ -125,7 +142,7 @@ void Import(ApiState& api, const httplib::Request& req, httplib::Response& res) 
   ReplyJson(res, 200, ToJson(*report));
 }
 
-void ImportPathRoute(ApiState& api, const httplib::Request& req, httplib::Response& res) {
+void ImportPathRoute(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   auto body = ParseJsonBody(req, res);
   if (!body) return;
   auto path = StringField(*body, "path");
@@ -139,7 +156,7 @@ void ImportPathRoute(ApiState& api, const httplib::Request& req, httplib::Respon
   ReplyJson(res, 200, ToJson(*report));
 }
 
-void ExportRoute(ApiState& api, const httplib::Request& req, httplib::Response& res) {
+void ExportRoute(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   auto body = ParseJsonBody(req, res);
   if (!body) return;
   std::vector<std::string> sessions;

@@ -9,7 +9,7 @@ namespace sessiondb::server {
 
 namespace {
 
-Result<SearchRequest> SearchRequestFrom(const httplib::Request& req) {
+Result<SearchRequest> SearchRequestFrom(const HttpRequest& req) {
   SearchRequest r;
   r.query = Param(req, "q");
   if (r.query.empty()) return Err(Status::InvalidArgument("give the query as q=..."));

@@ -21,7 +21,7 @@ Result<ArchiveFilter> ParseArchiveFilter(const std::string& value) {
                                      "'"));
 }
 
-void ListSessions(ApiState& api, const httplib::Request& req, httplib::Response& res) {
+void ListSessions(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   auto limit = IntParam(req, "limit", 50, 1, 1000);
   if (!limit) return ReplyError(res, limit.error());
   auto archived = ParseArchiveFilter(Param(req, "archived"));
@@ -36,8 +36,8 @@ void ListSessions(ApiState& api, const httplib::Request& req, httplib::Response&
   ReplyJson(res, 200, ToJson(*page));
 }
 
-void PatchSession(ApiState& api, const std::string& id, const httplib::Request& req,
-                  httplib::Response& res) {
+void PatchSession(ApiState& api, const std::string& id, const HttpRequest& req,
+                  HttpResponse& res) {
   auto body = ParseJsonBody(req, res);
   if (!body) return;
   auto title = body->find("title");
@@ -70,8 +70,8 @@ void PatchSession(ApiState& api, const std::string& id, const httplib::Request& 
 }
 
 // The messages asked for, each image with its bytes as "data_uri" when asked.
-void ReadMessages(ApiState& api, const std::string& id, const httplib::Request& req,
-                  httplib::Response& res) {
+void ReadMessages(ApiState& api, const std::string& id, const HttpRequest& req,
+                  HttpResponse& res) {
   auto from = IntParam(req, "from_seq", 1, 1, INT64_MAX);
   auto limit = IntParam(req, "limit", -1, -1, INT64_MAX);
   auto last = IntParam(req, "last", 0, 0, INT64_MAX);
@@ -97,11 +97,11 @@ void ReadMessages(ApiState& api, const std::string& id, const httplib::Request& 
   ReplyJson(res, 200, {{"messages", std::move(out)}});
 }
 
-void AppendMessages(ApiState& api, const std::string& id, const httplib::Request& req,
-                    httplib::Response& res) {
+void AppendMessages(ApiState& api, const std::string& id, const HttpRequest& req,
+                    HttpResponse& res) {
   Json body;
-  const httplib::MultipartFormDataMap* uploads = nullptr;
-  if (req.is_multipart_form_data()) {
+  const UploadedFiles* uploads = nullptr;
+  if (req.IsMultipartFormData()) {
     auto field = req.files.find("message");
     if (field == req.files.end()) {
       return ReplyError(res, Status::InvalidArgument(
@@ -148,25 +148,29 @@ void AppendMessages(ApiState& api, const std::string& id, const httplib::Request
 }
 
 // A blob never changes (its name is its hash), so caches may keep it forever.
-void ServeBlob(ApiState& api, const std::string& sha256, const httplib::Request& req,
-               httplib::Response& res) {
+// One "Range: bytes=..." is answered with 206; several with the whole blob.
+void ServeBlob(ApiState& api, const std::string& sha256, const HttpRequest& req,
+               HttpResponse& res) {
   const std::string etag = "\"" + sha256 + "\"";
-  if (req.get_header_value("If-None-Match") == etag) {
+  if (req.Header("If-None-Match") == etag) {
     res.status = 304;
-    res.set_header("ETag", etag);
+    res.SetHeader("ETag", etag);
     return;
   }
-  auto bytes = api.store.ReadBlob(sha256);
+  // Hashed before it is sent: bytes damaged on disk must never go out under
+  // the name (and ETag, and "immutable") of what they were.
+  auto bytes = api.store.ReadBlob(sha256, /*verify=*/true);
   if (!bytes) return ReplyError(res, bytes.error());
   auto media = blob::SniffMedia(*bytes);
   const std::string type = media ? media->mime : "application/octet-stream";
-  res.set_header("ETag", etag);
-  res.set_header("Cache-Control", "public, max-age=31536000, immutable");
-  res.set_header("X-Content-Type-Options", "nosniff");
+  res.SetHeader("ETag", etag);
+  res.SetHeader("Cache-Control", "public, max-age=31536000, immutable");
+  res.SetHeader("X-Content-Type-Options", "nosniff");
   // Never rendered as a page of this origin, whatever the bytes hold.
-  res.set_header("Content-Security-Policy", "sandbox; default-src 'none'");
+  res.SetHeader("Content-Security-Policy", "sandbox; default-src 'none'");
   res.status = 200;
-  res.set_content(std::move(*bytes), type.c_str());
+  res.SetBody(std::move(*bytes), type);
+  res.ranges_allowed = true;
 }
 
 }  // namespace

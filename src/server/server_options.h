@@ -19,11 +19,22 @@ struct ServerOptions {
   // Folders whose files the API may read (import by path) or write (export
   // to a folder). Empty: no file path is accepted over HTTP.
   std::vector<std::string> allowed_dirs;
-  // Origins sent Access-Control-Allow-Origin. Empty: CORS off.
+  // Origins sent Access-Control-Allow-Origin, and allowed to write. Empty:
+  // CORS off, and only the server's own pages may write.
   std::vector<std::string> cors_origins;
+  // Host names a request may carry besides loopback names, IP addresses and
+  // `host` (e.g. the name a reverse proxy forwards); any other Host is
+  // refused (421), which stops DNS rebinding.
+  std::vector<std::string> allowed_hosts;
   int64_t max_body_bytes = int64_t{64} * 1024 * 1024;
-  int threads = 64;      // request workers
-  int max_streams = 16;  // live event streams open at once (each holds a worker)
+  int threads = 64;      // requests handled at once (each further one waits)
+  int max_streams = 16;  // live event streams open at once
+  int max_connections = 1024;        // connections open at once, each with its thread
+  int max_connections_per_ip = 256;  // of them, from one client address
+  // Seconds a client has to send a request's headers (from connecting, or
+  // from the previous answer on a kept-alive connection).
+  int header_timeout_seconds = 10;
+  int idle_timeout_seconds = 60;  // a connection silent this long is closed
   // How often a live stream looks for events written by other processes,
   // and sends a keep-alive comment when idle.
   int poll_ms = 1000;

@@ -15,44 +15,28 @@ constexpr const char* kContentSecurityPolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-// "/app.js" as a regular expression that matches only that path.
-std::string ExactPattern(std::string_view path) {
-  std::string pattern;
-  for (char c : path) {
-    if (c == '.' || c == '-') pattern += '\\';
-    pattern += c;
-  }
-  return pattern;
-}
-
-void ServeAsset(const WebAsset& asset, const httplib::Request& req, httplib::Response& res) {
-  res.set_header("Content-Security-Policy", kContentSecurityPolicy);
-  res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_header("Referrer-Policy", "no-referrer");
-  res.set_header("ETag", std::string(asset.etag));
-  res.set_header("Cache-Control", "no-cache");
-  if (req.get_header_value("If-None-Match") == asset.etag) {
+void ServeAsset(const WebAsset& asset, const HttpRequest& req, HttpResponse& res) {
+  res.SetHeader("Content-Security-Policy", kContentSecurityPolicy);
+  res.SetHeader("X-Content-Type-Options", "nosniff");
+  res.SetHeader("Referrer-Policy", "no-referrer");
+  res.SetHeader("ETag", std::string(asset.etag));
+  res.SetHeader("Cache-Control", "no-cache");
+  if (req.Header("If-None-Match") == asset.etag) {
     res.status = 304;
     return;
   }
   res.status = 200;
-  res.set_content(asset.bytes.data(), asset.bytes.size(), std::string(asset.content_type));
+  res.SetBody(std::string(asset.bytes.data(), asset.bytes.size()), asset.content_type);
 }
 
 }  // namespace
 
-void AddWebRoutes(httplib::Server& http) {
-  const WebAsset* index = FindWebAsset("/index.html");
-  if (index) {
-    http.Get("/", [index](const httplib::Request& req, httplib::Response& res) {
-      ServeAsset(*index, req, res);
-    });
-  }
-  for (const WebAsset& asset : WebAssets()) {
-    http.Get(ExactPattern(asset.path), [&asset](const httplib::Request& req, httplib::Response& res) {
-      ServeAsset(asset, req, res);
-    });
-  }
+bool ServeWebPage(const HttpRequest& req, HttpResponse& res) {
+  if (req.method != "GET" && req.method != "HEAD") return false;
+  const WebAsset* asset = FindWebAsset(req.path == "/" ? "/index.html" : req.path);
+  if (!asset) return false;
+  ServeAsset(*asset, req, res);
+  return true;
 }
 
 }  // namespace sessiondb::server

@@ -9,16 +9,17 @@
 // (304, no body) and picks up a new binary's page at once.
 //
 // Example:
-//   httplib::Server http;
-//   AddWebRoutes(http);
+//   if (!ServeWebPage(req, res)) ReplyError(res, 404, "not_found", ...);
 //
-// Thread-safety: call before the server listens.
+// Thread-safety: a pure function of the request and the compiled-in files.
 #pragma once
 
-#include <httplib.h>
+#include "server/http_message.h"
 
 namespace sessiondb::server {
 
-void AddWebRoutes(httplib::Server& http);
+// Answers a GET for / or one of the page's files; false (nothing answered)
+// for any other method or path.
+bool ServeWebPage(const HttpRequest& req, HttpResponse& res);
 
 }  // namespace sessiondb::server

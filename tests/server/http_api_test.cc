@@ -162,7 +162,10 @@ TEST_F(HttpApiTest, MultipartUploadsBecomeAttachments) {
       {"message", message.dump(), "", "application/json"},
       {"shot", png, "shot.png", "image/png"},
   };
-  auto r = client_->Post("/v1/sessions/" + id + "/messages", items);
+  // A multipart body is one a web page can send cross-site: it needs the header.
+  EXPECT_EQ(client_->Post("/v1/sessions/" + id + "/messages", items)->status, 415);
+  const httplib::Headers kUpload = {{"X-Sessiondb-Request", "1"}};
+  auto r = client_->Post("/v1/sessions/" + id + "/messages", kUpload, items);
   ASSERT_EQ(r->status, 201) << r->body;
   json resource = Body(r)["resources"][0];
   EXPECT_EQ(resource["content_sha256"], blob::Sha256Hex(png));
@@ -173,7 +176,7 @@ TEST_F(HttpApiTest, MultipartUploadsBecomeAttachments) {
   json missing = TextMessage("no file");
   missing["parts"].push_back({{"type", "image"}, {"upload", "absent"}});
   httplib::MultipartFormDataItems bad = {{"message", missing.dump(), "", "application/json"}};
-  auto refused = client_->Post("/v1/sessions/" + id + "/messages", bad);
+  auto refused = client_->Post("/v1/sessions/" + id + "/messages", kUpload, bad);
   EXPECT_EQ(refused->status, 400);
   EXPECT_NE(Body(refused)["error"]["message"].get<std::string>().find("absent"), std::string::npos);
   EXPECT_EQ(MessageCount(id), 1);
@@ -357,7 +360,8 @@ TEST_F(HttpApiTest, ExportThenImportIntoAnotherServerAddsOnce) {
   auto copy = other_client->Get("/v1/sessions/" + id + "/export");
   EXPECT_EQ(copy->body, snapshot->body);
 
-  auto garbage = other_client->Post("/v1/import", "this is not any format", "text/plain");
+  auto garbage = other_client->Post("/v1/import", {{"X-Sessiondb-Request", "1"}},
+                                    "this is not any format", "text/plain");
   EXPECT_EQ(garbage->status, 400);
   EXPECT_EQ(Body(other_client->Get("/v1/sessions?archived=all"))["sessions"].size(), 1u);
 }

@@ -325,6 +325,12 @@ TEST(OpenApi, EveryOperationDocumentsItsRefusalsAndTheTokenOne) {
     EXPECT_TRUE(client_error) << Upper(op.method) << " " << op.path << " documents no 4xx";
     // The token check comes before routing, so every route can answer it.
     EXPECT_TRUE(responses.contains("401")) << Upper(op.method) << " " << op.path;
+    // So do the Host check, and for writes the cross-site checks.
+    EXPECT_TRUE(responses.contains("421")) << Upper(op.method) << " " << op.path;
+    if (op.method != "get") {
+      EXPECT_TRUE(responses.contains("415")) << Upper(op.method) << " " << op.path;
+      EXPECT_TRUE(responses.contains("403")) << Upper(op.method) << " " << op.path;
+    }
   }
 }
 

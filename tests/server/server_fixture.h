@@ -75,6 +75,7 @@ class ServerProcess {
   ~ServerProcess() { Stop(); }
 
   bool listening() const { return port_ != 0; }
+  pid_t pid() const { return pid_; }
   int port() const { return port_; }
   const std::string& url() const { return url_; }
 

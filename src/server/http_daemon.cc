@@ -1,0 +1,442 @@
+#include "server/http_daemon.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <vector>
+
+#include "server/http_reply.h"
+
+namespace sessiondb::server {
+
+// One connection, for the header watchdog.
+struct HttpDaemon::Watch {
+  int fd = -1;
+  bool busy = false;  // headers read: a request is being answered
+  bool cut = false;   // shut by the watchdog
+  std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+};
+
+// One request while it is read and answered.
+struct HttpDaemon::Exchange {
+  HttpRequest req;
+  // The answer: decided before the body was read when refused, else the
+  // handler's, begun by the check (CORS headers).
+  HttpResponse early;
+  bool refused = false;  // `early` is the answer
+  bool queued = false;   // an answer was handed to MHD
+  uint64_t received = 0;
+  MHD_PostProcessor* post = nullptr;
+  ~Exchange() {
+    if (post) MHD_destroy_post_processor(post);
+  }
+};
+
+namespace {
+
+constexpr size_t kStreamBlock = 64 * 1024;
+// How much of a body past --max-body is read (and dropped) so that the client
+// gets its 413, before the connection is closed instead.
+constexpr uint64_t kDiscardAfterCap = 8 * 1024 * 1024;
+
+// A streamed answer: MHD asks for bytes, the route's source produces them.
+class Stream final : public ContentSink {
+ public:
+  Stream(ContentSource source, int fd) : source_(std::move(source)), fd_(fd) {}
+
+  bool Write(std::string_view bytes) override {
+    pending_.append(bytes);
+    return Connected();
+  }
+  void Done() override { done_ = true; }
+  bool Connected() const override {
+    if (fd_ < 0) return true;
+    pollfd p{fd_, POLLRDHUP, 0};
+    return !(poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+  }
+
+  // MHD's content reader: blocks (this connection's own thread) until the
+  // source has produced something or ended.
+  static ssize_t Read(void* cls, uint64_t, char* buf, size_t max) {
+    auto* s = static_cast<Stream*>(cls);
+    while (s->offset_ == s->pending_.size()) {
+      s->pending_.clear();
+      s->offset_ = 0;
+      if (s->done_) return MHD_CONTENT_READER_END_OF_STREAM;
+      if (!s->source_(*s)) return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    const size_t n = std::min(max, s->pending_.size() - s->offset_);
+    std::memcpy(buf, s->pending_.data() + s->offset_, n);
+    s->offset_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  static void Free(void* cls) { delete static_cast<Stream*>(cls); }
+
+ private:
+  ContentSource source_;
+  const int fd_;
+  std::string pending_;
+  size_t offset_ = 0;
+  bool done_ = false;
+};
+
+MHD_Result AddValue(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  auto* out = static_cast<std::multimap<std::string, std::string, CaseInsensitiveLess>*>(cls);
+  out->emplace(key ? key : "", value ? value : "");
+  return MHD_YES;
+}
+
+MHD_Result AddParam(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  auto* out = static_cast<std::multimap<std::string, std::string, std::less<>>*>(cls);
+  out->emplace(key ? key : "", value ? value : "");
+  return MHD_YES;
+}
+
+// A field of a multipart body, as it arrives (in pieces for large fields).
+MHD_Result AddField(void* cls, MHD_ValueKind, const char* key, const char* filename,
+                    const char* content_type, const char*, const char* data, uint64_t offset,
+                    size_t size) {
+  auto* files = static_cast<UploadedFiles*>(cls);
+  UploadedFile& f = (*files)[key ? key : ""];
+  if (offset == 0) {
+    f = UploadedFile{filename ? filename : "", content_type ? content_type : "", ""};
+  }
+  f.content.append(data, size);
+  return MHD_YES;
+}
+
+MHD_Result Send(MHD_Connection* c, HttpResponse& res) {
+  MHD_Response* r = nullptr;
+  if (res.source) {
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    auto* stream = new Stream(std::move(res.source), info ? info->connect_fd : -1);
+    r = MHD_create_response_from_callback(
+        res.content_length < 0 ? MHD_SIZE_UNKNOWN : static_cast<uint64_t>(res.content_length),
+        kStreamBlock, &Stream::Read, stream, &Stream::Free);
+    if (!r) delete stream;
+  } else {
+    auto* body = new std::string(std::move(res.body));
+    r = MHD_create_response_from_buffer_with_free_callback_cls(
+        body->size(), body->data(), [](void* p) { delete static_cast<std::string*>(p); }, body);
+    if (!r) delete body;
+  }
+  if (!r) return MHD_NO;
+  for (const auto& [name, value] : res.headers) {
+    MHD_add_response_header(r, name.c_str(), value.c_str());
+  }
+  const MHD_Result queued = MHD_queue_response(c, static_cast<unsigned>(res.status), r);
+  MHD_destroy_response(r);
+  return queued;
+}
+
+void TooLarge(HttpResponse& res, int64_t max) {
+  ReplyError(res, 413, "payload_too_large",
+             "the request body is larger than this server accepts (" + std::to_string(max) +
+                 " bytes, --max-body); send less, or start the server with a larger --max-body");
+}
+
+MHD_Result OnRequestThunk(void* cls, MHD_Connection* c, const char* url, const char* method,
+                          const char*, const char* upload_data, size_t* upload_size,
+                          void** exchange) {
+  return static_cast<HttpDaemon*>(cls)->OnRequest(c, url, method, upload_data, upload_size,
+                                                  exchange) == MHD_YES
+             ? MHD_YES
+             : MHD_NO;
+}
+
+void OnCompletedThunk(void* cls, MHD_Connection* c, void** exchange, MHD_RequestTerminationCode) {
+  static_cast<HttpDaemon*>(cls)->OnCompleted(c, exchange);
+}
+
+void OnConnectionThunk(void* cls, MHD_Connection* c, void** socket_context,
+                       MHD_ConnectionNotificationCode code) {
+  static_cast<HttpDaemon*>(cls)->OnConnection(c, socket_context,
+                                              code == MHD_CONNECTION_NOTIFY_STARTED);
+}
+
+// A listening socket on host:port without SO_REUSEPORT.
+Result<int> BindSocket(const std::string& host, int port, int* family) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  std::string name = host;
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']') name = name.substr(1, name.size() - 2);
+  if (int rc = getaddrinfo(name.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    return Err(Status::InvalidArgument("cannot listen on " + host + ": " + gai_strerror(rc) +
+                                       "; give --host an address of this machine"));
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(found, &freeaddrinfo);
+  const std::string where = host + ":" + service;
+  int fd = socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
+  if (fd < 0) return Err(Status::Io("cannot open a socket for " + where + ": " + std::strerror(errno)));
+  // SO_REUSEADDR lets a restarted server bind while old connections linger in
+  // TIME_WAIT; unlike SO_REUSEPORT it never lets two servers share the port.
+  const int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  if (bind(fd, found->ai_addr, found->ai_addrlen) != 0 || listen(fd, kListenBacklog) != 0) {
+    const int error = errno;
+    close(fd);
+    if (error == EADDRINUSE) {
+      return Err(Status::Busy("cannot listen on " + where +
+                              ": address in use (is another server running there?); pick "
+                              "another with --port, or --port 0 for any free one"));
+    }
+    return Err(Status::InvalidArgument("cannot listen on " + where + ": " + std::strerror(error) +
+                                       " (not an address of this machine?); give --host an "
+                                       "address of this machine"));
+  }
+  *family = found->ai_family;
+  return fd;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HttpDaemon>> HttpDaemon::Listen(const std::string& host, int port,
+                                                       const DaemonLimits& limits,
+                                                       HeaderCheck check, RequestHandler handler) {
+  int family = AF_INET;
+  ASSIGN_OR_RETURN(int fd, BindSocket(host, port, &family));
+  sockaddr_storage bound{};
+  socklen_t length = sizeof(bound);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
+  const int bound_port = ntohs(family == AF_INET6
+                                   ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                   : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+
+  std::unique_ptr<HttpDaemon> d(new HttpDaemon(limits, std::move(check), std::move(handler)));
+  d->port_ = bound_port;
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
+  if (family == AF_INET6) flags |= MHD_USE_IPv6;
+  d->daemon_ = MHD_start_daemon(
+      flags, 0, nullptr, nullptr, &OnRequestThunk, d.get(),
+      MHD_OPTION_LISTEN_SOCKET, fd,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits.header_memory_bytes,
+      MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections),
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections_per_ip),
+      MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits.idle_timeout_seconds),
+      MHD_OPTION_NOTIFY_COMPLETED, &OnCompletedThunk, d.get(),
+      MHD_OPTION_NOTIFY_CONNECTION, &OnConnectionThunk, d.get(),
+      MHD_OPTION_STRICT_FOR_CLIENT, 1,
+      MHD_OPTION_END);
+  if (!d->daemon_) {
+    close(fd);
+    return Err(Status::Internal("the HTTP server (libmicrohttpd) did not start on " + host + ":" +
+                                std::to_string(bound_port)));
+  }
+  d->watchdog_ = std::thread([raw = d.get()] { raw->WatchHeaders(); });
+  return d;
+}
+
+HttpDaemon::~HttpDaemon() { Stop(); }
+
+void HttpDaemon::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+  if (daemon_) MHD_stop_daemon(daemon_);
+  daemon_ = nullptr;
+}
+
+void HttpDaemon::WatchHeaders() {
+  const auto limit = std::chrono::seconds(limits_.header_timeout_seconds);
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    stop_cv_.wait_for(lock, std::chrono::milliseconds(500));
+    const auto now = std::chrono::steady_clock::now();
+    for (Watch* w : watches_) {
+      if (w->busy || w->cut || now - w->since < limit) continue;
+      // Read side and write side: MHD's thread sees the end of the stream and
+      // closes the connection itself.
+      shutdown(w->fd, SHUT_RDWR);
+      w->cut = true;
+    }
+  }
+}
+
+void HttpDaemon::OnConnection(MHD_Connection* c, void** socket_context, bool opened) {
+  std::lock_guard lock(mu_);
+  if (opened) {
+    auto* w = new Watch;
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    w->fd = info ? info->connect_fd : -1;
+    // Small answers and stream frames go out at once, not after the client's
+    // delayed ACK (Nagle: up to 40 ms each).
+    const int on = 1;
+    if (w->fd >= 0) setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    if (w->fd >= 0) watches_.insert(w);
+    *socket_context = w;
+    return;
+  }
+  auto* w = static_cast<Watch*>(*socket_context);
+  watches_.erase(w);
+  delete w;
+  *socket_context = nullptr;
+}
+
+void HttpDaemon::SetBusy(MHD_Connection* c, bool busy) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  if (!info || !info->socket_context) return;
+  std::lock_guard lock(mu_);
+  auto* w = static_cast<Watch*>(info->socket_context);
+  w->busy = busy;
+  w->since = std::chrono::steady_clock::now();
+}
+
+void HttpDaemon::OnCompleted(MHD_Connection* c, void** exchange) {
+  delete static_cast<Exchange*>(*exchange);
+  *exchange = nullptr;
+  SetBusy(c, false);
+}
+
+int HttpDaemon::OnRequest(MHD_Connection* c, const char* url, const char* method,
+                          const char* upload_data, size_t* upload_size, void** exchange) {
+  auto* ex = static_cast<Exchange*>(*exchange);
+  auto answer = [&](HttpResponse& res) {
+    ex->queued = true;
+    if (ex->req.method == "GET" && res.ranges_allowed) ApplyRange(ex->req.Header("Range"), res);
+    return Send(c, res);
+  };
+  if (!ex) {
+    // The headers are in; none of the body is read yet.
+    ex = new Exchange;
+    *exchange = ex;
+    SetBusy(c, true);
+    HttpRequest& req = ex->req;
+    req.method = method;
+    req.path = url;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, &AddValue, &req.headers);
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, &AddParam, &req.params);
+    if (const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        info && info->client_addr) {
+      char text[INET6_ADDRSTRLEN] = "";
+      const sockaddr* a = info->client_addr;
+      if (a->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, text, sizeof(text));
+      } else if (a->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, text, sizeof(text));
+      }
+      req.remote_address = text;
+    }
+    if (!check_(req, ex->early)) return answer(ex->early);
+    const std::string length = req.Header("Content-Length");
+    uint64_t declared = 0;
+    if (!length.empty() &&
+        std::from_chars(length.data(), length.data() + length.size(), declared).ec == std::errc() &&
+        declared > static_cast<uint64_t>(limits_.max_body_bytes)) {
+      TooLarge(ex->early, limits_.max_body_bytes);
+      return answer(ex->early);
+    }
+    if (req.IsMultipartFormData()) {
+      ex->post = MHD_create_post_processor(c, kStreamBlock, &AddField, &req.files);
+      if (!ex->post) {
+        ReplyError(ex->early, 400, "invalid_argument",
+                   "a multipart/form-data body needs a boundary in its Content-Type");
+        return answer(ex->early);
+      }
+    }
+    return MHD_YES;
+  }
+  if (*upload_size > 0) {
+    const size_t size = *upload_size;
+    *upload_size = 0;
+    if (ex->queued) return MHD_YES;  // answered already; the rest is dropped
+    ex->received += size;
+    const uint64_t cap = static_cast<uint64_t>(limits_.max_body_bytes);
+    if (ex->refused) {
+      // Past the cap: what arrives is dropped. MHD cannot answer in the
+      // middle of a body, so a client that ends its body soon after gets its
+      // 413; one that goes on is cut off.
+      return ex->received > cap + std::min<uint64_t>(cap, kDiscardAfterCap) ? MHD_NO : MHD_YES;
+    }
+    if (ex->received > cap) {
+      // A chunked body (no Content-Length) reached the cap: nothing of it is
+      // kept.
+      ex->refused = true;
+      ex->req.body.clear();
+      ex->req.body.shrink_to_fit();
+      ex->req.files.clear();
+      TooLarge(ex->early, limits_.max_body_bytes);
+      return MHD_YES;
+    }
+    if (ex->post) {
+      if (MHD_post_process(ex->post, upload_data, size) != MHD_YES) {
+        ex->refused = true;
+        ReplyError(ex->early, 400, "invalid_argument", "the multipart/form-data body is malformed");
+      }
+    } else {
+      ex->req.body.append(upload_data, size);
+    }
+    return MHD_YES;
+  }
+  // The whole body is in.
+  if (ex->queued) return MHD_YES;
+  if (ex->refused) return answer(ex->early);
+  // `early` holds what the check added for an accepted request (CORS headers).
+  handler_(ex->req, ex->early);
+  return answer(ex->early);
+}
+
+void ApplyRange(std::string_view range, HttpResponse& res) {
+  if (range.empty() || res.status != 200 || res.source || !res.ranges_allowed) return;
+  const uint64_t size = res.body.size();
+  res.SetHeader("Accept-Ranges", "bytes");
+  auto unsatisfiable = [&] {
+    const std::string type = res.Header("Content-Type");
+    res.headers.clear();
+    ReplyError(res, 416, "range_not_satisfiable",
+               "the Range must be one range of bytes within the " + std::to_string(size) +
+                   "-byte body, e.g. bytes=0-1023");
+    res.SetHeader("Content-Range", "bytes */" + std::to_string(size));
+  };
+  constexpr std::string_view kUnit = "bytes=";
+  if (!range.starts_with(kUnit)) return unsatisfiable();
+  std::string_view spec = range.substr(kUnit.size());
+  // Several ranges: the whole body, as RFC 9110 allows; never a multipart
+  // answer that could be many times the body's size.
+  if (spec.find(',') != std::string_view::npos) return;
+  const size_t dash = spec.find('-');
+  if (dash == std::string_view::npos) return unsatisfiable();
+  auto number = [](std::string_view text, uint64_t* out) {
+    return !text.empty() &&
+           std::from_chars(text.data(), text.data() + text.size(), *out).ec == std::errc() &&
+           std::from_chars(text.data(), text.data() + text.size(), *out).ptr ==
+               text.data() + text.size();
+  };
+  uint64_t first = 0;
+  uint64_t last = size == 0 ? 0 : size - 1;
+  const std::string_view a = spec.substr(0, dash);
+  const std::string_view b = spec.substr(dash + 1);
+  if (a.empty()) {  // bytes=-N: the last N bytes
+    uint64_t n = 0;
+    if (!number(b, &n) || n == 0 || size == 0) return unsatisfiable();
+    first = n >= size ? 0 : size - n;
+  } else {
+    if (!number(a, &first) || first >= size) return unsatisfiable();
+    if (!b.empty()) {
+      uint64_t end = 0;
+      if (!number(b, &end) || end < first) return unsatisfiable();
+      last = std::min(end, size - 1);
+    }
+  }
+  res.body = res.body.substr(first, last - first + 1);
+  res.status = 206;
+  res.SetHeader("Content-Range", "bytes " + std::to_string(first) + "-" + std::to_string(last) +
+                                     "/" + std::to_string(size));
+}
+
+}  // namespace sessiondb::server
