@@ -7,11 +7,13 @@
 #include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "core/json_parse.h"
 #include "memory/claude_hook.h"
 #include "sessiondb/memory.h"
 
@@ -192,18 +194,20 @@ void AddHook(CLI::App& app, CliContext& ctx) {
     nlohmann::json settings = nlohmann::json::object();
     std::ifstream in(file);
     if (in) {
-      try {
-        settings = nlohmann::json::parse(in);
-      } catch (const std::exception& e) {
-        return ctx.Fail(Status::InvalidArgument(file + " is not valid JSON (" + e.what() +
+      const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      Result<nlohmann::json> parsed = ParseJson(text);
+      if (!parsed) {
+        return ctx.Fail(Status::InvalidArgument(file + " is not valid JSON (" +
+                                                parsed.error().message() +
                                                 "); fix it or merge this by hand:\n" + snippet));
       }
       if (!settings.is_object()) {
         return ctx.Fail(Status::InvalidArgument(file + " is not a JSON object; not changed"));
       }
     }
-    nlohmann::json ours = nlohmann::json::parse(snippet);
+    nlohmann::json ours = ParseJson(snippet).value_or(nlohmann::json::object());
     nlohmann::json& hooks = settings["hooks"];
+      settings = std::move(*parsed);
     if (!hooks.is_object()) hooks = nlohmann::json::object();
     for (const char* event : {"PreToolUse", "PostToolUse"}) {
       nlohmann::json& list = hooks[event];

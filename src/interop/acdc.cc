@@ -19,6 +19,7 @@
 #include "blob/base64.h"
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
 
@@ -73,7 +74,7 @@ int Detect(const fs::path& path) {
   const fs::path history = HistoryFile(path);
   if (history.filename() != "history.jsonl" || !fs::is_regular_file(history, ec)) return 0;
   const std::string first = FirstLine(history);
-  json record = json::parse(first, nullptr, /*allow_exceptions=*/false);
+  json record = ParseJson(first).value_or(json());
   const bool shaped = IsAcdcRecord(record);
   const fs::path folder = fs::is_directory(path, ec) ? path : path.parent_path();
   const std::string name = folder.filename().string();
@@ -261,9 +262,11 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
       continue;
     }
     if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json record = json::parse(line.text, nullptr, /*allow_exceptions=*/false);
-    if (record.is_discarded()) {
-      sink.Skip(where, line.at_eof_without_newline
+    Result<json> parsed = ParseJson(line.text);
+    if (!parsed) {
+      sink.Skip(where, IsJsonNestingError(parsed.error())
+                           ? parsed.error().message() + "; it is left out"
+                       : line.at_eof_without_newline
                            ? "the last line is truncated (no newline, not complete JSON): an "
                              "interrupted write; it is left out"
                            : "the line is not JSON; it is left out");
@@ -274,6 +277,7 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
       sink.Skip(where, "the record has no session_id; it is left out");
       continue;
     }
+    json& record = *parsed;
     auto [it, inserted] = index.emplace(session, sessions.size());
     if (inserted) sessions.push_back({session, {}});
     sessions[it->second].records.push_back(
@@ -297,7 +301,7 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
       done += span.length;
       sink.Progress(total / 2 + done / 2, total);
       const std::string where = label + std::to_string(span.line);
-      json record = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      json record = ParseJson(text).value_or(json(json::value_t::discarded));
       if (record.is_discarded()) {
         sink.Skip(where, "the line changed while it was being imported; it is left out");
         continue;
@@ -358,7 +362,7 @@ Status WriteFileAtomically(const fs::path& path, std::string_view bytes) {
 // for a message ac-dc cannot show (no text and no image).
 Result<std::optional<json>> ToRecord(Store& store, const Session& session, const Message& m,
                                      const fs::path& images_dir, ExportReport* report) {
-  json meta = json::parse(m.metadata_json.empty() ? "{}" : m.metadata_json, nullptr, false);
+  json meta = ParseJson(m.metadata_json.empty() ? "{}" : m.metadata_json).value_or(json());
   if (!meta.is_object()) meta = json::object();
   json record = json::object();
   std::string id = m.id;
@@ -400,7 +404,7 @@ Result<std::optional<json>> ToRecord(Store& store, const Session& session, const
   }
   if (!m.files_modified.empty()) record["files_modified"] = m.files_modified;
   if (!m.edit_results_json.empty()) {
-    json edits = json::parse(m.edit_results_json, nullptr, false);
+    json edits = ParseJson(m.edit_results_json).value_or(json());
     if (edits.is_array()) record["edit_results"] = edits;
   }
   if (auto it = meta.find("agent_blocks"); it != meta.end() && it->is_array()) {

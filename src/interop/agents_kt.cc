@@ -12,11 +12,13 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "blob/base64.h"
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/output_file.h"
 
@@ -120,11 +122,12 @@ Result<Message> DecodeMessage(const json& jm, const std::string& where, ImportSi
 Status ImportFile(const fs::path& path, ImportSink& sink) {
   const std::string where = path.filename().string();
   std::ifstream in(path, std::ios::binary);
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    sink.Skip(where, std::string("not a complete JSON document (truncated?): ") + e.what());
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  Result<json> parsed = ParseJson(text);
+  if (!parsed) {
+    sink.Skip(where, IsJsonNestingError(parsed.error())
+                         ? parsed.error().message() + "; the snapshot is left out"
+                         : "not a complete JSON document (truncated?): " + parsed.error().message());
     return Status::Ok();
   }
   if (!doc.is_object() || !doc.contains("messages") || !doc["messages"].is_array()) {
@@ -132,6 +135,7 @@ Status ImportFile(const fs::path& path, ImportSink& sink) {
     return Status::Ok();
   }
   std::string source_id = StringOr(doc, "sessionId");
+  json doc = std::move(*parsed);
   if (source_id.empty()) source_id = StringOr(doc, "requestId");
   if (source_id.empty()) source_id = path.stem().string();
   Session session;
@@ -253,10 +257,9 @@ Result<ordered_json> EncodeMessage(Store& store, const Message& m, ExportReport*
         append(p.text);
         break;
       case PartType::kToolCall: {
-        json args = json::parse(p.arguments_json.empty() ? "{}" : p.arguments_json, nullptr,
-                                /*allow_exceptions=*/false);
+        json args = ParseJson(p.arguments_json.empty() ? "{}" : p.arguments_json).value_or(json());
         if (!args.is_object()) args = json::object();  // Agents.KT arguments are a map
-        calls.push_back({{"name", p.tool_name}, {"arguments", ordered_json::parse(args.dump())}});
+        calls.push_back({{"name", p.tool_name}, {"arguments", ordered_json(args)}});
         break;
       }
       case PartType::kImage: {
@@ -288,7 +291,7 @@ Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs:
   fs::create_directories(out, ec);
   if (ec) return Status::Io("cannot create " + out.string() + ": " + ec.message());
   for (const Session& s : sessions) {
-    json meta = json::parse(s.metadata_json.empty() ? "{}" : s.metadata_json, nullptr, false);
+    json meta = ParseJson(s.metadata_json.empty() ? "{}" : s.metadata_json).value_or(json());
     const json kept =
         meta.is_object() && meta.contains("agents_kt") && meta["agents_kt"].is_object()
             ? meta["agents_kt"]
@@ -319,7 +322,7 @@ Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs:
     }
     auto kept_or = [&kept](const char* key, const json& fallback) {
       auto it = kept.find(key);
-      return ordered_json::parse((it != kept.end() ? *it : fallback).dump());
+      return ordered_json(it != kept.end() ? *it : fallback);
     };
     const std::string session_key = kept.value("sessionId", s.id);
     ordered_json doc;

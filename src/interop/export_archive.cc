@@ -6,7 +6,9 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/json_parse.h"
 namespace sessiondb::interop {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -268,10 +270,13 @@ Status ForEachConversation(
           sink.Skip(where, "the file ends inside this conversation (cut short)");
           return Status::Ok();
         }
-        nlohmann::json c = nlohmann::json::parse(el.text, nullptr, false);
+        Result<nlohmann::json> parsed = ParseJson(el.text);
         el.text.clear();
-        if (c.is_discarded() || !c.is_object()) {
-          sink.Skip(where, "the conversation is not a valid JSON object");
+        nlohmann::json c = parsed.value_or(nlohmann::json());
+        if (!c.is_object()) {
+          sink.Skip(where, !parsed && IsJsonNestingError(parsed.error())
+                               ? parsed.error().message() + "; the conversation is left out"
+                               : "the conversation is not a valid JSON object");
           return Status::Ok();
         }
         return fn(c, where);

@@ -14,6 +14,7 @@
 
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
 
@@ -56,7 +57,7 @@ int Detect(const fs::path& path) {
   JsonlReader::Line line;
   auto more = (*reader)->Next(&line);
   if (!more || !*more || line.too_long) return 0;
-  json first = json::parse(line.text, nullptr, /*allow_exceptions=*/false);
+  json first = ParseJson(line.text).value_or(json());
   return IsEnvelope(first) ? 90 : 0;
 }
 
@@ -383,9 +384,11 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
       continue;
     }
     if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json e = json::parse(line.text, nullptr, /*allow_exceptions=*/false);
-    if (e.is_discarded()) {
-      sink.Skip(where, line.at_eof_without_newline
+    Result<json> parsed = ParseJson(line.text);
+    if (!parsed) {
+      sink.Skip(where, IsJsonNestingError(parsed.error())
+                           ? parsed.error().message() + "; it is left out"
+                       : line.at_eof_without_newline
                            ? "the last line is truncated (no newline, not complete JSON): an "
                              "interrupted write; it is left out"
                            : "the line is not JSON; it is left out");
@@ -393,6 +396,7 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
     }
     if (!IsEnvelope(e)) {
       sink.Skip(where, "not a Pixir event (no session_id/seq/ts/type/data envelope); left out");
+    json& e = *parsed;
       continue;
     }
     if (Str(e, "session_id") != file_session) {

@@ -2,9 +2,11 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "blob/sha256.h"
+#include "core/json_parse.h"
 
 namespace sessiondb::memory {
 namespace {
@@ -127,7 +129,12 @@ HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
                                 SeenKeyMode mode) {
   HookAnswer answer;
   try {
-    Json event = Json::parse(event_json);
+    Result<Json> parsed = ParseJson(event_json);
+    if (!parsed) {
+      answer.log = "hook: the event is not accepted (" + parsed.error().message() + "); allowed";
+      return answer;
+    }
+    const Json& event = *parsed;
     if (!event.is_object()) {
       answer.log = "hook: the event is not a JSON object; allowed";
       return answer;

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "core/json_parse.h"
 #include "server/mcp_text.h"
 #include "server/mcp_tools.h"
 
@@ -86,10 +87,11 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
                               "Invalid Request: a message of " + std::to_string(line.size()) +
                                   " bytes; the limit is " + std::to_string(kMaxLineBytes)));
   }
-  Json message = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (message.is_discarded()) {
+  Result<Json> parsed = ParseJson(line);
+  if (!parsed) {
     Log("a line that is not JSON: " + OneLine(line, 80));
-    return Dump(ErrorResponse(nullptr, kParseError, "Parse error: the line is not JSON"));
+    return Dump(ErrorResponse(nullptr, kParseError,
+                              "Parse error: the line is not JSON: " + parsed.error().message()));
   }
   if (!message.is_array()) {
     std::optional<Json> answer = HandleMessage(message);
@@ -113,6 +115,7 @@ std::optional<Json> McpServer::HandleMessage(const Json& message) {
   }
   const bool has_id = message.contains("id");
   const Json id = has_id && ValidId(message["id"]) ? message["id"] : Json();
+  Json& message = *parsed;
   auto method_it = message.find("method");
   if (method_it == message.end()) {
     // A response to a request of ours: we send none, so there is nothing to match.
