@@ -22,6 +22,7 @@
 #include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
+#include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
 namespace {
@@ -58,6 +59,7 @@ bool IsAcdcRecord(const json& record) {
 
 // The first line of `file` (at most 1 MiB of it), or empty.
 std::string FirstLine(const fs::path& file) {
+  if (!MayRead(file)) return {};
   std::ifstream in(file, std::ios::binary);
   if (!in) return {};
   std::string line;
@@ -145,12 +147,15 @@ bool HashMatches(const std::string& bytes, const std::string& extension_mime,
 std::optional<Part> ReadImage(const fs::path& images_dir, const std::string& ref,
                               const std::string& where, ImportSink& sink) {
   const std::string what = "image '" + ref + "'";
-  if (ref.empty() || ref.find('/') != std::string::npos || ref.find('\\') != std::string::npos ||
-      ref == "." || ref == "..") {
-    sink.Skip(where, what + " is not a file name inside images/; the image is left out");
+  if (!IsPlainFileName(ref)) {
+    sink.Skip(where, "an image reference is not a file name inside images/; the image is left out");
     return std::nullopt;
   }
   const fs::path file = images_dir / ref;
+  if (!MayRead(file)) {
+    sink.Skip(where, OutsideReason(what) + "; the message is imported without it");
+    return std::nullopt;
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     sink.Skip(where, what + " is missing from " + images_dir.string() +
@@ -272,12 +277,12 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
                            : "the line is not JSON; it is left out");
       continue;
     }
+    json& record = *parsed;
     const std::string session = StringField(record, "session_id");
     if (!record.is_object() || session.empty()) {
       sink.Skip(where, "the record has no session_id; it is left out");
       continue;
     }
-    json& record = *parsed;
     auto [it, inserted] = index.emplace(session, sessions.size());
     if (inserted) sessions.push_back({session, {}});
     sessions[it->second].records.push_back(

@@ -21,6 +21,7 @@
 #include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/output_file.h"
+#include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
 namespace {
@@ -121,6 +122,10 @@ Result<Message> DecodeMessage(const json& jm, const std::string& where, ImportSi
 // Imports one snapshot file; a file that cannot be read is skipped whole.
 Status ImportFile(const fs::path& path, ImportSink& sink) {
   const std::string where = path.filename().string();
+  if (!MayRead(path)) {
+    sink.Skip(where, OutsideReason(where));
+    return Status::Ok();
+  }
   std::ifstream in(path, std::ios::binary);
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   Result<json> parsed = ParseJson(text);
@@ -130,12 +135,12 @@ Status ImportFile(const fs::path& path, ImportSink& sink) {
                          : "not a complete JSON document (truncated?): " + parsed.error().message());
     return Status::Ok();
   }
+  json doc = std::move(*parsed);
   if (!doc.is_object() || !doc.contains("messages") || !doc["messages"].is_array()) {
     sink.Skip(where, "not an Agents.KT snapshot: no 'messages' array");
     return Status::Ok();
   }
   std::string source_id = StringOr(doc, "sessionId");
-  json doc = std::move(*parsed);
   if (source_id.empty()) source_id = StringOr(doc, "requestId");
   if (source_id.empty()) source_id = path.stem().string();
   Session session;

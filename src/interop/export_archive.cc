@@ -7,8 +7,9 @@
 #include <fstream>
 
 #include "core/json_parse.h"
-namespace sessiondb::interop {
+#include "interop/read_confinement.h"
 
+namespace sessiondb::interop {
 namespace {
 
 namespace fs = std::filesystem;
@@ -29,6 +30,7 @@ std::string PeekConversations(const fs::path& path, size_t n) {
   if (dir && !fs::exists(path / "conversations.json", ec)) return "";
   if (path.extension() != ".zip") {
     // A file on disk: its first bytes, without scanning a whole conversation.
+    if (!MayRead(dir ? path / "conversations.json" : path)) return "";
     std::ifstream in(dir ? path / "conversations.json" : path, std::ios::binary);
     std::string head(n, '\0');
     in.read(head.data(), static_cast<std::streamsize>(n));
@@ -55,7 +57,7 @@ Result<std::unique_ptr<ExportArchive>> ExportArchive::Open(const fs::path& path)
   if (fs::is_directory(path, ec)) {
     a->root_ = path;
     for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-      if (!it->is_regular_file(ec)) continue;
+      if (!it->is_regular_file(ec) || !MayRead(it->path())) continue;
       const std::string rel = fs::relative(it->path(), path, ec).generic_string();
       if (rel == "conversations.json") {
         a->json_path_ = it->path();
@@ -143,6 +145,7 @@ Result<int64_t> ExportArchive::ReadChunk(char* buf, size_t n) {
 }
 
 Status ExportArchive::ForEach(const std::function<Status(Element&)>& fn, int64_t* bytes_read,
+  if (!MayRead(p)) return Err(Status::InvalidArgument(OutsideReason(name)));
                               int64_t* total_bytes) {
   if (zip_) {
     zip_stat_t st;

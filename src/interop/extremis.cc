@@ -16,6 +16,7 @@
 #include "blob/base64.h"
 #include "core/json_parse.h"
 #include "interop/formats.h"
+#include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
 namespace {
@@ -36,6 +37,7 @@ fs::path SessionsDir(const fs::path& path) {
 }
 
 Result<json> ReadJson(const fs::path& file) {
+  if (!MayRead(file)) return Err(Status::InvalidArgument(OutsideReason(file.filename().string())));
   std::ifstream in(file, std::ios::binary);
   if (!in) return Err(Status::NotFound("cannot open " + file.string()));
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -249,6 +251,14 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
   std::vector<fs::path> files;
   std::set<fs::path> seen;
   for (const std::string& id : index.order) {
+    // An id is a name, never a path: "../x" or a NUL would lead the import
+    // to files outside the sessions folder (and the skip would say which
+    // exist there).
+    if (!IsPlainFileName(id)) {
+      sink.Skip("index.json", "lists a session whose id is not a plain file name (it holds '/', "
+                              "'\\', '..' or a control character); the session is left out");
+      continue;
+    }
     const fs::path file = dir / (id + ".json");
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) {

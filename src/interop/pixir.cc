@@ -17,6 +17,7 @@
 #include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
+#include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
 namespace {
@@ -78,10 +79,7 @@ bool IsEphemeral(const std::string& type) {
          type == "context_pressure";
 }
 
-bool IsSafeComponent(const std::string& s) {
-  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
-         s.find('\\') == std::string::npos;
-}
+bool IsSafeComponent(const std::string& s) { return IsPlainFileName(s); }
 
 // State carried across the lines of one log.
 struct LogState {
@@ -150,6 +148,10 @@ std::optional<Part> ResourcePart(const json& d, const LogState& state, const std
     for (const auto& entry : fs::directory_iterator(state.resources_dir / rid, ec)) {
       if (entry.path().stem() == sha) file = entry.path();
     }
+  }
+  if (!MayRead(file)) {
+    sink.Skip(where, OutsideReason(label) + "; the message is imported without it");
+    return std::nullopt;
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
@@ -394,9 +396,9 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
                            : "the line is not JSON; it is left out");
       continue;
     }
+    json& e = *parsed;
     if (!IsEnvelope(e)) {
       sink.Skip(where, "not a Pixir event (no session_id/seq/ts/type/data envelope); left out");
-    json& e = *parsed;
       continue;
     }
     if (Str(e, "session_id") != file_session) {
