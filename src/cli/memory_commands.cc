@@ -135,7 +135,13 @@ void AddHook(CLI::App& app, CliContext& ctx) {
       "with them as the reason; the retry passes. Errors are logged to stderr and the\n"
       "call goes on. Install with `sessiondb hook install claude-code`.");
   claude->callback([&ctx, mode] {
-    std::string event(std::istreambuf_iterator<char>(std::cin), {});
+    std::string too_big;
+    const std::optional<std::string> event = memory::ReadHookEvent(std::cin, &too_big);
+    if (!event) {  // never buffered whole; the call goes on, as on any error
+      std::cerr << "hook: " << too_big << "; allowed\n";
+      ctx.set_exit_code(kExitOk);
+      return;
+    }
     std::string log;
     std::unique_ptr<CodeMemory> memory;
     auto seen = memory::ParseSeenKeyMode(*mode);
@@ -157,7 +163,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
       log += "hook: cannot open the store at " + path + ": " + opened.error().message();
     }
     memory::HookAnswer answer = memory::HandleClaudeCodeHook(
-        event, memory.get(), seen ? *seen : memory::SeenKeyMode::kContent);
+        *event, memory.get(), seen ? *seen : memory::SeenKeyMode::kContent);
     std::cout << answer.stdout_text << std::flush;
     if (!log.empty()) std::cerr << log << "\n";
     if (!answer.log.empty() && std::getenv("SESSIONDB_HOOK_QUIET") == nullptr) {
@@ -201,13 +207,13 @@ void AddHook(CLI::App& app, CliContext& ctx) {
                                                 parsed.error().message() +
                                                 "); fix it or merge this by hand:\n" + snippet));
       }
+      settings = std::move(*parsed);
       if (!settings.is_object()) {
         return ctx.Fail(Status::InvalidArgument(file + " is not a JSON object; not changed"));
       }
     }
     nlohmann::json ours = ParseJson(snippet).value_or(nlohmann::json::object());
     nlohmann::json& hooks = settings["hooks"];
-      settings = std::move(*parsed);
     if (!hooks.is_object()) hooks = nlohmann::json::object();
     for (const char* event : {"PreToolUse", "PostToolUse"}) {
       nlohmann::json& list = hooks[event];

@@ -237,3 +237,18 @@ std::string ClaudeCodeHookSettings(std::string_view command) {
 }
 
 }  // namespace sessiondb::memory
+std::optional<std::string> ReadHookEvent(std::istream& in, std::string* why) {
+  std::string event;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    const auto n = static_cast<size_t>(in.gcount());
+    if (event.size() + n > kMaxHookEventBytes) {
+      *why = "the event is larger than " + std::to_string(kMaxHookEventBytes) +
+             " bytes, the limit for one hook event";
+      return std::nullopt;
+    }
+    event.append(buf, n);
+  }
+  return event;
+}
+

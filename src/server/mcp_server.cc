@@ -22,8 +22,10 @@ constexpr int kInvalidParams = -32602;
 constexpr int kInternalError = -32603;
 constexpr int kResourceNotFound = -32002;
 
-// A request line longer than this is refused unread (no MCP request comes
-// near it; the answers can be large, the questions are not).
+// A request line longer than this is refused, and never held: Serve keeps
+// at most this much of a line while reading it and drops the rest up to the
+// newline (no MCP request comes near it; the answers can be large, the
+// questions are not).
 constexpr size_t kMaxLineBytes = size_t{4} << 20;
 // Sessions per resources/list page.
 constexpr int kResourcePage = 50;
@@ -68,9 +70,29 @@ McpServer::~McpServer() = default;
 void McpServer::Log(std::string_view line) const { options_.log(line); }
 
 Status McpServer::Serve(std::istream& in, std::ostream& out) {
+  std::streambuf* source = in.rdbuf();
   std::string line;
-  while (std::getline(in, line)) {
-    std::optional<std::string> answer = HandleLine(line);
+  while (true) {
+    // One line, kept up to kMaxLineBytes + 1 bytes (enough for HandleLine to
+    // see it is too long), however long it really is.
+    line.clear();
+    size_t length = 0;
+    bool any = false;
+    for (int c = source->sbumpc(); c != std::char_traits<char>::eof(); c = source->sbumpc()) {
+      any = true;
+      if (c == '\n') break;
+      if (length++ <= kMaxLineBytes) line.push_back(static_cast<char>(c));
+    }
+    if (!any) break;
+    std::optional<std::string> answer;
+    if (length > kMaxLineBytes) {
+      Log("refused a message of " + std::to_string(length) + " bytes");
+      answer = Dump(ErrorResponse(nullptr, kInvalidRequest,
+                                  "Invalid Request: a message of " + std::to_string(length) +
+                                      " bytes; the limit is " + std::to_string(kMaxLineBytes)));
+    } else {
+      answer = HandleLine(line);
+    }
     if (!answer) continue;
     out << *answer << '\n' << std::flush;
     if (!out) return Status::Io("cannot write to standard output: the client closed it");
@@ -93,6 +115,7 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
     return Dump(ErrorResponse(nullptr, kParseError,
                               "Parse error: the line is not JSON: " + parsed.error().message()));
   }
+  Json& message = *parsed;
   if (!message.is_array()) {
     std::optional<Json> answer = HandleMessage(message);
     return answer ? std::optional(Dump(*answer)) : std::nullopt;
@@ -115,7 +138,6 @@ std::optional<Json> McpServer::HandleMessage(const Json& message) {
   }
   const bool has_id = message.contains("id");
   const Json id = has_id && ValidId(message["id"]) ? message["id"] : Json();
-  Json& message = *parsed;
   auto method_it = message.find("method");
   if (method_it == message.end()) {
     // A response to a request of ours: we send none, so there is nothing to match.
