@@ -7,6 +7,7 @@
 
 #include "blob/sha256.h"
 #include "core/json_parse.h"
+#include "memory/hook_file.h"
 
 namespace sessiondb::memory {
 namespace {
@@ -18,14 +19,6 @@ std::string Str(const Json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// The file as it is on disk now ("" when it cannot be read).
-std::string ReadFileOrEmpty(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 std::string ReplaceFirst(std::string text, const std::string& from, const std::string& to) {
   if (from.empty()) return text;
@@ -35,17 +28,32 @@ std::string ReplaceFirst(std::string text, const std::string& from, const std::s
 }
 
 // The writes a Write/Edit/MultiEdit call makes. `before_write`: the call has
-// not run yet (PreToolUse), so the file on disk is the old version.
+// not run yet (PreToolUse), so the file on disk is the old version. When the
+// file is not one the hook reads (hook_file.h), *refused says why and no
+// write is returned.
 std::vector<CodeWrite> WritesOfToolCall(const std::string& tool, const Json& input,
-                                        bool before_write) {
+                                        bool before_write, std::string* refused) {
   std::vector<CodeWrite> writes;
   const std::string path = Str(input, "file_path");
   if (path.empty()) return writes;
+  // The file as it is on disk now ("" when there is none yet).
+  auto read_file = [&]() -> std::optional<std::string> {
+    HookFile f = ReadFileForHook(path);
+    if (f.kind == HookFile::Kind::kRefused) {
+      *refused = std::move(f.why);
+      return std::nullopt;
+    }
+    return std::move(f.text);
+  };
   if (tool == "Write") {
     CodeWrite w{.file_path = path, .new_code = Str(input, "content"), .tool = tool};
     // After the write, the old version is gone from disk; RecordWrite then
     // compares with the last whole-file write it kept.
-    if (before_write) w.old_code = ReadFileOrEmpty(path);
+    if (before_write) {
+      std::optional<std::string> old = read_file();
+      if (!old) return {};
+      w.old_code = std::move(*old);
+    }
     writes.push_back(std::move(w));
     return writes;
   }
@@ -58,7 +66,9 @@ std::vector<CodeWrite> WritesOfToolCall(const std::string& tool, const Json& inp
     }
   }
   // The whole file after the edits, to find the functions they are in.
-  std::string context = ReadFileOrEmpty(path);
+  std::optional<std::string> on_disk = read_file();
+  if (!on_disk) return {};
+  std::string context = std::move(*on_disk);
   if (before_write) {
     for (const auto& [from, to] : edits) context = ReplaceFirst(context, from, to);
   }
@@ -152,7 +162,13 @@ HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
     const Json input = event.value("tool_input", Json::object());
     const std::string session = Str(event, "session_id");
     const std::string project = Str(event, "cwd");
-    std::vector<CodeWrite> writes = WritesOfToolCall(tool, input, name == "PreToolUse");
+    std::string refused;
+    std::vector<CodeWrite> writes =
+        WritesOfToolCall(tool, input, name == "PreToolUse", &refused);
+    if (!refused.empty()) {
+      answer.log = "hook: " + refused + "; allowed";
+      return answer;
+    }
     if (writes.empty()) {
       answer.log = "hook: " + tool + " without a file_path; allowed";
       return answer;
@@ -227,16 +243,6 @@ HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
   }
 }
 
-std::string ClaudeCodeHookSettings(std::string_view command) {
-  const std::string cmd = std::string(command) + " hook claude-code";
-  Json hook = {{"type", "command"}, {"command", cmd}, {"timeout", 10}};
-  Json entry = {{"matcher", "Write|Edit|MultiEdit"}, {"hooks", Json::array({hook})}};
-  Json settings = {{"hooks", {{"PreToolUse", Json::array({entry})},
-                              {"PostToolUse", Json::array({entry})}}}};
-  return settings.dump(2) + "\n";
-}
-
-}  // namespace sessiondb::memory
 std::optional<std::string> ReadHookEvent(std::istream& in, std::string* why) {
   std::string event;
   char buf[65536];
@@ -252,3 +258,13 @@ std::optional<std::string> ReadHookEvent(std::istream& in, std::string* why) {
   return event;
 }
 
+std::string ClaudeCodeHookSettings(std::string_view command) {
+  const std::string cmd = std::string(command) + " hook claude-code";
+  Json hook = {{"type", "command"}, {"command", cmd}, {"timeout", 10}};
+  Json entry = {{"matcher", "Write|Edit|MultiEdit"}, {"hooks", Json::array({hook})}};
+  Json settings = {{"hooks", {{"PreToolUse", Json::array({entry})},
+                              {"PostToolUse", Json::array({entry})}}}};
+  return settings.dump(2) + "\n";
+}
+
+}  // namespace sessiondb::memory
