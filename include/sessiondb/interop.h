@@ -31,6 +31,12 @@ namespace sessiondb {
 struct ImportOptions {
   std::string format;   // empty: detected from the path (see DetectImportFormat)
   ProgressFn progress;  // bytes read so far, of the input's total bytes
+  // When not empty, the only folders the import may read from: every file it
+  // opens must resolve (symbolic links followed) inside one of them; one that
+  // leads elsewhere is skipped with a reason that does not say what is
+  // there. The HTTP server passes its --allow-dir folders, or an upload's
+  // temporary folder. Empty (the CLI): the user's own files, all readable.
+  std::vector<std::string> allowed_roots;
 };
 
 // A record the import left out, and why.

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/json_parse.h"
 #include "core/message_codec.h"
 
 namespace sessiondb {
@@ -16,7 +17,7 @@ namespace {
 // raw text beats hiding it).
 Json EmbeddedJson(const std::string& text, Json empty) {
   if (text.empty()) return empty;
-  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Json value = ParseJson(text).value_or(Json(Json::value_t::discarded));
   return value.is_discarded() ? Json(text) : value;
 }
 
@@ -48,7 +49,7 @@ Json ToJson(const Resource& r) {
   // that of the struct, for people reading the output.
   static constexpr std::array<std::string_view, 9> kFieldOrder = {
       "resource_id", "content_sha256", "mime", "size", "width", "height", "origin", "name", "uri"};
-  const Json descriptor = Json::parse(ResourceToJson(r));
+  const Json descriptor = ParseJson(ResourceToJson(r)).value_or(Json::object());
   Json j = Json::object();
   for (std::string_view field : kFieldOrder) {
     if (auto it = descriptor.find(field); it != descriptor.end()) j[std::string(field)] = *it;

@@ -7,11 +7,13 @@
 #include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "core/json_parse.h"
 #include "memory/claude_hook.h"
 #include "sessiondb/memory.h"
 
@@ -133,7 +135,13 @@ void AddHook(CLI::App& app, CliContext& ctx) {
       "with them as the reason; the retry passes. Errors are logged to stderr and the\n"
       "call goes on. Install with `sessiondb hook install claude-code`.");
   claude->callback([&ctx, mode] {
-    std::string event(std::istreambuf_iterator<char>(std::cin), {});
+    std::string too_big;
+    const std::optional<std::string> event = memory::ReadHookEvent(std::cin, &too_big);
+    if (!event) {  // never buffered whole; the call goes on, as on any error
+      std::cerr << "hook: " << too_big << "; allowed\n";
+      ctx.set_exit_code(kExitOk);
+      return;
+    }
     std::string log;
     std::unique_ptr<CodeMemory> memory;
     auto seen = memory::ParseSeenKeyMode(*mode);
@@ -155,7 +163,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
       log += "hook: cannot open the store at " + path + ": " + opened.error().message();
     }
     memory::HookAnswer answer = memory::HandleClaudeCodeHook(
-        event, memory.get(), seen ? *seen : memory::SeenKeyMode::kContent);
+        *event, memory.get(), seen ? *seen : memory::SeenKeyMode::kContent);
     std::cout << answer.stdout_text << std::flush;
     if (!log.empty()) std::cerr << log << "\n";
     if (!answer.log.empty() && std::getenv("SESSIONDB_HOOK_QUIET") == nullptr) {
@@ -192,17 +200,19 @@ void AddHook(CLI::App& app, CliContext& ctx) {
     nlohmann::json settings = nlohmann::json::object();
     std::ifstream in(file);
     if (in) {
-      try {
-        settings = nlohmann::json::parse(in);
-      } catch (const std::exception& e) {
-        return ctx.Fail(Status::InvalidArgument(file + " is not valid JSON (" + e.what() +
+      const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      Result<nlohmann::json> parsed = ParseJson(text);
+      if (!parsed) {
+        return ctx.Fail(Status::InvalidArgument(file + " is not valid JSON (" +
+                                                parsed.error().message() +
                                                 "); fix it or merge this by hand:\n" + snippet));
       }
+      settings = std::move(*parsed);
       if (!settings.is_object()) {
         return ctx.Fail(Status::InvalidArgument(file + " is not a JSON object; not changed"));
       }
     }
-    nlohmann::json ours = nlohmann::json::parse(snippet);
+    nlohmann::json ours = ParseJson(snippet).value_or(nlohmann::json::object());
     nlohmann::json& hooks = settings["hooks"];
     if (!hooks.is_object()) hooks = nlohmann::json::object();
     for (const char* event : {"PreToolUse", "PostToolUse"}) {

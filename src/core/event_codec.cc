@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "core/message_codec.h"
 
 namespace sessiondb {
@@ -9,14 +10,14 @@ namespace {
 
 using nlohmann::json;
 
-json ResourceJson(const Resource& r) { return json::parse(ResourceToJson(r)); }
+json ResourceJson(const Resource& r) { return ParseJson(ResourceToJson(r)).value_or(json()); }
 
 Result<json> ParseBody(const EventRow& row) {
   if (!row.body) {
     return Err(Status::Corruption("event " + std::string(row.id) + " (" + std::string(row.type) +
                                   ") has no body"));
   }
-  json body = json::parse(*row.body, nullptr, /*allow_exceptions=*/false);
+  json body = ParseJson(*row.body).value_or(json());
   if (!body.is_object()) {
     return Err(Status::Corruption("event " + std::string(row.id) +
                                   " has a body that is not a JSON object"));

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "core/json_writer.h"
 
 namespace sessiondb {
@@ -48,10 +49,13 @@ Result<Resource> DecodeResource(const json& j) {
 }
 
 Result<json> ParseJsonField(std::string_view text, std::string_view what, json::value_t expected) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return Err(Status::InvalidArgument(std::string(what) + " is not valid JSON"));
+  Result<json> parsed = ParseJson(text, kMaxJsonValueDepth);
+  if (!parsed) {
+    return Err(Status::InvalidArgument(
+        std::string(what) + (IsJsonNestingError(parsed.error()) ? ": " : " is not valid JSON: ") +
+        parsed.error().message()));
   }
+  json& j = *parsed;
   if (expected == json::value_t::object && !j.is_object()) {
     return Err(Status::InvalidArgument(std::string(what) + " must be a JSON object"));
   }
@@ -192,8 +196,8 @@ Result<std::optional<std::string>> EncodeBody(const Message& m) {
 }
 
 Status DecodeBody(std::string_view text, Message* m) {
-  json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object()) {
+  json body = ParseJson(text).value_or(json());
+  if (!body.is_object()) {
     return Status::Corruption("message " + m->id + " has a body that is not a JSON object");
   }
   int version = body.value("v", 0);
@@ -274,7 +278,7 @@ std::string ResourceToJson(const Resource& resource) {
 }
 
 Result<Resource> ResourceFromJson(std::string_view text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json j = ParseJson(text).value_or(json());
   if (!j.is_object()) return Err(Status::Corruption("a resource descriptor is not a JSON object"));
   return DecodeResource(j);
 }

@@ -19,8 +19,10 @@
 #include "blob/base64.h"
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
+#include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
 namespace {
@@ -57,6 +59,7 @@ bool IsAcdcRecord(const json& record) {
 
 // The first line of `file` (at most 1 MiB of it), or empty.
 std::string FirstLine(const fs::path& file) {
+  if (!MayRead(file)) return {};
   std::ifstream in(file, std::ios::binary);
   if (!in) return {};
   std::string line;
@@ -73,7 +76,7 @@ int Detect(const fs::path& path) {
   const fs::path history = HistoryFile(path);
   if (history.filename() != "history.jsonl" || !fs::is_regular_file(history, ec)) return 0;
   const std::string first = FirstLine(history);
-  json record = json::parse(first, nullptr, /*allow_exceptions=*/false);
+  json record = ParseJson(first).value_or(json());
   const bool shaped = IsAcdcRecord(record);
   const fs::path folder = fs::is_directory(path, ec) ? path : path.parent_path();
   const std::string name = folder.filename().string();
@@ -144,12 +147,15 @@ bool HashMatches(const std::string& bytes, const std::string& extension_mime,
 std::optional<Part> ReadImage(const fs::path& images_dir, const std::string& ref,
                               const std::string& where, ImportSink& sink) {
   const std::string what = "image '" + ref + "'";
-  if (ref.empty() || ref.find('/') != std::string::npos || ref.find('\\') != std::string::npos ||
-      ref == "." || ref == "..") {
-    sink.Skip(where, what + " is not a file name inside images/; the image is left out");
+  if (!IsPlainFileName(ref)) {
+    sink.Skip(where, "an image reference is not a file name inside images/; the image is left out");
     return std::nullopt;
   }
   const fs::path file = images_dir / ref;
+  if (!MayRead(file)) {
+    sink.Skip(where, OutsideReason(what) + "; the message is imported without it");
+    return std::nullopt;
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     sink.Skip(where, what + " is missing from " + images_dir.string() +
@@ -261,14 +267,17 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
       continue;
     }
     if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json record = json::parse(line.text, nullptr, /*allow_exceptions=*/false);
-    if (record.is_discarded()) {
-      sink.Skip(where, line.at_eof_without_newline
+    Result<json> parsed = ParseJson(line.text);
+    if (!parsed) {
+      sink.Skip(where, IsJsonNestingError(parsed.error())
+                           ? parsed.error().message() + "; it is left out"
+                       : line.at_eof_without_newline
                            ? "the last line is truncated (no newline, not complete JSON): an "
                              "interrupted write; it is left out"
                            : "the line is not JSON; it is left out");
       continue;
     }
+    json& record = *parsed;
     const std::string session = StringField(record, "session_id");
     if (!record.is_object() || session.empty()) {
       sink.Skip(where, "the record has no session_id; it is left out");
@@ -297,7 +306,7 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
       done += span.length;
       sink.Progress(total / 2 + done / 2, total);
       const std::string where = label + std::to_string(span.line);
-      json record = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      json record = ParseJson(text).value_or(json(json::value_t::discarded));
       if (record.is_discarded()) {
         sink.Skip(where, "the line changed while it was being imported; it is left out");
         continue;
@@ -358,7 +367,7 @@ Status WriteFileAtomically(const fs::path& path, std::string_view bytes) {
 // for a message ac-dc cannot show (no text and no image).
 Result<std::optional<json>> ToRecord(Store& store, const Session& session, const Message& m,
                                      const fs::path& images_dir, ExportReport* report) {
-  json meta = json::parse(m.metadata_json.empty() ? "{}" : m.metadata_json, nullptr, false);
+  json meta = ParseJson(m.metadata_json.empty() ? "{}" : m.metadata_json).value_or(json());
   if (!meta.is_object()) meta = json::object();
   json record = json::object();
   std::string id = m.id;
@@ -400,7 +409,7 @@ Result<std::optional<json>> ToRecord(Store& store, const Session& session, const
   }
   if (!m.files_modified.empty()) record["files_modified"] = m.files_modified;
   if (!m.edit_results_json.empty()) {
-    json edits = json::parse(m.edit_results_json, nullptr, false);
+    json edits = ParseJson(m.edit_results_json).value_or(json());
     if (edits.is_array()) record["edit_results"] = edits;
   }
   if (auto it = meta.find("agent_blocks"); it != meta.end() && it->is_array()) {

@@ -12,13 +12,16 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "blob/base64.h"
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/output_file.h"
+#include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
 namespace {
@@ -119,14 +122,20 @@ Result<Message> DecodeMessage(const json& jm, const std::string& where, ImportSi
 // Imports one snapshot file; a file that cannot be read is skipped whole.
 Status ImportFile(const fs::path& path, ImportSink& sink) {
   const std::string where = path.filename().string();
-  std::ifstream in(path, std::ios::binary);
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    sink.Skip(where, std::string("not a complete JSON document (truncated?): ") + e.what());
+  if (!MayRead(path)) {
+    sink.Skip(where, OutsideReason(where));
     return Status::Ok();
   }
+  std::ifstream in(path, std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  Result<json> parsed = ParseJson(text);
+  if (!parsed) {
+    sink.Skip(where, IsJsonNestingError(parsed.error())
+                         ? parsed.error().message() + "; the snapshot is left out"
+                         : "not a complete JSON document (truncated?): " + parsed.error().message());
+    return Status::Ok();
+  }
+  json doc = std::move(*parsed);
   if (!doc.is_object() || !doc.contains("messages") || !doc["messages"].is_array()) {
     sink.Skip(where, "not an Agents.KT snapshot: no 'messages' array");
     return Status::Ok();
@@ -253,10 +262,9 @@ Result<ordered_json> EncodeMessage(Store& store, const Message& m, ExportReport*
         append(p.text);
         break;
       case PartType::kToolCall: {
-        json args = json::parse(p.arguments_json.empty() ? "{}" : p.arguments_json, nullptr,
-                                /*allow_exceptions=*/false);
+        json args = ParseJson(p.arguments_json.empty() ? "{}" : p.arguments_json).value_or(json());
         if (!args.is_object()) args = json::object();  // Agents.KT arguments are a map
-        calls.push_back({{"name", p.tool_name}, {"arguments", ordered_json::parse(args.dump())}});
+        calls.push_back({{"name", p.tool_name}, {"arguments", ordered_json(args)}});
         break;
       }
       case PartType::kImage: {
@@ -288,7 +296,7 @@ Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs:
   fs::create_directories(out, ec);
   if (ec) return Status::Io("cannot create " + out.string() + ": " + ec.message());
   for (const Session& s : sessions) {
-    json meta = json::parse(s.metadata_json.empty() ? "{}" : s.metadata_json, nullptr, false);
+    json meta = ParseJson(s.metadata_json.empty() ? "{}" : s.metadata_json).value_or(json());
     const json kept =
         meta.is_object() && meta.contains("agents_kt") && meta["agents_kt"].is_object()
             ? meta["agents_kt"]
@@ -319,7 +327,7 @@ Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs:
     }
     auto kept_or = [&kept](const char* key, const json& fallback) {
       auto it = kept.find(key);
-      return ordered_json::parse((it != kept.end() ? *it : fallback).dump());
+      return ordered_json(it != kept.end() ? *it : fallback);
     };
     const std::string session_key = kept.value("sessionId", s.id);
     ordered_json doc;

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "blob/base64.h"
+#include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
 #include "interop/source_scan.h"
@@ -412,11 +413,10 @@ class FileImport {
     const uint64_t leaf = nodes_[l.nodes.back()].key;
     for (const auto& [key, text] : summaries_) {
       if (key != leaf) continue;
-      try {
-        return json::parse(text).value("summary", "");
-      } catch (const json::exception&) {
-        return "";
-      }
+      Result<json> summary = ParseJson(text);
+      if (!summary || !summary->is_object()) return "";
+      const auto it = summary->find("summary");
+      return it != summary->end() && it->is_string() ? it->get<std::string>() : "";
     }
     return "";
   }
@@ -461,11 +461,14 @@ class FileImport {
       if ((++written_records_ & 1023) == 0) {
         sink_.Progress(total_bytes_ / 2 + written_bytes_ / 2, total_bytes_);
       }
-      json r = json::parse(buf.data(), buf.data() + buf.size(), nullptr, false);
-      if (r.is_discarded() || !r.is_object()) {
-        sink_.Skip(label_ + ":" + std::to_string(n.line), "the line is not valid JSON");
+      Result<json> parsed = ParseJson(std::string_view(buf.data(), buf.size()));
+      if (!parsed || !parsed->is_object()) {
+        sink_.Skip(label_ + ":" + std::to_string(n.line),
+                   !parsed && IsJsonNestingError(parsed.error()) ? parsed.error().message()
+                                                                 : "the line is not valid JSON");
         continue;
       }
+      json& r = *parsed;
       RETURN_IF_ERROR(writer.Record(r, n.line));
     }
     RETURN_IF_ERROR(writer.Finish());

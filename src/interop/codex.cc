@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "blob/base64.h"
+#include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
 #include "interop/source_scan.h"
@@ -97,13 +98,16 @@ class RolloutImport {
         continue;
       }
       if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      json r = json::parse(line.text.data(), line.text.data() + line.text.size(), nullptr, false);
-      if (r.is_discarded() || !r.is_object()) {
-        sink_.Skip(where, line.at_eof_without_newline
+      Result<json> parsed = ParseJson(line.text);
+      if (!parsed || !parsed->is_object()) {
+        sink_.Skip(where, !parsed && IsJsonNestingError(parsed.error())
+                              ? parsed.error().message() + "; it is left out"
+                          : line.at_eof_without_newline
                               ? "the last line is cut short (no newline, not whole JSON)"
                               : "the line is not a JSON object");
         continue;
       }
+      json& r = *parsed;
       RETURN_IF_ERROR(Line(r, line, where));
     }
     sink_.Progress(reader->bytes_read(), reader->total_bytes());
@@ -234,7 +238,7 @@ class RolloutImport {
     } else if (item == "function_call") {
       m.role = Role::kAssistant;
       std::string args = Str(*payload, "arguments");
-      if (args.empty() || !json::accept(args)) args = json{{"input", args}}.dump();
+      if (args.empty() || !IsJson(args, kMaxJsonValueDepth)) args = json{{"input", args}}.dump();
       m.parts.push_back(Part::ToolCall(Str(*payload, "call_id"), Str(*payload, "name"), args));
     } else if (item == "custom_tool_call") {
       m.role = Role::kAssistant;

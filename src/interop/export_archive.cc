@@ -6,6 +6,9 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/json_parse.h"
+#include "interop/read_confinement.h"
+
 namespace sessiondb::interop {
 namespace {
 
@@ -27,6 +30,7 @@ std::string PeekConversations(const fs::path& path, size_t n) {
   if (dir && !fs::exists(path / "conversations.json", ec)) return "";
   if (path.extension() != ".zip") {
     // A file on disk: its first bytes, without scanning a whole conversation.
+    if (!MayRead(dir ? path / "conversations.json" : path)) return "";
     std::ifstream in(dir ? path / "conversations.json" : path, std::ios::binary);
     std::string head(n, '\0');
     in.read(head.data(), static_cast<std::streamsize>(n));
@@ -53,7 +57,7 @@ Result<std::unique_ptr<ExportArchive>> ExportArchive::Open(const fs::path& path)
   if (fs::is_directory(path, ec)) {
     a->root_ = path;
     for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-      if (!it->is_regular_file(ec)) continue;
+      if (!it->is_regular_file(ec) || !MayRead(it->path())) continue;
       const std::string rel = fs::relative(it->path(), path, ec).generic_string();
       if (rel == "conversations.json") {
         a->json_path_ = it->path();
@@ -101,28 +105,57 @@ ExportArchive::~ExportArchive() {
   if (zip_) zip_discard(static_cast<zip_t*>(zip_));
 }
 
-Result<std::string> ExportArchive::Read(const std::string& name) const {
+namespace {
+
+Status TooLarge(const std::string& name, const std::string& how, int64_t max_bytes) {
+  return Status::InvalidArgument(name + " " + how + "; the limit for one file of an export is " +
+                                 std::to_string(max_bytes) + " bytes");
+}
+
+}  // namespace
+
+Result<std::string> ExportArchive::Read(const std::string& name, int64_t max_bytes) const {
+  std::string out;
+  char buf[65536];
   if (zip_) {
     zip_t* z = static_cast<zip_t*>(zip_);
     zip_stat_t st;
+    zip_stat_init(&st);
     if (zip_stat(z, name.c_str(), 0, &st) != 0) return Err(Status::NotFound("no " + name));
+    // Refused before a byte is inflated when the entry says it is too big...
+    if ((st.valid & ZIP_STAT_SIZE) && st.size > static_cast<zip_uint64_t>(max_bytes)) {
+      return Err(TooLarge("zip entry '" + name + "'", "inflates to " + std::to_string(st.size) +
+                                                          " bytes",
+                          max_bytes));
+    }
     zip_file_t* f = zip_fopen(z, name.c_str(), 0);
     if (!f) return Err(Status::Io("cannot open " + name + " in the zip"));
-    std::string out(static_cast<size_t>(st.size), '\0');
-    const zip_int64_t got = zip_fread(f, out.data(), st.size);
-    zip_fclose(f);
-    if (got < 0 || static_cast<zip_uint64_t>(got) != st.size) {
-      return Err(Status::Io("cannot read " + name + " in the zip"));
+    // ...and inflated in pieces against the limit, in case it lied.
+    zip_int64_t got;
+    while ((got = zip_fread(f, buf, sizeof buf)) > 0) {
+      if (static_cast<int64_t>(out.size()) + got > max_bytes) {
+        zip_fclose(f);
+        return Err(TooLarge("zip entry '" + name + "'", "inflates past its declared size",
+                            max_bytes));
+      }
+      out.append(buf, static_cast<size_t>(got));
     }
+    zip_fclose(f);
+    if (got < 0) return Err(Status::Io("cannot read " + name + " in the zip"));
     return out;
   }
   const fs::path p = root_ / name;
+  if (!MayRead(p)) return Err(Status::InvalidArgument(OutsideReason(name)));
   std::FILE* f = std::fopen(p.c_str(), "rb");
   if (!f) return Err(Status::NotFound("no " + name));
-  std::string out;
-  char buf[65536];
   size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, got);
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) {
+    if (static_cast<int64_t>(out.size() + got) > max_bytes) {
+      std::fclose(f);
+      return Err(TooLarge(name, "is larger", max_bytes));
+    }
+    out.append(buf, got);
+  }
   const bool bad = std::ferror(f);
   std::fclose(f);
   if (bad) return Err(Status::Io("cannot read " + p.string()));
@@ -268,10 +301,13 @@ Status ForEachConversation(
           sink.Skip(where, "the file ends inside this conversation (cut short)");
           return Status::Ok();
         }
-        nlohmann::json c = nlohmann::json::parse(el.text, nullptr, false);
+        Result<nlohmann::json> parsed = ParseJson(el.text);
         el.text.clear();
-        if (c.is_discarded() || !c.is_object()) {
-          sink.Skip(where, "the conversation is not a valid JSON object");
+        nlohmann::json c = parsed.value_or(nlohmann::json());
+        if (!c.is_object()) {
+          sink.Skip(where, !parsed && IsJsonNestingError(parsed.error())
+                               ? parsed.error().message() + "; the conversation is left out"
+                               : "the conversation is not a valid JSON object");
           return Status::Ok();
         }
         return fn(c, where);

@@ -23,6 +23,12 @@
 namespace sessiondb::interop {
 
 inline constexpr size_t kMaxConversationBytes = size_t{256} * 1024 * 1024;
+// The largest other file (an image, an attachment) read from an export: the
+// store's default limit for one attachment (StoreOptions::max_file_bytes).
+// A zip entry is checked against it before inflating (its declared size) and
+// while inflating (a size that lies), so a small upload cannot make the
+// server hold gigabytes.
+inline constexpr int64_t kMaxExportFileBytes = int64_t{100} * 1024 * 1024;
 
 // The first bytes (at most `n`) of the conversations.json of the export at
 // `path` (a .zip, a folder or the file itself); "" when there is none. For
@@ -40,8 +46,10 @@ class ExportArchive {
 
   // Names of the other files, relative to the export's root ("a/b.png").
   const std::vector<std::string>& files() const { return files_; }
-  // The bytes of one of files(); kNotFound / kIo.
-  Result<std::string> Read(const std::string& name) const;
+  // The bytes of one of files(); kNotFound / kIo; kInvalidArgument naming
+  // the file and the limit when it holds more than max_bytes.
+  Result<std::string> Read(const std::string& name,
+                           int64_t max_bytes = kMaxExportFileBytes) const;
 
   // One element of the array, as found.
   struct Element {

@@ -9,11 +9,14 @@
 // memory is bounded by the largest session, not the folder.
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "blob/base64.h"
+#include "core/json_parse.h"
 #include "interop/formats.h"
+#include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
 namespace {
@@ -34,11 +37,15 @@ fs::path SessionsDir(const fs::path& path) {
 }
 
 Result<json> ReadJson(const fs::path& file) {
+  if (!MayRead(file)) return Err(Status::InvalidArgument(OutsideReason(file.filename().string())));
   std::ifstream in(file, std::ios::binary);
   if (!in) return Err(Status::NotFound("cannot open " + file.string()));
-  json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return Err(Status(StatusCode::kCorruption, "is not a complete JSON document"));
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  Result<json> doc = ParseJson(text);
+  if (!doc) {
+    return Err(Status(StatusCode::kCorruption, IsJsonNestingError(doc.error())
+                                                   ? doc.error().message()
+                                                   : "is not a complete JSON document"));
   }
   return doc;
 }
@@ -214,8 +221,8 @@ Status ImportSession(const fs::path& file, const IndexInfo& index, ImportSink& s
     if (const json* ctx = Field(m, {"contextData"}); ctx && ctx->is_string()) {
       // Swift encodes Data as base64; the context inside is JSON.
       auto raw = blob::Base64Decode(ctx->get<std::string>());
-      json decoded = raw ? json::parse(*raw, nullptr, false) : json();
-      mmeta["context"] = raw && !decoded.is_discarded() ? decoded : *ctx;
+      json decoded = raw ? ParseJson(*raw, kMaxJsonValueDepth - 1).value_or(json()) : json();
+      mmeta["context"] = raw && !decoded.is_null() ? decoded : *ctx;
     }
     e.message.metadata_json = mmeta.dump();
     RETURN_IF_ERROR(sink.Add(std::move(e), msg_where));
@@ -244,6 +251,14 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
   std::vector<fs::path> files;
   std::set<fs::path> seen;
   for (const std::string& id : index.order) {
+    // An id is a name, never a path: "../x" or a NUL would lead the import
+    // to files outside the sessions folder (and the skip would say which
+    // exist there).
+    if (!IsPlainFileName(id)) {
+      sink.Skip("index.json", "lists a session whose id is not a plain file name (it holds '/', "
+                              "'\\', '..' or a control character); the session is left out");
+      continue;
+    }
     const fs::path file = dir / (id + ".json");
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) {

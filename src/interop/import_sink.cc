@@ -6,6 +6,7 @@
 
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/json_parse.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/store_common.h"
@@ -141,6 +142,33 @@ void ImportSink::ProgressWithinFile(int64_t before, int64_t size, int64_t overal
   file_frame_ = FileFrame{before, size, overall};
 }
 
+namespace {
+
+// Why a message cannot be stored as the source gives it: a JSON field that is
+// not JSON or nests deeper than a stored value may (json_parse.h). Checked
+// here so that one bad record is skipped with its reason, instead of failing
+// the whole import when the store refuses its run.
+std::optional<std::string> UnstorableField(const Message& m) {
+  auto check = [](std::string_view text, const std::string& what) -> std::optional<std::string> {
+    if (text.empty()) return std::nullopt;
+    Status s = CheckJson(text, kMaxJsonValueDepth);
+    if (s.ok()) return std::nullopt;
+    return what + ": " + s.message() + "; the message is left out";
+  };
+  if (auto why = check(m.metadata_json, "message metadata")) return why;
+  if (auto why = check(m.edit_results_json, "edit results")) return why;
+  for (size_t i = 0; i < m.parts.size(); ++i) {
+    const Part& p = m.parts[i];
+    if (p.type != PartType::kToolCall) continue;
+    if (auto why = check(p.arguments_json, "tool call arguments of part " + std::to_string(i + 1))) {
+      return why;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Status ImportSink::BeginSession(const Session& session) {
   if (open_) return Status::Internal("BeginSession while session " + session_.id + " is open");
   RETURN_IF_ERROR(ValidateSessionId(session.id));
@@ -148,6 +176,12 @@ Status ImportSink::BeginSession(const Session& session) {
     return Status::Internal("imported sessions are never forks; say so in metadata");
   }
   session_ = session;
+  if (!session_.metadata_json.empty()) {
+    if (Status s = CheckJson(session_.metadata_json, kMaxJsonValueDepth); !s.ok()) {
+      Skip(session_.id, "session metadata: " + s.message() + "; the metadata is left out");
+      session_.metadata_json.clear();
+    }
+  }
   open_ = true;
   written_ = false;
   next_seq_ = 1;
@@ -180,6 +214,7 @@ Status ImportSink::BeginSession(const Session& session) {
 }
 
 bool ImportSink::WouldKeep(const Message& m) {
+  if (UnstorableField(m)) return false;
   if (m.pruned) return true;
   for (const Part& p : m.parts) {
     if (!p.source || p.source->kind != AttachmentSource::Kind::kBytes) return true;
@@ -263,6 +298,10 @@ Status ImportSink::Add(Event event, std::string_view where) {
     event.message.id = event.id;
     event.message.seq = seq;
     event.message.ts_ms = event.ts_ms;
+    if (std::optional<std::string> why = UnstorableField(event.message)) {
+      Skip(std::string(where), std::move(*why));
+      return Status::Ok();
+    }
     const int64_t images_before = report_->images_added;
     if (!ResolveAttachments(&event.message, stable_id, where)) {
       report_->images_added = images_before;

@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "interop/formats.h"
+#include "interop/read_confinement.h"
 #include "sessiondb/interop.h"
 
 namespace sessiondb {
@@ -55,6 +56,11 @@ Result<std::string> DetectImportFormat(const std::string& path) {
 
 Result<ImportReport> ImportPath(Store& store, const std::string& path,
                                 const ImportOptions& options) {
+  // Detection peeks at files too: confined from the first read on.
+  interop::ReadConfinement confinement(options.allowed_roots);
+  if (!interop::MayRead(path)) {
+    return Err(Status::InvalidArgument(interop::OutsideReason(path)));
+  }
   std::string format = options.format;
   if (format.empty()) {
     ASSIGN_OR_RETURN(format, DetectImportFormat(path));

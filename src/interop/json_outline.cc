@@ -5,6 +5,8 @@
 #include <cstring>
 #include <memory>
 
+#include "core/json_parse.h"
+
 namespace sessiondb::interop {
 namespace {
 
@@ -181,7 +183,12 @@ Status Outliner::Byte(char c, int64_t pos) {
       break;
     case '{':
     case '[':
-      ++depth_;
+      // The same cap as ParseJson, so a document too deep to parse is refused
+      // here, where it is found, before any of it is handed on.
+      if (++depth_ > kMaxJsonDepth) {
+        return Error(pos, "JSON is nested deeper than " + std::to_string(kMaxJsonDepth) +
+                              " levels; the limit is " + std::to_string(kMaxJsonDepth));
+      }
       break;
     case '}':
     case ']':

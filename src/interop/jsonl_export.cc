@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "core/message_codec.h"
 #include "interop/formats.h"
 #include "interop/output_file.h"
@@ -20,7 +21,7 @@ using nlohmann::json;
 // messages are written as the fork's, at their seq in its history).
 Result<std::string> MessageLine(const Message& m, std::string_view session_id) {
   ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(m));
-  json j = body ? json::parse(*body)
+  json j = body ? ParseJson(*body).value_or(json::object())
                 : json{{"parts", json::array({{{"type", "text"}, {"text", m.Text()}}})}};
   j.erase("v");
   j["id"] = m.id;

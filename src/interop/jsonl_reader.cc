@@ -4,12 +4,15 @@
 #include <cstring>
 #include <filesystem>
 
+#include "interop/read_confinement.h"
+
 namespace sessiondb::interop {
 namespace {
 constexpr size_t kBlock = 4 * 1024 * 1024;
 }  // namespace
 
 Result<std::unique_ptr<JsonlReader>> JsonlReader::Open(const std::string& path, size_t max_line) {
+  if (!MayRead(path)) return Err(Status::InvalidArgument(OutsideReason(path)));
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {
     if (errno == ENOENT) return Err(Status::NotFound("no file " + path));

@@ -14,8 +14,10 @@
 
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
+#include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
 namespace {
@@ -56,7 +58,7 @@ int Detect(const fs::path& path) {
   JsonlReader::Line line;
   auto more = (*reader)->Next(&line);
   if (!more || !*more || line.too_long) return 0;
-  json first = json::parse(line.text, nullptr, /*allow_exceptions=*/false);
+  json first = ParseJson(line.text).value_or(json());
   return IsEnvelope(first) ? 90 : 0;
 }
 
@@ -77,10 +79,7 @@ bool IsEphemeral(const std::string& type) {
          type == "context_pressure";
 }
 
-bool IsSafeComponent(const std::string& s) {
-  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
-         s.find('\\') == std::string::npos;
-}
+bool IsSafeComponent(const std::string& s) { return IsPlainFileName(s); }
 
 // State carried across the lines of one log.
 struct LogState {
@@ -149,6 +148,10 @@ std::optional<Part> ResourcePart(const json& d, const LogState& state, const std
     for (const auto& entry : fs::directory_iterator(state.resources_dir / rid, ec)) {
       if (entry.path().stem() == sha) file = entry.path();
     }
+  }
+  if (!MayRead(file)) {
+    sink.Skip(where, OutsideReason(label) + "; the message is imported without it");
+    return std::nullopt;
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
@@ -383,14 +386,17 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
       continue;
     }
     if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json e = json::parse(line.text, nullptr, /*allow_exceptions=*/false);
-    if (e.is_discarded()) {
-      sink.Skip(where, line.at_eof_without_newline
+    Result<json> parsed = ParseJson(line.text);
+    if (!parsed) {
+      sink.Skip(where, IsJsonNestingError(parsed.error())
+                           ? parsed.error().message() + "; it is left out"
+                       : line.at_eof_without_newline
                            ? "the last line is truncated (no newline, not complete JSON): an "
                              "interrupted write; it is left out"
                            : "the line is not JSON; it is left out");
       continue;
     }
+    json& e = *parsed;
     if (!IsEnvelope(e)) {
       sink.Skip(where, "not a Pixir event (no session_id/seq/ts/type/data envelope); left out");
       continue;

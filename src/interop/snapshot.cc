@@ -21,6 +21,7 @@
 #include "blob/media_type.h"
 #include "blob/sha256.h"
 #include "core/event_codec.h"
+#include "core/json_parse.h"
 #include "core/json_writer.h"
 #include "core/message_codec.h"
 #include "core/text_rules.h"
@@ -43,7 +44,7 @@ constexpr int kSnapshotVersion = 1;
 
 // A stored JSON body without its "v" (the snapshot's own version covers it).
 json BodyWithoutVersion(std::string_view text) {
-  json j = json::parse(text);
+  json j = ParseJson(text).value_or(json::object());
   j.erase("v");
   return j;
 }
@@ -200,7 +201,7 @@ Status ExportSnapshot(Store& store, std::span<const Session> sessions, const fs:
 // A member name as its text writes it, unescaped.
 std::string MemberName(std::string_view raw) {
   if (raw.find('\\') == std::string_view::npos) return std::string(raw);
-  json name = json::parse("\"" + std::string(raw) + "\"", nullptr, /*allow_exceptions=*/false);
+  json name = ParseJson("\"" + std::string(raw) + "\"").value_or(json());
   return name.is_string() ? name.get<std::string>() : std::string(raw);
 }
 
@@ -263,7 +264,7 @@ class SessionBlobs {
     if (bad_.contains(sha)) return Err(Status::NotFound("blob " + sha));
     auto it = raw_.find(sha);
     if (it == raw_.end()) return Err(Status::NotFound("blob " + sha));
-    json literal = json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+    json literal = ParseJson(it->second).value_or(json());
     if (!literal.is_string()) {
       bad_.insert(sha);
       return Err(Status::InvalidArgument("blob " + sha.substr(0, 12) + " is not a base64 string"));
@@ -321,7 +322,7 @@ class SnapshotReader {
       } else if (key == "blobs") {
         blobs_text = value;
       } else {
-        js[key] = json::parse(value, nullptr, /*allow_exceptions=*/false);
+        js[key] = ParseJson(value).value_or(json(json::value_t::discarded));
       }
     });
     if (!object) {
@@ -357,7 +358,7 @@ class SnapshotReader {
         return std::nullopt;
       }
       if (!s.parent_id.empty() && !h.events.empty()) {
-        json first = json::parse(h.events.front(), nullptr, /*allow_exceptions=*/false);
+        json first = ParseJson(h.events.front()).value_or(json());
         if (first.is_object() && first.value("seq", int64_t{1}) != 1) h.first_seq = s.fork_seq + 1;
       }
       return h;
@@ -373,9 +374,10 @@ class SnapshotReader {
                                    int64_t want_seq, const std::string& where,
                                    SessionBlobs* blobs) {
     try {
-      json je = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      Result<json> parsed = ParseJson(text);
+      json je = parsed.value_or(json());
       if (!je.is_object()) {
-        sink_.Skip(where, "an event must be a JSON object");
+        sink_.Skip(where, parsed ? "an event must be a JSON object" : parsed.error().message());
         return std::nullopt;
       }
       Event e;
@@ -702,9 +704,9 @@ Result<std::vector<SessionPlace>> PlaceSessions(const fs::path& path, int* versi
   std::vector<SessionPlace> places;
   auto outline = OutlineJsonFile(
       path, "sessions", [&](int64_t offset, std::string_view text) -> Status {
-        if (!json::accept(text)) {
+        if (Status valid = CheckJson(text); !valid.ok()) {
           return Status::InvalidArgument("sessions[" + std::to_string(places.size()) +
-                                         "] is not valid JSON");
+                                         "] is not valid JSON: " + valid.message());
         }
         SessionPlace p{offset, text.size(), "", ""};
         ScannedValue v[2];
@@ -724,8 +726,7 @@ Result<std::vector<SessionPlace>> PlaceSessions(const fs::path& path, int* versi
   }
   auto scalar = [&](const char* name) {
     auto it = outline->scalars.find(name);
-    return it == outline->scalars.end() ? json()
-                                        : json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+    return it == outline->scalars.end() ? json() : ParseJson(it->second).value_or(json());
   };
   const json format = scalar("format");
   if (!format.is_string() || format.get<std::string>() != kFormatName) {

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "interop/read_confinement.h"
+
 namespace sessiondb::interop {
 namespace {
 
@@ -90,6 +92,7 @@ bool ForEachItem(std::string_view text, char open, char close,
 }  // namespace
 
 std::string PeekFile(const fs::path& path, size_t n) {
+  if (!MayRead(path)) return "";
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
   std::string buf(n, '\0');
@@ -103,14 +106,16 @@ std::vector<fs::path> FilesUnder(const fs::path& root,
   std::vector<fs::path> out;
   std::error_code ec;
   if (fs::is_regular_file(root, ec)) {
-    if (keep(root)) out.push_back(root);
+    if (keep(root) && MayRead(root)) out.push_back(root);
     return out;
   }
   for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied,
                                            ec),
        end;
        !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec) && keep(it->path())) out.push_back(it->path());
+    if (it->is_regular_file(ec) && keep(it->path()) && MayRead(it->path())) {
+      out.push_back(it->path());
+    }
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -2,9 +2,12 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "blob/sha256.h"
+#include "core/json_parse.h"
+#include "memory/hook_file.h"
 
 namespace sessiondb::memory {
 namespace {
@@ -16,14 +19,6 @@ std::string Str(const Json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// The file as it is on disk now ("" when it cannot be read).
-std::string ReadFileOrEmpty(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 std::string ReplaceFirst(std::string text, const std::string& from, const std::string& to) {
   if (from.empty()) return text;
@@ -33,17 +28,32 @@ std::string ReplaceFirst(std::string text, const std::string& from, const std::s
 }
 
 // The writes a Write/Edit/MultiEdit call makes. `before_write`: the call has
-// not run yet (PreToolUse), so the file on disk is the old version.
+// not run yet (PreToolUse), so the file on disk is the old version. When the
+// file is not one the hook reads (hook_file.h), *refused says why and no
+// write is returned.
 std::vector<CodeWrite> WritesOfToolCall(const std::string& tool, const Json& input,
-                                        bool before_write) {
+                                        bool before_write, std::string* refused) {
   std::vector<CodeWrite> writes;
   const std::string path = Str(input, "file_path");
   if (path.empty()) return writes;
+  // The file as it is on disk now ("" when there is none yet).
+  auto read_file = [&]() -> std::optional<std::string> {
+    HookFile f = ReadFileForHook(path);
+    if (f.kind == HookFile::Kind::kRefused) {
+      *refused = std::move(f.why);
+      return std::nullopt;
+    }
+    return std::move(f.text);
+  };
   if (tool == "Write") {
     CodeWrite w{.file_path = path, .new_code = Str(input, "content"), .tool = tool};
     // After the write, the old version is gone from disk; RecordWrite then
     // compares with the last whole-file write it kept.
-    if (before_write) w.old_code = ReadFileOrEmpty(path);
+    if (before_write) {
+      std::optional<std::string> old = read_file();
+      if (!old) return {};
+      w.old_code = std::move(*old);
+    }
     writes.push_back(std::move(w));
     return writes;
   }
@@ -56,7 +66,9 @@ std::vector<CodeWrite> WritesOfToolCall(const std::string& tool, const Json& inp
     }
   }
   // The whole file after the edits, to find the functions they are in.
-  std::string context = ReadFileOrEmpty(path);
+  std::optional<std::string> on_disk = read_file();
+  if (!on_disk) return {};
+  std::string context = std::move(*on_disk);
   if (before_write) {
     for (const auto& [from, to] : edits) context = ReplaceFirst(context, from, to);
   }
@@ -127,7 +139,12 @@ HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
                                 SeenKeyMode mode) {
   HookAnswer answer;
   try {
-    Json event = Json::parse(event_json);
+    Result<Json> parsed = ParseJson(event_json);
+    if (!parsed) {
+      answer.log = "hook: the event is not accepted (" + parsed.error().message() + "); allowed";
+      return answer;
+    }
+    const Json& event = *parsed;
     if (!event.is_object()) {
       answer.log = "hook: the event is not a JSON object; allowed";
       return answer;
@@ -145,7 +162,13 @@ HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
     const Json input = event.value("tool_input", Json::object());
     const std::string session = Str(event, "session_id");
     const std::string project = Str(event, "cwd");
-    std::vector<CodeWrite> writes = WritesOfToolCall(tool, input, name == "PreToolUse");
+    std::string refused;
+    std::vector<CodeWrite> writes =
+        WritesOfToolCall(tool, input, name == "PreToolUse", &refused);
+    if (!refused.empty()) {
+      answer.log = "hook: " + refused + "; allowed";
+      return answer;
+    }
     if (writes.empty()) {
       answer.log = "hook: " + tool + " without a file_path; allowed";
       return answer;
@@ -218,6 +241,21 @@ HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
     answer.log = std::string("hook: ") + e.what() + "; allowed";
     return answer;
   }
+}
+
+std::optional<std::string> ReadHookEvent(std::istream& in, std::string* why) {
+  std::string event;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    const auto n = static_cast<size_t>(in.gcount());
+    if (event.size() + n > kMaxHookEventBytes) {
+      *why = "the event is larger than " + std::to_string(kMaxHookEventBytes) +
+             " bytes, the limit for one hook event";
+      return std::nullopt;
+    }
+    event.append(buf, n);
+  }
+  return event;
 }
 
 std::string ClaudeCodeHookSettings(std::string_view command) {

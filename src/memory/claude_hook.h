@@ -9,6 +9,8 @@
 //     blocks the agent because sessiondb failed.
 #pragma once
 
+#include <istream>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +30,14 @@ struct HookAnswer {
   std::string stdout_text;  // what to print (empty: nothing, the agent goes on)
   std::string log;          // what happened, for stderr / the log; errors included
 };
+
+// The largest hook event read from stdin. Claude Code's events carry the
+// tool call (a Write's whole content); 4 MiB is well past any source file.
+inline constexpr size_t kMaxHookEventBytes = size_t{4} * 1024 * 1024;
+
+// Reads one event from `in` (to its end), holding at most kMaxHookEventBytes
+// of it: nullopt (with *why) for a longer one, which is never buffered.
+std::optional<std::string> ReadHookEvent(std::istream& in, std::string* why);
 
 // Handles one event. Never fails: errors are described in `log` and the
 // answer lets the tool call go on. `memory` may be null (the store could not

@@ -1,3 +1,4 @@
+#include "core/json_parse.h"
 #include "memory/write_extract.h"
 
 #include <nlohmann/json.hpp>
@@ -167,12 +168,12 @@ std::vector<ExtractedWrite> ShellWrites(std::string_view tool, const json& args)
 
 std::vector<ExtractedWrite> Extract(std::string_view tool, std::string_view arguments) {
   if (tool == "Write" || tool == "Edit" || tool == "MultiEdit") {
-    const json args = json::parse(arguments, nullptr, /*allow_exceptions=*/false);
+    const json args = ParseJson(arguments).value_or(json(json::value_t::discarded));
     if (!args.is_object()) return {};
     return ClaudeCodeWrites(tool, args);
   }
   if (tool == "apply_patch") {
-    const json args = json::parse(arguments, nullptr, /*allow_exceptions=*/false);
+    const json args = ParseJson(arguments).value_or(json(json::value_t::discarded));
     if (args.is_discarded()) return ParseApplyPatch(arguments, tool);  // the raw patch
     if (args.is_string()) return ParseApplyPatch(args.get<std::string>(), tool);
     std::optional<std::string> patch = StringField(args, "input");
@@ -181,7 +182,7 @@ std::vector<ExtractedWrite> Extract(std::string_view tool, std::string_view argu
   }
   if (tool == "shell" || tool == "container.exec" || tool == "local_shell" ||
       tool == "exec_command" || tool == "shell_command") {
-    const json args = json::parse(arguments, nullptr, /*allow_exceptions=*/false);
+    const json args = ParseJson(arguments).value_or(json(json::value_t::discarded));
     return ShellWrites(tool, args);
   }
   return {};

@@ -1,4 +1,5 @@
 // The Anthropic Messages shape: {"system": "...", "messages": [...]}.
+#include "core/json_parse.h"
 #include "projection/shapes.h"
 
 namespace sessiondb::projection {
@@ -10,7 +11,7 @@ using nlohmann::ordered_json;
 // parse, or parse to something other than an object, become {}: the API
 // accepts only an object there.
 ordered_json ToolInput(const std::string& arguments_json) {
-  ordered_json input = ordered_json::parse(arguments_json, nullptr, /*allow_exceptions=*/false);
+  ordered_json input = ParseOrderedJson(arguments_json).value_or(ordered_json());
   if (!input.is_object()) return ordered_json::object();
   return input;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json_parse.h"
 #include "search/embedder.h"
 
 namespace sessiondb::search {
@@ -155,7 +156,7 @@ class HttpEmbedder final : public Embedder {
   }
 
   Result<std::vector<std::vector<float>>> ParseReply(std::string_view reply, size_t expected) const {
-    const json doc = json::parse(reply, nullptr, /*allow_exceptions=*/false);
+    const json doc = ParseJson(reply).value_or(json(json::value_t::discarded));
     if (doc.is_discarded()) return Err(Malformed("not JSON", reply));
     if (!doc.is_object()) return Err(Malformed("not a JSON object", reply));
     const auto data = doc.find("data");

@@ -1,3 +1,4 @@
+#include "core/json_parse.h"
 #include "server/http_reply.h"
 
 #include <charconv>
@@ -71,9 +72,11 @@ std::optional<Json> ParseJsonBody(const HttpRequest& req, HttpResponse& res) {
                "expected a JSON body (Content-Type: application/json), got " + type);
     return std::nullopt;
   }
-  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  Result<Json> parsed = ParseJson(req.body);
+  Json body = parsed.value_or(Json(Json::value_t::discarded));
   if (body.is_discarded()) {
-    ReplyError(res, Status::InvalidArgument("the body is not valid JSON"));
+    ReplyError(res,
+               Status::InvalidArgument("the body is not valid JSON: " + parsed.error().message()));
     return std::nullopt;
   }
   if (!body.is_object()) {

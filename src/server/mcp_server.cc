@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "core/json_parse.h"
 #include "server/mcp_text.h"
 #include "server/mcp_tools.h"
 
@@ -21,8 +22,10 @@ constexpr int kInvalidParams = -32602;
 constexpr int kInternalError = -32603;
 constexpr int kResourceNotFound = -32002;
 
-// A request line longer than this is refused unread (no MCP request comes
-// near it; the answers can be large, the questions are not).
+// A request line longer than this is refused, and never held: Serve keeps
+// at most this much of a line while reading it and drops the rest up to the
+// newline (no MCP request comes near it; the answers can be large, the
+// questions are not).
 constexpr size_t kMaxLineBytes = size_t{4} << 20;
 // Sessions per resources/list page.
 constexpr int kResourcePage = 50;
@@ -67,9 +70,29 @@ McpServer::~McpServer() = default;
 void McpServer::Log(std::string_view line) const { options_.log(line); }
 
 Status McpServer::Serve(std::istream& in, std::ostream& out) {
+  std::streambuf* source = in.rdbuf();
   std::string line;
-  while (std::getline(in, line)) {
-    std::optional<std::string> answer = HandleLine(line);
+  while (true) {
+    // One line, kept up to kMaxLineBytes + 1 bytes (enough for HandleLine to
+    // see it is too long), however long it really is.
+    line.clear();
+    size_t length = 0;
+    bool any = false;
+    for (int c = source->sbumpc(); c != std::char_traits<char>::eof(); c = source->sbumpc()) {
+      any = true;
+      if (c == '\n') break;
+      if (length++ <= kMaxLineBytes) line.push_back(static_cast<char>(c));
+    }
+    if (!any) break;
+    std::optional<std::string> answer;
+    if (length > kMaxLineBytes) {
+      Log("refused a message of " + std::to_string(length) + " bytes");
+      answer = Dump(ErrorResponse(nullptr, kInvalidRequest,
+                                  "Invalid Request: a message of " + std::to_string(length) +
+                                      " bytes; the limit is " + std::to_string(kMaxLineBytes)));
+    } else {
+      answer = HandleLine(line);
+    }
     if (!answer) continue;
     out << *answer << '\n' << std::flush;
     if (!out) return Status::Io("cannot write to standard output: the client closed it");
@@ -86,11 +109,13 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
                               "Invalid Request: a message of " + std::to_string(line.size()) +
                                   " bytes; the limit is " + std::to_string(kMaxLineBytes)));
   }
-  Json message = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (message.is_discarded()) {
+  Result<Json> parsed = ParseJson(line);
+  if (!parsed) {
     Log("a line that is not JSON: " + OneLine(line, 80));
-    return Dump(ErrorResponse(nullptr, kParseError, "Parse error: the line is not JSON"));
+    return Dump(ErrorResponse(nullptr, kParseError,
+                              "Parse error: the line is not JSON: " + parsed.error().message()));
   }
+  Json& message = *parsed;
   if (!message.is_array()) {
     std::optional<Json> answer = HandleMessage(message);
     return answer ? std::optional(Dump(*answer)) : std::nullopt;

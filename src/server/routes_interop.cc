@@ -137,7 +137,7 @@ void Import(ApiState& api, const HttpRequest& req, HttpResponse& res) {
     out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
     if (!out) return ReplyError(res, Status::Io("cannot save the upload"));
   }
-  auto report = ImportPath(api.store, file.string(), {.format = Param(req, "format")});
+  auto report = ImportPath(api.store, file.string(), {.format = Param(req, "format"), .allowed_roots = {temp.path().string()}});
   if (!report) return ReplyError(res, report.error());
   ReplyJson(res, 200, ToJson(*report));
 }
@@ -151,7 +151,7 @@ void ImportPathRoute(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   if (!format) return ReplyError(res, format.error());
   auto resolved = ResolveAllowedPath(*path, api.options.allowed_dirs, /*must_exist=*/true);
   if (!resolved) return ReplyError(res, 403, "permission_denied", resolved.error());
-  auto report = ImportPath(api.store, resolved->string(), {.format = *format});
+  auto report = ImportPath(api.store, resolved->string(), {.format = *format, .allowed_roots = api.options.allowed_dirs});
   if (!report) return ReplyError(res, report.error());
   ReplyJson(res, 200, ToJson(*report));
 }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "blob/media_type.h"
+#include "core/json_parse.h"
 #include "server/api_state.h"
 #include "server/http_reply.h"
 #include "server/message_json.h"
@@ -108,7 +109,7 @@ void AppendMessages(ApiState& api, const std::string& id, const HttpRequest& req
                                  "a multipart append needs a form field \"message\" holding the "
                                  "message JSON"));
     }
-    body = Json::parse(field->second.content, nullptr, /*allow_exceptions=*/false);
+    body = ParseJson(field->second.content).value_or(Json(Json::value_t::discarded));
     if (body.is_discarded() || !body.is_object()) {
       return ReplyError(res, Status::InvalidArgument("the \"message\" field is not a JSON object"));
     }

@@ -1,3 +1,4 @@
+#include "core/json_parse.h"
 #include "store/sqlite/search_text.h"
 
 #include <nlohmann/json.hpp>
@@ -27,7 +28,7 @@ std::string SearchText(std::string_view text, std::string_view body) {
   std::string out(text);
   // Most bodies hold no tool parts: skip the parse for them.
   if (body.empty() || body.find("\"tool_") == std::string_view::npos) return out;
-  nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json doc = ParseJson(body).value_or(nlohmann::json());
   if (!doc.is_object()) return out;
   auto parts = doc.find("parts");
   if (parts == doc.end() || !parts->is_array()) return out;
