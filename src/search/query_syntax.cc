@@ -120,7 +120,9 @@ ParsedQuery ParseUserQuery(std::string_view query) {
   auto flush = [&] {
     if (group.empty()) return;
     ++groups;
-    if (!positive.empty()) positive += ' ';
+    // FTS5 has no implicit AND before a parenthesized group ("x" ("y" OR "z")
+    // is a syntax error), so the groups are joined by an explicit AND.
+    if (!positive.empty()) positive += " AND ";
     positive += group_size > 1 ? "(" + group + ")" : group;
     group.clear();
     group_size = 0;

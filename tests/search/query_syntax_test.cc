@@ -7,14 +7,16 @@ namespace {
 
 TEST(QuerySyntax, WordsAreQuotedAndAnded) {
   ParsedQuery q = ParseUserQuery("Token  limit");
-  EXPECT_EQ(q.match, "(\"token\" \"limit\")");
+  EXPECT_EQ(q.match, "(\"token\" AND \"limit\")");
   EXPECT_EQ(q.terms, (std::vector<std::string>{"token", "limit"}));
   EXPECT_TRUE(q.note.empty());
 }
 
 TEST(QuerySyntax, PhrasesOrNotAndPrefix) {
   EXPECT_EQ(ParseUserQuery("\"token limit\"").match, "\"token limit\"");
-  EXPECT_EQ(ParseUserQuery("cat OR dog fish").match, "((\"cat\" OR \"dog\") \"fish\")");
+  EXPECT_EQ(ParseUserQuery("cat OR dog fish").match, "((\"cat\" OR \"dog\") AND \"fish\")");
+  // A word before an OR group: FTS5 refuses "x" ("y" OR "z") without the AND.
+  EXPECT_EQ(ParseUserQuery("x y OR z").match, "(\"x\" AND (\"y\" OR \"z\"))");
   EXPECT_EQ(ParseUserQuery("cat -dog").match, "\"cat\" NOT \"dog\"");
   EXPECT_EQ(ParseUserQuery("cat NOT dog").match, "\"cat\" NOT \"dog\"");
   EXPECT_EQ(ParseUserQuery("pars*").match, "\"pars\"*");
