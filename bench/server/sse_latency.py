@@ -70,7 +70,7 @@ def main():
             t0 = time.perf_counter()
             assert post(port, "/v1/sessions/live/messages", msg) == 201
             with cv:
-                cv.wait_for(lambda: min(seen) >= n, timeout=30)
+                cv.wait_for(lambda: min(seen, default=n) >= n, timeout=30)
             latencies.append((time.perf_counter() - t0) * 1000)
         elapsed = time.perf_counter() - start
         latencies.sort()
