@@ -215,6 +215,7 @@ TEST_F(DeepJsonCli, EveryImporterRefusesDeepJsonAndTheStoreStillServes) {
 }
 
 TEST_F(DeepJsonCli, McpAnswersADeepPingWithAnErrorAndServesTheNextRequest) {
+  ASSERT_EQ(Sdb({"init"}).exit_code, 0);  // mcp serves an existing store
   const std::string deep_ping = R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":)" +
                                 Deep(60000) + "}}\n";
   const std::string ping = R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n";

@@ -14,6 +14,7 @@ class StdinCapsCli : public Cli {};
 constexpr size_t kBigLine = size_t{64} << 20;  // 64 MiB, no newline in it
 
 TEST_F(StdinCapsCli, McpRefusesAHugeLineAndServesTheNextOne) {
+  ASSERT_EQ(Sdb({"init"}).exit_code, 0);  // mcp serves an existing store
   std::string input(kBigLine, 'x');
   input += "\n";
   input += R"({"jsonrpc":"2.0","id":7,"method":"ping"})" "\n";
@@ -37,6 +38,7 @@ TEST_F(StdinCapsCli, McpRefusesAHugeLineAndServesTheNextOne) {
 }
 
 TEST_F(StdinCapsCli, McpAnswersAHugeLastLineWithoutANewline) {
+  ASSERT_EQ(Sdb({"init"}).exit_code, 0);  // mcp serves an existing store
   CliRun r = Run({"mcp"}, {.input = std::string(kBigLine, '[')});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, "-32600")) << r.out.substr(0, 200);
