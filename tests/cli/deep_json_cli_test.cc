@@ -128,7 +128,7 @@ class DeepJsonCli : public Cli {
           R"({"id":"evt_1","session_id":"ses_deep","seq":1,"ts":"2025-01-01T00:00:00Z","type":"message","data":{"role":"user","parts":[{"type":"text","text":"hi"}]}})";
       const std::string b =
           R"({"id":"evt_2","session_id":"ses_deep","seq":2,"ts":"2025-01-01T00:00:01Z","type":"message","data":{"role":"assistant","parts":[{"type":"tool_call","call_id":"c1","name":"f","arguments":{"deep":@}}],"metadata":{"deep":@}}})";
-      return write("ses_deep.jsonl", a + "\n" + Replace(Replace(b, "@", deep), "@", deep) + "\n");
+      return write("ses_deep.ndjson", a + "\n" + Replace(Replace(b, "@", deep), "@", deep) + "\n");
     }
     if (format == "agents-kt") {
       const std::string doc =
