@@ -1,7 +1,8 @@
-#include "core/json_parse.h"
 #include "server/http_reply.h"
 
 #include <charconv>
+
+#include "core/json_parse.h"
 
 namespace sessiondb::server {
 
