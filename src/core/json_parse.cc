@@ -10,8 +10,8 @@ constexpr std::string_view kNestingErrorPrefix = "JSON is nested deeper than ";
 
 // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ...".
 std::string WithoutTag(std::string what) {
-  if (auto tag_end = what.find("] "); what.starts_with("[json.exception.") &&
-                                      tag_end != std::string::npos) {
+  if (auto tag_end = what.find("] ");
+      what.starts_with("[json.exception.") && tag_end != std::string::npos) {
     what.erase(0, tag_end + 2);
   }
   return what;
@@ -41,8 +41,14 @@ class DepthCappedBuilder {
   bool key(string_t& v) { return dom_.key(v); }
   bool start_object(std::size_t n) { return Enter() && dom_.start_object(n); }
   bool start_array(std::size_t n) { return Enter() && dom_.start_array(n); }
-  bool end_object() { --depth_; return dom_.end_object(); }
-  bool end_array() { --depth_; return dom_.end_array(); }
+  bool end_object() {
+    --depth_;
+    return dom_.end_object();
+  }
+  bool end_array() {
+    --depth_;
+    return dom_.end_array();
+  }
 
   template <class Exception>
   bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const Exception& ex) {
@@ -89,8 +95,14 @@ class DepthCappedChecker {
   bool key(string_t&) { return true; }
   bool start_object(std::size_t) { return Enter(); }
   bool start_array(std::size_t) { return Enter(); }
-  bool end_object() { --depth_; return true; }
-  bool end_array() { --depth_; return true; }
+  bool end_object() {
+    --depth_;
+    return true;
+  }
+  bool end_array() {
+    --depth_;
+    return true;
+  }
 
   template <class Exception>
   bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const Exception& ex) {

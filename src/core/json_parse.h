@@ -29,9 +29,8 @@
 // Thread-safety: the functions are pure; call them from any thread.
 #pragma once
 
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "sessiondb/status.h"
 

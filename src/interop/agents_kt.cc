@@ -130,9 +130,10 @@ Status ImportFile(const fs::path& path, ImportSink& sink) {
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   Result<json> parsed = ParseJson(text);
   if (!parsed) {
-    sink.Skip(where, IsJsonNestingError(parsed.error())
-                         ? parsed.error().message() + "; the snapshot is left out"
-                         : "not a complete JSON document (truncated?): " + parsed.error().message());
+    sink.Skip(where,
+              IsJsonNestingError(parsed.error())
+                  ? parsed.error().message() + "; the snapshot is left out"
+                  : "not a complete JSON document (truncated?): " + parsed.error().message());
     return Status::Ok();
   }
   json doc = std::move(*parsed);

@@ -124,9 +124,8 @@ Result<std::string> ExportArchive::Read(const std::string& name, int64_t max_byt
     if (zip_stat(z, name.c_str(), 0, &st) != 0) return Err(Status::NotFound("no " + name));
     // Refused before a byte is inflated when the entry says it is too big...
     if ((st.valid & ZIP_STAT_SIZE) && st.size > static_cast<zip_uint64_t>(max_bytes)) {
-      return Err(TooLarge("zip entry '" + name + "'", "inflates to " + std::to_string(st.size) +
-                                                          " bytes",
-                          max_bytes));
+      return Err(TooLarge("zip entry '" + name + "'",
+                          "inflates to " + std::to_string(st.size) + " bytes", max_bytes));
     }
     zip_file_t* f = zip_fopen(z, name.c_str(), 0);
     if (!f) return Err(Status::Io("cannot open " + name + " in the zip"));
@@ -135,8 +134,8 @@ Result<std::string> ExportArchive::Read(const std::string& name, int64_t max_byt
     while ((got = zip_fread(f, buf, sizeof buf)) > 0) {
       if (static_cast<int64_t>(out.size()) + got > max_bytes) {
         zip_fclose(f);
-        return Err(TooLarge("zip entry '" + name + "'", "inflates past its declared size",
-                            max_bytes));
+        return Err(
+            TooLarge("zip entry '" + name + "'", "inflates past its declared size", max_bytes));
       }
       out.append(buf, static_cast<size_t>(got));
     }

@@ -48,8 +48,7 @@ class ExportArchive {
   const std::vector<std::string>& files() const { return files_; }
   // The bytes of one of files(); kNotFound / kIo; kInvalidArgument naming
   // the file and the limit when it holds more than max_bytes.
-  Result<std::string> Read(const std::string& name,
-                           int64_t max_bytes = kMaxExportFileBytes) const;
+  Result<std::string> Read(const std::string& name, int64_t max_bytes = kMaxExportFileBytes) const;
 
   // One element of the array, as found.
   struct Element {

@@ -255,8 +255,9 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
     // to files outside the sessions folder (and the skip would say which
     // exist there).
     if (!IsPlainFileName(id)) {
-      sink.Skip("index.json", "lists a session whose id is not a plain file name (it holds '/', "
-                              "'\\', '..' or a control character); the session is left out");
+      sink.Skip("index.json",
+                "lists a session whose id is not a plain file name (it holds '/', "
+                "'\\', '..' or a control character); the session is left out");
       continue;
     }
     const fs::path file = dir / (id + ".json");

@@ -160,7 +160,8 @@ std::optional<std::string> UnstorableField(const Message& m) {
   for (size_t i = 0; i < m.parts.size(); ++i) {
     const Part& p = m.parts[i];
     if (p.type != PartType::kToolCall) continue;
-    if (auto why = check(p.arguments_json, "tool call arguments of part " + std::to_string(i + 1))) {
+    if (auto why =
+            check(p.arguments_json, "tool call arguments of part " + std::to_string(i + 1))) {
       return why;
     }
   }

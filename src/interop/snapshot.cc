@@ -702,8 +702,8 @@ std::vector<size_t> ImportOrder(const std::vector<SessionPlace>& places) {
 // JSON, so a broken document imports nothing; memory is the largest session.
 Result<std::vector<SessionPlace>> PlaceSessions(const fs::path& path, int* version) {
   std::vector<SessionPlace> places;
-  auto outline = OutlineJsonFile(
-      path, "sessions", [&](int64_t offset, std::string_view text) -> Status {
+  auto outline =
+      OutlineJsonFile(path, "sessions", [&](int64_t offset, std::string_view text) -> Status {
         if (Status valid = CheckJson(text); !valid.ok()) {
           return Status::InvalidArgument("sessions[" + std::to_string(places.size()) +
                                          "] is not valid JSON: " + valid.message());

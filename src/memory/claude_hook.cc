@@ -19,7 +19,6 @@ std::string Str(const Json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-
 std::string ReplaceFirst(std::string text, const std::string& from, const std::string& to) {
   if (from.empty()) return text;
   size_t at = text.find(from);
@@ -163,8 +162,7 @@ HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
     const std::string session = Str(event, "session_id");
     const std::string project = Str(event, "cwd");
     std::string refused;
-    std::vector<CodeWrite> writes =
-        WritesOfToolCall(tool, input, name == "PreToolUse", &refused);
+    std::vector<CodeWrite> writes = WritesOfToolCall(tool, input, name == "PreToolUse", &refused);
     if (!refused.empty()) {
       answer.log = "hook: " + refused + "; allowed";
       return answer;

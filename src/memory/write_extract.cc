@@ -1,9 +1,10 @@
-#include "core/json_parse.h"
 #include "memory/write_extract.h"
 
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
+
+#include "core/json_parse.h"
 
 namespace sessiondb::memory {
 namespace {

@@ -1,8 +1,9 @@
-#include "core/json_parse.h"
 #include "server/http_reply.h"
 
 #include <charconv>
 #include <iostream>
+
+#include "core/json_parse.h"
 
 namespace sessiondb::server {
 

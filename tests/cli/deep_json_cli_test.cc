@@ -23,8 +23,10 @@ int MaxDepth(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -57,8 +59,8 @@ class DeepJsonCli : public Cli {
     for (const json& s : ls.Json()["sessions"]) {
       CliRun shown = Sdb({"--json", "show", s["id"].get<std::string>()});
       EXPECT_EQ(shown.exit_code, 0) << shown.err;
-      EXPECT_LT(MaxDepth(shown.out), 100) << format << ": session " << s["id"]
-                                          << " holds JSON deeper than the cap";
+      EXPECT_LT(MaxDepth(shown.out), 100)
+          << format << ": session " << s["id"] << " holds JSON deeper than the cap";
     }
     CliRun meta = Sdb({"ls", "--all", "--meta", "k=v"});
     EXPECT_EQ(meta.exit_code, 0) << format << ": ls --meta fails on this store: " << meta.err;
@@ -98,9 +100,9 @@ class DeepJsonCli : public Cli {
       const std::string call =
           R"({"timestamp":"2025-10-29T00:59:40.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","call_id":"c1","arguments":@}})";
       const json args = json(std::string("{\"deep\":") + deep + "}");
-      return write("rollout-2025-10-29T00-59-38-0199a2b3-c4d5-7e6f-8091-a2b3c4d5e6f7.jsonl",
-                   Replace(meta, "@", deep) + "\n" + user + "\n" + Replace(call, "@", args.dump()) +
-                       "\n");
+      return write(
+          "rollout-2025-10-29T00-59-38-0199a2b3-c4d5-7e6f-8091-a2b3c4d5e6f7.jsonl",
+          Replace(meta, "@", deep) + "\n" + user + "\n" + Replace(call, "@", args.dump()) + "\n");
     }
     if (format == "chatgpt") {
       const std::string conv =
@@ -119,8 +121,8 @@ class DeepJsonCli : public Cli {
           R"({"id":"1719500000000-aaaa0001","session_id":"sess_1719500000000_f0e1d2","timestamp":"2024-06-27T15:00:00Z","role":"user","content":"hi"})";
       const std::string b =
           R"({"id":"1719500001000-aaaa0002","session_id":"sess_1719500000000_f0e1d2","timestamp":"2024-06-27T15:00:01Z","role":"assistant","content":"ok","edit_results":[{"deep":@}]})";
-      std::ofstream(dir + "/history.jsonl", std::ios::binary)
-          << a << "\n" << Replace(b, "@", deep) << "\n";
+      std::ofstream(dir + "/history.jsonl", std::ios::binary) << a << "\n"
+                                                              << Replace(b, "@", deep) << "\n";
       return dir;
     }
     if (format == "pixir") {
@@ -128,7 +130,7 @@ class DeepJsonCli : public Cli {
           R"({"id":"evt_1","session_id":"ses_deep","seq":1,"ts":"2025-01-01T00:00:00Z","type":"message","data":{"role":"user","parts":[{"type":"text","text":"hi"}]}})";
       const std::string b =
           R"({"id":"evt_2","session_id":"ses_deep","seq":2,"ts":"2025-01-01T00:00:01Z","type":"message","data":{"role":"assistant","parts":[{"type":"tool_call","call_id":"c1","name":"f","arguments":{"deep":@}}],"metadata":{"deep":@}}})";
-      return write("ses_deep.jsonl", a + "\n" + Replace(Replace(b, "@", deep), "@", deep) + "\n");
+      return write("ses_deep.ndjson", a + "\n" + Replace(Replace(b, "@", deep), "@", deep) + "\n");
     }
     if (format == "agents-kt") {
       const std::string doc =
@@ -144,8 +146,8 @@ class DeepJsonCli : public Cli {
           << R"(","title":"t"}],"lastUpdated":"2025-01-15T10:31:04Z"})";
       const std::string session =
           R"({"id":"@ID","version":1,"extra":{"deep":@},"messages":[{"id":"33333333-0000-4000-8000-000000000001","role":"user","content":"hi","timestamp":"2025-01-15T10:30:00Z","contextData":"@CTX"}]})";
-      std::string text = Replace(Replace(session, "@ID", id), "@CTX",
-                                 blob_base64("{\"deep\":" + deep + "}"));
+      std::string text =
+          Replace(Replace(session, "@ID", id), "@CTX", blob_base64("{\"deep\":" + deep + "}"));
       std::ofstream(dir + "/" + id + ".json") << Replace(text, "@", deep);
       return dir;
     }
@@ -195,9 +197,9 @@ class DeepJsonCli : public Cli {
   }
 };
 
-const std::vector<std::string> kFormats = {"claude-code", "codex",     "chatgpt",
-                                           "claude-ai",   "ac-dc",      "pixir",
-                                           "agents-kt",   "extremis",  "snapshot"};
+const std::vector<std::string> kFormats = {"claude-code", "codex",    "chatgpt",
+                                           "claude-ai",   "ac-dc",    "pixir",
+                                           "agents-kt",   "extremis", "snapshot"};
 
 // 60,000 levels: the stack overflow. 2,000: SQLite's own limit, what
 // poisoned the store. 100: under the document cap, over a stored value's.
@@ -215,9 +217,11 @@ TEST_F(DeepJsonCli, EveryImporterRefusesDeepJsonAndTheStoreStillServes) {
 }
 
 TEST_F(DeepJsonCli, McpAnswersADeepPingWithAnErrorAndServesTheNextRequest) {
-  const std::string deep_ping = R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":)" +
-                                Deep(60000) + "}}\n";
-  const std::string ping = R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n";
+  ASSERT_EQ(Sdb({"init"}).exit_code, 0);  // mcp serves an existing store
+  const std::string deep_ping =
+      R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":)" + Deep(60000) + "}}\n";
+  const std::string ping = R"({"jsonrpc":"2.0","id":2,"method":"ping"})"
+                           "\n";
   CliRun r = Run({"mcp"}, {.input = deep_ping + ping});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::istringstream lines(r.out);

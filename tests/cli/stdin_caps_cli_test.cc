@@ -14,9 +14,11 @@ class StdinCapsCli : public Cli {};
 constexpr size_t kBigLine = size_t{64} << 20;  // 64 MiB, no newline in it
 
 TEST_F(StdinCapsCli, McpRefusesAHugeLineAndServesTheNextOne) {
+  ASSERT_EQ(Sdb({"init"}).exit_code, 0);  // mcp serves an existing store
   std::string input(kBigLine, 'x');
   input += "\n";
-  input += R"({"jsonrpc":"2.0","id":7,"method":"ping"})" "\n";
+  input += R"({"jsonrpc":"2.0","id":7,"method":"ping"})"
+           "\n";
   CliRun r = Run({"mcp"}, {.input = input});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::istringstream lines(r.out);
@@ -26,8 +28,7 @@ TEST_F(StdinCapsCli, McpRefusesAHugeLineAndServesTheNextOne) {
   const json a = json::parse(first, nullptr, false);
   ASSERT_TRUE(a.is_object()) << first.substr(0, 200);
   EXPECT_EQ(a["error"]["code"], -32600);
-  EXPECT_TRUE(Contains(a["error"]["message"].get<std::string>(), "the limit is 4194304"))
-      << first;
+  EXPECT_TRUE(Contains(a["error"]["message"].get<std::string>(), "the limit is 4194304")) << first;
   EXPECT_TRUE(Contains(a["error"]["message"].get<std::string>(), std::to_string(kBigLine)))
       << first;
   const json b = json::parse(second, nullptr, false);
@@ -37,6 +38,7 @@ TEST_F(StdinCapsCli, McpRefusesAHugeLineAndServesTheNextOne) {
 }
 
 TEST_F(StdinCapsCli, McpAnswersAHugeLastLineWithoutANewline) {
+  ASSERT_EQ(Sdb({"init"}).exit_code, 0);  // mcp serves an existing store
   CliRun r = Run({"mcp"}, {.input = std::string(kBigLine, '[')});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, "-32600")) << r.out.substr(0, 200);

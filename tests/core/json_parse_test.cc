@@ -37,14 +37,16 @@ TEST(ParseJson, RefusesOneLevelPastTheCapNamingTheLimitAndTheByte) {
   auto v = ParseJson(Nested(kMaxJsonDepth + 1));
   ASSERT_FALSE(v.has_value());
   EXPECT_EQ(v.error().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(v.error().message(), "JSON is nested deeper than 128 levels (at byte 128); the limit "
-                                 "is 128");
+  EXPECT_EQ(v.error().message(),
+            "JSON is nested deeper than 128 levels (at byte 128); the limit "
+            "is 128");
   EXPECT_TRUE(IsJsonNestingError(v.error()));
 }
 
 TEST(ParseJson, RefusesSixtyThousandLevelsWithoutCrashing) {
   // A 120 KB body that overflowed the stack of every face before the cap.
-  for (const std::string& text : {Nested(60000), Nested(60000, "{\"k\":", "}"), Nested(60000, "[", "")}) {
+  for (const std::string& text :
+       {Nested(60000), Nested(60000, "{\"k\":", "}"), Nested(60000, "[", "")}) {
     auto v = ParseJson(text);
     ASSERT_FALSE(v.has_value());
     EXPECT_TRUE(IsJsonNestingError(v.error())) << v.error().message();

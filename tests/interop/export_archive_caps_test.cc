@@ -61,24 +61,24 @@ TEST(ExportArchiveCaps, AChatGptImportSkipsTheOversizedImageAndKeepsTheRest) {
   const std::string zip = dir.Sub("export.zip");
   using nlohmann::json;
   json mapping = json::object();
-  mapping["root"] = {{"id", "root"}, {"message", nullptr}, {"parent", nullptr}, {"children", {"u1"}}};
-  mapping["u1"] = {
-      {"id", "u1"},
-      {"parent", "root"},
-      {"children", json::array()},
-      {"message",
-       {{"id", "u1"},
-        {"author", {{"role", "user"}}},
-        {"create_time", 1717000001.5},
-        {"content",
-         {{"content_type", "multimodal_text"},
-          {"parts",
-           {{{"content_type", "image_asset_pointer"},
-             {"asset_pointer", "file-service://file-Bomb1"}},
-            "What is in this picture?"}}}},
-        {"status", "finished_successfully"},
-        {"metadata", json::object()},
-        {"recipient", "all"}}}};
+  mapping["root"] = {
+      {"id", "root"}, {"message", nullptr}, {"parent", nullptr}, {"children", {"u1"}}};
+  mapping["u1"] = {{"id", "u1"},
+                   {"parent", "root"},
+                   {"children", json::array()},
+                   {"message",
+                    {{"id", "u1"},
+                     {"author", {{"role", "user"}}},
+                     {"create_time", 1717000001.5},
+                     {"content",
+                      {{"content_type", "multimodal_text"},
+                       {"parts",
+                        {{{"content_type", "image_asset_pointer"},
+                          {"asset_pointer", "file-service://file-Bomb1"}},
+                         "What is in this picture?"}}}},
+                     {"status", "finished_successfully"},
+                     {"metadata", json::object()},
+                     {"recipient", "all"}}}};
   json conv = {{"id", "67f0c1d2-aaaa-8000-9000-0123456789ab"},
                {"title", "bomb"},
                {"create_time", 1717000000.0},
@@ -93,7 +93,8 @@ TEST(ExportArchiveCaps, AChatGptImportSkipsTheOversizedImageAndKeepsTheRest) {
   ImportReport r = MustImport(*store, zip, "chatgpt");
   EXPECT_EQ(r.messages_added, 1);
   EXPECT_EQ(r.images_added, 0);
-  EXPECT_TRUE(SkippedFor(r, "file-Bomb1-cat.png")) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  EXPECT_TRUE(SkippedFor(r, "file-Bomb1-cat.png"))
+      << (r.skipped.empty() ? "" : r.skipped[0].reason);
   EXPECT_TRUE(SkippedFor(r, "the limit for one file of an export is 104857600 bytes"));
 }
 

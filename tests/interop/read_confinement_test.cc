@@ -5,13 +5,14 @@
 // the name, skip reasons told which outside files existed, and a transcript
 // symlinked to another folder (or to /etc/passwd) was imported through the
 // server's --allow-dir.
+#include "interop/read_confinement.h"
+
 #include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "interop/interop_test_support.h"
-#include "interop/read_confinement.h"
 
 namespace sessiondb::testing {
 namespace {
@@ -160,9 +161,10 @@ TEST_F(ReadConfinementTest, AnImageLinkedOutsideTheUploadIsLeftOut) {
   const std::string png = MakePng(3, 3, "outside");
   WriteFile(outside_ + "/x.png", png);
   fs::create_symlink(outside_ + "/x.png", acdc + "/images/1719500000000-abcdef012345.png");
-  WriteFile(acdc + "/history.jsonl",
-            R"({"id":"1","session_id":"sess_1","timestamp":"2024-06-27T15:00:00Z","role":"user","content":"look","image_refs":["1719500000000-abcdef012345.png"]})"
-            "\n");
+  WriteFile(
+      acdc + "/history.jsonl",
+      R"({"id":"1","session_id":"sess_1","timestamp":"2024-06-27T15:00:00Z","role":"user","content":"look","image_refs":["1719500000000-abcdef012345.png"]})"
+      "\n");
   auto r = ImportPath(*store_, acdc, {.format = "ac-dc", .allowed_roots = {upload_}});
   ASSERT_TRUE(r.has_value()) << r.error().message();
   EXPECT_EQ(r->images_added, 0);

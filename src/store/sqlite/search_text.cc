@@ -1,7 +1,8 @@
-#include "core/json_parse.h"
 #include "store/sqlite/search_text.h"
 
 #include <nlohmann/json.hpp>
+
+#include "core/json_parse.h"
 
 namespace sessiondb::sqlite {
 namespace {
