@@ -345,7 +345,7 @@ Result<ToolArgs> CheckArguments(const ToolSpec& spec, const Json& arguments) {
   if (arguments.is_object()) {
     for (const auto& [name, given] : arguments.items()) {
       auto param = std::find_if(spec.params.begin(), spec.params.end(),
-                                [&](const ToolParam& p) { return p.name == name; });
+                                [&key = name](const ToolParam& p) { return p.name == key; });
       if (param == spec.params.end()) {
         return Err(Status::InvalidArgument(spec.name + " has no argument '" + name +
                                            "'; its arguments are " + ParamNames(spec)));
