@@ -42,9 +42,8 @@ Status ValidateListLimit(int limit) {
 }
 
 Result<std::string> CleanTitle(std::string_view title) {
-  std::string clean = CollapseWhitespace(title);
-  if (!IsValidUtf8(clean)) return Err(Status::InvalidArgument("session title is not valid UTF-8"));
-  return clean;
+  if (!IsValidUtf8(title)) return Err(Status::InvalidArgument("session title is not valid UTF-8"));
+  return SanitizeTitle(title);
 }
 
 void FinishListPage(int limit, SessionPage* page) {

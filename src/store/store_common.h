@@ -31,8 +31,10 @@ Result<std::string> ResolveNamespace(std::string_view name);
 // kInvalidArgument unless 1 <= limit <= kMaxListLimit.
 Status ValidateListLimit(int limit);
 
-// `title` with whitespace collapsed (it may come out empty: the caller
-// decides what an empty title means); kInvalidArgument if not UTF-8.
+// `title` as every path that sets a title (create, rename, fork, restore)
+// stores it: SanitizeTitle's rule (control characters stripped, whitespace
+// collapsed, at most kMaxTitleLength code points). It may come out empty:
+// the caller decides what an empty title means. kInvalidArgument if not UTF-8.
 Result<std::string> CleanTitle(std::string_view title);
 
 // A list query fetches limit + 1 rows to learn whether a page follows: drops

@@ -147,7 +147,7 @@ Status SqliteStore::RestoreSession(const Session& session, std::span<const Event
   RETURN_IF_ERROR(ValidateRestore(session, events));
   ASSIGN_OR_RETURN(std::string metadata,
                    CanonicalJsonObject(session.metadata_json, "session metadata"));
-  std::string title = CollapseWhitespace(session.title);
+  ASSIGN_OR_RETURN(std::string title, CleanTitle(session.title));
   if (title.empty()) title = kDefaultTitle;
   ASSIGN_OR_RETURN(RestoreBatch batch, PrepareRestore(session.id, events, blob_source));
 
