@@ -55,6 +55,12 @@ Result<std::vector<PreparedMessage>> PrepareBatch(
     const std::function<std::string()>& new_id,
     const std::function<Status(const PreparedMessage&)>& check = {});
 
+// a + b for counts that are never negative, or INT64_MAX where the sum
+// would pass it: token totals saturate rather than wrap (docs/harness.md).
+int64_t SaturatingAdd(int64_t a, int64_t b);
+// Field by field.
+Usage SaturatingAdd(const Usage& a, const Usage& b);
+
 // kNotFound naming the session.
 Status SessionNotFound(std::string_view id);
 

@@ -398,11 +398,8 @@ Result<UsageReport> SqliteStore::GetUsage(std::string_view session_id) {
     m.model = s.ColumnText(1);
     m.turns = s.ColumnInt(2);
     m.usage = {s.ColumnInt(3), s.ColumnInt(4), s.ColumnInt(5), s.ColumnInt(6)};
-    report.turns += m.turns;
-    report.total.input_tokens += m.usage.input_tokens;
-    report.total.output_tokens += m.usage.output_tokens;
-    report.total.cached_tokens += m.usage.cached_tokens;
-    report.total.reasoning_tokens += m.usage.reasoning_tokens;
+    report.turns = SaturatingAdd(report.turns, m.turns);
+    report.total = SaturatingAdd(report.total, m.usage);
   }
   return report;
 }

@@ -530,6 +530,12 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
   return results;
 }
 
+// The stored total plus the new turn's count, or INT64_MAX where the sum would
+// pass it: totals saturate (docs/harness.md). Counts are never negative.
+#define SATURATING_SUM(col)                                                          \
+  "CASE WHEN excluded." col " > 9223372036854775807 - " col " THEN 9223372036854775807 " \
+  "ELSE " col " + excluded." col " END"
+
 Status SqliteStore::AddUsageLocked(std::string_view session_id, const Message& m) {
   if (!m.usage) return Status::Ok();
   ASSIGN_OR_RETURN(
@@ -538,10 +544,10 @@ Status SqliteStore::AddUsageLocked(std::string_view session_id, const Message& m
                    "output_tokens, cached_tokens, reasoning_tokens) "
                    "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7) "
                    "ON CONFLICT (session_id, provider, model) DO UPDATE SET turns = turns + 1, "
-                   "input_tokens = input_tokens + excluded.input_tokens, "
-                   "output_tokens = output_tokens + excluded.output_tokens, "
-                   "cached_tokens = cached_tokens + excluded.cached_tokens, "
-                   "reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens"));
+                   "input_tokens = " SATURATING_SUM("input_tokens") ", "
+                   "output_tokens = " SATURATING_SUM("output_tokens") ", "
+                   "cached_tokens = " SATURATING_SUM("cached_tokens") ", "
+                   "reasoning_tokens = " SATURATING_SUM("reasoning_tokens")));
   s.Bind(1, session_id).Bind(2, m.provider).Bind(3, m.model);
   s.Bind(4, m.usage->input_tokens).Bind(5, m.usage->output_tokens);
   s.Bind(6, m.usage->cached_tokens).Bind(7, m.usage->reasoning_tokens);
