@@ -166,6 +166,13 @@ class SqliteStore final : public Store {
   Status IndexEventsLocked(std::string_view session_id, int64_t first_seq,
                            std::span<const std::string> search_texts);
   Result<Session> LoadSessionLocked(std::string_view id);
+  // Runs SQLite's integrity check into `report`; when it finds problems,
+  // reads every session back to name the ones they reach (database_problems,
+  // damaged_sessions). Errors become problems: this never fails.
+  void CheckDatabaseLocked(VerifyReport* report);
+  // Reads the session's index entry and every event it stores, and finds each
+  // event again through the id index; the first error met, else Ok.
+  Status ReadBackSessionLocked(std::string_view id);
   Status DeleteSessionLocked(std::string_view id);
   Result<bool> HasForksLocked(std::string_view id);
   // Removes the session's row, events, references, usage and drafts.
