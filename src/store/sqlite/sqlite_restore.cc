@@ -144,6 +144,7 @@ Status SqliteStore::IndexEventsLocked(std::string_view session_id, int64_t first
 
 Status SqliteStore::RestoreSession(const Session& session, std::span<const Event> events,
                                    const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(CheckWritable());
   RETURN_IF_ERROR(ValidateRestore(session, events));
   ASSIGN_OR_RETURN(std::string metadata,
                    CanonicalJsonObject(session.metadata_json, "session metadata"));
@@ -185,6 +186,7 @@ Status SqliteStore::RestoreSession(const Session& session, std::span<const Event
 
 Status SqliteStore::RestoreEvents(std::string_view session_id, std::span<const Event> events,
                                   const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(CheckWritable());
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   if (events.empty()) return Status::Ok();
   ASSIGN_OR_RETURN(RestoreBatch batch, PrepareRestore(session_id, events, blob_source));

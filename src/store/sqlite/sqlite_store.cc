@@ -72,6 +72,7 @@ SqliteStore::SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<
 Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
                                                  const StoreOptions& given) {
   ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
+  if (options.read_only) options.create_if_missing = false;  // creating is writing
 
   std::error_code ec;
   const fs::path root(dir);
@@ -93,22 +94,48 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
     if (!options.create_if_missing) return Err(Status::NotFound("no store at " + dir));
   }
 
+  if (options.read_only && !fs::exists(db_path, ec)) {
+    return Err(Status::NotFound("no store at " + dir + " to open read-only"));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db,
-                   Database::Open(db_path.string(), options.busy_timeout_ms));
-  // The journal mode is persistent; setting it needs the lock, which the busy
-  // timeout lets us wait for when another process is opening the store too.
-  RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL"));
+                   Database::Open(db_path.string(), options.busy_timeout_ms,
+                                  options.read_only ? Access::kReadOnly : Access::kAuto));
+  const std::string read_only_reason = db->read_only_reason();
   RETURN_IF_ERROR(db->Exec(options.durability == Durability::kDurable
                                ? "PRAGMA synchronous = FULL"
                                : "PRAGMA synchronous = NORMAL"));
   RETURN_IF_ERROR(db->Exec("PRAGMA cache_size = -32768; PRAGMA temp_store = MEMORY"));
-  RETURN_IF_ERROR(MigrateSchema(db.get(), dir));
+  if (read_only_reason.empty()) {
+    // The journal mode is persistent; setting it needs the lock, which the busy
+    // timeout lets us wait for when another process is opening the store too.
+    RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL"));
+    RETURN_IF_ERROR(MigrateSchema(db.get(), dir));
+  } else {
+    ASSIGN_OR_RETURN(std::optional<int64_t> version, db->QueryInt("PRAGMA user_version"));
+    if (version.value_or(0) < kSchemaVersion) {
+      return Err(Status::FailedPrecondition(
+          "the store at " + dir + " is read-only: " + read_only_reason + "; its schema (version " +
+          std::to_string(version.value_or(0)) + ") must first be upgraded to version " +
+          std::to_string(kSchemaVersion) + " by opening it once with write access"));
+    }
+    RETURN_IF_ERROR(MigrateSchema(db.get(), dir));  // refuses a newer schema; writes nothing
+  }
 
   ASSIGN_OR_RETURN(std::unique_ptr<blob::FileBlobStore> blobs,
                    blob::FileBlobStore::Open((root / kBlobDir).string(),
-                                             options.durability == Durability::kDurable));
-  return std::unique_ptr<Store>(
+                                             options.durability == Durability::kDurable &&
+                                                 read_only_reason.empty()));
+  auto store = std::unique_ptr<SqliteStore>(
       new SqliteStore(dir, std::move(options), std::move(db), std::move(blobs)));
+  store->read_only_reason_ = read_only_reason;
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+Status SqliteStore::CheckWritable() const {
+  if (read_only_reason_.empty()) return Status::Ok();
+  return Status::FailedPrecondition("the store at " + dir_ + " is read-only: " +
+                                    read_only_reason_ +
+                                    "; it can be listed, shown, searched and exported, not changed");
 }
 
 std::string SqliteStore::NewId() const { return NewUuidV7(Now()); }
@@ -125,6 +152,7 @@ Result<Session> SqliteStore::LoadSessionLocked(std::string_view id) {
 }
 
 Result<Session> SqliteStore::CreateSession(const NewSession& request) {
+  RETURN_IF_ERROR(CheckWritable());
   std::string id = request.id.empty() ? NewId() : request.id;
   RETURN_IF_ERROR(ValidateSessionId(id));
   ASSIGN_OR_RETURN(std::string metadata,
@@ -201,6 +229,7 @@ Result<SessionPage> SqliteStore::ListSessions(const ListOptions& options) {
 }
 
 Status SqliteStore::RenameSession(std::string_view id, std::string_view title) {
+  RETURN_IF_ERROR(CheckWritable());
   ASSIGN_OR_RETURN(std::string clean, CleanTitle(title));
   if (clean.empty()) return Status::InvalidArgument("a session title cannot be empty");
   std::lock_guard lock(mu_);
@@ -213,6 +242,7 @@ Status SqliteStore::RenameSession(std::string_view id, std::string_view title) {
 }
 
 Status SqliteStore::SetArchived(std::string_view id, bool archived) {
+  RETURN_IF_ERROR(CheckWritable());
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE sessions SET archived = ?2 "
                                              "WHERE id = ?1 AND deleted = 0"));
@@ -283,6 +313,7 @@ Status SqliteStore::EraseSessionLocked(std::string_view id) {
 }
 
 Status SqliteStore::DeleteSession(std::string_view id) {
+  RETURN_IF_ERROR(CheckWritable());
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   RETURN_IF_ERROR(DeleteSessionLocked(id));
@@ -290,6 +321,7 @@ Status SqliteStore::DeleteSession(std::string_view id) {
 }
 
 Result<int64_t> SqliteStore::PurgeArchived(int64_t before_ms) {
+  RETURN_IF_ERROR(CheckWritable());
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   std::vector<std::string> ids;
@@ -318,6 +350,7 @@ Result<std::optional<std::string>> SqliteStore::GetActiveSession() {
 }
 
 Status SqliteStore::SetActiveSession(std::string_view id) {
+  RETURN_IF_ERROR(CheckWritable());
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   if (id.empty()) {
@@ -349,6 +382,7 @@ Result<AppendResult> SqliteStore::Append(std::string_view session_id, const Mess
 
 Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view session_id,
                                                            std::span<const Message> messages) {
+  RETURN_IF_ERROR(CheckWritable());
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   if (messages.empty()) return std::vector<AppendResult>();
   ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared, Prepare(messages));
@@ -630,6 +664,7 @@ Result<std::string> SqliteStore::ReadDataUri(const Resource& resource) {
 // ---- Housekeeping -------------------------------------------------------------
 
 Result<GcReport> SqliteStore::CollectGarbage(const GcOptions& options) {
+  RETURN_IF_ERROR(CheckWritable());
   GcReport report;
   const int64_t cutoff = Now() - options.grace_ms;
   std::vector<blob::BlobInfo> candidates;

@@ -100,6 +100,8 @@ class SqliteStore final : public Store {
               std::unique_ptr<blob::BlobStore> blobs);
 
   int64_t Now() const { return options_.clock(); }
+  // kFailedPrecondition naming the store and why, when it was opened read-only.
+  Status CheckWritable() const;
   std::string NewId() const;
   Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
   // Writes the blobs of `prepared`, then appends it through group commit: in
@@ -190,6 +192,8 @@ class SqliteStore final : public Store {
 
   const std::string dir_;
   const StoreOptions options_;
+  // Empty when writable; else why the store is read-only (set once by Open).
+  std::string read_only_reason_;
   std::mutex mu_;
   std::unique_ptr<Database> db_;  // guarded by mu_
   const std::unique_ptr<blob::BlobStore> blobs_;
