@@ -22,6 +22,7 @@ Status StatusFromSqlite(int rc, sqlite3* db, std::string_view context) {
       return Status::Ok();
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
+    case SQLITE_PROTOCOL:  // lost a race for the WAL index with another process
       return Status::Busy(message + "; another writer held the store past the busy timeout");
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:

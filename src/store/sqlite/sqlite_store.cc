@@ -106,10 +106,9 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
                                : "PRAGMA synchronous = NORMAL"));
   RETURN_IF_ERROR(db->Exec("PRAGMA cache_size = -32768; PRAGMA temp_store = MEMORY"));
   if (read_only_reason.empty()) {
-    // The journal mode is persistent; setting it needs the lock, which the busy
-    // timeout lets us wait for when another process is opening the store too.
-    RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL"));
-    RETURN_IF_ERROR(MigrateSchema(db.get(), dir));
+    // WAL mode (persistent) and the schema; retried while other processes
+    // creating the same store hold the locks this needs.
+    RETURN_IF_ERROR(PrepareForWriting(db.get(), dir, options.busy_timeout_ms));
   } else {
     ASSIGN_OR_RETURN(std::optional<int64_t> version, db->QueryInt("PRAGMA user_version"));
     if (version.value_or(0) < kSchemaVersion) {
