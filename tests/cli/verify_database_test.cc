@@ -2,6 +2,8 @@
 // event log overwritten on disk is reported with the session it belongs to
 // and exit code 8, where before it printed "all present and intact".
 #include <fstream>
+#include <optional>
+#include <string_view>
 
 #include "cli/cli_fixture.h"
 #include "sessiondb/store.h"
@@ -22,28 +24,36 @@ class VerifyDatabase : public Cli {
       ASSERT_TRUE((*store)->CreateSession({.id = id}));
       for (int i = 0; i < 60; ++i) {
         Message m;
-        const std::string marker = i == 30 ? "MARKER-" + id : "";
-        m.parts = {Part::Text(marker + std::string(300, static_cast<char>('a' + i % 26)))};
+        m.parts = {Part::Text("MARKER-" + id + " " +
+                              std::string(300, static_cast<char>('a' + i % 26)))};
         ASSERT_TRUE((*store)->Append(id, m));
       }
     }
     // Closing the last connection checkpoints the WAL into the database file.
   }
 
-  // Overwrites the b-tree header of the page that holds `needle` with 0xFF:
-  // the page is no longer a valid b-tree page, as after a torn or stray write.
-  void DamagePageHolding(const std::string& needle) {
+  // Overwrites the b-tree header of a leaf page of the event log that holds
+  // rows of `session` and of no other session with 0xFF: the page is no
+  // longer a valid b-tree page, as after a torn or stray write. (The rows of
+  // interior pages are keys every session's reads go through.)
+  void DamageALeafPageOnlyOf(const std::string& session) {
     const std::string path = store_ + "/sessiondb.db";
     ASSERT_FALSE(std::filesystem::exists(path + "-wal") &&
                  std::filesystem::file_size(path + "-wal") > 0);
-    std::string bytes = Slurp(path);
-    const size_t at = bytes.find(needle);
-    ASSERT_NE(at, std::string::npos);
-    ASSERT_EQ(bytes.find(needle, at + 1), std::string::npos) << "the marker must be unique";
-    const size_t page = at / kPageSize;
-    ASSERT_GT(page, 0u);
+    const std::string bytes = Slurp(path);
+    std::optional<size_t> chosen;
+    for (size_t page = 1; (page + 1) * kPageSize <= bytes.size() && !chosen; ++page) {
+      const std::string_view p(bytes.data() + page * kPageSize, kPageSize);
+      const bool leaf = p[0] == 0x0A;  // a leaf page of an index b-tree (WITHOUT ROWID table)
+      bool others = false;
+      for (const std::string other : {"session-a", "session-b", "session-c"}) {
+        if (other != session && p.find(other) != std::string_view::npos) others = true;
+      }
+      if (leaf && !others && p.find("MARKER-" + session) != std::string_view::npos) chosen = page;
+    }
+    ASSERT_TRUE(chosen.has_value()) << "no leaf page holds only " << session << "'s rows";
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(page * kPageSize));
+    f.seekp(static_cast<std::streamoff>(*chosen * kPageSize));
     const std::string garbage(8, '\xFF');
     f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
     ASSERT_TRUE(f.good());
@@ -60,7 +70,7 @@ TEST_F(VerifyDatabase, AHealthyStoreSaysTheDatabaseIsIntact) {
 }
 
 TEST_F(VerifyDatabase, APageOfFlippedBytesIsReportedWithTheSessionItBelongsTo) {
-  DamagePageHolding("MARKER-session-b");
+  DamageALeafPageOnlyOf("session-b");
 
   CliRun r = Sdb({"verify"});
   EXPECT_EQ(r.exit_code, 8) << r.out << r.err;
