@@ -91,7 +91,9 @@ TEST_F(ReadOnlyStore, AnotherUsersStoreCanBeListedShownSearchedAndExported) {
   EXPECT_EQ(show.exit_code, 0) << show.err;
   EXPECT_TRUE(Contains(show.out, "kept safe")) << show.out;
 
-  CliRun search = RunAsNobody({"search", "kept"});
+  // Keyword search reads the index the appends kept; vector and hybrid
+  // search first embed what is new, which is a write (see docs/cli.md).
+  CliRun search = RunAsNobody({"search", "kept", "--mode", "keyword"});
   EXPECT_EQ(search.exit_code, 0) << search.err;
   EXPECT_TRUE(Contains(search.out, "s1")) << search.out;
 
