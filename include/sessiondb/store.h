@@ -48,6 +48,14 @@ struct StoreOptions {
   int max_images_per_message = 5;
   int64_t max_file_bytes = int64_t{100} * 1024 * 1024;  // per non-image attachment
   bool create_if_missing = true;
+  // Embedded stores: open for reading only. Nothing is written (not even a
+  // migration); every call that would write fails with kFailedPrecondition
+  // ("the store at DIR is read-only: ..."). A store whose directory or
+  // database file this process may not write is opened this way by itself,
+  // so a store on a read-only disk or another user's store can be listed,
+  // shown, searched and exported. See docs/formats.md for how SQLite reads a
+  // WAL database it may not write.
+  bool read_only = false;
   // How long a writer waits for another process's write before kBusy.
   int busy_timeout_ms = 60'000;
   // Milliseconds since the Unix epoch. Tests inject a fake clock here.

@@ -203,7 +203,23 @@ struct VerifyReport {
   int64_t bytes_checked = 0;
   std::vector<std::string> missing;  // referenced by the log, absent from the blob store
   std::vector<std::string> corrupt;  // present, but the bytes no longer hash to the name
-  bool clean() const { return missing.empty() && corrupt.empty(); }
+  // What was checked beyond the blobs, in words: for an embedded store
+  // SQLite's integrity check of every page of the database; for PostgreSQL,
+  // what the store can check itself (see docs/cli.md).
+  std::string database_check;
+  // What that check found wrong (at most 100 lines), empty when it passed.
+  std::vector<std::string> database_problems;
+  // Sessions whose log or index entry cannot be read back whole because of
+  // those problems, each with the error that reading it gave.
+  struct DamagedSession {
+    std::string id;
+    std::string error;
+  };
+  std::vector<DamagedSession> damaged_sessions;
+  bool clean() const {
+    return missing.empty() && corrupt.empty() && database_problems.empty() &&
+           damaged_sessions.empty();
+  }
 };
 
 struct StorageStats {

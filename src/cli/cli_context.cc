@@ -1,5 +1,7 @@
 #include "cli/cli_context.h"
 
+#include <unistd.h>
+
 #include <array>
 #include <cstdlib>
 #include <iostream>
@@ -23,6 +25,15 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kLimitFla
 }};
 
 }  // namespace
+
+CliContext::CliContext() : stdout_is_terminal_(isatty(STDOUT_FILENO) != 0) {
+  if (stdout_is_terminal_) terminal_guard_ = std::make_unique<TerminalGuard>(std::cout, &options.json);
+}
+
+std::string CliContext::ForTerminal(std::string_view text) const {
+  if (!stdout_is_terminal_ || options.json) return std::string(text);
+  return EscapeForTerminal(text);
+}
 
 std::string CliContext::StorePath() const {
   if (!options.store.empty()) return options.store;

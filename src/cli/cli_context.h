@@ -36,7 +36,18 @@ struct GlobalOptions {
 
 class CliContext {
  public:
+  // When stdout is a terminal, escapes control characters in everything the
+  // verbs print there, except --json documents (see TerminalGuard).
+  CliContext();
+  CliContext(const CliContext&) = delete;
+  CliContext& operator=(const CliContext&) = delete;
+
   GlobalOptions options;
+
+  // `text` as it will look on stdout: EscapeForTerminal(text) when stdout is
+  // a terminal and --json is off, else unchanged. For text laid out in
+  // columns, whose widths must be measured after escaping.
+  std::string ForTerminal(std::string_view text) const;
 
   // The store directory: --store, else $SESSIONDB_STORE, else
   // $XDG_DATA_HOME/sessiondb, else $HOME/.local/share/sessiondb. Empty
@@ -70,6 +81,8 @@ class CliContext {
   void set_exit_code(int code) { exit_code_ = code; }
 
  private:
+  bool stdout_is_terminal_ = false;
+  std::unique_ptr<TerminalGuard> terminal_guard_;  // after `options`: it reads options.json
   std::unique_ptr<Store> store_;
   std::unique_ptr<SearchIndex> search_index_;
   std::unique_ptr<CodeMemory> code_memory_;

@@ -55,8 +55,12 @@ void AddGc(CLI::App& app, CliContext& ctx) {
 
 void AddVerify(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand(
-      "verify", "Re-hash every blob; list missing and corrupt ones (exit 8 if any)");
-  cmd->footer("\nExample:\n  sessiondb verify || echo \"store needs attention\"");
+      "verify",
+      "Check the database's pages and re-hash every blob; list what is damaged (exit 8 if any)");
+  cmd->footer(
+      "\nAn embedded store runs SQLite's integrity check on every page of its database and,\n"
+      "when that finds damage, names the sessions that can no longer be read whole.\n"
+      "\nExample:\n  sessiondb verify || echo \"store needs attention\"");
   cmd->callback([&ctx] {
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
@@ -67,18 +71,44 @@ void AddVerify(CLI::App& app, CliContext& ctx) {
     }
     if (!report) return ctx.Fail(report.error());
     if (!report->clean()) ctx.set_exit_code(kExitVerifyFailed);
-    if (ctx.options.json) return ctx.PrintJson(ToJson(*report));
+    if (ctx.options.json) {
+      Json j = ToJson(*report);
+      j["database_check"] = report->database_check;
+      j["database_problems"] = report->database_problems;
+      Json damaged = Json::array();
+      for (const auto& d : report->damaged_sessions) {
+        damaged.push_back({{"id", d.id}, {"error", d.error}});
+      }
+      j["damaged_sessions"] = std::move(damaged);
+      return ctx.PrintJson(j);
+    }
+    const bool database_ok =
+        report->database_problems.empty() && report->damaged_sessions.empty();
+    std::cout << "database: " << (database_ok ? "intact" : "DAMAGED") << " ("
+              << report->database_check << ")\n";
+    for (const auto& line : report->database_problems) std::cout << "  problem  " << line << "\n";
+    for (const auto& d : report->damaged_sessions) {
+      std::cout << "  damaged session  " << d.id << "  (" << d.error << ")\n";
+    }
+    if (!database_ok && report->damaged_sessions.empty()) {
+      std::cout << "  every session still reads back whole; the damage is in an index or in "
+                   "free space\n";
+    }
     std::cout << "checked " << report->blobs_checked << " blobs ("
               << FormatBytes(report->bytes_checked) << ")";
-    if (report->clean()) {
+    if (report->missing.empty() && report->corrupt.empty()) {
       std::cout << ": all present and intact\n";
-      return;
+    } else {
+      std::cout << ": " << report->missing.size() << " missing, " << report->corrupt.size()
+                << " corrupt\n";
+      for (const auto& sha : report->missing) std::cout << "  missing  " << sha << "\n";
+      for (const auto& sha : report->corrupt) std::cout << "  corrupt  " << sha << "\n";
+      std::cout << "Messages that refer to these still load, with the part marked MISSING.\n";
     }
-    std::cout << ": " << report->missing.size() << " missing, " << report->corrupt.size()
-              << " corrupt\n";
-    for (const auto& sha : report->missing) std::cout << "  missing  " << sha << "\n";
-    for (const auto& sha : report->corrupt) std::cout << "  corrupt  " << sha << "\n";
-    std::cout << "Messages that refer to these still load, with the part marked MISSING.\n";
+    if (!database_ok) {
+      std::cout << "Back up the store's folder first, then copy out what still reads "
+                   "(sessiondb export, or sqlite3's .recover).\n";
+    }
   });
 }
 

@@ -1,6 +1,9 @@
 #include "cli/output.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <utility>
 #include <ctime>
 #include <iostream>
 
@@ -27,7 +30,147 @@ size_t DisplayWidth(std::string_view text) {
   return width;
 }
 
+// The code point of the valid UTF-8 sequence at the start of `text` and its
+// length, or length 0 when the bytes there are not valid UTF-8.
+std::pair<uint32_t, size_t> DecodeOne(std::string_view text) {
+  const auto lead = static_cast<unsigned char>(text[0]);
+  if (lead < 0x80) return {lead, 1};
+  size_t len = 0;
+  uint32_t cp = 0;
+  if ((lead & 0xE0) == 0xC0) {
+    len = 2;
+    cp = lead & 0x1F;
+  } else if ((lead & 0xF0) == 0xE0) {
+    len = 3;
+    cp = lead & 0x0F;
+  } else if ((lead & 0xF8) == 0xF0) {
+    len = 4;
+    cp = lead & 0x07;
+  } else {
+    return {0, 0};
+  }
+  if (text.size() < len) return {0, 0};
+  for (size_t k = 1; k < len; ++k) {
+    const auto c = static_cast<unsigned char>(text[k]);
+    if ((c & 0xC0) != 0x80) return {0, 0};
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  static constexpr uint32_t kMinForLength[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMinForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {0, 0};
+  return {cp, len};
+}
+
+bool IsHiddenFormatCharacter(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
+// Bytes at the end of `text` that may begin a UTF-8 sequence still to come.
+size_t IncompleteTail(std::string_view text) {
+  for (size_t back = 1; back <= 3 && back <= text.size(); ++back) {
+    const auto c = static_cast<unsigned char>(text[text.size() - back]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+    if (c < 0xC0) return 0;
+    const size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    return want > back ? back : 0;
+  }
+  return 0;
+}
+
 }  // namespace
+
+std::string EscapeForTerminal(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  char buf[16];
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n' || c == '\t' || (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    if (c < 0x20 || c == 0x7F) {
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+      ++i;
+      continue;
+    }
+    const auto [cp, len] = DecodeOne(text.substr(i));
+    if (len == 0) {
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+      ++i;
+    } else if (IsHiddenFormatCharacter(cp)) {
+      std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(cp));
+      out += buf;
+      i += len;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+// A stream buffer that escapes what passes through it on its way to `out`.
+// It holds text until a newline (or a flush), and never cuts a UTF-8
+// sequence or a CR LF pair in two, so escaping sees whole characters.
+class TerminalGuard::EscapingBuffer : public std::streambuf {
+ public:
+  EscapingBuffer(std::streambuf* out, const bool* raw) : out_(out), raw_(raw) {}
+  // Writes everything held, even an incomplete sequence (escaped).
+  bool Finish() { return Drain(/*all=*/true) && out_->pubsync() == 0; }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
+    pending_ += traits_type::to_char_type(ch);
+    if (ch == '\n' && !Drain(false)) return traits_type::eof();
+    return ch;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    pending_.append(s, static_cast<size_t>(n));
+    if (std::string_view(s, static_cast<size_t>(n)).find('\n') != std::string_view::npos ||
+        pending_.size() >= 4096) {
+      if (!Drain(false)) return 0;
+    }
+    return n;
+  }
+  int sync() override { return Drain(false) && out_->pubsync() == 0 ? 0 : -1; }
+
+ private:
+  bool Drain(bool all) {
+    size_t keep = 0;
+    if (!all && !*raw_) {
+      keep = IncompleteTail(pending_);
+      if (keep == 0 && !pending_.empty() && pending_.back() == '\r') keep = 1;
+    }
+    const std::string_view ready = std::string_view(pending_).substr(0, pending_.size() - keep);
+    const std::string text = *raw_ ? std::string(ready) : EscapeForTerminal(ready);
+    const auto size = static_cast<std::streamsize>(text.size());
+    const bool written = out_->sputn(text.data(), size) == size;
+    pending_.erase(0, pending_.size() - keep);
+    return written;
+  }
+
+  std::streambuf* out_;
+  const bool* raw_;
+  std::string pending_;
+};
+
+TerminalGuard::TerminalGuard(std::ostream& stream, const bool* raw)
+    : stream_(stream),
+      original_(stream.rdbuf()),
+      buffer_(std::make_unique<EscapingBuffer>(original_, raw)) {
+  stream_.rdbuf(buffer_.get());
+}
+
+TerminalGuard::~TerminalGuard() {
+  stream_.flush();
+  buffer_->Finish();
+  stream_.rdbuf(original_);
+}
 
 int ExitCodeFor(StatusCode code) {
   switch (code) {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -60,6 +61,35 @@ std::string FormatTime(int64_t unix_ms, bool seconds = false);
 // `text` cut to at most `max_chars` code points, the last one "…" when cut,
 // never splitting a UTF-8 sequence. Newlines and tabs become spaces.
 std::string Shorten(std::string_view text, size_t max_chars);
+
+// `text` made safe to print on a terminal, where bytes are commands as well as
+// letters: a title or message holding ESC could clear the screen, retitle the
+// window, hide lines or forge output. Newline and tab are kept, and CR
+// directly before a newline; every other C0 control, DEL and any byte that is
+// not part of valid UTF-8 becomes "\xNN" (ESC prints as \x1b, NUL as \x00);
+// C1 controls (U+0080-U+009F) and the bidirectional overrides and isolates
+// (U+202A-U+202E, U+2066-U+2069) become "\uNNNN". The result is printable
+// ASCII plus the text's own printable characters. See docs/cli.md.
+std::string EscapeForTerminal(std::string_view text);
+
+// While alive, passes everything written to `stream` through
+// EscapeForTerminal, except while `*raw` is true (--json documents, which
+// JSON escapes itself, stay byte-exact). The CLI installs one on stdout when
+// stdout is a terminal; piped and redirected output is never touched.
+// Restores the stream's buffer, and writes what it holds, when destroyed.
+class TerminalGuard {
+ public:
+  TerminalGuard(std::ostream& stream, const bool* raw);
+  ~TerminalGuard();
+  TerminalGuard(const TerminalGuard&) = delete;
+  TerminalGuard& operator=(const TerminalGuard&) = delete;
+
+ private:
+  class EscapingBuffer;
+  std::ostream& stream_;
+  std::streambuf* original_;
+  std::unique_ptr<EscapingBuffer> buffer_;
+};
 
 // A table for people: a header row and columns padded to their widest cell
 // (measured in code points), separated by two spaces. The last column is not

@@ -162,7 +162,7 @@ void AddList(CLI::App& app, CliContext& ctx) {
     Table table({"ID", "TITLE", "MESSAGES", "UPDATED", "ARCHIVED", "FORKED FROM"});
     table.AlignRight(2);
     for (const Session& s : page->sessions) {
-      table.AddRow({s.id, Shorten(s.title, kTitleColumnChars), std::to_string(s.message_count),
+      table.AddRow({s.id, Shorten(ctx.ForTerminal(s.title), kTitleColumnChars), std::to_string(s.message_count),
                     FormatTime(s.updated_ms), s.archived ? "yes" : "",
                     s.parent_id.empty() ? "" : s.parent_id + "@" + std::to_string(s.fork_seq)});
     }

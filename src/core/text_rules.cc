@@ -29,6 +29,34 @@ std::string TrimRight(std::string_view text) {
 
 }  // namespace
 
+std::string StripControls(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (IsSpace(c)) {
+      out += ' ';
+    } else if (c < 0x20 || c == 0x7F) {
+      continue;
+    } else if (c == 0xC2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      ++i;  // U+0080..U+009F, two bytes in UTF-8
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::string SanitizeTitle(std::string_view title) {
+  std::string text = CollapseWhitespace(StripControls(title));
+  std::vector<size_t> cps = CodePointOffsets(text);
+  if (cps.size() - 1 <= kMaxTitleLength) return text;
+  return TrimRight(std::string_view(text).substr(0, cps[kMaxTitleLength - 1])) +
+         std::string(kEllipsis);
+}
+
 bool IsValidUtf8(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
@@ -92,7 +120,7 @@ std::string CollapseWhitespace(std::string_view text) {
 }
 
 std::string MakeTitle(std::string_view first_message_text) {
-  std::string text = CollapseWhitespace(first_message_text);
+  std::string text = CollapseWhitespace(StripControls(first_message_text));
   if (text.empty()) return std::string(kDefaultTitle);
   std::vector<size_t> cps = CodePointOffsets(text);
   const size_t count = cps.size() - 1;
@@ -109,7 +137,7 @@ std::string MakeTitle(std::string_view first_message_text) {
 }
 
 std::string MakePreview(std::string_view first_user_text) {
-  std::string text = CollapseWhitespace(first_user_text);
+  std::string text = CollapseWhitespace(StripControls(first_user_text));
   std::vector<size_t> cps = CodePointOffsets(text);
   if (cps.size() - 1 <= kMaxPreviewChars) return text;
   return TrimRight(std::string_view(text).substr(0, cps[kMaxPreviewChars])) +

@@ -12,6 +12,10 @@
 namespace sessiondb {
 
 inline constexpr size_t kMaxTitleChars = 50;
+// The longest title a caller, a rename or an import may set, in code points.
+// Longer ones are cut (with "…") rather than refused, so an import of a
+// foreign session with an essay for a title still succeeds.
+inline constexpr size_t kMaxTitleLength = 200;
 inline constexpr size_t kMaxPreviewChars = 100;
 inline constexpr size_t kMaxSessionIdLength = 128;
 inline constexpr std::string_view kDefaultTitle = "New Session";
@@ -26,14 +30,27 @@ size_t CountCodePoints(std::string_view text);
 // Runs of whitespace become one space; leading and trailing whitespace go.
 std::string CollapseWhitespace(std::string_view text);
 
+// `text` without control characters: C0 (U+0000-U+001F), DEL (U+007F) and C1
+// (U+0080-U+009F) are dropped, except that tab, newline, carriage return,
+// vertical tab and form feed become a space (they separate words). `text`
+// need not be valid UTF-8; bytes that do not start a C1 sequence are kept.
+std::string StripControls(std::string_view text);
+
+// A title as every store keeps it, whatever path set it (create, rename,
+// fork, restore and import, the HTTP API): control characters stripped,
+// whitespace collapsed, and at most kMaxTitleLength code points, cut at a
+// code point boundary with the last one "…" when cut. May be empty. `title`
+// must be valid UTF-8 (callers check first).
+std::string SanitizeTitle(std::string_view title);
+
 // The automatic title for a session whose first message has this text:
-// whitespace collapsed, at most kMaxTitleChars code points counting the "…"
+// control characters stripped, whitespace collapsed, at most kMaxTitleChars code points counting the "…"
 // added when cut, cut at the last word boundary that fits (or, for a single
 // overlong word, at the limit). kDefaultTitle when the text is empty.
 std::string MakeTitle(std::string_view first_message_text);
 
-// The preview of a session whose first user message has this text: whitespace
-// collapsed, the first kMaxPreviewChars code points, plus "…" when cut.
+// The preview of a session whose first user message has this text: control
+// characters stripped, whitespace collapsed, the first kMaxPreviewChars code points, plus "…" when cut.
 std::string MakePreview(std::string_view first_user_text);
 
 // A byte count for people: "830 bytes", "150.1 KiB", "5.0 MiB", "1.2 GiB".

@@ -31,6 +31,24 @@ Status CheckUtf8(std::string_view text, const std::string& what) {
   return Status::InvalidArgument(what + " is not valid UTF-8");
 }
 
+// Token counts are what a provider reported spending: never negative. A
+// negative count would also make the session's totals lie (docs/harness.md).
+Status CheckUsage(const Usage& usage) {
+  const std::pair<const char*, int64_t> fields[] = {
+      {"usage.input_tokens", usage.input_tokens},
+      {"usage.output_tokens", usage.output_tokens},
+      {"usage.cached_tokens", usage.cached_tokens},
+      {"usage.reasoning_tokens", usage.reasoning_tokens},
+  };
+  for (const auto& [name, value] : fields) {
+    if (value < 0) {
+      return Status::InvalidArgument(std::string(name) + " is " + std::to_string(value) +
+                                     "; token counts must be 0 or more");
+    }
+  }
+  return Status::Ok();
+}
+
 // Reads a local file, refusing before reading when it is larger than `limit`.
 Result<std::string> ReadLocalFile(const std::string& path, int64_t limit, const std::string& label,
                                   const std::string& limit_name) {
@@ -191,6 +209,7 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
     m.id = new_id();
   }
   RETURN_IF_ERROR(CheckUtf8(m.model, "model"));
+  if (m.usage) RETURN_IF_ERROR(CheckUsage(*m.usage));
   for (const auto& f : m.files) RETURN_IF_ERROR(CheckUtf8(f, "a files entry"));
   for (const auto& f : m.files_modified) RETURN_IF_ERROR(CheckUtf8(f, "a files_modified entry"));
 

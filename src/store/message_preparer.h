@@ -36,7 +36,7 @@ using BlobExistsFn = std::function<bool(std::string_view sha256)>;
 
 // Validates `message` and ingests its attachments. kInvalidArgument (naming
 // the part and the rule broken) for an empty message, text that is not UTF-8,
-// malformed JSON fields, a malformed data URI or base64, bytes that are not
+// a negative token count in usage, malformed JSON fields, a malformed data URI or base64, bytes that are not
 // the image they claim to be, an unsupported image type, or an attachment
 // beyond the limits in `options`; kNotFound for a local file that does not
 // exist. `new_id` makes ids for messages and resources.

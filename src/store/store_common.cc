@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "core/event_codec.h"
 #include "core/message_codec.h"
@@ -42,9 +43,8 @@ Status ValidateListLimit(int limit) {
 }
 
 Result<std::string> CleanTitle(std::string_view title) {
-  std::string clean = CollapseWhitespace(title);
-  if (!IsValidUtf8(clean)) return Err(Status::InvalidArgument("session title is not valid UTF-8"));
-  return clean;
+  if (!IsValidUtf8(title)) return Err(Status::InvalidArgument("session title is not valid UTF-8"));
+  return SanitizeTitle(title);
 }
 
 void FinishListPage(int limit, SessionPage* page) {
@@ -90,6 +90,19 @@ Result<std::vector<PreparedMessage>> PrepareBatch(
     prepared.push_back(std::move(*p));
   }
   return prepared;
+}
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return std::numeric_limits<int64_t>::max();
+  return sum;
+}
+
+Usage SaturatingAdd(const Usage& a, const Usage& b) {
+  return {.input_tokens = SaturatingAdd(a.input_tokens, b.input_tokens),
+          .output_tokens = SaturatingAdd(a.output_tokens, b.output_tokens),
+          .cached_tokens = SaturatingAdd(a.cached_tokens, b.cached_tokens),
+          .reasoning_tokens = SaturatingAdd(a.reasoning_tokens, b.reasoning_tokens)};
 }
 
 Status SessionNotFound(std::string_view id) {

@@ -31,8 +31,10 @@ Result<std::string> ResolveNamespace(std::string_view name);
 // kInvalidArgument unless 1 <= limit <= kMaxListLimit.
 Status ValidateListLimit(int limit);
 
-// `title` with whitespace collapsed (it may come out empty: the caller
-// decides what an empty title means); kInvalidArgument if not UTF-8.
+// `title` as every path that sets a title (create, rename, fork, restore)
+// stores it: SanitizeTitle's rule (control characters stripped, whitespace
+// collapsed, at most kMaxTitleLength code points). It may come out empty:
+// the caller decides what an empty title means. kInvalidArgument if not UTF-8.
 Result<std::string> CleanTitle(std::string_view title);
 
 // A list query fetches limit + 1 rows to learn whether a page follows: drops
@@ -52,6 +54,12 @@ Result<std::vector<PreparedMessage>> PrepareBatch(
     std::span<const Message> messages, const StoreOptions& options, const BlobExistsFn& blob_exists,
     const std::function<std::string()>& new_id,
     const std::function<Status(const PreparedMessage&)>& check = {});
+
+// a + b for counts that are never negative, or INT64_MAX where the sum
+// would pass it: token totals saturate rather than wrap (docs/harness.md).
+int64_t SaturatingAdd(int64_t a, int64_t b);
+// Field by field.
+Usage SaturatingAdd(const Usage& a, const Usage& b);
 
 // kNotFound naming the session.
 Status SessionNotFound(std::string_view id);

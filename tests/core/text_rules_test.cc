@@ -42,5 +42,27 @@ TEST(SessionIds, OnlySafeCharactersAreAccepted) {
   EXPECT_NE(s.message().find("offset 2"), std::string::npos);
 }
 
+TEST(Titles, ControlCharactersAreStrippedAndWhitespaceSeparates) {
+  EXPECT_EQ(StripControls(std::string("a\x1b[1mb\0c\x7f\xC2\x9B" "d\te\nf", 16)), "a[1mbcd e f");
+  // Other two-byte sequences starting with 0xC2 are ordinary letters.
+  EXPECT_EQ(StripControls("\xC2\xA9 \xC3\xA9"), "\xC2\xA9 \xC3\xA9");
+}
+
+TEST(Titles, ALongTitleIsCutAtACodePointWithAnEllipsis) {
+  std::string long_title;
+  for (int i = 0; i < 300; ++i) long_title += "\xF0\x9F\x98\x80";  // four bytes each
+  const std::string title = SanitizeTitle(long_title);
+  EXPECT_TRUE(IsValidUtf8(title));
+  EXPECT_EQ(CountCodePoints(title), kMaxTitleLength);
+  EXPECT_TRUE(title.ends_with(kEllipsis));
+  EXPECT_EQ(SanitizeTitle(std::string(kMaxTitleLength, 'x')), std::string(kMaxTitleLength, 'x'));
+  EXPECT_EQ(SanitizeTitle("  \x1b]0;x\x07  "), "]0;x");
+}
+
+TEST(Titles, AutomaticTitlesAndPreviewsHaveNoControlCharacters) {
+  EXPECT_EQ(MakeTitle("\x1b[31mhi\x1b[0m"), "[31mhi[0m");
+  EXPECT_EQ(MakePreview(std::string("x\0y", 3)), "xy");
+}
+
 }  // namespace
 }  // namespace sessiondb

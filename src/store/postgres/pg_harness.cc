@@ -629,11 +629,8 @@ Result<UsageReport> PgStore::GetUsage(std::string_view session_id) {
                  .output_tokens = r.Int(i, 4),
                  .cached_tokens = r.Int(i, 5),
                  .reasoning_tokens = r.Int(i, 6)};
-      report.turns += m.turns;
-      report.total.input_tokens += m.usage.input_tokens;
-      report.total.output_tokens += m.usage.output_tokens;
-      report.total.cached_tokens += m.usage.cached_tokens;
-      report.total.reasoning_tokens += m.usage.reasoning_tokens;
+      report.turns = SaturatingAdd(report.turns, m.turns);
+      report.total = SaturatingAdd(report.total, m.usage);
     }
     return report;
   });

@@ -91,7 +91,7 @@ Status PgStore::RestoreSession(const Session& session, std::span<const Event> ev
   RETURN_IF_ERROR(ValidateRestore(session, events));
   ASSIGN_OR_RETURN(std::string metadata,
                    CanonicalJsonObject(session.metadata_json, "session metadata"));
-  std::string title = CollapseWhitespace(session.title);
+  ASSIGN_OR_RETURN(std::string title, CleanTitle(session.title));
   if (title.empty()) title = kDefaultTitle;
   RETURN_IF_ERROR(CheckNoNul(title, "session title"));
   RETURN_IF_ERROR(CheckNoNul(session.preview, "session preview"));

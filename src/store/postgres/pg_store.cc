@@ -423,6 +423,13 @@ Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view ses
       r);
 }
 
+// The stored total plus the batch's, or INT64_MAX where the sum would pass
+// it: totals saturate (docs/harness.md); bigint arithmetic would raise
+// "bigint out of range" and fail the append instead.
+#define PG_SATURATING_SUM(col)                                                              \
+  "CASE WHEN excluded." col " > 9223372036854775807 - usage_totals." col                    \
+  " THEN 9223372036854775807 ELSE usage_totals." col " + excluded." col " END"
+
 UsageDelta UsageOf(const std::vector<PreparedMessage>& prepared) {
   UsageDelta delta;
   for (const PreparedMessage& p : prepared) {
@@ -431,11 +438,8 @@ UsageDelta UsageOf(const std::vector<PreparedMessage>& prepared) {
     ModelUsage& u = delta[{m.provider, m.model}];
     u.provider = m.provider;
     u.model = m.model;
-    ++u.turns;
-    u.usage.input_tokens += m.usage->input_tokens;
-    u.usage.output_tokens += m.usage->output_tokens;
-    u.usage.cached_tokens += m.usage->cached_tokens;
-    u.usage.reasoning_tokens += m.usage->reasoning_tokens;
+    u.turns = SaturatingAdd(u.turns, 1);
+    u.usage = SaturatingAdd(u.usage, *m.usage);
   }
   return delta;
 }
@@ -462,11 +466,11 @@ Status AddUsage(PgConnection& c, const std::string& ns, std::string_view session
       "output_tokens, cached_tokens, reasoning_tokens) SELECT $1, $2, u.* FROM "
       "unnest($3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], "
       "$9::bigint[]) AS u ON CONFLICT (namespace, session_id, provider, model) DO UPDATE SET "
-      "turns = usage_totals.turns + excluded.turns, "
-      "input_tokens = usage_totals.input_tokens + excluded.input_tokens, "
-      "output_tokens = usage_totals.output_tokens + excluded.output_tokens, "
-      "cached_tokens = usage_totals.cached_tokens + excluded.cached_tokens, "
-      "reasoning_tokens = usage_totals.reasoning_tokens + excluded.reasoning_tokens",
+      "turns = " PG_SATURATING_SUM("turns") ", "
+      "input_tokens = " PG_SATURATING_SUM("input_tokens") ", "
+      "output_tokens = " PG_SATURATING_SUM("output_tokens") ", "
+      "cached_tokens = " PG_SATURATING_SUM("cached_tokens") ", "
+      "reasoning_tokens = " PG_SATURATING_SUM("reasoning_tokens"),
       p);
 }
 
@@ -743,6 +747,11 @@ Result<GcReport> PgStore::CollectGarbage(const GcOptions& options) {
 
 Result<VerifyReport> PgStore::Verify(const ProgressFn& progress) {
   VerifyReport report;
+  // PostgreSQL guards its own pages (data checksums when the cluster has them,
+  // amcheck for an administrator); a client of the server cannot re-read them.
+  report.database_check =
+      "PostgreSQL: every blob's bytes re-hashed; the database's pages are the server's to "
+      "check (data checksums, amcheck)";
   std::vector<std::string> referenced;
   RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
     PgParams p;

@@ -1,6 +1,12 @@
 #include "store/sqlite/schema.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <random>
+#include <thread>
 
 #include "sessiondb/store.h"
 
@@ -267,6 +273,44 @@ Status MigrateSchema(Database* db, const std::string& path) {
   }
   RETURN_IF_ERROR(db->Exec("PRAGMA user_version = " + std::to_string(kSchemaVersion)));
   return txn.Commit();
+}
+
+namespace {
+
+// Puts the database in WAL mode unless it is already. kBusy when another
+// connection's lock kept it from switching (SQLite then reports the mode it
+// stayed in, or SQLITE_BUSY without calling the busy handler).
+Status SwitchToWal(Database* db) {
+  {
+    ASSIGN_OR_RETURN(Statement mode, db->Prepare("PRAGMA journal_mode"));
+    ASSIGN_OR_RETURN(bool row, mode.Step());
+    if (row && mode.ColumnText(0) == "wal") return Status::Ok();
+  }
+  ASSIGN_OR_RETURN(Statement set, db->Prepare("PRAGMA journal_mode = WAL"));
+  ASSIGN_OR_RETURN(bool row, set.Step());
+  if (row && set.ColumnText(0) == "wal") return Status::Ok();
+  return Status::Busy("PRAGMA journal_mode = WAL: the database stayed in '" +
+                      std::string(row ? set.ColumnText(0) : "?") +
+                      "' mode while another connection held it");
+}
+
+}  // namespace
+
+Status PrepareForWriting(Database* db, const std::string& path, int busy_timeout_ms) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+  std::minstd_rand jitter(static_cast<unsigned>(getpid()) ^
+                          static_cast<unsigned>(Clock::now().time_since_epoch().count()));
+  std::chrono::microseconds backoff(1000);
+  while (true) {
+    Status s = SwitchToWal(db);
+    if (s.ok()) s = MigrateSchema(db, path);
+    if (s.ok() || s.code() != StatusCode::kBusy || Clock::now() >= deadline) return s;
+    // Processes that collided once should not collide again in step.
+    const auto pause = backoff + std::chrono::microseconds(jitter() % backoff.count());
+    std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - Clock::now()));
+    backoff = std::min(backoff * 2, std::chrono::microseconds(50'000));
+  }
 }
 
 }  // namespace sessiondb::sqlite

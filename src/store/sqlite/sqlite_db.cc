@@ -1,5 +1,12 @@
 #include "store/sqlite/sqlite_db.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+
 #include "store/sqlite/search_text.h"
 
 namespace sessiondb::sqlite {
@@ -15,14 +22,18 @@ Status StatusFromSqlite(int rc, sqlite3* db, std::string_view context) {
       return Status::Ok();
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
+    case SQLITE_PROTOCOL:  // lost a race for the WAL index with another process
       return Status::Busy(message + "; another writer held the store past the busy timeout");
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return Status::Corruption(message);
+    case SQLITE_READONLY:
+      return Status::FailedPrecondition(
+          message + "; the store is open read-only (its files or folder are not writable by this "
+                    "user)");
     case SQLITE_FULL:
     case SQLITE_IOERR:
     case SQLITE_CANTOPEN:
-    case SQLITE_READONLY:
     case SQLITE_PERM:
       return Status::Io(message);
     case SQLITE_CONSTRAINT:
@@ -98,10 +109,68 @@ std::string_view Statement::ColumnBlob(int col) const {
   return std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
 }
 
-Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int busy_timeout_ms) {
+namespace {
+
+// Why this process may not write `path` (an existing database file) or the
+// directory that holds it; empty when it may. Uses the effective uid, as
+// opening does, so root (who may write anything) gets an empty answer.
+std::string NotWritableReason(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return "";
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const std::string who = "this user (uid " + std::to_string(geteuid()) + ")";
+  if (faccessat(AT_FDCWD, dir.c_str(), W_OK, AT_EACCESS) != 0) {
+    return errno == EROFS ? "its folder " + dir + " is on a read-only file system"
+                          : "its folder " + dir + " is not writable by " + who;
+  }
+  if (faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) {
+    return errno == EROFS ? path + " is on a read-only file system"
+                          : path + " is not writable by " + who;
+  }
+  return "";
+}
+
+// A file: URI for `path` with `query`, escaping what URIs reserve.
+std::string FileUri(const std::string& path, const std::string& query) {
+  std::string uri = "file:";
+  for (unsigned char c : std::filesystem::absolute(path).string()) {
+    if (c == '%' || c == '?' || c == '#' || c <= 0x20 || c >= 0x7F) {
+      char hex[4];
+      std::snprintf(hex, sizeof(hex), "%%%02X", c);
+      uri += hex;
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  return uri + "?" + query;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int busy_timeout_ms,
+                                                 Access access) {
+  std::string read_only_reason;
+  if (access == Access::kReadOnly) read_only_reason = "it was opened read-only";
+  if (access == Access::kAuto) read_only_reason = NotWritableReason(path);
+
+  std::string target = path;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (!read_only_reason.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      return Err(Status::NotFound("no database at " + path + " to open read-only"));
+    }
+    // Without a -wal every committed write is in the file itself, and a reader
+    // that cannot create the -shm must be told the file will not change
+    // (immutable); with one, the -shm that its writer made is read as it is.
+    const bool has_wal = std::filesystem::exists(path + "-wal", ec);
+    const bool can_create_shm = access == Access::kReadOnly && NotWritableReason(path).empty();
+    target = FileUri(path, has_wal || can_create_shm ? "mode=ro" : "mode=ro&immutable=1");
+    flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
+  }
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(target.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     Status s = StatusFromSqlite(rc, db, "opening " + path);
     sqlite3_close(db);
@@ -110,6 +179,7 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int bu
   sqlite3_busy_timeout(db, busy_timeout_ms);
   sqlite3_extended_result_codes(db, 1);
   std::unique_ptr<Database> database(new Database(db));
+  database->read_only_reason_ = std::move(read_only_reason);
   // The full-text index's triggers call them (schema v3 and v4).
   rc = RegisterSearchTextFunction(db);
   if (rc == SQLITE_OK) {

@@ -18,7 +18,8 @@
 namespace sessiondb::sqlite {
 
 // Maps a SQLite result code to a Status: BUSY/LOCKED -> kBusy,
-// CORRUPT/NOTADB -> kCorruption, FULL/IOERR/CANTOPEN -> kIo, else kInternal.
+// CORRUPT/NOTADB -> kCorruption, READONLY -> kFailedPrecondition,
+// FULL/IOERR/CANTOPEN/PERM -> kIo, else kInternal.
 Status StatusFromSqlite(int rc, sqlite3* db, std::string_view context);
 
 // A prepared statement borrowed from the connection's cache. Reset and its
@@ -61,10 +62,25 @@ class Statement {
   sqlite3* db_;
 };
 
+// How Database::Open opens a file.
+enum class Access {
+  kReadWrite,  // creating it if missing
+  kReadOnly,   // never written; writes fail with kFailedPrecondition
+  // Read-only when the file exists and this process may not write it or the
+  // directory holding it (SQLite needs the directory for its -wal and -shm
+  // files), else read-write.
+  kAuto,
+};
+
 class Database {
  public:
-  // Opens (creating if missing) the database file with the given busy timeout.
-  static Result<std::unique_ptr<Database>> Open(const std::string& path, int busy_timeout_ms);
+  // Opens the database file with the given busy timeout. Read-only, a WAL
+  // database is opened with SQLite's `mode=ro`, which reads the -wal through
+  // the existing -shm; when there is no -wal (every write checkpointed, the
+  // last writer gone) and its -shm cannot be created, with `immutable=1`,
+  // which needs neither (see docs/formats.md).
+  static Result<std::unique_ptr<Database>> Open(const std::string& path, int busy_timeout_ms,
+                                                Access access = Access::kAuto);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -78,6 +94,10 @@ class Database {
 
   int64_t Changes() const { return sqlite3_changes64(db_); }
 
+  // Empty when the connection may write; else why it is read-only, worded to
+  // follow "read-only: " ("its directory ... is not writable by uid 1000").
+  const std::string& read_only_reason() const { return read_only_reason_; }
+
   // While set, inserted events are not indexed for search by the trigger:
   // the writer indexes them itself (see RegisterEventIndexDeferredFunction).
   void set_event_index_deferred(bool deferred) { event_index_deferred_ = deferred; }
@@ -86,6 +106,7 @@ class Database {
   explicit Database(sqlite3* db) : db_(db) {}
 
   sqlite3* db_;
+  std::string read_only_reason_;
   bool event_index_deferred_ = false;
   std::unordered_map<const char*, sqlite3_stmt*> cache_;
 };

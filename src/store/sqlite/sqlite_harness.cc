@@ -113,6 +113,7 @@ Result<std::vector<Event>> SqliteStore::ReadEvents(std::string_view session_id, 
 
 Result<Session> SqliteStore::ForkSession(std::string_view parent_id, int64_t at_seq,
                                          const NewSession& child) {
+  RETURN_IF_ERROR(CheckWritable());
   std::string id = child.id.empty() ? NewId() : child.id;
   RETURN_IF_ERROR(ValidateSessionId(id));
   ASSIGN_OR_RETURN(std::string title, CleanTitle(child.title));
@@ -188,6 +189,7 @@ Result<Session> SqliteStore::ForkSession(std::string_view parent_id, int64_t at_
 
 Result<Event> SqliteStore::AppendEventRecord(std::string_view session_id, EventType type,
                                              std::string_view text, std::string_view body) {
+  RETURN_IF_ERROR(CheckWritable());
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   ASSIGN_OR_RETURN(Session session, LoadSessionLocked(session_id));
@@ -268,6 +270,7 @@ Result<std::optional<Event>> SqliteStore::FindResourceMessage(std::string_view s
 
 Result<PruneReport> SqliteStore::PruneCompaction(std::string_view session_id,
                                                  int64_t compaction_seq) {
+  RETURN_IF_ERROR(CheckWritable());
   PruneReport report;
   std::lock_guard lock(mu_);
   // Erasure means the words leave the file too: secure_delete zeroes freed
@@ -398,11 +401,8 @@ Result<UsageReport> SqliteStore::GetUsage(std::string_view session_id) {
     m.model = s.ColumnText(1);
     m.turns = s.ColumnInt(2);
     m.usage = {s.ColumnInt(3), s.ColumnInt(4), s.ColumnInt(5), s.ColumnInt(6)};
-    report.turns += m.turns;
-    report.total.input_tokens += m.usage.input_tokens;
-    report.total.output_tokens += m.usage.output_tokens;
-    report.total.cached_tokens += m.usage.cached_tokens;
-    report.total.reasoning_tokens += m.usage.reasoning_tokens;
+    report.turns = SaturatingAdd(report.turns, m.turns);
+    report.total = SaturatingAdd(report.total, m.usage);
   }
   return report;
 }
@@ -411,6 +411,7 @@ Result<UsageReport> SqliteStore::GetUsage(std::string_view session_id) {
 
 Result<Draft> SqliteStore::OpenDraft(std::string_view session_id, Role role,
                                      std::string_view model) {
+  RETURN_IF_ERROR(CheckWritable());
   if (!IsValidUtf8(model)) return Err(Status::InvalidArgument("the draft's model is not UTF-8"));
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Session session, LoadSessionLocked(session_id));
@@ -430,6 +431,7 @@ Result<Draft> SqliteStore::OpenDraft(std::string_view session_id, Role role,
 }
 
 Status SqliteStore::SaveDraft(const Draft& draft) {
+  RETURN_IF_ERROR(CheckWritable());
   if (!IsValidUtf8(draft.text) || !IsValidUtf8(draft.reasoning)) {
     return Status::InvalidArgument("draft " + draft.id + " holds text that is not UTF-8");
   }
@@ -458,6 +460,7 @@ Result<std::vector<Draft>> SqliteStore::ListDrafts(std::string_view session_id) 
 }
 
 Result<AppendResult> SqliteStore::FinishDraft(std::string_view draft_id, const Message& message) {
+  RETURN_IF_ERROR(CheckWritable());
   Draft draft;
   {
     std::lock_guard lock(mu_);
@@ -492,6 +495,7 @@ Result<AppendResult> SqliteStore::FinishDraft(std::string_view draft_id, const M
 }
 
 Status SqliteStore::DiscardDraft(std::string_view draft_id) {
+  RETURN_IF_ERROR(CheckWritable());
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("DELETE FROM drafts WHERE id = ?1"));
   s.Bind(1, draft_id);

@@ -144,10 +144,11 @@ Status SqliteStore::IndexEventsLocked(std::string_view session_id, int64_t first
 
 Status SqliteStore::RestoreSession(const Session& session, std::span<const Event> events,
                                    const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(CheckWritable());
   RETURN_IF_ERROR(ValidateRestore(session, events));
   ASSIGN_OR_RETURN(std::string metadata,
                    CanonicalJsonObject(session.metadata_json, "session metadata"));
-  std::string title = CollapseWhitespace(session.title);
+  ASSIGN_OR_RETURN(std::string title, CleanTitle(session.title));
   if (title.empty()) title = kDefaultTitle;
   ASSIGN_OR_RETURN(RestoreBatch batch, PrepareRestore(session.id, events, blob_source));
 
@@ -185,6 +186,7 @@ Status SqliteStore::RestoreSession(const Session& session, std::span<const Event
 
 Status SqliteStore::RestoreEvents(std::string_view session_id, std::span<const Event> events,
                                   const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(CheckWritable());
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   if (events.empty()) return Status::Ok();
   ASSIGN_OR_RETURN(RestoreBatch batch, PrepareRestore(session_id, events, blob_source));

@@ -72,6 +72,7 @@ SqliteStore::SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<
 Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
                                                  const StoreOptions& given) {
   ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
+  if (options.read_only) options.create_if_missing = false;  // creating is writing
 
   std::error_code ec;
   const fs::path root(dir);
@@ -93,22 +94,47 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
     if (!options.create_if_missing) return Err(Status::NotFound("no store at " + dir));
   }
 
+  if (options.read_only && !fs::exists(db_path, ec)) {
+    return Err(Status::NotFound("no store at " + dir + " to open read-only"));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db,
-                   Database::Open(db_path.string(), options.busy_timeout_ms));
-  // The journal mode is persistent; setting it needs the lock, which the busy
-  // timeout lets us wait for when another process is opening the store too.
-  RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL"));
+                   Database::Open(db_path.string(), options.busy_timeout_ms,
+                                  options.read_only ? Access::kReadOnly : Access::kAuto));
+  const std::string read_only_reason = db->read_only_reason();
   RETURN_IF_ERROR(db->Exec(options.durability == Durability::kDurable
                                ? "PRAGMA synchronous = FULL"
                                : "PRAGMA synchronous = NORMAL"));
   RETURN_IF_ERROR(db->Exec("PRAGMA cache_size = -32768; PRAGMA temp_store = MEMORY"));
-  RETURN_IF_ERROR(MigrateSchema(db.get(), dir));
+  if (read_only_reason.empty()) {
+    // WAL mode (persistent) and the schema; retried while other processes
+    // creating the same store hold the locks this needs.
+    RETURN_IF_ERROR(PrepareForWriting(db.get(), dir, options.busy_timeout_ms));
+  } else {
+    ASSIGN_OR_RETURN(std::optional<int64_t> version, db->QueryInt("PRAGMA user_version"));
+    if (version.value_or(0) < kSchemaVersion) {
+      return Err(Status::FailedPrecondition(
+          "the store at " + dir + " is read-only: " + read_only_reason + "; its schema (version " +
+          std::to_string(version.value_or(0)) + ") must first be upgraded to version " +
+          std::to_string(kSchemaVersion) + " by opening it once with write access"));
+    }
+    RETURN_IF_ERROR(MigrateSchema(db.get(), dir));  // refuses a newer schema; writes nothing
+  }
 
   ASSIGN_OR_RETURN(std::unique_ptr<blob::FileBlobStore> blobs,
                    blob::FileBlobStore::Open((root / kBlobDir).string(),
-                                             options.durability == Durability::kDurable));
-  return std::unique_ptr<Store>(
+                                             options.durability == Durability::kDurable &&
+                                                 read_only_reason.empty()));
+  auto store = std::unique_ptr<SqliteStore>(
       new SqliteStore(dir, std::move(options), std::move(db), std::move(blobs)));
+  store->read_only_reason_ = read_only_reason;
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+Status SqliteStore::CheckWritable() const {
+  if (read_only_reason_.empty()) return Status::Ok();
+  return Status::FailedPrecondition("the store at " + dir_ + " is read-only: " +
+                                    read_only_reason_ +
+                                    "; it can be listed, shown, searched and exported, not changed");
 }
 
 std::string SqliteStore::NewId() const { return NewUuidV7(Now()); }
@@ -125,6 +151,7 @@ Result<Session> SqliteStore::LoadSessionLocked(std::string_view id) {
 }
 
 Result<Session> SqliteStore::CreateSession(const NewSession& request) {
+  RETURN_IF_ERROR(CheckWritable());
   std::string id = request.id.empty() ? NewId() : request.id;
   RETURN_IF_ERROR(ValidateSessionId(id));
   ASSIGN_OR_RETURN(std::string metadata,
@@ -201,6 +228,7 @@ Result<SessionPage> SqliteStore::ListSessions(const ListOptions& options) {
 }
 
 Status SqliteStore::RenameSession(std::string_view id, std::string_view title) {
+  RETURN_IF_ERROR(CheckWritable());
   ASSIGN_OR_RETURN(std::string clean, CleanTitle(title));
   if (clean.empty()) return Status::InvalidArgument("a session title cannot be empty");
   std::lock_guard lock(mu_);
@@ -213,6 +241,7 @@ Status SqliteStore::RenameSession(std::string_view id, std::string_view title) {
 }
 
 Status SqliteStore::SetArchived(std::string_view id, bool archived) {
+  RETURN_IF_ERROR(CheckWritable());
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE sessions SET archived = ?2 "
                                              "WHERE id = ?1 AND deleted = 0"));
@@ -283,6 +312,7 @@ Status SqliteStore::EraseSessionLocked(std::string_view id) {
 }
 
 Status SqliteStore::DeleteSession(std::string_view id) {
+  RETURN_IF_ERROR(CheckWritable());
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   RETURN_IF_ERROR(DeleteSessionLocked(id));
@@ -290,6 +320,7 @@ Status SqliteStore::DeleteSession(std::string_view id) {
 }
 
 Result<int64_t> SqliteStore::PurgeArchived(int64_t before_ms) {
+  RETURN_IF_ERROR(CheckWritable());
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   std::vector<std::string> ids;
@@ -318,6 +349,7 @@ Result<std::optional<std::string>> SqliteStore::GetActiveSession() {
 }
 
 Status SqliteStore::SetActiveSession(std::string_view id) {
+  RETURN_IF_ERROR(CheckWritable());
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   if (id.empty()) {
@@ -349,6 +381,7 @@ Result<AppendResult> SqliteStore::Append(std::string_view session_id, const Mess
 
 Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view session_id,
                                                            std::span<const Message> messages) {
+  RETURN_IF_ERROR(CheckWritable());
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   if (messages.empty()) return std::vector<AppendResult>();
   ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared, Prepare(messages));
@@ -530,6 +563,12 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
   return results;
 }
 
+// The stored total plus the new turn's count, or INT64_MAX where the sum would
+// pass it: totals saturate (docs/harness.md). Counts are never negative.
+#define SATURATING_SUM(col)                                                          \
+  "CASE WHEN excluded." col " > 9223372036854775807 - " col " THEN 9223372036854775807 " \
+  "ELSE " col " + excluded." col " END"
+
 Status SqliteStore::AddUsageLocked(std::string_view session_id, const Message& m) {
   if (!m.usage) return Status::Ok();
   ASSIGN_OR_RETURN(
@@ -538,10 +577,10 @@ Status SqliteStore::AddUsageLocked(std::string_view session_id, const Message& m
                    "output_tokens, cached_tokens, reasoning_tokens) "
                    "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7) "
                    "ON CONFLICT (session_id, provider, model) DO UPDATE SET turns = turns + 1, "
-                   "input_tokens = input_tokens + excluded.input_tokens, "
-                   "output_tokens = output_tokens + excluded.output_tokens, "
-                   "cached_tokens = cached_tokens + excluded.cached_tokens, "
-                   "reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens"));
+                   "input_tokens = " SATURATING_SUM("input_tokens") ", "
+                   "output_tokens = " SATURATING_SUM("output_tokens") ", "
+                   "cached_tokens = " SATURATING_SUM("cached_tokens") ", "
+                   "reasoning_tokens = " SATURATING_SUM("reasoning_tokens")));
   s.Bind(1, session_id).Bind(2, m.provider).Bind(3, m.model);
   s.Bind(4, m.usage->input_tokens).Bind(5, m.usage->output_tokens);
   s.Bind(6, m.usage->cached_tokens).Bind(7, m.usage->reasoning_tokens);
@@ -624,6 +663,7 @@ Result<std::string> SqliteStore::ReadDataUri(const Resource& resource) {
 // ---- Housekeeping -------------------------------------------------------------
 
 Result<GcReport> SqliteStore::CollectGarbage(const GcOptions& options) {
+  RETURN_IF_ERROR(CheckWritable());
   GcReport report;
   const int64_t cutoff = Now() - options.grace_ms;
   std::vector<blob::BlobInfo> candidates;
@@ -666,8 +706,93 @@ Result<GcReport> SqliteStore::CollectGarbage(const GcOptions& options) {
   return report;
 }
 
+void SqliteStore::CheckDatabaseLocked(VerifyReport* report) {
+  report->database_check = "SQLite integrity_check of every page of " + std::string(kDatabaseFile);
+  {
+    Result<Statement> check = db_->Prepare("PRAGMA integrity_check(100)");
+    if (!check) {
+      report->database_problems.push_back(check.error().message());
+    } else {
+      while (true) {
+        Result<bool> row = check->Step();
+        if (!row) {
+          report->database_problems.push_back(row.error().message());
+          break;
+        }
+        if (!*row) break;
+        std::string line(check->ColumnText(0));
+        if (line != "ok") report->database_problems.push_back(std::move(line));
+      }
+    }
+  }
+  if (report->database_problems.empty()) return;
+
+  // Which sessions the damage reaches: read each one's index entry and every
+  // event it stores, through the table and again through the id index, as
+  // show, export and projections would. Only done when the check failed, so
+  // a healthy store's verify costs what it did.
+  std::vector<std::string> ids;
+  {
+    Result<Statement> list = db_->Prepare("SELECT id FROM sessions ORDER BY id");
+    if (!list) return report->database_problems.push_back(list.error().message());
+    while (true) {
+      Result<bool> row = list->Step();
+      if (!row) {
+        report->database_problems.push_back("the session list cannot be read to the end (" +
+                                            row.error().message() + "); sessions after '" +
+                                            (ids.empty() ? "" : ids.back()) + "' are unchecked");
+        break;
+      }
+      if (!*row) break;
+      ids.emplace_back(list->ColumnText(0));
+    }
+  }
+  for (const std::string& id : ids) {
+    Status s = ReadBackSessionLocked(id);
+    if (!s.ok()) report->damaged_sessions.push_back({id, s.message()});
+  }
+}
+
+Status SqliteStore::ReadBackSessionLocked(std::string_view id) {
+  std::vector<std::pair<std::string, int64_t>> events;  // id, seq
+  {
+    ASSIGN_OR_RETURN(Statement entry, db_->Prepare("SELECT " SESSION_COLUMNS " FROM sessions "
+                                                   "WHERE id = ?1"));
+    entry.Bind(1, id);
+    ASSIGN_OR_RETURN(bool found, entry.Step());
+    if (!found) return Status::Corruption("its index entry is missing");
+  }
+  {
+    ASSIGN_OR_RETURN(Statement rows,
+                     db_->Prepare("SELECT id, seq, length(text), length(body) FROM events "
+                                  "WHERE session_id = ?1 ORDER BY seq"));
+    rows.Bind(1, id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, rows.Step());
+      if (!row) break;
+      events.emplace_back(std::string(rows.ColumnText(0)), rows.ColumnInt(1));
+    }
+  }
+  ASSIGN_OR_RETURN(Statement by_id, db_->Prepare("SELECT session_id, seq FROM events "
+                                                 "INDEXED BY events_by_id WHERE id = ?1"));
+  for (const auto& [event_id, seq] : events) {
+    by_id.Bind(1, event_id);
+    ASSIGN_OR_RETURN(bool row, by_id.Step());
+    if (!row || by_id.ColumnText(0) != id || by_id.ColumnInt(1) != seq) {
+      return Status::Corruption("event " + std::to_string(seq) + " (" + event_id +
+                                ") is missing from the index of event ids");
+    }
+    by_id.Reset();
+  }
+  return Status::Ok();
+}
+
 Result<VerifyReport> SqliteStore::Verify(const ProgressFn& progress) {
   VerifyReport report;
+  {
+    std::lock_guard lock(mu_);
+    CheckDatabaseLocked(&report);
+  }
   std::vector<std::string> referenced;
   {
     std::lock_guard lock(mu_);

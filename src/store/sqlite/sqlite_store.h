@@ -100,6 +100,8 @@ class SqliteStore final : public Store {
               std::unique_ptr<blob::BlobStore> blobs);
 
   int64_t Now() const { return options_.clock(); }
+  // kFailedPrecondition naming the store and why, when it was opened read-only.
+  Status CheckWritable() const;
   std::string NewId() const;
   Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
   // Writes the blobs of `prepared`, then appends it through group commit: in
@@ -166,6 +168,13 @@ class SqliteStore final : public Store {
   Status IndexEventsLocked(std::string_view session_id, int64_t first_seq,
                            std::span<const std::string> search_texts);
   Result<Session> LoadSessionLocked(std::string_view id);
+  // Runs SQLite's integrity check into `report`; when it finds problems,
+  // reads every session back to name the ones they reach (database_problems,
+  // damaged_sessions). Errors become problems: this never fails.
+  void CheckDatabaseLocked(VerifyReport* report);
+  // Reads the session's index entry and every event it stores, and finds each
+  // event again through the id index; the first error met, else Ok.
+  Status ReadBackSessionLocked(std::string_view id);
   Status DeleteSessionLocked(std::string_view id);
   Result<bool> HasForksLocked(std::string_view id);
   // Removes the session's row, events, references, usage and drafts.
@@ -183,6 +192,8 @@ class SqliteStore final : public Store {
 
   const std::string dir_;
   const StoreOptions options_;
+  // Empty when writable; else why the store is read-only (set once by Open).
+  std::string read_only_reason_;
   std::mutex mu_;
   std::unique_ptr<Database> db_;  // guarded by mu_
   const std::unique_ptr<blob::BlobStore> blobs_;
