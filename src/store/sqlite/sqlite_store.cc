@@ -83,6 +83,11 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
     }
     fs::create_directories(root, ec);
     if (ec) return Err(Status::Io("cannot create store directory " + dir + ": " + ec.message()));
+    // Private conversations: a store we create is readable by its owner only,
+    // whatever the umask (other local users could otherwise read every
+    // message and blob). A folder the user made themselves keeps its mode.
+    fs::permissions(root, fs::perms::owner_all, fs::perm_options::replace, ec);
+    if (ec) return Err(Status::Io("cannot make store directory " + dir + " private: " + ec.message()));
   } else if (!fs::is_directory(root, ec)) {
     return Err(Status::InvalidArgument(dir + " is not a directory; a store is a directory"));
   } else if (!fs::exists(db_path, ec)) {
