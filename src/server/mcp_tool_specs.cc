@@ -237,8 +237,10 @@ Result<Json> Coerce(const ToolSpec& spec, const ToolParam& param, const Json& gi
         ok = given.is_number_unsigned() ? given.get<uint64_t>() <= INT64_MAX : true;
       } else if (given.is_number_float()) {
         const double d = given.get<double>();
-        ok = d == static_cast<double>(static_cast<int64_t>(d)) && d > -9e18 && d < 9e18;
-        value = static_cast<int64_t>(d);
+        // The range first: converting a double outside int64 (or NaN) is
+        // undefined behaviour (found by the mcp_line fuzzer).
+        ok = d > -9e18 && d < 9e18 && d == static_cast<double>(static_cast<int64_t>(d));
+        value = ok ? static_cast<int64_t>(d) : 0;
       } else if (given.is_string()) {
         const std::string& s = given.get_ref<const std::string&>();
         auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);

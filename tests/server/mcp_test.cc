@@ -592,6 +592,11 @@ TEST_F(McpTest, ProtocolErrorsAndToolErrorsFollowTheSpecAndTheServerGoesOn) {
   EXPECT_TRUE(Contains(typo["error"]["message"], "no argument 'sessionId'")) << typo.dump();
   json range = mcp->Call("tools/call", {{"name", "list_sessions"}, {"arguments", {{"limit", 0}}}});
   EXPECT_EQ(range["error"]["code"], -32602);
+  // A number past int64 is refused, not converted (undefined behaviour the
+  // mcp_line fuzzer found).
+  json huge = mcp->Call("tools/call", {{"name", "list_sessions"}, {"arguments", {{"limit", 1e300}}}});
+  EXPECT_EQ(huge["error"]["code"], -32602) << huge.dump();
+  EXPECT_TRUE(Contains(huge["error"]["message"], "must be an integer")) << huge.dump();
   json choice = mcp->Call("tools/call", {{"name", "search_history"},
                                          {"arguments", {{"query", "x"}, {"mode", "fuzzy"}}}});
   EXPECT_EQ(choice["error"]["code"], -32602);
