@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "fuzz_support.h"
 #include "memory/claude_hook.h"
 #include "sessiondb/memory.h"
@@ -22,8 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (memory::SeenKeyMode mode : {memory::SeenKeyMode::kContent, memory::SeenKeyMode::kFile}) {
     memory::HookAnswer answer = memory::HandleClaudeCodeHook(input, memory.get(), mode);
     if (!answer.stdout_text.empty()) {
-      nlohmann::json out = nlohmann::json::parse(answer.stdout_text, nullptr, false);
-      FUZZ_CHECK(out.is_object());
+      Result<nlohmann::json> out = ParseJson(answer.stdout_text);
+      FUZZ_CHECK(out.has_value() && out->is_object());
     }
   }
   return 0;

@@ -7,20 +7,23 @@
 // the decoders, a refusal is kInvalidArgument, and a message the store took
 // can be read back. Anything else (an SQL error, kIo) is a crash: a body
 // the decoders took that the store cannot hold.
-//
-// When src/core/json_parse.h (ParseJson, with its nesting cap) lands, parse
-// with it here, as the server will.
+// The body is parsed by ParseJson (src/core/json_parse.h), the one door the
+// server's ParseJsonBody goes through, with its nesting cap.
 
-#include <nlohmann/json.hpp>
-
+#include "core/json_parse.h"
 #include "fuzz_support.h"
 #include "server/message_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sessiondb;
   const std::string_view input = fuzz::AsView(data, size);
-  Json body = Json::parse(input, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object()) return 0;
+  Result<Json> parsed = ParseJson(input);
+  if (!parsed) {
+    FUZZ_CHECK(parsed.error().code() == StatusCode::kInvalidArgument);
+    return 0;
+  }
+  const Json& body = *parsed;
+  if (!body.is_object()) return 0;
 
   Result<NewSession> request = server::NewSessionFromJson(body);
   Result<Message> message = server::MessageFromJson(body, nullptr);
