@@ -57,8 +57,10 @@ struct HttpRequest {
   bool IsMultipartFormData() const { return MediaType() == "multipart/form-data"; }
 };
 
-// What a streaming answer writes to. Write returns false once the client is
-// gone; Done ends the answer after what was written.
+// What a streaming answer writes to. Write returns false once the transport
+// knows the client is gone (it may only learn so when it sends what was
+// written, which then ends the answer); Done ends the answer after what was
+// written.
 class ContentSink {
  public:
   virtual ~ContentSink() = default;
