@@ -56,7 +56,8 @@ class DeepJsonCli : public Cli {
     EXPECT_NE(r.exit_code, 5) << format << ": an internal error\n" << r.err;
     CliRun ls = Sdb({"--json", "ls", "--all", "--limit", "1000"});
     EXPECT_EQ(ls.exit_code, 0) << format << ": " << ls.err;
-    for (const json& s : ls.Json()["sessions"]) {
+    const json listed = ls.Json();  // kept: a range-for over a temporary's member dangles
+    for (const json& s : listed["sessions"]) {
       CliRun shown = Sdb({"--json", "show", s["id"].get<std::string>()});
       EXPECT_EQ(shown.exit_code, 0) << shown.err;
       EXPECT_LT(MaxDepth(shown.out), 100)
