@@ -57,4 +57,13 @@ Status ReplaceFileDurably(const std::string& path, std::string_view bytes) {
                                                    : path.substr(0, slash));
 }
 
+bool IsPathInside(const std::filesystem::path& inner, const std::filesystem::path& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+    if (o->empty()) continue;  // a trailing separator
+    if (i == inner.end() || *i != *o) return false;
+  }
+  return true;
+}
+
 }  // namespace sessiondb

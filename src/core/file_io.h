@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,11 @@ Status FsyncDirectory(const std::string& path);
 // path + ".tmp", fsynced, renamed over `path`, then its directory fsynced. A
 // crash leaves the old file or the new one, never a half-written one.
 Status ReplaceFileDurably(const std::string& path, std::string_view bytes);
+
+// True when `inner` is `outer` or below it, comparing whole components (so
+// /data/allowed-not is not inside /data/allowed). Both should be resolved
+// (real) paths; the allowed-folder checks of imports and the server share it.
+bool IsPathInside(const std::filesystem::path& inner, const std::filesystem::path& outer);
 
 // Closes a file descriptor on scope exit.
 class FdCloser {

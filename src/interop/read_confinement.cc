@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "core/file_io.h"
+
 namespace sessiondb::interop {
 namespace {
 
@@ -11,16 +13,6 @@ namespace fs = std::filesystem;
 
 thread_local bool t_active = false;
 thread_local std::vector<fs::path> t_roots;
-
-// True when `inner` is `outer` or below it, comparing whole components.
-bool IsInside(const fs::path& inner, const fs::path& outer) {
-  auto i = inner.begin();
-  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
-    if (o->empty()) continue;  // a trailing separator
-    if (i == inner.end() || *i != *o) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -58,7 +50,7 @@ bool MayRead(const fs::path& path) {
     if (ec) return false;
   }
   for (const fs::path& root : t_roots) {
-    if (IsInside(real, root)) return true;
+    if (IsPathInside(real, root)) return true;
   }
   return false;
 }

@@ -2,24 +2,11 @@
 
 #include <stdlib.h>
 
+#include "core/file_io.h"
+
 namespace sessiondb::server {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// True when `inner` is `outer` or below it, comparing whole components (so
-// /data/allowed-not is not inside /data/allowed).
-bool IsInside(const fs::path& inner, const fs::path& outer) {
-  auto i = inner.begin();
-  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
-    if (o->empty()) continue;  // a trailing separator
-    if (i == inner.end() || *i != *o) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 tl::expected<fs::path, std::string> ResolveAllowedPath(const std::string& path,
                                                         const std::vector<std::string>& allowed,
@@ -38,7 +25,7 @@ tl::expected<fs::path, std::string> ResolveAllowedPath(const std::string& path,
   for (const std::string& dir : allowed) {
     fs::path root = fs::canonical(dir, ec);
     if (ec) continue;  // an allowed folder that went away allows nothing
-    if (IsInside(resolved, root)) return resolved;
+    if (IsPathInside(resolved, root)) return resolved;
   }
   return tl::make_unexpected(path + " is outside the folders this server may use");
 }
