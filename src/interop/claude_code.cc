@@ -328,8 +328,8 @@ class FileImport {
         continue;
       }
       if (!v[0].found || !v[0].is_string) continue;  // snapshots, queue operations...
-      if (session_source_.empty() && v[4].is_string) session_source_ = std::string(v[4].raw);
-      if (cwd_.empty() && v[5].is_string) cwd_ = std::string(v[5].raw);
+      if (session_source_.empty()) session_source_ = ScannedString(v[4]).value_or("");
+      if (cwd_.empty()) cwd_ = ScannedString(v[5]).value_or("");
       Node n;
       n.key = Key(v[0].raw);
       if (v[1].is_string) {
@@ -485,7 +485,7 @@ class FileImport {
     }
     ScannedValue v[1];
     if (!ScanTopLevel(buf, {"uuid"}, v)) return "";
-    return std::string(v[0].raw);
+    return ScannedString(v[0]).value_or("");
   }
 
   fs::path path_;

@@ -711,8 +711,8 @@ Result<std::vector<SessionPlace>> PlaceSessions(const fs::path& path, int* versi
         SessionPlace p{offset, text.size(), "", ""};
         ScannedValue v[2];
         if (ScanTopLevel(text, {"id", "parent_id"}, v)) {
-          if (v[0].is_string) p.id = std::string(v[0].raw);
-          if (v[1].is_string) p.parent_id = std::string(v[1].raw);
+          p.id = ScannedString(v[0]).value_or("");
+          p.parent_id = ScannedString(v[1]).value_or("");
         }
         places.push_back(std::move(p));
         return Status::Ok();

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/json_parse.h"
 #include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
@@ -173,6 +174,16 @@ bool ScanTopLevel(std::string_view text, std::initializer_list<std::string_view>
       ++i;
     }
   });
+}
+
+std::optional<std::string> ScannedString(const ScannedValue& v) {
+  if (!v.found || !v.is_string) return std::nullopt;
+  std::string quoted;
+  quoted.reserve(v.raw.size() + 2);
+  quoted.append(1, '"').append(v.raw).append(1, '"');
+  Result<nlohmann::json> parsed = ParseJson(quoted);
+  if (!parsed || !parsed->is_string()) return std::nullopt;
+  return parsed->get<std::string>();
 }
 
 }  // namespace sessiondb::interop

@@ -41,6 +41,12 @@ struct ScannedValue {
   bool is_null() const { return found && !is_string && raw == "null"; }
 };
 
+// The text of a scanned string member with its escapes decoded, or nullopt
+// when it is not a string or is not valid JSON text (a stray control
+// character, a lone surrogate, bytes that are not UTF-8). A value kept from a
+// scan goes through here: `raw` is unchecked bytes, good only for matching.
+std::optional<std::string> ScannedString(const ScannedValue& v);
+
 // Scans the JSON object `text` and fills `out[i]` for the member named
 // `keys[i]` (the first occurrence). False if `text` is not a well-formed
 // object at the level this checks (balanced brackets, closed strings, nothing

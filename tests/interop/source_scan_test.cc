@@ -3,6 +3,7 @@
 // text refused.
 #include "interop/source_scan.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@ namespace {
 
 using interop::ForEachElement;
 using interop::ForEachMember;
+using interop::ScannedString;
 using interop::ScannedValue;
 using interop::ScanTopLevel;
 
@@ -81,6 +83,22 @@ TEST(SourceScan, ScanTopLevelTakesTheFirstOfEachNamedMember) {
   EXPECT_TRUE(v[1].is_null());
   EXPECT_FALSE(v[2].found);
   EXPECT_FALSE(ScanTopLevel(R"({"id":"x")", {"id"}, v));
+}
+
+// A value kept from a scan is decoded and checked: the scan hands over raw
+// bytes, and raw bytes that are not UTF-8 once made a later dump() throw
+// (found by fuzz_import_claude_code).
+TEST(SourceScan, ScannedStringDecodesEscapesAndRefusesInvalidText) {
+  ScannedValue v[4];
+  const std::string text = "{\"a\":\"C:\\\\Users\\\\x \\u00e9\",\"b\":\"\x94\",\"c\":12,"
+                           "\"d\":\"\\ud800\"}";
+  ASSERT_TRUE(ScanTopLevel(text, {"a", "b", "c", "d"}, v));
+  EXPECT_EQ(ScannedString(v[0]), std::optional<std::string>("C:\\Users\\x \xc3\xa9"));
+  EXPECT_EQ(ScannedString(v[1]), std::nullopt);  // a lone continuation byte
+  EXPECT_EQ(ScannedString(v[2]), std::nullopt);  // a number, not a string
+  EXPECT_EQ(ScannedString(v[3]), std::nullopt);  // a lone surrogate
+  ScannedValue missing;
+  EXPECT_EQ(ScannedString(missing), std::nullopt);
 }
 
 }  // namespace
