@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "core/json_access.h"
 #include "interop/export_archive.h"
 #include "interop/formats.h"
 
@@ -79,7 +80,7 @@ class ConversationImport {
       sink_.Skip(where, "a conversation with no id");
       return Status::Ok();
     }
-    const json& mapping = c.value("mapping", json::object());
+    const json& mapping = MemberOr(c, "mapping", json::object());
     if (!mapping.is_object()) {
       sink_.Skip(where, "a conversation whose mapping is not an object");
       return Status::Ok();
@@ -110,9 +111,9 @@ class ConversationImport {
       // No pointer to the active leaf: the latest leaf stands in for it.
       int64_t best = -1;
       for (auto it = mapping.begin(); it != mapping.end(); ++it) {
-        const json children = it->value("children", json::array());
+        const json children = MemberOr(*it, "children", json::array());
         if (!children.empty()) continue;
-        const int64_t t = Millis(it->value("message", json()), "create_time");
+        const int64_t t = Millis(MemberOr(*it, "message", json()), "create_time");
         if (t >= best) {
           best = t;
           current = it.key();
@@ -121,7 +122,7 @@ class ConversationImport {
     }
     if (!current.empty()) take(current);
     for (auto it = mapping.begin(); it != mapping.end(); ++it) {
-      const json children = it->value("children", json::array());
+      const json children = MemberOr(*it, "children", json::array());
       if ((children.is_array() && !children.empty()) || owner.contains(it.key())) continue;
       take(it.key());
     }
@@ -141,12 +142,12 @@ class ConversationImport {
       }
       const std::string model = Str(c, "default_model_slug");
       if (!model.empty()) meta["default_model_slug"] = model;
-      if (c.value("is_archived", false)) meta["archived_in_source"] = true;
+      if (MemberOr(c, "is_archived", false)) meta["archived_in_source"] = true;
       // A branch with no message to show is left out.
       std::vector<const json*> nodes;
       for (const std::string& n : lines[i]) nodes.push_back(&mapping[n]);
       bool any = false;
-      for (const json* n : nodes) any = any || IsShown(n->value("message", json()));
+      for (const json* n : nodes) any = any || IsShown(MemberOr(*n, "message", json()));
       if (!any && i > 0) continue;
       Session s;
       s.id = id;
@@ -167,13 +168,14 @@ class ConversationImport {
  private:
   static bool IsShown(const json& m) {
     if (!m.is_object()) return false;
-    const json meta = m.value("metadata", json::object());
-    if (meta.is_object() && meta.value("is_visually_hidden_from_conversation", false)) return false;
-    const std::string role = Str(m.value("author", json::object()), "role");
-    const json content = m.value("content", json::object());
+    const json meta = MemberOr(m, "metadata", json::object());
+    if (meta.is_object() && MemberOr(meta, "is_visually_hidden_from_conversation", false))
+      return false;
+    const std::string role = Str(MemberOr(m, "author", json::object()), "role");
+    const json content = MemberOr(m, "content", json::object());
     const std::string type = Str(content, "content_type");
     if (role == "system" && type == "text") {
-      for (const json& p : content.value("parts", json::array())) {
+      for (const json& p : MemberOr(content, "parts", json::array())) {
         if (p.is_string() && !p.get<std::string>().empty()) return true;
       }
       return false;
@@ -183,11 +185,11 @@ class ConversationImport {
 
   Status Node(const std::string& session_id, const std::string& node_id, const json& node,
               const std::string& where) {
-    const json m = node.value("message", json());
+    const json m = MemberOr(node, "message", json());
     if (!IsShown(m)) return Status::Ok();
-    const json author = m.value("author", json::object());
+    const json author = MemberOr(m, "author", json::object());
     const std::string role = Str(author, "role");
-    const json content = m.value("content", json::object());
+    const json content = MemberOr(m, "content", json::object());
     const std::string type = Str(content, "content_type");
     const std::string recipient = Str(m, "recipient");
     Event e;
@@ -202,7 +204,7 @@ class ConversationImport {
     std::string text;
     std::vector<Part> parts;
     if (type == "text" || type == "multimodal_text") {
-      for (const json& p : content.value("parts", json::array())) {
+      for (const json& p : MemberOr(content, "parts", json::array())) {
         if (p.is_string()) {
           if (!p.get<std::string>().empty()) parts.push_back(Part::Text(p.get<std::string>()));
         } else if (p.is_object() && Str(p, "content_type") == "image_asset_pointer") {
@@ -217,7 +219,7 @@ class ConversationImport {
     } else if (type == "tether_browsing_display") {
       text = Str(content, "result");
     } else if (type == "thoughts") {
-      for (const json& t : content.value("thoughts", json::array())) {
+      for (const json& t : MemberOr(content, "thoughts", json::array())) {
         std::string s = Str(t, "summary");
         const std::string body = Str(t, "content");
         if (!body.empty()) s += s.empty() ? body : "\n" + body;
@@ -254,7 +256,7 @@ class ConversationImport {
     }
     if (parts.empty()) return Status::Ok();
     msg.parts = std::move(parts);
-    const json meta = m.value("metadata", json::object());
+    const json meta = MemberOr(m, "metadata", json::object());
     if (msg.role == Role::kAssistant || msg.role == Role::kTool) {
       msg.model = Str(meta, "model_slug");
       msg.provider = "openai";

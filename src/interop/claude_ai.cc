@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/json_access.h"
 #include "interop/export_archive.h"
 #include "interop/formats.h"
 
@@ -55,7 +56,7 @@ class ConversationImport {
       sink_.Skip(where, "a conversation with no uuid");
       return Status::Ok();
     }
-    const json messages = c.value("chat_messages", json::array());
+    const json messages = MemberOr(c, "chat_messages", json::array());
     if (!messages.is_array()) {
       sink_.Skip(where, "a conversation whose chat_messages is not an array");
       return Status::Ok();
@@ -147,7 +148,7 @@ class ConversationImport {
     const std::string sender = Str(m, "sender");
     msg.role = sender == "assistant" ? Role::kAssistant : Role::kUser;
     if (msg.role == Role::kAssistant) msg.provider = "anthropic";
-    const json content = m.value("content", json());
+    const json content = MemberOr(m, "content", json());
     if (content.is_array()) {
       for (const json& b : content) {
         const std::string type = Str(b, "type");
@@ -161,12 +162,12 @@ class ConversationImport {
           if (id.empty()) id = StableEventId(e.id, std::to_string(msg.parts.size()));
           last_call_id_ = id;
           msg.parts.push_back(
-              Part::ToolCall(id, Str(b, "name"), b.value("input", json::object()).dump()));
+              Part::ToolCall(id, Str(b, "name"), MemberOr(b, "input", json::object()).dump()));
         } else if (type == "tool_result") {
           std::string id = Str(b, "tool_use_id");
           if (id.empty()) id = last_call_id_;
-          msg.parts.push_back(Part::ToolResult(id, BlocksText(b.value("content", json())),
-                                               b.value("is_error", false)));
+          msg.parts.push_back(Part::ToolResult(id, BlocksText(MemberOr(b, "content", json())),
+                                               MemberOr(b, "is_error", false)));
         }
       }
     }
@@ -175,7 +176,7 @@ class ConversationImport {
       if (!text.empty()) msg.parts.push_back(Part::Text(text));
     }
     json files = json::array();
-    for (const json& a : m.value("attachments", json::array())) {
+    for (const json& a : MemberOr(m, "attachments", json::array())) {
       const std::string body = Str(a, "extracted_content");
       const std::string name = Str(a, "file_name");
       if (!body.empty()) {
@@ -184,7 +185,7 @@ class ConversationImport {
       }
       if (!name.empty()) files.push_back(name);
     }
-    for (const json& f : m.value("files", json::array())) {
+    for (const json& f : MemberOr(m, "files", json::array())) {
       const std::string name = Str(f, "file_name");
       if (!name.empty()) files.push_back(name);
     }

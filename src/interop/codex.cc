@@ -9,12 +9,12 @@
 // so a re-import matches line for line. turn_context gives the model of the
 // assistant items after it; an event_msg token_count gives the usage of the
 // assistant item before it. Memory: one line and one pending event.
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 
-#include <nlohmann/json.hpp>
-
 #include "blob/base64.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
@@ -41,7 +41,7 @@ std::string OutputText(const json& output, bool* is_error) {
     if (output.contains("success") && output["success"].is_boolean()) {
       *is_error = !output["success"].get<bool>();
     }
-    return OutputText(output.value("content", json()), is_error);
+    return OutputText(MemberOr(output, "content", json()), is_error);
   }
   if (output.is_array()) {
     std::string out;
@@ -173,14 +173,14 @@ class RolloutImport {
     if (type == "event_msg") {
       if (Str(*payload, "type") == "token_count" && pending_ &&
           pending_->message.role == Role::kAssistant) {
-        const json info = payload->value("info", json());
-        const json last = info.is_object() ? info.value("last_token_usage", json()) : json();
+        const json info = MemberOr(*payload, "info", json());
+        const json last = info.is_object() ? MemberOr(info, "last_token_usage", json()) : json();
         if (last.is_object()) {
           Usage u;
-          u.input_tokens = last.value("input_tokens", int64_t{0});
-          u.cached_tokens = last.value("cached_input_tokens", int64_t{0});
-          u.output_tokens = last.value("output_tokens", int64_t{0});
-          u.reasoning_tokens = last.value("reasoning_output_tokens", int64_t{0});
+          u.input_tokens = MemberOr(last, "input_tokens", int64_t{0});
+          u.cached_tokens = MemberOr(last, "cached_input_tokens", int64_t{0});
+          u.output_tokens = MemberOr(last, "output_tokens", int64_t{0});
+          u.reasoning_tokens = MemberOr(last, "reasoning_output_tokens", int64_t{0});
           pending_->message.usage = u;
         }
       }
@@ -219,7 +219,7 @@ class RolloutImport {
       m.role = role == "assistant" ? Role::kAssistant
                : role == "user"    ? Role::kUser
                                    : Role::kSystem;
-      const json content = payload->value("content", json());
+      const json content = MemberOr(*payload, "content", json());
       if (content.is_string()) m.parts.push_back(Part::Text(content.get<std::string>()));
       if (content.is_array()) {
         for (const json& c : content) {
@@ -248,16 +248,16 @@ class RolloutImport {
       m.role = Role::kAssistant;
       std::string call_id = Str(*payload, "call_id");
       if (call_id.empty()) call_id = Str(*payload, "id");
-      m.parts.push_back(
-          Part::ToolCall(call_id, "local_shell", payload->value("action", json::object()).dump()));
+      m.parts.push_back(Part::ToolCall(call_id, "local_shell",
+                                       MemberOr(*payload, "action", json::object()).dump()));
     } else if (item == "web_search_call") {
       m.role = Role::kAssistant;
       m.parts.push_back(Part::ToolCall(Str(*payload, "id"), "web_search",
-                                       payload->value("action", json::object()).dump()));
+                                       MemberOr(*payload, "action", json::object()).dump()));
     } else if (item == "function_call_output" || item == "custom_tool_call_output") {
       m.role = Role::kTool;
       bool is_error = false;
-      std::string text = OutputText(payload->value("output", json()), &is_error);
+      std::string text = OutputText(MemberOr(*payload, "output", json()), &is_error);
       m.parts.push_back(Part::ToolResult(Str(*payload, "call_id"), std::move(text), is_error));
     } else if (item == "reasoning") {
       m.role = Role::kAssistant;

@@ -14,6 +14,7 @@
 
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
@@ -296,7 +297,7 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
     return ev;
   }
   if (type == "history_compaction") {
-    const json range = data.value("range", json::object());
+    const json range = MemberOr(data, "range", json::object());
     const int64_t from = range.is_object() ? Int(range, "from_seq") : 0;
     const int64_t to = range.is_object() ? Int(range, "to_seq") : 0;
     // The Pixir seqs become ours: the first stored event at or after `from`,
@@ -337,7 +338,7 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
     return ev;
   }
   if (type == "provider_usage") {
-    const json summary = data.value("usage_summary", json::object());
+    const json summary = MemberOr(data, "usage_summary", json::object());
     if (!summary.is_object()) return std::nullopt;
     if (state->pending_usage) {
       sink.Skip(state->pending_usage_where,
