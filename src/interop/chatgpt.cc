@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "core/json_access.h"
+#include "core/text_rules.h"
 #include "interop/export_archive.h"
 #include "interop/formats.h"
 
@@ -274,13 +275,16 @@ class ConversationImport {
       sink_.Skip(where, "image " + pointer + " is not among the export's files");
       return;
     }
+    // A name from the file system or the zip need not be UTF-8; what is
+    // stored and reported must be.
     auto bytes = archive_.Read(it->second);
     if (!bytes) {
-      sink_.Skip(where, "image " + it->second + " cannot be read: " + bytes.error().message());
+      sink_.Skip(where, "image " + ToValidUtf8(it->second) +
+                            " cannot be read: " + ToValidUtf8(bytes.error().message()));
       return;
     }
     parts->push_back(Part::ImageFromBytes(std::move(*bytes), MimeOf(it->second),
-                                          fs::path(it->second).filename().string()));
+                                          ToValidUtf8(fs::path(it->second).filename().string())));
   }
 
   ImportSink& sink_;

@@ -35,18 +35,19 @@ json Msg(int n, const char* parent, const std::string& sender, const std::string
 }
 
 json TextBlock(const std::string& t) {
-  return {{"type", "text"}, {"text", t}, {"start_timestamp", nullptr}, {"citations", json::array()}};
+  return {
+      {"type", "text"}, {"text", t}, {"start_timestamp", nullptr}, {"citations", json::array()}};
 }
 
 json Conversation() {
   json m = json::array();
-  json first = Msg(1, kRoot, "human", "2025-03-01T09:00:00.000000Z",
-                   json::array({TextBlock("Summarise the attached notes")}),
-                   "Summarise the attached notes");
+  json first =
+      Msg(1, kRoot, "human", "2025-03-01T09:00:00.000000Z",
+          json::array({TextBlock("Summarise the attached notes")}), "Summarise the attached notes");
   first["attachments"] = json::array({{{"file_name", "notes.txt"},
-                                      {"file_size", 24},
-                                      {"file_type", "txt"},
-                                      {"extracted_content", "Ship v2 on Friday."}}});
+                                       {"file_size", 24},
+                                       {"file_type", "txt"},
+                                       {"extracted_content", "Ship v2 on Friday."}}});
   first["files"] = json::array({{{"file_name", "diagram.png"}}});
   m.push_back(first);
   std::string s2 = M(1);
@@ -176,6 +177,22 @@ TEST_F(ClaudeAiImport, CorruptConversationsAreSkippedAndTheRestImports) {
   EXPECT_EQ(r.records_skipped, 2);
   EXPECT_EQ(AllSessions(*store_).size(), 2u);
   EXPECT_EQ(EventsOf(*store_, kConv).size(), 4u);
+}
+
+// One byte that is not UTF-8 (a message pasted from a Latin-1 file) cost
+// the whole conversation; it is now U+FFFD and everything else arrives.
+TEST_F(ClaudeAiImport, AnInvalidUtf8ByteIsReplacedAndTheConversationImports) {
+  std::string text = json::array({Conversation()}).dump();
+  for (size_t at = text.find("Thanks!"); at != std::string::npos; at = text.find("Thanks!", at)) {
+    text.replace(at + 6, 1, "\xE9");  // "Thanks\xE9", Latin-1
+  }
+  WriteFile(dir_.Sub("conversations.json"), text);
+  ImportReport r = MustImport(*store_, dir_.Sub("conversations.json"), "claude-ai");
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  EXPECT_EQ(r.sessions_added, 2);
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[2].message.Text(), "Thanks\xEF\xBF\xBD");
 }
 
 }  // namespace
