@@ -204,12 +204,16 @@ class ConversationImport {
                                    : Role::kSystem;
     std::string text;
     std::vector<Part> parts;
+    bool unknown = false;  // a content type this importer does not know
     if (type == "text" || type == "multimodal_text") {
       for (const json& p : MemberOr(content, "parts", json::array())) {
         if (p.is_string()) {
           if (!p.get<std::string>().empty()) parts.push_back(Part::Text(p.get<std::string>()));
         } else if (p.is_object() && Str(p, "content_type") == "image_asset_pointer") {
           AddImage(Str(p, "asset_pointer"), where, &parts);
+        } else if (p.is_object() && IsThoughtsPart(p)) {
+          const json& thoughts = MemberOf(p, "thoughts");
+          AddThoughts(thoughts.is_array() ? thoughts : json::array({p}), &parts);
         }
       }
     } else if (type == "code") {
@@ -219,16 +223,14 @@ class ConversationImport {
       if (text.empty()) text = Str(content, "result");
     } else if (type == "tether_browsing_display") {
       text = Str(content, "result");
-    } else if (type == "thoughts") {
-      for (const json& t : MemberOr(content, "thoughts", json::array())) {
-        std::string s = Str(t, "summary");
-        const std::string body = Str(t, "content");
-        if (!body.empty()) s += s.empty() ? body : "\n" + body;
-        if (!s.empty()) parts.push_back(Part::Reasoning(s));
-      }
+    } else if (type == "thoughts" || type == "reasoning") {
+      // The thoughts come as `thoughts`, or as `parts` in some exports.
+      const json& thoughts = MemberOf(content, "thoughts");
+      AddThoughts(thoughts.is_array() ? thoughts : MemberOf(content, "parts"), &parts);
     } else if (type == "reasoning_recap") {
       return Status::Ok();  // "Thought for 5s": the thoughts carry it
     } else {
+      unknown = true;
       text = Str(content, "text");
     }
     if (msg.role == Role::kAssistant && !recipient.empty() && recipient != "all") {
@@ -255,7 +257,14 @@ class ConversationImport {
     } else if (!text.empty()) {
       parts.insert(parts.begin(), Part::Text(text));
     }
-    if (parts.empty()) return Status::Ok();
+    if (parts.empty()) {
+      // An empty known message loses nothing; an unknown one might.
+      if (unknown && content.size() > 1) {
+        sink_.Skip(where, "a message of content type '" + type +
+                              "' has no text sessiondb can read; it is left out");
+      }
+      return Status::Ok();
+    }
     msg.parts = std::move(parts);
     const json meta = MemberOr(m, "metadata", json::object());
     if (msg.role == Role::kAssistant || msg.role == Role::kTool) {
@@ -266,6 +275,30 @@ class ConversationImport {
     if (!Str(author, "name").empty()) mm["author_name"] = Str(author, "name");
     msg.metadata_json = mm.dump();
     return sink_.Add(std::move(e), where);
+  }
+
+  // A part of a message's `parts` that holds thoughts rather than text.
+  static bool IsThoughtsPart(const json& p) {
+    const std::string type = Str(p, "content_type");
+    return type == "thoughts" || type == "reasoning" || MemberOf(p, "thoughts").is_array();
+  }
+
+  // Reasoning parts of a list of thoughts: each {summary, content} (or its
+  // text, or its chunks) or a bare string.
+  static void AddThoughts(const json& list, std::vector<Part>* parts) {
+    if (!list.is_array()) return;
+    for (const json& t : list) {
+      std::string s = t.is_string() ? t.get<std::string>() : Str(t, "summary");
+      std::string body = Str(t, "content");
+      if (body.empty()) body = Str(t, "text");
+      if (body.empty()) {
+        for (const json& chunk : MemberOr(t, "chunks", json::array())) {
+          if (chunk.is_string()) body += chunk.get<std::string>();
+        }
+      }
+      if (!body.empty()) s += s.empty() ? body : "\n" + body;
+      if (!s.empty()) parts->push_back(Part::Reasoning(std::move(s)));
+    }
   }
 
   void AddImage(const std::string& pointer, const std::string& where, std::vector<Part>* parts) {

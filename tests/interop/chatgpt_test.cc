@@ -210,6 +210,65 @@ TEST_F(ChatGptImport, AnExportThatIsNotAnArrayIsRefusedAndNothingIsWritten) {
   EXPECT_TRUE(AllSessions(*store_).empty());
 }
 
+// Thoughts come as content_type "thoughts" with `thoughts`, but also with
+// the list in `parts`, or as an object among a message's parts; all become
+// reasoning parts (they were dropped without a word).
+TEST_F(ChatGptImport, ThoughtsGivenAsPartsAreKeptAsReasoning) {
+  json c = Conversation();
+  json& m = c["mapping"];
+  m["th"] = Node("th",
+                 Msg("th", "assistant", 1717000012.5,
+                     {{"content_type", "thoughts"},
+                      {"parts", json::array({{{"summary", "Counting legs"},
+                                              {"content", "A cat has four."},
+                                              {"finished", true}}})},
+                      {"source_analysis_msg_id", "x"}}),
+                 "t1", {"a2"});
+  m["t1"]["children"] = {"th"};
+  m["a2"]["parent"] = "th";
+  m["a2"]["message"]["content"] = {
+      {"content_type", "multimodal_text"},
+      {"parts",
+       json::array(
+           {{{"content_type", "thoughts"},
+             {"thoughts", json::array({{{"summary", "Check"}, {"content", "Output was 4."}}})}},
+            "It has 4 legs."})}};
+  const std::string folder = dir_.Sub("thoughts");
+  std::filesystem::create_directories(folder);
+  WriteFile(folder + "/file-Abc123-cat.png", png_);
+  WriteFile(folder + "/conversations.json", json::array({c}).dump());
+  ImportReport r = MustImport(*store_, folder, "chatgpt");
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_EQ(ev.size(), 7u);
+  const sessiondb::Message& thought = ev[5].message;
+  EXPECT_EQ(thought.role, Role::kAssistant);
+  ASSERT_EQ(thought.parts.size(), 1u);
+  EXPECT_EQ(thought.parts[0].type, PartType::kReasoning);
+  EXPECT_EQ(thought.parts[0].text, "Counting legs\nA cat has four.");
+  const sessiondb::Message& answer = ev[6].message;
+  ASSERT_EQ(answer.parts.size(), 2u);
+  EXPECT_EQ(answer.parts[0].type, PartType::kReasoning);
+  EXPECT_EQ(answer.parts[0].text, "Check\nOutput was 4.");
+  EXPECT_EQ(answer.parts[1].text, "It has 4 legs.");
+}
+
+// A content type the importer does not know, holding something it cannot
+// read, is reported rather than dropped in silence.
+TEST_F(ChatGptImport, AnUnreadableContentTypeIsSkippedWithItsName) {
+  json c = Conversation();
+  c["mapping"]["a2"]["message"]["content"] = {{"content_type", "sonic_widget"},
+                                              {"widget", {{"kind", "weather"}}}};
+  const std::string folder = dir_.Sub("widget");
+  std::filesystem::create_directories(folder);
+  WriteFile(folder + "/conversations.json", json::array({c}).dump());
+  WriteFile(folder + "/file-Abc123-cat.png", png_);
+  ImportReport r = MustImport(*store_, folder, "chatgpt");
+  EXPECT_TRUE(SkippedFor(r, "content type 'sonic_widget'"));
+  EXPECT_EQ(r.records_skipped, 1);
+  EXPECT_EQ(EventsOf(*store_, kConv).size(), 5u);
+}
+
 // One byte that is not UTF-8 cost the whole conversation ("not a valid JSON
 // object"); it is now U+FFFD and everything else arrives.
 TEST_F(ChatGptImport, AnInvalidUtf8ByteIsReplacedAndTheConversationImports) {
