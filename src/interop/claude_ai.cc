@@ -46,6 +46,13 @@ std::string BlocksText(const json& content) {
   return out;
 }
 
+// The conversation's title: its `name` (what Claude.ai shows), else a
+// `title`; empty when it has neither, and the first message names it.
+std::string Title(const json& c) {
+  std::string name = Str(c, "name");
+  return name.empty() ? Str(c, "title") : name;
+}
+
 class ConversationImport {
  public:
   explicit ConversationImport(ImportSink& sink) : sink_(sink) {}
@@ -113,7 +120,7 @@ class ConversationImport {
       s.id = l == 0 ? main_id
                     : StableSessionId(kFormat,
                                       conv_id + "/branch/" + Str(messages[lines[l][0]], "uuid"));
-      s.title = Str(c, "name");
+      s.title = Title(c);
       s.created_ms = ParseIsoTime(Str(c, "created_at")).value_or(0);
       s.updated_ms = ParseIsoTime(Str(c, "updated_at")).value_or(0);
       json meta = {{"source", kFormat}, {"conversation_uuid", conv_id}};

@@ -195,5 +195,18 @@ TEST_F(ClaudeAiImport, AnInvalidUtf8ByteIsReplacedAndTheConversationImports) {
   EXPECT_EQ(ev[2].message.Text(), "Thanks\xEF\xBF\xBD");
 }
 
+// Claude.ai shows a conversation's `name`; an export (or a tool rewriting
+// one) that gives only a `title` named the session after its first message.
+TEST_F(ClaudeAiImport, ATitleNamesTheSessionWhenThereIsNoName) {
+  json c = Conversation();
+  c["name"] = "";
+  c["title"] = "Quarterly release plan";
+  WriteFile(dir_.Sub("conversations.json"), json::array({c}).dump());
+  MustImport(*store_, dir_.Sub("conversations.json"), "claude-ai");
+  auto s = store_->GetSession(kConv);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->title, "Quarterly release plan");
+}
+
 }  // namespace
 }  // namespace sessiondb::testing
