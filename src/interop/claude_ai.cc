@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "core/json_access.h"
 #include "interop/export_archive.h"
@@ -182,7 +183,13 @@ class ConversationImport {
       const std::string text = Str(m, "text");
       if (!text.empty()) msg.parts.push_back(Part::Text(text));
     }
+    // An uploaded file is often listed both as an attachment and as a file:
+    // its name goes to the metadata once.
     json files = json::array();
+    std::set<std::string> named;
+    auto name_file = [&](const std::string& name) {
+      if (!name.empty() && named.insert(name).second) files.push_back(name);
+    };
     for (const json& a : MemberOr(m, "attachments", json::array())) {
       const std::string body = Str(a, "extracted_content");
       const std::string name = Str(a, "file_name");
@@ -190,12 +197,9 @@ class ConversationImport {
         msg.parts.push_back(
             Part::Text("<attachment name=\"" + name + "\">\n" + body + "\n</attachment>"));
       }
-      if (!name.empty()) files.push_back(name);
+      name_file(name);
     }
-    for (const json& f : MemberOr(m, "files", json::array())) {
-      const std::string name = Str(f, "file_name");
-      if (!name.empty()) files.push_back(name);
-    }
+    for (const json& f : MemberOr(m, "files", json::array())) name_file(Str(f, "file_name"));
     json meta = {{"uuid", uuid}};
     if (!files.empty()) meta["files"] = files;
     msg.metadata_json = meta.dump();

@@ -208,5 +208,20 @@ TEST_F(ClaudeAiImport, ATitleNamesTheSessionWhenThereIsNoName) {
   EXPECT_EQ(s->title, "Quarterly release plan");
 }
 
+// An uploaded file listed both as an attachment (with its text) and as a
+// file was named twice in the message's metadata.
+TEST_F(ClaudeAiImport, AFileListedAsAttachmentAndAsFileIsNamedOnce) {
+  json c = Conversation();
+  json& first = c["chat_messages"][0];
+  first["files"] = json::array(
+      {{{"file_name", "notes.txt"}, {"file_uuid", "f1"}}, {{"file_name", "diagram.png"}}});
+  WriteFile(dir_.Sub("conversations.json"), json::array({c}).dump());
+  MustImport(*store_, dir_.Sub("conversations.json"), "claude-ai");
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_FALSE(ev.empty());
+  EXPECT_EQ(json::parse(ev[0].message.metadata_json)["files"],
+            json::array({"notes.txt", "diagram.png"}));
+}
+
 }  // namespace
 }  // namespace sessiondb::testing
