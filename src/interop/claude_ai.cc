@@ -54,6 +54,20 @@ std::string Title(const json& c) {
   return name.empty() ? Str(c, "title") : name;
 }
 
+// The text of a thinking block: its `thinking`, or when that is empty (the
+// export kept only the summaries) its summaries, one per line.
+std::string ThinkingText(const json& block) {
+  std::string text = Str(block, "thinking");
+  if (!text.empty()) return text;
+  for (const json& s : MemberOr(block, "summaries", json::array())) {
+    const std::string summary = s.is_string() ? s.get<std::string>() : Str(s, "summary");
+    if (summary.empty()) continue;
+    if (!text.empty()) text += "\n";
+    text += summary;
+  }
+  return text;
+}
+
 class ConversationImport {
  public:
   explicit ConversationImport(ImportSink& sink) : sink_(sink) {}
@@ -164,7 +178,8 @@ class ConversationImport {
           const std::string t = Str(b, "text");
           if (!t.empty()) msg.parts.push_back(Part::Text(t));
         } else if (type == "thinking") {
-          msg.parts.push_back(Part::Reasoning(Str(b, "thinking")));
+          std::string thought = ThinkingText(b);
+          if (!thought.empty()) msg.parts.push_back(Part::Reasoning(std::move(thought)));
         } else if (type == "tool_use") {
           std::string id = Str(b, "id");
           if (id.empty()) id = StableEventId(e.id, std::to_string(msg.parts.size()));

@@ -223,5 +223,23 @@ TEST_F(ClaudeAiImport, AFileListedAsAttachmentAndAsFileIsNamedOnce) {
             json::array({"notes.txt", "diagram.png"}));
 }
 
+// A thinking block whose `thinking` is empty but whose summaries hold the
+// thought kept an empty reasoning part: the summaries are the reasoning.
+TEST_F(ClaudeAiImport, AThinkingBlockWithOnlySummariesKeepsThem) {
+  json c = Conversation();
+  c["chat_messages"][1]["content"][0] = {
+      {"type", "thinking"},
+      {"thinking", ""},
+      {"summaries", json::array({{{"summary", "Reading the notes."}},
+                                 {{"summary", "One line: v2 on Friday."}}})},
+      {"cut_off", false}};
+  WriteFile(dir_.Sub("conversations.json"), json::array({c}).dump());
+  MustImport(*store_, dir_.Sub("conversations.json"), "claude-ai");
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_GE(ev.size(), 2u);
+  ASSERT_EQ(ev[1].message.parts[0].type, PartType::kReasoning);
+  EXPECT_EQ(ev[1].message.parts[0].text, "Reading the notes.\nOne line: v2 on Friday.");
+}
+
 }  // namespace
 }  // namespace sessiondb::testing
