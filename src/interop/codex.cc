@@ -56,6 +56,116 @@ std::string OutputText(const json& output, bool* is_error) {
   return output.is_null() ? "" : output.dump();
 }
 
+// The text of a message item's content: a string, or its text, output_text,
+// input_text and refusal items; *images counts its input_image items.
+std::string ContentText(const json& content, int* images) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string out;
+  if (!content.is_array()) return out;
+  for (const json& c : content) {
+    const std::string type = Str(c, "type");
+    std::string t = type == "refusal" ? Str(c, "refusal") : Str(c, "text");
+    if (type == "input_image") {
+      ++*images;
+      t = "[image]";
+    }
+    if (t.empty()) continue;
+    if (!out.empty()) out += "\n";
+    out += t;
+  }
+  return out;
+}
+
+// The readable text of a reasoning item: its summary, then its content.
+std::string ReasoningText(const json& item) {
+  std::string text;
+  for (const char* field : {"summary", "content"}) {
+    const json& list = MemberOf(item, field);
+    if (!list.is_array()) continue;
+    for (const json& s : list) {
+      const std::string t = Str(s, "text");
+      if (t.empty()) continue;
+      if (!text.empty()) text += "\n\n";
+      text += t;
+    }
+  }
+  return text;
+}
+
+// What a compacted record's replacement_history (the items Codex put in
+// place of the whole history: kept user messages, its summary, or the
+// encrypted summary of a server-side compaction) holds, as text: one
+// paragraph per item, "role: text". Items with nothing readable (encrypted)
+// are counted in *unreadable, images in *images.
+std::string ReplacementText(const json& items, int* unreadable, int* images) {
+  std::string out;
+  auto add = [&out](std::string paragraph) {
+    if (!out.empty()) out += "\n\n";
+    out += paragraph;
+  };
+  for (const json& item : items) {
+    const std::string type = Str(item, "type");
+    if (type == "message") {
+      std::string role = Str(item, "role");
+      const std::string text = ContentText(MemberOf(item, "content"), images);
+      if (!text.empty()) add((role.empty() ? "message" : role) + ": " + text);
+    } else if (type == "function_call") {
+      add("tool call " + Str(item, "name") + ": " + Str(item, "arguments"));
+    } else if (type == "custom_tool_call") {
+      add("tool call " + Str(item, "name") + ": " + Str(item, "input"));
+    } else if (type == "local_shell_call") {
+      add("tool call local_shell: " + MemberOr(item, "action", json::object()).dump());
+    } else if (type == "function_call_output" || type == "custom_tool_call_output") {
+      bool is_error = false;
+      add("tool result: " + OutputText(MemberOf(item, "output"), &is_error));
+    } else if (type == "reasoning") {
+      const std::string text = ReasoningText(item);
+      if (text.empty()) {
+        ++*unreadable;
+      } else {
+        add("reasoning: " + text);
+      }
+    } else if (type == "compaction" || type == "compaction_summary" ||
+               item.contains("encrypted_content")) {
+      ++*unreadable;
+    }
+  }
+  return out;
+}
+
+// The compaction a compacted record stands for, over seq 1..to_seq: its
+// `message` and what its replacement_history holds (the message is left out
+// when the history already carries it, as a local compaction's does), with
+// limitations saying what could not be read.
+Compaction CompactionOf(const json& payload, int64_t to_seq) {
+  Compaction c;
+  c.from_seq = 1;
+  c.to_seq = to_seq;
+  c.strategy = "codex-compact";
+  const std::string message = Str(payload, "message");
+  int unreadable = 0;
+  int images = 0;
+  const json& history = MemberOf(payload, "replacement_history");
+  const std::string replaced =
+      history.is_array() ? ReplacementText(history, &unreadable, &images) : "";
+  if (!message.empty() && replaced.find(message) == std::string::npos) c.summary = message;
+  if (!replaced.empty()) c.summary += (c.summary.empty() ? "" : "\n\n") + replaced;
+  if (c.summary.empty()) c.summary = "Conversation compacted";
+  if (unreadable > 0) {
+    c.limitations = std::to_string(unreadable) + " item" + (unreadable == 1 ? "" : "s") +
+                    " of the history Codex kept in place of these events " +
+                    (unreadable == 1 ? "is" : "are") +
+                    " encrypted (a server-side compaction) and not in this summary.";
+  }
+  if (images > 0) {
+    if (!c.limitations.empty()) c.limitations += " ";
+    c.limitations += std::to_string(images) + " image" + (images == 1 ? "" : "s") +
+                     " of that history " + (images == 1 ? "is" : "are") +
+                     " named here as [image], not shown.";
+  }
+  return c;
+}
+
 // An image part from a data URI, or a link for a remote URL.
 std::optional<Part> ImagePart(const std::string& url, std::string_view where, ImportSink& sink) {
   if (url.rfind("data:", 0) == 0) {
@@ -93,8 +203,8 @@ class RolloutImport {
       if ((line.number & 1023) == 0) sink_.Progress(reader->bytes_read(), reader->total_bytes());
       const std::string where = label_ + ":" + std::to_string(line.number);
       if (line.too_long) {
-        sink_.Skip(where, "the line is longer than the limit of " +
-                              std::to_string(kMaxLineBytes) + " bytes");
+        sink_.Skip(where, "the line is longer than the limit of " + std::to_string(kMaxLineBytes) +
+                              " bytes");
         continue;
       }
       if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
@@ -193,16 +303,15 @@ class RolloutImport {
     const std::string id = StableEventId(session_id_, key);
     if (type == "compacted") {
       RETURN_IF_ERROR(FlushPending());
-      if (seq_ == 0) return Status::Ok();
+      if (seq_ == 0) {
+        sink_.Skip(where, "a compaction before any event: there is nothing for it to stand in for");
+        return Status::Ok();
+      }
       Event e;
       e.type = EventType::kCompaction;
       e.id = id;
       e.ts_ms = ts;
-      e.compaction.from_seq = 1;
-      e.compaction.to_seq = seq_;
-      e.compaction.summary = Str(*payload, "message");
-      if (e.compaction.summary.empty()) e.compaction.summary = "Conversation compacted";
-      e.compaction.strategy = "codex-compact";
+      e.compaction = CompactionOf(*payload, seq_);
       e.compaction.model = model_;
       ++seq_;
       return sink_.Add(std::move(e), where);
@@ -261,17 +370,7 @@ class RolloutImport {
       m.parts.push_back(Part::ToolResult(Str(*payload, "call_id"), std::move(text), is_error));
     } else if (item == "reasoning") {
       m.role = Role::kAssistant;
-      std::string text;
-      for (const char* field : {"summary", "content"}) {
-        const json list = payload->value(field, json());
-        if (!list.is_array()) continue;
-        for (const json& s : list) {
-          const std::string t = Str(s, "text");
-          if (t.empty()) continue;
-          if (!text.empty()) text += "\n\n";
-          text += t;
-        }
-      }
+      std::string text = ReasoningText(*payload);
       if (text.empty()) return Status::Ok();  // encrypted only: nothing readable
       m.parts.push_back(Part::Reasoning(std::move(text)));
     } else {
@@ -346,7 +445,8 @@ Status Run(const fs::path& path, ImportSink& sink) {
   const bool dir = fs::is_directory(path, ec);
   const std::vector<fs::path> files =
       dir ? FilesUnder(path, IsRolloutName) : std::vector<fs::path>{path};
-  if (files.empty()) return Status::InvalidArgument("no rollout-*.jsonl files under " + path.string());
+  if (files.empty())
+    return Status::InvalidArgument("no rollout-*.jsonl files under " + path.string());
   const std::vector<int64_t> sizes = FileSizes(files);
   const int64_t overall = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
   int64_t before = 0;

@@ -37,17 +37,20 @@ std::string Rollout(const std::string& png) {
                     {"source", "cli"},
                     {"model_provider", "openai"},
                     {"git", {{"branch", "main"}, {"commit_hash", "abc123"}}}}));
-  l.push_back(Line("2025-10-29T00:59:38.320Z", "response_item",
-                   Msg("user", json::array({{{"type", "input_text"},
-                                             {"text", "What is wrong in this screenshot?"}},
-                                            {{"type", "input_image"},
-                                             {"image_url", "data:image/png;base64," +
-                                                               blob::Base64Encode(png)}}}))));
+  l.push_back(Line(
+      "2025-10-29T00:59:38.320Z", "response_item",
+      Msg("user",
+          json::array({{{"type", "input_text"}, {"text", "What is wrong in this screenshot?"}},
+                       {{"type", "input_image"},
+                        {"image_url", "data:image/png;base64," + blob::Base64Encode(png)}}}))));
   l.push_back(Line("2025-10-29T00:59:38.321Z", "event_msg",
                    {{"type", "user_message"}, {"message", "What is wrong in this screenshot?"}}));
   l.push_back(Line("2025-10-29T00:59:38.322Z", "turn_context",
-                   {{"cwd", "/home/dev/app"}, {"approval_policy", "on-request"},
-                    {"model", "gpt-5-codex"}, {"effort", "high"}, {"summary", "auto"}}));
+                   {{"cwd", "/home/dev/app"},
+                    {"approval_policy", "on-request"},
+                    {"model", "gpt-5-codex"},
+                    {"effort", "high"},
+                    {"summary", "auto"}}));
   l.push_back(Line("2025-10-29T00:59:40.000Z", "response_item",
                    {{"type", "reasoning"},
                     {"summary", json::array({{{"type", "summary_text"},
@@ -59,23 +62,27 @@ std::string Rollout(const std::string& png) {
                     {"name", "shell"},
                     {"arguments", R"({"command":["rg","-n","flex"],"workdir":"/home/dev/app"})"},
                     {"call_id", "call_A1"}}));
-  l.push_back(Line("2025-10-29T00:59:42.000Z", "response_item",
-                   {{"type", "function_call_output"},
-                    {"call_id", "call_A1"},
-                    {"output", R"({"output":"src/app.css:3: display: flex","metadata":{"exit_code":0}})"}}));
+  l.push_back(Line(
+      "2025-10-29T00:59:42.000Z", "response_item",
+      {{"type", "function_call_output"},
+       {"call_id", "call_A1"},
+       {"output", R"({"output":"src/app.css:3: display: flex","metadata":{"exit_code":0}})"}}));
   l.push_back(Line("2025-10-29T00:59:45.000Z", "response_item",
                    {{"type", "custom_tool_call"},
                     {"status", "completed"},
                     {"call_id", "call_B2"},
                     {"name", "apply_patch"},
-                    {"input", "*** Begin Patch\n*** Update File: src/app.css\n@@\n-display: flex\n+display: grid\n*** End Patch"}}));
+                    {"input",
+                     "*** Begin Patch\n*** Update File: src/app.css\n@@\n-display: flex\n+display: "
+                     "grid\n*** End Patch"}}));
   l.push_back(Line("2025-10-29T00:59:46.000Z", "response_item",
                    {{"type", "custom_tool_call_output"},
                     {"call_id", "call_B2"},
                     {"output", "Success. Updated the following files:\nM src/app.css"}}));
-  l.push_back(Line("2025-10-29T00:59:50.000Z", "response_item",
-                   Msg("assistant", json::array({{{"type", "output_text"},
-                                                  {"text", "The container used flex; now grid."}}}))));
+  l.push_back(
+      Line("2025-10-29T00:59:50.000Z", "response_item",
+           Msg("assistant", json::array({{{"type", "output_text"},
+                                          {"text", "The container used flex; now grid."}}}))));
   l.push_back(Line("2025-10-29T00:59:50.100Z", "event_msg",
                    {{"type", "token_count"},
                     {"info",
@@ -88,8 +95,9 @@ std::string Rollout(const std::string& png) {
                         {"total_tokens", 4120}}}}}}));
   l.push_back(Line("2025-10-29T01:10:00.000Z", "compacted",
                    {{"message", "Summary: switched the container from flex to grid."}}));
-  l.push_back(Line("2025-10-29T01:10:05.000Z", "response_item",
-                   Msg("user", json::array({{{"type", "input_text"}, {"text", "Now the footer"}}}))));
+  l.push_back(
+      Line("2025-10-29T01:10:05.000Z", "response_item",
+           Msg("user", json::array({{{"type", "input_text"}, {"text", "Now the footer"}}}))));
   std::string out;
   for (const json& j : l) out += j.dump() + "\n";
   return out;
@@ -180,8 +188,9 @@ TEST_F(CodexImport, RolloutArrivesFieldByField) {
 
   const Part& patch = ev[4].message.parts[0];
   EXPECT_EQ(patch.tool_name, "apply_patch");
-  EXPECT_EQ(json::parse(patch.arguments_json)["input"].get<std::string>().rfind("*** Begin Patch", 0),
-            0u);
+  EXPECT_EQ(
+      json::parse(patch.arguments_json)["input"].get<std::string>().rfind("*** Begin Patch", 0),
+      0u);
   EXPECT_EQ(ev[5].message.parts[0].type, PartType::kToolResult);
   EXPECT_EQ(ev[5].message.parts[0].tool_call_id, "call_B2");
 
@@ -209,8 +218,8 @@ TEST_F(CodexImport, ReimportAddsNothingAndAGrownRolloutAddsItsTail) {
   EXPECT_EQ(again.messages_added, 0);
   EXPECT_EQ(EventsOf(*store_, kId).size(), 9u);
   AppendFile(file_, Line("2025-10-29T01:11:00.000Z", "response_item",
-                         Msg("assistant", json::array({{{"type", "output_text"},
-                                                        {"text", "Footer fixed."}}})))
+                         Msg("assistant",
+                             json::array({{{"type", "output_text"}, {"text", "Footer fixed."}}})))
                             .dump() +
                         "\n");
   ImportReport grown = MustImport(*store_, file_, "codex");
@@ -222,13 +231,14 @@ TEST_F(CodexImport, ReimportAddsNothingAndAGrownRolloutAddsItsTail) {
 TEST_F(CodexImport, CorruptLinesAreSkippedWithReasonsAndTheRestImports) {
   std::string t = Rollout(png_);
   t += "{\"timestamp\": \"2025-10-29T01:12:00Z\", \"type\": [oops\n";
-  t += Line("2025-10-29T01:12:01.000Z", "response_item",
-            Msg("user", json::array({{{"type", "input_text"}, {"text", "bad picture"}},
-                                     {{"type", "input_image"},
-                                      {"image_url", "data:image/jpeg;base64," +
-                                                        blob::Base64Encode("not a jpeg at all")}}})))
-           .dump() +
-       "\n";
+  t +=
+      Line("2025-10-29T01:12:01.000Z", "response_item",
+           Msg("user", json::array({{{"type", "input_text"}, {"text", "bad picture"}},
+                                    {{"type", "input_image"},
+                                     {"image_url", "data:image/jpeg;base64," +
+                                                       blob::Base64Encode("not a jpeg at all")}}})))
+          .dump() +
+      "\n";
   t += Line("2025-10-29T01:12:02.000Z", "response_item", Msg("user", "x")).dump().substr(0, 40);
   WriteFile(file_, t);
   ImportReport r = MustImport(*store_, file_, "codex");
@@ -244,22 +254,96 @@ TEST_F(CodexImport, CorruptLinesAreSkippedWithReasonsAndTheRestImports) {
 
 TEST_F(CodexImport, OlderRolloutsWithBareItemsImport) {
   const std::string old = dir_.Sub("rollout-2025-05-01-legacy.jsonl");
-  WriteFile(old,
-            json{{"id", "5973b6c0-94b8-487b-a530-2aeb6098ae0e"},
-                 {"timestamp", "2025-05-01T10:00:00.000Z"},
-                 {"instructions", nullptr}}
-                    .dump() +
-                "\n" + json{{"record_type", "state"}}.dump() + "\n" +
-                Msg("user", json::array({{{"type", "input_text"}, {"text", "hello"}}})).dump() +
-                "\n" +
-                Msg("assistant", json::array({{{"type", "output_text"}, {"text", "hi"}}})).dump() +
-                "\n");
+  WriteFile(
+      old,
+      json{{"id", "5973b6c0-94b8-487b-a530-2aeb6098ae0e"},
+           {"timestamp", "2025-05-01T10:00:00.000Z"},
+           {"instructions", nullptr}}
+              .dump() +
+          "\n" + json{{"record_type", "state"}}.dump() + "\n" +
+          Msg("user", json::array({{{"type", "input_text"}, {"text", "hello"}}})).dump() + "\n" +
+          Msg("assistant", json::array({{{"type", "output_text"}, {"text", "hi"}}})).dump() + "\n");
   ImportReport r = MustImport(*store_, old, "codex");
   EXPECT_EQ(r.sessions_added, 1);
   std::vector<Event> ev = EventsOf(*store_, "5973b6c0-94b8-487b-a530-2aeb6098ae0e");
   ASSERT_EQ(ev.size(), 2u);
   EXPECT_EQ(ev[0].message.Text(), "hello");
   EXPECT_EQ(ev[1].message.role, Role::kAssistant);
+}
+
+json UserText(const std::string& text) {
+  return Msg("user", json::array({{{"type", "input_text"}, {"text", text}}}));
+}
+
+// A compacted record's replacement_history is the history Codex continued
+// from; it was dropped, and the compaction's summary stood alone (or was
+// "Conversation compacted" when the record's message was empty, as a
+// server-side compaction leaves it). Now the summary carries it.
+TEST_F(CodexImport, ACompactionCarriesItsReplacementHistory) {
+  const std::string prefix =
+      "Another language model started to solve this problem and produced a summary of its "
+      "thinking process.\n";
+  std::string t = Rollout(png_);
+  // A local compaction: the summary is also the last item of the history.
+  t = t.substr(0, t.find("{\"payload\":{\"message\":\"Summary:"));
+  ASSERT_NE(t.find("token_count"), std::string::npos);
+  t += Line("2025-10-29T01:10:00.000Z", "compacted",
+            {{"message", "Summary: switched the container from flex to grid."},
+             {"replacement_history",
+              json::array(
+                  {UserText("<environment_context>\n  <cwd>/home/dev/app</cwd>\n"
+                            "</environment_context>"),
+                   UserText("What is wrong in this screenshot?"),
+                   UserText(prefix + "Summary: switched the container from flex to grid.")})}})
+           .dump() +
+       "\n";
+  t += Line("2025-10-29T01:10:05.000Z", "response_item", UserText("Now the footer")).dump() + "\n";
+  // A server-side compaction: no message, and an encrypted item.
+  t += Line("2025-10-29T02:00:00.000Z", "compacted",
+            {{"message", ""},
+             {"replacement_history",
+              json::array({UserText("Now the footer"),
+                           {{"type", "compaction"}, {"encrypted_content", "gAAAAB..."}}})}})
+           .dump() +
+       "\n";
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "codex");
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  std::vector<Event> ev = EventsOf(*store_, kId);
+  ASSERT_EQ(ev.size(), 10u);
+  ASSERT_EQ(ev[7].type, EventType::kCompaction);
+  const Compaction& local = ev[7].compaction;
+  EXPECT_EQ(local.to_seq, 7);
+  EXPECT_NE(local.summary.find("user: What is wrong in this screenshot?"), std::string::npos)
+      << local.summary;
+  EXPECT_NE(local.summary.find("<environment_context>"), std::string::npos);
+  // The summary is in the history already: it is not said twice.
+  const std::string said = "Summary: switched the container from flex to grid.";
+  const size_t first = local.summary.find(said);
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(local.summary.find(said, first + 1), std::string::npos);
+  EXPECT_TRUE(local.limitations.empty()) << local.limitations;
+
+  ASSERT_EQ(ev[9].type, EventType::kCompaction);
+  const Compaction& remote = ev[9].compaction;
+  EXPECT_EQ(remote.from_seq, 1);
+  EXPECT_EQ(remote.to_seq, 9);
+  EXPECT_EQ(remote.summary, "user: Now the footer");
+  EXPECT_NE(remote.limitations.find("1 item"), std::string::npos) << remote.limitations;
+  EXPECT_NE(remote.limitations.find("encrypted"), std::string::npos);
+}
+
+// A compaction before any event stands in for nothing: it is said so, not
+// dropped in silence.
+TEST_F(CodexImport, ACompactionBeforeAnyEventIsSkippedWithItsReason) {
+  std::string t = Rollout(png_);
+  const size_t meta_end = t.find('\n') + 1;
+  t.insert(meta_end,
+           Line("2025-10-29T00:59:38.318Z", "compacted", {{"message", "early"}}).dump() + "\n");
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "codex");
+  EXPECT_TRUE(SkippedFor(r, "nothing for it to stand in for"));
+  EXPECT_EQ(EventsOf(*store_, kId).size(), 9u);
 }
 
 }  // namespace
