@@ -8,7 +8,12 @@
 // an event of its own, its id derived from the line (its number and bytes),
 // so a re-import matches line for line. turn_context gives the model of the
 // assistant items after it; an event_msg token_count gives the usage of the
-// assistant item before it. Memory: one line and one pending event.
+// assistant item before it. The session begins once its first real user
+// message (not the context Codex writes as user messages) names it, so
+// the events before it wait; they are few, and capped. Memory: one line
+// and the events waiting (at most kMaxHeldEvents / kMaxHeldBytes).
+#include <cctype>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
@@ -16,6 +21,7 @@
 #include "blob/base64.h"
 #include "core/json_access.h"
 #include "core/json_parse.h"
+#include "core/text_rules.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
 #include "interop/source_scan.h"
@@ -27,6 +33,42 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::string_view kFormat = "codex";
+
+// Events read before the session can begin (no title yet) wait at most
+// this many, or bytes, then go as they are.
+constexpr size_t kMaxHeldEvents = 1000;
+constexpr int64_t kMaxHeldBytes = int64_t{16} * 1024 * 1024;
+
+// What Codex writes as a user message that the person did not type: the
+// environment, AGENTS.md and user instructions, skills, aborted turns,
+// shell commands run with '!' (codex-rs: is_session_prefix,
+// is_contextual_user_message).
+bool IsCodexContext(std::string_view text) {
+  const size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return true;  // blank: nothing typed either
+  text.remove_prefix(start);
+  for (std::string_view prefix :
+       {"<environment_context>", "<user_instructions>", "<turn_aborted>", "<context_update>",
+        "<subagent_notification>", "<user_shell_command>", "<skill>",
+        "# agents.md instructions for "}) {
+    if (text.size() < prefix.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < prefix.size() && same; ++i) {
+      same = std::tolower(static_cast<unsigned char>(text[i])) == prefix[i];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
+// About what an event holds in memory while it waits.
+int64_t HeldBytes(const Event& e) {
+  size_t n = e.compaction.summary.size() + e.message.metadata_json.size();
+  for (const Part& p : e.message.parts) {
+    n += p.text.size() + p.arguments_json.size() + (p.source ? p.source->data.size() : 0);
+  }
+  return static_cast<int64_t>(n);
+}
 
 std::string Str(const json& obj, std::string_view key) {
   if (!obj.is_object()) return "";
@@ -221,14 +263,22 @@ class RolloutImport {
       RETURN_IF_ERROR(Line(r, line, where));
     }
     sink_.Progress(reader->bytes_read(), reader->total_bytes());
-    if (!begun_) RETURN_IF_ERROR(Begin(json::object()));
+    if (!prepared_) PrepareSession(json::object());
     RETURN_IF_ERROR(FlushPending());
+    RETURN_IF_ERROR(Release(/*at_end=*/true));
     return sink_.EndSession();
   }
 
  private:
-  Status Begin(const json& meta) {
-    begun_ = true;
+  // An event read but not handed to the sink yet.
+  struct Held {
+    Event event;
+    std::string where;
+  };
+
+  // The session as session_meta describes it; BeginSession waits for its title.
+  void PrepareSession(const json& meta) {
+    prepared_ = true;
     std::string source_id = Str(meta, "id");
     if (source_id.empty()) {
       // rollout-2025-06-01T10-00-00-<uuid>.jsonl
@@ -249,11 +299,24 @@ class RolloutImport {
     }
     provider_ = Str(meta, "model_provider");
     if (provider_.empty()) provider_ = "openai";
-    Session s;
-    s.id = session_id_;
-    s.created_ms = ParseIsoTime(Str(meta, "timestamp")).value_or(0);
-    s.metadata_json = m.dump();
-    return sink_.BeginSession(s);
+    session_.id = session_id_;
+    session_.created_ms = ParseIsoTime(Str(meta, "timestamp")).value_or(0);
+    session_.metadata_json = m.dump();
+  }
+
+  // The first real user message names the session, as a person knows it
+  // (the automatic rule would take the developer instructions).
+  void NoteTitle(const Message& m) {
+    std::string text;
+    for (const Part& p : m.parts) {
+      if (p.type != PartType::kText || IsCodexContext(p.text)) continue;
+      if (!text.empty()) text += "\n";
+      text += p.text;
+    }
+    if (text.empty()) return;
+    title_known_ = true;
+    session_.title = MakeTitle(text);
+    session_.preview = MakePreview(text);
   }
 
   Status Line(const json& r, const JsonlReader::Line& line, const std::string& where) {
@@ -263,7 +326,7 @@ class RolloutImport {
     auto p = r.find("payload");
     if (p != r.end() && p->is_object()) {
       payload = &*p;
-    } else if (type.empty() && r.contains("id") && !begun_) {
+    } else if (type.empty() && r.contains("id") && !prepared_) {
       type = "session_meta";  // the bare first line of older rollouts
     } else if (!type.empty()) {
       type = "response_item";  // older rollouts: bare response items
@@ -271,10 +334,10 @@ class RolloutImport {
       return Status::Ok();  // {"record_type":"state"} and the like
     }
     if (type == "session_meta") {
-      if (!begun_) return Begin(*payload);
+      if (!prepared_) PrepareSession(*payload);
       return Status::Ok();  // a resumed or forked rollout repeats metas
     }
-    if (!begun_) RETURN_IF_ERROR(Begin(json::object()));
+    if (!prepared_) PrepareSession(json::object());
     if (type == "turn_context") {
       const std::string model = Str(*payload, "model");
       if (!model.empty()) model_ = model;
@@ -282,7 +345,7 @@ class RolloutImport {
     }
     if (type == "event_msg") {
       if (Str(*payload, "type") == "token_count" && pending_ &&
-          pending_->message.role == Role::kAssistant) {
+          pending_->event.message.role == Role::kAssistant) {
         const json info = MemberOr(*payload, "info", json());
         const json last = info.is_object() ? MemberOr(info, "last_token_usage", json()) : json();
         if (last.is_object()) {
@@ -291,7 +354,7 @@ class RolloutImport {
           u.cached_tokens = MemberOr(last, "cached_input_tokens", int64_t{0});
           u.output_tokens = MemberOr(last, "output_tokens", int64_t{0});
           u.reasoning_tokens = MemberOr(last, "reasoning_output_tokens", int64_t{0});
-          pending_->message.usage = u;
+          pending_->event.message.usage = u;
         }
       }
       return Status::Ok();
@@ -314,7 +377,7 @@ class RolloutImport {
       e.compaction = CompactionOf(*payload, seq_);
       e.compaction.model = model_;
       ++seq_;
-      return sink_.Add(std::move(e), where);
+      return Hand({std::move(e), where});
     }
     if (type != "response_item") return Status::Ok();
     Event e;
@@ -384,30 +447,60 @@ class RolloutImport {
       m.model = model_;
       m.provider = provider_;
     }
+    if (m.role == Role::kUser && !title_known_) NoteTitle(m);
     RETURN_IF_ERROR(FlushPending());
-    pending_ = std::move(e);
-    pending_where_ = where;
+    pending_ = Held{std::move(e), where};
     return Status::Ok();
   }
 
+  // The last message waits for a token_count that may follow it.
   Status FlushPending() {
     if (!pending_) return Status::Ok();
-    Event e = std::move(*pending_);
+    Held h = std::move(*pending_);
     pending_.reset();
-    if (ImportSink::WouldKeep(e.message)) ++seq_;
-    return sink_.Add(std::move(e), pending_where_);
+    if (ImportSink::WouldKeep(h.event.message)) ++seq_;
+    return Hand(std::move(h));
+  }
+
+  Status Hand(Held h) {
+    held_bytes_ += HeldBytes(h.event);
+    held_.push_back(std::move(h));
+    return Release(/*at_end=*/false);
+  }
+
+  // Begins the session once its title is known (or waiting is over: the
+  // caps, the end of the rollout) and hands the events over.
+  Status Release(bool at_end) {
+    const bool waited_enough =
+        at_end || held_.size() > kMaxHeldEvents || held_bytes_ > kMaxHeldBytes;
+    if (!opened_) {
+      if (!title_known_ && !waited_enough) return Status::Ok();
+      RETURN_IF_ERROR(sink_.BeginSession(session_));
+      opened_ = true;
+    }
+    while (!held_.empty()) {
+      Held h = std::move(held_.front());
+      held_.pop_front();
+      held_bytes_ -= HeldBytes(h.event);
+      RETURN_IF_ERROR(sink_.Add(std::move(h.event), h.where));
+    }
+    return Status::Ok();
   }
 
   fs::path path_;
   std::string label_;
   ImportSink& sink_;
-  bool begun_ = false;
+  bool prepared_ = false;  // session_ is filled (from session_meta, or without one)
+  bool opened_ = false;    // the sink's BeginSession was called
+  bool title_known_ = false;
+  Session session_;
   std::string session_id_;
   std::string model_;
   std::string provider_;
   int64_t seq_ = 0;
-  std::optional<Event> pending_;
-  std::string pending_where_;
+  std::optional<Held> pending_;
+  std::deque<Held> held_;  // handed over, waiting for the session to begin
+  int64_t held_bytes_ = 0;
 };
 
 bool IsRolloutName(const fs::path& p) {

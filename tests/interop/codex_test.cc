@@ -346,5 +346,58 @@ TEST_F(CodexImport, ACompactionBeforeAnyEventIsSkippedWithItsReason) {
   EXPECT_EQ(EventsOf(*store_, kId).size(), 9u);
 }
 
+// Codex writes the developer instructions, AGENTS.md and the environment as
+// the first messages of a rollout; the session was titled with the
+// developer instructions. The first message the person typed names it.
+TEST_F(CodexImport, TheFirstRealUserMessageNamesTheSession) {
+  std::string t = Rollout(png_);
+  const size_t meta_end = t.find('\n') + 1;
+  std::string context;
+  for (const json& item :
+       {Msg("developer", json::array({{{"type", "input_text"},
+                                       {"text",
+                                        "<permissions instructions>\nFilesystem "
+                                        "sandboxing: workspace-write.\n"
+                                        "</permissions instructions>"}}})),
+        UserText("# AGENTS.md instructions for /home/dev/app\n\n<INSTRUCTIONS>\nRun make "
+                 "test.\n</INSTRUCTIONS>"),
+        UserText("<environment_context>\n  <cwd>/home/dev/app</cwd>\n  <shell>zsh</shell>\n"
+                 "</environment_context>")}) {
+    context += Line("2025-10-29T00:59:38.319Z", "response_item", item).dump() + "\n";
+  }
+  t.insert(meta_end, context);
+  WriteFile(file_, t);
+  MustImport(*store_, file_, "codex");
+  auto s = store_->GetSession(kId);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->title, "What is wrong in this screenshot?");
+  EXPECT_EQ(s->preview, "What is wrong in this screenshot?");
+  // Nothing is left out for it: the context messages are events as before.
+  std::vector<Event> ev = EventsOf(*store_, kId);
+  ASSERT_EQ(ev.size(), 12u);
+  EXPECT_EQ(ev[0].message.role, Role::kSystem);
+  EXPECT_EQ(ev[3].message.Text(), "What is wrong in this screenshot?");
+}
+
+// A rollout whose user never typed (only context, an answer) still imports
+// whole: the events that waited for a title are handed over at its end.
+TEST_F(CodexImport, ARolloutWithNoRealUserMessageStillImportsWhole) {
+  std::string t = Rollout(png_).substr(0, Rollout(png_).find('\n') + 1);
+  t += Line("2025-10-29T00:59:39.000Z", "response_item",
+            UserText("<environment_context>\n  <cwd>/home/dev/app</cwd>\n</environment_context>"))
+           .dump() +
+       "\n";
+  t += Line("2025-10-29T00:59:40.000Z", "response_item",
+            Msg("assistant", json::array({{{"type", "output_text"}, {"text", "Ready."}}})))
+           .dump() +
+       "\n";
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "codex");
+  EXPECT_EQ(r.sessions_added, 1);
+  std::vector<Event> ev = EventsOf(*store_, kId);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[1].message.Text(), "Ready.");
+}
+
 }  // namespace
 }  // namespace sessiondb::testing
