@@ -10,9 +10,12 @@
 // assistant items after it; an event_msg token_count gives the usage of the
 // assistant item before it. The session begins once its first real user
 // message (not the context Codex writes as user messages) names it, so
-// the events before it wait; they are few, and capped. Memory: one line
+// the events before it wait; they are few, and capped. A line without a
+// timestamp takes the time of the line before it, or of the first line
+// after it that has one. Memory: one line
 // and the events waiting (at most kMaxHeldEvents / kMaxHeldBytes).
 #include <cctype>
+#include <chrono>
 #include <deque>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -34,8 +37,8 @@ using nlohmann::json;
 
 constexpr std::string_view kFormat = "codex";
 
-// Events read before the session can begin (no title yet) wait at most
-// this many, or bytes, then go as they are.
+// Events read before the session can begin (no title yet) or before any
+// time is known wait at most this many, or bytes, then go as they are.
 constexpr size_t kMaxHeldEvents = 1000;
 constexpr int64_t kMaxHeldBytes = int64_t{16} * 1024 * 1024;
 
@@ -274,6 +277,7 @@ class RolloutImport {
   struct Held {
     Event event;
     std::string where;
+    bool untimed = false;  // no time of its own and none before it: waits for the next
   };
 
   // The session as session_meta describes it; BeginSession waits for its title.
@@ -319,8 +323,34 @@ class RolloutImport {
     session_.preview = MakePreview(text);
   }
 
+  // A line's own time: the time of the lines before it that had none, and
+  // of those after it that have none.
+  void NoteTime(int64_t ts) {
+    last_ts_ = ts;
+    auto fill = [ts](Held& h) {
+      if (!h.untimed) return;
+      h.event.ts_ms = ts;
+      h.untimed = false;
+    };
+    for (Held& h : held_) fill(h);
+    if (pending_) fill(*pending_);
+  }
+
+  // The time of events with no time before or after them: when the
+  // session began, else when the rollout was last written.
+  int64_t FallbackTime() const {
+    if (session_.created_ms > 0) return session_.created_ms;
+    std::error_code ec;
+    const auto written = fs::last_write_time(path_, ec);
+    if (ec) return 0;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::file_clock::to_sys(written).time_since_epoch())
+        .count();
+  }
+
   Status Line(const json& r, const JsonlReader::Line& line, const std::string& where) {
-    const int64_t ts = ParseIsoTime(Str(r, "timestamp")).value_or(0);
+    if (std::optional<int64_t> own = ParseIsoTime(Str(r, "timestamp"))) NoteTime(*own);
+    const int64_t ts = last_ts_.value_or(0);
     std::string type = Str(r, "type");
     const json* payload = &r;
     auto p = r.find("payload");
@@ -377,7 +407,7 @@ class RolloutImport {
       e.compaction = CompactionOf(*payload, seq_);
       e.compaction.model = model_;
       ++seq_;
-      return Hand({std::move(e), where});
+      return Hand({std::move(e), where, !last_ts_});
     }
     if (type != "response_item") return Status::Ok();
     Event e;
@@ -449,7 +479,7 @@ class RolloutImport {
     }
     if (m.role == Role::kUser && !title_known_) NoteTitle(m);
     RETURN_IF_ERROR(FlushPending());
-    pending_ = Held{std::move(e), where};
+    pending_ = Held{std::move(e), where, !last_ts_};
     return Status::Ok();
   }
 
@@ -479,6 +509,10 @@ class RolloutImport {
       opened_ = true;
     }
     while (!held_.empty()) {
+      if (held_.front().untimed) {
+        if (!waited_enough) break;
+        held_.front().event.ts_ms = FallbackTime();
+      }
       Held h = std::move(held_.front());
       held_.pop_front();
       held_bytes_ -= HeldBytes(h.event);
@@ -498,6 +532,7 @@ class RolloutImport {
   std::string model_;
   std::string provider_;
   int64_t seq_ = 0;
+  std::optional<int64_t> last_ts_;  // the time of the last line that had one
   std::optional<Held> pending_;
   std::deque<Held> held_;  // handed over, waiting for the session to begin
   int64_t held_bytes_ = 0;

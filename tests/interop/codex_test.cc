@@ -399,5 +399,51 @@ TEST_F(CodexImport, ARolloutWithNoRealUserMessageStillImportsWhole) {
   EXPECT_EQ(ev[1].message.Text(), "Ready.");
 }
 
+// A line without a timestamp took the time 0 (1970) when no event before it
+// had one. It takes the time of the line before it, or, before any, of the
+// first line after it that has one.
+TEST_F(CodexImport, LinesWithoutATimestampTakeTheirNeighboursTime) {
+  auto untimed = [](json line) {
+    line.erase("timestamp");
+    return line.dump() + "\n";
+  };
+  std::string t = untimed(Line("", "session_meta", {{"id", kId}, {"cwd", "/home/dev/app"}}));
+  t += untimed(Line("", "response_item", UserText("<environment_context/>")));
+  t += untimed(Line("", "response_item", UserText("Fix the footer")));
+  t += Line("2025-10-29T01:00:00.000Z", "turn_context", {{"model", "gpt-5-codex"}}).dump() + "\n";
+  t +=
+      untimed(Line("", "response_item",
+                   Msg("assistant", json::array({{{"type", "output_text"}, {"text", "On it."}}}))));
+  t += Line("2025-10-29T01:00:07.000Z", "response_item",
+            Msg("assistant", json::array({{{"type", "output_text"}, {"text", "Done."}}})))
+           .dump() +
+       "\n";
+  WriteFile(file_, t);
+  MustImport(*store_, file_, "codex");
+  const int64_t first = *interop::ParseIsoTime("2025-10-29T01:00:00Z");
+  std::vector<Event> ev = EventsOf(*store_, kId);
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[0].ts_ms, first);  // the next line's: the turn_context's
+  EXPECT_EQ(ev[1].ts_ms, first);
+  EXPECT_EQ(ev[2].ts_ms, first);  // the line before's
+  EXPECT_EQ(ev[3].ts_ms, first + 7000);
+  EXPECT_EQ(store_->GetSession(kId)->created_ms, first);
+}
+
+// With no time anywhere in the rollout, its events take the time its
+// session_meta gives, not 1970.
+TEST_F(CodexImport, ARolloutWithNoTimestampsTakesItsSessionsTime) {
+  std::string t = json{{"type", "session_meta"},
+                       {"payload", {{"id", kId}, {"timestamp", "2025-10-29T00:59:38.308Z"}}}}
+                      .dump() +
+                  "\n";
+  t += json{{"type", "response_item"}, {"payload", UserText("Fix the footer")}}.dump() + "\n";
+  WriteFile(file_, t);
+  MustImport(*store_, file_, "codex");
+  std::vector<Event> ev = EventsOf(*store_, kId);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].ts_ms, *interop::ParseIsoTime("2025-10-29T00:59:38.308Z"));
+}
+
 }  // namespace
 }  // namespace sessiondb::testing
