@@ -285,9 +285,10 @@ class RolloutImport {
     prepared_ = true;
     std::string source_id = Str(meta, "id");
     if (source_id.empty()) {
-      // rollout-2025-06-01T10-00-00-<uuid>.jsonl
+      // rollout-2025-06-01T10-00-00-<uuid>.jsonl. A file name need not be
+      // UTF-8, and its tail may cut a character: the metadata must be.
       const std::string stem = path_.stem().string();
-      source_id = stem.size() > 36 ? stem.substr(stem.size() - 36) : stem;
+      source_id = ToValidUtf8(stem.size() > 36 ? stem.substr(stem.size() - 36) : stem);
     }
     session_id_ = StableSessionId(kFormat, source_id);
     json m = {{"source", kFormat}, {"source_file", label_}, {"source_session_id", source_id}};
@@ -585,6 +586,7 @@ Status Run(const fs::path& path, ImportSink& sink) {
       fs::path rel = fs::relative(f, path, ec);
       if (!ec) label = rel.string();
     }
+    label = ToValidUtf8(label);  // it goes into the session's metadata
     sink.ProgressWithinFile(before, sizes[i], overall);
     RolloutImport rollout(f, label, sink);
     RETURN_IF_ERROR(rollout.Run());

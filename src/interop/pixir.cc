@@ -16,6 +16,7 @@
 #include "blob/sha256.h"
 #include "core/json_access.h"
 #include "core/json_parse.h"
+#include "core/text_rules.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
 #include "interop/read_confinement.h"
@@ -380,7 +381,7 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
 
 Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t total) {
   ASSIGN_OR_RETURN(auto reader, JsonlReader::Open(file.string()));
-  const std::string name = file.filename().string();
+  const std::string name = ToValidUtf8(file.filename().string());  // names records
   LogState state;
   const std::string file_session = file.stem().string();
   state.session_id = StableSessionId(kFormat, file_session);
@@ -388,7 +389,8 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
   Session session;
   session.id = state.session_id;
   session.metadata_json =
-      json{{"source", std::string(kFormat)}, {"pixir_session_id", file_session}}.dump();
+      json{{"source", std::string(kFormat)}, {"pixir_session_id", ToValidUtf8(file_session)}}
+          .dump();
   // The session begins with its first event the sink keeps: a log of
   // status lines, or of events with no equivalent, is no empty session.
   bool begun = false;

@@ -445,5 +445,26 @@ TEST_F(CodexImport, ARolloutWithNoTimestampsTakesItsSessionsTime) {
   EXPECT_EQ(ev[0].ts_ms, *interop::ParseIsoTime("2025-10-29T00:59:38.308Z"));
 }
 
+// A rollout whose file name is not UTF-8 (a Latin-1 folder) and whose meta
+// has no id: the name went into the session's metadata and its dump()
+// ended the process (type_error 316). It is kept with U+FFFD.
+TEST_F(CodexImport, AFileNameThatIsNotUtf8IsKeptWithAReplacementCharacter) {
+  const std::string file = dir_.Sub("rollout-caf\xE9.jsonl");
+  WriteFile(file, json{{"timestamp", "2025-10-29T00:59:38.317Z"},
+                       {"type", "session_meta"},
+                       {"payload", {{"cwd", "/home/dev/app"}}}}
+                          .dump() +
+                      "\n" +
+                      Line("2025-10-29T00:59:39.000Z", "response_item", UserText("hello")).dump() +
+                      "\n");
+  ImportReport r = MustImport(*store_, file, "codex");
+  EXPECT_EQ(r.sessions_added, 1);
+  std::vector<Session> all = AllSessions(*store_);
+  ASSERT_EQ(all.size(), 1u);
+  json meta = json::parse(all[0].metadata_json);
+  EXPECT_EQ(meta["source_file"], "rollout-caf\xEF\xBF\xBD.jsonl");
+  EXPECT_EQ(meta["source_session_id"], "rollout-caf\xEF\xBF\xBD");
+}
+
 }  // namespace
 }  // namespace sessiondb::testing

@@ -385,5 +385,29 @@ TEST(PixirImport, ALogWithNothingToShowMakesNoSession) {
   EXPECT_EQ((*msgs)[0].Text(), "Hello?");
 }
 
+// A log whose file name is not UTF-8: the name went into the session's
+// metadata and its dump() ended the process. Its events (whose session id
+// is UTF-8, so not this log's) are skipped with reasons, and the rest of
+// the folder imports.
+TEST(PixirImport, ALogNamedInLatin1DoesNotEndTheImport) {
+  TempDir tmp;
+  PixirFixture fx(tmp.path());
+  fx.Build();
+  fx.Write();
+  WriteFile(fx.sessions / "ses_caf\xE9.ndjson", json{{"id", "evt_1"},
+                                                     {"session_id", "ses_caf\xC3\xA9"},
+                                                     {"seq", 1},
+                                                     {"ts", "2026-06-10T09:00:00Z"},
+                                                     {"type", "user_message"},
+                                                     {"data", {{"text", "hi"}}}}
+                                                        .dump() +
+                                                    "\n");
+  auto store = OpenStore(tmp);
+  auto report = ImportPath(*store, fx.root.string(), {.format = "pixir"});
+  ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  EXPECT_EQ(report->sessions_added, 1);
+  EXPECT_TRUE(HasSkip(*report, "ses_caf\xEF\xBF\xBD.ndjson:1", "belongs to session"));
+}
+
 }  // namespace
 }  // namespace sessiondb
