@@ -195,5 +195,51 @@ TEST_F(ClaudeAiImport, AnInvalidUtf8ByteIsReplacedAndTheConversationImports) {
   EXPECT_EQ(ev[2].message.Text(), "Thanks\xEF\xBF\xBD");
 }
 
+// Claude.ai shows a conversation's `name`; an export (or a tool rewriting
+// one) that gives only a `title` named the session after its first message.
+TEST_F(ClaudeAiImport, ATitleNamesTheSessionWhenThereIsNoName) {
+  json c = Conversation();
+  c["name"] = "";
+  c["title"] = "Quarterly release plan";
+  WriteFile(dir_.Sub("conversations.json"), json::array({c}).dump());
+  MustImport(*store_, dir_.Sub("conversations.json"), "claude-ai");
+  auto s = store_->GetSession(kConv);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->title, "Quarterly release plan");
+}
+
+// An uploaded file listed both as an attachment (with its text) and as a
+// file was named twice in the message's metadata.
+TEST_F(ClaudeAiImport, AFileListedAsAttachmentAndAsFileIsNamedOnce) {
+  json c = Conversation();
+  json& first = c["chat_messages"][0];
+  first["files"] = json::array(
+      {{{"file_name", "notes.txt"}, {"file_uuid", "f1"}}, {{"file_name", "diagram.png"}}});
+  WriteFile(dir_.Sub("conversations.json"), json::array({c}).dump());
+  MustImport(*store_, dir_.Sub("conversations.json"), "claude-ai");
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_FALSE(ev.empty());
+  EXPECT_EQ(json::parse(ev[0].message.metadata_json)["files"],
+            json::array({"notes.txt", "diagram.png"}));
+}
+
+// A thinking block whose `thinking` is empty but whose summaries hold the
+// thought kept an empty reasoning part: the summaries are the reasoning.
+TEST_F(ClaudeAiImport, AThinkingBlockWithOnlySummariesKeepsThem) {
+  json c = Conversation();
+  c["chat_messages"][1]["content"][0] = {
+      {"type", "thinking"},
+      {"thinking", ""},
+      {"summaries", json::array({{{"summary", "Reading the notes."}},
+                                 {{"summary", "One line: v2 on Friday."}}})},
+      {"cut_off", false}};
+  WriteFile(dir_.Sub("conversations.json"), json::array({c}).dump());
+  MustImport(*store_, dir_.Sub("conversations.json"), "claude-ai");
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_GE(ev.size(), 2u);
+  ASSERT_EQ(ev[1].message.parts[0].type, PartType::kReasoning);
+  EXPECT_EQ(ev[1].message.parts[0].text, "Reading the notes.\nOne line: v2 on Friday.");
+}
+
 }  // namespace
 }  // namespace sessiondb::testing
