@@ -227,6 +227,19 @@ bool ImportSink::WouldKeep(const Message& m) {
   return false;
 }
 
+std::optional<std::string> ImportSink::AttachmentDropReason(const Part& p,
+                                                            const Result<blob::MediaInfo>& media) {
+  if (!p.source || p.source->kind != AttachmentSource::Kind::kBytes) return std::nullopt;
+  const std::string label = p.source->name.empty() ? "an attachment" : "'" + p.source->name + "'";
+  if (!media) return label + " is not a readable image: " + media.error().message();
+  if (p.type == PartType::kImage && !media->is_image) {
+    return label + " is said to be an image but its bytes are " + media->mime +
+           "; the part is left out";
+  }
+  if (p.source->data.empty()) return label + " is empty; the part is left out";
+  return std::nullopt;
+}
+
 bool ImportSink::ResolveAttachments(Message* m, std::string_view stable_id,
                                     std::string_view where) {
   std::vector<Part> kept;
@@ -237,19 +250,8 @@ bool ImportSink::ResolveAttachments(Message* m, std::string_view stable_id,
     }
     const std::string& bytes = p.source->data;
     auto media = blob::SniffMedia(bytes);
-    const bool image_part = p.type == PartType::kImage;
-    std::string label = p.source->name.empty() ? "an attachment" : "'" + p.source->name + "'";
-    if (!media) {
-      Skip(std::string(where), label + " is not a readable image: " + media.error().message());
-      continue;
-    }
-    if (image_part && !media->is_image) {
-      Skip(std::string(where), label + " is said to be an image but its bytes are " +
-                                   media->mime + "; the part is left out");
-      continue;
-    }
-    if (bytes.empty()) {
-      Skip(std::string(where), label + " is empty; the part is left out");
+    if (auto why = AttachmentDropReason(p, media)) {
+      Skip(std::string(where), std::move(*why));
       continue;
     }
     Resource r;

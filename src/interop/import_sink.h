@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "blob/media_type.h"
 #include "interop/run_writer.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/store.h"
@@ -100,6 +101,13 @@ class ImportSink {
 
   // Records a skipped record (counted; the first kMaxSkippedListed listed).
   void Skip(std::string where, std::string reason);
+  // Why the sink leaves out byte part `p` (its bytes, sniffed as `media`,
+  // are no readable type, not an image for an image part, or nothing), in
+  // the words of its skip; nullopt if it keeps the part. For an importer
+  // that drops a message before its session begins, where the sink cannot
+  // say it (Pixir).
+  static std::optional<std::string> AttachmentDropReason(const Part& p,
+                                                         const Result<blob::MediaInfo>& media);
   // Reports input progress (bytes read of total) to the caller's ProgressFn.
   void Progress(int64_t done, int64_t total);
   // For an importer of many files: from now on Progress(done, total) is the

@@ -124,22 +124,6 @@ std::optional<Resource> StoredDescriptor(const Part& p, const std::string& messa
   return r;
 }
 
-// Why the import sink drops byte part `p`, in its words (ImportSink::
-// ResolveAttachments): said here when a message is dropped whole before the
-// session has begun, where the sink cannot say it. nullopt if it keeps it.
-std::optional<std::string> DropReason(const Part& p) {
-  if (!p.source || p.source->kind != AttachmentSource::Kind::kBytes) return std::nullopt;
-  const std::string label = p.source->name.empty() ? "an attachment" : "'" + p.source->name + "'";
-  auto media = blob::SniffMedia(p.source->data);
-  if (!media) return label + " is not a readable image: " + media.error().message();
-  if (p.type == PartType::kImage && !media->is_image) {
-    return label + " is said to be an image but its bytes are " + media->mime +
-           "; the part is left out";
-  }
-  if (p.source->data.empty()) return label + " is empty; the part is left out";
-  return std::nullopt;
-}
-
 // The part for one resource descriptor, or nullopt (with a skip).
 std::optional<Part> ResourcePart(const json& d, const LogState& state, const std::string& where,
                                  ImportSink& sink) {
@@ -434,7 +418,9 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
       // What the sink would say, but it needs an open session to say it,
       // and a session opened for a message it drops would stay empty.
       for (const Part& p : event->message.parts) {
-        if (auto why = DropReason(p)) sink.Skip(where, std::move(*why));
+        if (!p.source) continue;
+        auto why = ImportSink::AttachmentDropReason(p, blob::SniffMedia(p.source->data));
+        if (why) sink.Skip(where, std::move(*why));
       }
       sink.Skip(where, "nothing is left of the message once its unusable parts are out");
       state.sink_drops = false;
