@@ -65,8 +65,8 @@ std::string Str(const json& obj, std::string_view key) {
 }
 
 // The text of a tool_result's content: a string, or text blocks joined.
-std::string ToolResultText(const json& content, std::vector<Part>* images,
-                           std::string_view where, ImportSink& sink) {
+std::string ToolResultText(const json& content, std::vector<Part>* images, std::string_view where,
+                           ImportSink& sink) {
   if (content.is_string()) return content.get<std::string>();
   std::string out;
   if (!content.is_array()) return out;
@@ -80,8 +80,8 @@ std::string ToolResultText(const json& content, std::vector<Part>* images,
       const json& src = MemberOr(b, "source", json::object());
       auto bytes = blob::Base64Decode(Str(src, "data"));
       if (!bytes) {
-        sink.Skip(std::string(where), "an image in a tool result is not valid base64: " +
-                                          bytes.error().message());
+        sink.Skip(std::string(where),
+                  "an image in a tool result is not valid base64: " + bytes.error().message());
         continue;
       }
       images->push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
@@ -107,8 +107,8 @@ std::vector<Part> ContentParts(const json& content, std::string_view where, Impo
       parts.push_back(Part::Reasoning(Str(b, "thinking")));
     } else if (type == "tool_use" || type == "server_tool_use") {
       auto input = b.find("input");
-      parts.push_back(Part::ToolCall(Str(b, "id"), Str(b, "name"),
-                                     input == b.end() ? "{}" : input->dump()));
+      parts.push_back(
+          Part::ToolCall(Str(b, "id"), Str(b, "name"), input == b.end() ? "{}" : input->dump()));
     } else if (type == "tool_result") {
       std::vector<Part> images;
       Part r =
@@ -309,8 +309,8 @@ class FileImport {
       if ((line.number & 1023) == 0) sink_.Progress(offset / 2, reader->total_bytes());
       const std::string where = label_ + ":" + std::to_string(line.number);
       if (line.too_long) {
-        sink_.Skip(where, "the line is longer than the limit of " +
-                              std::to_string(kMaxLineBytes) + " bytes");
+        sink_.Skip(where, "the line is longer than the limit of " + std::to_string(kMaxLineBytes) +
+                              " bytes");
         continue;
       }
       if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
@@ -455,7 +455,8 @@ class FileImport {
       const Node& n = nodes_[idx];
       if (!n.conversational) continue;
       buf.resize(n.length);
-      if (fseeko(f, n.offset, SEEK_SET) != 0 || std::fread(buf.data(), 1, n.length, f) != n.length) {
+      if (fseeko(f, n.offset, SEEK_SET) != 0 ||
+          std::fread(buf.data(), 1, n.length, f) != n.length) {
         return Status::Io("cannot read " + path_.string() + " line " + std::to_string(n.line));
       }
       written_bytes_ += n.length;

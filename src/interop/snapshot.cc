@@ -677,13 +677,13 @@ Status RestoreSessionText(const SessionHead& head, SnapshotReader& reader, Sessi
   const size_t n = head.events.size();
   for (size_t k = 0; k < n && restore.going(); ++k) {
     const std::string ewhere = where + "." + head.list_key + "[" + std::to_string(k) + "]";
-    std::optional<Event> e = reader.DecodeEvent(head.events[k], s.id,
-                                                head.first_seq + static_cast<int64_t>(k), ewhere,
-                                                &blobs);
+    std::optional<Event> e = reader.DecodeEvent(
+        head.events[k], s.id, head.first_seq + static_cast<int64_t>(k), ewhere, &blobs);
     if (!e) {
       // The log must stay dense: what follows a bad event cannot come in.
       if (k + 1 < n) {
-        sink.Skip(ewhere, "the " + std::to_string(n - k - 1) + " events after it are left out with it");
+        sink.Skip(ewhere,
+                  "the " + std::to_string(n - k - 1) + " events after it are left out with it");
       }
       break;
     }
@@ -697,7 +697,7 @@ Status RestoreSessionText(const SessionHead& head, SnapshotReader& reader, Sessi
 struct SessionPlace {
   int64_t offset = 0;
   size_t length = 0;
-  std::string id;         // "" when it has none (reported when it is read)
+  std::string id;  // "" when it has none (reported when it is read)
   std::string parent_id;
 };
 
@@ -713,7 +713,8 @@ std::vector<size_t> ImportOrder(const std::vector<SessionPlace>& places) {
     if (placed[i]) return;
     placed[i] = true;
     if (depth < 64 && !places[i].parent_id.empty()) {
-      if (auto it = by_id.find(places[i].parent_id); it != by_id.end()) place(it->second, depth + 1);
+      if (auto it = by_id.find(places[i].parent_id); it != by_id.end())
+        place(it->second, depth + 1);
     }
     order.push_back(i);
   };

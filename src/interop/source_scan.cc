@@ -110,8 +110,7 @@ std::vector<fs::path> FilesUnder(const fs::path& root,
     if (keep(root) && MayRead(root)) out.push_back(root);
     return out;
   }
-  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied,
-                                           ec),
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
        end;
        !ec && it != end; it.increment(ec)) {
     if (it->is_regular_file(ec) && keep(it->path()) && MayRead(it->path())) {

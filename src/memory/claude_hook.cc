@@ -73,9 +73,12 @@ std::vector<CodeWrite> WritesOfToolCall(const std::string& tool, const Json& inp
     for (const auto& [from, to] : edits) context = ReplaceFirst(context, from, to);
   }
   for (auto& [from, to] : edits) {
-    writes.push_back(CodeWrite{.file_path = path, .old_code = std::move(from),
-                               .new_code = std::move(to), .whole_file = false,
-                               .file_context = context, .tool = tool});
+    writes.push_back(CodeWrite{.file_path = path,
+                               .old_code = std::move(from),
+                               .new_code = std::move(to),
+                               .whole_file = false,
+                               .file_context = context,
+                               .tool = tool});
   }
   return writes;
 }
@@ -83,9 +86,12 @@ std::vector<CodeWrite> WritesOfToolCall(const std::string& tool, const Json& inp
 std::string SeenKey(SeenKeyMode mode, const std::string& session, const std::string& path,
                     const std::vector<CodeWrite>& writes) {
   switch (mode) {
-    case SeenKeyMode::kFile: return "file\n" + path;
-    case SeenKeyMode::kSessionFile: return "session-file\n" + session + "\n" + path;
-    case SeenKeyMode::kContent: break;
+    case SeenKeyMode::kFile:
+      return "file\n" + path;
+    case SeenKeyMode::kSessionFile:
+      return "session-file\n" + session + "\n" + path;
+    case SeenKeyMode::kContent:
+      break;
   }
   std::string content;
   for (const CodeWrite& w : writes) content += w.old_code + '\0' + w.new_code + '\0';
@@ -135,8 +141,7 @@ Result<SeenKeyMode> ParseSeenKeyMode(std::string_view name) {
                                      "'; use file, content or session-file"));
 }
 
-HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
-                                SeenKeyMode mode) {
+HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory, SeenKeyMode mode) {
   HookAnswer answer;
   try {
     Result<Json> parsed = ParseJson(event_json);
@@ -261,8 +266,8 @@ std::string ClaudeCodeHookSettings(std::string_view command) {
   const std::string cmd = std::string(command) + " hook claude-code";
   Json hook = {{"type", "command"}, {"command", cmd}, {"timeout", 10}};
   Json entry = {{"matcher", "Write|Edit|MultiEdit"}, {"hooks", Json::array({hook})}};
-  Json settings = {{"hooks", {{"PreToolUse", Json::array({entry})},
-                              {"PostToolUse", Json::array({entry})}}}};
+  Json settings = {
+      {"hooks", {{"PreToolUse", Json::array({entry})}, {"PostToolUse", Json::array({entry})}}}};
   return settings.dump(2) + "\n";
 }
 

@@ -177,7 +177,8 @@ std::optional<Json> McpServer::HandleMessage(const Json& message) {
     } catch (const std::exception& e) {
       // The library returns errors as values; this is a bug or an allocation failure.
       Log(method + " failed: " + e.what());
-      return tl::make_unexpected(RpcError{kInternalError, std::string("Internal error: ") + e.what()});
+      return tl::make_unexpected(
+          RpcError{kInternalError, std::string("Internal error: ") + e.what()});
     }
   }();
   if (!result) return ErrorResponse(id, result.error().code, std::move(result.error().message));
@@ -243,12 +244,14 @@ McpServer::RpcResult McpServer::CallTool(const Json& params) {
   if (spec == nullptr) {
     std::string names;
     for (const ToolSpec& s : ToolSpecs()) names += (names.empty() ? "" : ", ") + s.name;
-    return tl::make_unexpected(RpcError{kInvalidParams, "Unknown tool: " + name->get<std::string>() +
-                                                        " (the tools are " + names + ")"});
+    return tl::make_unexpected(
+        RpcError{kInvalidParams,
+                 "Unknown tool: " + name->get<std::string>() + " (the tools are " + names + ")"});
   }
   auto args = CheckArguments(*spec, MemberOr(params, "arguments", Json()));
   if (!args) {
-    return tl::make_unexpected(RpcError{kInvalidParams, "Invalid params: " + args.error().message()});
+    return tl::make_unexpected(
+        RpcError{kInvalidParams, "Invalid params: " + args.error().message()});
   }
   ToolResult r = tools_->Call(spec->name, *args);
   Json result = {{"content", std::move(r.content)}};
@@ -294,9 +297,9 @@ McpServer::RpcResult McpServer::ReadResource(const Json& params) {
   if (!contents) {
     const StatusCode code = contents.error().code();
     return tl::make_unexpected(RpcError{code == StatusCode::kNotFound          ? kResourceNotFound
-                                    : code == StatusCode::kInvalidArgument ? kInvalidParams
-                                                                           : kInternalError,
-                                    contents.error().message()});
+                                        : code == StatusCode::kInvalidArgument ? kInvalidParams
+                                                                               : kInternalError,
+                                        contents.error().message()});
   }
   return Json{{"contents", std::move(*contents)}};
 }

@@ -21,9 +21,8 @@ using interop::ScanTopLevel;
 
 std::vector<std::pair<std::string, std::string>> Members(std::string_view text, bool* ok) {
   std::vector<std::pair<std::string, std::string>> out;
-  *ok = ForEachMember(text, [&out](std::string_view key, std::string_view value) {
-    out.emplace_back(key, value);
-  });
+  *ok = ForEachMember(
+      text, [&out](std::string_view key, std::string_view value) { out.emplace_back(key, value); });
   return out;
 }
 
@@ -35,8 +34,8 @@ std::vector<std::string> Elements(std::string_view text, bool* ok) {
 
 TEST(SourceScan, MembersComeInOrderWithTheWholeTextOfTheirValues) {
   bool ok = false;
-  auto m = Members(R"( {"a\"b": "x,\"}y", "n": -1.5e3 ,"o":{"k":[1,{"z":"]"}]},"t":true,"e":[]} )",
-                   &ok);
+  auto m =
+      Members(R"( {"a\"b": "x,\"}y", "n": -1.5e3 ,"o":{"k":[1,{"z":"]"}]},"t":true,"e":[]} )", &ok);
   ASSERT_TRUE(ok);
   ASSERT_EQ(m.size(), 5u);
   EXPECT_EQ(m[0], std::make_pair(std::string(R"(a\"b)"), std::string(R"("x,\"}y")")));
@@ -90,8 +89,9 @@ TEST(SourceScan, ScanTopLevelTakesTheFirstOfEachNamedMember) {
 // (found by fuzz_import_claude_code).
 TEST(SourceScan, ScannedStringDecodesEscapesAndRefusesInvalidText) {
   ScannedValue v[4];
-  const std::string text = "{\"a\":\"C:\\\\Users\\\\x \\u00e9\",\"b\":\"\x94\",\"c\":12,"
-                           "\"d\":\"\\ud800\"}";
+  const std::string text =
+      "{\"a\":\"C:\\\\Users\\\\x \\u00e9\",\"b\":\"\x94\",\"c\":12,"
+      "\"d\":\"\\ud800\"}";
   ASSERT_TRUE(ScanTopLevel(text, {"a", "b", "c", "d"}, v));
   EXPECT_EQ(ScannedString(v[0]), std::optional<std::string>("C:\\Users\\x \xc3\xa9"));
   EXPECT_EQ(ScannedString(v[1]), std::nullopt);  // a lone continuation byte
