@@ -5,8 +5,8 @@
 // Claude Code hook (`sessiondb hook claude-code`) is built on this. See
 // docs/memory.md.
 //
-// Lives in an embedded store's database, next to the search index (code
-// writes are searchable like messages). Thread-safety: none; one CodeMemory
+// Lives in the store's database (either backend, in the Store's namespace),
+// next to the search index (code writes are searchable like messages). Thread-safety: none; one CodeMemory
 // per thread. Many processes may use one store at once (hooks run in
 // parallel): each call is its own transaction.
 #pragma once
@@ -90,6 +90,11 @@ struct MemoryOptions {
 
 class CodeMemory {
  public:
+  // The code memory of `store` (either backend), in its namespace. It must
+  // not outlive `store`.
+  static Result<std::unique_ptr<CodeMemory>> Open(Store& store, const MemoryOptions& options = {});
+  // Opens the store at `store_path` (a directory or a postgresql:// URI); the
+  // memory owns that Store. kNotFound if there is no store there.
   static Result<std::unique_ptr<CodeMemory>> Open(const std::string& store_path,
                                                   const MemoryOptions& options = {});
   virtual ~CodeMemory() = default;

@@ -8,8 +8,9 @@
 // transaction. Embeddings are computed later, in batches (Embed, or the CLI's
 // `sessiondb reindex`), never inside an append.
 //
-// Search works on embedded stores; on a PostgreSQL store Open fails with
-// kFailedPrecondition.
+// Search works on both backends: FTS5 on an embedded store, PostgreSQL's own
+// full-text search (tsvector, a GIN index) on a shared one, in the Store's
+// namespace only.
 //
 // Thread-safety: none; one SearchIndex per thread. Several may be open on one
 // store, in one or several processes, next to the Store itself.
@@ -134,8 +135,13 @@ struct EmbedReport {
 
 class SearchIndex {
  public:
-  // kNotFound if there is no store at `store_path`; kFailedPrecondition for a
-  // PostgreSQL URI or a store written by a newer sessiondb.
+  // Search over `store` (either backend), in its namespace. The index must
+  // not outlive `store`.
+  static Result<std::unique_ptr<SearchIndex>> Open(Store& store,
+                                                   const SearchOptions& options = {});
+  // Opens the store at `store_path` (a directory or a postgresql:// URI) and
+  // searches it; the index owns that Store. kNotFound if there is no store
+  // there; kFailedPrecondition for a store written by a newer sessiondb.
   static Result<std::unique_ptr<SearchIndex>> Open(const std::string& store_path,
                                                    const SearchOptions& options = {});
   virtual ~SearchIndex() = default;

@@ -32,6 +32,10 @@
 
 namespace sessiondb {
 
+namespace store {
+class IndexBackend;  // src/store/index_backend.h: internal to the library
+}  // namespace store
+
 enum class Durability {
   // fsync before an append returns: survives power loss. The default.
   kDurable,
@@ -241,6 +245,15 @@ class Store {
   // Re-hashes every blob; reports missing and corrupt ones. Changes nothing.
   virtual Result<VerifyReport> Verify(const ProgressFn& progress = {}) = 0;
   virtual Result<StorageStats> Stats() = 0;
+
+  // ---- Search and code memory ------------------------------------------------
+
+  // The full-text index, vectors and code memory of this store, in its
+  // namespace: what SearchIndex::Open(Store&) and CodeMemory::Open(Store&)
+  // are built on (search.h, memory.h). Each call opens a new one; it must not
+  // outlive this Store. Library-internal: callers use SearchIndex and
+  // CodeMemory.
+  virtual Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackend() = 0;
 
  protected:
   // Backend primitives behind the harness methods above; callers have

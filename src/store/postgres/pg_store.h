@@ -82,6 +82,7 @@ class PgStore final : public Store {
   Result<GcReport> CollectGarbage(const GcOptions& options) override;
   Result<VerifyReport> Verify(const ProgressFn& progress) override;
   Result<StorageStats> Stats() override;
+  Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackend() override;
 
  protected:
   Result<Event> AppendEventRecord(std::string_view session_id, EventType type,

@@ -72,6 +72,7 @@ class SqliteStore final : public Store {
   Result<GcReport> CollectGarbage(const GcOptions& options) override;
   Result<VerifyReport> Verify(const ProgressFn& progress) override;
   Result<StorageStats> Stats() override;
+  Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackend() override;
 
   // A diagnostic for tests and benchmarks, not part of the Store API. Counts
   // appends (each Append, AppendBatch or FinishDraft call) since the store

@@ -1,0 +1,232 @@
+// What search and the code memory need of a backend: the full-text index, the
+// vectors and the code memory's tables, each written in the backend's own SQL
+// and always inside the namespace of the Store that opened it.
+//
+// Search (src/search) and memory (src/memory) hold the rules: the query
+// syntax, fusion, embedders, snippets of leads, churn tiers, function
+// detection. They reach storage only through this interface, which is why
+// they work on every backend and never include one (docs/ARCHITECTURE.md).
+// Each backend implements it next to its Store: `sqlite/sqlite_index` (FTS5,
+// the search tables of the embedded schema) and `postgres/pg_index`
+// (tsvector with a GIN index, ts_rank_cd, ts_headline).
+//
+// A document is what the index ranks: an event (message, compaction summary,
+// resource view) or a code write. Its `doc_id` is a positive integer that
+// only grows as documents are added, so a watermark over doc ids says what a
+// reader has seen (LearnFromHistory, vector catch-up).
+//
+// Thread-safety: none; SearchIndex and CodeMemory each open their own
+// (Store::OpenIndexBackend). It must not outlive the Store it came from.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sessiondb/memory.h"
+#include "sessiondb/search.h"
+#include "sessiondb/status.h"
+
+namespace sessiondb::store {
+
+// A query as every backend can express it (built by search/query_syntax from
+// what a person typed, or by the code memory from code). A phrase is one or
+// more words (lower-cased, letters, digits and '_' only, as SplitWords makes
+// them) that must occur in this order; with `prefix`, its last word is a
+// prefix.
+struct TextPhrase {
+  std::vector<std::string> words;
+  bool prefix = false;
+};
+
+// A document matches when, for every group of `all_of`, it holds at least one
+// of the group's phrases, and it holds none of the phrases of `none_of`.
+// Empty `all_of`: nothing matches.
+struct TextQuery {
+  std::vector<std::vector<TextPhrase>> all_of;
+  std::vector<TextPhrase> none_of;
+  bool empty() const { return all_of.empty(); }
+};
+
+struct RankedDoc {
+  int64_t doc_id = 0;
+  double score = 0;  // higher is better (FTS5's BM25 negated; ts_rank_cd)
+};
+
+struct KeywordRanking {
+  std::vector<RankedDoc> docs;  // best first; ties: newer first
+  int64_t matches = 0;          // that passed the filter (the cap, when bounded)
+  bool bounded = false;         // more matched than max_candidates
+};
+
+// The documents that pass a filter, for filtering vector hits; all of them
+// when the filter is empty (then `unfiltered` is set and the list is empty).
+struct FilteredDocs {
+  bool unfiltered = false;
+  std::vector<int64_t> doc_ids;  // ascending
+};
+
+// An excerpt of a document with the [begin, end) byte ranges of it that
+// matched.
+struct Snippet {
+  std::string text;
+  std::vector<std::pair<size_t, size_t>> highlights;
+};
+
+// A document's text, for embedding it or showing its start.
+struct DocumentText {
+  int64_t doc_id = 0;
+  std::string text;
+};
+
+// A vector (search/vector_codec's encoding) of a document; empty `encoded`:
+// the document has no text to embed (kept so it is not pending forever).
+struct EncodedVector {
+  int64_t doc_id = 0;
+  std::string encoded;
+};
+
+// A code write as the memory keeps it: CodeWrite with its language decided,
+// its time set and its identity (SHA-256 of path, old and new code) computed.
+struct StoredCodeWrite {
+  std::string file_path;
+  std::string old_code;
+  std::string new_code;
+  bool whole_file = true;
+  std::string language;
+  std::string session_id;
+  std::string project;
+  std::string tool;
+  int64_t time_ms = 0;
+  std::string content_sha256;
+};
+
+// A kept code write, as Recall shows it (the whole new code: the memory cuts
+// the preview).
+struct KeptCodeWrite {
+  int64_t code_id = 0;
+  std::string file_path;
+  std::string new_code;
+  std::string session_id;
+  std::string project;
+  int64_t time_ms = 0;
+};
+
+// A tool call found in a stored message, for LearnFromHistory.
+struct StoredToolCall {
+  int64_t doc_id = 0;  // the message's document
+  std::string session_id;
+  std::string project;  // the session's metadata "project", else "cwd", else ""
+  std::string name;
+  std::string arguments;  // JSON text
+  int64_t time_ms = 0;
+};
+
+struct EditCounts {
+  int64_t edits_30d = 0;
+  int64_t edits_24h = 0;
+};
+
+class IndexBackend {
+ public:
+  virtual ~IndexBackend() = default;
+
+  // ---- Full text ----------------------------------------------------------
+
+  // `query` in this backend's own syntax (an FTS5 expression, a tsquery), as
+  // SearchResults::match_expression shows it. Empty for an empty query.
+  virtual std::string Expression(const TextQuery& query) const = 0;
+
+  // Documents matching `query` and `filter`, best first. Only the newest
+  // `max_candidates` matches are ranked, so a term in every message costs a
+  // bounded amount of work. Never fails on the query's words.
+  virtual Result<KeywordRanking> RankKeyword(const TextQuery& query, const SearchFilter& filter,
+                                             int64_t max_candidates) = 0;
+  virtual Result<FilteredDocs> DocsPassingFilter(const SearchFilter& filter) = 0;
+
+  // Fills kind, session, seq, event id, role, time, session title, file path
+  // and code id of `hit`. False when the document is gone (deleted since it
+  // was ranked, or its session deleted).
+  virtual Result<bool> LoadHitDetails(int64_t doc_id, SearchHit* hit) = 0;
+
+  // An excerpt of the document around the matches of `query`.
+  virtual Result<Snippet> MatchSnippet(const TextQuery& query, int64_t doc_id) = 0;
+
+  // The document's text (message text with its tool calls and results; a code
+  // write's path and code); nullopt when it is gone.
+  virtual Result<std::optional<std::string>> ReadDocumentText(int64_t doc_id) = 0;
+
+  // Rebuilds the full-text index from the log and the code memory: documents
+  // for events and writes it lost, none for those gone.
+  virtual Status RebuildKeywordIndex() = 0;
+
+  // ---- Vectors ------------------------------------------------------------
+
+  // Documents after the newest one with a vector of `model`: those catch-up
+  // has not reached yet (it goes oldest first). A cheap count.
+  virtual Result<int64_t> CountPendingEmbeddings(const std::string& model) = 0;
+  // At most `limit` of those pending documents, oldest first, with their text.
+  virtual Result<std::vector<DocumentText>> PendingDocuments(const std::string& model,
+                                                             int limit) = 0;
+  // Keeps `vectors` of `model` in one transaction (replacing any of theirs).
+  virtual Status PutVectors(const std::string& model, std::span<const EncodedVector> vectors) = 0;
+  // Calls `visit` for each non-empty vector of `model` with doc_id >
+  // after_doc_id, in doc_id order; returns the largest doc_id visited
+  // (after_doc_id when none).
+  virtual Result<int64_t> ScanVectors(
+      const std::string& model, int64_t after_doc_id,
+      const std::function<void(int64_t doc_id, std::string_view encoded)>& visit) = 0;
+  virtual Result<int64_t> VectorCount(const std::string& model) = 0;
+  // Drops every vector of every model, and the meta entries under "hnsw:".
+  virtual Status ClearVectors() = 0;
+
+  // Small settings of the index and the memory (watermarks, the saved HNSW
+  // index's coverage), kept per namespace.
+  virtual Result<std::optional<std::string>> GetMeta(std::string_view key) = 0;
+  virtual Status SetMeta(std::string_view key, std::string_view value) = 0;
+
+  // A directory where the index may keep files of its own (the saved HNSW
+  // graph); empty when the backend has none (PostgreSQL: vectors are then
+  // scanned exactly).
+  virtual std::string FilesDirectory() const = 0;
+
+  // ---- Code memory --------------------------------------------------------
+
+  // The new code of the newest whole-file write of `file_path`.
+  virtual Result<std::optional<std::string>> LastWholeFile(std::string_view file_path) = 0;
+  // Keeps `write` and, in the same transaction, one edit of the file and one
+  // of each of `functions`, unless a write with its content_sha256 is kept
+  // already: then nothing is written and `recorded` is false. code_id is the
+  // write's either way. Makes the write a document of the full-text index.
+  virtual Result<RecordedWrite> InsertCodeWrite(const StoredCodeWrite& write,
+                                                const std::vector<std::string>& functions) = 0;
+  // The code write behind document `doc_id`; nullopt when it is not one.
+  virtual Result<std::optional<KeptCodeWrite>> CodeWriteOfDocument(int64_t doc_id) = 0;
+  // Edits of (file_path, function) since the two times; function "" is the
+  // file as a whole.
+  virtual Result<EditCounts> CountEdits(std::string_view file_path, std::string_view function,
+                                        int64_t since_30d_ms, int64_t since_24h_ms) = 0;
+  // Files (functions: per function instead) under `path_prefix` by edits
+  // since since_30d_ms, most first (then most since since_24h_ms, path,
+  // function); `tier` is left empty.
+  virtual Result<std::vector<ChurnEntry>> CountHotspots(std::string_view path_prefix,
+                                                        bool functions, int limit,
+                                                        int64_t since_30d_ms,
+                                                        int64_t since_24h_ms) = 0;
+  // Remembers `key` and returns true the first time; false after. Exactly one
+  // of racing callers gets true. Keeps the newest `capacity` keys.
+  virtual Result<bool> FirstSighting(std::string_view key, int64_t now_ms, int64_t capacity) = 0;
+  // Tool calls of message documents with doc_id > after_doc_id, in doc_id
+  // order, at most `limit` messages' worth (so memory stays bounded).
+  virtual Result<std::vector<StoredToolCall>> ToolCallsAfter(int64_t after_doc_id,
+                                                             int limit) = 0;
+  // The largest doc_id of the index (0 when empty).
+  virtual Result<int64_t> NewestDocument() = 0;
+};
+
+}  // namespace sessiondb::store
