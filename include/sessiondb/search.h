@@ -5,8 +5,9 @@
 //
 // The full-text index lives in the store's database and is kept in step by
 // the store's own writes (appends, deletes, prunes, imports) in their
-// transaction. Embeddings are computed later, in batches (Embed, or the CLI's
-// `sessiondb reindex`), never inside an append.
+// transaction. Embeddings are computed later, in batches (EmbeddingWorker in
+// the background, Embed, or the CLI's `sessiondb reindex`), never inside an
+// append and never by a search: a search only reads.
 //
 // Search works on both backends: FTS5 on an embedded store, PostgreSQL's own
 // full-text search (tsvector, a GIN index) on a shared one, in the Store's
@@ -171,6 +172,43 @@ class SearchIndex {
 
   // The embedder's model name ("hash-384-v1", "http:<model>").
   virtual std::string EmbeddingModel() const = 0;
+};
+
+// How far the background embedding is behind (EmbeddingWorker::progress).
+struct EmbeddingProgress {
+  int64_t pending = 0;   // documents without a vector of the model, at the last look
+  int64_t embedded = 0;  // documents this worker embedded since it started
+  std::string model;
+  std::string last_error;  // empty while the last batch succeeded
+};
+
+// Embeds the documents a store gains, in batches, on a thread of its own: the
+// engine's background work, so a search only reads (it never embeds on the
+// way). A face that serves searches (`sessiondb serve`, `sessiondb mcp`) runs
+// one; `sessiondb reindex` embeds everything at once instead.
+//
+// It looks for pending documents at start, at every Nudge (call it after
+// writing) and every `poll_ms`. A failed batch (an embedder that is down, a
+// read-only store) is recorded in progress().last_error and retried at the
+// next look, never in a loop. WaitUntilCaughtUp lets a caller that just wrote
+// see its own documents in vector results, waiting a bounded time.
+//
+// Thread-safety: every method may be called from any thread. It must not
+// outlive the Store it was started on; the destructor stops it after the batch
+// under way.
+class EmbeddingWorker {
+ public:
+  static Result<std::unique_ptr<EmbeddingWorker>> Start(Store& store,
+                                                         const SearchOptions& options = {},
+                                                         int poll_ms = 2000);
+  virtual ~EmbeddingWorker() = default;
+
+  virtual void Nudge() = 0;
+  virtual EmbeddingProgress progress() const = 0;
+  // Nudges and waits until nothing is pending or `timeout_ms` passed; true
+  // when caught up. Waits only when at most `max_pending` documents are
+  // pending (a long backlog is not worth the wait: false at once).
+  virtual bool WaitUntilCaughtUp(int64_t max_pending, int timeout_ms) = 0;
 };
 
 }  // namespace sessiondb

@@ -71,8 +71,9 @@ Store* CliContext::OpenStore(bool create_if_missing) {
 
 SearchIndex* CliContext::OpenSearchIndex() {
   if (search_index_) return search_index_.get();
-  if (!OpenStore(/*create_if_missing=*/false)) return nullptr;  // with the hint to init
-  auto index = SearchIndex::Open(StorePath());
+  Store* store = OpenStore(/*create_if_missing=*/false);  // with the hint to init
+  if (!store) return nullptr;
+  auto index = SearchIndex::Open(*store);
   if (!index) {
     Fail(index.error());
     return nullptr;
@@ -83,8 +84,9 @@ SearchIndex* CliContext::OpenSearchIndex() {
 
 CodeMemory* CliContext::OpenCodeMemory() {
   if (code_memory_) return code_memory_.get();
-  if (!OpenStore(/*create_if_missing=*/false)) return nullptr;
-  auto memory = CodeMemory::Open(StorePath());
+  Store* store = OpenStore(/*create_if_missing=*/false);
+  if (!store) return nullptr;
+  auto memory = CodeMemory::Open(*store);
   if (!memory) {
     Fail(memory.error());
     return nullptr;

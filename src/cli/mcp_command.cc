@@ -59,10 +59,11 @@ Speaks the Model Context Protocol (MCP, revision 2025-06-18; 2025-03-26 and
 on stdin, answers on stdout, logs on stderr. It runs until stdin ends. An agent
 gets these tools: list_sessions, read_session, search_history,
 search_code_memory, code_churn, view_resource (docs/mcp.md). It reads the
-history and never changes it; the one thing it writes is search vectors for
-documents not embedded yet (at most --embed-limit before a vector or hybrid
-search). Search and code memory need an embedded store; on a PostgreSQL store
-those tools say so and the others work.
+history and never changes it; the one thing it writes is search vectors: new
+documents are embedded in the background while it runs (--no-embed: never),
+and a vector or hybrid search waits up to 2 s for a backlog of at most
+--embed-limit documents, so it finds what was just written. Every tool works
+on embedded and PostgreSQL stores, in the store's namespace.
 
 Examples:
   claude mcp add sessiondb -- sessiondb mcp --store ~/chats
@@ -80,15 +81,19 @@ Other clients (Claude Desktop, Cursor, Windsurf...) take an entry under
 
 void AddMcpCommand(CLI::App& app, CliContext& ctx) {
   auto embed_limit = std::make_shared<int64_t>(5000);
+  auto no_embed = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand(
       "mcp", "Serve the store to AI agents over MCP (JSON-RPC on stdin/stdout) until stdin ends");
   cmd->add_option("--embed-limit", *embed_limit,
-                  "Documents without a vector embedded before a vector or hybrid search at most "
-                  "(default 5000; 0 never writes)")
+                  "A vector or hybrid search waits (up to 2 s) for the background embedding "
+                  "when at most N documents are pending (default 5000; 0 never waits)")
       ->check(CLI::NonNegativeNumber)
       ->option_text("N");
+  cmd->add_flag("--no-embed", *no_embed,
+                "Write nothing, not even search vectors (vector search then sees what "
+                "`sessiondb reindex` embedded)");
   cmd->footer(kMcpFooter);
-  cmd->callback([&ctx, embed_limit] {
+  cmd->callback([&ctx, embed_limit, no_embed] {
     // stdout is the JSON-RPC channel: errors go to stderr alone, never as JSON.
     ctx.options.json = false;
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
@@ -102,7 +107,7 @@ void AddMcpCommand(CLI::App& app, CliContext& ctx) {
     }
     // A client that goes away makes writes fail (and Serve return), not kill us.
     signal(SIGPIPE, SIG_IGN);
-    server::McpOptions options{.store_path = ctx.StorePath(), .embed_limit = *embed_limit};
+    server::McpOptions options{.background_embedding = !*no_embed, .embed_limit = *embed_limit};
     if (ctx.options.max_image_bytes > 0) options.max_image_bytes = ctx.options.max_image_bytes;
     Status served;
     {

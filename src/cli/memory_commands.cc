@@ -143,6 +143,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
       return;
     }
     std::string log;
+    std::unique_ptr<Store> store;  // before memory: it must outlive it
     std::unique_ptr<CodeMemory> memory;
     auto seen = memory::ParseSeenKeyMode(*mode);
     if (!seen) {
@@ -151,12 +152,11 @@ void AddHook(CLI::App& app, CliContext& ctx) {
     // A hook must not fail the agent: a store that cannot be opened (or is
     // missing: it is created) only means no context this time.
     const std::string path = ctx.StorePath();
-    std::error_code ec;
-    if (!fs::exists(fs::path(path) / "sessiondb.db", ec) && path.find("://") == std::string::npos) {
-      StoreOptions options = ctx.MakeStoreOptions(/*create_if_missing=*/true);
-      (void)Store::Open(path, options);
-    }
-    auto opened = CodeMemory::Open(path);
+    auto opened = Store::Open(path, ctx.MakeStoreOptions(/*create_if_missing=*/true))
+                      .and_then([&store](std::unique_ptr<Store> s) {
+                        store = std::move(s);
+                        return CodeMemory::Open(*store);
+                      });
     if (opened) {
       memory = std::move(*opened);
     } else {

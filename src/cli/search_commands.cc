@@ -17,10 +17,6 @@
 namespace sessiondb::cli {
 namespace {
 
-// Documents embedded before a vector or hybrid search at most, so a search on
-// a fresh store works at once and a huge backlog is left to `reindex`.
-constexpr int64_t kCatchUpEmbeddings = 5000;
-
 // The snippet with its matches marked: bold on a terminal, **x** otherwise.
 std::string Marked(const SearchHit& hit, bool tty) {
   std::string out;
@@ -63,8 +59,10 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
   cmd->footer(
       "\nKeyword ranking is BM25; vector ranking is cosine similarity of embeddings\n"
       "(the built-in offline embedder, or SESSIONDB_EMBED_URL / SESSIONDB_EMBED_MODEL);\n"
-      "hybrid fuses the two by reciprocal rank and shows both ranks. Up to 5,000\n"
-      "documents not embedded yet are embedded first; `sessiondb reindex` does the rest.\n"
+      "hybrid fuses the two by reciprocal rank and shows both ranks. A search only\n"
+      "reads: vectors come from `sessiondb reindex` (or a running `sessiondb serve` or\n"
+      "`sessiondb mcp`, which embed new documents in the background); the result\n"
+      "says how many documents are not embedded yet.\n"
       "\nExamples:\n  sessiondb search \"token limit\"\n"
       "  sessiondb search 'parse_config' --kind code --mode keyword\n"
       "  sessiondb search retry --role assistant --since 2026-11-01 --json");
@@ -93,11 +91,6 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
     if (Status s = ApplySearchKind(args->kind, "--kind", f); !s.ok()) return ctx.Fail(s);
     SearchIndex* index = ctx.OpenSearchIndex();
     if (!index) return;
-    if (request.mode != SearchMode::kKeyword) {
-      Progress progress(isatty(STDERR_FILENO) != 0, "embedding");
-      auto embedded = index->Embed(kCatchUpEmbeddings, std::ref(progress));
-      if (!embedded) return ctx.Fail(embedded.error());
-    }
     auto results = index->Search(request);
     if (!results) return ctx.Fail(results.error());
     if (ctx.options.json) {

@@ -35,6 +35,7 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
   struct Args {
     server::ServerOptions options;
     bool demo = false;
+    bool no_embed = false;
   };
   auto args = std::make_shared<Args>();
   server::ServerOptions& o = args->options;
@@ -76,6 +77,9 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--header-timeout", o.header_timeout_seconds,
                   "Seconds a client has to send a request's headers (default 10)")
       ->option_text("SECONDS");
+  cmd->add_flag("--no-embed", args->no_embed,
+                "Do not embed new documents in the background (vector search then sees what "
+                "`sessiondb reindex` embedded)");
   cmd->add_flag("--demo", args->demo,
                 "Seed a small demo history first when the store has no sessions");
   cmd->footer(
@@ -85,6 +89,7 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
       "  SESSIONDB_TOKEN=s3cret sessiondb serve --host 0.0.0.0 --allow-dir ~/exports");
   cmd->callback([&ctx, args] {
     server::ServerOptions options = args->options;
+    options.background_embedding = !args->no_embed;
     if (options.token.empty()) {
       if (const char* token = std::getenv("SESSIONDB_TOKEN")) options.token = token;
     }

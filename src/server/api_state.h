@@ -19,7 +19,7 @@ namespace sessiondb::server {
 
 struct ApiState {
   ApiState(Store& s, std::string path, ServerOptions o)
-      : store(s), store_path(path), options(std::move(o)), drafts(s, hub), search(path) {}
+      : store(s), store_path(path), options(std::move(o)), drafts(s, hub), search(s) {}
 
   Store& store;
   const std::string store_path;

@@ -145,6 +145,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(Store& store, const std::s
                                             options.keepalive_ms / 1000 + 5)},
           [raw](const HttpRequest& req, HttpResponse& res) { return raw->CheckHeaders(req, res); },
           [raw](const HttpRequest& req, HttpResponse& res) { raw->Handle(req, res); }));
+  if (options.background_embedding) {
+    raw->api_.search.StartBackgroundEmbedding(
+        [](const std::string& line) { std::cerr << "sessiondb serve: " << line << "\n"; });
+  }
   return server;
 }
 

@@ -12,9 +12,8 @@
 // on; only end of input stops it.
 //
 // The server only reads the history. The one thing it writes is search
-// vectors: before a vector or hybrid search it embeds up to
-// McpOptions::embed_limit documents that have none yet, as `sessiondb search`
-// does (derived data, never a session, message or blob).
+// vectors: an EmbeddingWorker embeds new documents in the background (derived
+// data, never a session, message or blob); a search itself never writes.
 //
 // Thread-safety: none; one McpServer serves one stream. The Store it is given
 // must outlive it.
@@ -47,16 +46,15 @@ inline constexpr std::string_view kMcpLatestVersion = "2025-06-18";
 inline constexpr std::string_view kMcpVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
 
 struct McpOptions {
-  // The store's directory or URI: the search index and the code memory open
-  // it themselves (embedded stores only).
-  std::string store_path;
   // view_resource returns images up to this size; larger ones are described.
   int64_t max_image_bytes = int64_t{5} * 1024 * 1024;
   // view_resource returns text files up to this many bytes, then cuts them.
   int64_t max_text_bytes = int64_t{100} * 1024;
-  // Documents without a vector embedded before a vector or hybrid search at
-  // most (0: never embed; vector ranking then sees only what
-  // `sessiondb reindex` embedded).
+  // Embed new documents in the background (see above).
+  bool background_embedding = true;
+  // A vector or hybrid search waits (at most 2 s) for the background
+  // embedding when at most this many documents are pending, so it finds what
+  // was just written; 0: never waits.
   int64_t embed_limit = 5000;
   // Where log lines go (never stdout). Default: stderr, "sessiondb mcp: ...".
   std::function<void(std::string_view)> log;

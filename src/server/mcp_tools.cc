@@ -16,6 +16,8 @@ namespace {
 // A page of read_session stops once its text passes this many bytes
 // (clients cap what they hand a model; Claude Code at about 25,000 tokens).
 constexpr size_t kPageBytes = 100'000;
+// How long a search waits for the background embedding of a short backlog.
+constexpr int kCatchUpWaitMs = 2000;
 
 // The snippet with its matches in **bold**.
 std::string Marked(const SearchHit& hit) {
@@ -144,16 +146,27 @@ ToolResult McpTools::ReadSession(const ToolArgs& args) {
   return ToolResult::Text(std::move(text), std::move(structured));
 }
 
+McpTools::McpTools(Store& store, const McpOptions& options) : store_(store), options_(options) {
+  if (!options_.background_embedding) return;
+  Result<std::unique_ptr<EmbeddingWorker>> worker = EmbeddingWorker::Start(store_);
+  if (!worker) {
+    Log("new documents will not be embedded (vector search sees only what `sessiondb reindex` "
+        "embedded): " + worker.error().message());
+    return;
+  }
+  worker_ = std::move(*worker);
+}
+
 Result<SearchIndex*> McpTools::Index() {
   if (!index_) {
-    ASSIGN_OR_RETURN(index_, SearchIndex::Open(options_.store_path));
+    ASSIGN_OR_RETURN(index_, SearchIndex::Open(store_));
   }
   return index_.get();
 }
 
 Result<CodeMemory*> McpTools::Memory() {
   if (!memory_) {
-    ASSIGN_OR_RETURN(memory_, CodeMemory::Open(options_.store_path));
+    ASSIGN_OR_RETURN(memory_, CodeMemory::Open(store_));
   }
   return memory_.get();
 }
@@ -192,17 +205,11 @@ ToolResult McpTools::SearchHistory(const ToolArgs& args) {
 
   auto index = Index();
   if (!index) return ToolResult::Error(index.error().message());
-  if (request.mode != SearchMode::kKeyword && options_.embed_limit > 0) {
-    // Vector ranking sees only embedded documents; catch up as `sessiondb
-    // search` does. A failure (a read-only store, an embedder that is down)
-    // leaves the search with the vectors there are.
-    auto embedded = (*index)->Embed(options_.embed_limit);
-    if (!embedded) {
-      Log("cannot embed new documents before the search: " + embedded.error().message());
-    } else if (embedded->embedded > 0) {
-      Log("embedded " + std::to_string(embedded->embedded) + " new documents (" + embedded->model +
-          ")");
-    }
+  if (request.mode != SearchMode::kKeyword && options_.embed_limit > 0 && worker_) {
+    // Vector ranking sees only embedded documents: give the background
+    // embedding a moment to reach what was just written (the search itself
+    // never writes).
+    worker_->WaitUntilCaughtUp(options_.embed_limit, kCatchUpWaitMs);
   }
   auto results = (*index)->Search(request);
   if (!results) return ToolResult::Error("search failed: " + results.error().message());

@@ -96,7 +96,8 @@ Result<ToolArgs> CheckArguments(const ToolSpec& spec, const Json& arguments);
 
 class McpTools {
  public:
-  McpTools(Store& store, const McpOptions& options) : store_(store), options_(options) {}
+  // Starts the background embedding unless options.background_embedding is off.
+  McpTools(Store& store, const McpOptions& options);
 
   // Runs the tool `name` (which FindTool knows) with checked arguments.
   ToolResult Call(std::string_view name, const ToolArgs& args);
@@ -116,8 +117,8 @@ class McpTools {
   ToolResult CodeChurn(const ToolArgs& args);
   ToolResult ViewResource(const ToolArgs& args);
 
-  // The search index and the code memory, opened on first use and kept
-  // (opening loads vectors); the error says why not (a PostgreSQL store).
+  // The search index and the code memory of store_, opened on first use and
+  // kept (the first vector search loads the vectors).
   Result<SearchIndex*> Index();
   Result<CodeMemory*> Memory();
 
@@ -137,6 +138,9 @@ class McpTools {
   const McpOptions& options_;
   std::unique_ptr<SearchIndex> index_;
   std::unique_ptr<CodeMemory> memory_;
+  // Embeds new documents in the background; null when off or unavailable.
+  // Declared last: stopped first, before the store's other users go.
+  std::unique_ptr<EmbeddingWorker> worker_;
 };
 
 }  // namespace sessiondb::server

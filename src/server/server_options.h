@@ -39,6 +39,9 @@ struct ServerOptions {
   // and sends a keep-alive comment when idle.
   int poll_ms = 1000;
   int keepalive_ms = 15'000;
+  // Embed new documents for vector search on a thread of the server's own
+  // (EmbeddingWorker); a search never does it itself.
+  bool background_embedding = true;
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost".

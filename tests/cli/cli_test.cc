@@ -510,6 +510,38 @@ TEST_F(Cli, APostgresUriWorksWhereADirectoryDoesAndNamespacesKeepApart) {
                        {.with_store = false, .env = {{"SESSIONDB_NAMESPACE", "alice"}}});
   EXPECT_EQ(via_env.exit_code, 0) << via_env.err;
   EXPECT_EQ(at("alice", {"verify"}).exit_code, 0);
+
+  // Search, the hook, recall and churn work on PostgreSQL, each namespace
+  // seeing only its own.
+  CliRun found = at("alice", {"--json", "search", "hello", "--mode", "keyword"});
+  ASSERT_EQ(found.exit_code, 0) << found.err;
+  EXPECT_EQ(json::parse(found.out)["hits"].size(), 1u) << found.out;
+  const json write = {{"session_id", "pg-chat"},
+                      {"cwd", "/work/project"},
+                      {"hook_event_name", "PostToolUse"},
+                      {"tool_name", "Write"},
+                      {"tool_input", {{"file_path", "/work/project/hello.py"},
+                                      {"content", "def hello():\n    return 'postgres'\n"}}},
+                      {"tool_response", {{"success", true}}}};
+  CliRun hooked = Run({"--store", pg.uri(), "--namespace", "alice", "hook", "claude-code"},
+                      {.input = write.dump(), .with_store = false});
+  EXPECT_EQ(hooked.exit_code, 0) << hooked.err;
+  CliRun churn = at("alice", {"--json", "churn"});
+  ASSERT_EQ(churn.exit_code, 0) << churn.err;
+  ASSERT_EQ(json::parse(churn.out).size(), 1u) << churn.out;
+  EXPECT_EQ(json::parse(churn.out)[0]["file_path"], "/work/project/hello.py");
+  CliRun code = at("alice", {"--json", "search", "postgres", "--kind", "code", "--mode", "keyword"});
+  EXPECT_EQ(json::parse(code.out)["hits"].size(), 1u) << code.out;
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--json", "search", "hello", "--mode", "keyword"},
+           {"--json", "search", "postgres", "--kind", "code", "--mode", "keyword"}}) {
+    CliRun other = at("bob", args);
+    ASSERT_EQ(other.exit_code, 0) << other.err;
+    EXPECT_TRUE(json::parse(other.out)["hits"].empty()) << other.out;
+  }
+  CliRun bob_churn = at("bob", {"--json", "churn"});
+  ASSERT_EQ(bob_churn.exit_code, 0) << bob_churn.err;
+  EXPECT_TRUE(json::parse(bob_churn.out).empty()) << bob_churn.out;
 }
 
 TEST_F(Cli, CopyMovesAStoreToPostgresAndBackAndResumes) {

@@ -48,7 +48,18 @@ TEST_F(SearchCli, SearchFindsWithJsonFiltersAndModes) {
   json none = Sdb({"--json", "search", "gyroscope", "--session", b}).Json();
   EXPECT_TRUE(none["hits"].empty());
 
-  // Hybrid (the default) embeds what is pending first and shows both ranks.
+  // A search only reads: hybrid on a store nobody embedded says how far
+  // behind the vectors are, and leaves them so (a second search sees the
+  // same count).
+  json before = Sdb({"--json", "search", "gyroscope drifts"}).Json();
+  EXPECT_EQ(before["pending_embeddings"], 3);
+  EXPECT_EQ(before["hits"][0]["vector_rank"], 0);
+  EXPECT_EQ(Sdb({"--json", "search", "gyroscope drifts", "--mode", "vector"})
+                .Json()["pending_embeddings"],
+            3);
+
+  // After `reindex`, hybrid shows both ranks.
+  ASSERT_EQ(Sdb({"reindex"}).exit_code, 0);
   json h = Sdb({"--json", "search", "gyroscope drifts"}).Json();
   ASSERT_FALSE(h["hits"].empty());
   EXPECT_EQ(h["pending_embeddings"], 0);

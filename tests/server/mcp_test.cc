@@ -704,11 +704,13 @@ TEST_F(McpTest, AMissingStoreIsReportedOnStderrAndNothingOnStdout) {
   EXPECT_TRUE(Contains(Stderr(), "no store at")) << Stderr();
 }
 
-TEST_F(McpTest, OnAPostgresStoreListReadAndViewWorkAndSearchSaysWhyNot) {
+TEST_F(McpTest, OnAPostgresStoreEveryToolWorksInItsNamespace) {
   PgTestDatabase pg;
   ASSERT_TRUE(pg.ok());
+  const std::string alice = pg.uri() + "&namespace=alice";
+  const std::string bob = pg.uri() + "&namespace=bob";
   {
-    auto opened = Store::Open(pg.uri());
+    auto opened = Store::Open(alice);
     ASSERT_TRUE(opened) << opened.error().ToString();
     Store& store = **opened;
     ASSERT_TRUE(store.CreateSession({.id = "pg-trip"}));
@@ -718,23 +720,47 @@ TEST_F(McpTest, OnAPostgresStoreListReadAndViewWorkAndSearchSaysWhyNot) {
     auto appended = store.Append("pg-trip", m);
     ASSERT_TRUE(appended) << appended.error().ToString();
     image_id_ = appended->resources.at(0).resource_id;
+    auto memory = CodeMemory::Open(store);
+    ASSERT_TRUE(memory) << memory.error().ToString();
+    ASSERT_TRUE((*memory)->RecordWrite(
+        {.file_path = "/src/zeppelin.cc", .new_code = "int Zeppelin() { return 1; }\n"}));
   }
-  McpProcess mcp(pg.uri(), dir_.Sub("stderr"));
+  {
+    McpProcess mcp(alice, dir_.Sub("stderr"));
+    mcp.Initialize();
+    json listed = mcp.Tool("list_sessions", json::object());
+    ASSERT_EQ(listed["structuredContent"]["sessions"].size(), 1u) << TextOf(listed);
+    json read = mcp.Tool("read_session", {{"session_id", "pg-trip"}});
+    EXPECT_TRUE(Contains(TextOf(read), "a zeppelin over postgres")) << TextOf(read);
+    json view = mcp.Tool("view_resource", {{"session_id", "pg-trip"}, {"resource_id", image_id_}});
+    EXPECT_EQ(view["content"][1]["data"], kOnePixelPngBase64) << view.dump();
+    json found = mcp.Tool("search_history", {{"query", "zeppelin"}, {"mode", "keyword"}});
+    EXPECT_EQ(found["isError"], false) << TextOf(found);
+    const json& hits = found["structuredContent"]["hits"];
+    ASSERT_EQ(hits.size(), 2u) << TextOf(found);  // the message and the code write
+    json hybrid = mcp.Tool("search_history", {{"query", "zeppelin over postgres"}});
+    EXPECT_EQ(hybrid["isError"], false) << TextOf(hybrid);
+    EXPECT_FALSE(hybrid["structuredContent"]["hits"].empty()) << TextOf(hybrid);
+    json recalled = mcp.Tool("search_code_memory",
+                             {{"path", "/src/zeppelin.cc"}, {"code", "int Zeppelin() {}"}});
+    ASSERT_EQ(recalled["structuredContent"]["recalled"].size(), 1u) << TextOf(recalled);
+    json churn = mcp.Tool("code_churn", json::object());
+    ASSERT_EQ(churn["structuredContent"]["entries"].size(), 1u) << TextOf(churn);
+    EXPECT_EQ(mcp.CloseAndWait(), 0);
+  }
+  // Bob's namespace in the same database sees none of it.
+  McpProcess mcp(bob, dir_.Sub("stderr-bob"));
   mcp.Initialize();
-  json listed = mcp.Tool("list_sessions", json::object());
-  ASSERT_EQ(listed["structuredContent"]["sessions"].size(), 1u) << TextOf(listed);
-  json read = mcp.Tool("read_session", {{"session_id", "pg-trip"}});
-  EXPECT_TRUE(Contains(TextOf(read), "a zeppelin over postgres")) << TextOf(read);
-  json view = mcp.Tool("view_resource", {{"session_id", "pg-trip"}, {"resource_id", image_id_}});
-  EXPECT_EQ(view["content"][1]["data"], kOnePixelPngBase64) << view.dump();
-  for (const auto& [tool, args] :
-       std::vector<std::pair<std::string, json>>{{"search_history", json{{"query", "zeppelin"}}},
-                                                 {"search_code_memory", json{{"path", "/a.cc"}}},
-                                                 {"code_churn", json::object()}}) {
-    json r = mcp.Tool(tool, args);
-    EXPECT_EQ(r["isError"], true) << tool;
-    EXPECT_TRUE(Contains(TextOf(r), "PostgreSQL store")) << tool << ": " << TextOf(r);
+  for (const std::string mode : {"keyword", "hybrid", "vector"}) {
+    json found = mcp.Tool("search_history", {{"query", "zeppelin postgres"}, {"mode", mode}});
+    EXPECT_EQ(found["isError"], false) << TextOf(found);
+    EXPECT_TRUE(found["structuredContent"]["hits"].empty()) << mode << ": " << TextOf(found);
   }
+  json recalled = mcp.Tool("search_code_memory",
+                           {{"path", "/src/zeppelin.cc"}, {"code", "int Zeppelin() {}"}});
+  EXPECT_TRUE(recalled["structuredContent"]["recalled"].empty()) << TextOf(recalled);
+  json churn = mcp.Tool("code_churn", json::object());
+  EXPECT_TRUE(churn["structuredContent"]["entries"].empty()) << TextOf(churn);
   EXPECT_EQ(mcp.CloseAndWait(), 0);
 }
 
