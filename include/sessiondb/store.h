@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
 #include "sessiondb/types.h"
 
@@ -73,6 +74,10 @@ struct StoreOptions {
   std::string namespace_name;
   // PostgreSQL stores: connections kept for concurrent callers of one Store.
   int max_connections = 8;
+  // Embedded stores: where blob files and the saved vector index are written
+  // (file_system.h). Null: the real file system. Tests inject faults here;
+  // it must outlive the Store.
+  FileSystem* file_system = nullptr;
 };
 
 // Supplies the bytes of a blob by digest (for RestoreSession).

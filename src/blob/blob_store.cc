@@ -79,7 +79,9 @@ std::string TempName() {
 
 }  // namespace
 
-Result<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::string& root, bool sync) {
+Result<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::string& root, bool sync,
+                                                           FileSystem* file_system) {
+  if (file_system == nullptr) file_system = FileSystem::Default();
   std::error_code ec;
   const bool root_existed = fs::exists(root, ec);
   fs::create_directories(fs::path(root) / "sha256", ec);
@@ -89,11 +91,13 @@ Result<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::string& ro
     // Make the folders themselves durable: sha256/ and tmp/ in root, and, when
     // root is new, root in its parent (best effort: the parent is the
     // caller's, and may not be readable).
-    RETURN_IF_ERROR(FsyncDirectory(root));
+    RETURN_IF_ERROR(file_system->SyncDirectory(root));
     if (!root_existed) {
       fs::path path = fs::absolute(fs::path(root), ec).lexically_normal();
       if (!path.has_filename()) path = path.parent_path();  // "a/b/" names b
-      if (!ec && path.has_parent_path()) (void)FsyncDirectory(path.parent_path().string());
+      if (!ec && path.has_parent_path()) {
+        (void)file_system->SyncDirectory(path.parent_path().string());
+      }
     }
   }
 
@@ -105,11 +109,10 @@ Result<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::string& ro
        !ec && it != fs::directory_iterator(); it.increment(ec)) {
     struct stat st;
     if (::stat(it->path().c_str(), &st) == 0 && now_ms - MtimeMs(st) > kStaleTempMs) {
-      std::error_code ignored;  // another process may be removing it too
-      fs::remove(it->path(), ignored);
+      (void)file_system->Remove(it->path().string());  // another process may be removing it too
     }
   }
-  return std::unique_ptr<FileBlobStore>(new FileBlobStore(root, sync));
+  return std::unique_ptr<FileBlobStore>(new FileBlobStore(root, sync, file_system));
 }
 
 std::string FileBlobStore::PathFor(std::string_view sha256) const {
@@ -125,7 +128,7 @@ Status FileBlobStore::SyncShardEntry(std::string_view sha256) {
   std::atomic<bool>& synced =
       shard_entry_synced_[static_cast<size_t>(HexDigit(sha256[0]) * 16 + HexDigit(sha256[1]))];
   if (synced.load(std::memory_order_acquire)) return Status::Ok();
-  RETURN_IF_ERROR(FsyncDirectory(root_ + "/sha256"));
+  RETURN_IF_ERROR(fs_->SyncDirectory(root_ + "/sha256"));
   synced.store(true, std::memory_order_release);
   return Status::Ok();
 }
@@ -145,34 +148,28 @@ Status FileBlobStore::Put(std::string_view sha256, std::string_view bytes) {
   }
 
   const std::string shard = root_ + "/sha256/" + std::string(sha256.substr(0, 2));
-  if (::mkdir(shard.c_str(), 0755) != 0 && errno != EEXIST) return IoError("cannot create", shard);
+  RETURN_IF_ERROR(fs_->CreateDirectory(shard));
 
   const std::string temp_path = root_ + "/tmp/" + TempName();
-  // Read-only: blobs are immutable, and nothing in the store opens them for writing.
-  int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-  if (fd < 0) return IoError("cannot create", temp_path);
-  Status s = WriteAll(fd, bytes, temp_path);
-  if (s.ok() && sync_) {
-    // fdatasync also persists the size, all a reader of a new file needs.
-    while (::fdatasync(fd) != 0) {
-      if (errno == EINTR) continue;
-      s = IoError("cannot fsync", temp_path);
-      break;
-    }
+  Status s = Status::Ok();
+  {
+    // Read-only: blobs are immutable, and nothing in the store opens them for writing.
+    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                     fs_->Create(temp_path, /*exclusive=*/true, 0444));
+    s = file->Append(bytes);
+    if (s.ok() && sync_) s = file->Sync();
+    Status closed = file->Close();
+    if (s.ok()) s = closed;
   }
-  // close() after EINTR must not be retried on Linux: the descriptor is gone.
-  if (::close(fd) != 0 && s.ok() && errno != EINTR) s = IoError("cannot close", temp_path);
   // rename() replaces a concurrent writer's copy atomically; both hold the
   // same bytes, and readers that opened the old file keep reading it.
-  if (s.ok() && ::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    s = IoError("cannot rename into place", final_path);
-  }
+  if (s.ok()) s = fs_->Rename(temp_path, final_path);
   if (!s.ok()) {
-    ::unlink(temp_path.c_str());
+    (void)fs_->Remove(temp_path);
     return s;
   }
   if (sync_) {
-    RETURN_IF_ERROR(FsyncDirectory(shard));
+    RETURN_IF_ERROR(fs_->SyncDirectory(shard));
     RETURN_IF_ERROR(SyncShardEntry(sha256));
   }
   return Status::Ok();
@@ -206,9 +203,7 @@ Result<std::string> FileBlobStore::Path(std::string_view sha256) {
 
 Status FileBlobStore::Remove(std::string_view sha256) {
   if (!IsSha256Hex(sha256)) return NotADigest(sha256);
-  const std::string path = PathFor(sha256);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return IoError("cannot remove", path);
-  return Status::Ok();
+  return fs_->Remove(PathFor(sha256));
 }
 
 Status FileBlobStore::ForEach(const std::function<Status(const BlobInfo&)>& visit) {

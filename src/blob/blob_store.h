@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
 
 namespace sessiondb::blob {
@@ -57,7 +58,10 @@ class FileBlobStore : public BlobStore {
   // Creates `root` (and its sha256/ and tmp/ folders) if missing. With
   // `sync`, every Put fsyncs the file and its directory before returning.
   // Removes temp files left behind by a crash that are older than an hour.
-  static Result<std::unique_ptr<FileBlobStore>> Open(const std::string& root, bool sync);
+  // Every file write goes through `file_system` (null: the real one), which
+  // must outlive the store.
+  static Result<std::unique_ptr<FileBlobStore>> Open(const std::string& root, bool sync,
+                                                     FileSystem* file_system = nullptr);
 
   Status Put(std::string_view sha256, std::string_view bytes) override;
   Result<std::string> Get(std::string_view sha256, bool verify) override;
@@ -67,7 +71,8 @@ class FileBlobStore : public BlobStore {
   Status ForEach(const std::function<Status(const BlobInfo&)>& visit) override;
 
  private:
-  FileBlobStore(std::string root, bool sync) : root_(std::move(root)), sync_(sync) {}
+  FileBlobStore(std::string root, bool sync, FileSystem* fs)
+      : root_(std::move(root)), sync_(sync), fs_(fs) {}
   std::string PathFor(std::string_view sha256) const;
   // With sync_: makes sure the entry of the shard directory of `sha256` in
   // sha256/ is durable, by an fsync of sha256/ the first time this store
@@ -77,6 +82,7 @@ class FileBlobStore : public BlobStore {
 
   const std::string root_;
   const bool sync_;
+  FileSystem* const fs_;
   // Indexed by the shard's two hex digits; true once sha256/ was fsynced
   // after the shard existed.
   std::array<std::atomic<bool>, 256> shard_entry_synced_{};

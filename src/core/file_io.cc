@@ -34,27 +34,27 @@ Status FsyncDirectory(const std::string& path) {
   return Status::Ok();
 }
 
-Status ReplaceFileDurably(const std::string& path, std::string_view bytes) {
+Status ReplaceFileDurably(const std::string& path, std::string_view bytes, FileSystem* fs) {
+  if (fs == nullptr) fs = FileSystem::Default();
   const std::string temp = path + ".tmp";
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot create", temp);
-  Status s = WriteAll(fd, bytes, temp);
-  while (s.ok() && ::fsync(fd) != 0) {
-    if (errno != EINTR) s = IoError("cannot fsync", temp);
+  Status s = Status::Ok();
+  {
+    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                     fs->Create(temp, /*exclusive=*/false, 0644));
+    s = file->Append(bytes);
+    if (s.ok()) s = file->Sync();
+    Status closed = file->Close();
+    if (s.ok()) s = closed;
   }
-  // close() after EINTR must not be retried on Linux: the descriptor is gone.
-  if (::close(fd) != 0 && s.ok() && errno != EINTR) s = IoError("cannot close", temp);
-  if (s.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
-    s = IoError("cannot rename into place", path);
-  }
+  if (s.ok()) s = fs->Rename(temp, path);
   if (!s.ok()) {
-    ::unlink(temp.c_str());
+    (void)fs->Remove(temp);
     return s;
   }
   const size_t slash = path.rfind('/');
-  return FsyncDirectory(slash == std::string::npos ? "."
-                        : slash == 0               ? "/"
-                                                   : path.substr(0, slash));
+  return fs->SyncDirectory(slash == std::string::npos ? "."
+                           : slash == 0               ? "/"
+                                                      : path.substr(0, slash));
 }
 
 bool IsPathInside(const std::filesystem::path& inner, const std::filesystem::path& outer) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
 
 namespace sessiondb {
@@ -23,10 +24,12 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& path);
 // fsyncs the directory `path`, so the names created in it are durable.
 Status FsyncDirectory(const std::string& path);
 
-// Replaces the file at `path` with `bytes` durably and atomically: written to
-// path + ".tmp", fsynced, renamed over `path`, then its directory fsynced. A
-// crash leaves the old file or the new one, never a half-written one.
-Status ReplaceFileDurably(const std::string& path, std::string_view bytes);
+// Replaces the file at `path` with `bytes` durably and atomically through
+// `fs` (null: the real file system): written to path + ".tmp", fsynced,
+// renamed over `path`, then its directory fsynced. A crash leaves the old
+// file or the new one, never a half-written one.
+Status ReplaceFileDurably(const std::string& path, std::string_view bytes,
+                          FileSystem* fs = nullptr);
 
 // True when `inner` is `outer` or below it, comparing whole components (so
 // /data/allowed-not is not inside /data/allowed). Both should be resolved

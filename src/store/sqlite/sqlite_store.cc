@@ -126,9 +126,10 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
   }
 
   ASSIGN_OR_RETURN(std::unique_ptr<blob::FileBlobStore> blobs,
-                   blob::FileBlobStore::Open((root / kBlobDir).string(),
-                                             options.durability == Durability::kDurable &&
-                                                 read_only_reason.empty()));
+                   blob::FileBlobStore::Open(
+                       (root / kBlobDir).string(),
+                       options.durability == Durability::kDurable && read_only_reason.empty(),
+                       options.file_system));
   auto store = std::unique_ptr<SqliteStore>(
       new SqliteStore(dir, std::move(options), std::move(db), std::move(blobs)));
   store->read_only_reason_ = read_only_reason;
