@@ -268,6 +268,33 @@ Result<std::optional<Event>> SqliteStore::FindResourceMessage(std::string_view s
   return std::optional<Event>();
 }
 
+Status SqliteStore::RemoveUnreferencedBlobsLocked(const std::vector<std::string>& candidates,
+                                                  PruneReport* report) {
+  if (candidates.empty()) return Status::Ok();
+  // As in CollectGarbage: deleting under the write lock cannot strand an
+  // append, which re-checks its blobs inside its own transaction.
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(Statement referenced,
+                   db_->Prepare("SELECT 1 FROM blob_refs WHERE sha256 = ?1 LIMIT 1"));
+  for (const std::string& sha : candidates) {
+    referenced.Bind(1, sha);
+    ASSIGN_OR_RETURN(bool used, referenced.Step());
+    referenced.Reset();
+    if (used) continue;
+    auto info = blobs_->Stat(sha);
+    if (!info) continue;
+    if (Status s = blobs_->Remove(sha); !s.ok()) {
+      return Status(s.code(),
+                    "the messages were pruned, but a blob could not be deleted (`sessiondb gc` "
+                    "deletes it later): " +
+                        s.message());
+    }
+    ++report->blobs_deleted;
+    report->bytes_freed += info->size;
+  }
+  return txn.Commit();
+}
+
 Result<PruneReport> SqliteStore::PruneCompaction(std::string_view session_id,
                                                  int64_t compaction_seq) {
   RETURN_IF_ERROR(CheckWritable());
@@ -360,22 +387,11 @@ Result<PruneReport> SqliteStore::PruneCompaction(std::string_view session_id,
     drop.Bind(1, session.id).Bind(2, lo).Bind(3, hi);
     RETURN_IF_ERROR(drop.Run());
   }
-  // As in CollectGarbage: deleting under the write lock cannot strand an
-  // append, which re-checks its blobs inside its own transaction.
-  ASSIGN_OR_RETURN(Statement referenced,
-                   db_->Prepare("SELECT 1 FROM blob_refs WHERE sha256 = ?1 LIMIT 1"));
-  for (const std::string& sha : unreferenced) {
-    referenced.Bind(1, sha);
-    ASSIGN_OR_RETURN(bool used, referenced.Step());
-    referenced.Reset();
-    if (used) continue;
-    auto info = blobs_->Stat(sha);
-    if (!info) continue;
-    RETURN_IF_ERROR(blobs_->Remove(sha));
-    ++report.blobs_deleted;
-    report.bytes_freed += info->size;
-  }
   RETURN_IF_ERROR(txn.Commit());
+  // The blob files go only after the commit: removed before it, a crash or a
+  // failed commit would leave the messages unpruned and their images gone.
+  // A crash between the two leaves unreferenced blobs, which gc collects.
+  RETURN_IF_ERROR(RemoveUnreferencedBlobsLocked(unreferenced, &report));
   // Best effort: a reader of another process may hold old frames a while
   // longer; the next checkpoint then drops them.
   (void)db_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");

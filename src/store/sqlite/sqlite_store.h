@@ -169,6 +169,11 @@ class SqliteStore final : public Store {
   Status IndexEventsLocked(std::string_view session_id, int64_t first_seq,
                            std::span<const std::string> search_texts);
   Result<Session> LoadSessionLocked(std::string_view id);
+  // Deletes those of `candidates` no event refers to any more, in a write
+  // transaction of its own (so a concurrent append re-checks under the same
+  // lock), counting them in `report`. Called after a prune has committed.
+  Status RemoveUnreferencedBlobsLocked(const std::vector<std::string>& candidates,
+                                       PruneReport* report);
   // Runs SQLite's integrity check into `report`; when it finds problems,
   // reads every session back to name the ones they reach (database_problems,
   // damaged_sessions). Errors become problems: this never fails.

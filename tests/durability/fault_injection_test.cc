@@ -1,0 +1,328 @@
+// Fault injection through the file-system seam (StoreOptions::file_system):
+// a workload of appends with three images each, a prune and a garbage
+// collection runs with a FileSystem that, at its n-th write boundary (every
+// create, append, sync, close, rename, remove, mkdir and directory sync),
+// either fails the call (ENOSPC, EIO, a failing fsync) or crashes the process
+// after dropping what was never synced, as a power loss would. For every n:
+// the error reaches the caller, the store opens again and verifies clean, and
+// everything acknowledged before is there, images intact.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "sessiondb/file_system.h"
+#include "sessiondb/store.h"
+#include "test_support.h"
+
+namespace sessiondb::testing {
+namespace {
+
+enum class Fault { kNoSpace, kIoError, kCrash };
+
+// A FileSystem over the real one that counts write boundaries and injects
+// `fault` at boundary `at` (1-based; 0 never). For a crash it first empties
+// every file whose appended bytes were not all synced, then _exit()s.
+class FaultyFileSystem final : public FileSystem {
+ public:
+  FaultyFileSystem(int64_t at, Fault fault) : at_(at), fault_(fault) {}
+
+  int64_t boundaries() const { return count_.load(); }
+  bool injected() const { return injected_.load(); }
+  std::string injected_at() const {
+    std::lock_guard lock(mu_);
+    return injected_at_;
+  }
+
+  Result<std::unique_ptr<WritableFile>> Create(const std::string& path, bool exclusive,
+                                               int mode) override {
+    RETURN_IF_ERROR(Boundary("create " + path));
+    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, real_->Create(path, exclusive, mode));
+    Track(path, /*synced=*/false);
+    return std::unique_ptr<WritableFile>(new File(this, path, std::move(file)));
+  }
+  Status Rename(const std::string& from, const std::string& to) override {
+    RETURN_IF_ERROR(Boundary("rename " + to));
+    RETURN_IF_ERROR(real_->Rename(from, to));
+    std::lock_guard lock(mu_);
+    auto it = unsynced_.find(from);
+    if (it != unsynced_.end()) {
+      unsynced_.erase(it);
+      unsynced_.insert(to);
+    }
+    return Status::Ok();
+  }
+  Status Remove(const std::string& path) override {
+    RETURN_IF_ERROR(Boundary("remove " + path));
+    return real_->Remove(path);
+  }
+  Status CreateDirectory(const std::string& path) override {
+    RETURN_IF_ERROR(Boundary("mkdir " + path));
+    return real_->CreateDirectory(path);
+  }
+  Status SyncDirectory(const std::string& path) override {
+    RETURN_IF_ERROR(Boundary("sync directory " + path));
+    return real_->SyncDirectory(path);
+  }
+
+ private:
+  class File final : public WritableFile {
+   public:
+    File(FaultyFileSystem* fs, std::string path, std::unique_ptr<WritableFile> real)
+        : fs_(fs), path_(std::move(path)), real_(std::move(real)) {}
+    Status Append(std::string_view bytes) override {
+      RETURN_IF_ERROR(fs_->Boundary("append " + path_));
+      fs_->Track(path_, /*synced=*/false);
+      return real_->Append(bytes);
+    }
+    Status Sync() override {
+      RETURN_IF_ERROR(fs_->Boundary("sync " + path_));
+      RETURN_IF_ERROR(real_->Sync());
+      fs_->Track(path_, /*synced=*/true);
+      return Status::Ok();
+    }
+    Status Close() override {
+      RETURN_IF_ERROR(fs_->Boundary("close " + path_));
+      return real_->Close();
+    }
+
+   private:
+    FaultyFileSystem* fs_;
+    const std::string path_;
+    std::unique_ptr<WritableFile> real_;
+  };
+
+  void Track(const std::string& path, bool synced) {
+    std::lock_guard lock(mu_);
+    if (synced) {
+      unsynced_.erase(path);
+    } else {
+      unsynced_.insert(path);
+    }
+  }
+
+  Status Boundary(const std::string& what) {
+    if (++count_ != at_) return Status::Ok();
+    injected_ = true;
+    {
+      std::lock_guard lock(mu_);
+      injected_at_ = what;
+    }
+    switch (fault_) {
+      case Fault::kNoSpace:
+        return Status::Io("cannot write (" + what + "): No space left on device (injected)");
+      case Fault::kIoError:
+        return Status::Io("cannot write (" + what + "): Input/output error (injected)");
+      case Fault::kCrash: {
+        // A power loss keeps what was synced; bytes never synced are gone.
+        std::lock_guard lock(mu_);
+        for (const std::string& path : unsynced_) (void)::truncate(path.c_str(), 0);
+        _exit(0);
+      }
+    }
+    return Status::Ok();
+  }
+
+  FileSystem* const real_ = FileSystem::Default();
+  const int64_t at_;
+  const Fault fault_;
+  std::atomic<int64_t> count_{0};
+  std::atomic<bool> injected_{false};
+  mutable std::mutex mu_;
+  std::set<std::string> unsynced_;  // guarded by mu_
+  std::string injected_at_;         // guarded by mu_
+};
+
+Message WithImages(const std::string& text, const std::vector<std::string>& salts) {
+  Message m;
+  m.parts.push_back(Part::Text(text));
+  for (const std::string& salt : salts) {
+    m.parts.push_back(Part::ImageFromBytes(MakePng(8, 8, salt), "image/png"));
+  }
+  return m;
+}
+
+// The workload; calls `ack` with a name after each step the store
+// acknowledged, and stops at the first error (returned).
+Status RunWorkload(Store& store, const std::function<void(const std::string&)>& ack) {
+  RETURN_IF_ERROR(store.CreateSession({.id = "keep"}));
+  RETURN_IF_ERROR(store.Append("keep", WithImages("first", {"a", "b", "c"})));
+  ack("keep1");
+  RETURN_IF_ERROR(store.Append("keep", WithImages("second", {"c", "d", "e"})));
+  ack("keep2");
+  RETURN_IF_ERROR(store.CreateSession({.id = "old"}));
+  RETURN_IF_ERROR(store.Append("old", WithImages("to prune", {"f", "g", "h"})));
+  ack("old1");
+  ASSIGN_OR_RETURN(Event compaction,
+                   store.Compact("old", {.from_seq = 1, .to_seq = 1, .summary = "pictures"}));
+  RETURN_IF_ERROR(store.PruneCompaction("old", compaction.seq));
+  ack("pruned");
+  RETURN_IF_ERROR(store.CreateSession({.id = "gone"}));
+  RETURN_IF_ERROR(store.Append("gone", WithImages("to delete", {"i", "j", "k"})));
+  ack("gone1");
+  RETURN_IF_ERROR(store.DeleteSession("gone"));
+  RETURN_IF_ERROR(store.CollectGarbage({.grace_ms = 0}));
+  ack("collected");
+  return Status::Ok();
+}
+
+// Reopens the store with the real file system and checks it: it verifies
+// clean, and every acknowledged step is there (images readable and intact).
+void CheckStore(const std::string& dir, const std::set<std::string>& acked,
+                const std::string& where) {
+  SCOPED_TRACE(where);
+  auto opened = Store::Open(dir);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  Store& store = **opened;
+  auto verified = store.Verify();
+  ASSERT_TRUE(verified) << verified.error().ToString();
+  EXPECT_TRUE(verified->missing.empty()) << verified->missing.front();
+  EXPECT_TRUE(verified->corrupt.empty());
+  EXPECT_TRUE(verified->database_problems.empty());
+  // The first `count` messages of `session` are there with their three
+  // images intact; with `may_be_pruned`, a message may instead be a pruned
+  // stub (a prune that committed but crashed before it said so).
+  auto expect_messages = [&](const std::string& session, size_t count, bool may_be_pruned) {
+    auto messages = store.ReadMessages(session);
+    ASSERT_TRUE(messages) << session << ": " << messages.error().ToString();
+    ASSERT_GE(messages->size(), count) << session;
+    for (size_t i = 0; i < count; ++i) {
+      size_t images = 0;
+      for (const Part& p : (*messages)[i].parts) {
+        if (!p.resource || p.resource->content_sha256.empty()) continue;
+        ++images;
+        auto bytes = store.ReadBlob(p.resource->content_sha256, /*verify=*/true);
+        EXPECT_TRUE(bytes) << session << " #" << i << ": " << bytes.error().ToString();
+      }
+      if (may_be_pruned && (*messages)[i].pruned) continue;
+      EXPECT_EQ(images, 3u) << session << " #" << i;
+    }
+  };
+  if (acked.count("keep2")) {
+    expect_messages("keep", 2, false);
+  } else if (acked.count("keep1")) {
+    expect_messages("keep", 1, false);
+  }
+  if (acked.count("old1") && !acked.count("pruned")) expect_messages("old", 1, true);
+  if (acked.count("pruned")) {
+    auto events = store.ReadEvents("old");
+    ASSERT_TRUE(events) << events.error().ToString();
+    ASSERT_GE(events->size(), 2u);
+  }
+  if (acked.count("collected")) EXPECT_FALSE(store.GetSession("gone"));
+}
+
+// Boundaries the whole workload crosses (open included).
+int64_t CountBoundaries() {
+  TempDir dir;
+  FaultyFileSystem counter(0, Fault::kCrash);
+  StoreOptions options;
+  options.file_system = &counter;
+  auto store = Store::Open(dir.Sub("store"), options);
+  EXPECT_TRUE(store) << store.error().ToString();
+  if (!store) return 0;
+  Status s = RunWorkload(**store, [](const std::string&) {});
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return counter.boundaries();
+}
+
+class FaultSweep : public ::testing::TestWithParam<Fault> {};
+
+TEST_P(FaultSweep, EveryWriteBoundaryFailsCleanly) {
+  const int64_t total = CountBoundaries();
+  ASSERT_GT(total, 50) << "three images per append should cross many boundaries";
+  for (int64_t at = 1; at <= total; ++at) {
+    TempDir dir;
+    const std::string store_dir = dir.Sub("store");
+    std::set<std::string> acked;
+    FaultyFileSystem faulty(at, GetParam());
+    StoreOptions options;
+    options.file_system = &faulty;
+    {
+      auto store = Store::Open(store_dir, options);
+      if (!store) {
+        // The fault hit the open: it says so, and nothing was written.
+        EXPECT_TRUE(faulty.injected());
+        EXPECT_NE(store.error().message().find("(injected)"), std::string::npos)
+            << store.error().ToString();
+        continue;
+      }
+      Status s = RunWorkload(**store, [&](const std::string& step) { acked.insert(step); });
+      ASSERT_TRUE(faulty.injected()) << "boundary " << at;
+      if (s.ok()) {
+        // Only a best-effort write may swallow its error: the sync of the
+        // folder that holds a new store (it is the caller's folder).
+        EXPECT_EQ(faulty.injected_at(), "sync directory " + store_dir)
+            << "boundary " << at << ": the error did not reach the caller";
+      } else {
+        EXPECT_NE(s.message().find("(injected)"), std::string::npos) << s.ToString();
+      }
+      // The store still serves once the disk has room again.
+      if ((*store)->GetSession("keep")) {
+        auto more = (*store)->Append("keep", WithImages("after the fault", {"x", "y", "z"}));
+        EXPECT_TRUE(more) << more.error().ToString();
+      }
+    }
+    CheckStore(store_dir, acked, "fault at boundary " + std::to_string(at));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(FaultCrash, ACrashAtEveryWriteBoundaryLosesNothingAcknowledged) {
+  const int64_t total = CountBoundaries();
+  ASSERT_GT(total, 50);
+  for (int64_t at = 1; at <= total; ++at) {
+    TempDir dir;
+    const std::string store_dir = dir.Sub("store");
+    int acks[2];
+    ASSERT_EQ(pipe(acks), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      close(acks[0]);
+      FaultyFileSystem faulty(at, Fault::kCrash);
+      StoreOptions options;
+      options.file_system = &faulty;
+      auto store = Store::Open(store_dir, options);
+      if (!store) _exit(2);
+      Status s = RunWorkload(**store, [&](const std::string& step) {
+        const std::string line = step + "\n";
+        if (write(acks[1], line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+          _exit(4);
+        }
+      });
+      _exit(s.ok() ? 5 : 3);  // the crash should have come first
+    }
+    close(acks[1]);
+    std::string out;
+    char buf[256];
+    ssize_t n;
+    while ((n = read(acks[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+    close(acks[0]);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0) << "boundary " << at << ": no crash happened";
+    std::set<std::string> acked;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) acked.insert(line);
+    if (!std::filesystem::exists(std::filesystem::path(store_dir) / "sessiondb.db")) continue;
+    CheckStore(store_dir, acked, "crash at boundary " + std::to_string(at));
+    if (HasFatalFailure()) return;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, FaultSweep, ::testing::Values(Fault::kNoSpace, Fault::kIoError),
+                         [](const ::testing::TestParamInfo<Fault>& info) {
+                           return std::string(info.param == Fault::kNoSpace ? "NoSpace"
+                                                                            : "IoError");
+                         });
+
+}  // namespace
+}  // namespace sessiondb::testing
