@@ -55,11 +55,7 @@ struct ProjectionOptions {
 // The bytes of a stored resource (Store::ReadBlob by its sha256, usually).
 using ResourceBytesFn = std::function<Result<std::string>(const Resource& resource)>;
 
-// The events left once compactions are applied, in projection order: every
-// compaction not itself covered by a later one hides the events of its range
-// and takes the place of the first of them. `events` is a session's log in
-// seq order (all of it, or what Store::ReadForProjection returned).
-std::vector<Event> ReplayCompactions(std::vector<Event> events);
+// ReplayCompactions (compactions applied to a log) is declared in store.h.
 
 // The request body, as compact JSON: {"messages": [...]} for openai-chat,
 // {"input": [...]} for openai-responses, {"system": "...", "messages": [...]}

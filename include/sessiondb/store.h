@@ -83,6 +83,13 @@ struct StoreOptions {
 // Supplies the bytes of a blob by digest (for RestoreSession).
 using BlobSourceFn = std::function<Result<std::string>(std::string_view sha256)>;
 
+// The events left once compactions are applied, in projection order: every
+// compaction not itself covered by a later one hides the events of its range
+// and takes the place of the first of them. `events` is a session's log in
+// seq order (all of it, or what Store::ReadForProjection returned). A rule of
+// the log, so the store applies it without knowing any provider's shape.
+std::vector<Event> ReplayCompactions(std::vector<Event> events);
+
 // The current schema version of the embedded store.
 inline constexpr int kSchemaVersion = 4;
 

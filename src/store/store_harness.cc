@@ -5,7 +5,6 @@
 
 #include "core/event_codec.h"
 #include "core/text_rules.h"
-#include "sessiondb/projection.h"
 #include "sessiondb/store.h"
 #include "store/store_common.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "sessiondb/projection.h"
+#include "sessiondb/store.h"
 
 namespace sessiondb {
 namespace {
