@@ -8,7 +8,6 @@
 
 #include "core/json_parse.h"
 #include "fuzz_support.h"
-#include "memory/claude_hook.h"
 #include "sessiondb/memory.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -20,8 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return std::move(*m);
   }();
   const std::string_view input = fuzz::AsView(data, size);
-  for (memory::SeenKeyMode mode : {memory::SeenKeyMode::kContent, memory::SeenKeyMode::kFile}) {
-    memory::HookAnswer answer = memory::HandleClaudeCodeHook(input, memory.get(), mode);
+  for (SeenKeyMode mode : {SeenKeyMode::kContent, SeenKeyMode::kFile}) {
+    HookAnswer answer = HandleClaudeCodeHook(input, memory.get(), mode);
     if (!answer.stdout_text.empty()) {
       Result<nlohmann::json> out = ParseJson(answer.stdout_text);
       FUZZ_CHECK(out.has_value() && out->is_object());

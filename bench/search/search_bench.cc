@@ -35,7 +35,6 @@
 #include <string>
 #include <vector>
 
-#include "memory/claude_hook.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
@@ -451,8 +450,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < queries; ++i) {
       std::string event = HookEvent(event_base + i);
       int64_t t0 = NowNs();
-      memory::HookAnswer a =
-          memory::HandleClaudeCodeHook(event, memory.get(), memory::SeenKeyMode::kContent);
+      HookAnswer a =
+          HandleClaudeCodeHook(event, memory.get(), SeenKeyMode::kContent);
       ns.push_back(NowNs() - t0);
       if (i == 0 && a.stdout_text.empty()) Die("the first hook call did not deny: " + a.log);
     }

@@ -14,7 +14,6 @@
 #include "api/json_forms.h"
 #include "cli/commands.h"
 #include "core/json_parse.h"
-#include "memory/claude_hook.h"
 #include "sessiondb/memory.h"
 
 namespace sessiondb::cli {
@@ -136,7 +135,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
       "call goes on. Install with `sessiondb hook install claude-code`.");
   claude->callback([&ctx, mode] {
     std::string too_big;
-    const std::optional<std::string> event = memory::ReadHookEvent(std::cin, &too_big);
+    const std::optional<std::string> event = ReadHookEvent(std::cin, &too_big);
     if (!event) {  // never buffered whole; the call goes on, as on any error
       std::cerr << "hook: " << too_big << "; allowed\n";
       ctx.set_exit_code(kExitOk);
@@ -145,7 +144,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
     std::string log;
     std::unique_ptr<Store> store;  // before memory: it must outlive it
     std::unique_ptr<CodeMemory> memory;
-    auto seen = memory::ParseSeenKeyMode(*mode);
+    auto seen = ParseSeenKeyMode(*mode);
     if (!seen) {
       log = "hook: " + seen.error().message() + "; using content";
     }
@@ -162,8 +161,8 @@ void AddHook(CLI::App& app, CliContext& ctx) {
     } else {
       log += "hook: cannot open the store at " + path + ": " + opened.error().message();
     }
-    memory::HookAnswer answer = memory::HandleClaudeCodeHook(
-        *event, memory.get(), seen ? *seen : memory::SeenKeyMode::kContent);
+    HookAnswer answer = HandleClaudeCodeHook(
+        *event, memory.get(), seen ? *seen : SeenKeyMode::kContent);
     std::cout << answer.stdout_text << std::flush;
     if (!log.empty()) std::cerr << log << "\n";
     if (!answer.log.empty() && std::getenv("SESSIONDB_HOOK_QUIET") == nullptr) {
@@ -186,7 +185,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
                              "The settings file (default ~/.claude/settings.json)")
       ->option_text("FILE");
   install_claude->callback([&ctx, iargs] {
-    const std::string snippet = memory::ClaudeCodeHookSettings(HookCommand(ctx));
+    const std::string snippet = ClaudeCodeHookSettings(HookCommand(ctx));
     if (!iargs->write) {
       std::cout << snippet;
       return;

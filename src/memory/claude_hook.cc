@@ -1,4 +1,5 @@
-#include "memory/claude_hook.h"
+// The Claude Code hook (declared in include/sessiondb/memory.h).
+#include "sessiondb/memory.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -132,6 +133,11 @@ bool IsWriteTool(const std::string& tool) {
 }
 
 }  // namespace
+}  // namespace sessiondb::memory
+
+namespace sessiondb {
+// The helpers above, by their short names.
+using namespace memory;  // NOLINT(google-build-using-namespace)
 
 Result<SeenKeyMode> ParseSeenKeyMode(std::string_view name) {
   if (name == "file") return SeenKeyMode::kFile;
@@ -271,4 +277,4 @@ std::string ClaudeCodeHookSettings(std::string_view command) {
   return settings.dump(2) + "\n";
 }
 
-}  // namespace sessiondb::memory
+}  // namespace sessiondb
