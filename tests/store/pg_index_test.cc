@@ -159,6 +159,19 @@ TEST_F(PgIndex, PhrasesPrefixesAlternativesAndExclusions) {
   EXPECT_TRUE(Ranked(AllOf({"case_snake"})).empty());
   // A word that is no word for the index matches nothing rather than failing.
   EXPECT_TRUE(Ranked(AllOf({"___"})).empty());
+  // Whatever a word holds, it is a lexeme, never tsquery syntax.
+  for (const std::string hostile : {"it's", "a\\b", "x:*", "&|!()<->", "—", "🙂", "''"}) {
+    TextQuery q = AllOf({hostile});
+    q.none_of = {TextPhrase{.words = {hostile}, .prefix = true}};
+    auto r = index_->RankKeyword(q, {}, 10);
+    ASSERT_TRUE(r) << hostile << ": " << r.error().ToString();
+    EXPECT_TRUE(r->docs.empty()) << hostile;
+    auto snippet = index_->MatchSnippet(q, d1);
+    EXPECT_TRUE(snippet) << hostile;
+  }
+  // Its letters still count: "it's" is the phrase it <-> s.
+  AppendText(s, "so it's done");
+  EXPECT_EQ(Ranked(AllOf({"it's"})), (std::vector<int64_t>{DocOf(s, 5)}));
 }
 
 TEST_F(PgIndex, EachFilterHoldsTheRankingToWhatItNames) {
