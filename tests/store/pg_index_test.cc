@@ -310,6 +310,18 @@ TEST_F(PgIndex, DeletedSessionsAndPrunedTextAreNoLongerFound) {
   EXPECT_EQ(*index_->VectorCount("m"), 0);  // its vector went with it
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM search_docs"), "0");
 
+  // Purged archived sessions go the same way.
+  const std::string archived = NewSessionId();
+  AppendText(archived, "purgeable words");
+  ASSERT_TRUE(store_->SetArchived(archived, true).ok());
+  EXPECT_EQ(Ranked(AllOf({"purgeable"})).size(), 1u);
+  now_ms_ += 1000;
+  auto purged = store_->PurgeArchived(now_ms_);
+  ASSERT_TRUE(purged) << purged.error().ToString();
+  EXPECT_EQ(*purged, 1);
+  EXPECT_TRUE(Ranked(AllOf({"purgeable"})).empty());
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM search_docs"), "0");
+
   // A deleted parent kept for its fork: hidden from search, its fork's own
   // events still found.
   const std::string parent = NewSessionId();

@@ -18,7 +18,7 @@ namespace {
   "CASE WHEN " m " NOT LIKE '%\\\\u0000%' THEN " m "::json ->> '" key "' END"
 
 // The filter as SQL over search_docs d, events e, sessions s and code_writes
-// c, with parameters $1 (namespace) and $2 .. $9 (FilterParams). Written
+// c, with parameters $1 (namespace) and $2 .. $9 (AddFilterParams). Written
 // once, so each statement is prepared once; an absent filter is a NULL.
 #define PG_FILTER_JOINS                                                      \
   " LEFT JOIN events e ON d.code_id IS NULL AND e.namespace = d.namespace"   \
