@@ -1,8 +1,9 @@
 // The embedded store's IndexBackend (store/sqlite/sqlite_index) and what is
 // built on it through a Store: the FTS5 renderer of a TextQuery, tool calls
-// read a page of messages at a time (LearnFromHistory learns all 600 of a
-// history longer than a page), vector catch-up, and SearchIndex and
-// CodeMemory opened on a Store object, read-only stores included.
+// read a page of messages at a time, vector catch-up, and SearchIndex and
+// CodeMemory opened on a Store object, read-only stores included. (Learning
+// from a history longer than a page runs on both backends in
+// tests/memory/learn_from_history_test.cc.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -114,60 +115,6 @@ TEST_F(SqliteIndexBackendTest, ToolCallsComeAPageOfMessagesAtATimeInDocumentOrde
   auto none = backend_->ToolCallsAfter((*second)[0].doc_id, 1);
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
-}
-
-TEST_F(SqliteIndexBackendTest, LearnFromHistoryLearnsEveryCallOfAHistoryLongerThanAPage) {
-  // 600 messages with a Write each: more than two pages of 256.
-  std::vector<Message> messages;
-  for (int i = 0; i < 600; ++i) {
-    messages.push_back(
-        WriteCall("/repo/f" + std::to_string(i) + ".py",
-                  "def f" + std::to_string(i) + "():\n    return " + std::to_string(i) + "\n"));
-  }
-  ASSERT_TRUE(store_->AppendBatch("s", messages));
-  auto newest = backend_->NewestDocument();
-  ASSERT_TRUE(newest);
-
-  auto memory = CodeMemory::Open(*store_);
-  ASSERT_TRUE(memory) << memory.error().message();
-  std::vector<std::pair<int64_t, int64_t>> reports;
-  auto scan = (*memory)->LearnFromHistory(
-      [&](int64_t done, int64_t total) { reports.emplace_back(done, total); });
-  ASSERT_TRUE(scan) << scan.error().message();
-  EXPECT_EQ(scan->tool_calls_scanned, 600);
-  EXPECT_EQ(scan->writes_found, 600);
-  EXPECT_EQ(scan->writes_recorded, 600);
-  ASSERT_FALSE(reports.empty());
-  EXPECT_EQ(reports.back(), (std::pair<int64_t, int64_t>{600, 600}));
-  EXPECT_GE(reports.size(), 4u);  // start, each of the three pages, end
-
-  // The watermark is the newest document read at the start, not the code
-  // writes' documents the scan itself added.
-  auto mark = backend_->GetMeta("memory:learned_doc_id");
-  ASSERT_TRUE(mark);
-  ASSERT_TRUE(mark->has_value());
-  EXPECT_EQ(**mark, std::to_string(*newest));
-
-  auto hot = (*memory)->Hotspots({.path_prefix = "/repo/", .limit = 1000});
-  ASSERT_TRUE(hot);
-  EXPECT_EQ(hot->size(), 600u);
-
-  // Only what came since is read next time.
-  ASSERT_TRUE(store_->Append("s", WriteCall("/repo/late.py", "def late():\n    pass\n")));
-  auto again = (*memory)->LearnFromHistory();
-  ASSERT_TRUE(again);
-  EXPECT_EQ(again->tool_calls_scanned, 1);
-  EXPECT_EQ(again->writes_recorded, 1);
-}
-
-TEST_F(SqliteIndexBackendTest, AWatermarkThatIsNotANumberStartsOver) {
-  ASSERT_TRUE(store_->Append("s", WriteCall("/repo/a.py", "def a():\n    pass\n")));
-  ASSERT_TRUE(backend_->SetMeta("memory:learned_doc_id", "garbage; DROP TABLE").ok());
-  auto memory = CodeMemory::Open(*store_);
-  ASSERT_TRUE(memory);
-  auto scan = (*memory)->LearnFromHistory();
-  ASSERT_TRUE(scan) << scan.error().message();
-  EXPECT_EQ(scan->writes_recorded, 1);
 }
 
 TEST_F(SqliteIndexBackendTest, PendingDocumentsAdvanceAsVectorsArePut) {
