@@ -1,7 +1,8 @@
 // Fuzz target: search syntax (src/search/query_syntax), what a person types
 // into `sessiondb search`, the web page's box, GET /v1/search?q= and the MCP
-// search tool. Its contract is that the FTS5 expression it makes "cannot fail
-// to parse": each expression is run against an in-memory FTS5 table with the
+// search tool. Its contract is that the query it makes "cannot fail to parse":
+// the FTS5 expression the embedded backend renders of it
+// (src/store/sqlite/fts5_query) is run against an in-memory FTS5 table with the
 // store's tokenizer, and an FTS5 syntax error is a crash. The words it splits
 // out, made into an any-of query, must parse too.
 
@@ -12,6 +13,7 @@
 
 #include "fuzz_support.h"
 #include "search/query_syntax.h"
+#include "store/sqlite/fts5_query.h"
 
 namespace {
 
@@ -58,12 +60,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sessiondb;
   const std::string_view input = fuzz::AsView(data, size);
   search::ParsedQuery parsed = search::ParseUserQuery(input);
-  if (parsed.match.empty()) {
+  const std::string match = sqlite::Fts5Expression(parsed.query);
+  if (parsed.query.empty()) {
     FUZZ_CHECK(!parsed.note.empty());
+    FUZZ_CHECK(match.empty());
   } else {
-    CheckParses(parsed.match);
+    FUZZ_CHECK(!match.empty());
+    CheckParses(match);
   }
-  const std::string any = search::AnyOfWords(search::SplitWords(input));
+  const std::string any = sqlite::Fts5Expression(search::AnyOfWords(search::SplitWords(input)));
   if (!any.empty()) CheckParses(any);
   return 0;
 }

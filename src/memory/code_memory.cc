@@ -1,10 +1,11 @@
-// CodeMemory on an embedded store: code_writes (kept once, by the hash of
-// path, old and new code), code_edits (one row per file and function a write
-// touched, for churn) and hook_seen, all in the store's database.
-#include "sessiondb/memory.h"
-
+// CodeMemory over any backend's IndexBackend: the rules (languages, the
+// functions a write touched, churn tiers, recall words, which tool calls are
+// code writes) live here; the backend keeps the writes (once, by the hash of
+// path, old and new code), their edits and the hook's seen keys.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <optional>
 #include <set>
 
 #include "blob/sha256.h"
@@ -13,15 +14,14 @@
 #include "memory/function_detect.h"
 #include "memory/language.h"
 #include "memory/write_extract.h"
-#include "search/index_db.h"
-#include "search/keyword_search.h"
+#include "search/open_store.h"
 #include "search/query_syntax.h"
+#include "sessiondb/memory.h"
+#include "store/index_backend.h"
 
 namespace sessiondb {
 namespace memory {
 namespace {
-
-using sqlite::Statement;
 
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
 // Recall looks at this many newest matching writes at most.
@@ -30,6 +30,9 @@ constexpr int64_t kRecallCandidates = 2000;
 constexpr size_t kRecallWords = 24;
 // meta key: the last search document LearnFromHistory has read.
 constexpr std::string_view kLearnedKey = "memory:learned_doc_id";
+// Messages with tool calls LearnFromHistory reads at a time, so its memory
+// stays bounded however much history there is.
+constexpr int kLearnPage = 256;
 
 int64_t WallClockMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -58,10 +61,14 @@ std::vector<std::string> RecallWords(std::string_view file_path, std::string_vie
   return words;
 }
 
-class SqliteCodeMemory final : public CodeMemory {
+class BackendCodeMemory final : public CodeMemory {
  public:
-  SqliteCodeMemory(MemoryOptions options, std::unique_ptr<sqlite::Database> db)
-      : options_(std::move(options)), db_(std::move(db)) {
+  // `owned_store`, when set, is the Store `backend` came from (Open by path).
+  BackendCodeMemory(MemoryOptions options, std::unique_ptr<store::IndexBackend> backend,
+                    std::unique_ptr<Store> owned_store)
+      : options_(std::move(options)),
+        owned_store_(std::move(owned_store)),
+        backend_(std::move(backend)) {
     if (!options_.clock) options_.clock = WallClockMs;
   }
 
@@ -80,13 +87,8 @@ class SqliteCodeMemory final : public CodeMemory {
       // whole version kept, so only the functions that changed count.
       std::string previous = write.old_code;
       if (previous.empty()) {
-        ASSIGN_OR_RETURN(Statement last,
-                         db_->Prepare("SELECT new_code FROM code_writes WHERE file_path = ?1"
-                                      " AND whole_file = 1 ORDER BY created_ms DESC, id DESC"
-                                      " LIMIT 1"));
-        last.Bind(1, std::string_view(write.file_path));
-        ASSIGN_OR_RETURN(bool row, last.Step());
-        if (row) previous = std::string(last.ColumnText(0));
+        ASSIGN_OR_RETURN(std::optional<std::string> last, backend_->LastWholeFile(write.file_path));
+        if (last) previous = std::move(*last);
       }
       out.functions = ChangedFunctions(previous, write.new_code, language, WriteKind::kWholeFile);
     } else {
@@ -101,47 +103,19 @@ class SqliteCodeMemory final : public CodeMemory {
     const std::string hash = blob::Sha256Hex(key);
     const int64_t now = write.time_ms > 0 ? write.time_ms : options_.clock();
 
-    ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(db_.get()));
-    ASSIGN_OR_RETURN(Statement insert,
-                     db_->Prepare("INSERT OR IGNORE INTO code_writes (file_path, old_code,"
-                                  " new_code, language, session_id, project, tool, created_ms,"
-                                  " content_sha256, whole_file)"
-                                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
-    insert.Bind(1, std::string_view(write.file_path))
-        .Bind(2, std::string_view(write.old_code))
-        .Bind(3, std::string_view(write.new_code))
-        .Bind(4, std::string_view(language))
-        .Bind(5, std::string_view(write.session_id))
-        .Bind(6, std::string_view(write.project))
-        .Bind(7, std::string_view(write.tool))
-        .Bind(8, now)
-        .Bind(9, std::string_view(hash))
-        .Bind(10, int64_t{write.whole_file ? 1 : 0});
-    RETURN_IF_ERROR(insert.Run());
-    if (db_->Changes() == 0) {
-      ASSIGN_OR_RETURN(Statement find,
-                       db_->Prepare("SELECT id FROM code_writes WHERE content_sha256 = ?1"));
-      find.Bind(1, std::string_view(hash));
-      ASSIGN_OR_RETURN(bool row, find.Step());
-      if (row) out.code_id = find.ColumnInt(0);
-      return out;  // kept already: not a new edit either
-    }
-    ASSIGN_OR_RETURN(std::optional<int64_t> id, db_->QueryInt("SELECT last_insert_rowid()"));
-    out.code_id = id.value_or(0);
-    out.recorded = true;
-    ASSIGN_OR_RETURN(Statement edit,
-                     db_->Prepare("INSERT INTO code_edits (file_path, function, created_ms,"
-                                  " code_id) VALUES (?1, ?2, ?3, ?4)"));
-    edit.Bind(1, std::string_view(write.file_path)).Bind(2, "").Bind(3, now).Bind(4, out.code_id);
-    RETURN_IF_ERROR(edit.Run());
-    for (const std::string& function : out.functions) {
-      edit.Bind(1, std::string_view(write.file_path))
-          .Bind(2, std::string_view(function))
-          .Bind(3, now)
-          .Bind(4, out.code_id);
-      RETURN_IF_ERROR(edit.Run());
-    }
-    RETURN_IF_ERROR(txn.Commit());
+    store::StoredCodeWrite stored{.file_path = write.file_path,
+                                  .old_code = write.old_code,
+                                  .new_code = write.new_code,
+                                  .whole_file = write.whole_file,
+                                  .language = language,
+                                  .session_id = write.session_id,
+                                  .project = write.project,
+                                  .tool = write.tool,
+                                  .time_ms = now,
+                                  .content_sha256 = hash};
+    ASSIGN_OR_RETURN(RecordedWrite kept, backend_->InsertCodeWrite(stored, out.functions));
+    out.recorded = kept.recorded;
+    out.code_id = kept.code_id;
     return out;
   }
 
@@ -149,30 +123,25 @@ class SqliteCodeMemory final : public CodeMemory {
                                            int limit) override {
     std::vector<RecalledCode> out;
     if (limit <= 0) return out;
-    const std::string match = search::AnyOfWords(RecallWords(file_path, code));
-    if (match.empty()) return out;
+    const store::TextQuery query = search::AnyOfWords(RecallWords(file_path, code));
+    if (query.empty()) return out;
     SearchFilter filter;
     filter.events = false;
-    ASSIGN_OR_RETURN(search::KeywordRanking ranking,
-                     search::RankKeyword(db_.get(), match, filter, kRecallCandidates));
+    ASSIGN_OR_RETURN(store::KeywordRanking ranking,
+                     backend_->RankKeyword(query, filter, kRecallCandidates));
     std::set<std::string> files;
-    ASSIGN_OR_RETURN(Statement s,
-                     db_->Prepare("SELECT c.id, c.file_path, c.new_code, c.session_id,"
-                                  " c.project, c.created_ms FROM search_docs d"
-                                  " JOIN code_writes c ON c.id = d.code_id WHERE d.doc_id = ?1"));
-    for (const search::RankedDoc& doc : ranking.docs) {
+    for (const store::RankedDoc& doc : ranking.docs) {
       if (static_cast<int>(out.size()) == limit) break;
-      s.Bind(1, doc.doc_id);
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) continue;
-      std::string path(s.ColumnText(1));
-      if (!files.insert(path).second) continue;  // one per file: its best write
-      out.push_back(RecalledCode{.file_path = std::move(path),
-                                 .preview = PreviewCode(s.ColumnText(2)),
-                                 .session_id = std::string(s.ColumnText(3)),
-                                 .project = std::string(s.ColumnText(4)),
-                                 .time_ms = s.ColumnInt(5),
-                                 .code_id = s.ColumnInt(0),
+      ASSIGN_OR_RETURN(std::optional<store::KeptCodeWrite> kept,
+                       backend_->CodeWriteOfDocument(doc.doc_id));
+      if (!kept) continue;
+      if (!files.insert(kept->file_path).second) continue;  // one per file: its best write
+      out.push_back(RecalledCode{.file_path = std::move(kept->file_path),
+                                 .preview = PreviewCode(kept->new_code),
+                                 .session_id = std::move(kept->session_id),
+                                 .project = std::move(kept->project),
+                                 .time_ms = kept->time_ms,
+                                 .code_id = kept->code_id,
                                  .score = doc.score});
     }
     return out;
@@ -181,29 +150,11 @@ class SqliteCodeMemory final : public CodeMemory {
   Result<std::vector<ChurnEntry>> Hotspots(const ChurnQuery& query) override {
     const int64_t now = options_.clock();
     ASSIGN_OR_RETURN(
-        Statement s,
-        db_->Prepare("SELECT file_path, function, count(*),"
-                     " sum(created_ms >= ?2) FROM code_edits"
-                     " WHERE created_ms >= ?1 AND (?3 = 1) = (function <> '')"
-                     " AND substr(file_path, 1, length(?4)) = ?4"
-                     " GROUP BY file_path, function"
-                     " ORDER BY count(*) DESC, sum(created_ms >= ?2) DESC, file_path, function"
-                     " LIMIT ?5"));
-    s.Bind(1, now - 30 * kDayMs)
-        .Bind(2, now - kDayMs)
-        .Bind(3, int64_t{query.functions ? 1 : 0})
-        .Bind(4, std::string_view(query.path_prefix))
-        .Bind(5, int64_t{std::max(query.limit, 1)});
-    std::vector<ChurnEntry> out;
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      ChurnEntry e{.file_path = std::string(s.ColumnText(0)),
-                   .function = std::string(s.ColumnText(1)),
-                   .edits_24h = s.ColumnInt(3),
-                   .edits_30d = s.ColumnInt(2)};
+        std::vector<ChurnEntry> out,
+        backend_->CountHotspots(query.path_prefix, query.functions, std::max(query.limit, 1),
+                                now - 30 * kDayMs, now - kDayMs));
+    for (ChurnEntry& e : out) {
       e.tier = std::string(TierName(ClassifyChurn(e.edits_30d, e.edits_24h)));
-      out.push_back(std::move(e));
     }
     return out;
   }
@@ -244,119 +195,96 @@ class SqliteCodeMemory final : public CodeMemory {
   }
 
   Result<bool> FirstSighting(std::string_view key) override {
-    ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(db_.get()));
-    ASSIGN_OR_RETURN(Statement s, db_->Prepare("INSERT OR IGNORE INTO hook_seen (key, created_ms)"
-                                               " VALUES (?1, ?2)"));
-    s.Bind(1, key).Bind(2, options_.clock());
-    RETURN_IF_ERROR(s.Run());
-    const bool first = db_->Changes() == 1;
-    if (first) {
-      ASSIGN_OR_RETURN(Statement trim,
-                       db_->Prepare("DELETE FROM hook_seen WHERE key IN (SELECT key FROM"
-                                    " hook_seen ORDER BY created_ms DESC, key LIMIT -1 OFFSET ?1)"));
-      trim.Bind(1, std::max<int64_t>(options_.seen_capacity, 1));
-      RETURN_IF_ERROR(trim.Run());
-    }
-    RETURN_IF_ERROR(txn.Commit());
-    return first;
+    return backend_->FirstSighting(key, options_.clock(), options_.seen_capacity);
   }
 
   Result<HistoryScan> LearnFromHistory(const ProgressFn& progress) override {
     HistoryScan scan;
-    // Only events indexed since the last scan: document ids only grow.
-    ASSIGN_OR_RETURN(Statement mark, db_->Prepare("SELECT value FROM meta WHERE key = ?1"));
-    mark.Bind(1, kLearnedKey);
-    ASSIGN_OR_RETURN(bool has_mark, mark.Step());
-    const int64_t after = has_mark ? std::stoll(std::string(mark.ColumnText(0))) : 0;
-    mark.Reset();
-    ASSIGN_OR_RETURN(std::optional<int64_t> newest,
-                     db_->QueryInt("SELECT max(doc_id) FROM search_docs"));
-    // Read everything first: RecordWrite writes on this connection.
-    struct Call {
-      std::string session_id, project, name, arguments;
-      int64_t time_ms;
-    };
-    std::vector<Call> calls;
-    {
-      ASSIGN_OR_RETURN(
-          Statement s,
-          db_->Prepare("SELECT e.session_id, e.ts_ms, p.value->>'name', p.value->>'arguments',"
-                       " coalesce(s.metadata->>'project', s.metadata->>'cwd', '')"
-                       " FROM search_docs d"
-                       " JOIN events e ON e.session_id = d.session_id AND e.seq = d.seq"
-                       " JOIN sessions s ON s.id = e.session_id,"
-                       " json_each(e.body, '$.parts') p"
-                       " WHERE d.doc_id > ?1 AND d.doc_id <= ?2 AND d.code_id IS NULL"
-                       " AND e.type = 'message' AND e.body LIKE '%\"tool_call\"%'"
-                       " AND p.value->>'type' = 'tool_call'"
-                       " ORDER BY d.doc_id"));
-      s.Bind(1, after).Bind(2, newest.value_or(0));
-      while (true) {
-        ASSIGN_OR_RETURN(bool row, s.Step());
-        if (!row) break;
-        calls.push_back({std::string(s.ColumnText(0)), std::string(s.ColumnText(4)),
-                         std::string(s.ColumnText(2)), std::string(s.ColumnText(3)),
-                         s.ColumnInt(1)});
+    // Only events indexed since the last scan (document ids only grow), and
+    // none past the newest one now: what arrives during the scan is the next
+    // scan's, so the watermark never passes a document unread.
+    ASSIGN_OR_RETURN(std::optional<std::string> mark, backend_->GetMeta(kLearnedKey));
+    const int64_t start = mark ? std::max<int64_t>(0, std::strtoll(mark->c_str(), nullptr, 10)) : 0;
+    ASSIGN_OR_RETURN(const int64_t newest, backend_->NewestDocument());
+    // How many calls there are is unknown until the end: they are read a
+    // page at a time.
+    if (progress) progress(0, 0);
+    int64_t after = start;
+    while (after < newest) {
+      ASSIGN_OR_RETURN(std::vector<store::StoredToolCall> calls,
+                       backend_->ToolCallsAfter(after, kLearnPage));
+      if (calls.empty()) break;  // no call after `after` at all
+      for (const store::StoredToolCall& call : calls) {
+        if (call.doc_id > newest) break;
+        RETURN_IF_ERROR(Learn(call, &scan));
       }
+      // A page holds whole messages, so every call up to its last is read.
+      after = std::min(calls.back().doc_id, newest);
+      // Kept as it goes: a scan cut short resumes here, not at the start.
+      RETURN_IF_ERROR(backend_->SetMeta(kLearnedKey, std::to_string(after)));
+      if (progress) progress(scan.tool_calls_scanned, 0);
     }
-    const auto total = static_cast<int64_t>(calls.size());
-    if (progress) progress(0, total);
-    for (size_t i = 0; i < calls.size(); ++i) {
-      const Call& call = calls[i];
-      for (ExtractedWrite& w : ExtractWrites(call.name, call.arguments)) {
-        if (w.new_code.empty()) continue;
-        ++scan.writes_found;
-        CodeWrite write{.file_path = std::move(w.file_path),
-                        .old_code = std::move(w.old_code),
-                        .new_code = std::move(w.new_code),
-                        .whole_file = w.whole_file,
-                        .session_id = call.session_id,
-                        .project = call.project,
-                        .tool = w.tool.empty() ? call.name : w.tool,
-                        .time_ms = call.time_ms};
-        ASSIGN_OR_RETURN(RecordedWrite r, RecordWrite(write));
-        if (r.recorded) ++scan.writes_recorded;
-      }
-      scan.tool_calls_scanned = static_cast<int64_t>(i + 1);
-      if (progress && i % 256 == 0) progress(scan.tool_calls_scanned, total);
-    }
-    if (progress) progress(total, total);
-    ASSIGN_OR_RETURN(Statement save, db_->Prepare("INSERT OR REPLACE INTO meta (key, value)"
-                                                  " VALUES (?1, ?2)"));
-    save.Bind(1, kLearnedKey).Bind(2, std::to_string(std::max(after, newest.value_or(0))));
-    RETURN_IF_ERROR(save.Run());
+    RETURN_IF_ERROR(backend_->SetMeta(kLearnedKey, std::to_string(std::max(start, newest))));
+    if (progress) progress(scan.tool_calls_scanned, scan.tool_calls_scanned);
     return scan;
   }
 
  private:
+  // Records the code writes of one tool call.
+  Status Learn(const store::StoredToolCall& call, HistoryScan* scan) {
+    for (ExtractedWrite& w : ExtractWrites(call.name, call.arguments)) {
+      if (w.new_code.empty()) continue;
+      ++scan->writes_found;
+      CodeWrite write{.file_path = std::move(w.file_path),
+                      .old_code = std::move(w.old_code),
+                      .new_code = std::move(w.new_code),
+                      .whole_file = w.whole_file,
+                      .session_id = call.session_id,
+                      .project = call.project,
+                      .tool = w.tool.empty() ? call.name : w.tool,
+                      .time_ms = call.time_ms};
+      ASSIGN_OR_RETURN(RecordedWrite r, RecordWrite(write));
+      if (r.recorded) ++scan->writes_recorded;
+    }
+    ++scan->tool_calls_scanned;
+    return Status::Ok();
+  }
+
   Result<ChurnEntry> CountEdits(std::string_view file_path, std::string_view function) {
     const int64_t now = options_.clock();
-    ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT count(*), coalesce(sum(created_ms >= ?4), 0)"
-                                               " FROM code_edits WHERE file_path = ?1"
-                                               " AND function = ?2 AND created_ms >= ?3"));
-    s.Bind(1, file_path).Bind(2, function).Bind(3, now - 30 * kDayMs).Bind(4, now - kDayMs);
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    ChurnEntry e{.file_path = std::string(file_path), .function = std::string(function)};
-    if (row) {
-      e.edits_30d = s.ColumnInt(0);
-      e.edits_24h = s.ColumnInt(1);
-    }
+    ASSIGN_OR_RETURN(store::EditCounts counts,
+                     backend_->CountEdits(file_path, function, now - 30 * kDayMs, now - kDayMs));
+    ChurnEntry e{.file_path = std::string(file_path),
+                 .function = std::string(function),
+                 .edits_24h = counts.edits_24h,
+                 .edits_30d = counts.edits_30d};
     e.tier = std::string(TierName(ClassifyChurn(e.edits_30d, e.edits_24h)));
     return e;
   }
 
   MemoryOptions options_;
-  std::unique_ptr<sqlite::Database> db_;
+  // Declared before backend_, so the backend is destroyed first: it must not
+  // outlive its Store.
+  std::unique_ptr<Store> owned_store_;
+  std::unique_ptr<store::IndexBackend> backend_;
 };
 
 }  // namespace
 }  // namespace memory
 
+Result<std::unique_ptr<CodeMemory>> CodeMemory::Open(Store& store, const MemoryOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<store::IndexBackend> backend, store.OpenIndexBackend());
+  return std::unique_ptr<CodeMemory>(
+      new memory::BackendCodeMemory(options, std::move(backend), nullptr));
+}
+
 Result<std::unique_ptr<CodeMemory>> CodeMemory::Open(const std::string& store_path,
                                                      const MemoryOptions& options) {
-  ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
-                   search::OpenIndexDatabase(store_path, options.search.busy_timeout_ms));
-  return std::unique_ptr<CodeMemory>(new memory::SqliteCodeMemory(options, std::move(db)));
+  ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                   search::OpenExistingStore(store_path, options.search.busy_timeout_ms));
+  ASSIGN_OR_RETURN(std::unique_ptr<store::IndexBackend> backend, store->OpenIndexBackend());
+  return std::unique_ptr<CodeMemory>(
+      new memory::BackendCodeMemory(options, std::move(backend), std::move(store)));
 }
 
 }  // namespace sessiondb

@@ -8,7 +8,7 @@
 namespace sessiondb::search {
 namespace {
 
-constexpr int64_t kBatch = 256;
+constexpr int kBatch = 256;
 // Endpoints limit their input; the start of a long tool output says enough.
 constexpr size_t kMaxEmbedBytes = 8192;
 
@@ -19,97 +19,85 @@ std::string Clip(std::string_view text) {
   return std::string(text.substr(0, cut));
 }
 
-}  // namespace
-
-Result<int64_t> CountPendingEmbeddings(sqlite::Database* db, const std::string& model) {
-  ASSIGN_OR_RETURN(sqlite::Statement s,
-                   db->Prepare("SELECT count(*) FROM search_docs WHERE doc_id > coalesce("
-                               "(SELECT max(doc_id) FROM embeddings WHERE model = ?1), 0)"));
-  s.Bind(1, std::string_view(model));
-  ASSIGN_OR_RETURN(bool row, s.Step());
-  return row ? std::max<int64_t>(0, s.ColumnInt(0)) : 0;
+bool IsBlank(std::string_view text) {
+  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
 }
 
-Result<EmbedReport> EmbedPendingDocuments(sqlite::Database* db, Embedder* embedder,
+}  // namespace
+
+Result<EmbedReport> EmbedPendingDocuments(store::IndexBackend* backend, Embedder* embedder,
                                           int64_t max_documents, const ProgressFn& progress) {
   EmbedReport report;
   report.model = embedder->Model();
-  ASSIGN_OR_RETURN(int64_t pending, CountPendingEmbeddings(db, report.model));
+  ASSIGN_OR_RETURN(int64_t pending, backend->CountPendingEmbeddings(report.model));
   const int64_t total = max_documents < 0 ? pending : std::min(pending, max_documents);
   if (progress) progress(0, total);
-  int64_t cursor = 0;
+  int64_t last_doc_id = 0;
   while (max_documents < 0 || report.embedded < max_documents) {
-    std::vector<int64_t> ids;
-    std::vector<std::string> texts;
-    {
-      ASSIGN_OR_RETURN(
-          sqlite::Statement s,
-          db->Prepare("SELECT d.doc_id, c.content || c.code FROM search_docs d"
-                      " JOIN search_content c ON c.doc_id = d.doc_id"
-                      " WHERE d.doc_id > ?1 AND NOT EXISTS (SELECT 1 FROM embeddings m"
-                      "  WHERE m.doc_id = d.doc_id AND m.model = ?2)"
-                      " ORDER BY d.doc_id LIMIT ?3"));
-      int64_t want = kBatch;
-      if (max_documents >= 0) want = std::min(want, max_documents - report.embedded);
-      s.Bind(1, cursor).Bind(2, std::string_view(report.model)).Bind(3, want);
-      while (true) {
-        ASSIGN_OR_RETURN(bool row, s.Step());
-        if (!row) break;
-        ids.push_back(s.ColumnInt(0));
-        texts.push_back(Clip(s.ColumnText(1)));
-      }
+    int64_t want = kBatch;
+    if (max_documents >= 0) want = std::min(want, max_documents - report.embedded);
+    ASSIGN_OR_RETURN(std::vector<store::DocumentText> docs,
+                     backend->PendingDocuments(report.model, static_cast<int>(want)));
+    if (docs.empty()) break;
+    // Each batch starts past the last: a backend handing the same documents
+    // back would otherwise keep this loop (and the embedder) busy forever.
+    if (docs.front().doc_id <= last_doc_id) {
+      return Err(Status::Internal("embedding catch-up did not advance past document " +
+                                  std::to_string(last_doc_id)));
     }
-    if (ids.empty()) break;
-    cursor = ids.back();
+    last_doc_id = docs.back().doc_id;
     // Only the texts with something in them go to the embedder.
     std::vector<std::string> to_embed;
-    for (const std::string& t : texts) {
-      if (t.find_first_not_of(" \t\r\n") != std::string::npos) to_embed.push_back(t);
+    for (store::DocumentText& d : docs) {
+      d.text = Clip(d.text);
+      if (!IsBlank(d.text)) to_embed.push_back(d.text);
     }
     std::vector<std::vector<float>> vectors;
     if (!to_embed.empty()) {
       ASSIGN_OR_RETURN(vectors, embedder->Embed(to_embed));
     }
-    ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(db));
-    ASSIGN_OR_RETURN(sqlite::Statement put,
-                     db->Prepare("INSERT OR REPLACE INTO embeddings (doc_id, model, vector)"
-                                 " SELECT ?1, ?2, ?3 WHERE EXISTS"
-                                 " (SELECT 1 FROM search_docs WHERE doc_id = ?1)"));
-    size_t next = 0;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const bool blank = texts[i].find_first_not_of(" \t\r\n") == std::string::npos;
-      std::string stored = blank ? std::string() : EncodeVector(vectors[next++]);
-      put.Bind(1, ids[i]).Bind(2, std::string_view(report.model)).BindBlob(3, stored);
-      RETURN_IF_ERROR(put.Run());
+    if (vectors.size() != to_embed.size()) {
+      return Err(Status::Internal("the embedder returned " + std::to_string(vectors.size()) +
+                                  " vectors for " + std::to_string(to_embed.size()) + " texts"));
     }
-    RETURN_IF_ERROR(txn.Commit());
-    report.embedded += static_cast<int64_t>(ids.size());
+    std::vector<store::EncodedVector> encoded;
+    encoded.reserve(docs.size());
+    size_t next = 0;
+    for (const store::DocumentText& d : docs) {
+      encoded.push_back(
+          {d.doc_id, IsBlank(d.text) ? std::string() : EncodeVector(vectors[next++])});
+    }
+    RETURN_IF_ERROR(backend->PutVectors(report.model, encoded));
+    report.embedded += static_cast<int64_t>(docs.size());
     if (progress) progress(std::min(report.embedded, total), total);
   }
-  ASSIGN_OR_RETURN(report.remaining, CountPendingEmbeddings(db, report.model));
+  ASSIGN_OR_RETURN(report.remaining, backend->CountPendingEmbeddings(report.model));
   return report;
 }
 
-Result<int64_t> LoadVectors(sqlite::Database* db, const std::string& model, int64_t after_doc_id,
-                            std::unique_ptr<VectorSet>* set) {
-  ASSIGN_OR_RETURN(sqlite::Statement s,
-                   db->Prepare("SELECT doc_id, vector FROM embeddings"
-                               " WHERE doc_id > ?1 AND model = ?2 AND length(vector) > 0"
-                               " ORDER BY doc_id"));
-  s.Bind(1, after_doc_id).Bind(2, std::string_view(model));
-  int64_t last = after_doc_id;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    ASSIGN_OR_RETURN(std::vector<float> v, DecodeVector(s.ColumnBlob(1)));
-    if (*set == nullptr) *set = std::make_unique<VectorSet>(static_cast<int>(v.size()));
-    if (static_cast<int>(v.size()) != (*set)->dims()) {
-      return Err(Status::Corruption("stored vectors of model " + model +
-                                    " differ in dimension; run `sessiondb reindex --embeddings`"));
-    }
-    (*set)->Add(s.ColumnInt(0), v);
-    last = s.ColumnInt(0);
-  }
+Result<int64_t> LoadVectors(store::IndexBackend* backend, const std::string& model,
+                            int64_t after_doc_id, std::unique_ptr<VectorSet>* set) {
+  // The scan calls back; the first vector that cannot join the set stops
+  // what is added, and its error is returned once the scan is over.
+  Status bad = Status::Ok();
+  ASSIGN_OR_RETURN(
+      int64_t last,
+      backend->ScanVectors(model, after_doc_id, [&](int64_t doc_id, std::string_view encoded) {
+        if (!bad.ok()) return;
+        Result<std::vector<float>> v = DecodeVector(encoded);
+        if (!v) {
+          bad = v.error();
+          return;
+        }
+        if (*set == nullptr) *set = std::make_unique<VectorSet>(static_cast<int>(v->size()));
+        if (static_cast<int>(v->size()) != (*set)->dims()) {
+          bad = Status::Corruption("stored vectors of model " + model +
+                                   " differ in dimension; run `sessiondb reindex --embeddings`");
+          return;
+        }
+        (*set)->Add(doc_id, *v);
+      }));
+  RETURN_IF_ERROR(bad);
   return last;
 }
 

@@ -10,18 +10,9 @@ constexpr size_t kMaxItems = 64;
 
 bool IsWordByte(unsigned char c) { return c >= 0x80 || std::isalnum(c) || c == '_'; }
 
-std::string Quote(const std::vector<std::string>& words) {
-  std::string out = "\"";
-  for (size_t i = 0; i < words.size(); ++i) {
-    if (i > 0) out += ' ';
-    out += words[i];  // word bytes only: never a quote
-  }
-  return out + "\"";
-}
-
 // One item of the query: a term, a phrase or a prefix, possibly excluded.
 struct Item {
-  std::string expr;
+  store::TextPhrase phrase;
   bool excluded = false;
   bool or_before = false;  // joined to the previous item by OR
 };
@@ -44,13 +35,13 @@ std::vector<std::string> SplitWords(std::string_view text) {
   return words;
 }
 
-std::string AnyOfWords(const std::vector<std::string>& words) {
-  std::string out;
+store::TextQuery AnyOfWords(const std::vector<std::string>& words) {
+  std::vector<store::TextPhrase> any;
   for (const std::string& w : words) {
-    if (w.empty()) continue;
-    if (!out.empty()) out += " OR ";
-    out += Quote({w});
+    if (!w.empty()) any.push_back({.words = {w}});
   }
+  store::TextQuery out;
+  if (!any.empty()) out.all_of.push_back(std::move(any));
   return out;
 }
 
@@ -99,54 +90,33 @@ ParsedQuery ParseUserQuery(std::string_view query) {
     std::vector<std::string> words = SplitWords(chunk);
     if (words.empty()) continue;  // punctuation alone: nothing to look for
     Item item;
-    item.expr = Quote(words);
     // word* (one word, nothing but the star after it) is a prefix.
-    if (!phrase && words.size() == 1 && chunk.size() > 1 && chunk.back() == '*' &&
-        IsWordByte(static_cast<unsigned char>(chunk[chunk.size() - 2]))) {
-      item.expr += "*";
-    }
+    item.phrase.prefix = !phrase && words.size() == 1 && chunk.size() > 1 && chunk.back() == '*' &&
+                         IsWordByte(static_cast<unsigned char>(chunk[chunk.size() - 2]));
     item.excluded = excluded;
     item.or_before = pending_or && !excluded && !items.empty() && !items.back().excluded;
     pending_or = false;
     if (!excluded) parsed.terms.insert(parsed.terms.end(), words.begin(), words.end());
+    item.phrase.words = std::move(words);
     items.push_back(std::move(item));
   }
 
-  // Positive items: OR chains grouped in parentheses, the groups ANDed.
-  std::string positive;
-  std::string group;
-  int group_size = 0;
-  int groups = 0;
-  auto flush = [&] {
-    if (group.empty()) return;
-    ++groups;
-    // FTS5 has no implicit AND before a parenthesized group ("x" ("y" OR "z")
-    // is a syntax error), so the groups are joined by an explicit AND.
-    if (!positive.empty()) positive += " AND ";
-    positive += group_size > 1 ? "(" + group + ")" : group;
-    group.clear();
-    group_size = 0;
-  };
-  for (const Item& item : items) {
-    if (item.excluded) continue;
-    if (item.or_before && !group.empty()) {
-      group += " OR " + item.expr;
+  // Positive items: OR chains become groups, the groups ANDed.
+  store::TextQuery& q = parsed.query;
+  for (Item& item : items) {
+    if (item.excluded) {
+      q.none_of.push_back(std::move(item.phrase));
+    } else if (item.or_before && !q.all_of.empty()) {
+      q.all_of.back().push_back(std::move(item.phrase));
     } else {
-      flush();
-      group = item.expr;
+      q.all_of.push_back({std::move(item.phrase)});
     }
-    ++group_size;
   }
-  flush();
-  if (positive.empty()) {
+  if (q.all_of.empty()) {
     parsed.note = items.empty() ? "the query has no words to search for"
                                 : "the query only excludes words; add a word to look for";
     parsed.terms.clear();
-    return parsed;
-  }
-  parsed.match = groups == 1 ? positive : "(" + positive + ")";
-  for (const Item& item : items) {
-    if (item.excluded) parsed.match += " NOT " + item.expr;
+    q.none_of.clear();
   }
   return parsed;
 }

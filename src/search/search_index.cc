@@ -1,7 +1,6 @@
-// SearchIndex on an embedded store: keyword ranking (keyword_search), vectors
-// (embedding_store, vector_index), fused (fusion), shown (hit_details).
-#include "sessiondb/search.h"
-
+// SearchIndex over any backend's IndexBackend: keyword ranking and hit
+// details from the backend, vectors (embedding_store, vector_index), fused
+// (fusion), shown with snippets (the backend's, or lead_snippet).
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -10,11 +9,12 @@
 #include "search/embedder.h"
 #include "search/embedding_store.h"
 #include "search/fusion.h"
-#include "search/hit_details.h"
-#include "search/index_db.h"
-#include "search/keyword_search.h"
+#include "search/lead_snippet.h"
+#include "search/open_store.h"
 #include "search/query_syntax.h"
 #include "search/vector_index.h"
+#include "sessiondb/search.h"
+#include "store/index_backend.h"
 
 namespace sessiondb {
 
@@ -48,19 +48,22 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderConfig& config) {
   return MakeHashEmbedder();
 }
 
-// The approximate index of a model: a file under <store>/index, and a meta
-// row recording the last document it covers.
+// The approximate index of a model: a file in the backend's FilesDirectory(),
+// and a meta entry "hnsw:<model>" recording the last document it covers.
 std::string HnswFileName(const std::string& model) {
   std::string name;
   for (char c : model) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return name + ".hnsw";
 }
 
-class SqliteSearchIndex final : public SearchIndex {
+class BackendSearchIndex final : public SearchIndex {
  public:
-  SqliteSearchIndex(std::string store_path, SearchOptions options,
-                    std::unique_ptr<sqlite::Database> db)
-      : store_path_(std::move(store_path)), options_(std::move(options)), db_(std::move(db)) {
+  // `owned_store`, when set, is the Store `backend` came from (Open by path).
+  BackendSearchIndex(SearchOptions options, std::unique_ptr<store::IndexBackend> backend,
+                     std::unique_ptr<Store> owned_store)
+      : options_(std::move(options)),
+        owned_store_(std::move(owned_store)),
+        backend_(std::move(backend)) {
     Result<std::unique_ptr<Embedder>> embedder = MakeEmbedder(options_.embedder);
     if (embedder) {
       embedder_ = std::move(*embedder);
@@ -78,18 +81,18 @@ class SqliteSearchIndex final : public SearchIndex {
     }
     SearchResults results;
     ParsedQuery parsed = ParseUserQuery(request.query);
-    results.match_expression = parsed.match;
+    results.match_expression = backend_->Expression(parsed.query);
     results.note = parsed.note;
     const size_t want = static_cast<size_t>(request.offset + request.limit);
 
     std::vector<ListEntry> keyword;
     if (request.mode != SearchMode::kVector) {
-      ASSIGN_OR_RETURN(KeywordRanking ranking,
-                       RankKeyword(db_.get(), parsed.match, request.filter,
-                                   options_.max_keyword_candidates));
+      ASSIGN_OR_RETURN(
+          store::KeywordRanking ranking,
+          backend_->RankKeyword(parsed.query, request.filter, options_.max_keyword_candidates));
       results.keyword_matches = ranking.matches;
       results.bounded = ranking.bounded;
-      for (const RankedDoc& d : ranking.docs) keyword.push_back({d.doc_id, d.score});
+      for (const store::RankedDoc& d : ranking.docs) keyword.push_back({d.doc_id, d.score});
     }
     std::vector<ListEntry> vector;
     if (request.mode != SearchMode::kKeyword && !parsed.terms.empty()) {
@@ -97,7 +100,7 @@ class SqliteSearchIndex final : public SearchIndex {
       ASSIGN_OR_RETURN(vector, RankVector(request.query, request.filter, std::max<size_t>(
                                                                              want + 16, 100)));
       ASSIGN_OR_RETURN(results.pending_embeddings,
-                       CountPendingEmbeddings(db_.get(), embedder_->Model()));
+                       backend_->CountPendingEmbeddings(embedder_->Model()));
     }
     std::vector<FusedEntry> fused = FuseRankings(keyword, vector);
 
@@ -105,7 +108,7 @@ class SqliteSearchIndex final : public SearchIndex {
     for (const FusedEntry& f : fused) {
       if (results.hits.size() == static_cast<size_t>(request.limit)) break;
       SearchHit hit;
-      ASSIGN_OR_RETURN(bool present, LoadHitDetails(db_.get(), f.doc_id, &hit));
+      ASSIGN_OR_RETURN(bool present, backend_->LoadHitDetails(f.doc_id, &hit));
       if (!present) continue;
       if (skipped++ < static_cast<size_t>(request.offset)) continue;
       hit.score = f.score;
@@ -113,11 +116,12 @@ class SqliteSearchIndex final : public SearchIndex {
       hit.keyword_score = f.keyword_score;
       hit.vector_rank = f.vector_rank;
       hit.vector_score = f.vector_score;
-      Snippet snippet;
+      store::Snippet snippet;
       if (f.keyword_rank > 0) {
-        ASSIGN_OR_RETURN(snippet, MatchSnippet(db_.get(), parsed.match, f.doc_id));
+        ASSIGN_OR_RETURN(snippet, backend_->MatchSnippet(parsed.query, f.doc_id));
       } else {
-        ASSIGN_OR_RETURN(snippet, LeadSnippet(db_.get(), f.doc_id, parsed.terms));
+        ASSIGN_OR_RETURN(std::optional<std::string> text, backend_->ReadDocumentText(f.doc_id));
+        if (text) snippet = LeadSnippet(*text, parsed.terms);
       }
       hit.snippet = std::move(snippet.text);
       hit.highlights = std::move(snippet.highlights);
@@ -128,28 +132,25 @@ class SqliteSearchIndex final : public SearchIndex {
 
   Result<EmbedReport> Embed(int64_t max_documents, const ProgressFn& progress) override {
     RETURN_IF_ERROR(embedder_error_);
-    return EmbedPendingDocuments(db_.get(), embedder_.get(), max_documents, progress);
+    return EmbedPendingDocuments(backend_.get(), embedder_.get(), max_documents, progress);
   }
 
   Result<int64_t> PendingEmbeddings() override {
     RETURN_IF_ERROR(embedder_error_);
-    return CountPendingEmbeddings(db_.get(), embedder_->Model());
+    return backend_->CountPendingEmbeddings(embedder_->Model());
   }
 
   Result<int64_t> VectorCount() override {
     RETURN_IF_ERROR(embedder_error_);
-    ASSIGN_OR_RETURN(sqlite::Statement s,
-                     db_->Prepare("SELECT count(*) FROM embeddings WHERE model = ?1"
-                                  " AND length(vector) > 0"));
-    s.Bind(1, embedder_->Model());
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    return row ? s.ColumnInt(0) : 0;
+    return backend_->VectorCount(embedder_->Model());
   }
 
   Status ClearEmbeddings() override {
-    RETURN_IF_ERROR(db_->Exec("DELETE FROM embeddings; DELETE FROM meta WHERE key LIKE 'hnsw:%'"));
-    std::error_code ec;
-    fs::remove_all(fs::path(store_path_) / "index", ec);
+    RETURN_IF_ERROR(backend_->ClearVectors());
+    if (const std::string dir = backend_->FilesDirectory(); !dir.empty()) {
+      std::error_code ec;
+      fs::remove_all(dir, ec);  // a saved HNSW file left behind is unused: its meta is gone
+    }
     ResetVectors();
     return Status::Ok();
   }
@@ -158,44 +159,29 @@ class SqliteSearchIndex final : public SearchIndex {
     RETURN_IF_ERROR(embedder_error_);
     const std::string model = embedder_->Model();
     std::unique_ptr<VectorSet> all;
-    ASSIGN_OR_RETURN(int64_t last, LoadVectors(db_.get(), model, 0, &all));
+    ASSIGN_OR_RETURN(int64_t last, LoadVectors(backend_.get(), model, 0, &all));
     if (all == nullptr) {
       return Status::FailedPrecondition("no vectors of model " + model +
                                         " to index; run `sessiondb reindex` first");
     }
+    const std::string files = backend_->FilesDirectory();
+    // A backend without files of its own (PostgreSQL) has nowhere to keep
+    // the graph: its vectors are always scanned exactly.
+    if (files.empty()) return Status::Ok();
     ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> hnsw, HnswIndex::Build(*all, progress));
-    const fs::path dir = fs::path(store_path_) / "index";
+    const fs::path dir(files);
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return Status::Io("cannot create " + dir.string() + ": " + ec.message());
     RETURN_IF_ERROR(hnsw->Save((dir / HnswFileName(model)).string()));
-    ASSIGN_OR_RETURN(sqlite::Statement s,
-                     db_->Prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)"));
-    s.Bind(1, "hnsw:" + model)
-        .Bind(2, std::to_string(last) + " " + std::to_string(all->size()) + " " +
-                    std::to_string(all->dims()));
-    RETURN_IF_ERROR(s.Run());
+    RETURN_IF_ERROR(backend_->SetMeta("hnsw:" + model, std::to_string(last) + " " +
+                                                           std::to_string(all->size()) + " " +
+                                                           std::to_string(all->dims())));
     ResetVectors();
     return Status::Ok();
   }
 
-  Status RebuildKeywordIndex() override {
-    ASSIGN_OR_RETURN(sqlite::Transaction txn, sqlite::Transaction::Begin(db_.get()));
-    // Documents for events and writes the index lost, none for those gone.
-    RETURN_IF_ERROR(db_->Exec(
-        "DELETE FROM search_docs WHERE (code_id IS NULL AND NOT EXISTS (SELECT 1 FROM events e"
-        " WHERE e.session_id = search_docs.session_id AND e.seq = search_docs.seq))"
-        " OR (code_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM code_writes c"
-        " WHERE c.id = search_docs.code_id));"
-        "INSERT INTO search_docs (session_id, seq) SELECT e.session_id, e.seq FROM events e"
-        " WHERE NOT EXISTS (SELECT 1 FROM search_docs d WHERE d.code_id IS NULL"
-        " AND d.session_id = e.session_id AND d.seq = e.seq);"
-        "INSERT INTO search_docs (session_id, seq, code_id) SELECT c.session_id, 0, c.id"
-        " FROM code_writes c WHERE NOT EXISTS (SELECT 1 FROM search_docs d"
-        " WHERE d.code_id = c.id);"
-        "INSERT INTO search_fts (search_fts) VALUES ('rebuild');"));
-    return txn.Commit();
-  }
+  Status RebuildKeywordIndex() override { return backend_->RebuildKeywordIndex(); }
 
   std::string EmbeddingModel() const override {
     return embedder_ ? embedder_->Model() : "(unavailable: " + embedder_error_.message() + ")";
@@ -215,14 +201,12 @@ class SqliteSearchIndex final : public SearchIndex {
     const std::string model = embedder_->Model();
     if (!vectors_loaded_) {
       vectors_loaded_ = true;
-      ASSIGN_OR_RETURN(sqlite::Statement s,
-                       db_->Prepare("SELECT value FROM meta WHERE key = ?1"));
-      s.Bind(1, "hnsw:" + model);
-      ASSIGN_OR_RETURN(bool row, s.Step());
+      const std::string files = backend_->FilesDirectory();
+      ASSIGN_OR_RETURN(std::optional<std::string> saved, backend_->GetMeta("hnsw:" + model));
       int64_t covered = 0, count = 0, dims = 0;
-      if (row) std::istringstream(std::string(s.ColumnText(0))) >> covered >> count >> dims;
-      if (row && count >= options_.approximate_threshold) {
-        const std::string path = (fs::path(store_path_) / "index" / HnswFileName(model)).string();
+      if (saved) std::istringstream(*saved) >> covered >> count >> dims;
+      if (saved && !files.empty() && count >= options_.approximate_threshold) {
+        const std::string path = (fs::path(files) / HnswFileName(model)).string();
         Result<std::unique_ptr<HnswIndex>> loaded = HnswIndex::Load(path, static_cast<int>(dims));
         if (loaded) {
           hnsw_ = std::move(*loaded);
@@ -231,7 +215,7 @@ class SqliteSearchIndex final : public SearchIndex {
         // A lost or damaged file only costs speed: the exact scan takes over.
       }
     }
-    ASSIGN_OR_RETURN(loaded_upto_, LoadVectors(db_.get(), model, loaded_upto_, &exact_));
+    ASSIGN_OR_RETURN(loaded_upto_, LoadVectors(backend_.get(), model, loaded_upto_, &exact_));
     return Status::Ok();
   }
 
@@ -241,7 +225,7 @@ class SqliteSearchIndex final : public SearchIndex {
     std::vector<std::string> texts = {query};
     ASSIGN_OR_RETURN(std::vector<std::vector<float>> q, embedder_->Embed(texts));
     RETURN_IF_ERROR(RefreshVectors());
-    ASSIGN_OR_RETURN(FilteredDocs allowed, DocsPassingFilter(db_.get(), filter));
+    ASSIGN_OR_RETURN(store::FilteredDocs allowed, backend_->DocsPassingFilter(filter));
     std::function<bool(int64_t)> accept;
     if (!allowed.unfiltered) {
       accept = [&allowed](int64_t id) {
@@ -265,9 +249,11 @@ class SqliteSearchIndex final : public SearchIndex {
     return out;
   }
 
-  std::string store_path_;
   SearchOptions options_;
-  std::unique_ptr<sqlite::Database> db_;
+  // Declared before backend_, so the backend is destroyed first: it must not
+  // outlive its Store.
+  std::unique_ptr<Store> owned_store_;
+  std::unique_ptr<store::IndexBackend> backend_;
   std::unique_ptr<Embedder> embedder_;
   Status embedder_error_ = Status::Ok();
   bool vectors_loaded_ = false;
@@ -279,12 +265,19 @@ class SqliteSearchIndex final : public SearchIndex {
 }  // namespace
 }  // namespace search
 
+Result<std::unique_ptr<SearchIndex>> SearchIndex::Open(Store& store, const SearchOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<store::IndexBackend> backend, store.OpenIndexBackend());
+  return std::unique_ptr<SearchIndex>(
+      new search::BackendSearchIndex(options, std::move(backend), nullptr));
+}
+
 Result<std::unique_ptr<SearchIndex>> SearchIndex::Open(const std::string& store_path,
                                                        const SearchOptions& options) {
-  ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
-                   search::OpenIndexDatabase(store_path, options.busy_timeout_ms));
+  ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                   search::OpenExistingStore(store_path, options.busy_timeout_ms));
+  ASSIGN_OR_RETURN(std::unique_ptr<store::IndexBackend> backend, store->OpenIndexBackend());
   return std::unique_ptr<SearchIndex>(
-      new search::SqliteSearchIndex(store_path, options, std::move(db)));
+      new search::BackendSearchIndex(options, std::move(backend), std::move(store)));
 }
 
 }  // namespace sessiondb

@@ -1,44 +1,44 @@
-// CodeMemory against a real embedded store: writes kept once, recall (one
-// per file, at most 3, clean previews), churn tiers and warnings with a fake
-// clock, the hook's seen state under racing processes' threads, and code
-// writes learned from imported Claude Code and Codex history.
-#include "sessiondb/memory.h"
-
+// CodeMemory against a real store of each backend (an embedded directory and
+// a PostgreSQL database): writes kept once, recall (one per file, at most 3,
+// clean previews), churn tiers and warnings with a fake clock, the hook's
+// seen state under racing processes' threads, and code writes learned from
+// imported Claude Code and Codex history.
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
+#include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
-#include "test_support.h"
+#include "store/store_fixture.h"
 
-namespace sessiondb {
+namespace sessiondb::testing {
 namespace {
-
-using testing::TempDir;
 
 constexpr int64_t kHour = 3600 * 1000;
 constexpr int64_t kDay = 24 * kHour;
 
-class CodeMemoryTest : public ::testing::Test {
+class CodeMemoryTest : public BackendTest {
  protected:
   void SetUp() override {
-    auto store = Store::Open(dir_.Sub("store"), {.durability = Durability::kProcessCrashSafe});
-    ASSERT_TRUE(store) << store.error().message();
-    store_ = std::move(*store);
-    memory_ = Open();
+    BackendTest::SetUp();
+    if (HasFatalFailure()) return;
+    memory_ = Open(*store_);
   }
 
-  std::unique_ptr<CodeMemory> Open(int64_t seen_capacity = 1000) {
+  MemoryOptions MemoryOptionsFor(int64_t seen_capacity = 1000) {
     MemoryOptions options;
     options.clock = [this] { return now_.load(); };
     options.seen_capacity = seen_capacity;
-    auto memory = CodeMemory::Open(dir_.Sub("store"), options);
+    return options;
+  }
+
+  std::unique_ptr<CodeMemory> Open(Store& store, int64_t seen_capacity = 1000) {
+    auto memory = CodeMemory::Open(store, MemoryOptionsFor(seen_capacity));
     EXPECT_TRUE(memory) << memory.error().message();
     return memory ? std::move(*memory) : nullptr;
   }
@@ -49,9 +49,7 @@ class CodeMemoryTest : public ::testing::Test {
     return r ? *r : RecordedWrite{};
   }
 
-  TempDir dir_;
   std::atomic<int64_t> now_{1'800'000'000'000};
-  std::unique_ptr<Store> store_;
   std::unique_ptr<CodeMemory> memory_;
 };
 
@@ -62,7 +60,7 @@ const char* kPyV2 =
     "def load_config(path):\n    with open(path) as f:\n        return json.load(f)\n\n"
     "def save_config(path, data):\n    with open(path, 'w') as f:\n        json.dump(data, f, indent=2)\n";
 
-TEST_F(CodeMemoryTest, AWriteIsKeptOnceAndCountsItsFunctions) {
+TEST_P(CodeMemoryTest, AWriteIsKeptOnceAndCountsItsFunctions) {
   RecordedWrite first = Record({.file_path = "/p/config.py", .new_code = kPyV1, .tool = "Write"});
   EXPECT_TRUE(first.recorded);
   EXPECT_EQ(first.functions, (std::vector<std::string>{"load_config", "save_config"}));
@@ -86,7 +84,7 @@ TEST_F(CodeMemoryTest, AWriteIsKeptOnceAndCountsItsFunctions) {
   EXPECT_EQ((*functions)[1].edits_30d, 1);
 }
 
-TEST_F(CodeMemoryTest, BadWritesAreRefusedAndNothingIsKept) {
+TEST_P(CodeMemoryTest, BadWritesAreRefusedAndNothingIsKept) {
   auto no_path = memory_->RecordWrite({.new_code = "x = 1"});
   ASSERT_FALSE(no_path);
   EXPECT_EQ(no_path.error().code(), StatusCode::kInvalidArgument);
@@ -97,7 +95,7 @@ TEST_F(CodeMemoryTest, BadWritesAreRefusedAndNothingIsKept) {
   EXPECT_TRUE(hot->empty());
 }
 
-TEST_F(CodeMemoryTest, RecallGivesAtMostThreeFilesOneWriteEachWithCleanPreviews) {
+TEST_P(CodeMemoryTest, RecallGivesAtMostThreeFilesOneWriteEachWithCleanPreviews) {
   std::string long_body;
   for (int i = 0; i < 60; ++i) long_body += "    total += compute_checksum(block_" + std::to_string(i) + ")\n";
   for (const char* f : {"/a/checksum.py", "/b/checksum.py", "/c/checksum.py", "/d/checksum.py"}) {
@@ -127,7 +125,7 @@ TEST_F(CodeMemoryTest, RecallGivesAtMostThreeFilesOneWriteEachWithCleanPreviews)
   EXPECT_TRUE(none->empty());
 }
 
-TEST_F(CodeMemoryTest, TiersAtTheirBoundaries) {
+TEST_P(CodeMemoryTest, TiersAtTheirBoundaries) {
   auto edits = [&](const std::string& path, int n, int64_t age) {
     for (int i = 0; i < n; ++i) {
       Record({.file_path = path, .new_code = "x = " + std::to_string(i) + "\n",
@@ -167,7 +165,7 @@ TEST_F(CodeMemoryTest, TiersAtTheirBoundaries) {
   EXPECT_EQ((*hot)[1].file_path, "/bronze_high.py");
 }
 
-TEST_F(CodeMemoryTest, WarnsBeforeTheThirdEditOfAFunctionIn24Hours) {
+TEST_P(CodeMemoryTest, WarnsBeforeTheThirdEditOfAFunctionIn24Hours) {
   const std::string file = "/svc/handler.go";
   auto edit = [&](int n) {
     return CodeWrite{.file_path = file,
@@ -197,15 +195,16 @@ TEST_F(CodeMemoryTest, WarnsBeforeTheThirdEditOfAFunctionIn24Hours) {
   EXPECT_TRUE(next_day->empty());
 }
 
-TEST_F(CodeMemoryTest, FirstSightingIsExactlyOnceUnderRacingThreads) {
+TEST_P(CodeMemoryTest, FirstSightingIsExactlyOnceUnderRacingThreads) {
   constexpr int kThreads = 8;
   std::atomic<int> firsts{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
-      auto memory = Open();  // each its own connection, like separate hook processes
-      ASSERT_NE(memory, nullptr);
-      auto first = memory->FirstSighting("content\n/a.py\nabc");
+      // Each its own store and connection, like separate hook processes.
+      auto memory = CodeMemory::Open(Location(), MemoryOptionsFor());
+      ASSERT_TRUE(memory) << memory.error().message();
+      auto first = (*memory)->FirstSighting("content\n/a.py\nabc");
       ASSERT_TRUE(first) << first.error().message();
       if (*first) ++firsts;
     });
@@ -214,8 +213,8 @@ TEST_F(CodeMemoryTest, FirstSightingIsExactlyOnceUnderRacingThreads) {
   EXPECT_EQ(firsts.load(), 1);
 }
 
-TEST_F(CodeMemoryTest, SeenStateIsBounded) {
-  auto memory = Open(/*seen_capacity=*/3);
+TEST_P(CodeMemoryTest, SeenStateIsBounded) {
+  auto memory = Open(*store_, /*seen_capacity=*/3);
   for (const char* k : {"k1", "k2", "k3", "k4"}) {
     now_ += 1;
     auto first = memory->FirstSighting(k);
@@ -232,11 +231,10 @@ TEST_F(CodeMemoryTest, SeenStateIsBounded) {
   EXPECT_TRUE(*k1);
 }
 
-TEST_F(CodeMemoryTest, LearnsWritesFromClaudeCodeAndCodexHistory) {
-  // The store stamps messages with the wall clock; churn counts back from it.
-  now_ = std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-             .count();
+TEST_P(CodeMemoryTest, LearnsWritesFromClaudeCodeAndCodexHistory) {
+  // The store stamps messages with its clock; churn counts back from the
+  // memory's: make them one.
+  now_ = now_ms_;
   ASSERT_TRUE(store_->CreateSession({.id = "cc", .metadata_json = R"({"cwd":"/repo"})"}));
   Message write;
   write.role = Role::kAssistant;
@@ -273,7 +271,7 @@ TEST_F(CodeMemoryTest, LearnsWritesFromClaudeCodeAndCodexHistory) {
   EXPECT_EQ(edits["/w/util.rs"], 1);
 
   // Code writes are searchable like messages.
-  auto index = SearchIndex::Open(dir_.Sub("store"), {.embedder = {.from_environment = false}});
+  auto index = SearchIndex::Open(*store_, {.embedder = {.from_environment = false}});
   ASSERT_TRUE(index);
   auto found = (*index)->Search({.query = "helper", .mode = SearchMode::kKeyword,
                                  .filter = {.events = false}});
@@ -283,5 +281,7 @@ TEST_F(CodeMemoryTest, LearnsWritesFromClaudeCodeAndCodexHistory) {
   EXPECT_EQ(found->hits[0].file_path, "/w/util.rs");
 }
 
+SESSIONDB_FOR_EACH_BACKEND(CodeMemoryTest);
+
 }  // namespace
-}  // namespace sessiondb
+}  // namespace sessiondb::testing

@@ -1,32 +1,76 @@
+// The query syntax builds a backend-neutral TextQuery; these tests assert
+// its structure and, through the embedded backend's renderer, the FTS5
+// expression SearchResults::match_expression shows.
 #include "search/query_syntax.h"
 
 #include <gtest/gtest.h>
 
+#include "store/sqlite/fts5_query.h"
+
 namespace sessiondb::search {
 namespace {
 
+// The FTS5 expression `text` becomes on an embedded store.
+std::string Fts5(std::string_view text) {
+  return sqlite::Fts5Expression(ParseUserQuery(text).query);
+}
+
+// A phrase's words, for comparing structures in one line.
+std::vector<std::vector<std::vector<std::string>>> Groups(const store::TextQuery& q) {
+  std::vector<std::vector<std::vector<std::string>>> out;
+  for (const auto& group : q.all_of) {
+    out.emplace_back();
+    for (const store::TextPhrase& p : group) out.back().push_back(p.words);
+  }
+  return out;
+}
+
 TEST(QuerySyntax, WordsAreQuotedAndAnded) {
   ParsedQuery q = ParseUserQuery("Token  limit");
-  EXPECT_EQ(q.match, "(\"token\" AND \"limit\")");
+  EXPECT_EQ(Groups(q.query),
+            (std::vector<std::vector<std::vector<std::string>>>{{{"token"}}, {{"limit"}}}));
+  EXPECT_TRUE(q.query.none_of.empty());
+  EXPECT_EQ(sqlite::Fts5Expression(q.query), "(\"token\" AND \"limit\")");
   EXPECT_EQ(q.terms, (std::vector<std::string>{"token", "limit"}));
   EXPECT_TRUE(q.note.empty());
 }
 
-TEST(QuerySyntax, PhrasesOrNotAndPrefix) {
-  EXPECT_EQ(ParseUserQuery("\"token limit\"").match, "\"token limit\"");
-  EXPECT_EQ(ParseUserQuery("cat OR dog fish").match, "((\"cat\" OR \"dog\") AND \"fish\")");
+TEST(QuerySyntax, PhrasesOrNotAndPrefixHaveTheirStructure) {
+  ParsedQuery phrase = ParseUserQuery("\"token limit\"");
+  EXPECT_EQ(Groups(phrase.query),
+            (std::vector<std::vector<std::vector<std::string>>>{{{"token", "limit"}}}));
+  EXPECT_FALSE(phrase.query.all_of[0][0].prefix);
+  ParsedQuery either = ParseUserQuery("x y OR z");
+  EXPECT_EQ(Groups(either.query),
+            (std::vector<std::vector<std::vector<std::string>>>{{{"x"}}, {{"y"}, {"z"}}}));
+  ParsedQuery excluded = ParseUserQuery("cat -dog NOT \"big fish\"");
+  EXPECT_EQ(Groups(excluded.query),
+            (std::vector<std::vector<std::vector<std::string>>>{{{"cat"}}}));
+  ASSERT_EQ(excluded.query.none_of.size(), 2u);
+  EXPECT_EQ(excluded.query.none_of[0].words, (std::vector<std::string>{"dog"}));
+  EXPECT_EQ(excluded.query.none_of[1].words, (std::vector<std::string>{"big", "fish"}));
+  EXPECT_EQ(excluded.terms, (std::vector<std::string>{"cat"}));
+  ParsedQuery prefix = ParseUserQuery("pars* a*b*");
+  ASSERT_EQ(prefix.query.all_of.size(), 2u);
+  EXPECT_TRUE(prefix.query.all_of[0][0].prefix);
+  EXPECT_FALSE(prefix.query.all_of[1][0].prefix);  // two words: a phrase, no prefix
+}
+
+TEST(QuerySyntax, PhrasesOrNotAndPrefixRenderAsFts5) {
+  EXPECT_EQ(Fts5("\"token limit\""), "\"token limit\"");
+  EXPECT_EQ(Fts5("cat OR dog fish"), "((\"cat\" OR \"dog\") AND \"fish\")");
   // A word before an OR group: FTS5 refuses "x" ("y" OR "z") without the AND.
-  EXPECT_EQ(ParseUserQuery("x y OR z").match, "(\"x\" AND (\"y\" OR \"z\"))");
-  EXPECT_EQ(ParseUserQuery("cat -dog").match, "\"cat\" NOT \"dog\"");
-  EXPECT_EQ(ParseUserQuery("cat NOT dog").match, "\"cat\" NOT \"dog\"");
-  EXPECT_EQ(ParseUserQuery("pars*").match, "\"pars\"*");
+  EXPECT_EQ(Fts5("x y OR z"), "(\"x\" AND (\"y\" OR \"z\"))");
+  EXPECT_EQ(Fts5("cat -dog"), "\"cat\" NOT \"dog\"");
+  EXPECT_EQ(Fts5("cat NOT dog"), "\"cat\" NOT \"dog\"");
+  EXPECT_EQ(Fts5("pars*"), "\"pars\"*");
 }
 
 TEST(QuerySyntax, CodeBecomesAPhraseOfItsWords) {
-  EXPECT_EQ(ParseUserQuery("foo(bar)").match, "\"foo bar\"");
-  EXPECT_EQ(ParseUserQuery("a->b").match, "\"a b\"");
-  EXPECT_EQ(ParseUserQuery("parse_config_file").match, "\"parse_config_file\"");
-  EXPECT_EQ(ParseUserQuery("std::vector<int>").match, "\"std vector int\"");
+  EXPECT_EQ(Fts5("foo(bar)"), "\"foo bar\"");
+  EXPECT_EQ(Fts5("a->b"), "\"a b\"");
+  EXPECT_EQ(Fts5("parse_config_file"), "\"parse_config_file\"");
+  EXPECT_EQ(Fts5("std::vector<int>"), "\"std vector int\"");
 }
 
 TEST(QuerySyntax, HostileInputNeverProducesOperatorsOfItsOwn) {
@@ -35,9 +79,8 @@ TEST(QuerySyntax, HostileInputNeverProducesOperatorsOfItsOwn) {
   for (const char* q : {"\"unterminated phrase", "NEAR(a b)", "col:term", "^start", "{a b} : c",
                         "a + b", "x\"y\"z", "'; DROP TABLE events; --", "\\\\", "OR", "AND OR NOT",
                         "-", "*", "***", "a*b*", "\"\"\"\""}) {
-    ParsedQuery p = ParseUserQuery(q);
+    const std::string m = Fts5(q);
     for (char c : {':', '^', '{', '}', '+', '(', ';', '\\', '\''}) {
-      std::string m = p.match;
       // Parentheses are ours only around groups: "(" directly before a quote.
       if (c == '(') {
         for (size_t i = 0; i < m.size(); ++i) {
@@ -53,16 +96,28 @@ TEST(QuerySyntax, HostileInputNeverProducesOperatorsOfItsOwn) {
 
 TEST(QuerySyntax, NothingToSearchForGivesANoteNotAnError) {
   ParsedQuery punct = ParseUserQuery("-> () ;;");
-  EXPECT_TRUE(punct.match.empty());
+  EXPECT_TRUE(punct.query.empty());
+  EXPECT_EQ(sqlite::Fts5Expression(punct.query), "");
   EXPECT_EQ(punct.note, "the query has no words to search for");
   ParsedQuery only_not = ParseUserQuery("-cat");
-  EXPECT_TRUE(only_not.match.empty());
+  EXPECT_TRUE(only_not.query.empty());
+  EXPECT_TRUE(only_not.query.none_of.empty());
+  EXPECT_TRUE(only_not.terms.empty());
+  EXPECT_EQ(sqlite::Fts5Expression(only_not.query), "");
   EXPECT_EQ(only_not.note, "the query only excludes words; add a word to look for");
 }
 
-TEST(QuerySyntax, AnyOfWords) {
-  EXPECT_EQ(AnyOfWords({"alpha", "beta"}), "\"alpha\" OR \"beta\"");
-  EXPECT_EQ(AnyOfWords({}), "");
+TEST(QuerySyntax, AnyOfWordsIsOneGroupOfOneWordPhrases) {
+  store::TextQuery any = AnyOfWords({"alpha", "", "beta"});
+  EXPECT_EQ(Groups(any),
+            (std::vector<std::vector<std::vector<std::string>>>{{{"alpha"}, {"beta"}}}));
+  EXPECT_TRUE(any.none_of.empty());
+  // One group of several phrases is parenthesized, as a typed "alpha OR beta"
+  // always was (before, AnyOfWords rendered it without the parentheses).
+  EXPECT_EQ(sqlite::Fts5Expression(any), "(\"alpha\" OR \"beta\")");
+  EXPECT_EQ(sqlite::Fts5Expression(AnyOfWords({"alpha"})), "\"alpha\"");
+  EXPECT_TRUE(AnyOfWords({}).empty());
+  EXPECT_TRUE(AnyOfWords({""}).empty());
 }
 
 }  // namespace

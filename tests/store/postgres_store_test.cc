@@ -130,7 +130,9 @@ TEST_F(PostgresStore, TextWithANulCharacterIsRefusedRatherThanCut) {
 // its provider), and a message whose body has no usage.
 constexpr const char* kVersion1Store = R"sql(
 DROP TABLE IF EXISTS sessions, events, blobs, blob_refs, active_sessions, usage_totals, drafts,
-  sessiondb_meta;
+  sessiondb_meta, search_docs, embeddings, code_writes, code_edits, hook_seen, index_meta;
+DROP FUNCTION IF EXISTS sessiondb_events_removed, sessiondb_events_changed,
+  sessiondb_code_writes_removed, sessiondb_search_docs_removed CASCADE;
 CREATE TABLE sessiondb_meta (key text PRIMARY KEY, value text NOT NULL);
 INSERT INTO sessiondb_meta VALUES ('schema_version', '1');
 CREATE TABLE sessions (
@@ -169,12 +171,12 @@ INSERT INTO events VALUES ('team-b', 'old', 2, 'b2', 2000, 'message', 'assistant
   '{"v":1,"parts":[{"type":"text","text":"y"}],"model":"m1","usage":{"input_tokens":100,"output_tokens":1,"cached_tokens":0,"reasoning_tokens":0}}');
 )sql";
 
-TEST_F(PostgresStore, AVersion1StoreMigratesToVersion2WithItsUsageFilledIn) {
+TEST_F(PostgresStore, AVersion1StoreMigratesToTheCurrentVersionWithItsUsageFilledIn) {
   store_.reset();
   pg_->Query(kVersion1Store);
 
   Reopen();
-  EXPECT_EQ(pg_->Query("SELECT value FROM sessiondb_meta WHERE key = 'schema_version'"), "2");
+  EXPECT_EQ(pg_->Query("SELECT value FROM sessiondb_meta WHERE key = 'schema_version'"), "3");
   auto session = store_->GetSession("old");
   ASSERT_TRUE(session) << session.error().ToString();
   EXPECT_EQ(session->parent_id, "");

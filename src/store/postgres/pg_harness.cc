@@ -11,7 +11,9 @@
 
 #include "core/event_codec.h"
 #include "core/message_codec.h"
+#include "core/search_text.h"
 #include "core/text_rules.h"
+#include "store/postgres/pg_search_docs.h"
 #include "store/postgres/pg_store_internal.h"
 #include "store/store_common.h"
 
@@ -310,6 +312,7 @@ Result<Event> PgStore::AppendEventRecord(std::string_view session_id, EventType 
         c.Run("INSERT INTO events (namespace, session_id, seq, id, ts_ms, type, role, text, body) "
               "VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8)",
               p));
+    RETURN_IF_ERROR(AddEventDocuments(c, ns_, session_id, {seq}, {SearchText(text, body)}));
     PgParams u;
     u.Add(ns_).Add(session_id).Add(seq).Add(now);
     RETURN_IF_ERROR(c.Run(
@@ -573,6 +576,8 @@ Result<PruneReport> PgStore::PruneCompaction(std::string_view session_id, int64_
                             "e.namespace = $1 AND e.session_id = $2 AND e.seq = u.seq",
                             u));
     report.events_pruned = updated.Affected();
+    // The update left their documents to be indexed again (schema v3 trigger).
+    RETURN_IF_ERROR(IndexPendingDocuments(c, ns_));
     PgParams refs;
     refs.Add(ns_).Add(session_id).Add(PgArray(seqs));
     ASSIGN_OR_RETURN(PgResult dropped,

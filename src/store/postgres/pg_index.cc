@@ -1,12 +1,665 @@
-// IndexBackend of a PostgreSQL store: placeholder until PostgreSQL full-text
-// search, vectors and code memory exist.
-#include "store/index_backend.h"
-#include "store/postgres/pg_store.h"
+#include "store/postgres/pg_index.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/json_parse.h"
+#include "store/postgres/pg_fulltext_query.h"
+#include "store/postgres/pg_search_docs.h"
+#include "store/postgres/pg_store_internal.h"
 
 namespace sessiondb::postgres {
+namespace {
+
+// A session metadata field as text, from the metadata column m. The json
+// type (not jsonb) and the guard keep a "\u0000" anywhere in a session's
+// metadata from failing the whole query: such a session simply has none.
+#define PG_METADATA_FIELD(m, key) \
+  "CASE WHEN " m " NOT LIKE '%\\\\u0000%' THEN " m "::json ->> '" key "' END"
+
+// The filter as SQL over search_docs d, events e, sessions s and code_writes
+// c, with parameters $1 (namespace) and $2 .. $9 (AddFilterParams). Written
+// once, so each statement is prepared once; an absent filter is a NULL.
+#define PG_FILTER_JOINS                                                      \
+  " LEFT JOIN events e ON d.code_id IS NULL AND e.namespace = d.namespace"   \
+  " AND e.session_id = d.session_id AND e.seq = d.seq"                       \
+  " LEFT JOIN sessions s ON d.code_id IS NULL AND s.namespace = d.namespace" \
+  " AND s.id = d.session_id"                                                 \
+  " LEFT JOIN code_writes c ON c.namespace = d.namespace AND c.id = d.code_id "
+#define PG_FILTER_WHERE \
+  " d.namespace = $1 AND (d.code_id IS NOT NULL OR NOT s.deleted)"                      \
+  " AND ($2::text IS NULL OR d.session_id = $2)"                                        \
+  " AND ($3::boolean OR d.code_id IS NOT NULL)"                                         \
+  " AND ($4::boolean OR d.code_id IS NULL)"                                             \
+  " AND ($5::text IS NULL OR e.role = $5)"                                              \
+  " AND ($6::bigint IS NULL OR coalesce(e.ts_ms, c.created_ms) >= $6)"                  \
+  " AND ($7::bigint IS NULL OR coalesce(e.ts_ms, c.created_ms) < $7)"                   \
+  " AND ($8::boolean IS NULL OR d.code_id IS NOT NULL OR s.archived = $8)"              \
+  " AND ($9::text IS NULL"                                                              \
+  "  OR starts_with(coalesce(c.project, " PG_METADATA_FIELD("s.metadata", "project")    \
+  "    , ''), $9)"                                                                      \
+  "  OR starts_with(coalesce(c.file_path, " PG_METADATA_FIELD("s.metadata", "cwd")      \
+  "    , ''), $9)) "
+
+void AddFilterParams(const SearchFilter& f, PgParams* p) {
+  if (f.session_id.empty())
+    p->AddNull();
+  else
+    p->Add(std::string_view(f.session_id));
+  p->Add(f.events);
+  p->Add(f.code_writes);
+  if (f.role)
+    p->Add(RoleName(*f.role));
+  else
+    p->AddNull();
+  if (f.since_ms > 0)
+    p->Add(f.since_ms);
+  else
+    p->AddNull();
+  if (f.until_ms > 0)
+    p->Add(f.until_ms);
+  else
+    p->AddNull();
+  switch (f.archived) {
+    case ArchivedFilter::kInclude:
+      p->AddNull();
+      break;
+    case ArchivedFilter::kExclude:
+      p->Add(false);
+      break;
+    case ArchivedFilter::kOnly:
+      p->Add(true);
+      break;
+  }
+  if (f.project.empty())
+    p->AddNull();
+  else
+    p->Add(std::string_view(f.project));
+}
+
+bool FilterIsEmpty(const SearchFilter& f) {
+  return f.session_id.empty() && f.events && f.code_writes && !f.role && f.since_ms <= 0 &&
+         f.until_ms <= 0 && f.archived == ArchivedFilter::kInclude && f.project.empty();
+}
+
+// The text a filter compares must be storable: a NUL would cut the parameter.
+Status CheckFilter(const SearchFilter& f) {
+  RETURN_IF_ERROR(CheckNoNul(f.session_id, "the session filter"));
+  return CheckNoNul(f.project, "the project filter");
+}
+
+// Vectors travel as bytea in the hex form, inside one array parameter.
+std::string ByteaHex(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\\x";
+  out.reserve(2 + bytes.size() * 2);
+  for (unsigned char ch : bytes) {
+    out += kHex[ch >> 4];
+    out += kHex[ch & 15];
+  }
+  return out;
+}
+
+// A string member, or the JSON text of any other non-null one ("" when absent).
+std::string MemberText(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+// The project a session's metadata names: "project", else "cwd", else "".
+std::string ProjectOf(std::string_view metadata) {
+  nlohmann::json doc = ParseJson(metadata).value_or(nlohmann::json());
+  if (!doc.is_object()) return "";
+  std::string project = MemberText(doc, "project");
+  return project.empty() ? MemberText(doc, "cwd") : project;
+}
+
+constexpr int64_t kVectorPage = 2048;
+
+}  // namespace
 
 Result<std::unique_ptr<store::IndexBackend>> PgStore::OpenIndexBackend() {
-  return Err(Status::FailedPrecondition("not yet: search on PostgreSQL"));
+  return std::unique_ptr<store::IndexBackend>(std::make_unique<PgIndex>(this));
+}
+
+// ---- Full text ----------------------------------------------------------------
+
+std::string PgIndex::Expression(const store::TextQuery& query) const {
+  return RenderTsQuery(query);
+}
+
+Result<store::KeywordRanking> PgIndex::RankKeyword(const store::TextQuery& query,
+                                                   const SearchFilter& filter,
+                                                   int64_t max_candidates) {
+  store::KeywordRanking ranking;
+  const std::string tsquery = RenderTsQuery(query);
+  if (tsquery.empty() || max_candidates <= 0) return ranking;
+  if (!filter.events && !filter.code_writes) return ranking;
+  RETURN_IF_ERROR(CheckFilter(filter));
+  PgParams p;
+  p.Add(ns());
+  AddFilterParams(filter, &p);
+  p.Add(tsquery).Add(max_candidates + 1);
+  // The newest matches only (the LIMIT bounds the work for a common term),
+  // then ranked: ts_rank_cd runs on those rows alone.
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT m.doc_id, ts_rank_cd(m.tsv, to_tsquery('simple', $10)) FROM ("
+                         "SELECT d.doc_id, d.tsv FROM search_docs d" PG_FILTER_JOINS
+                         "WHERE d.tsv @@ to_tsquery('simple', $10) AND" PG_FILTER_WHERE
+                         "ORDER BY d.doc_id DESC LIMIT $11) m ORDER BY m.doc_id DESC",
+                         p);
+                   }));
+  for (int i = 0; i < r.rows(); ++i) {
+    ranking.docs.push_back({r.Int(i, 0), std::strtod(std::string(r.Text(i, 1)).c_str(), nullptr)});
+  }
+  if (static_cast<int64_t>(ranking.docs.size()) > max_candidates) {
+    ranking.docs.pop_back();
+    ranking.bounded = true;
+  }
+  ranking.matches = static_cast<int64_t>(ranking.docs.size());
+  // Stable: equal scores stay newest first.
+  std::stable_sort(
+      ranking.docs.begin(), ranking.docs.end(),
+      [](const store::RankedDoc& a, const store::RankedDoc& b) { return a.score > b.score; });
+  return ranking;
+}
+
+Result<store::FilteredDocs> PgIndex::DocsPassingFilter(const SearchFilter& filter) {
+  store::FilteredDocs out;
+  if (FilterIsEmpty(filter)) {
+    out.unfiltered = true;
+    return out;
+  }
+  RETURN_IF_ERROR(CheckFilter(filter));
+  PgParams p;
+  p.Add(ns());
+  AddFilterParams(filter, &p);
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec("SELECT d.doc_id FROM search_docs d" PG_FILTER_JOINS
+                                   "WHERE" PG_FILTER_WHERE "ORDER BY d.doc_id",
+                                   p);
+                   }));
+  out.doc_ids.reserve(static_cast<size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) out.doc_ids.push_back(r.Int(i, 0));
+  return out;
+}
+
+Result<bool> PgIndex::LoadHitDetails(int64_t doc_id, SearchHit* hit) {
+  PgParams p;
+  p.Add(ns()).Add(doc_id);
+  ASSIGN_OR_RETURN(
+      PgResult r, Run([&](PgConnection& c) {
+        return c.Exec(
+            "SELECT d.session_id, d.seq, d.code_id, e.id, e.type, e.role, e.ts_ms,"
+            " s.title, s.deleted, c.file_path, c.created_ms FROM search_docs d"
+            " LEFT JOIN events e ON d.code_id IS NULL AND e.namespace = d.namespace"
+            "  AND e.session_id = d.session_id AND e.seq = d.seq"
+            " LEFT JOIN sessions s ON s.namespace = d.namespace AND s.id = d.session_id"
+            " LEFT JOIN code_writes c ON c.namespace = d.namespace AND c.id = d.code_id"
+            " WHERE d.namespace = $1 AND d.doc_id = $2",
+            p);
+      }));
+  if (r.rows() == 0) return false;
+  hit->session_id = std::string(r.Text(0, 0));
+  hit->seq = r.Int(0, 1);
+  hit->session_title = std::string(r.Text(0, 7));
+  if (!r.IsNull(0, 2)) {
+    hit->kind = HitKind::kCodeWrite;
+    hit->code_id = r.Int(0, 2);
+    hit->file_path = std::string(r.Text(0, 9));
+    hit->time_ms = r.Int(0, 10);
+    return !r.IsNull(0, 9);
+  }
+  if (r.IsNull(0, 3) || r.IsNull(0, 8) || r.Bool(0, 8)) return false;
+  hit->event_id = std::string(r.Text(0, 3));
+  const std::string_view type = r.Text(0, 4);
+  hit->kind = type == "compaction"      ? HitKind::kCompaction
+              : type == "resource_view" ? HitKind::kResourceView
+                                        : HitKind::kMessage;
+  if (!r.IsNull(0, 5)) {
+    Result<Role> role = ParseRole(r.Text(0, 5));
+    if (role) hit->role = *role;
+  }
+  hit->time_ms = r.Int(0, 6);
+  return true;
+}
+
+Result<store::Snippet> PgIndex::MatchSnippet(const store::TextQuery& query, int64_t doc_id) {
+  const std::string tsquery = RenderTsQuery(query);
+  if (tsquery.empty()) return store::Snippet{};
+  ASSIGN_OR_RETURN(std::optional<std::string> text, ReadDocumentText(doc_id));
+  if (!text) return store::Snippet{};
+  const std::string_view original = IndexedPart(*text);
+  const std::string indexable = IndexableText(*text);
+  PgParams p;
+  p.Add(ns()).Add(doc_id).Add(indexable).Add(tsquery).Add(HeadlineOptions());
+  // Only a document that matches gets a snippet, as with FTS5.
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT ts_headline('simple', $3, to_tsquery('simple', $4), $5)"
+                         " FROM search_docs WHERE namespace = $1 AND doc_id = $2"
+                         " AND tsv @@ to_tsquery('simple', $4)",
+                         p);
+                   }));
+  if (r.rows() == 0) return store::Snippet{};
+  return SnippetFromHeadline(r.Text(0, 0), indexable, original);
+}
+
+Result<std::optional<std::string>> PgIndex::ReadDocumentText(int64_t doc_id) {
+  PgParams p;
+  p.Add(ns()).Add(doc_id);
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec("SELECT" PG_DOCUMENT_COLUMNS
+                                   "FROM search_docs d" PG_DOCUMENT_JOINS
+                                   "WHERE d.namespace = $1 AND d.doc_id = $2",
+                                   p);
+                   }));
+  if (r.rows() == 0) return std::optional<std::string>();
+  return DocumentTextFromRow(r, 0, 0);
+}
+
+Status PgIndex::RebuildKeywordIndex() {
+  PgParams p;
+  p.Add(ns());
+  RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    // Documents for events and writes the index lost, none for those gone.
+    RETURN_IF_ERROR(c.Run(
+        "DELETE FROM search_docs d WHERE d.namespace = $1 AND ((d.code_id IS NULL AND NOT EXISTS"
+        " (SELECT 1 FROM events e WHERE e.namespace = d.namespace AND e.session_id = d.session_id"
+        " AND e.seq = d.seq)) OR (d.code_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM code_writes"
+        " c WHERE c.namespace = d.namespace AND c.id = d.code_id)))",
+        p));
+    RETURN_IF_ERROR(c.Run(
+        "INSERT INTO search_docs (namespace, session_id, seq) SELECT e.namespace, e.session_id,"
+        " e.seq FROM events e WHERE e.namespace = $1 AND NOT EXISTS (SELECT 1 FROM search_docs d"
+        " WHERE d.namespace = e.namespace AND d.code_id IS NULL AND d.session_id = e.session_id"
+        " AND d.seq = e.seq) ORDER BY e.ts_ms, e.session_id, e.seq",
+        p));
+    RETURN_IF_ERROR(
+        c.Run("INSERT INTO search_docs (namespace, session_id, seq, code_id) SELECT c.namespace,"
+              " c.session_id, 0, c.id FROM code_writes c WHERE c.namespace = $1 AND NOT EXISTS"
+              " (SELECT 1 FROM search_docs d WHERE d.namespace = c.namespace AND d.code_id = c.id)"
+              " ORDER BY c.id",
+              p));
+    return txn.Commit();
+  }));
+  // Then every document's words again, a page per transaction: searches keep
+  // finding the old words of a page until its new ones commit.
+  int64_t after = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(
+        std::optional<int64_t> last, Run([&](PgConnection& c) -> Result<std::optional<int64_t>> {
+          ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+          ASSIGN_OR_RETURN(std::optional<int64_t> page, IndexDocuments(c, ns(), after, 512, false));
+          RETURN_IF_ERROR(txn.Commit());
+          return page;
+        }));
+    if (!last) return Status::Ok();
+    after = *last;
+  }
+}
+
+// ---- Vectors ------------------------------------------------------------------
+
+// The documents after the newest with a vector of the model ($2), in $1.
+#define PG_PENDING_DOCS                                                  \
+  " d.namespace = $1 AND d.doc_id > coalesce((SELECT max(m.doc_id) FROM" \
+  " embeddings m WHERE m.namespace = $1 AND m.model = $2), 0) "
+
+Result<int64_t> PgIndex::CountPendingEmbeddings(const std::string& model) {
+  PgParams p;
+  p.Add(ns()).Add(model);
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec("SELECT count(*) FROM search_docs d WHERE" PG_PENDING_DOCS, p);
+                   }));
+  return r.rows() == 1 ? r.Int(0, 0) : 0;
+}
+
+Result<std::vector<store::DocumentText>> PgIndex::PendingDocuments(const std::string& model,
+                                                                   int limit) {
+  std::vector<store::DocumentText> out;
+  if (limit <= 0) return out;
+  PgParams p;
+  p.Add(ns()).Add(model).Add(static_cast<int64_t>(limit));
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec("SELECT d.doc_id," PG_DOCUMENT_COLUMNS
+                                   "FROM search_docs d" PG_DOCUMENT_JOINS "WHERE" PG_PENDING_DOCS
+                                   "ORDER BY d.doc_id LIMIT $3",
+                                   p);
+                   }));
+  for (int i = 0; i < r.rows(); ++i) {
+    out.push_back({r.Int(i, 0), DocumentTextFromRow(r, i, 1).value_or("")});
+  }
+  return out;
+}
+
+Status PgIndex::PutVectors(const std::string& model,
+                           std::span<const store::EncodedVector> vectors) {
+  if (vectors.empty()) return Status::Ok();
+  std::vector<int64_t> ids;
+  std::vector<std::string> hex;
+  for (const store::EncodedVector& v : vectors) {
+    ids.push_back(v.doc_id);
+    hex.push_back(ByteaHex(v.encoded));
+  }
+  PgParams p;
+  p.Add(ns()).Add(model).Add(PgArray(ids)).Add(PgArray(hex));
+  // One statement is one transaction. A document deleted since it was read
+  // gets no vector.
+  return Run([&](PgConnection& c) {
+    return c.Run(
+        "INSERT INTO embeddings (namespace, model, doc_id, vector) SELECT $1, $2, u.id, u.v"
+        " FROM unnest($3::bigint[], $4::bytea[]) AS u(id, v) WHERE EXISTS (SELECT 1 FROM"
+        " search_docs d WHERE d.namespace = $1 AND d.doc_id = u.id)"
+        " ON CONFLICT (namespace, model, doc_id) DO UPDATE SET vector = excluded.vector",
+        p);
+  });
+}
+
+Result<int64_t> PgIndex::ScanVectors(
+    const std::string& model, int64_t after_doc_id,
+    const std::function<void(int64_t doc_id, std::string_view encoded)>& visit) {
+  // Pages, not one result: a million vectors never sit in memory at once.
+  int64_t last = after_doc_id;
+  while (true) {
+    PgParams p;
+    p.Add(ns()).Add(model).Add(last).Add(kVectorPage);
+    ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                       // Binary results for the bytes; the id as text,
+                       // under a name that ORDER BY does not take for it.
+                       return c.Exec(
+                           "SELECT doc_id::text AS id_text, vector FROM embeddings"
+                           " WHERE namespace = $1 AND model = $2 AND doc_id > $3"
+                           " AND length(vector) > 0 ORDER BY doc_id LIMIT $4",
+                           p, /*binary_result=*/true);
+                     }));
+    for (int i = 0; i < r.rows(); ++i) {
+      last = r.Int(i, 0);
+      visit(last, r.Text(i, 1));
+    }
+    if (r.rows() < kVectorPage) return last;
+  }
+}
+
+Result<int64_t> PgIndex::VectorCount(const std::string& model) {
+  PgParams p;
+  p.Add(ns()).Add(model);
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT count(*) FROM embeddings WHERE namespace = $1"
+                         " AND model = $2 AND length(vector) > 0",
+                         p);
+                   }));
+  return r.rows() == 1 ? r.Int(0, 0) : 0;
+}
+
+Status PgIndex::ClearVectors() {
+  PgParams p;
+  p.Add(ns());
+  return Run([&](PgConnection& c) -> Status {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    RETURN_IF_ERROR(c.Run("DELETE FROM embeddings WHERE namespace = $1", p));
+    RETURN_IF_ERROR(
+        c.Run("DELETE FROM index_meta WHERE namespace = $1 AND starts_with(key, 'hnsw:')", p));
+    return txn.Commit();
+  });
+}
+
+Result<std::optional<std::string>> PgIndex::GetMeta(std::string_view key) {
+  RETURN_IF_ERROR(CheckNoNul(key, "an index setting's name"));
+  PgParams p;
+  p.Add(ns()).Add(key);
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT value FROM index_meta WHERE namespace = $1"
+                         " AND key = $2",
+                         p);
+                   }));
+  if (r.rows() == 0) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(r.Text(0, 0)));
+}
+
+Status PgIndex::SetMeta(std::string_view key, std::string_view value) {
+  RETURN_IF_ERROR(CheckNoNul(key, "an index setting's name"));
+  RETURN_IF_ERROR(CheckNoNul(value, "an index setting"));
+  PgParams p;
+  p.Add(ns()).Add(key).Add(value);
+  return Run([&](PgConnection& c) {
+    return c.Run(
+        "INSERT INTO index_meta (namespace, key, value) VALUES ($1, $2, $3)"
+        " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
+        p);
+  });
+}
+
+// ---- Code memory --------------------------------------------------------------
+
+Result<std::optional<std::string>> PgIndex::LastWholeFile(std::string_view file_path) {
+  RETURN_IF_ERROR(CheckNoNul(file_path, "the file path"));
+  PgParams p;
+  p.Add(ns()).Add(file_path);
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT new_code FROM code_writes WHERE namespace = $1"
+                         " AND file_path = $2 AND whole_file"
+                         " ORDER BY created_ms DESC, id DESC LIMIT 1",
+                         p);
+                   }));
+  if (r.rows() == 0) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(r.Text(0, 0)));
+}
+
+Result<RecordedWrite> PgIndex::InsertCodeWrite(const store::StoredCodeWrite& write,
+                                               const std::vector<std::string>& functions) {
+  // PostgreSQL text holds no NUL: such a write cannot be kept here.
+  RETURN_IF_ERROR(CheckNoNul(write.file_path, "the written file's path"));
+  RETURN_IF_ERROR(CheckNoNul(write.old_code, "the replaced code of " + write.file_path));
+  RETURN_IF_ERROR(CheckNoNul(write.new_code, "the code written to " + write.file_path));
+  for (const std::string* field :
+       {&write.language, &write.session_id, &write.project, &write.tool, &write.content_sha256}) {
+    RETURN_IF_ERROR(CheckNoNul(*field, "a field of the write to " + write.file_path));
+  }
+  for (const std::string& f : functions) {
+    RETURN_IF_ERROR(CheckNoNul(f, "a function name in " + write.file_path));
+  }
+  std::vector<std::string> edited = {""};  // the file as a whole
+  edited.insert(edited.end(), functions.begin(), functions.end());
+  const std::string indexable = IndexableText(CodeWriteText(write.file_path, write.new_code));
+  return Run([&](PgConnection& c) -> Result<RecordedWrite> {
+    RecordedWrite out;
+    out.functions = functions;
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    PgParams w;
+    w.Add(ns()).Add(write.file_path).Add(write.old_code).Add(write.new_code);
+    w.Add(write.language).Add(write.session_id).Add(write.project).Add(write.tool);
+    w.Add(write.time_ms).Add(write.content_sha256).Add(write.whole_file);
+    // A racing writer of the same write waits here, then finds it kept.
+    ASSIGN_OR_RETURN(PgResult inserted,
+                     c.Exec("INSERT INTO code_writes (namespace, file_path, old_code, new_code,"
+                            " language, session_id, project, tool, created_ms, content_sha256,"
+                            " whole_file) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+                            " ON CONFLICT (namespace, content_sha256) DO NOTHING RETURNING id",
+                            w));
+    if (inserted.rows() == 0) {
+      PgParams f;
+      f.Add(ns()).Add(write.content_sha256);
+      ASSIGN_OR_RETURN(PgResult found, c.Exec("SELECT id FROM code_writes WHERE namespace = $1"
+                                              " AND content_sha256 = $2",
+                                              f));
+      if (found.rows() == 1) out.code_id = found.Int(0, 0);
+      RETURN_IF_ERROR(txn.Commit());
+      return out;  // kept already: not a new edit either
+    }
+    out.code_id = inserted.Int(0, 0);
+    out.recorded = true;
+    PgParams e;
+    e.Add(ns()).Add(write.file_path).Add(PgArray(edited)).Add(write.time_ms).Add(out.code_id);
+    RETURN_IF_ERROR(
+        c.Run("INSERT INTO code_edits (namespace, file_path, function, created_ms,"
+              " code_id) SELECT $1, $2, f, $4, $5 FROM unnest($3::text[]) AS f",
+              e));
+    PgParams d;
+    d.Add(ns()).Add(write.session_id).Add(out.code_id).Add(indexable);
+    RETURN_IF_ERROR(
+        c.Run("INSERT INTO search_docs (namespace, session_id, seq, code_id, tsv)"
+              " VALUES ($1, $2, 0, $3, to_tsvector('simple', $4))",
+              d));
+    RETURN_IF_ERROR(txn.Commit());
+    return out;
+  });
+}
+
+Result<std::optional<store::KeptCodeWrite>> PgIndex::CodeWriteOfDocument(int64_t doc_id) {
+  PgParams p;
+  p.Add(ns()).Add(doc_id);
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT c.id, c.file_path, c.new_code, c.session_id,"
+                         " c.project, c.created_ms FROM search_docs d"
+                         " JOIN code_writes c ON c.namespace = d.namespace"
+                         " AND c.id = d.code_id WHERE d.namespace = $1"
+                         " AND d.doc_id = $2",
+                         p);
+                   }));
+  if (r.rows() == 0) return std::optional<store::KeptCodeWrite>();
+  return std::optional<store::KeptCodeWrite>(store::KeptCodeWrite{
+      .code_id = r.Int(0, 0),
+      .file_path = std::string(r.Text(0, 1)),
+      .new_code = std::string(r.Text(0, 2)),
+      .session_id = std::string(r.Text(0, 3)),
+      .project = std::string(r.Text(0, 4)),
+      .time_ms = r.Int(0, 5),
+  });
+}
+
+Result<store::EditCounts> PgIndex::CountEdits(std::string_view file_path, std::string_view function,
+                                              int64_t since_30d_ms, int64_t since_24h_ms) {
+  RETURN_IF_ERROR(CheckNoNul(file_path, "the file path"));
+  RETURN_IF_ERROR(CheckNoNul(function, "the function name"));
+  PgParams p;
+  p.Add(ns()).Add(file_path).Add(function).Add(since_30d_ms).Add(since_24h_ms);
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT count(*), count(*) FILTER (WHERE created_ms >= $5)"
+                         " FROM code_edits WHERE namespace = $1 AND file_path = $2"
+                         " AND function = $3 AND created_ms >= $4",
+                         p);
+                   }));
+  store::EditCounts out;
+  if (r.rows() == 1) {
+    out.edits_30d = r.Int(0, 0);
+    out.edits_24h = r.Int(0, 1);
+  }
+  return out;
+}
+
+Result<std::vector<ChurnEntry>> PgIndex::CountHotspots(std::string_view path_prefix, bool functions,
+                                                       int limit, int64_t since_30d_ms,
+                                                       int64_t since_24h_ms) {
+  std::vector<ChurnEntry> out;
+  if (limit <= 0) return out;
+  RETURN_IF_ERROR(CheckNoNul(path_prefix, "the path prefix"));
+  PgParams p;
+  p.Add(ns()).Add(since_30d_ms).Add(since_24h_ms).Add(functions).Add(path_prefix);
+  p.Add(static_cast<int64_t>(limit));
+  // COLLATE "C": paths and names in byte order, as the embedded store sorts them.
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT file_path, function, count(*) AS n,"
+                         " count(*) FILTER (WHERE created_ms >= $3) AS recent FROM code_edits"
+                         " WHERE namespace = $1 AND created_ms >= $2 AND $4 = (function <> '')"
+                         " AND starts_with(file_path, $5) GROUP BY file_path, function"
+                         " ORDER BY n DESC, recent DESC, file_path COLLATE \"C\","
+                         " function COLLATE \"C\" LIMIT $6",
+                         p);
+                   }));
+  for (int i = 0; i < r.rows(); ++i) {
+    out.push_back(ChurnEntry{.file_path = std::string(r.Text(i, 0)),
+                             .function = std::string(r.Text(i, 1)),
+                             .edits_24h = r.Int(i, 3),
+                             .edits_30d = r.Int(i, 2)});
+  }
+  return out;
+}
+
+Result<bool> PgIndex::FirstSighting(std::string_view key, int64_t now_ms, int64_t capacity) {
+  RETURN_IF_ERROR(CheckNoNul(key, "the hook key"));
+  return Run([&](PgConnection& c) -> Result<bool> {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    PgParams p;
+    p.Add(ns()).Add(key).Add(now_ms);
+    // A racing caller with the same key waits for this insert to commit,
+    // then inserts nothing: exactly one of them sees a row inserted.
+    ASSIGN_OR_RETURN(PgResult inserted,
+                     c.Exec("INSERT INTO hook_seen (namespace, key, created_ms)"
+                            " VALUES ($1, $2, $3) ON CONFLICT (namespace, key) DO NOTHING",
+                            p));
+    const bool first = inserted.Affected() == 1;
+    if (first) {
+      PgParams t;
+      t.Add(ns()).Add(std::max<int64_t>(capacity, 1));
+      RETURN_IF_ERROR(
+          c.Run("DELETE FROM hook_seen h WHERE h.namespace = $1 AND h.key IN"
+                " (SELECT key FROM hook_seen WHERE namespace = $1"
+                " ORDER BY created_ms DESC, key COLLATE \"C\" OFFSET $2)",
+                t));
+    }
+    RETURN_IF_ERROR(txn.Commit());
+    return first;
+  });
+}
+
+Result<std::vector<store::StoredToolCall>> PgIndex::ToolCallsAfter(int64_t after_doc_id,
+                                                                   int limit) {
+  std::vector<store::StoredToolCall> out;
+  if (limit <= 0) return out;
+  PgParams p;
+  p.Add(ns()).Add(after_doc_id).Add(static_cast<int64_t>(limit));
+  // The bodies are parsed here, not as jsonb, which refuses the "\u0000" a
+  // tool's output may hold.
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT d.doc_id, e.session_id, e.ts_ms, e.body, s.metadata"
+                         " FROM search_docs d JOIN events e ON e.namespace = d.namespace"
+                         " AND e.session_id = d.session_id AND e.seq = d.seq"
+                         " JOIN sessions s ON s.namespace = e.namespace AND s.id = e.session_id"
+                         " WHERE d.namespace = $1 AND d.doc_id > $2 AND d.code_id IS NULL"
+                         " AND e.type = 'message' AND e.body LIKE '%\"tool_call\"%'"
+                         " ORDER BY d.doc_id LIMIT $3",
+                         p);
+                   }));
+  for (int i = 0; i < r.rows(); ++i) {
+    nlohmann::json body = ParseJson(r.Text(i, 3)).value_or(nlohmann::json());
+    if (!body.is_object()) continue;
+    auto parts = body.find("parts");
+    if (parts == body.end() || !parts->is_array()) continue;
+    const std::string project = ProjectOf(r.Text(i, 4));
+    for (const nlohmann::json& part : *parts) {
+      if (!part.is_object() || MemberText(part, "type") != "tool_call") continue;
+      out.push_back(store::StoredToolCall{.doc_id = r.Int(i, 0),
+                                          .session_id = std::string(r.Text(i, 1)),
+                                          .project = project,
+                                          .name = MemberText(part, "name"),
+                                          .arguments = MemberText(part, "arguments"),
+                                          .time_ms = r.Int(i, 2)});
+    }
+  }
+  return out;
+}
+
+Result<int64_t> PgIndex::NewestDocument() {
+  PgParams p;
+  p.Add(ns());
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT coalesce(max(doc_id), 0) FROM search_docs"
+                         " WHERE namespace = $1",
+                         p);
+                   }));
+  return r.rows() == 1 ? r.Int(0, 0) : 0;
 }
 
 }  // namespace sessiondb::postgres

@@ -121,6 +121,155 @@ CREATE TABLE drafts (
 );
 CREATE INDEX drafts_by_session ON drafts (namespace, session_id, created_ms);
 )sql",
+    // 2 -> 3: search and the agents' code memory (docs/postgres.md). One
+    // document per event and per code write in search_docs, with its tsvector
+    // ('simple' configuration: words as they are, no stemming, as FTS5's
+    // unicode61 does). The store computes the searchable text in C++
+    // (core/search_text, pg_search_docs.cc) because it parses message bodies
+    // that jsonb refuses (\u0000); triggers only keep documents in step with
+    // deletes and updates. Documents of events already in the log are added
+    // here with a NULL tsv; opening the store indexes them.
+    R"sql(
+CREATE TABLE code_writes (
+  namespace      text NOT NULL,
+  id             bigint GENERATED ALWAYS AS IDENTITY,
+  file_path      text NOT NULL,
+  old_code       text NOT NULL DEFAULT '',
+  new_code       text NOT NULL,
+  language       text NOT NULL DEFAULT '',
+  session_id     text NOT NULL DEFAULT '',
+  project        text NOT NULL DEFAULT '',
+  tool           text NOT NULL DEFAULT '',
+  whole_file     boolean NOT NULL DEFAULT true,  -- false: new_code is a fragment (an edit)
+  created_ms     bigint NOT NULL,
+  content_sha256 text NOT NULL,  -- of path, old and new code: a write is kept once
+  PRIMARY KEY (namespace, id),
+  UNIQUE (namespace, content_sha256)
+);
+CREATE INDEX code_writes_by_file ON code_writes (namespace, file_path, created_ms);
+
+-- Churn: one row per function a write touched ('' for the file itself).
+CREATE TABLE code_edits (
+  namespace  text NOT NULL,
+  file_path  text NOT NULL,
+  function   text NOT NULL,
+  created_ms bigint NOT NULL,
+  code_id    bigint NOT NULL
+);
+CREATE INDEX code_edits_by_file ON code_edits (namespace, file_path, function, created_ms);
+CREATE INDEX code_edits_by_time ON code_edits (namespace, created_ms);
+CREATE INDEX code_edits_by_code ON code_edits (namespace, code_id);
+
+-- Agent hooks: which writes were already answered with context (deny once).
+CREATE TABLE hook_seen (
+  namespace  text NOT NULL,
+  key        text NOT NULL,
+  created_ms bigint NOT NULL,
+  PRIMARY KEY (namespace, key)
+);
+CREATE INDEX hook_seen_by_time ON hook_seen (namespace, created_ms);
+
+-- Watermarks and settings of the index and the memory.
+CREATE TABLE index_meta (
+  namespace text NOT NULL,
+  key       text NOT NULL,
+  value     text NOT NULL,
+  PRIMARY KEY (namespace, key)
+);
+
+-- One row per searchable document: an event (code_id NULL) or a code write.
+-- Ids are never reused, so "documents after N" means "written after N".
+CREATE TABLE search_docs (
+  namespace  text NOT NULL,
+  doc_id     bigint GENERATED ALWAYS AS IDENTITY,
+  session_id text NOT NULL,
+  seq        bigint NOT NULL,  -- 0 for a code write
+  code_id    bigint,
+  tsv        tsvector,         -- NULL: not indexed yet
+  PRIMARY KEY (namespace, doc_id)
+);
+CREATE UNIQUE INDEX search_docs_by_event ON search_docs (namespace, session_id, seq)
+  WHERE code_id IS NULL;
+CREATE UNIQUE INDEX search_docs_by_code ON search_docs (namespace, code_id)
+  WHERE code_id IS NOT NULL;
+-- GIN cannot lead with the namespace (without btree_gin): matches are held
+-- to the namespace after the index finds them.
+CREATE INDEX search_docs_tsv ON search_docs USING gin (tsv);
+CREATE INDEX search_docs_unindexed ON search_docs (namespace, doc_id) WHERE tsv IS NULL;
+
+-- Vectors of the documents, per embedding model; filled outside appends.
+CREATE TABLE embeddings (
+  namespace text NOT NULL,
+  model     text NOT NULL,
+  doc_id    bigint NOT NULL,
+  vector    bytea NOT NULL,  -- empty: nothing to embed (empty text)
+  PRIMARY KEY (namespace, model, doc_id)
+);
+CREATE INDEX embeddings_by_doc ON embeddings (namespace, doc_id);
+-- Vectors are int8 and dense: compressing them gains nothing.
+ALTER TABLE embeddings ALTER COLUMN vector SET STORAGE EXTERNAL;
+
+-- Statement triggers with transition tables: a session of 100 000 events is
+-- deleted with one join, not 100 000 lookups.
+CREATE FUNCTION sessiondb_events_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM search_docs d USING removed_events g
+  WHERE d.namespace = g.namespace AND d.session_id = g.session_id AND d.seq = g.seq
+    AND d.code_id IS NULL;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER search_events_removed AFTER DELETE ON events
+  REFERENCING OLD TABLE AS removed_events FOR EACH STATEMENT
+  EXECUTE FUNCTION sessiondb_events_removed();
+
+-- A changed text or body (prune) leaves the document to be indexed again by
+-- the writer, in its transaction, and drops its vectors.
+CREATE FUNCTION sessiondb_events_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  WITH changed AS (
+    SELECT n.namespace, n.session_id, n.seq FROM new_events n
+    JOIN old_events o ON o.namespace = n.namespace AND o.session_id = n.session_id
+      AND o.seq = n.seq
+    WHERE o.text IS DISTINCT FROM n.text OR o.body IS DISTINCT FROM n.body),
+  docs AS (
+    UPDATE search_docs d SET tsv = NULL FROM changed c
+    WHERE d.namespace = c.namespace AND d.session_id = c.session_id AND d.seq = c.seq
+      AND d.code_id IS NULL
+    RETURNING d.namespace, d.doc_id)
+  DELETE FROM embeddings m USING docs WHERE m.namespace = docs.namespace
+    AND m.doc_id = docs.doc_id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER search_events_changed AFTER UPDATE ON events
+  REFERENCING OLD TABLE AS old_events NEW TABLE AS new_events FOR EACH STATEMENT
+  EXECUTE FUNCTION sessiondb_events_changed();
+
+CREATE FUNCTION sessiondb_code_writes_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM search_docs d USING removed_writes g
+  WHERE d.namespace = g.namespace AND d.code_id = g.id;
+  DELETE FROM code_edits e USING removed_writes g
+  WHERE e.namespace = g.namespace AND e.code_id = g.id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER search_code_writes_removed AFTER DELETE ON code_writes
+  REFERENCING OLD TABLE AS removed_writes FOR EACH STATEMENT
+  EXECUTE FUNCTION sessiondb_code_writes_removed();
+
+CREATE FUNCTION sessiondb_search_docs_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM embeddings m USING removed_docs g
+  WHERE m.namespace = g.namespace AND m.doc_id = g.doc_id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER search_docs_removed AFTER DELETE ON search_docs
+  REFERENCING OLD TABLE AS removed_docs FOR EACH STATEMENT
+  EXECUTE FUNCTION sessiondb_search_docs_removed();
+
+-- What was already in the log, oldest first so "newer" keeps its meaning.
+INSERT INTO search_docs (namespace, session_id, seq)
+SELECT namespace, session_id, seq FROM events ORDER BY ts_ms, namespace, session_id, seq;
+)sql",
 };
 
 }  // namespace

@@ -12,7 +12,7 @@
 namespace sessiondb::postgres {
 
 // The schema version this build writes and reads.
-inline constexpr int kPgSchemaVersion = 2;
+inline constexpr int kPgSchemaVersion = 3;
 
 // Brings the database to kPgSchemaVersion. kFailedPrecondition naming both
 // versions if it was written by a newer sessiondb; kNotFound if it holds no

@@ -13,9 +13,11 @@
 #include "blob/data_uri.h"
 #include "blob/sha256.h"
 #include "core/message_codec.h"
+#include "core/search_text.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/postgres/pg_schema.h"
+#include "store/postgres/pg_search_docs.h"
 #include "store/postgres/pg_store_internal.h"
 #include "store/store_common.h"
 
@@ -120,7 +122,30 @@ Result<std::unique_ptr<Store>> PgStore::Open(const std::string& uri, const Store
     if (migrated.message().find(where) != std::string::npos) return Err(migrated);
     return Err(Status(migrated.code(), "opening " + where + ": " + migrated.message()));
   }
+  // Events a store held before schema v3 have documents not indexed yet.
+  Status indexed = store->IndexUnindexedDocuments();
+  if (!indexed.ok()) {
+    return Err(Status(indexed.code(), "opening " + where + ": indexing its events for search: " +
+                                          indexed.message()));
+  }
   return std::unique_ptr<Store>(std::move(store));
+}
+
+Status PgStore::IndexUnindexedDocuments() {
+  // A page per transaction: an upgraded store of a million events is not
+  // indexed in one transaction that a restart would throw away.
+  constexpr int kPage = 512;
+  while (true) {
+    Result<bool> more = Run([&](PgConnection& c) -> Result<bool> {
+      ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+      ASSIGN_OR_RETURN(std::optional<int64_t> last,
+                       IndexDocuments(c, ns_, 0, kPage, /*only_pending=*/true));
+      RETURN_IF_ERROR(txn.Commit());
+      return last.has_value();
+    });
+    if (!more) return more.error();
+    if (!*more) return Status::Ok();
+  }
 }
 
 std::string PgStore::NewId() const { return NewUuidV7(Now()); }
@@ -414,6 +439,16 @@ Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view ses
                              : "a message id of the batch already exists in this store");
   }
   RETURN_IF_ERROR(s);
+  if (rows.search_texts.size() == rows.seqs.size()) {
+    RETURN_IF_ERROR(AddEventDocuments(c, ns, session_id, rows.seqs, rows.search_texts));
+  } else {
+    std::vector<std::string> search_texts;
+    search_texts.reserve(rows.seqs.size());
+    for (size_t i = 0; i < rows.seqs.size(); ++i) {
+      search_texts.push_back(SearchText(rows.texts[i], rows.bodies[i].value_or("")));
+    }
+    RETURN_IF_ERROR(AddEventDocuments(c, ns, session_id, rows.seqs, search_texts));
+  }
   if (rows.ref_shas.empty()) return Status::Ok();
   PgParams r;
   r.Add(ns).Add(session_id).Add(PgArray(rows.ref_shas)).Add(PgArray(rows.ref_seqs));
@@ -482,6 +517,7 @@ Result<EncodedBatch> EncodeBatch(const std::vector<PreparedMessage>& prepared) {
     batch.rows.ids.push_back(p.message.id);
     batch.rows.roles.emplace_back(RoleName(p.message.role));
     batch.rows.texts.push_back(p.text);
+    batch.rows.search_texts.push_back(MessageSearchText(p.text, p.message));
     batch.rows.bodies.push_back(std::move(body));
     for (const std::string& sha : p.referenced_sha256) needed.insert(sha);
     for (const PendingBlob& b : p.blobs) batch.pending.emplace(b.sha256, &b.bytes);

@@ -95,7 +95,12 @@ class PgStore final : public Store {
  private:
   PgStore(PgLocation location, std::string ns, StoreOptions options);
 
+  friend class PgIndex;  // pg_index.cc: the store's IndexBackend
+
   int64_t Now() const { return options_.clock(); }
+  // Indexes, a page per transaction, the namespace's documents that are not
+  // indexed yet (those of events stored before schema v3).
+  Status IndexUnindexedDocuments();
   std::string NewId() const;
 
   // Runs `work` on a pooled connection, retrying transient failures with

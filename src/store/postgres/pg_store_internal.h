@@ -90,6 +90,9 @@ struct EventRows {
   std::vector<std::optional<std::string>> roles;  // NULL for events that are not messages
   std::vector<std::string> types;                 // empty: every row is a message
   std::vector<std::optional<std::string>> bodies;
+  // The searchable text of each row (core/search_text) when the encoder had
+  // it at hand; empty: InsertEvents computes it from text and body.
+  std::vector<std::string> search_texts;
   std::vector<int64_t> ts;
   std::vector<std::string> ref_shas;
   std::vector<int64_t> ref_seqs;
@@ -102,7 +105,8 @@ Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int6
                    const std::function<Result<std::string>(const std::string&)>& bytes_of,
                    const std::function<void(const std::string&)>& on_lost);
 
-// Inserts `rows` (events and their blob references) into session_id.
+// Inserts `rows` (events, their blob references and their documents of the
+// full-text index) into session_id.
 Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view session_id,
                     const EventRows& rows);
 

@@ -11,18 +11,14 @@
 #include <string>
 #include <string_view>
 
-#include "sessiondb/types.h"
+#include "core/search_text.h"
 
 namespace sessiondb::sqlite {
 
-// `text`, then each tool call's name and arguments and each tool result's
-// output found in the message body JSON `body`, one per line.
-std::string SearchText(std::string_view text, std::string_view body);
-
-// The same as SearchText(text, body) for the row a message is stored as
-// (`text` its text column, its body EncodeMessageBody's), without parsing the
-// body: for writers that still hold the Message.
-std::string MessageSearchText(std::string_view text, const Message& message);
+// The searchable text itself is shared by every backend (core/search_text.h);
+// these names stay for the SQLite writers that call them.
+using ::sessiondb::MessageSearchText;
+using ::sessiondb::SearchText;
 
 // Registers sessiondb_search_text on `db`; returns a SQLite result code.
 int RegisterSearchTextFunction(sqlite3* db);

@@ -1,0 +1,161 @@
+#include "store/postgres/pg_fulltext_query.h"
+
+#include <vector>
+
+#include "store/postgres/pg_search_docs.h"
+
+namespace sessiondb::postgres {
+namespace {
+
+// The parts of a query word the index holds as words (IndexableText splits
+// where it splits): "snake_case" -> snake, case. Over-long parts, which the
+// index leaves out, are left out here too.
+std::vector<std::string> IndexWords(const std::string& word) {
+  std::vector<std::string> out;
+  std::string indexable = IndexableText(word);
+  size_t i = 0;
+  while (i < indexable.size()) {
+    if (indexable[i] == ' ') {
+      ++i;
+      continue;
+    }
+    size_t end = indexable.find(' ', i);
+    if (end == std::string::npos) end = indexable.size();
+    out.push_back(word.substr(i, end - i));
+    i = end;
+  }
+  return out;
+}
+
+// 'it''s' with backslashes doubled: a lexeme tsquery takes as it is.
+std::string QuoteLexeme(std::string_view word) {
+  std::string out = "'";
+  for (char ch : word) {
+    if (ch == '\'' || ch == '\\') out += ch;
+    out += ch;
+  }
+  return out + "'";
+}
+
+// A phrase as tsquery: its words in order; empty when it has none.
+std::string RenderPhrase(const store::TextPhrase& phrase) {
+  std::vector<std::string> words;
+  for (const std::string& w : phrase.words) {
+    for (std::string& part : IndexWords(w)) words.push_back(std::move(part));
+  }
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (i) out += " <-> ";
+    out += QuoteLexeme(words[i]);
+    if (phrase.prefix && i + 1 == words.size()) out += ":*";
+  }
+  return words.size() > 1 ? "(" + out + ")" : out;
+}
+
+// Phrases ORed; empty when none has a word.
+std::string RenderAnyOf(const std::vector<store::TextPhrase>& phrases) {
+  std::string out;
+  int count = 0;
+  for (const store::TextPhrase& p : phrases) {
+    std::string rendered = RenderPhrase(p);
+    if (rendered.empty()) continue;
+    if (count++) out += " | ";
+    out += rendered;
+  }
+  return count > 1 ? "(" + out + ")" : out;
+}
+
+// Whitespace folded to one space, with `highlights` moved along.
+store::Snippet OneLine(std::string_view text, const std::vector<std::pair<size_t, size_t>>& marks) {
+  store::Snippet out;
+  std::vector<size_t> at(text.size() + 1);
+  bool space = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == '\n' || ch == '\r' || ch == '\t' || ch == ' ') {
+      at[i] = out.text.size();
+      space = !out.text.empty();
+      continue;
+    }
+    if (space) out.text += ' ';
+    space = false;
+    at[i] = out.text.size();
+    out.text += ch;
+  }
+  at[text.size()] = out.text.size();
+  for (const auto& [b, e] : marks) {
+    if (b < e && e <= text.size()) out.highlights.emplace_back(at[b], at[e - 1] + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderTsQuery(const store::TextQuery& query) {
+  if (query.empty()) return "";
+  std::string out;
+  for (const std::vector<store::TextPhrase>& group : query.all_of) {
+    std::string any = RenderAnyOf(group);
+    if (any.empty()) return "";  // this group can match nothing, so neither can the query
+    if (!out.empty()) out += " & ";
+    out += any;
+  }
+  for (const store::TextPhrase& phrase : query.none_of) {
+    std::string rendered = RenderPhrase(phrase);
+    if (!rendered.empty()) out += " & !" + rendered;
+  }
+  return out;
+}
+
+std::string HeadlineOptions() {
+  return std::string("MaxFragments=2, MaxWords=24, MinWords=8, StartSel=") + kHeadlineStart +
+         ", StopSel=" + kHeadlineStop + ", FragmentDelimiter=" + kHeadlineFragments;
+}
+
+store::Snippet SnippetFromHeadline(std::string_view headline, std::string_view indexable,
+                                   std::string_view original) {
+  std::string joined;
+  std::vector<std::pair<size_t, size_t>> marks;
+  size_t search_from = 0;
+  size_t start = 0;
+  while (start <= headline.size()) {
+    size_t end = headline.find(kHeadlineFragments, start);
+    if (end == std::string_view::npos) end = headline.size();
+    // The fragment without its markers, and where they were.
+    std::string plain;
+    std::vector<std::pair<size_t, size_t>> own;
+    size_t open = 0;
+    for (char ch : headline.substr(start, end - start)) {
+      if (ch == kHeadlineStart) {
+        open = plain.size();
+      } else if (ch == kHeadlineStop) {
+        own.emplace_back(open, plain.size());
+      } else {
+        plain += ch;
+      }
+    }
+    // ts_headline copies the text it was given, so the fragment is a piece
+    // of `indexable`, and at the same offsets of `original`.
+    size_t at = indexable.find(plain, search_from);
+    if (at == std::string_view::npos) at = indexable.find(plain);
+    std::string piece = plain;
+    if (at != std::string_view::npos && at + plain.size() <= original.size()) {
+      piece = std::string(original.substr(at, plain.size()));
+      search_from = at + plain.size();
+    }
+    if (!plain.empty()) {
+      if (!joined.empty() || (at != std::string_view::npos && at > 0)) joined += " … ";
+      for (const auto& [b, e] : own) marks.emplace_back(joined.size() + b, joined.size() + e);
+      joined += piece;
+      if (end == headline.size() && at != std::string_view::npos &&
+          at + plain.size() < original.size()) {
+        joined += " …";
+      }
+    }
+    if (end == headline.size()) break;
+    start = end + 1;
+  }
+  return OneLine(joined, marks);
+}
+
+}  // namespace sessiondb::postgres

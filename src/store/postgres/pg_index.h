@@ -1,0 +1,71 @@
+// The IndexBackend of a PostgreSQL store (store/index_backend.h): full-text
+// search over search_docs (tsvector, GIN, ts_rank_cd, ts_headline), vectors
+// scanned exactly from bytea, and the code memory's tables, every query held
+// to the store's namespace. It borrows the store's connection pool and retry
+// loop, so it must not outlive the store.
+//
+// The tables are schema v3 (pg_schema.cc); what the index holds of a
+// document, and why it is prepared in C++, is in pg_search_docs.h.
+// Thread-safety: none beyond the store's (one user at a time, like every
+// IndexBackend); each call leases its own connection.
+#pragma once
+
+#include "store/index_backend.h"
+#include "store/postgres/pg_store.h"
+
+namespace sessiondb::postgres {
+
+class PgIndex final : public store::IndexBackend {
+ public:
+  explicit PgIndex(PgStore* store) : store_(store) {}
+
+  std::string Expression(const store::TextQuery& query) const override;
+  Result<store::KeywordRanking> RankKeyword(const store::TextQuery& query,
+                                            const SearchFilter& filter,
+                                            int64_t max_candidates) override;
+  Result<store::FilteredDocs> DocsPassingFilter(const SearchFilter& filter) override;
+  Result<bool> LoadHitDetails(int64_t doc_id, SearchHit* hit) override;
+  Result<store::Snippet> MatchSnippet(const store::TextQuery& query, int64_t doc_id) override;
+  Result<std::optional<std::string>> ReadDocumentText(int64_t doc_id) override;
+  Status RebuildKeywordIndex() override;
+
+  Result<int64_t> CountPendingEmbeddings(const std::string& model) override;
+  Result<std::vector<store::DocumentText>> PendingDocuments(const std::string& model,
+                                                            int limit) override;
+  Status PutVectors(const std::string& model,
+                    std::span<const store::EncodedVector> vectors) override;
+  Result<int64_t> ScanVectors(
+      const std::string& model, int64_t after_doc_id,
+      const std::function<void(int64_t doc_id, std::string_view encoded)>& visit) override;
+  Result<int64_t> VectorCount(const std::string& model) override;
+  Status ClearVectors() override;
+  Result<std::optional<std::string>> GetMeta(std::string_view key) override;
+  Status SetMeta(std::string_view key, std::string_view value) override;
+  std::string FilesDirectory() const override { return ""; }  // vectors are scanned exactly
+
+  Result<std::optional<std::string>> LastWholeFile(std::string_view file_path) override;
+  Result<RecordedWrite> InsertCodeWrite(const store::StoredCodeWrite& write,
+                                        const std::vector<std::string>& functions) override;
+  Result<std::optional<store::KeptCodeWrite>> CodeWriteOfDocument(int64_t doc_id) override;
+  Result<store::EditCounts> CountEdits(std::string_view file_path, std::string_view function,
+                                       int64_t since_30d_ms, int64_t since_24h_ms) override;
+  Result<std::vector<ChurnEntry>> CountHotspots(std::string_view path_prefix, bool functions,
+                                                int limit, int64_t since_30d_ms,
+                                                int64_t since_24h_ms) override;
+  Result<bool> FirstSighting(std::string_view key, int64_t now_ms, int64_t capacity) override;
+  Result<std::vector<store::StoredToolCall>> ToolCallsAfter(int64_t after_doc_id,
+                                                            int limit) override;
+  Result<int64_t> NewestDocument() override;
+
+ private:
+  // The store's retry loop (PgStore::Run) on its pool.
+  template <typename Fn>
+  auto Run(Fn&& work) {
+    return store_->Run(std::forward<Fn>(work));
+  }
+  const std::string& ns() const { return store_->ns_; }
+
+  PgStore* store_;
+};
+
+}  // namespace sessiondb::postgres

@@ -1,0 +1,78 @@
+// The embedded store's IndexBackend: the full-text index (FTS5 over
+// search_docs and the search_content view), vectors (embeddings), the code
+// memory (code_writes, code_edits, hook_seen) and meta, all tables of the
+// store's own database (store/sqlite/schema.cc), which the schema's triggers
+// keep in step with the store's writes.
+//
+// It reads and writes on a connection of its own next to the Store's (WAL
+// lets them), so search and the hooks add no lock to the Store's appends.
+// Files: sqlite_index.cc (opening, documents, meta), sqlite_index_keyword.cc
+// (ranking, filters, snippets), sqlite_index_vectors.cc, sqlite_index_memory.cc.
+//
+// Thread-safety: none (one connection); see store/index_backend.h.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "store/index_backend.h"
+#include "store/sqlite/sqlite_db.h"
+
+namespace sessiondb::sqlite {
+
+class SqliteIndexBackend final : public store::IndexBackend {
+ public:
+  // Opens `store_dir`/sessiondb.db (which the Store has brought to the
+  // current schema) with the store's busy timeout; read-only when the store
+  // is (then every write fails with kFailedPrecondition).
+  static Result<std::unique_ptr<store::IndexBackend>> Open(const std::string& store_dir,
+                                                           int busy_timeout_ms, bool read_only);
+
+  std::string Expression(const store::TextQuery& query) const override;
+  Result<store::KeywordRanking> RankKeyword(const store::TextQuery& query,
+                                            const SearchFilter& filter,
+                                            int64_t max_candidates) override;
+  Result<store::FilteredDocs> DocsPassingFilter(const SearchFilter& filter) override;
+  Result<bool> LoadHitDetails(int64_t doc_id, SearchHit* hit) override;
+  Result<store::Snippet> MatchSnippet(const store::TextQuery& query, int64_t doc_id) override;
+  Result<std::optional<std::string>> ReadDocumentText(int64_t doc_id) override;
+  Status RebuildKeywordIndex() override;
+
+  Result<int64_t> CountPendingEmbeddings(const std::string& model) override;
+  Result<std::vector<store::DocumentText>> PendingDocuments(const std::string& model,
+                                                            int limit) override;
+  Status PutVectors(const std::string& model,
+                    std::span<const store::EncodedVector> vectors) override;
+  Result<int64_t> ScanVectors(
+      const std::string& model, int64_t after_doc_id,
+      const std::function<void(int64_t doc_id, std::string_view encoded)>& visit) override;
+  Result<int64_t> VectorCount(const std::string& model) override;
+  Status ClearVectors() override;
+
+  Result<std::optional<std::string>> GetMeta(std::string_view key) override;
+  Status SetMeta(std::string_view key, std::string_view value) override;
+  std::string FilesDirectory() const override;
+
+  Result<std::optional<std::string>> LastWholeFile(std::string_view file_path) override;
+  Result<RecordedWrite> InsertCodeWrite(const store::StoredCodeWrite& write,
+                                        const std::vector<std::string>& functions) override;
+  Result<std::optional<store::KeptCodeWrite>> CodeWriteOfDocument(int64_t doc_id) override;
+  Result<store::EditCounts> CountEdits(std::string_view file_path, std::string_view function,
+                                       int64_t since_30d_ms, int64_t since_24h_ms) override;
+  Result<std::vector<ChurnEntry>> CountHotspots(std::string_view path_prefix, bool functions,
+                                                int limit, int64_t since_30d_ms,
+                                                int64_t since_24h_ms) override;
+  Result<bool> FirstSighting(std::string_view key, int64_t now_ms, int64_t capacity) override;
+  Result<std::vector<store::StoredToolCall>> ToolCallsAfter(int64_t after_doc_id,
+                                                            int limit) override;
+  Result<int64_t> NewestDocument() override;
+
+ private:
+  SqliteIndexBackend(std::string store_dir, std::unique_ptr<Database> db)
+      : store_dir_(std::move(store_dir)), db_(std::move(db)) {}
+
+  const std::string store_dir_;
+  const std::unique_ptr<Database> db_;
+};
+
+}  // namespace sessiondb::sqlite

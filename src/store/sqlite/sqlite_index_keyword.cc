@@ -1,0 +1,187 @@
+// SqliteIndexBackend's full text: BM25 ranking over search_fts with the
+// search filter, the documents passing a filter, FTS5 snippets, and the
+// index rebuilt from the log.
+#include <algorithm>
+
+#include "core/text_rules.h"
+#include "store/sqlite/fts5_query.h"
+#include "store/sqlite/sqlite_index.h"
+
+namespace sessiondb::sqlite {
+namespace {
+
+// The filter as SQL over search_docs d, events e, sessions s and code_writes
+// c, with parameters ?2 .. ?9 (see BindFilter). Written once, so the
+// statement is prepared once; an absent filter is a NULL parameter.
+#define FILTER_JOINS                                                         \
+  " LEFT JOIN events e ON d.code_id IS NULL AND e.session_id = d.session_id" \
+  " AND e.seq = d.seq"                                                       \
+  " LEFT JOIN sessions s ON d.code_id IS NULL AND s.id = d.session_id"       \
+  " LEFT JOIN code_writes c ON c.id = d.code_id "
+#define FILTER_WHERE                                                                \
+  " (d.code_id IS NOT NULL OR s.deleted = 0)"                                       \
+  " AND (?2 IS NULL OR d.session_id = ?2)"                                          \
+  " AND (?3 = 1 OR d.code_id IS NOT NULL)"                                          \
+  " AND (?4 = 1 OR d.code_id IS NULL)"                                              \
+  " AND (?5 IS NULL OR e.role = ?5)"                                                \
+  " AND (?6 IS NULL OR coalesce(e.ts_ms, c.created_ms) >= ?6)"                      \
+  " AND (?7 IS NULL OR coalesce(e.ts_ms, c.created_ms) < ?7)"                       \
+  " AND (?8 IS NULL OR d.code_id IS NOT NULL OR s.archived = ?8)"                   \
+  " AND (?9 IS NULL OR substr(coalesce(c.project, s.metadata->>'project', ''), 1,"  \
+  "      length(?9)) = ?9 OR substr(coalesce(c.file_path, s.metadata->>'cwd', '')," \
+  "      1, length(?9)) = ?9)"
+
+void BindFilter(Statement& s, const SearchFilter& f) {
+  if (f.session_id.empty())
+    s.BindNull(2);
+  else
+    s.Bind(2, std::string_view(f.session_id));
+  s.Bind(3, int64_t{f.events ? 1 : 0});
+  s.Bind(4, int64_t{f.code_writes ? 1 : 0});
+  if (f.role)
+    s.Bind(5, RoleName(*f.role));
+  else
+    s.BindNull(5);
+  if (f.since_ms > 0)
+    s.Bind(6, f.since_ms);
+  else
+    s.BindNull(6);
+  if (f.until_ms > 0)
+    s.Bind(7, f.until_ms);
+  else
+    s.BindNull(7);
+  switch (f.archived) {
+    case ArchivedFilter::kInclude:
+      s.BindNull(8);
+      break;
+    case ArchivedFilter::kExclude:
+      s.Bind(8, int64_t{0});
+      break;
+    case ArchivedFilter::kOnly:
+      s.Bind(8, int64_t{1});
+      break;
+  }
+  if (f.project.empty())
+    s.BindNull(9);
+  else
+    s.Bind(9, std::string_view(f.project));
+}
+
+bool FilterIsEmpty(const SearchFilter& f) {
+  return f.session_id.empty() && f.events && f.code_writes && !f.role && f.since_ms <= 0 &&
+         f.until_ms <= 0 && f.archived == ArchivedFilter::kInclude && f.project.empty();
+}
+
+// FTS5 marks matches with these bytes; they are removed from the snippet and
+// become highlight ranges. Control characters never appear in indexed words.
+constexpr char kOpen = '\x02';
+constexpr char kClose = '\x03';
+
+store::Snippet FromMarked(std::string_view marked) {
+  store::Snippet out;
+  size_t begin = 0;
+  for (char ch : marked) {
+    if (ch == kOpen) {
+      begin = out.text.size();
+    } else if (ch == kClose) {
+      out.highlights.emplace_back(begin, out.text.size());
+    } else {
+      out.text += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<store::KeywordRanking> SqliteIndexBackend::RankKeyword(const store::TextQuery& query,
+                                                              const SearchFilter& filter,
+                                                              int64_t max_candidates) {
+  store::KeywordRanking ranking;
+  std::string match = Fts5Expression(query);
+  if (match.empty()) return ranking;
+  if (!filter.events && !filter.code_writes) return ranking;
+  // One kind only: hold the expression to its column, so FTS5 never walks
+  // the other kind's matches.
+  if (!filter.events) match = "code : (" + match + ")";
+  if (!filter.code_writes) match = "content : (" + match + ")";
+  // The full-text table drives the join (CROSS JOIN fixes the order) and is
+  // read newest first; the LIMIT bounds the work for a very common term.
+  ASSIGN_OR_RETURN(
+      Statement s,
+      db_->Prepare("SELECT d.doc_id, bm25(search_fts) FROM search_fts"
+                   " CROSS JOIN search_docs d ON d.doc_id = search_fts.rowid" FILTER_JOINS
+                   " WHERE search_fts MATCH ?1 AND" FILTER_WHERE
+                   " ORDER BY search_fts.rowid DESC LIMIT ?10"));
+  s.Bind(1, std::string_view(match));
+  BindFilter(s, filter);
+  s.Bind(10, max_candidates + 1);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    ranking.docs.push_back({s.ColumnInt(0), -s.ColumnDouble(1)});
+  }
+  if (static_cast<int64_t>(ranking.docs.size()) > max_candidates) {
+    ranking.docs.pop_back();
+    ranking.bounded = true;
+  }
+  ranking.matches = static_cast<int64_t>(ranking.docs.size());
+  // Read newest first, so a stable sort leaves ties newer first.
+  std::stable_sort(
+      ranking.docs.begin(), ranking.docs.end(),
+      [](const store::RankedDoc& a, const store::RankedDoc& b) { return a.score > b.score; });
+  return ranking;
+}
+
+Result<store::FilteredDocs> SqliteIndexBackend::DocsPassingFilter(const SearchFilter& filter) {
+  store::FilteredDocs out;
+  if (FilterIsEmpty(filter)) {
+    out.unfiltered = true;
+    return out;
+  }
+  ASSIGN_OR_RETURN(Statement s,
+                   db_->Prepare("SELECT d.doc_id FROM search_docs d" FILTER_JOINS
+                                " WHERE ?1 IS NULL AND" FILTER_WHERE " ORDER BY d.doc_id"));
+  s.BindNull(1);
+  BindFilter(s, filter);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.doc_ids.push_back(s.ColumnInt(0));
+  }
+  return out;
+}
+
+Result<store::Snippet> SqliteIndexBackend::MatchSnippet(const store::TextQuery& query,
+                                                        int64_t doc_id) {
+  const std::string match = Fts5Expression(query);
+  if (match.empty()) return store::Snippet{};
+  ASSIGN_OR_RETURN(Statement s,
+                   db_->Prepare("SELECT snippet(search_fts, -1, char(2), char(3), '…', 24)"
+                                " FROM search_fts WHERE search_fts MATCH ?1 AND rowid = ?2"));
+  s.Bind(1, std::string_view(match)).Bind(2, doc_id);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return store::Snippet{};
+  // Newlines and runs of spaces make a snippet hard to read on one line.
+  return FromMarked(CollapseWhitespace(s.ColumnText(0)));
+}
+
+Status SqliteIndexBackend::RebuildKeywordIndex() {
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  // Documents for events and writes the index lost, none for those gone.
+  RETURN_IF_ERROR(db_->Exec(
+      "DELETE FROM search_docs WHERE (code_id IS NULL AND NOT EXISTS (SELECT 1 FROM events e"
+      " WHERE e.session_id = search_docs.session_id AND e.seq = search_docs.seq))"
+      " OR (code_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM code_writes c"
+      " WHERE c.id = search_docs.code_id));"
+      "INSERT INTO search_docs (session_id, seq) SELECT e.session_id, e.seq FROM events e"
+      " WHERE NOT EXISTS (SELECT 1 FROM search_docs d WHERE d.code_id IS NULL"
+      " AND d.session_id = e.session_id AND d.seq = e.seq);"
+      "INSERT INTO search_docs (session_id, seq, code_id) SELECT c.session_id, 0, c.id"
+      " FROM code_writes c WHERE NOT EXISTS (SELECT 1 FROM search_docs d"
+      " WHERE d.code_id = c.id);"
+      "INSERT INTO search_fts (search_fts) VALUES ('rebuild');"));
+  return txn.Commit();
+}
+
+}  // namespace sessiondb::sqlite

@@ -1,0 +1,227 @@
+// The embedded store's IndexBackend (store/sqlite/sqlite_index) and what is
+// built on it through a Store: the FTS5 renderer of a TextQuery, tool calls
+// read a page of messages at a time, vector catch-up, and SearchIndex and
+// CodeMemory opened on a Store object, read-only stores included. (Learning
+// from a history longer than a page runs on both backends in
+// tests/memory/learn_from_history_test.cc.)
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "search/query_syntax.h"
+#include "sessiondb/memory.h"
+#include "sessiondb/search.h"
+#include "sessiondb/store.h"
+#include "store/index_backend.h"
+#include "store/sqlite/fts5_query.h"
+#include "test_support.h"
+
+namespace sessiondb {
+namespace {
+
+using testing::TempDir;
+
+Message WriteCall(const std::string& path, const std::string& code) {
+  Message m;
+  m.role = Role::kAssistant;
+  m.parts.push_back(Part::ToolCall("t-" + path, "Write",
+                                   nlohmann::json{{"file_path", path}, {"content", code}}.dump()));
+  return m;
+}
+
+Message Text(const std::string& text) {
+  Message m;
+  m.role = Role::kUser;
+  m.parts.push_back(Part::Text(text));
+  return m;
+}
+
+class SqliteIndexBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = Store::Open(dir_.Sub("store"), {.durability = Durability::kProcessCrashSafe});
+    ASSERT_TRUE(store) << store.error().message();
+    store_ = std::move(*store);
+    ASSERT_TRUE(store_->CreateSession({.id = "s", .metadata_json = R"({"cwd":"/repo"})"}));
+    auto backend = store_->OpenIndexBackend();
+    ASSERT_TRUE(backend) << backend.error().message();
+    backend_ = std::move(*backend);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<store::IndexBackend> backend_;
+};
+
+TEST(Fts5Expression, QuotesDoubledEmptyPhrasesSkippedEmptyGroupsMatchNothing) {
+  using store::TextPhrase;
+  using store::TextQuery;
+  EXPECT_EQ(sqlite::Fts5Expression(TextQuery{}), "");
+  // A quote in a word (never from SplitWords, but the interface allows it)
+  // cannot close the phrase early.
+  EXPECT_EQ(sqlite::Fts5Expression(TextQuery{.all_of = {{TextPhrase{.words = {"a\"b"}}}}}),
+            "\"a\"\"b\"");
+  // Phrases without words are dropped; a group left with none matches nothing.
+  EXPECT_EQ(sqlite::Fts5Expression(
+                TextQuery{.all_of = {{TextPhrase{}, TextPhrase{.words = {"x"}, .prefix = true}}}}),
+            "\"x\"*");
+  EXPECT_EQ(sqlite::Fts5Expression(
+                TextQuery{.all_of = {{TextPhrase{.words = {"x"}}}, {TextPhrase{.words = {""}}}}}),
+            "");
+  EXPECT_EQ(
+      sqlite::Fts5Expression(TextQuery{.all_of = {{TextPhrase{.words = {"x"}}}},
+                                       .none_of = {TextPhrase{}, TextPhrase{.words = {"y", "z"}}}}),
+      "\"x\" NOT \"y z\"");
+}
+
+TEST_F(SqliteIndexBackendTest, ExpressionIsTheFts5RendererAndFilesLiveUnderIndex) {
+  EXPECT_EQ(backend_->Expression(search::ParseUserQuery("cat OR dog fish").query),
+            "((\"cat\" OR \"dog\") AND \"fish\")");
+  EXPECT_EQ(backend_->FilesDirectory(),
+            (std::filesystem::path(dir_.Sub("store")) / "index").string());
+}
+
+TEST_F(SqliteIndexBackendTest, ToolCallsComeAPageOfMessagesAtATimeInDocumentOrder) {
+  // Messages without calls do not count toward a page, so they cannot make
+  // a page come back empty before the calls after them.
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(store_->Append("s", Text("no \"tool_call\" here")));
+  Message two;
+  two.role = Role::kAssistant;
+  two.parts.push_back(Part::ToolCall("a", "Write", R"({"file_path":"/a","content":"x"})"));
+  two.parts.push_back(Part::ToolCall("b", "Edit", R"({"file_path":"/b"})"));
+  ASSERT_TRUE(store_->Append("s", two));
+  ASSERT_TRUE(store_->Append("s", WriteCall("/c", "y")));
+
+  auto first = backend_->ToolCallsAfter(0, 1);
+  ASSERT_TRUE(first) << first.error().message();
+  // One message's worth: both of its calls, in their order.
+  ASSERT_EQ(first->size(), 2u);
+  EXPECT_EQ((*first)[0].name, "Write");
+  EXPECT_EQ((*first)[1].name, "Edit");
+  EXPECT_EQ((*first)[0].doc_id, (*first)[1].doc_id);
+  EXPECT_EQ((*first)[0].session_id, "s");
+  EXPECT_EQ((*first)[0].project, "/repo");  // no "project": the session's cwd
+  EXPECT_EQ(nlohmann::json::parse((*first)[0].arguments)["file_path"], "/a");
+
+  auto second = backend_->ToolCallsAfter((*first)[0].doc_id, 1);
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->size(), 1u);
+  EXPECT_GT((*second)[0].doc_id, (*first)[0].doc_id);
+  auto newest = backend_->NewestDocument();
+  ASSERT_TRUE(newest);
+  EXPECT_EQ(*newest, (*second)[0].doc_id);
+
+  auto none = backend_->ToolCallsAfter((*second)[0].doc_id, 1);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(SqliteIndexBackendTest, PendingDocumentsAdvanceAsVectorsArePut) {
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store_->Append("s", Text("text " + std::to_string(i))));
+  auto pending = backend_->CountPendingEmbeddings("m");
+  ASSERT_TRUE(pending);
+  EXPECT_EQ(*pending, 3);
+  auto docs = backend_->PendingDocuments("m", 2);
+  ASSERT_TRUE(docs);
+  ASSERT_EQ(docs->size(), 2u);
+  EXPECT_LT((*docs)[0].doc_id, (*docs)[1].doc_id);
+  EXPECT_NE((*docs)[0].text.find("text 0"), std::string::npos);
+
+  // The second one stands for a document with no text: kept, not counted.
+  std::vector<store::EncodedVector> put = {{(*docs)[0].doc_id, "vec"}, {(*docs)[1].doc_id, ""}};
+  ASSERT_TRUE(backend_->PutVectors("m", put).ok());
+  pending = backend_->CountPendingEmbeddings("m");
+  ASSERT_TRUE(pending);
+  EXPECT_EQ(*pending, 1);
+  auto rest = backend_->PendingDocuments("m", 10);
+  ASSERT_TRUE(rest);
+  ASSERT_EQ(rest->size(), 1u);
+  EXPECT_GT((*rest)[0].doc_id, (*docs)[1].doc_id);
+  auto count = backend_->VectorCount("m");
+  ASSERT_TRUE(count);
+  EXPECT_EQ(*count, 1);
+
+  // A document that is gone gets no vector.
+  ASSERT_TRUE(backend_->PutVectors("m", std::vector<store::EncodedVector>{{999'999, "v"}}).ok());
+  count = backend_->VectorCount("m");
+  ASSERT_TRUE(count);
+  EXPECT_EQ(*count, 1);
+
+  std::vector<int64_t> seen;
+  auto last = backend_->ScanVectors("m", 0, [&](int64_t id, std::string_view v) {
+    seen.push_back(id);
+    EXPECT_EQ(v, "vec");
+  });
+  ASSERT_TRUE(last);
+  EXPECT_EQ(seen, (std::vector<int64_t>{(*docs)[0].doc_id}));
+  EXPECT_EQ(*last, (*docs)[0].doc_id);
+
+  ASSERT_TRUE(backend_->SetMeta("hnsw:m", "1 1 3").ok());
+  ASSERT_TRUE(backend_->ClearVectors().ok());
+  count = backend_->VectorCount("m");
+  ASSERT_TRUE(count);
+  EXPECT_EQ(*count, 0);
+  auto meta = backend_->GetMeta("hnsw:m");
+  ASSERT_TRUE(meta);
+  EXPECT_FALSE(meta->has_value());
+}
+
+TEST_F(SqliteIndexBackendTest, SearchAndMemoryOpenOnAStoreObject) {
+  ASSERT_TRUE(store_->Append("s", Text("the quarterly flamingo report")));
+  SearchOptions options;
+  options.embedder.from_environment = false;
+  auto index = SearchIndex::Open(*store_, options);
+  ASSERT_TRUE(index) << index.error().message();
+  auto r = (*index)->Search({.query = "flamingo", .mode = SearchMode::kKeyword});
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->hits.size(), 1u);
+  EXPECT_EQ(r->hits[0].session_id, "s");
+  EXPECT_EQ(r->match_expression, "\"flamingo\"");
+
+  auto memory = CodeMemory::Open(*store_);
+  ASSERT_TRUE(memory) << memory.error().message();
+  auto w = (*memory)->RecordWrite({.file_path = "/repo/x.py", .new_code = "def x():\n    pass\n"});
+  ASSERT_TRUE(w) << w.error().message();
+  EXPECT_TRUE(w->recorded);
+  // The write is a document of the same index.
+  auto code =
+      (*index)->Search({.query = "def", .mode = SearchMode::kKeyword, .filter = {.events = false}});
+  ASSERT_TRUE(code);
+  ASSERT_EQ(code->hits.size(), 1u);
+  EXPECT_EQ(code->hits[0].kind, HitKind::kCodeWrite);
+  EXPECT_EQ(code->hits[0].file_path, "/repo/x.py");
+}
+
+TEST_F(SqliteIndexBackendTest, AReadOnlyStoreIsSearchedButItsMemoryIsNotWritten) {
+  ASSERT_TRUE(store_->Append("s", Text("penguins in the archive")));
+  auto reader = Store::Open(dir_.Sub("store"), {.read_only = true});
+  ASSERT_TRUE(reader) << reader.error().message();
+  SearchOptions options;
+  options.embedder.from_environment = false;
+  auto index = SearchIndex::Open(**reader, options);
+  ASSERT_TRUE(index) << index.error().message();
+  auto r = (*index)->Search({.query = "penguins", .mode = SearchMode::kKeyword});
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->hits.size(), 1u);
+
+  auto memory = CodeMemory::Open(**reader);
+  ASSERT_TRUE(memory) << memory.error().message();
+  auto w = (*memory)->RecordWrite({.file_path = "/repo/y.py", .new_code = "y = 1\n"});
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().code(), StatusCode::kFailedPrecondition) << w.error().message();
+}
+
+TEST_F(SqliteIndexBackendTest, OpenByPathNeedsAStoreThere) {
+  auto missing = SearchIndex::Open(dir_.Sub("nowhere"));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.error().message().find("sessiondb init"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("nowhere")));  // not created
+  auto memory = CodeMemory::Open(dir_.Sub("nowhere"));
+  ASSERT_FALSE(memory);
+  EXPECT_EQ(memory.error().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace sessiondb
