@@ -27,7 +27,8 @@ sessiondb::server::McpServer& Server() {
                                                R"({"file_path":"/src/png.cc","content":"int w;"})")}};
     FUZZ_CHECK(store.Append(s->id, user).has_value());
     FUZZ_CHECK(store.Append(s->id, assistant).has_value());
-    return new server::McpServer(store, {.store_path = fuzz::RecycledStorePath().string(),
+    // No background thread: each input must be judged alone.
+    return new server::McpServer(store, {.background_embedding = false,
                                          .embed_limit = 0,
                                          .log = [](std::string_view) {}});
   }();
