@@ -31,6 +31,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::string_view kFormat = "ac-dc";
+// How much of an image over the import's byte limit is read: enough for the
+// headers that give its type and dimensions (a JPEG's may follow a large
+// EXIF block).
+constexpr size_t kImageHeadBytes = size_t{256} * 1024;
 
 // Where one record of a session lies in history.jsonl.
 struct RecordSpan {
@@ -162,8 +166,17 @@ std::optional<Part> ReadImage(const fs::path& images_dir, const std::string& ref
                          "; the message is imported without it");
     return std::nullopt;
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string mime = MimeForExtension(file.extension().string());
+  std::error_code ec;
+  const auto size = static_cast<int64_t>(fs::file_size(file, ec));
+  if (!ec && size > sink.max_attachment_bytes()) {
+    // Kept as a descriptor: only its head is read, for its type and size.
+    std::string head(kImageHeadBytes, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    return sink.NotStoredPart(PartType::kImage, head, size, mime, ref, where);
+  }
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string hash = NameHash(ref);
   if (!hash.empty() && !HashMatches(bytes, mime, hash)) {
     sink.Skip(where, what + ": its bytes do not hash to the " + hash +

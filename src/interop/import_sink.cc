@@ -113,11 +113,13 @@ std::optional<int64_t> ParseIsoTime(std::string_view t) {
   return (static_cast<int64_t>(secs) - offset_s) * 1000 + millis;
 }
 
-ImportSink::ImportSink(Store& store, ImportReport* report, ProgressFn progress, RunLimits limits)
+ImportSink::ImportSink(Store& store, ImportReport* report, ProgressFn progress, RunLimits limits,
+                       int64_t max_attachment_bytes)
     : store_(store),
       report_(report),
       progress_(std::move(progress)),
       limits_(limits),
+      max_attachment_bytes_(max_attachment_bytes),
       writer_(store) {}
 
 void ImportSink::Skip(std::string where, std::string reason) {
@@ -127,14 +129,60 @@ void ImportSink::Skip(std::string where, std::string reason) {
   }
 }
 
+std::string ImportSink::OverLimitReason(int64_t size) const {
+  return "it is " + FormatBytes(size) + "; an import stores attachments up to " +
+         FormatBytes(max_attachment_bytes_) +
+         " (--max-attachment-bytes), so only its descriptor is kept";
+}
+
+std::optional<Part> ImportSink::NotStoredPart(PartType type, std::string_view head, int64_t size,
+                                              std::string_view declared_mime, std::string name,
+                                              std::string_view where) {
+  Part p;
+  p.type = type;
+  Resource r;
+  r.mime = blob::NormalizeMime(declared_mime);
+  auto media = blob::SniffMedia(head);
+  if (media && !head.empty() && media->is_image) {
+    p.type = PartType::kImage;  // as a stored file that is an image would be
+    r.mime = media->mime;
+    r.width = media->width;
+    r.height = media->height;
+  } else if (!media && type == PartType::kImage && blob::IsSupportedImageMime(r.mime)) {
+    // An image signature whose header runs past the head: described as declared.
+  } else if (type == PartType::kImage) {
+    const std::string label = name.empty() ? "an attachment" : "'" + name + "'";
+    Skip(std::string(where), label + " is said to be an image but its first bytes are " +
+                                 (media ? media->mime : "not an image's") +
+                                 "; the part is left out");
+    return std::nullopt;
+  } else if (media && r.mime.empty()) {
+    r.mime = media->mime;
+  }
+  r.size = size;
+  r.origin = Origin::kInline;
+  r.name = std::move(name);
+  r.not_stored = OverLimitReason(size);
+  p.resource = std::move(r);
+  return p;
+}
+
+void ImportSink::NoteNotStored(std::string_view where, const Resource& r) {
+  ++report_->attachments_not_stored;
+  if (report_->not_stored.size() < kMaxSkippedListed) {
+    const std::string label = r.name.empty() ? "an attachment" : "'" + r.name + "'";
+    report_->not_stored.push_back({std::string(where), label + ": " + r.not_stored});
+  }
+}
+
 void ImportSink::Progress(int64_t done, int64_t total) {
   if (!progress_) return;
   if (!file_frame_) return progress_(done, total);
   const FileFrame& f = *file_frame_;
-  const int64_t within = total > 0 ? static_cast<int64_t>(static_cast<double>(done) /
-                                                          static_cast<double>(total) *
-                                                          static_cast<double>(f.size))
-                                   : 0;
+  const int64_t within =
+      total > 0 ? static_cast<int64_t>(static_cast<double>(done) / static_cast<double>(total) *
+                                       static_cast<double>(f.size))
+                : 0;
   progress_(f.before + std::min(within, f.size), f.overall);
 }
 
@@ -232,6 +280,13 @@ bool ImportSink::ResolveAttachments(Message* m, std::string_view stable_id,
   std::vector<Part> kept;
   for (Part& p : m->parts) {
     if (!p.source || p.source->kind != AttachmentSource::Kind::kBytes) {
+      if (p.resource && !p.resource->not_stored.empty()) {
+        // An importer's NotStoredPart: named like the stored ones.
+        if (p.resource->resource_id.empty()) {
+          p.resource->resource_id = "res_" + StableEventId(stable_id, std::to_string(kept.size()));
+        }
+        NoteNotStored(where, *p.resource);
+      }
       kept.push_back(std::move(p));
       continue;
     }
@@ -244,20 +299,32 @@ bool ImportSink::ResolveAttachments(Message* m, std::string_view stable_id,
       continue;
     }
     if (image_part && !media->is_image) {
-      Skip(std::string(where), label + " is said to be an image but its bytes are " +
-                                   media->mime + "; the part is left out");
+      Skip(std::string(where), label + " is said to be an image but its bytes are " + media->mime +
+                                   "; the part is left out");
       continue;
     }
     if (bytes.empty()) {
       Skip(std::string(where), label + " is empty; the part is left out");
       continue;
     }
+    const std::string resource_id = "res_" + StableEventId(stable_id, std::to_string(kept.size()));
+    if (static_cast<int64_t>(bytes.size()) > max_attachment_bytes_) {
+      // History is kept whole: the message comes in, the bytes do not.
+      std::optional<Part> described =
+          NotStoredPart(p.type, bytes, static_cast<int64_t>(bytes.size()), p.source->declared_mime,
+                        p.source->name, where);
+      if (!described) continue;
+      described->resource->resource_id = resource_id;
+      NoteNotStored(where, *described->resource);
+      kept.push_back(*std::move(described));
+      continue;
+    }
     Resource r;
-    r.resource_id = "res_" + StableEventId(stable_id, std::to_string(kept.size()));
+    r.resource_id = resource_id;
     r.content_sha256 = blob::Sha256Hex(bytes);
-    r.mime = media->is_image ? media->mime
-                             : (p.source->declared_mime.empty() ? media->mime
-                                                                : p.source->declared_mime);
+    r.mime = media->is_image
+                 ? media->mime
+                 : (p.source->declared_mime.empty() ? media->mime : p.source->declared_mime);
     r.size = static_cast<int64_t>(bytes.size());
     r.width = media->width;
     r.height = media->height;
@@ -331,7 +398,8 @@ Status ImportSink::Flush() {
     Session s = session_;
     IndexEntry entry;
     for (const Event& e : pending_) {
-      if (e.type == EventType::kMessage) ApplyMessageToIndex(e.message.role, e.message.Text(), &entry);
+      if (e.type == EventType::kMessage)
+        ApplyMessageToIndex(e.message.role, e.message.Text(), &entry);
     }
     if (s.title.empty()) s.title = entry.title_fixed ? entry.title : std::string(kDefaultTitle);
     if (s.preview.empty()) s.preview = entry.preview;

@@ -7,7 +7,9 @@
 //    re-import adds nothing and a grown source adds its tail;
 //  - turns image and file bytes (Part::ImageFromBytes / FileFromBytes) into
 //    stored resources: sniffed, hashed, checked; an image whose bytes are not
-//    an image is dropped from its message with a reason;
+//    an image is dropped from its message with a reason; one over the
+//    import's byte limit is kept as a descriptor without its bytes, with
+//    the reason (Resource::not_stored), and its message comes in whole;
 //  - writes in runs (RestoreSession, then RestoreEvents) no longer than
 //    its RunLimits, so memory stays bounded whatever the size of the source,
 //    on a thread of its own (RunWriter) while the importer reads on;
@@ -72,8 +74,8 @@ std::optional<int64_t> ParseIsoTime(std::string_view text);
 
 class ImportSink {
  public:
-  ImportSink(Store& store, ImportReport* report, ProgressFn progress = {},
-             RunLimits limits = {});
+  ImportSink(Store& store, ImportReport* report, ProgressFn progress = {}, RunLimits limits = {},
+             int64_t max_attachment_bytes = kDefaultImportAttachmentBytes);
   ImportSink(const ImportSink&) = delete;
   ImportSink& operator=(const ImportSink&) = delete;
 
@@ -100,6 +102,20 @@ class ImportSink {
 
   // Records a skipped record (counted; the first kMaxSkippedListed listed).
   void Skip(std::string where, std::string reason);
+
+  // The largest attachment whose bytes the import stores
+  // (ImportOptions::max_attachment_bytes). An importer that reads an
+  // attachment from a file of its own checks the file's size first, and for
+  // a larger one reads only its head and hands over NotStoredPart instead.
+  int64_t max_attachment_bytes() const { return max_attachment_bytes_; }
+  // The part for an attachment of `size` bytes kept only as a descriptor:
+  // its type and dimensions sniffed from `head` (its first bytes; for a file
+  // that is no image, the declared MIME type first), the reason in
+  // resource->not_stored. nullopt, with a skip naming `where`, for an image
+  // part whose head is not an image's, as for one whose bytes are at hand.
+  std::optional<Part> NotStoredPart(PartType type, std::string_view head, int64_t size,
+                                    std::string_view declared_mime, std::string name,
+                                    std::string_view where);
   // Reports input progress (bytes read of total) to the caller's ProgressFn.
   void Progress(int64_t done, int64_t total);
   // For an importer of many files: from now on Progress(done, total) is the
@@ -126,6 +142,10 @@ class ImportSink {
   // `stable_id`, the importer's id for it); false if nothing is left of the
   // message.
   bool ResolveAttachments(Message* m, std::string_view stable_id, std::string_view where);
+  // Counts and lists a descriptor kept without its bytes.
+  void NoteNotStored(std::string_view where, const Resource& r);
+  // Why an attachment of `size` bytes is kept only as a descriptor.
+  std::string OverLimitReason(int64_t size) const;
   Status Flush();
 
   Store& store_;
@@ -136,15 +156,16 @@ class ImportSink {
   };
   std::optional<FileFrame> file_frame_;
   RunLimits limits_;
+  int64_t max_attachment_bytes_;
 
   bool open_ = false;
   Session session_;
-  bool exists_ = false;         // the store had the session before this import
-  bool written_ = false;        // the session's row exists now
-  int64_t stored_last_seq_ = 0; // events the store already held
+  bool exists_ = false;          // the store had the session before this import
+  bool written_ = false;         // the session's row exists now
+  int64_t stored_last_seq_ = 0;  // events the store already held
   int64_t next_seq_ = 1;
   int64_t last_ts_ = 0;
-  int64_t added_ = 0;           // events added in this import
+  int64_t added_ = 0;  // events added in this import
   std::vector<Event> pending_;
   std::map<std::string, std::string> pending_blobs_;  // sha256 -> bytes
   int64_t pending_blob_bytes_ = 0;
