@@ -29,6 +29,29 @@ int64_t TextBytes(const Event& e) {
   return static_cast<int64_t>(n);
 }
 
+// How many stored events a re-import reads at a time to learn their
+// identities: few, since an event's text may be large.
+constexpr int64_t kIdentityPageEvents = 128;
+
+// 16 hex digits as a number, or nullopt.
+std::optional<uint64_t> ParseHex64(std::string_view hex) {
+  if (hex.size() != 16) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : hex) {
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return std::nullopt;
+    v = (v << 4) | static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+// The record identity an id made by ImportedEventId for the session whose
+// hash begins `session_prefix` carries, or nullopt for any other id.
+std::optional<uint64_t> ImportedIdentity(std::string_view id, std::string_view session_prefix) {
+  if (id.size() != 36 || !id.starts_with(session_prefix) || id[23] != '-') return std::nullopt;
+  return ParseHex64(std::string(id.substr(19, 4)) + std::string(id.substr(24, 12)));
+}
+
 int ToInt(std::string_view s) {
   int v = 0;
   for (char c : s) v = v * 10 + (c - '0');
@@ -36,6 +59,10 @@ int ToInt(std::string_view s) {
 }
 
 }  // namespace
+
+uint64_t IdentityOf(std::string_view id) {
+  return *ParseHex64(std::string_view(blob::Sha256Hex(id)).substr(0, 16));
+}
 
 std::string StableSessionId(std::string_view format, std::string_view source_id) {
   if (ValidateSessionId(source_id).ok()) return std::string(source_id);
@@ -218,7 +245,7 @@ std::optional<std::string> UnstorableField(const Message& m) {
 
 }  // namespace
 
-Status ImportSink::BeginSession(const Session& session) {
+Status ImportSink::BeginSession(const Session& session, MessageFingerprint fingerprint) {
   if (open_) return Status::Internal("BeginSession while session " + session_.id + " is open");
   RETURN_IF_ERROR(ValidateSessionId(session.id));
   if (!session.parent_id.empty()) {
@@ -236,6 +263,10 @@ Status ImportSink::BeginSession(const Session& session) {
   next_seq_ = 1;
   last_ts_ = 0;
   added_ = 0;
+  fingerprint_ = std::move(fingerprint);
+  source_fingerprints_.clear();
+  store_seq_of_source_.clear();
+  stored_.clear();
   pending_.clear();
   pending_blobs_.clear();
   pending_blob_bytes_ = 0;
@@ -251,15 +282,74 @@ Status ImportSink::BeginSession(const Session& session) {
   if (existing) {
     exists_ = true;
     written_ = true;
-    stored_last_seq_ = existing->last_seq;
+    next_seq_ = existing->last_seq + 1;
+    if (Status s = LoadStoredIdentities(); !s.ok()) {
+      open_ = false;
+      return s;
+    }
   } else if (existing.error().code() == StatusCode::kNotFound) {
     exists_ = false;
-    stored_last_seq_ = 0;
   } else {
     open_ = false;
     return existing.error();
   }
   return Status::Ok();
+}
+
+std::string ImportSink::FingerprintId(const Message& m,
+                                      std::unordered_map<std::string, int64_t>* seen) const {
+  const std::string print = blob::Sha256Hex(fingerprint_(m));
+  const int64_t occurrence = ++(*seen)[print];
+  return StableEventId(session_.id, "fingerprint/" + print + "/" + std::to_string(occurrence));
+}
+
+Status ImportSink::LoadStoredIdentities() {
+  const std::string prefix = blob::Sha256Hex(session_.id).substr(0, 8);
+  std::unordered_map<std::string, int64_t> fingerprints;
+  for (int64_t from = 1;;) {
+    ASSIGN_OR_RETURN(std::vector<Event> page,
+                     store_.ReadEvents(session_.id, from, kIdentityPageEvents));
+    for (const Event& e : page) {
+      // An event an import stored carries its record's identity in its id;
+      // one an export wrote out comes back under that id as the record's.
+      if (std::optional<uint64_t> imported = ImportedIdentity(e.id, prefix)) {
+        stored_.emplace_back(*imported, e.seq);
+      }
+      stored_.emplace_back(IdentityOf(StableEventId(session_.id, e.id)), e.seq);
+      if (fingerprint_ && e.type == EventType::kMessage && !e.message.pruned) {
+        stored_.emplace_back(IdentityOf(FingerprintId(e.message, &fingerprints)), e.seq);
+      }
+    }
+    if (std::ssize(page) < kIdentityPageEvents) break;
+    from = page.back().seq + 1;
+  }
+  std::sort(stored_.begin(), stored_.end());
+  return Status::Ok();
+}
+
+std::optional<int64_t> ImportSink::StoredSeq(uint64_t identity) const {
+  auto it = std::lower_bound(stored_.begin(), stored_.end(),
+                             std::pair<uint64_t, int64_t>(identity, INT64_MIN));
+  if (it == stored_.end() || it->first != identity) return std::nullopt;
+  return it->second;
+}
+
+void ImportSink::MapSourceSeqs(Event* e) const {
+  const auto& map = store_seq_of_source_;
+  const auto known = static_cast<int64_t>(map.size());
+  if (e->type == EventType::kCompaction) {
+    Compaction& c = e->compaction;
+    if (c.from_seq < 1 || c.to_seq < c.from_seq || c.to_seq > known) return;
+    // The range the covered records hold in the store: a record that came
+    // in after the ones around it in the source stands later in the log.
+    const auto first = map.begin() + (c.from_seq - 1);
+    const auto last = map.begin() + c.to_seq;
+    c.from_seq = *std::min_element(first, last);
+    c.to_seq = *std::max_element(first, last);
+  } else if (e->type == EventType::kResourceView) {
+    int64_t& seq = e->resource_view.message_seq;
+    if (seq >= 1 && seq <= known) seq = map[static_cast<size_t>(seq - 1)];
+  }
 }
 
 bool ImportSink::WouldKeep(const Message& m) {
@@ -347,18 +437,34 @@ bool ImportSink::ResolveAttachments(Message* m, std::string_view stable_id,
 
 Status ImportSink::Add(Event event, std::string_view where) {
   if (!open_) return Status::Internal("Add outside a session");
-  const int64_t seq = next_seq_;
-  if (seq <= stored_last_seq_) {
-    // An earlier import stored this one, unless it was left out then too.
-    if (event.type == EventType::kMessage && !WouldKeep(event.message)) return Status::Ok();
-    ++next_seq_;
-    last_ts_ = std::max(last_ts_, event.ts_ms);
-    return Status::Ok();
-  }
+  // Importers number the events they expect kept from 1, as if the session
+  // were new; so does the sink, to place them (MapSourceSeqs).
+  const bool keeps = event.type != EventType::kMessage || WouldKeep(event.message);
+  // Before the fingerprint: the time it is stored with is the one it sees.
   if (event.ts_ms == 0) event.ts_ms = last_ts_;
+  event.message.ts_ms = event.ts_ms;
+  std::string stable_id = std::move(event.id);
+  if (fingerprint_ && keeps && event.type == EventType::kMessage) {
+    std::string by_content = FingerprintId(event.message, &source_fingerprints_);
+    if (stable_id.empty()) stable_id = std::move(by_content);
+  }
+  if (stable_id.empty()) {
+    return Status::Internal(std::string(where) +
+                            ": an event without an id in a session begun without a fingerprint");
+  }
+  if (keeps && exists_) {
+    if (std::optional<int64_t> stored = StoredSeq(IdentityOf(stable_id))) {
+      // The store holds this record already (an earlier import, or the
+      // export the source was continued from), wherever it stands there.
+      store_seq_of_source_.push_back(*stored);
+      last_ts_ = std::max(last_ts_, event.ts_ms);
+      return Status::Ok();
+    }
+  }
+  const int64_t seq = next_seq_;
+  MapSourceSeqs(&event);
   // Resource ids keep coming from the importer's own id: an importer may
   // name them before it hands the event over (pixir.cc).
-  const std::string stable_id = std::move(event.id);
   event.id = ImportedEventId(session_.id, seq, stable_id);
   event.seq = seq;
   event.session_id = session_.id;
@@ -378,6 +484,7 @@ Status ImportSink::Add(Event event, std::string_view where) {
     }
     ++report_->messages_added;
   }
+  if (keeps) store_seq_of_source_.push_back(seq);
   ++next_seq_;
   last_ts_ = std::max(last_ts_, event.ts_ms);
   pending_text_bytes_ += TextBytes(event);
