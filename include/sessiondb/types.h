@@ -54,6 +54,11 @@ struct Resource {
   Origin origin = Origin::kInline;
   std::string name;  // file name or link title; may be empty
   std::string uri;   // kLocalFile: the path read; kRemoteLink: the URL; else empty
+  // Why the store holds no bytes of this attachment, empty when it does. Only
+  // imports write it: history is kept whole, and an attachment over the
+  // import's byte limit keeps its descriptor (name, mime, size, dimensions;
+  // no content_sha256) with this reason instead of failing its message.
+  std::string not_stored;
   // Set on read, never stored: the blob was absent when the message was read.
   bool missing = false;
 

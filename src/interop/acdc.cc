@@ -32,6 +32,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::string_view kFormat = "ac-dc";
+// How much of an image over the import's byte limit is read: enough for the
+// headers that give its type and dimensions (a JPEG's may follow a large
+// EXIF block).
+constexpr size_t kImageHeadBytes = size_t{256} * 1024;
 
 // Where one record of a session lies in history.jsonl.
 struct RecordSpan {
@@ -163,8 +167,17 @@ std::optional<Part> ReadImage(const fs::path& images_dir, const std::string& ref
                          "; the message is imported without it");
     return std::nullopt;
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string mime = MimeForExtension(file.extension().string());
+  std::error_code ec;
+  const auto size = static_cast<int64_t>(fs::file_size(file, ec));
+  if (!ec && size > sink.max_attachment_bytes()) {
+    // Kept as a descriptor: only its head is read, for its type and size.
+    std::string head(kImageHeadBytes, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    return sink.NotStoredPart(PartType::kImage, head, size, mime, ref, where);
+  }
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string hash = NameHash(ref);
   if (!hash.empty() && !HashMatches(bytes, mime, hash)) {
     sink.Skip(where, what + ": its bytes do not hash to the " + hash +
@@ -175,9 +188,13 @@ std::optional<Part> ReadImage(const fs::path& images_dir, const std::string& ref
 }
 
 // The message of one ac-dc record, or nullopt (with a skip) when it has none.
+// `unnamed` counts the session's records without an id by the hash of their
+// line, which then names them: the first as before, a repeat of the same
+// line (the same second, the same words) with its count, never its place.
 std::optional<Event> ToEvent(const json& record, const std::string& session_id,
                              const std::string& line_text, const fs::path& images_dir,
-                             const std::string& where, ImportSink& sink) {
+                             const std::string& where, ImportSink& sink,
+                             std::map<std::string, int64_t>* unnamed) {
   Event event;
   Message& m = event.message;
   const std::string role = StringField(record, "role");
@@ -189,7 +206,10 @@ std::optional<Event> ToEvent(const json& record, const std::string& session_id,
   }
   m.role = *parsed;
   std::string source_id = StringField(record, "id");
-  if (source_id.empty()) source_id = "line-sha256-" + blob::Sha256Hex(line_text);
+  if (source_id.empty()) {
+    source_id = "line-sha256-" + blob::Sha256Hex(line_text);
+    if (const int64_t n = ++(*unnamed)[source_id]; n > 1) source_id += "#" + std::to_string(n);
+  }
   event.id = StableEventId(session_id, source_id);
   event.type = EventType::kMessage;
   event.ts_ms = ParseIsoTime(StringField(record, "timestamp")).value_or(0);
@@ -302,6 +322,7 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
     json meta = {{"source", std::string(kFormat)}, {"acdc_session_id", s.source_id}};
     session.metadata_json = meta.dump();
     RETURN_IF_ERROR(sink.BeginSession(session));
+    std::map<std::string, int64_t> unnamed;
     for (const RecordSpan& span : s.records) {
       ASSIGN_OR_RETURN(std::string text, ReadSpan(file.get(), span, history));
       done += span.length;
@@ -312,7 +333,7 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
         sink.Skip(where, "the line changed while it was being imported; it is left out");
         continue;
       }
-      auto event = ToEvent(record, session.id, text, images_dir, where, sink);
+      auto event = ToEvent(record, session.id, text, images_dir, where, sink, &unnamed);
       if (event) RETURN_IF_ERROR(sink.Add(std::move(*event), where));
     }
     RETURN_IF_ERROR(sink.EndSession());

@@ -173,6 +173,12 @@ Status CheckLink(const Part& part, const std::string& label) {
   return CheckUtf8(uri, label + " URL");
 }
 
+// A descriptor of an attachment the store holds no bytes of, saying why.
+bool IsNotStoredDescriptor(const Part& part) {
+  return part.resource && !part.resource->not_stored.empty() &&
+         part.resource->content_sha256.empty();
+}
+
 bool HasContent(const Part& p) {
   switch (p.type) {
     case PartType::kText:
@@ -186,7 +192,7 @@ bool HasContent(const Part& p) {
 }  // namespace
 
 Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOptions& options,
-                                       const BlobExistsFn& blob_exists,
+                                       Admission admission, const BlobExistsFn& blob_exists,
                                        const std::function<std::string()>& new_id) {
   PreparedMessage out;
   out.message = message;
@@ -261,6 +267,10 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
           }
           if (part.resource->resource_id.empty()) part.resource->resource_id = "res_" + new_id();
           seen_blobs.insert(part.resource->content_sha256);
+        } else if (admission == Admission::kRestore && IsNotStoredDescriptor(part)) {
+          // History whose bytes the store never held, with the reason: no blob to refer to.
+          RETURN_IF_ERROR(CheckUtf8(part.resource->not_stored, label + " not_stored reason"));
+          if (part.resource->resource_id.empty()) part.resource->resource_id = "res_" + new_id();
         } else {
           return Err(
               Status::InvalidArgument(label + " has neither bytes nor a stored blob digest"));
@@ -271,7 +281,7 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
       }
     }
   }
-  if (images > options.max_images_per_message) {
+  if (admission == Admission::kAppend && images > options.max_images_per_message) {
     return Err(Status::InvalidArgument(
         "the message has " + std::to_string(images) + " images; the limit is " +
         std::to_string(options.max_images_per_message) + " per message (max_images_per_message)"));
