@@ -65,8 +65,8 @@ std::string Str(const json& obj, std::string_view key) {
 }
 
 // The text of a tool_result's content: a string, or text blocks joined.
-std::string ToolResultText(const json& content, std::vector<Part>* images,
-                           std::string_view where, ImportSink& sink) {
+std::string ToolResultText(const json& content, std::vector<Part>* images, std::string_view where,
+                           ImportSink& sink) {
   if (content.is_string()) return content.get<std::string>();
   std::string out;
   if (!content.is_array()) return out;
@@ -80,8 +80,8 @@ std::string ToolResultText(const json& content, std::vector<Part>* images,
       const json& src = MemberOr(b, "source", json::object());
       auto bytes = blob::Base64Decode(Str(src, "data"));
       if (!bytes) {
-        sink.Skip(std::string(where), "an image in a tool result is not valid base64: " +
-                                          bytes.error().message());
+        sink.Skip(std::string(where),
+                  "an image in a tool result is not valid base64: " + bytes.error().message());
         continue;
       }
       images->push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
@@ -107,8 +107,8 @@ std::vector<Part> ContentParts(const json& content, std::string_view where, Impo
       parts.push_back(Part::Reasoning(Str(b, "thinking")));
     } else if (type == "tool_use" || type == "server_tool_use") {
       auto input = b.find("input");
-      parts.push_back(Part::ToolCall(Str(b, "id"), Str(b, "name"),
-                                     input == b.end() ? "{}" : input->dump()));
+      parts.push_back(
+          Part::ToolCall(Str(b, "id"), Str(b, "name"), input == b.end() ? "{}" : input->dump()));
     } else if (type == "tool_result") {
       std::vector<Part> images;
       Part r =
@@ -284,33 +284,28 @@ class FileImport {
     RETURN_IF_ERROR(Scan());
     if (last_conversational_ < 0) return Status::Ok();
     BuildLines();
-    std::FILE* f = std::fopen(path_.c_str(), "rb");
-    if (!f) return Status::Io("cannot reopen " + path_.string());
-    Status s = Status::Ok();
-    for (size_t i = 0; i < lines_.size() && s.ok(); ++i) s = WriteLine(f, i);
-    std::fclose(f);
-    if (s.ok()) sink_.Progress(total_bytes_, total_bytes_);
-    return s;
+    for (size_t i = 0; i < lines_.size(); ++i) RETURN_IF_ERROR(WriteLine(i));
+    sink_.Progress(total_bytes_, total_bytes_);
+    return Status::Ok();
   }
 
  private:
   // Pass 1: the graph.
   Status Scan() {
-    ASSIGN_OR_RETURN(auto reader, JsonlReader::Open(path_.string()));
+    ASSIGN_OR_RETURN(reader_, JsonlReader::Open(path_.string()));
+    JsonlReader* reader = reader_.get();
     JsonlReader::Line line;
     ScannedValue v[9];
-    int64_t offset = 0;
     while (true) {
       ASSIGN_OR_RETURN(bool more, reader->Next(&line));
       if (!more) break;
-      const int64_t start = offset;
-      offset = reader->bytes_read();
+      const int64_t offset = reader->bytes_read();
       // The scan is the first half of the work shown; writing, the second.
       if ((line.number & 1023) == 0) sink_.Progress(offset / 2, reader->total_bytes());
       const std::string where = label_ + ":" + std::to_string(line.number);
       if (line.too_long) {
-        sink_.Skip(where, "the line is longer than the limit of " +
-                              std::to_string(kMaxLineBytes) + " bytes");
+        sink_.Skip(where, "the line is longer than the limit of " + std::to_string(kMaxLineBytes) +
+                              " bytes");
         continue;
       }
       if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
@@ -318,14 +313,13 @@ class FileImport {
                         {"uuid", "parentUuid", "logicalParentUuid", "type", "sessionId", "cwd",
                          "isSidechain", "summary", "leafUuid"},
                         v)) {
-        sink_.Skip(where, line.at_eof_without_newline
-                              ? "the last line is cut short (no newline, not whole JSON)"
-                              : "the line is not a JSON object");
+        // The scan only balances brackets; the parser says what is wrong.
+        sink_.Skip(where, JsonLineProblem(line).value_or("the line is not a JSON object"));
         continue;
       }
       const std::string_view type = v[3].raw;
       if (type == "summary" && v[7].found) {
-        summaries_.emplace_back(Key(v[8].raw), std::string(line.text));
+        summaries_.push_back({Key(v[8].raw), line.offset, line.raw_size});
         continue;
       }
       if (!v[0].found || !v[0].is_string) continue;  // snapshots, queue operations...
@@ -338,8 +332,8 @@ class FileImport {
       } else if (v[2].is_string) {
         n.parent = Key(v[2].raw);  // a compact boundary continues its logical parent
       }
-      n.offset = start;
-      n.length = static_cast<uint32_t>(line.text.size());
+      n.offset = line.offset;
+      n.length = static_cast<uint32_t>(line.raw_size);
       n.line = line.number;
       n.conversational = type == "user" || type == "assistant" || type == "system";
       n.sidechain = v[6].raw == "true";
@@ -409,12 +403,14 @@ class FileImport {
     return stem;
   }
 
-  std::string Title(const Line& l) const {
+  std::string Title(const Line& l) {
     // A summary record names a line by its leaf.
     const uint64_t leaf = nodes_[l.nodes.back()].key;
-    for (const auto& [key, text] : summaries_) {
-      if (key != leaf) continue;
-      Result<json> summary = ParseJson(text);
+    for (const SummarySpan& span : summaries_) {
+      if (span.leaf != leaf) continue;
+      Result<std::string_view> text = reader_->ReadAt(span.offset, span.raw_size);
+      if (!text) return "";
+      Result<json> summary = ParseJson(*text);
       if (!summary || !summary->is_object()) return "";
       const auto it = summary->find("summary");
       return it != summary->end() && it->is_string() ? it->get<std::string>() : "";
@@ -422,7 +418,7 @@ class FileImport {
     return "";
   }
 
-  Status WriteLine(std::FILE* f, size_t i) {
+  Status WriteLine(size_t i) {
     const Line& l = lines_[i];
     // Branches made only of records with nothing to show are left out.
     bool any = false;
@@ -443,30 +439,25 @@ class FileImport {
       meta["forked_from"] = LineSessionId(l.fork_owner >= 0 ? l.fork_owner : 0);
       if (l.fork_owner >= 0) {
         // The uuid of the record it forked at, as the source spells it.
-        meta["fork_uuid"] = ForkUuid(f, l.fork_key);
+        meta["fork_uuid"] = ForkUuid(l.fork_key);
       }
       if (l.sidechain) meta["sidechain"] = true;
     }
     s.metadata_json = meta.dump();
     RETURN_IF_ERROR(sink_.BeginSession(s));
     LineWriter writer(sink_, s.id, label_);
-    std::string buf;
     for (uint32_t idx : l.nodes) {
       const Node& n = nodes_[idx];
       if (!n.conversational) continue;
-      buf.resize(n.length);
-      if (fseeko(f, n.offset, SEEK_SET) != 0 || std::fread(buf.data(), 1, n.length, f) != n.length) {
-        return Status::Io("cannot read " + path_.string() + " line " + std::to_string(n.line));
-      }
+      ASSIGN_OR_RETURN(std::string_view text, reader_->ReadAt(n.offset, n.length));
       written_bytes_ += n.length;
       if ((++written_records_ & 1023) == 0) {
         sink_.Progress(total_bytes_ / 2 + written_bytes_ / 2, total_bytes_);
       }
-      Result<json> parsed = ParseJson(std::string_view(buf.data(), buf.size()));
+      Result<json> parsed = ParseJson(text);
       if (!parsed || !parsed->is_object()) {
         sink_.Skip(label_ + ":" + std::to_string(n.line),
-                   !parsed && IsJsonNestingError(parsed.error()) ? parsed.error().message()
-                                                                 : "the line is not valid JSON");
+                   JsonLineProblem(text, false).value_or("the line is not a JSON object"));
         continue;
       }
       json& r = *parsed;
@@ -476,16 +467,14 @@ class FileImport {
     return sink_.EndSession();
   }
 
-  std::string ForkUuid(std::FILE* f, uint64_t key) const {
+  std::string ForkUuid(uint64_t key) {
     auto it = index_.find(key);
     if (it == index_.end()) return "";
     const Node& n = nodes_[it->second];
-    std::string buf(n.length, '\0');
-    if (fseeko(f, n.offset, SEEK_SET) != 0 || std::fread(buf.data(), 1, n.length, f) != n.length) {
-      return "";
-    }
+    Result<std::string_view> text = reader_->ReadAt(n.offset, n.length);
+    if (!text) return "";
     ScannedValue v[1];
-    if (!ScanTopLevel(buf, {"uuid"}, v)) return "";
+    if (!ScanTopLevel(*text, {"uuid"}, v)) return "";
     return ScannedString(v[0]).value_or("");
   }
 
@@ -494,7 +483,13 @@ class FileImport {
   std::string label_;
   std::vector<Node> nodes_;
   std::unordered_map<uint64_t, uint32_t> index_;
-  std::vector<std::pair<uint64_t, std::string>> summaries_;  // leaf key, the record
+  std::unique_ptr<JsonlReader> reader_;  // pass 1 reads on, pass 2 reads back
+  struct SummarySpan {
+    uint64_t leaf = 0;  // the key of the line's last record it names
+    int64_t offset = 0;
+    int64_t raw_size = 0;
+  };
+  std::vector<SummarySpan> summaries_;
   std::vector<Line> lines_;
   int64_t last_conversational_ = -1;
   int64_t total_bytes_ = 0;

@@ -122,7 +122,8 @@ std::string Transcript(const std::string& png) {
   r.push_back(User(13, 12, "2025-06-01T10:04:00.000Z", "Thanks, carry on"));
   r.push_back(Assistant(14, 13, "2025-06-01T10:04:02.000Z", "msg_5",
                         json::array({{{"type", "text"}, {"text", "Done: p is checked."}}})));
-  r.push_back({{"type", "file-history-snapshot"}, {"messageId", Uuid(14)}, {"snapshot", json::object()}});
+  r.push_back(
+      {{"type", "file-history-snapshot"}, {"messageId", Uuid(14)}, {"snapshot", json::object()}});
   std::string out;
   for (const json& j : r) out += j.dump() + "\n";
   return out;
@@ -261,14 +262,15 @@ TEST_F(ClaudeCodeImport, ReimportAddsNothingAndAGrownFileAddsItsTail) {
 TEST_F(ClaudeCodeImport, ProgressCoversTheWritingNotJustTheScan) {
   std::string more;
   for (int i = 0; i < 3000; ++i) {
-    more += User(100 + i, i == 0 ? 14 : 99 + i, "2025-06-01T11:00:00.000Z",
-                 "step " + std::to_string(i)).dump() + "\n";
+    more +=
+        User(100 + i, i == 0 ? 14 : 99 + i, "2025-06-01T11:00:00.000Z", "step " + std::to_string(i))
+            .dump() +
+        "\n";
   }
   AppendFile(file_, more);
   std::vector<std::pair<int64_t, int64_t>> calls;
   auto report = ImportPath(*store_, file_,
-                           {.format = "claude-code",
-                            .progress = [&](int64_t done, int64_t total) {
+                           {.format = "claude-code", .progress = [&](int64_t done, int64_t total) {
                               calls.emplace_back(done, total);
                             }});
   ASSERT_TRUE(report) << report.error().ToString();
@@ -301,17 +303,15 @@ TEST_F(ClaudeCodeImport, ProgressCrossesOnceForAllTheTranscripts) {
   WriteFile(other + "/1c2d3e4f-0000-4000-8000-000000000002.jsonl", second);
   std::vector<std::pair<int64_t, int64_t>> calls;
   auto report = ImportPath(*store_, dir_.Sub("projects"),
-                           {.format = "claude-code",
-                            .progress = [&](int64_t done, int64_t total) {
+                           {.format = "claude-code", .progress = [&](int64_t done, int64_t total) {
                               calls.emplace_back(done, total);
                             }});
   ASSERT_TRUE(report) << report.error().ToString();
   EXPECT_EQ(report->sessions_added, 3);
   // Files go in path order: -home-dev-other before -home-dev-parser.
-  ExpectOneBarAcrossFiles(
-      calls, {static_cast<int64_t>(std::filesystem::file_size(
-                  other + "/1c2d3e4f-0000-4000-8000-000000000002.jsonl")),
-              static_cast<int64_t>(std::filesystem::file_size(file_))});
+  ExpectOneBarAcrossFiles(calls, {static_cast<int64_t>(std::filesystem::file_size(
+                                      other + "/1c2d3e4f-0000-4000-8000-000000000002.jsonl")),
+                                  static_cast<int64_t>(std::filesystem::file_size(file_))});
 }
 
 TEST_F(ClaudeCodeImport, SubAgentFileIsASessionNamingItsParent) {
@@ -351,7 +351,7 @@ TEST_F(ClaudeCodeImport, CorruptRecordsAreSkippedWithReasonsAndTheRestImports) {
   t += User(31, 30, "2025-06-01T10:07:00.000Z", "cut").dump().substr(0, 60);
   WriteFile(file_, t);
   ImportReport r = MustImport(*store_, file_, "claude-code");
-  EXPECT_TRUE(SkippedFor(r, "not a JSON object")) << r.skipped.size();
+  EXPECT_TRUE(SkippedFor(r, "the line is not valid JSON: ")) << r.skipped.size();
   EXPECT_TRUE(SkippedFor(r, "cut short"));
   EXPECT_TRUE(SkippedFor(r, "not a readable image") || SkippedFor(r, "said to be an image"));
   EXPECT_EQ(r.records_skipped, 3);
@@ -361,6 +361,24 @@ TEST_F(ClaudeCodeImport, CorruptRecordsAreSkippedWithReasonsAndTheRestImports) {
   ASSERT_EQ(ev.back().message.parts.size(), 1u);
   EXPECT_EQ(ev.back().message.Text(), "And this one?");
   EXPECT_EQ(r.images_added, 1);
+}
+
+// An editor's byte-order mark before the first record, and a byte that is
+// not UTF-8 inside one (both seen in transcripts copied between machines):
+// every record still arrives, the bad byte as U+FFFD.
+TEST_F(ClaudeCodeImport, AByteOrderMarkAndBadBytesCostNoRecord) {
+  std::string t = Transcript(png_);
+  const size_t fix = t.find("\"Fix it\"");
+  ASSERT_NE(fix, std::string::npos);
+  t.replace(fix, 8, "\"Fix\xFF it\"");
+  WriteFile(file_, "\xEF\xBB\xBF" + t);
+  ImportReport r = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  // The first line, the summary, still names the session.
+  EXPECT_EQ(store_->GetSession(kSession)->title, "Fix the parser bug");
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 10u);
+  EXPECT_EQ(ev[4].message.Text(), "Fix\xEF\xBF\xBD it");
 }
 
 TEST_F(ClaudeCodeImport, AnAbsurdlyLongLineIsSkippedWithoutBeingHeld) {
