@@ -9,8 +9,12 @@
 // line already taken) is a side branch, imported as a session of its own.
 // A second pass parses just the records of each line, in file order (a
 // child is always written after its parent), and hands them to the sink.
-// Memory: the graph (about 40 bytes a record) plus one record.
+//
+// Memory: the graph (about 40 bytes a record) plus one record, whose strings
+// are moved from the parsed tree into the message rather than copied.
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <unordered_map>
@@ -40,6 +44,370 @@ uint64_t Key(std::string_view uuid) {
   return h == 0 ? 1 : h;
 }
 
+std::string Str(const json& obj, std::string_view key) { return MemberOr(obj, key, std::string()); }
+
+// The string member `key` of `obj` moved out of the tree (each record is
+// read once, and its texts may be tens of MiB), or nullopt when there is no
+// such string.
+std::optional<std::string> TakeString(json& obj, std::string_view key) {
+  if (!obj.is_object()) return std::nullopt;
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return std::nullopt;
+  return std::move(it->get_ref<std::string&>());
+}
+
+// "a string", "an array"... for reasons that say what was found.
+std::string KindOf(const json& v) { return JsonKindPhrase(v.type_name()); }
+
+// Reads the blocks of one record's message.content into parts, checking
+// each field's type; a block that cannot be read is left out with a reason
+// naming the record and the block.
+class ContentReader {
+ public:
+  ContentReader(std::string_view where, ImportSink& sink) : where_(where), sink_(sink) {}
+
+  // `content` is a string or an array of blocks (the caller checked).
+  std::vector<Part> Parts(json& content) {
+    std::vector<Part> parts;
+    if (content.is_string()) {
+      parts.push_back(Part::Text(std::move(content.get_ref<std::string&>())));
+      return parts;
+    }
+    size_t n = 0;
+    for (json& b : content) Block(b, ++n, &parts);
+    return parts;
+  }
+
+ private:
+  void LeaveOut(size_t n, const std::string& why) {
+    sink_.Skip(where_,
+               "block " + std::to_string(n) + " of the message " + why + "; the block is left out");
+  }
+
+  // The string field `key` of block `n` (of type `type`), or nullopt with a reason.
+  std::optional<std::string> Required(json& b, size_t n, std::string_view type,
+                                      std::string_view key) {
+    std::optional<std::string> s = TakeString(b, key);
+    if (!s) {
+      const json& v = MemberOf(b, key);
+      LeaveOut(n,
+               "(" + std::string(type) + ") has " +
+                   (v.is_null() ? "no '" + std::string(key) + "'"
+                                : "'" + std::string(key) + "' as " + KindOf(v) + ", not a string"));
+    }
+    return s;
+  }
+
+  // The bytes of a base64 image source, or nullopt with a reason.
+  std::optional<std::string> ImageBytes(json& src, size_t n, std::string_view what) {
+    std::optional<std::string> data = TakeString(src, "data");
+    if (!data) {
+      LeaveOut(n, "(" + std::string(what) + ") has no base64 'data' string");
+      return std::nullopt;
+    }
+    auto bytes = blob::Base64Decode(*data);
+    if (!bytes) {
+      LeaveOut(n, "(" + std::string(what) + ") is not valid base64: " + bytes.error().message());
+      return std::nullopt;
+    }
+    return std::move(*bytes);
+  }
+
+  void Block(json& b, size_t n, std::vector<Part>* parts) {
+    if (!b.is_object()) {
+      LeaveOut(n, "is " + KindOf(b) + ", not an object");
+      return;
+    }
+    const std::string type = Str(b, "type");
+    if (type == "text") {
+      if (auto text = Required(b, n, type, "text")) parts->push_back(Part::Text(std::move(*text)));
+    } else if (type == "thinking") {
+      if (auto text = Required(b, n, type, "thinking")) {
+        parts->push_back(Part::Reasoning(std::move(*text)));
+      }
+    } else if (type == "tool_use" || type == "server_tool_use") {
+      auto id = Required(b, n, type, "id");
+      if (!id) return;
+      auto name = Required(b, n, type, "name");
+      if (!name) return;
+      const json& input = MemberOf(b, "input");
+      // The tree came from the parser, so its strings are UTF-8 and dump() is safe.
+      parts->push_back(
+          Part::ToolCall(std::move(*id), std::move(*name), input.is_null() ? "{}" : input.dump()));
+    } else if (type == "tool_result") {
+      ToolResult(b, n, parts);
+    } else if (type == "image") {
+      json& src = b["source"];
+      if (!src.is_object()) {
+        LeaveOut(n, "(image) has no 'source' object");
+        return;
+      }
+      if (Str(src, "type") != "base64") {
+        const std::string url = Str(src, "url");
+        if (!url.empty()) parts->push_back(Part::Link(url, "", Str(src, "media_type")));
+        return;
+      }
+      if (auto bytes = ImageBytes(src, n, "image")) {
+        parts->push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
+      }
+    }
+    // redacted_thinking, document and unknown blocks carry nothing to show.
+  }
+
+  // A tool_result block: the result (its content's text: a string, or its
+  // text blocks joined) and the images inside it after it.
+  void ToolResult(json& b, size_t n, std::vector<Part>* parts) {
+    auto call_id = Required(b, n, "tool_result", "tool_use_id");
+    if (!call_id) return;  // a result that answers no call cannot be replayed
+    json& content = b["content"];
+    std::string text;
+    std::vector<Part> images;
+    if (content.is_string()) {
+      text = std::move(content.get_ref<std::string&>());
+    } else if (content.is_array()) {
+      for (json& inner : content) {
+        const std::string type = Str(inner, "type");
+        if (type == "text") {
+          std::optional<std::string> t = TakeString(inner, "text");
+          if (!t) continue;
+          if (!text.empty()) text += "\n";
+          text += *t;
+        } else if (type == "image") {
+          json& src = inner["source"];
+          if (!src.is_object()) continue;
+          if (auto bytes = ImageBytes(src, n, "an image in a tool result")) {
+            images.push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
+          }
+        }
+      }
+    } else if (!content.is_null()) {
+      sink_.Skip(where_, "block " + std::to_string(n) + " of the message (tool_result) has " +
+                             "'content' as " + KindOf(content) +
+                             ", not text or blocks; the result is kept without it");
+    }
+    parts->push_back(
+        Part::ToolResult(std::move(*call_id), std::move(text), MemberOr(b, "is_error", false)));
+    for (Part& i : images) parts->push_back(std::move(i));
+  }
+
+  std::string where_;
+  ImportSink& sink_;
+};
+
+// A count of tokens from a usage object: a non-negative integer, else 0 (the
+// store refuses negative counts, and one odd record must not stop a file).
+int64_t Tokens(const json& usage, std::string_view key) {
+  return std::max<int64_t>(0, MemberOr(usage, key, int64_t{0}));
+}
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+}
+
+// A message being gathered: one record, or the records of one assistant
+// response.
+struct PendingMessage {
+  Message message;         // the parts of all its records, in order
+  std::string message_id;  // an assistant response's message.id, else empty
+  bool is_meta = false;
+  struct Record {
+    std::string key;   // the uuid, or the record's place when it has none
+    std::string uuid;  // as the source spells it; empty if none
+    std::string where;
+    int64_t ts_ms = 0;
+    size_t parts_end = 0;  // its parts end here in message.parts
+  };
+  std::vector<Record> records;
+
+  // Where the parts of records[i] begin.
+  size_t PartsBegin(size_t i) const { return i == 0 ? 0 : records[i - 1].parts_end; }
+};
+
+// Writes one line (main or branch) of a transcript file as a session. The
+// session is begun with its first event, so a line none of whose records can
+// be read leaves no empty session behind.
+class LineWriter {
+ public:
+  LineWriter(ImportSink& sink, Session session, std::string file_label)
+      : sink_(sink), session_(std::move(session)), label_(std::move(file_label)) {}
+
+  // One record of the line, parsed. Its strings may be moved out.
+  Status Record(json& r, int64_t line_number) {
+    const std::string where = label_ + ":" + std::to_string(line_number);
+    const std::string type = Str(r, "type");
+    const std::string uuid = Str(r, "uuid");
+    const int64_t ts = ParseIsoTime(Str(r, "timestamp")).value_or(0);
+    if (type == "system") {
+      if (Str(r, "subtype") != "compact_boundary") return Status::Ok();
+      RETURN_IF_ERROR(FlushPending());
+      boundary_uuid_ = uuid.empty() ? where : uuid;
+      boundary_ts_ = ts;
+      boundary_text_ = Str(r, "content");
+      boundary_where_ = where;
+      in_boundary_ = true;
+      return Status::Ok();
+    }
+    if (type != "user" && type != "assistant") return Status::Ok();
+    json& msg = r["message"];
+    if (!msg.is_object()) {
+      sink_.Skip(where, "the " + type + " record's message is " + KindOf(msg) +
+                            ", not an object; the record is left out");
+      return Status::Ok();
+    }
+    json& content = msg["content"];
+    if (!content.is_string() && !content.is_array() && !content.is_null()) {
+      sink_.Skip(where, "the " + type + " record's message.content is " + KindOf(content) +
+                            ", not text or a list of blocks; the record is left out");
+      return Status::Ok();
+    }
+    std::vector<Part> parts =
+        content.is_null() ? std::vector<Part>() : ContentReader(where, sink_).Parts(content);
+    if (in_boundary_ && MemberOr(r, "isCompactSummary", false)) {
+      std::string text;
+      for (const Part& p : parts) {
+        if (p.type == PartType::kText) text += p.text;
+      }
+      boundary_text_ = text;
+      return EmitBoundary();
+    }
+    RETURN_IF_ERROR(EmitBoundary());
+    const std::string message_id = Str(msg, "id");
+    const std::string key = uuid.empty() ? where : uuid;
+    if (type == "assistant" && pending_ && !message_id.empty() &&
+        message_id == pending_->message_id) {
+      // Claude Code writes each content block of a response as a record of
+      // its own; they are one message.
+      for (Part& p : parts) pending_->message.parts.push_back(std::move(p));
+      pending_->records.push_back({key, uuid, where, ts, pending_->message.parts.size()});
+      SetUsage(msg, &pending_->message);
+      return Status::Ok();
+    }
+    RETURN_IF_ERROR(FlushPending());
+    if (parts.empty()) {
+      sink_.Skip(where, "a " + type + " record with no content sessiondb can keep");
+      return Status::Ok();
+    }
+    PendingMessage p;
+    Message& m = p.message;
+    m.parts = std::move(parts);
+    if (type == "assistant") {
+      m.role = Role::kAssistant;
+      m.model = Str(msg, "model");
+      m.provider = "anthropic";
+      SetUsage(msg, &m);
+      p.message_id = message_id;
+    } else {
+      bool all_results = true;
+      for (const Part& part : m.parts) {
+        if (part.type != PartType::kToolResult && part.type != PartType::kImage) {
+          all_results = false;
+        }
+      }
+      m.role = all_results ? Role::kTool : Role::kUser;
+    }
+    p.is_meta = MemberOr(r, "isMeta", false);
+    p.records.push_back({key, uuid, where, ts, m.parts.size()});
+    pending_ = std::move(p);
+    return Status::Ok();
+  }
+
+  Status Finish() {
+    RETURN_IF_ERROR(EmitBoundary());
+    RETURN_IF_ERROR(FlushPending());
+    if (!begun_) return Status::Ok();
+    return sink_.EndSession();
+  }
+
+  int64_t events() const { return seq_; }
+
+ private:
+  static void SetUsage(const json& msg, Message* m) {
+    const json& u = MemberOf(msg, "usage");
+    if (!u.is_object()) return;
+    Usage usage;
+    usage.cached_tokens = Tokens(u, "cache_read_input_tokens");
+    usage.input_tokens = SaturatingAdd(
+        SaturatingAdd(Tokens(u, "input_tokens"), Tokens(u, "cache_creation_input_tokens")),
+        usage.cached_tokens);
+    usage.output_tokens = Tokens(u, "output_tokens");
+    m->usage = usage;
+  }
+
+  Status Begin() {
+    if (begun_) return Status::Ok();
+    begun_ = true;
+    return sink_.BeginSession(session_);
+  }
+
+  Status Add(Event e, std::string_view where) {
+    RETURN_IF_ERROR(Begin());
+    if (e.type != EventType::kMessage || ImportSink::WouldKeep(e.message)) ++seq_;
+    return sink_.Add(std::move(e), where);
+  }
+
+  // Hands the pending message to the sink as one event.
+  Status FlushPending() {
+    if (!pending_) return Status::Ok();
+    PendingMessage p = std::move(*pending_);
+    pending_.reset();
+    return AddRecords(p, 0, p.records.size(), StableEventId(session_.id, p.records[0].key));
+  }
+
+  // Adds records [first, first + count) of `p` as one event with id `id`.
+  Status AddRecords(PendingMessage& p, size_t first, size_t count, const std::string& id) {
+    const PendingMessage::Record& head = p.records[first];
+    Event e;
+    e.type = EventType::kMessage;
+    e.id = id;
+    e.ts_ms = head.ts_ms;
+    Message& m = e.message;
+    m.role = p.message.role;
+    m.model = p.message.model;
+    m.provider = p.message.provider;
+    m.usage = p.message.usage;
+    const size_t begin = p.PartsBegin(first);
+    const size_t end = p.records[first + count - 1].parts_end;
+    for (size_t i = begin; i < end; ++i) m.parts.push_back(std::move(p.message.parts[i]));
+    json meta = json::object();
+    if (!head.uuid.empty()) meta["uuid"] = head.uuid;
+    if (p.is_meta) meta["is_meta"] = true;
+    m.metadata_json = meta.dump();
+    if (m.parts.empty()) {
+      sink_.Skip(head.where, "an assistant record with no content sessiondb can keep");
+      return Status::Ok();
+    }
+    return Add(std::move(e), head.where);
+  }
+
+  Status EmitBoundary() {
+    if (!in_boundary_) return Status::Ok();
+    in_boundary_ = false;
+    RETURN_IF_ERROR(FlushPending());
+    if (seq_ == 0) return Status::Ok();  // nothing before it to stand in for
+    Event e;
+    e.type = EventType::kCompaction;
+    e.id = StableEventId(session_.id, boundary_uuid_);
+    e.ts_ms = boundary_ts_;
+    e.compaction.from_seq = 1;
+    e.compaction.to_seq = seq_;
+    e.compaction.summary = boundary_text_.empty() ? "Conversation compacted" : boundary_text_;
+    e.compaction.strategy = "claude-code-compact";
+    return Add(std::move(e), boundary_where_);
+  }
+
+  ImportSink& sink_;
+  Session session_;
+  std::string label_;
+  bool begun_ = false;
+  int64_t seq_ = 0;  // events the sink holds for this session so far
+  std::optional<PendingMessage> pending_;
+  bool in_boundary_ = false;
+  std::string boundary_uuid_;
+  std::string boundary_text_;
+  std::string boundary_where_;
+  int64_t boundary_ts_ = 0;
+};
+
 struct Node {
   uint64_t key = 0;
   uint64_t parent = 0;
@@ -57,218 +425,6 @@ struct Line {
   uint64_t fork_key = 0;        // the record it branched from (0: its own root)
   int32_t fork_owner = -1;
   bool sidechain = false;
-};
-
-std::string Str(const json& obj, std::string_view key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// The text of a tool_result's content: a string, or text blocks joined.
-std::string ToolResultText(const json& content, std::vector<Part>* images, std::string_view where,
-                           ImportSink& sink) {
-  if (content.is_string()) return content.get<std::string>();
-  std::string out;
-  if (!content.is_array()) return out;
-  for (const json& b : content) {
-    if (!b.is_object()) continue;
-    const std::string type = Str(b, "type");
-    if (type == "text") {
-      if (!out.empty()) out += "\n";
-      out += Str(b, "text");
-    } else if (type == "image" && images) {
-      const json& src = MemberOr(b, "source", json::object());
-      auto bytes = blob::Base64Decode(Str(src, "data"));
-      if (!bytes) {
-        sink.Skip(std::string(where),
-                  "an image in a tool result is not valid base64: " + bytes.error().message());
-        continue;
-      }
-      images->push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
-    }
-  }
-  return out;
-}
-
-// The parts of a message's content (a string or an array of blocks).
-std::vector<Part> ContentParts(const json& content, std::string_view where, ImportSink& sink) {
-  std::vector<Part> parts;
-  if (content.is_string()) {
-    parts.push_back(Part::Text(content.get<std::string>()));
-    return parts;
-  }
-  if (!content.is_array()) return parts;
-  for (const json& b : content) {
-    if (!b.is_object()) continue;
-    const std::string type = Str(b, "type");
-    if (type == "text") {
-      parts.push_back(Part::Text(Str(b, "text")));
-    } else if (type == "thinking") {
-      parts.push_back(Part::Reasoning(Str(b, "thinking")));
-    } else if (type == "tool_use" || type == "server_tool_use") {
-      auto input = b.find("input");
-      parts.push_back(
-          Part::ToolCall(Str(b, "id"), Str(b, "name"), input == b.end() ? "{}" : input->dump()));
-    } else if (type == "tool_result") {
-      std::vector<Part> images;
-      Part r =
-          Part::ToolResult(Str(b, "tool_use_id"),
-                           ToolResultText(MemberOr(b, "content", json()), &images, where, sink),
-                           MemberOr(b, "is_error", false));
-      parts.push_back(std::move(r));
-      for (Part& i : images) parts.push_back(std::move(i));
-    } else if (type == "image") {
-      const json& src = MemberOr(b, "source", json::object());
-      if (Str(src, "type") != "base64") {
-        const std::string url = Str(src, "url");
-        if (!url.empty()) parts.push_back(Part::Link(url, "", Str(src, "media_type")));
-        continue;
-      }
-      auto bytes = blob::Base64Decode(Str(src, "data"));
-      if (!bytes) {
-        sink.Skip(std::string(where), "an image is not valid base64: " + bytes.error().message());
-        continue;
-      }
-      parts.push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
-    }
-    // redacted_thinking, document and unknown blocks carry nothing to show.
-  }
-  return parts;
-}
-
-// Writes one line (main or branch) of a transcript file as a session.
-class LineWriter {
- public:
-  LineWriter(ImportSink& sink, std::string session_id, std::string file_label)
-      : sink_(sink), session_id_(std::move(session_id)), label_(std::move(file_label)) {}
-
-  // One record of the line, parsed.
-  Status Record(const json& r, int64_t line_number) {
-    const std::string where = label_ + ":" + std::to_string(line_number);
-    const std::string type = Str(r, "type");
-    const std::string uuid = Str(r, "uuid");
-    const int64_t ts = ParseIsoTime(Str(r, "timestamp")).value_or(0);
-    if (type == "system") {
-      if (Str(r, "subtype") != "compact_boundary") return Status::Ok();
-      RETURN_IF_ERROR(FlushPending());
-      boundary_uuid_ = uuid;
-      boundary_ts_ = ts;
-      boundary_text_ = Str(r, "content");
-      boundary_where_ = where;
-      in_boundary_ = true;
-      return Status::Ok();
-    }
-    if (type != "user" && type != "assistant") return Status::Ok();
-    const json& msg = MemberOr(r, "message", json::object());
-    if (in_boundary_ && MemberOr(r, "isCompactSummary", false)) {
-      std::vector<Part> parts = ContentParts(MemberOr(msg, "content", json()), where, sink_);
-      std::string text;
-      for (const Part& p : parts) {
-        if (p.type == PartType::kText) text += p.text;
-      }
-      boundary_text_ = text;
-      return EmitBoundary();
-    }
-    RETURN_IF_ERROR(EmitBoundary());
-    const std::string message_id = Str(msg, "id");
-    if (type == "assistant" && pending_ && !message_id.empty() && message_id == pending_id_) {
-      // Claude Code writes each content block of a response as a record of
-      // its own; they are one message.
-      for (Part& p : ContentParts(MemberOr(msg, "content", json()), where, sink_)) {
-        pending_->message.parts.push_back(std::move(p));
-      }
-      SetUsage(msg, &pending_->message);
-      return Status::Ok();
-    }
-    RETURN_IF_ERROR(FlushPending());
-    Event e;
-    e.type = EventType::kMessage;
-    e.id = StableEventId(session_id_, uuid.empty() ? where : uuid);
-    e.ts_ms = ts;
-    Message& m = e.message;
-    m.parts = ContentParts(MemberOr(msg, "content", json()), where, sink_);
-    if (type == "assistant") {
-      m.role = Role::kAssistant;
-      m.model = Str(msg, "model");
-      m.provider = "anthropic";
-      SetUsage(msg, &m);
-    } else {
-      bool all_results = !m.parts.empty();
-      for (const Part& p : m.parts) {
-        if (p.type != PartType::kToolResult && p.type != PartType::kImage) all_results = false;
-      }
-      m.role = all_results ? Role::kTool : Role::kUser;
-    }
-    json meta = {{"uuid", uuid}};
-    if (MemberOr(r, "isMeta", false)) meta["is_meta"] = true;
-    m.metadata_json = meta.dump();
-    if (m.parts.empty()) {
-      sink_.Skip(where, "a " + type + " record with no content sessiondb can keep");
-      return Status::Ok();
-    }
-    pending_ = std::move(e);
-    pending_where_ = where;
-    pending_id_ = type == "assistant" ? message_id : "";
-    return Status::Ok();
-  }
-
-  Status Finish() {
-    RETURN_IF_ERROR(EmitBoundary());
-    return FlushPending();
-  }
-
-  int64_t events() const { return seq_; }
-
- private:
-  static void SetUsage(const json& msg, Message* m) {
-    auto u = msg.find("usage");
-    if (u == msg.end() || !u->is_object()) return;
-    Usage usage;
-    usage.input_tokens = MemberOr(*u, "input_tokens", int64_t{0}) +
-                         MemberOr(*u, "cache_creation_input_tokens", int64_t{0}) +
-                         MemberOr(*u, "cache_read_input_tokens", int64_t{0});
-    usage.cached_tokens = MemberOr(*u, "cache_read_input_tokens", int64_t{0});
-    usage.output_tokens = MemberOr(*u, "output_tokens", int64_t{0});
-    m->usage = usage;
-  }
-
-  Status FlushPending() {
-    if (!pending_) return Status::Ok();
-    Event e = std::move(*pending_);
-    pending_.reset();
-    if (ImportSink::WouldKeep(e.message)) ++seq_;
-    return sink_.Add(std::move(e), pending_where_);
-  }
-
-  Status EmitBoundary() {
-    if (!in_boundary_) return Status::Ok();
-    in_boundary_ = false;
-    RETURN_IF_ERROR(FlushPending());
-    if (seq_ == 0) return Status::Ok();  // nothing before it to stand in for
-    Event e;
-    e.type = EventType::kCompaction;
-    e.id = StableEventId(session_id_, boundary_uuid_.empty() ? boundary_where_ : boundary_uuid_);
-    e.ts_ms = boundary_ts_;
-    e.compaction.from_seq = 1;
-    e.compaction.to_seq = seq_;
-    e.compaction.summary = boundary_text_.empty() ? "Conversation compacted" : boundary_text_;
-    e.compaction.strategy = "claude-code-compact";
-    ++seq_;
-    return sink_.Add(std::move(e), boundary_where_);
-  }
-
-  ImportSink& sink_;
-  std::string session_id_;
-  std::string label_;
-  int64_t seq_ = 0;  // events the sink holds for this session so far
-  std::optional<Event> pending_;
-  std::string pending_where_;
-  std::string pending_id_;
-  bool in_boundary_ = false;
-  std::string boundary_uuid_;
-  std::string boundary_text_;
-  std::string boundary_where_;
-  int64_t boundary_ts_ = 0;
 };
 
 class FileImport {
@@ -444,8 +600,7 @@ class FileImport {
       if (l.sidechain) meta["sidechain"] = true;
     }
     s.metadata_json = meta.dump();
-    RETURN_IF_ERROR(sink_.BeginSession(s));
-    LineWriter writer(sink_, s.id, label_);
+    LineWriter writer(sink_, std::move(s), label_);
     for (uint32_t idx : l.nodes) {
       const Node& n = nodes_[idx];
       if (!n.conversational) continue;
@@ -460,11 +615,9 @@ class FileImport {
                    JsonLineProblem(text, false).value_or("the line is not a JSON object"));
         continue;
       }
-      json& r = *parsed;
-      RETURN_IF_ERROR(writer.Record(r, n.line));
+      RETURN_IF_ERROR(writer.Record(*parsed, n.line));
     }
-    RETURN_IF_ERROR(writer.Finish());
-    return sink_.EndSession();
+    return writer.Finish();
   }
 
   std::string ForkUuid(uint64_t key) {

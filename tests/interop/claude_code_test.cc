@@ -381,6 +381,59 @@ TEST_F(ClaudeCodeImport, AByteOrderMarkAndBadBytesCostNoRecord) {
   EXPECT_EQ(ev[4].message.Text(), "Fix\xEF\xBF\xBD it");
 }
 
+// A record whose message is a string, one whose content is a number, a
+// block that is not an object, a tool_use whose id is a number, and usage
+// with a negative count (the store refuses those): each is skipped with its
+// line and reason, and everything else arrives.
+TEST_F(ClaudeCodeImport, FieldsOfOddTypesAreSkippedWithTheirReasonsAndTheRestImports) {
+  std::string t = Transcript(png_);  // 17 lines
+  json as_string = User(30, 14, "2025-06-01T10:06:00.000Z", "x");
+  as_string["message"] = "What about this?";
+  json as_number = User(31, 30, "2025-06-01T10:06:01.000Z", "x");
+  as_number["message"]["content"] = 42;
+  json odd_blocks =
+      Assistant(32, 31, "2025-06-01T10:06:02.000Z", "msg_9",
+                json::array({"a block that is a string",
+                             {{"type", "text"}, {"text", "This block is fine."}},
+                             {{"type", "tool_use"}, {"id", 7}, {"name", "Bash"}, {"input", {}}}}));
+  odd_blocks["message"]["usage"]["input_tokens"] = -5;
+  t += as_string.dump() + "\n" + as_number.dump() + "\n" + odd_blocks.dump() + "\n";
+  WriteFile(file_, t);
+  auto report = ImportPath(*store_, file_, {.format = "claude-code"});
+  ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  const std::string label = std::string(kSession) + ".jsonl:";
+  auto skipped_at = [&](int line, const std::string& words) {
+    for (const auto& s : report->skipped) {
+      if (s.where == label + std::to_string(line) && s.reason.find(words) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(skipped_at(18, "message is a string, not an object")) << report->skipped.size();
+  EXPECT_TRUE(skipped_at(19, "message.content is a number"));
+  EXPECT_TRUE(skipped_at(20, "block 1 of the message is a string, not an object"));
+  EXPECT_TRUE(skipped_at(20, "block 3 of the message (tool_use) has 'id' as a number"));
+  EXPECT_EQ(report->records_skipped, 4);
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 11u);
+  ASSERT_EQ(ev.back().message.parts.size(), 1u);
+  EXPECT_EQ(ev.back().message.Text(), "This block is fine.");
+  ASSERT_TRUE(ev.back().message.usage.has_value());
+  EXPECT_EQ(ev.back().message.usage->input_tokens, 2100);  // the -5 counts as nothing
+}
+
+// Before, such a file left an empty session dated 1970 behind.
+TEST_F(ClaudeCodeImport, AFileWithNothingReadableLeavesNoEmptySession) {
+  json r = User(1, 0, "2025-06-01T10:00:00.000Z", "x");
+  r["message"] = "only a string";
+  WriteFile(file_, r.dump() + "\n");
+  ImportReport report = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(report.records_skipped, 1);
+  EXPECT_EQ(report.sessions_added, 0);
+  EXPECT_TRUE(AllSessions(*store_).empty());
+}
+
 TEST_F(ClaudeCodeImport, AnAbsurdlyLongLineIsSkippedWithoutBeingHeld) {
   std::string t = Transcript(png_);
   t += "{\"type\":\"user\",\"message\":{\"content\":\"" + std::string(65u << 20, 'x') + "\"}}\n";
