@@ -10,6 +10,14 @@
 // A second pass parses just the records of each line, in file order (a
 // child is always written after its parent), and hands them to the sink.
 //
+// Claude Code writes one assistant response as several records (one per
+// content block, all under the response's message.id); they are one message.
+// A transcript copied while a response was being written holds only its first
+// blocks: a later import of the grown file asks the sink what the store
+// holds of the response (ImportSink::StoredEvent) and adds the blocks written
+// since as a message of their own, so a tool result never arrives without
+// its tool call.
+//
 // Memory: the graph (about 40 bytes a record) plus one record, whose strings
 // are moved from the parsed tree into the message rather than copied.
 #include <algorithm>
@@ -345,12 +353,45 @@ class LineWriter {
     return sink_.Add(std::move(e), where);
   }
 
-  // Hands the pending message to the sink as one event.
+  // Hands the pending message to the sink: as one event, or, when the store
+  // already holds the first records of a response from an import made while
+  // it was being written, as the events the store holds (which the sink
+  // passes over) and one more with the records written since.
   Status FlushPending() {
     if (!pending_) return Status::Ok();
     PendingMessage p = std::move(*pending_);
     pending_.reset();
-    return AddRecords(p, 0, p.records.size(), StableEventId(session_.id, p.records[0].key));
+    size_t first = 0;
+    while (first < p.records.size()) {
+      const std::string id = StableEventId(session_.id, p.records[first].key);
+      size_t count = p.records.size() - first;
+      if (p.records.size() > 1) {
+        RETURN_IF_ERROR(Begin());
+        ASSIGN_OR_RETURN(std::optional<Event> stored, sink_.StoredEvent(id));
+        if (stored) count = RecordsHeld(*stored, p, first);
+      }
+      RETURN_IF_ERROR(AddRecords(p, first, count, id));
+      first += count;
+    }
+    return Status::Ok();
+  }
+
+  // How many of the response's records, from `first` on, the stored event
+  // holds: the count it keeps in its metadata, or (one record, or an event
+  // imported before the count was kept) as many as make up its parts.
+  static size_t RecordsHeld(const Event& stored, const PendingMessage& p, size_t first) {
+    const size_t left = p.records.size() - first;
+    if (stored.message.pruned) return left;  // its parts are gone: assume it is whole
+    if (Result<json> meta = ParseJson(stored.message.metadata_json)) {
+      const int64_t records = MemberOr(*meta, "records", int64_t{0});
+      if (records >= 1) return std::min(static_cast<size_t>(records), left);
+    }
+    const size_t parts = stored.message.parts.size();
+    const size_t begin = p.PartsBegin(first);
+    for (size_t i = first; i < p.records.size(); ++i) {
+      if (p.records[i].parts_end - begin >= parts) return i - first + 1;
+    }
+    return left;
   }
 
   // Adds records [first, first + count) of `p` as one event with id `id`.
@@ -364,12 +405,15 @@ class LineWriter {
     m.role = p.message.role;
     m.model = p.message.model;
     m.provider = p.message.provider;
-    m.usage = p.message.usage;
+    // The usage Claude Code writes is the whole response's: one event has it.
+    if (first == 0) m.usage = p.message.usage;
     const size_t begin = p.PartsBegin(first);
     const size_t end = p.records[first + count - 1].parts_end;
     for (size_t i = begin; i < end; ++i) m.parts.push_back(std::move(p.message.parts[i]));
     json meta = json::object();
     if (!head.uuid.empty()) meta["uuid"] = head.uuid;
+    if (count > 1) meta["records"] = count;
+    if (first > 0) meta["continues"] = p.records[0].uuid;
     if (p.is_meta) meta["is_meta"] = true;
     m.metadata_json = meta.dump();
     if (m.parts.empty()) {

@@ -227,6 +227,17 @@ bool ImportSink::WouldKeep(const Message& m) {
   return false;
 }
 
+Result<std::optional<Event>> ImportSink::StoredEvent(std::string_view stable_id) {
+  if (!open_) return Err(Status::Internal("StoredEvent outside a session"));
+  const int64_t seq = next_seq_;
+  if (seq > stored_last_seq_) return std::optional<Event>();
+  ASSIGN_OR_RETURN(std::vector<Event> events, store_.ReadEvents(session_.id, seq, 1));
+  if (events.empty() || events.front().id != ImportedEventId(session_.id, seq, stable_id)) {
+    return std::optional<Event>();
+  }
+  return std::optional<Event>(std::move(events.front()));
+}
+
 bool ImportSink::ResolveAttachments(Message* m, std::string_view stable_id,
                                     std::string_view where) {
   std::vector<Part> kept;

@@ -2,6 +2,7 @@
 // content blocks, tool calls and results, an image, thinking, a compaction,
 // a side branch, and then corruption of every kind the issue names.
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "blob/base64.h"
 #include "interop/import_sink.h"
@@ -255,6 +256,81 @@ TEST_F(ClaudeCodeImport, ReimportAddsNothingAndAGrownFileAddsItsTail) {
   std::vector<Event> ev = EventsOf(*store_, kSession);
   ASSERT_EQ(ev.size(), 11u);
   EXPECT_EQ(ev.back().message.Text(), "One more thing");
+}
+
+// Claude Code writes a response as one record per content block. A
+// transcript imported while a response was being written holds only its
+// first blocks; each later import of the grown file brings the rest, so a
+// tool result never stands without its call.
+TEST_F(ClaudeCodeImport, AResponseThatGrewAfterAnImportGetsItsMissingBlocks) {
+  const std::string u1 = User(1, 0, "2025-06-01T10:00:00.000Z", "Why does this crash?").dump();
+  const std::string a2 =
+      Assistant(
+          2, 1, "2025-06-01T10:00:05.000Z", "msg_1",
+          json::array(
+              {{{"type", "thinking"}, {"thinking", "Look at the lexer."}, {"signature", "sig"}}}))
+          .dump();
+  const std::string a3 = Assistant(3, 2, "2025-06-01T10:00:06.000Z", "msg_1",
+                                   json::array({{{"type", "text"}, {"text", "Reading it."}}}))
+                             .dump();
+  const std::string a4 = Assistant(4, 3, "2025-06-01T10:00:07.000Z", "msg_1",
+                                   json::array({{{"type", "tool_use"},
+                                                 {"id", "toolu_01"},
+                                                 {"name", "Read"},
+                                                 {"input", {{"file_path", "lex.c"}}}}}))
+                             .dump();
+  const std::string u5 = User(5, 4, "2025-06-01T10:00:08.000Z",
+                              json::array({{{"type", "tool_result"},
+                                            {"tool_use_id", "toolu_01"},
+                                            {"content", "int main() {}"}}}))
+                             .dump();
+  const std::string a6 = Assistant(6, 5, "2025-06-01T10:00:10.000Z", "msg_2",
+                                   json::array({{{"type", "text"}, {"text", "Found it."}}}))
+                             .dump();
+  WriteFile(file_, u1 + "\n" + a2 + "\n");
+  MustImport(*store_, file_, "claude-code");
+  AppendFile(file_, a3 + "\n");
+  ImportReport second = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(second.messages_added, 1);
+  AppendFile(file_, a4 + "\n" + u5 + "\n" + a6 + "\n");
+  ImportReport third = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(third.sessions_extended, 1);
+  EXPECT_EQ(third.messages_added, 3);
+
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 6u);
+  EXPECT_EQ(ev[1].message.parts.at(0).type, PartType::kReasoning);
+  EXPECT_EQ(ev[2].message.Text(), "Reading it.");
+  ASSERT_EQ(ev[3].message.parts.size(), 1u);
+  EXPECT_EQ(ev[3].message.role, Role::kAssistant);
+  EXPECT_EQ(ev[3].message.parts[0].tool_call_id, "toolu_01");
+  EXPECT_EQ(ev[4].message.role, Role::kTool);
+  EXPECT_EQ(ev[5].message.Text(), "Found it.");
+  // Every result follows its call.
+  std::set<std::string> calls;
+  for (const Event& e : ev) {
+    for (const Part& p : e.message.parts) {
+      if (p.type == PartType::kToolCall) calls.insert(p.tool_call_id);
+      if (p.type == PartType::kToolResult) EXPECT_TRUE(calls.contains(p.tool_call_id));
+    }
+  }
+  // The usage of the response is counted once.
+  int with_usage = 0;
+  for (int i = 1; i <= 3; ++i) with_usage += ev[i].message.usage.has_value() ? 1 : 0;
+  EXPECT_EQ(with_usage, 1);
+  ImportReport again = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(again.messages_added, 0);
+  EXPECT_EQ(again.sessions_unchanged, 1);
+
+  // Imported whole at once, the response is one message, as before.
+  TempDir other;
+  auto fresh = OpenTestStore(other);
+  MustImport(*fresh, file_, "claude-code");
+  std::vector<Event> whole = EventsOf(*fresh, kSession);
+  ASSERT_EQ(whole.size(), 4u);
+  EXPECT_EQ(whole[1].message.parts.size(), 3u);
+  // ... and a re-import of that store, whose response is whole, adds nothing.
+  EXPECT_EQ(MustImport(*fresh, file_, "claude-code").messages_added, 0);
 }
 
 // Reading the graph is the first half of the bar, writing the second: the
