@@ -2,13 +2,18 @@
 // <session>.jsonl (and sub-agent files, agent-*.jsonl beside them or under
 // <session>/subagents/). See docs/interop.md, "claude-code".
 //
-// Each file is read twice: a first pass scans only the top-level ids of each
-// record (uuid, parentUuid, logicalParentUuid, type) into a compact graph;
-// the main line is the parentUuid chain ending at the file's last
-// conversation record, and every other leaf's chain (up to where it joins a
-// line already taken) is a side branch, imported as a session of its own.
-// A second pass parses just the records of each line, in file order (a
-// child is always written after its parent), and hands them to the sink.
+// Each file is read twice. A first pass scans only the top-level ids of each
+// record (uuid, parentUuid, logicalParentUuid, type, sessionId) into a
+// compact graph. Records are grouped by sessionId (a file may hold another
+// session's records: one conversation is never imported under the other's
+// name). In each group the main line is the parentUuid chain ending at the
+// group's last conversation record, and every other leaf's chain (up to where
+// it joins a line already taken) is a side branch, imported as a session of
+// its own. A record whose parent is missing (null, or not in the file)
+// continues the record before it in file order, unless it starts a side
+// chain; a conversation record without a uuid is kept the same way.
+// A second pass parses just the records of each line, in chain order, and
+// hands them to the sink.
 //
 // Claude Code writes one assistant response as several records (one per
 // content block, all under the response's message.id); they are one message.
@@ -18,8 +23,9 @@
 // since as a message of their own, so a tool result never arrives without
 // its tool call.
 //
-// Memory: the graph (about 40 bytes a record) plus one record, whose strings
-// are moved from the parsed tree into the message rather than copied.
+// Memory: the graph (about 100 bytes a record, with its index) plus one
+// record, whose strings are moved from the parsed tree into the message
+// rather than copied.
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -452,24 +458,40 @@ class LineWriter {
   int64_t boundary_ts_ = 0;
 };
 
+// One record with a uuid (or a conversation record without one) in the graph.
 struct Node {
   uint64_t key = 0;
-  uint64_t parent = 0;
+  uint64_t parent_key = 0;  // as the record names it (0: none)
   int64_t offset = 0;
   int64_t line = 0;
+  int32_t parent = -1;  // the node it continues, once resolved (-1: a root)
   uint32_t length = 0;
+  uint32_t group = 0;           // its sessionId, an index into FileImport::groups_
+  int32_t owner = -1;           // the line it belongs to
   bool conversational = false;  // user / assistant / system
-  bool has_child = false;
+  bool has_child = false;       // in its own group
   bool sidechain = false;
-  int32_t owner = -1;  // the line (0 main, then branches) it belongs to
+};
+
+// The records of one sessionId in a file.
+struct Group {
+  std::string source_id;  // the sessionId, decoded; empty when missing or unreadable
+  uint64_t raw_key = 0;   // of the sessionId as written, to tell unreadable ones apart
+  std::string cwd;
+  int64_t last_conversational = -1;
+  int32_t main_line = -1;
 };
 
 struct Line {
-  std::vector<uint32_t> nodes;  // in file order
-  uint64_t fork_key = 0;        // the record it branched from (0: its own root)
-  int32_t fork_owner = -1;
+  std::vector<uint32_t> nodes;  // in chain order
+  uint32_t group = 0;
+  bool group_main = false;  // the main line of its group (else a branch)
+  int32_t fork_node = -1;   // the record it continues from another line, if any
+  int32_t fork_owner = -1;  // that record's line
   bool sidechain = false;
 };
+
+constexpr uint32_t kNoGroup = std::numeric_limits<uint32_t>::max();
 
 class FileImport {
  public:
@@ -483,6 +505,8 @@ class FileImport {
   Status Run() {
     RETURN_IF_ERROR(Scan());
     if (last_conversational_ < 0) return Status::Ok();
+    AssignGroups();
+    ResolveParents();
     BuildLines();
     for (size_t i = 0; i < lines_.size(); ++i) RETURN_IF_ERROR(WriteLine(i));
     sink_.Progress(total_bytes_, total_bytes_);
@@ -496,12 +520,14 @@ class FileImport {
     JsonlReader* reader = reader_.get();
     JsonlReader::Line line;
     ScannedValue v[9];
+    std::unordered_map<std::string, uint32_t> groups;  // raw sessionId -> group
     while (true) {
       ASSIGN_OR_RETURN(bool more, reader->Next(&line));
       if (!more) break;
-      const int64_t offset = reader->bytes_read();
       // The scan is the first half of the work shown; writing, the second.
-      if ((line.number & 1023) == 0) sink_.Progress(offset / 2, reader->total_bytes());
+      if ((line.number & 1023) == 0) {
+        sink_.Progress(reader->bytes_read() / 2, reader->total_bytes());
+      }
       const std::string where = label_ + ":" + std::to_string(line.number);
       if (line.too_long) {
         sink_.Skip(where, "the line is longer than the limit of " + std::to_string(kMaxLineBytes) +
@@ -522,85 +548,181 @@ class FileImport {
         summaries_.push_back({Key(v[8].raw), line.offset, line.raw_size});
         continue;
       }
-      if (!v[0].found || !v[0].is_string) continue;  // snapshots, queue operations...
-      if (session_source_.empty()) session_source_ = ScannedString(v[4]).value_or("");
-      if (cwd_.empty()) cwd_ = ScannedString(v[5]).value_or("");
       Node n;
-      n.key = Key(v[0].raw);
+      n.conversational =
+          v[3].is_string && (type == "user" || type == "assistant" || type == "system");
+      if (v[0].found && v[0].is_string) {
+        n.key = Key(v[0].raw);
+      } else if (n.conversational) {
+        // Kept by its place in the file: it continues the record before it.
+        n.key = Key("line/" + std::to_string(line.number));
+      } else {
+        continue;  // snapshots, queue operations... (docs/interop.md)
+      }
       if (v[1].is_string) {
-        n.parent = Key(v[1].raw);
+        n.parent_key = Key(v[1].raw);
       } else if (v[2].is_string) {
-        n.parent = Key(v[2].raw);  // a compact boundary continues its logical parent
+        n.parent_key = Key(v[2].raw);  // a compact boundary continues its logical parent
+      }
+      n.group = v[4].is_string ? GroupOf(v[4], groups) : kNoGroup;
+      if (n.group != kNoGroup && groups_[n.group].cwd.empty()) {
+        groups_[n.group].cwd = ScannedString(v[5]).value_or("");
       }
       n.offset = line.offset;
       n.length = static_cast<uint32_t>(line.raw_size);
       n.line = line.number;
-      n.conversational = type == "user" || type == "assistant" || type == "system";
       n.sidechain = v[6].raw == "true";
-      if (index_.emplace(n.key, static_cast<uint32_t>(nodes_.size())).second) {
-        if (n.conversational) last_conversational_ = static_cast<int64_t>(nodes_.size());
-        nodes_.push_back(n);
+      auto [it, inserted] = index_.emplace(n.key, static_cast<uint32_t>(nodes_.size()));
+      if (!inserted) {
+        if (n.conversational) {
+          sink_.Skip(where, "the record repeats the uuid of line " +
+                                std::to_string(nodes_[it->second].line) +
+                                "; the first one is kept");
+        }
+        continue;
       }
+      if (n.conversational) last_conversational_ = static_cast<int64_t>(nodes_.size());
+      nodes_.push_back(n);
     }
     total_bytes_ = reader->total_bytes();
     sink_.Progress(total_bytes_ / 2, total_bytes_);
     return Status::Ok();
   }
 
-  const Node* Parent(const Node& n) const {
-    if (n.parent == 0) return nullptr;
-    auto it = index_.find(n.parent);
-    return it == index_.end() ? nullptr : &nodes_[it->second];
+  uint32_t GroupOf(const ScannedValue& session_id,
+                   std::unordered_map<std::string, uint32_t>& groups) {
+    auto [it, inserted] =
+        groups.emplace(std::string(session_id.raw), static_cast<uint32_t>(groups_.size()));
+    if (inserted) {
+      groups_.push_back(
+          {.source_id = ScannedString(session_id).value_or(""), .raw_key = Key(session_id.raw)});
+    }
+    return it->second;
+  }
+
+  // Records that name no sessionId belong with the record before them (or,
+  // at the start of the file, the first that names one); then which group
+  // is the file's own session.
+  void AssignGroups() {
+    uint32_t previous = kNoGroup;
+    for (Node& n : nodes_) {
+      if (n.group == kNoGroup) n.group = previous;
+      previous = n.group;
+    }
+    uint32_t first = kNoGroup;
+    for (const Node& n : nodes_) {
+      if (n.group != kNoGroup) {
+        first = n.group;
+        break;
+      }
+    }
+    if (first == kNoGroup) {
+      groups_.push_back({});
+      first = static_cast<uint32_t>(groups_.size() - 1);
+    }
+    for (Node& n : nodes_) {
+      if (n.group == kNoGroup) n.group = first;
+    }
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (nodes_[i].conversational)
+        groups_[nodes_[i].group].last_conversational = static_cast<int64_t>(i);
+    }
+    // Claude Code names a session's file after its sessionId; a sub-agent's
+    // file holds the parent's, and its own session is its last record's.
+    main_group_ = nodes_[static_cast<size_t>(last_conversational_)].group;
+    const std::string stem = path_.stem().string();
+    for (uint32_t g = 0; g < groups_.size(); ++g) {
+      if (groups_[g].source_id == stem && groups_[g].last_conversational >= 0) main_group_ = g;
+    }
+  }
+
+  // Each record's parent: the one it names, when the file holds it, else the
+  // record before it in file order of the same session. Claude Code leaves
+  // parentUuid null only where a conversation starts, so a transcript whose
+  // records all lack it (another tool's, or damaged) still reads as one
+  // conversation. In a session's file, a side chain's first record stays a
+  // root: each sub-agent run written inline starts one.
+  void ResolveParents() {
+    const bool agent_file = path_.stem().string().rfind("agent-", 0) == 0;
+    std::vector<int32_t> previous(groups_.size(), -1);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      Node& n = nodes_[i];
+      if (n.parent_key != 0) {
+        auto it = index_.find(n.parent_key);
+        if (it != index_.end() && it->second != i) n.parent = static_cast<int32_t>(it->second);
+      }
+      const bool main_chain = agent_file || !n.sidechain;
+      if (n.parent < 0 && main_chain) n.parent = previous[n.group];
+      if (n.conversational && main_chain) previous[n.group] = static_cast<int32_t>(i);
+    }
   }
 
   void BuildLines() {
-    for (Node& n : nodes_) {
-      if (n.parent == 0) continue;
-      auto it = index_.find(n.parent);
-      if (it != index_.end()) nodes_[it->second].has_child = true;
+    for (const Node& n : nodes_) {
+      if (n.parent >= 0 && nodes_[n.parent].group == n.group) nodes_[n.parent].has_child = true;
     }
     auto take = [&](uint32_t leaf) {
       Line l;
       const int32_t owner = static_cast<int32_t>(lines_.size());
-      Node* n = &nodes_[leaf];
-      while (n && n->owner < 0) {
-        n->owner = owner;
-        l.nodes.push_back(static_cast<uint32_t>(n - nodes_.data()));
-        l.sidechain = l.sidechain || n->sidechain;
-        const Node* p = Parent(*n);
-        if (p && p->owner >= 0) {
-          l.fork_key = p->key;
-          l.fork_owner = p->owner;
-        }
-        n = const_cast<Node*>(p);
+      l.group = nodes_[leaf].group;
+      Group& group = groups_[l.group];
+      l.group_main = group.main_line < 0;
+      if (l.group_main) group.main_line = owner;
+      int32_t n = static_cast<int32_t>(leaf);
+      while (n >= 0 && nodes_[n].owner < 0 && nodes_[n].group == l.group) {
+        nodes_[n].owner = owner;
+        l.nodes.push_back(static_cast<uint32_t>(n));
+        l.sidechain = l.sidechain || nodes_[n].sidechain;
+        n = nodes_[n].parent;
       }
+      // Where it joins a line already taken, or another session's record.
+      l.fork_node = n;
       std::reverse(l.nodes.begin(), l.nodes.end());
       lines_.push_back(std::move(l));
     };
-    take(static_cast<uint32_t>(last_conversational_));
+    take(static_cast<uint32_t>(groups_[main_group_].last_conversational));
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (groups_[g].main_line < 0 && groups_[g].last_conversational >= 0) {
+        take(static_cast<uint32_t>(groups_[g].last_conversational));
+      }
+    }
     for (uint32_t i = 0; i < nodes_.size(); ++i) {
       if (!nodes_[i].has_child && nodes_[i].conversational && nodes_[i].owner < 0) take(i);
     }
+    for (size_t i = 0; i < lines_.size(); ++i) {
+      Line& l = lines_[i];
+      if (l.fork_node >= 0 && nodes_[l.fork_node].owner != static_cast<int32_t>(i)) {
+        l.fork_owner = nodes_[l.fork_node].owner;
+      }
+    }
+  }
+
+  // The source id of a group's sessions: for the file's own session the
+  // file's stem (Claude Code names files after their session), qualified by
+  // the parent session for sub-agent files, whose records carry the parent's
+  // sessionId; for another sessionId found in the file, that id under the
+  // file's.
+  std::string GroupSourceId(uint32_t g) const {
+    const std::string stem = path_.stem().string();
+    std::string base = stem;
+    if (stem.rfind("agent-", 0) == 0) {
+      std::string parent = groups_[main_group_].source_id;
+      if (parent.empty()) parent = path_.parent_path().filename().string();
+      base = parent + "/" + stem;
+    }
+    if (g == main_group_) return base;
+    const Group& group = groups_[g];
+    return base + "/session/" +
+           (group.source_id.empty() ? "unreadable-" + std::to_string(group.raw_key)
+                                    : group.source_id);
   }
 
   std::string LineSessionId(size_t i) const {
-    std::string base = SourceId();
-    if (i == 0) return StableSessionId(kFormat, base);
-    const Node& first = nodes_[lines_[i].nodes.front()];
+    const Line& l = lines_[i];
+    const std::string base = GroupSourceId(l.group);
+    if (l.group_main) return StableSessionId(kFormat, base);
+    const Node& first = nodes_[l.nodes.front()];
     return StableSessionId(kFormat, base + "/branch/" + std::to_string(first.key));
-  }
-
-  // The source id of the file's main session: the file's stem (Claude Code
-  // names files after their session), qualified by the parent session for
-  // sub-agent files, whose records carry the parent's sessionId.
-  std::string SourceId() const {
-    const std::string stem = path_.stem().string();
-    if (stem.rfind("agent-", 0) == 0) {
-      std::string parent = session_source_;
-      if (parent.empty()) parent = path_.parent_path().filename().string();
-      return parent + "/" + stem;
-    }
-    return stem;
   }
 
   std::string Title(const Line& l) {
@@ -612,38 +734,39 @@ class FileImport {
       if (!text) return "";
       Result<json> summary = ParseJson(*text);
       if (!summary || !summary->is_object()) return "";
-      const auto it = summary->find("summary");
-      return it != summary->end() && it->is_string() ? it->get<std::string>() : "";
+      return Str(*summary, "summary");
     }
     return "";
   }
 
+  std::string SessionMetadata(size_t i) {
+    const Line& l = lines_[i];
+    const Group& group = groups_[l.group];
+    json meta = {{"source", kFormat}, {"source_file", label_}};
+    if (!group.source_id.empty()) meta["source_session_id"] = group.source_id;
+    if (!group.cwd.empty()) meta["cwd"] = group.cwd;
+    const std::string stem = path_.stem().string();
+    if (i == 0 && stem.rfind("agent-", 0) == 0 && !group.source_id.empty()) {
+      meta["subagent_of"] = StableSessionId(kFormat, group.source_id);
+      meta["agent_id"] = stem.substr(6);
+    }
+    if (l.fork_owner >= 0) {
+      meta["forked_from"] = LineSessionId(static_cast<size_t>(l.fork_owner));
+      // The uuid of the record it forked at, as the source spells it.
+      meta["fork_uuid"] = ForkUuid(static_cast<uint32_t>(l.fork_node));
+    } else if (!l.group_main) {
+      meta["forked_from"] = LineSessionId(static_cast<size_t>(group.main_line));
+    }
+    if (!l.group_main && l.sidechain) meta["sidechain"] = true;
+    return meta.dump();
+  }
+
   Status WriteLine(size_t i) {
     const Line& l = lines_[i];
-    // Branches made only of records with nothing to show are left out.
-    bool any = false;
-    for (uint32_t n : l.nodes) any = any || nodes_[n].conversational;
-    if (!any) return Status::Ok();
     Session s;
     s.id = LineSessionId(i);
     s.title = Title(l);
-    json meta = {{"source", kFormat}, {"source_file", label_}};
-    if (!session_source_.empty()) meta["source_session_id"] = session_source_;
-    if (!cwd_.empty()) meta["cwd"] = cwd_;
-    const std::string stem = path_.stem().string();
-    if (i == 0 && stem.rfind("agent-", 0) == 0 && !session_source_.empty()) {
-      meta["subagent_of"] = StableSessionId(kFormat, session_source_);
-      meta["agent_id"] = stem.substr(6);
-    }
-    if (i > 0) {
-      meta["forked_from"] = LineSessionId(l.fork_owner >= 0 ? l.fork_owner : 0);
-      if (l.fork_owner >= 0) {
-        // The uuid of the record it forked at, as the source spells it.
-        meta["fork_uuid"] = ForkUuid(l.fork_key);
-      }
-      if (l.sidechain) meta["sidechain"] = true;
-    }
-    s.metadata_json = meta.dump();
+    s.metadata_json = SessionMetadata(i);
     LineWriter writer(sink_, std::move(s), label_);
     for (uint32_t idx : l.nodes) {
       const Node& n = nodes_[idx];
@@ -664,10 +787,8 @@ class FileImport {
     return writer.Finish();
   }
 
-  std::string ForkUuid(uint64_t key) {
-    auto it = index_.find(key);
-    if (it == index_.end()) return "";
-    const Node& n = nodes_[it->second];
+  std::string ForkUuid(uint32_t node) {
+    const Node& n = nodes_[node];
     Result<std::string_view> text = reader_->ReadAt(n.offset, n.length);
     if (!text) return "";
     ScannedValue v[1];
@@ -678,8 +799,10 @@ class FileImport {
   fs::path path_;
   ImportSink& sink_;
   std::string label_;
-  std::vector<Node> nodes_;
+  std::vector<Node> nodes_;  // in file order
   std::unordered_map<uint64_t, uint32_t> index_;
+  std::vector<Group> groups_;
+  uint32_t main_group_ = 0;
   std::unique_ptr<JsonlReader> reader_;  // pass 1 reads on, pass 2 reads back
   struct SummarySpan {
     uint64_t leaf = 0;  // the key of the line's last record it names
@@ -692,8 +815,6 @@ class FileImport {
   int64_t total_bytes_ = 0;
   int64_t written_bytes_ = 0;  // of the records written so far (each is in one line)
   int64_t written_records_ = 0;
-  std::string session_source_;
-  std::string cwd_;
 };
 
 bool IsTranscript(const fs::path& p) { return p.extension() == ".jsonl"; }

@@ -510,6 +510,125 @@ TEST_F(ClaudeCodeImport, AFileWithNothingReadableLeavesNoEmptySession) {
   EXPECT_TRUE(AllSessions(*store_).empty());
 }
 
+// Transcripts written by other tools (or damaged) may leave every parentUuid
+// null: the file's order is the conversation's.
+TEST_F(ClaudeCodeImport, RecordsWithoutParentsReadAsOneConversationInFileOrder) {
+  std::string t;
+  t += User(1, 0, "2025-06-01T10:00:00.000Z", "first").dump() + "\n";
+  t += Assistant(2, 0, "2025-06-01T10:00:01.000Z", "msg_1",
+                 json::array({{{"type", "text"}, {"text", "second"}}}))
+           .dump() +
+       "\n";
+  t += User(3, 0, "2025-06-01T10:00:02.000Z", "third").dump() + "\n";
+  t += Assistant(4, 0, "2025-06-01T10:00:03.000Z", "msg_2",
+                 json::array({{{"type", "text"}, {"text", "fourth"}}}))
+           .dump() +
+       "\n";
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(r.sessions_added, 1);
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[0].message.Text(), "first");
+  EXPECT_EQ(ev[1].message.Text(), "second");
+  EXPECT_EQ(ev[2].message.Text(), "third");
+  EXPECT_EQ(ev[3].message.Text(), "fourth");
+}
+
+// A user or assistant record without a uuid is kept where the file has it;
+// records that are not conversation (file snapshots) are left out as before.
+TEST_F(ClaudeCodeImport, ConversationRecordsWithoutAUuidAreKeptInFileOrder) {
+  json no_uuid = User(0, 2, "2025-06-01T10:00:02.000Z", "no uuid here");
+  no_uuid.erase("uuid");
+  json numeric_uuid = Assistant(0, 0, "2025-06-01T10:00:03.000Z", "msg_2",
+                                json::array({{{"type", "text"}, {"text", "a number for a uuid"}}}));
+  numeric_uuid["uuid"] = 12345;
+  std::string t;
+  t += User(1, 0, "2025-06-01T10:00:00.000Z", "first").dump() + "\n";
+  t += Assistant(2, 1, "2025-06-01T10:00:01.000Z", "msg_1",
+                 json::array({{{"type", "text"}, {"text", "second"}}}))
+           .dump() +
+       "\n";
+  t += no_uuid.dump() + "\n" + numeric_uuid.dump() + "\n";
+  t += json({{"type", "file-history-snapshot"}, {"snapshot", json::object()}}).dump() + "\n";
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  EXPECT_EQ(r.sessions_added, 1);
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[2].message.Text(), "no uuid here");
+  EXPECT_EQ(ev[3].message.Text(), "a number for a uuid");
+  // And a second import finds them where it left them.
+  EXPECT_EQ(MustImport(*store_, file_, "claude-code").messages_added, 0);
+}
+
+// A file holding another session's records (here at its end, where the main
+// line was taken from) keeps each conversation under its own name.
+TEST_F(ClaudeCodeImport, AFileMixingTwoSessionsKeepsEachConversationUnderItsOwnName) {
+  const std::string other = "1c2d3e4f-0000-4000-8000-000000000009";
+  auto of_other = [&](json r) {
+    r["sessionId"] = other;
+    r["cwd"] = "/home/dev/other";
+    return r.dump() + "\n";
+  };
+  std::string t;
+  t += User(1, 0, "2025-06-01T10:00:00.000Z", "mine, first").dump() + "\n";
+  t += Assistant(2, 1, "2025-06-01T10:00:01.000Z", "msg_1",
+                 json::array({{{"type", "text"}, {"text", "mine, second"}}}))
+           .dump() +
+       "\n";
+  t += of_other(User(50, 0, "2025-06-01T11:00:00.000Z", "theirs, first"));
+  t += of_other(Assistant(51, 50, "2025-06-01T11:00:01.000Z", "msg_9",
+                          json::array({{{"type", "text"}, {"text", "theirs, second"}}})));
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(r.sessions_added, 2);
+  std::vector<Event> mine = EventsOf(*store_, kSession);
+  ASSERT_EQ(mine.size(), 2u);
+  EXPECT_EQ(mine[0].message.Text(), "mine, first");
+  EXPECT_EQ(mine[1].message.Text(), "mine, second");
+  EXPECT_EQ(json::parse(store_->GetSession(kSession)->metadata_json)["source_session_id"],
+            kSession);
+  const std::string theirs = BranchId();
+  ASSERT_FALSE(theirs.empty());
+  json meta = json::parse(store_->GetSession(theirs)->metadata_json);
+  EXPECT_EQ(meta["source_session_id"], other);
+  EXPECT_EQ(meta["cwd"], "/home/dev/other");
+  EXPECT_FALSE(meta.contains("forked_from"));
+  std::vector<Event> ev = EventsOf(*store_, theirs);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].message.Text(), "theirs, first");
+  EXPECT_EQ(ev[1].message.Text(), "theirs, second");
+}
+
+// A session resumed into a new file starts with the old session's records
+// (their own sessionId) and goes on from its last one: the new session holds
+// only its own records and names where it continues from.
+TEST_F(ClaudeCodeImport, AResumedSessionNamesTheRecordItContinuesFrom) {
+  const std::string earlier = "1c2d3e4f-0000-4000-8000-000000000008";
+  auto of_earlier = [&](json r) {
+    r["sessionId"] = earlier;
+    return r.dump() + "\n";
+  };
+  std::string t;
+  t += of_earlier(User(1, 0, "2025-06-01T10:00:00.000Z", "before the resume"));
+  t += of_earlier(Assistant(2, 1, "2025-06-01T10:00:01.000Z", "msg_1",
+                            json::array({{{"type", "text"}, {"text", "answered then"}}})));
+  t += User(3, 2, "2025-06-02T09:00:00.000Z", "after the resume").dump() + "\n";
+  WriteFile(file_, t);
+  MustImport(*store_, file_, "claude-code");
+  std::vector<Event> mine = EventsOf(*store_, kSession);
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].message.Text(), "after the resume");
+  json meta = json::parse(store_->GetSession(kSession)->metadata_json);
+  EXPECT_EQ(meta["fork_uuid"], Uuid(2));
+  const std::string copy = meta["forked_from"];
+  json copy_meta = json::parse(store_->GetSession(copy)->metadata_json);
+  EXPECT_EQ(copy_meta["source_session_id"], earlier);
+  EXPECT_EQ(EventsOf(*store_, copy).size(), 2u);
+}
+
 TEST_F(ClaudeCodeImport, AnAbsurdlyLongLineIsSkippedWithoutBeingHeld) {
   std::string t = Transcript(png_);
   t += "{\"type\":\"user\",\"message\":{\"content\":\"" + std::string(65u << 20, 'x') + "\"}}\n";
