@@ -26,6 +26,8 @@
 // Memory: the graph (about 100 bytes a record, with its index) plus one
 // record, whose strings are moved from the parsed tree into the message
 // rather than copied.
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -47,6 +49,32 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::string_view kFormat = "claude-code";
+
+// What bounds the memory of one record, whatever its size (the import's RSS
+// stays under 256 MiB; docs/interop.md, "claude-code"). The store's write of
+// a message takes about ten times its text, so:
+//  - a record longer than kLeanParseBytes is parsed without its strings of
+//    over kLongStringBytes (ParseLean), which are decoded straight from the
+//    line, and only kMaxRecordTextBytes of them (the rest is cut, with a
+//    note and a reason); what is left may hold kMaxLeanBytes;
+//  - one message gathers at most kMaxRecordTextBytes of a response's
+//    records (more make a message of their own);
+//  - a line longer than kWaitForWriterBytes is read only once the writer is
+//    done with what came before, so the two never hold a long record each.
+constexpr size_t kLeanParseBytes = size_t{4} << 20;
+constexpr size_t kLongStringBytes = size_t{64} << 10;
+constexpr size_t kMaxLeanBytes = size_t{4} << 20;
+constexpr size_t kMaxRecordTextBytes = size_t{8} << 20;
+constexpr size_t kWaitForWriterBytes = size_t{1} << 20;
+constexpr std::string_view kCutNote =
+    "\n[... cut by the import: sessiondb keeps 8 MiB of text of one record]";
+
+// The bytes of text a message's parts hold.
+size_t TextBytes(const std::vector<Part>& parts) {
+  size_t n = 0;
+  for (const Part& p : parts) n += p.text.size() + p.arguments_json.size();
+  return n;
+}
 
 uint64_t Key(std::string_view uuid) {
   // FNV-1a, 64 bits; 0 is reserved for "none".
@@ -78,7 +106,9 @@ std::string KindOf(const json& v) { return JsonKindPhrase(v.type_name()); }
 // naming the record and the block.
 class ContentReader {
  public:
-  ContentReader(std::string_view where, ImportSink& sink) : where_(where), sink_(sink) {}
+  // `cut`: the strings of the record that were cut to its text budget.
+  ContentReader(std::string_view where, ImportSink& sink, const std::vector<const json*>& cut)
+      : where_(where), sink_(sink), cut_(cut) {}
 
   // `content` is a string or an array of blocks (the caller checked).
   std::vector<Part> Parts(json& content) {
@@ -114,6 +144,14 @@ class ContentReader {
 
   // The bytes of a base64 image source, or nullopt with a reason.
   std::optional<std::string> ImageBytes(json& src, size_t n, std::string_view what) {
+    if (auto it = src.find("data");
+        it != src.end() && std::find(cut_.begin(), cut_.end(), &*it) != cut_.end()) {
+      // Part of an image is no image.
+      LeaveOut(n, "(" + std::string(what) + ") is over the " +
+                      std::to_string(kMaxRecordTextBytes >> 20) +
+                      " MiB the import keeps of one record");
+      return std::nullopt;
+    }
     std::optional<std::string> data = TakeString(src, "data");
     if (!data) {
       LeaveOut(n, "(" + std::string(what) + ") has no base64 'data' string");
@@ -206,6 +244,7 @@ class ContentReader {
 
   std::string where_;
   ImportSink& sink_;
+  const std::vector<const json*>& cut_;
 };
 
 // A count of tokens from a usage object: a non-negative integer, else 0 (the
@@ -224,6 +263,7 @@ struct PendingMessage {
   Message message;         // the parts of all its records, in order
   std::string message_id;  // an assistant response's message.id, else empty
   bool is_meta = false;
+  size_t text_bytes = 0;  // of its parts
   struct Record {
     std::string key;   // the uuid, or the record's place when it has none
     std::string uuid;  // as the source spells it; empty if none
@@ -245,8 +285,9 @@ class LineWriter {
   LineWriter(ImportSink& sink, Session session, std::string file_label)
       : sink_(sink), session_(std::move(session)), label_(std::move(file_label)) {}
 
-  // One record of the line, parsed. Its strings may be moved out.
-  Status Record(json& r, int64_t line_number) {
+  // One record of the line, parsed (`cut`: its strings cut to the text
+  // budget). Its strings may be moved out.
+  Status Record(json& r, int64_t line_number, const std::vector<const json*>& cut) {
     const std::string where = label_ + ":" + std::to_string(line_number);
     const std::string type = Str(r, "type");
     const std::string uuid = Str(r, "uuid");
@@ -275,7 +316,7 @@ class LineWriter {
       return Status::Ok();
     }
     std::vector<Part> parts =
-        content.is_null() ? std::vector<Part>() : ContentReader(where, sink_).Parts(content);
+        content.is_null() ? std::vector<Part>() : ContentReader(where, sink_, cut).Parts(content);
     if (in_boundary_ && MemberOr(r, "isCompactSummary", false)) {
       std::string text;
       for (const Part& p : parts) {
@@ -288,9 +329,11 @@ class LineWriter {
     const std::string message_id = Str(msg, "id");
     const std::string key = uuid.empty() ? where : uuid;
     if (type == "assistant" && pending_ && !message_id.empty() &&
-        message_id == pending_->message_id) {
+        message_id == pending_->message_id &&
+        pending_->text_bytes + TextBytes(parts) <= kMaxRecordTextBytes) {
       // Claude Code writes each content block of a response as a record of
       // its own; they are one message.
+      pending_->text_bytes += TextBytes(parts);
       for (Part& p : parts) pending_->message.parts.push_back(std::move(p));
       pending_->records.push_back({key, uuid, where, ts, pending_->message.parts.size()});
       SetUsage(msg, &pending_->message);
@@ -303,6 +346,7 @@ class LineWriter {
     }
     PendingMessage p;
     Message& m = p.message;
+    p.text_bytes = TextBytes(parts);
     m.parts = std::move(parts);
     if (type == "assistant") {
       m.role = Role::kAssistant;
@@ -518,6 +562,7 @@ class FileImport {
   Status Scan() {
     ASSIGN_OR_RETURN(reader_, JsonlReader::Open(path_.string()));
     JsonlReader* reader = reader_.get();
+    reader->OnLongLine(kWaitForWriterBytes, [this] { WaitForWriter(); });
     JsonlReader::Line line;
     ScannedValue v[9];
     std::unordered_map<std::string, uint32_t> groups;  // raw sessionId -> group
@@ -771,20 +816,59 @@ class FileImport {
     for (uint32_t idx : l.nodes) {
       const Node& n = nodes_[idx];
       if (!n.conversational) continue;
+      if (n.length > kWaitForWriterBytes) WaitForWriter();
       ASSIGN_OR_RETURN(std::string_view text, reader_->ReadAt(n.offset, n.length));
       written_bytes_ += n.length;
       if ((++written_records_ & 1023) == 0) {
         sink_.Progress(total_bytes_ / 2 + written_bytes_ / 2, total_bytes_);
       }
-      Result<json> parsed = ParseJson(text);
-      if (!parsed || !parsed->is_object()) {
-        sink_.Skip(label_ + ":" + std::to_string(n.line),
-                   JsonLineProblem(text, false).value_or("the line is not a JSON object"));
-        continue;
-      }
-      RETURN_IF_ERROR(writer.Record(*parsed, n.line));
+      const std::string where = label_ + ":" + std::to_string(n.line);
+      std::vector<const json*> cut;
+      std::optional<json> record = ParseRecord(text, where, &cut);
+      if (!record) continue;
+      RETURN_IF_ERROR(writer.Record(*record, n.line, cut));
     }
     return writer.Finish();
+  }
+
+  // The record `text` at `where` parsed, or nullopt with a skip. A long one
+  // is parsed lean and keeps kMaxRecordTextBytes of its long strings (*cut:
+  // the ones cut); its line is let go once it is parsed.
+  std::optional<json> ParseRecord(std::string_view text, const std::string& where,
+                                  std::vector<const json*>* cut) {
+    if (text.size() <= kLeanParseBytes) {
+      Result<json> parsed = ParseJson(text);
+      if (parsed && parsed->is_object()) return std::move(*parsed);
+      sink_.Skip(where, JsonLineProblem(text, false).value_or("the line is not a JSON object"));
+      return std::nullopt;
+    }
+    Result<LeanDocument> lean = ParseLean(text, kLongStringBytes, kMaxLeanBytes);
+    Status inflated =
+        lean ? InflateLongStrings(&*lean, kMaxRecordTextBytes, kCutNote, cut) : lean.error();
+    reader_->ReleaseLine();
+    if (!inflated.ok() || !lean->tree.is_object()) {
+      sink_.Skip(where, inflated.ok()
+                            ? "the line is JSON but " + JsonKindPhrase(lean->tree.type_name()) +
+                                  ", not an object"
+                            : "the record is left out: " + inflated.message());
+      return std::nullopt;
+    }
+    if (!cut->empty()) {
+      sink_.Skip(where,
+                 "the record holds more than the " + std::to_string(kMaxRecordTextBytes >> 20) +
+                     " MiB of text the import keeps of one record: " + std::to_string(cut->size()) +
+                     " of its strings are cut there, each ending in a note");
+    }
+    return std::move(lean->tree);
+  }
+
+  // Lets the writer finish what it was handed (the sink's store() waits for
+  // it), before a long record is read, and gives back what the long ones
+  // before it left free: glibc keeps freed blocks under 32 MiB in its heaps
+  // (so a few long records in a row held the RSS of many).
+  void WaitForWriter() {
+    (void)sink_.store();
+    malloc_trim(0);
   }
 
   std::string ForkUuid(uint32_t node) {

@@ -129,6 +129,10 @@ Result<bool> JsonlReader::Next(Line* line) {
         Finish(std::string_view(begin, take), start, false, false, line);
         return true;
       } else {
+        if (long_line_hook_ && line_.size() <= long_line_bytes_ &&
+            line_.size() + take > long_line_bytes_) {
+          long_line_hook_();
+        }
         line_.append(begin, take);
       }
     }
@@ -138,6 +142,11 @@ Result<bool> JsonlReader::Next(Line* line) {
       return true;
     }
   }
+}
+
+void JsonlReader::ReleaseLine() {
+  std::string().swap(line_);
+  std::string().swap(repaired_);
 }
 
 Result<std::string_view> JsonlReader::ReadAt(int64_t offset, int64_t raw_size) {

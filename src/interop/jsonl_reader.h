@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,6 +70,18 @@ class JsonlReader {
   // file shrank), kInvalidArgument if it is now over the limit.
   Result<std::string_view> ReadAt(int64_t offset, int64_t raw_size);
 
+  // Frees the memory of the line last handed out (its text becomes
+  // invalid), for a caller done with a long line before it reads the next.
+  void ReleaseLine();
+
+  // Calls `hook` (once per line) before Next holds more than `threshold`
+  // bytes of one line: an importer whose writer runs beside it waits there,
+  // so the two never hold a long record each (interop/claude_code.cc).
+  void OnLongLine(size_t threshold, std::function<void()> hook) {
+    long_line_bytes_ = threshold;
+    long_line_hook_ = std::move(hook);
+  }
+
   int64_t bytes_read() const { return consumed_; }
   int64_t total_bytes() const { return total_; }
 
@@ -91,6 +104,8 @@ class JsonlReader {
   int64_t line_number_ = 0;
   std::string line_;      // the current line when it spans refills, or ReadAt's bytes
   std::string repaired_;  // the current line with U+FFFD for ill-formed UTF-8
+  size_t long_line_bytes_ = 0;
+  std::function<void()> long_line_hook_;
 };
 
 // Why the text of `line` is not one JSON object, in words fit for a skip

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "blob/base64.h"
+#include "core/text_rules.h"
 #include "interop/import_sink.h"
 #include "interop/interop_test_support.h"
 
@@ -627,6 +628,61 @@ TEST_F(ClaudeCodeImport, AResumedSessionNamesTheRecordItContinuesFrom) {
   json copy_meta = json::parse(store_->GetSession(copy)->metadata_json);
   EXPECT_EQ(copy_meta["source_session_id"], earlier);
   EXPECT_EQ(EventsOf(*store_, copy).size(), 2u);
+}
+
+// A record of tens of MiB (a pasted log, a file the agent wrote) is parsed
+// without copies of its long strings and keeps the first 8 MiB of its text,
+// ending in a note, with a reason; an image too big to keep whole is left
+// out saying so; a long record under the budget arrives whole. (Memory:
+// bench/interop/long_record.py.)
+TEST_F(ClaudeCodeImport, AHugeRecordKeepsItsFirstMiBsAndSaysWhereItWasCut) {
+  std::string piece = "a line of a very long log: caf\xC3\xA9 \"quoted\" \\ tab\t end\n";
+  std::string huge;
+  while (huge.size() < (size_t{10} << 20)) huge += piece;
+  std::string five;
+  while (five.size() < (size_t{5} << 20)) five += piece;
+  std::string t = Transcript(png_);  // 17 lines
+  t += Assistant(40, 14, "2025-06-01T10:09:00.000Z", "msg_big",
+                 json::array({{{"type", "text"}, {"text", huge}}}))
+           .dump() +
+       "\n";
+  t += User(41, 40, "2025-06-01T10:09:01.000Z",
+            json::array({{{"type", "text"}, {"text", "and this picture"}},
+                         {{"type", "image"},
+                          {"source",
+                           {{"type", "base64"},
+                            {"media_type", "image/png"},
+                            {"data", std::string(size_t{9} << 20, 'A')}}}}}))
+           .dump() +
+       "\n";
+  t += User(42, 41, "2025-06-01T10:09:02.000Z", five).dump() + "\n";
+  WriteFile(file_, t);
+  t.clear();
+  ImportReport r = MustImport(*store_, file_, "claude-code");
+  const std::string label = std::string(kSession) + ".jsonl:";
+  auto skipped_at = [&](int line, const std::string& words) {
+    for (const auto& s : r.skipped) {
+      if (s.where == label + std::to_string(line) && s.reason.find(words) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(skipped_at(18, "8 MiB of text the import keeps of one record"));
+  EXPECT_TRUE(skipped_at(19, "over the 8 MiB the import keeps of one record"));
+  EXPECT_EQ(r.records_skipped, 3) << (r.skipped.empty() ? "" : r.skipped.back().reason);
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 13u);
+  const std::string& kept = ev[10].message.parts.at(0).text;
+  const std::string note = "[... cut by the import: sessiondb keeps 8 MiB of text of one record]";
+  ASSERT_GT(kept.size(), note.size());
+  EXPECT_LE(kept.size(), (size_t{8} << 20) + note.size() + 1);
+  EXPECT_TRUE(kept.ends_with(note));
+  EXPECT_EQ(kept.substr(0, 1000), huge.substr(0, 1000));
+  EXPECT_TRUE(IsValidUtf8(kept));
+  ASSERT_EQ(ev[11].message.parts.size(), 1u);
+  EXPECT_EQ(ev[11].message.Text(), "and this picture");
+  EXPECT_EQ(ev[12].message.Text(), five);
 }
 
 TEST_F(ClaudeCodeImport, AnAbsurdlyLongLineIsSkippedWithoutBeingHeld) {
