@@ -25,7 +25,7 @@
 //
 // Memory: the graph (about 100 bytes a record, with its index) plus one
 // record, whose strings are moved from the parsed tree into the message
-// rather than copied.
+// rather than copied, and whose size is bounded as said below.
 #include <malloc.h>
 
 #include <algorithm>
@@ -328,9 +328,9 @@ class LineWriter {
     RETURN_IF_ERROR(EmitBoundary());
     const std::string message_id = Str(msg, "id");
     const std::string key = uuid.empty() ? where : uuid;
-    if (type == "assistant" && pending_ && !message_id.empty() &&
-        message_id == pending_->message_id &&
-        pending_->text_bytes + TextBytes(parts) <= kMaxRecordTextBytes) {
+    const bool same_response = type == "assistant" && pending_ && !message_id.empty() &&
+                               message_id == pending_->message_id;
+    if (same_response && pending_->text_bytes + TextBytes(parts) <= kMaxRecordTextBytes) {
       // Claude Code writes each content block of a response as a record of
       // its own; they are one message.
       pending_->text_bytes += TextBytes(parts);
@@ -352,7 +352,9 @@ class LineWriter {
       m.role = Role::kAssistant;
       m.model = Str(msg, "model");
       m.provider = "anthropic";
-      SetUsage(msg, &m);
+      // A response too long for one message goes on in another; its usage
+      // is already on the first.
+      if (!same_response) SetUsage(msg, &m);
       p.message_id = message_id;
     } else {
       bool all_results = true;

@@ -685,6 +685,32 @@ TEST_F(ClaudeCodeImport, AHugeRecordKeepsItsFirstMiBsAndSaysWhereItWasCut) {
   EXPECT_EQ(ev[12].message.Text(), five);
 }
 
+// One message gathers at most 8 MiB of a response's records: a longer
+// response goes on in a message of its own, its usage counted once.
+TEST_F(ClaudeCodeImport, AResponseOfMoreThanEightMiBGoesOnInASecondMessage) {
+  const std::string block(size_t{5} << 20, 'z');
+  std::string t = User(1, 0, "2025-06-01T10:00:00.000Z", "write two big files").dump() + "\n";
+  t += Assistant(2, 1, "2025-06-01T10:00:01.000Z", "msg_1",
+                 json::array({{{"type", "text"}, {"text", block}}}))
+           .dump() +
+       "\n";
+  t += Assistant(3, 2, "2025-06-01T10:00:02.000Z", "msg_1",
+                 json::array({{{"type", "text"}, {"text", block}}}))
+           .dump() +
+       "\n";
+  WriteFile(file_, t);
+  t.clear();
+  ImportReport r = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(r.records_skipped, 0);
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(ev[1].message.Text(), block);
+  EXPECT_EQ(ev[2].message.Text(), block);
+  EXPECT_TRUE(ev[1].message.usage.has_value());
+  EXPECT_FALSE(ev[2].message.usage.has_value());
+  EXPECT_EQ(MustImport(*store_, file_, "claude-code").messages_added, 0);
+}
+
 TEST_F(ClaudeCodeImport, AnAbsurdlyLongLineIsSkippedWithoutBeingHeld) {
   std::string t = Transcript(png_);
   t += "{\"type\":\"user\",\"message\":{\"content\":\"" + std::string(65u << 20, 'x') + "\"}}\n";
