@@ -26,14 +26,15 @@
 // Memory: the graph (about 100 bytes a record, with its index) plus one
 // record, whose strings are moved from the parsed tree into the message
 // rather than copied, and whose size is bounded as said below.
-#include <malloc.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <unordered_map>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "blob/base64.h"
 #include "core/json_access.h"
@@ -870,7 +871,9 @@ class FileImport {
   // (so a few long records in a row held the RSS of many).
   void WaitForWriter() {
     (void)sink_.store();
+#ifdef __GLIBC__
     malloc_trim(0);
+#endif
   }
 
   std::string ForkUuid(uint32_t node) {
