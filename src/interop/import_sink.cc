@@ -378,6 +378,15 @@ std::optional<std::string> ImportSink::AttachmentDropReason(const Part& p,
   return std::nullopt;
 }
 
+Result<std::optional<Event>> ImportSink::StoredEvent(std::string_view stable_id) {
+  if (!open_) return Err(Status::Internal("StoredEvent outside a session"));
+  const std::optional<int64_t> seq = StoredSeq(IdentityOf(stable_id));
+  if (!seq) return std::optional<Event>();
+  ASSIGN_OR_RETURN(std::vector<Event> events, store_.ReadEvents(session_.id, *seq, 1));
+  if (events.empty() || events.front().seq != *seq) return std::optional<Event>();
+  return std::optional<Event>(std::move(events.front()));
+}
+
 bool ImportSink::ResolveAttachments(Message* m, std::string_view stable_id,
                                     std::string_view where) {
   std::vector<Part> kept;

@@ -129,6 +129,16 @@ class ImportSink {
   // that count the sink's events (to place a compaction) ask this.
   static bool WouldKeep(const Message& m);
 
+  // The event an earlier import stored for the importer's id `stable_id`
+  // (StableEventId) in the open session, or nullopt when the store held no
+  // event of that identity before this import (StoredSeq: re-imports match
+  // by identity, wherever the event stands). For importers that gather
+  // several source records into one event (claude-code: the records of one
+  // response): the stored event says how many of them the store already
+  // holds, so records the source gained since can come in as an event of
+  // their own. kInternal outside a session.
+  Result<std::optional<Event>> StoredEvent(std::string_view stable_id);
+
   // Records a skipped record (counted; the first kMaxSkippedListed listed).
   void Skip(std::string where, std::string reason);
   // Why the sink leaves out byte part `p` (its bytes, sniffed as `media`,
