@@ -69,7 +69,10 @@ Status WritePart(JsonWriter& w, const Part& p, size_t index) {
   w.BeginObject();
   switch (p.type) {
     case PartType::kText:
+      w.Key("text").String(p.text);
+      break;
     case PartType::kReasoning:
+      if (!p.signature.empty()) w.Key("signature").String(p.signature);
       w.Key("text").String(p.text);
       break;
     case PartType::kImage:
@@ -109,8 +112,11 @@ Result<Part> DecodePart(const json& j) {
   ASSIGN_OR_RETURN(p.type, ParsePartType(j.value("type", "")));
   switch (p.type) {
     case PartType::kText:
+      p.text = j.value("text", "");
+      break;
     case PartType::kReasoning:
       p.text = j.value("text", "");
+      p.signature = j.value("signature", "");
       break;
     case PartType::kImage:
     case PartType::kFile:
