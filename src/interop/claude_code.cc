@@ -104,7 +104,7 @@ std::vector<Part> ContentParts(const json& content, std::string_view where, Impo
     if (type == "text") {
       parts.push_back(Part::Text(Str(b, "text")));
     } else if (type == "thinking") {
-      parts.push_back(Part::Reasoning(Str(b, "thinking")));
+      parts.push_back(Part::Reasoning(Str(b, "thinking"), Str(b, "signature")));
     } else if (type == "tool_use" || type == "server_tool_use") {
       auto input = b.find("input");
       parts.push_back(Part::ToolCall(Str(b, "id"), Str(b, "name"),
