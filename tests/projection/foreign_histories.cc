@@ -8,6 +8,7 @@
 
 #include "blob/base64.h"
 #include "blob/sha256.h"
+#include "projection/window_checks.h"
 #include "test_support.h"
 
 namespace sessiondb::testing {

@@ -8,9 +8,9 @@
 // result, thinking with its signature and encrypted reasoning, compactions,
 // branches, and text that is only whitespace or ends with it.
 //
-// Each history marks the reasoning it holds with the word in
-// kReasoningMarker, so a test can check that no projection turned reasoning
-// into text.
+// Each history marks the reasoning it holds with kReasoningMarker
+// (window_checks.h), so a test can check that no projection turned
+// reasoning into text.
 #pragma once
 
 #include <filesystem>
@@ -18,9 +18,6 @@
 #include <vector>
 
 namespace sessiondb::testing {
-
-// In every reasoning text and in no other text of the histories below.
-inline constexpr char kReasoningMarker[] = "PRIVATE-REASONING-7f3a";
 
 struct ForeignHistory {
   std::string format;  // as ImportOptions::format names it
