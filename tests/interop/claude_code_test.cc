@@ -6,6 +6,7 @@
 #include "blob/base64.h"
 #include "interop/import_sink.h"
 #include "interop/interop_test_support.h"
+#include "projection/window_checks.h"
 
 namespace sessiondb::testing {
 namespace {
@@ -156,6 +157,11 @@ class ClaudeCodeImport : public ::testing::Test {
 TEST_F(ClaudeCodeImport, DetectsAProjectsTreeAndAFile) {
   EXPECT_EQ(*DetectImportFormat(dir_.Sub("projects")), "claude-code");
   EXPECT_EQ(*DetectImportFormat(file_), "claude-code");
+}
+
+TEST_F(ClaudeCodeImport, EveryWindowOfTheSampleReplays) {
+  MustImport(*store_, dir_.Sub("projects"), "claude-code");
+  ExpectEveryWindowReplays(*store_, "claude-code sample");
 }
 
 TEST_F(ClaudeCodeImport, MainLineArrivesFieldByField) {
