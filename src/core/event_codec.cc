@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "core/message_codec.h"
 
@@ -22,7 +23,7 @@ Result<json> ParseBody(const EventRow& row) {
     return Err(Status::Corruption("event " + std::string(row.id) +
                                   " has a body that is not a JSON object"));
   }
-  int version = body.value("v", 0);
+  int version = MemberOr(body, "v", 0);
   if (version > kEventBodyVersion) {
     return Err(Status::FailedPrecondition(
         "event " + std::string(row.id) + " uses body format version " + std::to_string(version) +
@@ -37,9 +38,9 @@ Result<Resource> DecodeResourceJson(const json& j) {
 }
 
 Status DecodeResourceView(const json& body, ResourceView* view) {
-  view->resource_id = body.value("resource_id", "");
-  view->reason = body.value("reason", "");
-  view->message_seq = body.value("message_seq", int64_t{0});
+  view->resource_id = MemberOr(body, "resource_id", "");
+  view->reason = MemberOr(body, "reason", "");
+  view->message_seq = MemberOr(body, "message_seq", int64_t{0});
   if (auto it = body.find("resource"); it != body.end()) {
     ASSIGN_OR_RETURN(view->resource, DecodeResourceJson(*it));
   }
@@ -47,12 +48,12 @@ Status DecodeResourceView(const json& body, ResourceView* view) {
 }
 
 Status DecodeCompaction(const json& body, Compaction* c) {
-  c->from_seq = body.value("from_seq", int64_t{0});
-  c->to_seq = body.value("to_seq", int64_t{0});
-  c->summary = body.value("summary", "");
-  c->strategy = body.value("strategy", "");
-  c->model = body.value("model", "");
-  c->limitations = body.value("limitations", "");
+  c->from_seq = MemberOr(body, "from_seq", int64_t{0});
+  c->to_seq = MemberOr(body, "to_seq", int64_t{0});
+  c->summary = MemberOr(body, "summary", "");
+  c->strategy = MemberOr(body, "strategy", "");
+  c->model = MemberOr(body, "model", "");
+  c->limitations = MemberOr(body, "limitations", "");
   if (auto it = body.find("images"); it != body.end() && it->is_array()) {
     for (const json& r : *it) {
       ASSIGN_OR_RETURN(Resource resource, DecodeResourceJson(r));

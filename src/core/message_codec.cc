@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "core/json_writer.h"
 
@@ -34,17 +35,17 @@ void WriteResource(JsonWriter& w, const Resource& r) {
 
 Result<Resource> DecodeResource(const json& j) {
   Resource r;
-  r.resource_id = j.value("resource_id", "");
-  r.content_sha256 = j.value("content_sha256", "");
-  r.mime = j.value("mime", "");
-  r.size = j.value("size", int64_t{0});
-  r.width = j.value("width", 0);
-  r.height = j.value("height", 0);
-  auto origin = ParseOrigin(j.value("origin", "inline"));
+  r.resource_id = MemberOr(j, "resource_id", "");
+  r.content_sha256 = MemberOr(j, "content_sha256", "");
+  r.mime = MemberOr(j, "mime", "");
+  r.size = MemberOr(j, "size", int64_t{0});
+  r.width = MemberOr(j, "width", 0);
+  r.height = MemberOr(j, "height", 0);
+  auto origin = ParseOrigin(MemberOr(j, "origin", "inline"));
   if (!origin) return Err(Status::Corruption("resource: " + origin.error().message()));
   r.origin = *origin;
-  r.name = j.value("name", "");
-  r.uri = j.value("uri", "");
+  r.name = MemberOr(j, "name", "");
+  r.uri = MemberOr(j, "uri", "");
   return r;
 }
 
@@ -109,14 +110,14 @@ Status WritePart(JsonWriter& w, const Part& p, size_t index) {
 
 Result<Part> DecodePart(const json& j) {
   Part p;
-  ASSIGN_OR_RETURN(p.type, ParsePartType(j.value("type", "")));
+  ASSIGN_OR_RETURN(p.type, ParsePartType(MemberOr(j, "type", "")));
   switch (p.type) {
     case PartType::kText:
-      p.text = j.value("text", "");
+      p.text = MemberOr(j, "text", "");
       break;
     case PartType::kReasoning:
-      p.text = j.value("text", "");
-      p.signature = j.value("signature", "");
+      p.text = MemberOr(j, "text", "");
+      p.signature = MemberOr(j, "signature", "");
       break;
     case PartType::kImage:
     case PartType::kFile:
@@ -131,8 +132,8 @@ Result<Part> DecodePart(const json& j) {
       break;
     }
     case PartType::kToolCall:
-      p.tool_call_id = j.value("id", "");
-      p.tool_name = j.value("name", "");
+      p.tool_call_id = MemberOr(j, "id", "");
+      p.tool_name = MemberOr(j, "name", "");
       if (auto it = j.find("arguments"); it == j.end()) {
         p.arguments_json = "{}";
       } else {
@@ -140,9 +141,9 @@ Result<Part> DecodePart(const json& j) {
       }
       break;
     case PartType::kToolResult:
-      p.tool_call_id = j.value("tool_call_id", "");
-      p.text = j.value("output", "");
-      p.is_error = j.value("is_error", false);
+      p.tool_call_id = MemberOr(j, "tool_call_id", "");
+      p.text = MemberOr(j, "output", "");
+      p.is_error = MemberOr(j, "is_error", false);
       break;
   }
   return p;
@@ -206,7 +207,7 @@ Status DecodeBody(std::string_view text, Message* m) {
   if (!body.is_object()) {
     return Status::Corruption("message " + m->id + " has a body that is not a JSON object");
   }
-  int version = body.value("v", 0);
+  int version = MemberOr(body, "v", 0);
   if (version > kMessageBodyVersion) {
     return Status::FailedPrecondition("message " + m->id + " uses body format version " +
                                       std::to_string(version) + "; this build reads up to " +
@@ -224,15 +225,15 @@ Status DecodeBody(std::string_view text, Message* m) {
   m->files = StringList(body, "files");
   m->files_modified = StringList(body, "files_modified");
   if (auto it = body.find("edit_results"); it != body.end()) m->edit_results_json = it->dump();
-  m->model = body.value("model", "");
-  m->provider = body.value("provider", "");
-  m->pruned = body.value("pruned", false);
+  m->model = MemberOr(body, "model", "");
+  m->provider = MemberOr(body, "provider", "");
+  m->pruned = MemberOr(body, "pruned", false);
   if (auto it = body.find("usage"); it != body.end() && it->is_object()) {
     Usage u;
-    u.input_tokens = it->value("input_tokens", int64_t{0});
-    u.output_tokens = it->value("output_tokens", int64_t{0});
-    u.cached_tokens = it->value("cached_tokens", int64_t{0});
-    u.reasoning_tokens = it->value("reasoning_tokens", int64_t{0});
+    u.input_tokens = MemberOr(*it, "input_tokens", int64_t{0});
+    u.output_tokens = MemberOr(*it, "output_tokens", int64_t{0});
+    u.cached_tokens = MemberOr(*it, "cached_tokens", int64_t{0});
+    u.reasoning_tokens = MemberOr(*it, "reasoning_tokens", int64_t{0});
     m->usage = u;
   }
   if (auto it = body.find("metadata"); it != body.end()) m->metadata_json = it->dump();

@@ -1,5 +1,6 @@
 #include "core/text_rules.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -99,6 +100,70 @@ bool IsValidUtf8(std::string_view text) {
     i += len;
   }
   return true;
+}
+
+namespace {
+
+// The length of the well-formed sequence starting at s[i] (Unicode table
+// 3-7), or of its maximal subpart, with *valid saying which.
+size_t SequenceAt(const unsigned char* s, size_t n, size_t i, bool* valid) {
+  const unsigned char c = s[i];
+  *valid = true;
+  if (c < 0x80) return 1;
+  size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the bounds of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // past U+10FFFF
+  } else {
+    *valid = false;  // a continuation byte, C0, C1 or F5..FF: never a start
+    return 1;
+  }
+  size_t k = 1;
+  for (; k < len && i + k < n; ++k) {
+    const unsigned char b = s[i + k];
+    const bool ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    if (!ok) break;
+  }
+  *valid = k == len;
+  return k;
+}
+
+}  // namespace
+
+bool ReplaceInvalidUtf8(std::string_view text, size_t max_bytes, std::string* out) {
+  out->clear();
+  if (IsValidUtf8(text)) {
+    if (text.size() > max_bytes) return false;
+    out->assign(text);
+    return true;
+  }
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  out->reserve(std::min(n + n / 8, max_bytes));
+  size_t i = 0;
+  while (i < n) {
+    bool valid = false;
+    const size_t len = SequenceAt(s, n, i, &valid);
+    const std::string_view piece = valid ? text.substr(i, len) : kReplacementChar;
+    if (out->size() + piece.size() > max_bytes) return false;
+    out->append(piece);
+    i += len;
+  }
+  return true;
+}
+
+std::string ToValidUtf8(std::string_view text) {
+  std::string out;
+  ReplaceInvalidUtf8(text, std::string::npos, &out);
+  return out;
 }
 
 size_t CountCodePoints(std::string_view text) { return CodePointOffsets(text).size() - 1; }

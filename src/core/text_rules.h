@@ -24,6 +24,19 @@ inline constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026 "…"
 // True if `text` is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF).
 bool IsValidUtf8(std::string_view text);
 
+// U+FFFD, the replacement character, in UTF-8.
+inline constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";
+
+// Writes `text` to `out` with each ill-formed UTF-8 sequence replaced by
+// U+FFFD, one per maximal subpart (Unicode's recommended practice, which
+// WHATWG's decoder follows): "a\xF0\x9F\x98b" -> "a\uFFFDb", "\xC0\xAF" ->
+// two U+FFFD. Text that is valid UTF-8 comes out unchanged. Returns false,
+// with `out` unspecified, as soon as the result would exceed max_bytes: a
+// byte may become three, so callers reading under a cap pass it here.
+bool ReplaceInvalidUtf8(std::string_view text, size_t max_bytes, std::string* out);
+// The same without a cap.
+std::string ToValidUtf8(std::string_view text);
+
 // Number of code points in valid UTF-8.
 size_t CountCodePoints(std::string_view text);
 
@@ -44,13 +57,15 @@ std::string StripControls(std::string_view text);
 std::string SanitizeTitle(std::string_view title);
 
 // The automatic title for a session whose first message has this text:
-// control characters stripped, whitespace collapsed, at most kMaxTitleChars code points counting the "…"
-// added when cut, cut at the last word boundary that fits (or, for a single
-// overlong word, at the limit). kDefaultTitle when the text is empty.
+// control characters stripped, whitespace collapsed, at most kMaxTitleChars
+// code points counting the "…" added when cut, cut at the last word boundary
+// that fits (or, for a single overlong word, at the limit). kDefaultTitle
+// when the text is empty.
 std::string MakeTitle(std::string_view first_message_text);
 
 // The preview of a session whose first user message has this text: control
-// characters stripped, whitespace collapsed, the first kMaxPreviewChars code points, plus "…" when cut.
+// characters stripped, whitespace collapsed, the first kMaxPreviewChars
+// code points, plus "…" when cut.
 std::string MakePreview(std::string_view first_user_text);
 
 // A byte count for people: "830 bytes", "150.1 KiB", "5.0 MiB", "1.2 GiB".

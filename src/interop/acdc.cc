@@ -19,6 +19,7 @@
 #include "blob/base64.h"
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
@@ -378,7 +379,7 @@ Result<std::optional<json>> ToRecord(Store& store, const Session& session, const
   // ac-dc knows user and assistant; its system events are user records
   // flagged system_event, so system and tool messages go out that way.
   const bool system_event =
-      m.role == Role::kSystem || m.role == Role::kTool || meta.value("system_event", false);
+      m.role == Role::kSystem || m.role == Role::kTool || MemberOr(meta, "system_event", false);
   record["role"] = m.role == Role::kAssistant ? "assistant" : "user";
   record["content"] = m.Text();
   if (system_event) record["system_event"] = true;

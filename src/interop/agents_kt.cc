@@ -18,6 +18,7 @@
 #include "blob/base64.h"
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/output_file.h"
@@ -64,10 +65,10 @@ Result<Message> DecodeMessage(const json& jm, const std::string& where, ImportSi
                               std::vector<std::string>* open_calls, int64_t* call_counter) {
   if (!jm.is_object()) return Err(Status::InvalidArgument("a message must be a JSON object"));
   Message m;
-  const json& role = jm.value("role", json("user"));
+  const json& role = MemberOr(jm, "role", json("user"));
   if (!role.is_string()) return Err(Status::InvalidArgument("'role' must be a string"));
   ASSIGN_OR_RETURN(m.role, ParseRole(role.get<std::string>()));
-  const json content = jm.value("content", json(""));
+  const json content = MemberOr(jm, "content", json(""));
   if (!content.is_string() && !content.is_null()) {
     return Err(Status::InvalidArgument("'content' must be a string"));
   }
@@ -87,7 +88,7 @@ Result<Message> DecodeMessage(const json& jm, const std::string& where, ImportSi
         sink.Skip(where + ".toolCalls[" + std::to_string(i) + "]", "a tool call needs a name");
         continue;
       }
-      const json args = tc.value("arguments", json::object());
+      const json args = MemberOr(tc, "arguments", json::object());
       std::string id = "call_" + std::to_string(++*call_counter);
       open_calls->push_back(id);
       m.parts.push_back(Part::ToolCall(std::move(id), tc["name"].get<std::string>(),
@@ -173,7 +174,7 @@ Status ImportFile(const fs::path& path, ImportSink& sink) {
   const json& list = doc["messages"];
   size_t last_assistant = list.size();
   for (size_t i = 0; i < list.size(); ++i) {
-    if (list[i].is_object() && list[i].value("role", json()) == "assistant") last_assistant = i;
+    if (list[i].is_object() && MemberOr(list[i], "role", json()) == "assistant") last_assistant = i;
   }
 
   const int64_t ts = FileTimeMs(path);
@@ -330,7 +331,7 @@ Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs:
       auto it = kept.find(key);
       return ordered_json(it != kept.end() ? *it : fallback);
     };
-    const std::string session_key = kept.value("sessionId", s.id);
+    const std::string session_key = MemberOr(kept, "sessionId", s.id);
     ordered_json doc;
     doc["requestId"] = kept_or("requestId", s.id);
     doc["sessionId"] = session_key;

@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "core/json_access.h"
+#include "core/text_rules.h"
 #include "interop/export_archive.h"
 #include "interop/formats.h"
 
@@ -79,7 +81,7 @@ class ConversationImport {
       sink_.Skip(where, "a conversation with no id");
       return Status::Ok();
     }
-    const json& mapping = c.value("mapping", json::object());
+    const json& mapping = MemberOr(c, "mapping", json::object());
     if (!mapping.is_object()) {
       sink_.Skip(where, "a conversation whose mapping is not an object");
       return Status::Ok();
@@ -110,9 +112,9 @@ class ConversationImport {
       // No pointer to the active leaf: the latest leaf stands in for it.
       int64_t best = -1;
       for (auto it = mapping.begin(); it != mapping.end(); ++it) {
-        const json children = it->value("children", json::array());
+        const json children = MemberOr(*it, "children", json::array());
         if (!children.empty()) continue;
-        const int64_t t = Millis(it->value("message", json()), "create_time");
+        const int64_t t = Millis(MemberOr(*it, "message", json()), "create_time");
         if (t >= best) {
           best = t;
           current = it.key();
@@ -121,7 +123,7 @@ class ConversationImport {
     }
     if (!current.empty()) take(current);
     for (auto it = mapping.begin(); it != mapping.end(); ++it) {
-      const json children = it->value("children", json::array());
+      const json children = MemberOr(*it, "children", json::array());
       if ((children.is_array() && !children.empty()) || owner.contains(it.key())) continue;
       take(it.key());
     }
@@ -141,12 +143,12 @@ class ConversationImport {
       }
       const std::string model = Str(c, "default_model_slug");
       if (!model.empty()) meta["default_model_slug"] = model;
-      if (c.value("is_archived", false)) meta["archived_in_source"] = true;
+      if (MemberOr(c, "is_archived", false)) meta["archived_in_source"] = true;
       // A branch with no message to show is left out.
       std::vector<const json*> nodes;
       for (const std::string& n : lines[i]) nodes.push_back(&mapping[n]);
       bool any = false;
-      for (const json* n : nodes) any = any || IsShown(n->value("message", json()));
+      for (const json* n : nodes) any = any || IsShown(MemberOr(*n, "message", json()));
       if (!any && i > 0) continue;
       Session s;
       s.id = id;
@@ -167,13 +169,14 @@ class ConversationImport {
  private:
   static bool IsShown(const json& m) {
     if (!m.is_object()) return false;
-    const json meta = m.value("metadata", json::object());
-    if (meta.is_object() && meta.value("is_visually_hidden_from_conversation", false)) return false;
-    const std::string role = Str(m.value("author", json::object()), "role");
-    const json content = m.value("content", json::object());
+    const json meta = MemberOr(m, "metadata", json::object());
+    if (meta.is_object() && MemberOr(meta, "is_visually_hidden_from_conversation", false))
+      return false;
+    const std::string role = Str(MemberOr(m, "author", json::object()), "role");
+    const json content = MemberOr(m, "content", json::object());
     const std::string type = Str(content, "content_type");
     if (role == "system" && type == "text") {
-      for (const json& p : content.value("parts", json::array())) {
+      for (const json& p : MemberOr(content, "parts", json::array())) {
         if (p.is_string() && !p.get<std::string>().empty()) return true;
       }
       return false;
@@ -183,11 +186,11 @@ class ConversationImport {
 
   Status Node(const std::string& session_id, const std::string& node_id, const json& node,
               const std::string& where) {
-    const json m = node.value("message", json());
+    const json m = MemberOr(node, "message", json());
     if (!IsShown(m)) return Status::Ok();
-    const json author = m.value("author", json::object());
+    const json author = MemberOr(m, "author", json::object());
     const std::string role = Str(author, "role");
-    const json content = m.value("content", json::object());
+    const json content = MemberOr(m, "content", json::object());
     const std::string type = Str(content, "content_type");
     const std::string recipient = Str(m, "recipient");
     Event e;
@@ -201,12 +204,16 @@ class ConversationImport {
                                    : Role::kSystem;
     std::string text;
     std::vector<Part> parts;
+    bool unknown = false;  // a content type this importer does not know
     if (type == "text" || type == "multimodal_text") {
-      for (const json& p : content.value("parts", json::array())) {
+      for (const json& p : MemberOr(content, "parts", json::array())) {
         if (p.is_string()) {
           if (!p.get<std::string>().empty()) parts.push_back(Part::Text(p.get<std::string>()));
         } else if (p.is_object() && Str(p, "content_type") == "image_asset_pointer") {
           AddImage(Str(p, "asset_pointer"), where, &parts);
+        } else if (p.is_object() && IsThoughtsPart(p)) {
+          const json& thoughts = MemberOf(p, "thoughts");
+          AddThoughts(thoughts.is_array() ? thoughts : json::array({p}), &parts);
         }
       }
     } else if (type == "code") {
@@ -216,16 +223,14 @@ class ConversationImport {
       if (text.empty()) text = Str(content, "result");
     } else if (type == "tether_browsing_display") {
       text = Str(content, "result");
-    } else if (type == "thoughts") {
-      for (const json& t : content.value("thoughts", json::array())) {
-        std::string s = Str(t, "summary");
-        const std::string body = Str(t, "content");
-        if (!body.empty()) s += s.empty() ? body : "\n" + body;
-        if (!s.empty()) parts.push_back(Part::Reasoning(s));
-      }
+    } else if (type == "thoughts" || type == "reasoning") {
+      // The thoughts come as `thoughts`, or as `parts` in some exports.
+      const json& thoughts = MemberOf(content, "thoughts");
+      AddThoughts(thoughts.is_array() ? thoughts : MemberOf(content, "parts"), &parts);
     } else if (type == "reasoning_recap") {
       return Status::Ok();  // "Thought for 5s": the thoughts carry it
     } else {
+      unknown = true;
       text = Str(content, "text");
     }
     if (msg.role == Role::kAssistant && !recipient.empty() && recipient != "all") {
@@ -252,9 +257,16 @@ class ConversationImport {
     } else if (!text.empty()) {
       parts.insert(parts.begin(), Part::Text(text));
     }
-    if (parts.empty()) return Status::Ok();
+    if (parts.empty()) {
+      // An empty known message loses nothing; an unknown one might.
+      if (unknown && content.size() > 1) {
+        sink_.Skip(where, "a message of content type '" + type +
+                              "' has no text sessiondb can read; it is left out");
+      }
+      return Status::Ok();
+    }
     msg.parts = std::move(parts);
-    const json meta = m.value("metadata", json::object());
+    const json meta = MemberOr(m, "metadata", json::object());
     if (msg.role == Role::kAssistant || msg.role == Role::kTool) {
       msg.model = Str(meta, "model_slug");
       msg.provider = "openai";
@@ -265,6 +277,30 @@ class ConversationImport {
     return sink_.Add(std::move(e), where);
   }
 
+  // A part of a message's `parts` that holds thoughts rather than text.
+  static bool IsThoughtsPart(const json& p) {
+    const std::string type = Str(p, "content_type");
+    return type == "thoughts" || type == "reasoning" || MemberOf(p, "thoughts").is_array();
+  }
+
+  // Reasoning parts of a list of thoughts: each {summary, content} (or its
+  // text, or its chunks) or a bare string.
+  static void AddThoughts(const json& list, std::vector<Part>* parts) {
+    if (!list.is_array()) return;
+    for (const json& t : list) {
+      std::string s = t.is_string() ? t.get<std::string>() : Str(t, "summary");
+      std::string body = Str(t, "content");
+      if (body.empty()) body = Str(t, "text");
+      if (body.empty()) {
+        for (const json& chunk : MemberOr(t, "chunks", json::array())) {
+          if (chunk.is_string()) body += chunk.get<std::string>();
+        }
+      }
+      if (!body.empty()) s += s.empty() ? body : "\n" + body;
+      if (!s.empty()) parts->push_back(Part::Reasoning(std::move(s)));
+    }
+  }
+
   void AddImage(const std::string& pointer, const std::string& where, std::vector<Part>* parts) {
     const std::string id = AssetId(pointer);
     auto it = files_.find(id);
@@ -272,13 +308,16 @@ class ConversationImport {
       sink_.Skip(where, "image " + pointer + " is not among the export's files");
       return;
     }
+    // A name from the file system or the zip need not be UTF-8; what is
+    // stored and reported must be.
     auto bytes = archive_.Read(it->second);
     if (!bytes) {
-      sink_.Skip(where, "image " + it->second + " cannot be read: " + bytes.error().message());
+      sink_.Skip(where, "image " + ToValidUtf8(it->second) +
+                            " cannot be read: " + ToValidUtf8(bytes.error().message()));
       return;
     }
     parts->push_back(Part::ImageFromBytes(std::move(*bytes), MimeOf(it->second),
-                                          fs::path(it->second).filename().string()));
+                                          ToValidUtf8(fs::path(it->second).filename().string())));
   }
 
   ImportSink& sink_;

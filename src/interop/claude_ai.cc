@@ -14,7 +14,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
+#include "core/json_access.h"
 #include "interop/export_archive.h"
 #include "interop/formats.h"
 
@@ -45,6 +47,27 @@ std::string BlocksText(const json& content) {
   return out;
 }
 
+// The conversation's title: its `name` (what Claude.ai shows), else a
+// `title`; empty when it has neither, and the first message names it.
+std::string Title(const json& c) {
+  std::string name = Str(c, "name");
+  return name.empty() ? Str(c, "title") : name;
+}
+
+// The text of a thinking block: its `thinking`, or when that is empty (the
+// export kept only the summaries) its summaries, one per line.
+std::string ThinkingText(const json& block) {
+  std::string text = Str(block, "thinking");
+  if (!text.empty()) return text;
+  for (const json& s : MemberOr(block, "summaries", json::array())) {
+    const std::string summary = s.is_string() ? s.get<std::string>() : Str(s, "summary");
+    if (summary.empty()) continue;
+    if (!text.empty()) text += "\n";
+    text += summary;
+  }
+  return text;
+}
+
 class ConversationImport {
  public:
   explicit ConversationImport(ImportSink& sink) : sink_(sink) {}
@@ -55,7 +78,7 @@ class ConversationImport {
       sink_.Skip(where, "a conversation with no uuid");
       return Status::Ok();
     }
-    const json messages = c.value("chat_messages", json::array());
+    const json messages = MemberOr(c, "chat_messages", json::array());
     if (!messages.is_array()) {
       sink_.Skip(where, "a conversation whose chat_messages is not an array");
       return Status::Ok();
@@ -112,7 +135,7 @@ class ConversationImport {
       s.id = l == 0 ? main_id
                     : StableSessionId(kFormat,
                                       conv_id + "/branch/" + Str(messages[lines[l][0]], "uuid"));
-      s.title = Str(c, "name");
+      s.title = Title(c);
       s.created_ms = ParseIsoTime(Str(c, "created_at")).value_or(0);
       s.updated_ms = ParseIsoTime(Str(c, "updated_at")).value_or(0);
       json meta = {{"source", kFormat}, {"conversation_uuid", conv_id}};
@@ -147,7 +170,7 @@ class ConversationImport {
     const std::string sender = Str(m, "sender");
     msg.role = sender == "assistant" ? Role::kAssistant : Role::kUser;
     if (msg.role == Role::kAssistant) msg.provider = "anthropic";
-    const json content = m.value("content", json());
+    const json content = MemberOr(m, "content", json());
     if (content.is_array()) {
       for (const json& b : content) {
         const std::string type = Str(b, "type");
@@ -155,18 +178,19 @@ class ConversationImport {
           const std::string t = Str(b, "text");
           if (!t.empty()) msg.parts.push_back(Part::Text(t));
         } else if (type == "thinking") {
-          msg.parts.push_back(Part::Reasoning(Str(b, "thinking")));
+          std::string thought = ThinkingText(b);
+          if (!thought.empty()) msg.parts.push_back(Part::Reasoning(std::move(thought)));
         } else if (type == "tool_use") {
           std::string id = Str(b, "id");
           if (id.empty()) id = StableEventId(e.id, std::to_string(msg.parts.size()));
           last_call_id_ = id;
           msg.parts.push_back(
-              Part::ToolCall(id, Str(b, "name"), b.value("input", json::object()).dump()));
+              Part::ToolCall(id, Str(b, "name"), MemberOr(b, "input", json::object()).dump()));
         } else if (type == "tool_result") {
           std::string id = Str(b, "tool_use_id");
           if (id.empty()) id = last_call_id_;
-          msg.parts.push_back(Part::ToolResult(id, BlocksText(b.value("content", json())),
-                                               b.value("is_error", false)));
+          msg.parts.push_back(Part::ToolResult(id, BlocksText(MemberOr(b, "content", json())),
+                                               MemberOr(b, "is_error", false)));
         }
       }
     }
@@ -174,20 +198,23 @@ class ConversationImport {
       const std::string text = Str(m, "text");
       if (!text.empty()) msg.parts.push_back(Part::Text(text));
     }
+    // An uploaded file is often listed both as an attachment and as a file:
+    // its name goes to the metadata once.
     json files = json::array();
-    for (const json& a : m.value("attachments", json::array())) {
+    std::set<std::string> named;
+    auto name_file = [&](const std::string& name) {
+      if (!name.empty() && named.insert(name).second) files.push_back(name);
+    };
+    for (const json& a : MemberOr(m, "attachments", json::array())) {
       const std::string body = Str(a, "extracted_content");
       const std::string name = Str(a, "file_name");
       if (!body.empty()) {
         msg.parts.push_back(
             Part::Text("<attachment name=\"" + name + "\">\n" + body + "\n</attachment>"));
       }
-      if (!name.empty()) files.push_back(name);
+      name_file(name);
     }
-    for (const json& f : m.value("files", json::array())) {
-      const std::string name = Str(f, "file_name");
-      if (!name.empty()) files.push_back(name);
-    }
+    for (const json& f : MemberOr(m, "files", json::array())) name_file(Str(f, "file_name"));
     json meta = {{"uuid", uuid}};
     if (!files.empty()) meta["files"] = files;
     msg.metadata_json = meta.dump();

@@ -11,12 +11,12 @@
 // child is always written after its parent), and hands them to the sink.
 // Memory: the graph (about 40 bytes a record) plus one record.
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "blob/base64.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
@@ -77,7 +77,7 @@ std::string ToolResultText(const json& content, std::vector<Part>* images,
       if (!out.empty()) out += "\n";
       out += Str(b, "text");
     } else if (type == "image" && images) {
-      const json& src = b.value("source", json::object());
+      const json& src = MemberOr(b, "source", json::object());
       auto bytes = blob::Base64Decode(Str(src, "data"));
       if (!bytes) {
         sink.Skip(std::string(where), "an image in a tool result is not valid base64: " +
@@ -111,13 +111,14 @@ std::vector<Part> ContentParts(const json& content, std::string_view where, Impo
                                      input == b.end() ? "{}" : input->dump()));
     } else if (type == "tool_result") {
       std::vector<Part> images;
-      Part r = Part::ToolResult(Str(b, "tool_use_id"),
-                                ToolResultText(b.value("content", json()), &images, where, sink),
-                                b.value("is_error", false));
+      Part r =
+          Part::ToolResult(Str(b, "tool_use_id"),
+                           ToolResultText(MemberOr(b, "content", json()), &images, where, sink),
+                           MemberOr(b, "is_error", false));
       parts.push_back(std::move(r));
       for (Part& i : images) parts.push_back(std::move(i));
     } else if (type == "image") {
-      const json& src = b.value("source", json::object());
+      const json& src = MemberOr(b, "source", json::object());
       if (Str(src, "type") != "base64") {
         const std::string url = Str(src, "url");
         if (!url.empty()) parts.push_back(Part::Link(url, "", Str(src, "media_type")));
@@ -158,9 +159,9 @@ class LineWriter {
       return Status::Ok();
     }
     if (type != "user" && type != "assistant") return Status::Ok();
-    const json& msg = r.value("message", json::object());
-    if (in_boundary_ && r.value("isCompactSummary", false)) {
-      std::vector<Part> parts = ContentParts(msg.value("content", json()), where, sink_);
+    const json& msg = MemberOr(r, "message", json::object());
+    if (in_boundary_ && MemberOr(r, "isCompactSummary", false)) {
+      std::vector<Part> parts = ContentParts(MemberOr(msg, "content", json()), where, sink_);
       std::string text;
       for (const Part& p : parts) {
         if (p.type == PartType::kText) text += p.text;
@@ -173,7 +174,7 @@ class LineWriter {
     if (type == "assistant" && pending_ && !message_id.empty() && message_id == pending_id_) {
       // Claude Code writes each content block of a response as a record of
       // its own; they are one message.
-      for (Part& p : ContentParts(msg.value("content", json()), where, sink_)) {
+      for (Part& p : ContentParts(MemberOr(msg, "content", json()), where, sink_)) {
         pending_->message.parts.push_back(std::move(p));
       }
       SetUsage(msg, &pending_->message);
@@ -185,7 +186,7 @@ class LineWriter {
     e.id = StableEventId(session_id_, uuid.empty() ? where : uuid);
     e.ts_ms = ts;
     Message& m = e.message;
-    m.parts = ContentParts(msg.value("content", json()), where, sink_);
+    m.parts = ContentParts(MemberOr(msg, "content", json()), where, sink_);
     if (type == "assistant") {
       m.role = Role::kAssistant;
       m.model = Str(msg, "model");
@@ -199,7 +200,7 @@ class LineWriter {
       m.role = all_results ? Role::kTool : Role::kUser;
     }
     json meta = {{"uuid", uuid}};
-    if (r.value("isMeta", false)) meta["is_meta"] = true;
+    if (MemberOr(r, "isMeta", false)) meta["is_meta"] = true;
     m.metadata_json = meta.dump();
     if (m.parts.empty()) {
       sink_.Skip(where, "a " + type + " record with no content sessiondb can keep");
@@ -223,11 +224,11 @@ class LineWriter {
     auto u = msg.find("usage");
     if (u == msg.end() || !u->is_object()) return;
     Usage usage;
-    usage.input_tokens = u->value("input_tokens", int64_t{0}) +
-                         u->value("cache_creation_input_tokens", int64_t{0}) +
-                         u->value("cache_read_input_tokens", int64_t{0});
-    usage.cached_tokens = u->value("cache_read_input_tokens", int64_t{0});
-    usage.output_tokens = u->value("output_tokens", int64_t{0});
+    usage.input_tokens = MemberOr(*u, "input_tokens", int64_t{0}) +
+                         MemberOr(*u, "cache_creation_input_tokens", int64_t{0}) +
+                         MemberOr(*u, "cache_read_input_tokens", int64_t{0});
+    usage.cached_tokens = MemberOr(*u, "cache_read_input_tokens", int64_t{0});
+    usage.output_tokens = MemberOr(*u, "output_tokens", int64_t{0});
     m->usage = usage;
   }
 

@@ -8,14 +8,23 @@
 // an event of its own, its id derived from the line (its number and bytes),
 // so a re-import matches line for line. turn_context gives the model of the
 // assistant items after it; an event_msg token_count gives the usage of the
-// assistant item before it. Memory: one line and one pending event.
+// assistant item before it. The session begins once its first real user
+// message (not the context Codex writes as user messages) names it, so
+// the events before it wait; they are few, and capped. A line without a
+// timestamp takes the time of the line before it, or of the first line
+// after it that has one. Memory: one line
+// and the events waiting (at most kMaxHeldEvents / kMaxHeldBytes).
+#include <cctype>
+#include <chrono>
+#include <deque>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 
-#include <nlohmann/json.hpp>
-
 #include "blob/base64.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
+#include "core/text_rules.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
 #include "interop/source_scan.h"
@@ -27,6 +36,42 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::string_view kFormat = "codex";
+
+// Events read before the session can begin (no title yet) or before any
+// time is known wait at most this many, or bytes, then go as they are.
+constexpr size_t kMaxHeldEvents = 1000;
+constexpr int64_t kMaxHeldBytes = int64_t{16} * 1024 * 1024;
+
+// What Codex writes as a user message that the person did not type: the
+// environment, AGENTS.md and user instructions, skills, aborted turns,
+// shell commands run with '!' (codex-rs: is_session_prefix,
+// is_contextual_user_message).
+bool IsCodexContext(std::string_view text) {
+  const size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return true;  // blank: nothing typed either
+  text.remove_prefix(start);
+  for (std::string_view prefix :
+       {"<environment_context>", "<user_instructions>", "<turn_aborted>", "<context_update>",
+        "<subagent_notification>", "<user_shell_command>", "<skill>",
+        "# agents.md instructions for "}) {
+    if (text.size() < prefix.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < prefix.size() && same; ++i) {
+      same = std::tolower(static_cast<unsigned char>(text[i])) == prefix[i];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
+// About what an event holds in memory while it waits.
+int64_t HeldBytes(const Event& e) {
+  size_t n = e.compaction.summary.size() + e.message.metadata_json.size();
+  for (const Part& p : e.message.parts) {
+    n += p.text.size() + p.arguments_json.size() + (p.source ? p.source->data.size() : 0);
+  }
+  return static_cast<int64_t>(n);
+}
 
 std::string Str(const json& obj, std::string_view key) {
   if (!obj.is_object()) return "";
@@ -41,7 +86,7 @@ std::string OutputText(const json& output, bool* is_error) {
     if (output.contains("success") && output["success"].is_boolean()) {
       *is_error = !output["success"].get<bool>();
     }
-    return OutputText(output.value("content", json()), is_error);
+    return OutputText(MemberOr(output, "content", json()), is_error);
   }
   if (output.is_array()) {
     std::string out;
@@ -54,6 +99,116 @@ std::string OutputText(const json& output, bool* is_error) {
     return out;
   }
   return output.is_null() ? "" : output.dump();
+}
+
+// The text of a message item's content: a string, or its text, output_text,
+// input_text and refusal items; *images counts its input_image items.
+std::string ContentText(const json& content, int* images) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string out;
+  if (!content.is_array()) return out;
+  for (const json& c : content) {
+    const std::string type = Str(c, "type");
+    std::string t = type == "refusal" ? Str(c, "refusal") : Str(c, "text");
+    if (type == "input_image") {
+      ++*images;
+      t = "[image]";
+    }
+    if (t.empty()) continue;
+    if (!out.empty()) out += "\n";
+    out += t;
+  }
+  return out;
+}
+
+// The readable text of a reasoning item: its summary, then its content.
+std::string ReasoningText(const json& item) {
+  std::string text;
+  for (const char* field : {"summary", "content"}) {
+    const json& list = MemberOf(item, field);
+    if (!list.is_array()) continue;
+    for (const json& s : list) {
+      const std::string t = Str(s, "text");
+      if (t.empty()) continue;
+      if (!text.empty()) text += "\n\n";
+      text += t;
+    }
+  }
+  return text;
+}
+
+// What a compacted record's replacement_history (the items Codex put in
+// place of the whole history: kept user messages, its summary, or the
+// encrypted summary of a server-side compaction) holds, as text: one
+// paragraph per item, "role: text". Items with nothing readable (encrypted)
+// are counted in *unreadable, images in *images.
+std::string ReplacementText(const json& items, int* unreadable, int* images) {
+  std::string out;
+  auto add = [&out](std::string paragraph) {
+    if (!out.empty()) out += "\n\n";
+    out += paragraph;
+  };
+  for (const json& item : items) {
+    const std::string type = Str(item, "type");
+    if (type == "message") {
+      std::string role = Str(item, "role");
+      const std::string text = ContentText(MemberOf(item, "content"), images);
+      if (!text.empty()) add((role.empty() ? "message" : role) + ": " + text);
+    } else if (type == "function_call") {
+      add("tool call " + Str(item, "name") + ": " + Str(item, "arguments"));
+    } else if (type == "custom_tool_call") {
+      add("tool call " + Str(item, "name") + ": " + Str(item, "input"));
+    } else if (type == "local_shell_call") {
+      add("tool call local_shell: " + MemberOr(item, "action", json::object()).dump());
+    } else if (type == "function_call_output" || type == "custom_tool_call_output") {
+      bool is_error = false;
+      add("tool result: " + OutputText(MemberOf(item, "output"), &is_error));
+    } else if (type == "reasoning") {
+      const std::string text = ReasoningText(item);
+      if (text.empty()) {
+        ++*unreadable;
+      } else {
+        add("reasoning: " + text);
+      }
+    } else if (type == "compaction" || type == "compaction_summary" ||
+               item.contains("encrypted_content")) {
+      ++*unreadable;
+    }
+  }
+  return out;
+}
+
+// The compaction a compacted record stands for, over seq 1..to_seq: its
+// `message` and what its replacement_history holds (the message is left out
+// when the history already carries it, as a local compaction's does), with
+// limitations saying what could not be read.
+Compaction CompactionOf(const json& payload, int64_t to_seq) {
+  Compaction c;
+  c.from_seq = 1;
+  c.to_seq = to_seq;
+  c.strategy = "codex-compact";
+  const std::string message = Str(payload, "message");
+  int unreadable = 0;
+  int images = 0;
+  const json& history = MemberOf(payload, "replacement_history");
+  const std::string replaced =
+      history.is_array() ? ReplacementText(history, &unreadable, &images) : "";
+  if (!message.empty() && replaced.find(message) == std::string::npos) c.summary = message;
+  if (!replaced.empty()) c.summary += (c.summary.empty() ? "" : "\n\n") + replaced;
+  if (c.summary.empty()) c.summary = "Conversation compacted";
+  if (unreadable > 0) {
+    c.limitations = std::to_string(unreadable) + " item" + (unreadable == 1 ? "" : "s") +
+                    " of the history Codex kept in place of these events " +
+                    (unreadable == 1 ? "is" : "are") +
+                    " encrypted (a server-side compaction) and not in this summary.";
+  }
+  if (images > 0) {
+    if (!c.limitations.empty()) c.limitations += " ";
+    c.limitations += std::to_string(images) + " image" + (images == 1 ? "" : "s") +
+                     " of that history " + (images == 1 ? "is" : "are") +
+                     " named here as [image], not shown.";
+  }
+  return c;
 }
 
 // An image part from a data URI, or a link for a remote URL.
@@ -93,8 +248,8 @@ class RolloutImport {
       if ((line.number & 1023) == 0) sink_.Progress(reader->bytes_read(), reader->total_bytes());
       const std::string where = label_ + ":" + std::to_string(line.number);
       if (line.too_long) {
-        sink_.Skip(where, "the line is longer than the limit of " +
-                              std::to_string(kMaxLineBytes) + " bytes");
+        sink_.Skip(where, "the line is longer than the limit of " + std::to_string(kMaxLineBytes) +
+                              " bytes");
         continue;
       }
       if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
@@ -111,19 +266,29 @@ class RolloutImport {
       RETURN_IF_ERROR(Line(r, line, where));
     }
     sink_.Progress(reader->bytes_read(), reader->total_bytes());
-    if (!begun_) RETURN_IF_ERROR(Begin(json::object()));
+    if (!prepared_) PrepareSession(json::object());
     RETURN_IF_ERROR(FlushPending());
+    RETURN_IF_ERROR(Release(/*at_end=*/true));
     return sink_.EndSession();
   }
 
  private:
-  Status Begin(const json& meta) {
-    begun_ = true;
+  // An event read but not handed to the sink yet.
+  struct Held {
+    Event event;
+    std::string where;
+    bool untimed = false;  // no time of its own and none before it: waits for the next
+  };
+
+  // The session as session_meta describes it; BeginSession waits for its title.
+  void PrepareSession(const json& meta) {
+    prepared_ = true;
     std::string source_id = Str(meta, "id");
     if (source_id.empty()) {
-      // rollout-2025-06-01T10-00-00-<uuid>.jsonl
+      // rollout-2025-06-01T10-00-00-<uuid>.jsonl. A file name need not be
+      // UTF-8, and its tail may cut a character: the metadata must be.
       const std::string stem = path_.stem().string();
-      source_id = stem.size() > 36 ? stem.substr(stem.size() - 36) : stem;
+      source_id = ToValidUtf8(stem.size() > 36 ? stem.substr(stem.size() - 36) : stem);
     }
     session_id_ = StableSessionId(kFormat, source_id);
     json m = {{"source", kFormat}, {"source_file", label_}, {"source_session_id", source_id}};
@@ -139,21 +304,60 @@ class RolloutImport {
     }
     provider_ = Str(meta, "model_provider");
     if (provider_.empty()) provider_ = "openai";
-    Session s;
-    s.id = session_id_;
-    s.created_ms = ParseIsoTime(Str(meta, "timestamp")).value_or(0);
-    s.metadata_json = m.dump();
-    return sink_.BeginSession(s);
+    session_.id = session_id_;
+    session_.created_ms = ParseIsoTime(Str(meta, "timestamp")).value_or(0);
+    session_.metadata_json = m.dump();
+  }
+
+  // The first real user message names the session, as a person knows it
+  // (the automatic rule would take the developer instructions).
+  void NoteTitle(const Message& m) {
+    std::string text;
+    for (const Part& p : m.parts) {
+      if (p.type != PartType::kText || IsCodexContext(p.text)) continue;
+      if (!text.empty()) text += "\n";
+      text += p.text;
+    }
+    if (text.empty()) return;
+    title_known_ = true;
+    session_.title = MakeTitle(text);
+    session_.preview = MakePreview(text);
+  }
+
+  // A line's own time: the time of the lines before it that had none, and
+  // of those after it that have none.
+  void NoteTime(int64_t ts) {
+    last_ts_ = ts;
+    auto fill = [ts](Held& h) {
+      if (!h.untimed) return;
+      h.event.ts_ms = ts;
+      h.untimed = false;
+    };
+    for (Held& h : held_) fill(h);
+    if (pending_) fill(*pending_);
+  }
+
+  // The time of events with no time before or after them: when the
+  // session began, else when the rollout was last written.
+  int64_t FallbackTime() const {
+    if (session_.created_ms > 0) return session_.created_ms;
+    std::error_code ec;
+    const auto written = fs::last_write_time(path_, ec);
+    if (ec) return 0;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::file_clock::to_sys(written).time_since_epoch())
+        .count();
   }
 
   Status Line(const json& r, const JsonlReader::Line& line, const std::string& where) {
-    const int64_t ts = ParseIsoTime(Str(r, "timestamp")).value_or(0);
+    if (std::optional<int64_t> own = ParseIsoTime(Str(r, "timestamp"))) NoteTime(*own);
+    const int64_t ts = last_ts_.value_or(0);
     std::string type = Str(r, "type");
     const json* payload = &r;
     auto p = r.find("payload");
     if (p != r.end() && p->is_object()) {
       payload = &*p;
-    } else if (type.empty() && r.contains("id") && !begun_) {
+    } else if (type.empty() && r.contains("id") && !prepared_) {
       type = "session_meta";  // the bare first line of older rollouts
     } else if (!type.empty()) {
       type = "response_item";  // older rollouts: bare response items
@@ -161,10 +365,10 @@ class RolloutImport {
       return Status::Ok();  // {"record_type":"state"} and the like
     }
     if (type == "session_meta") {
-      if (!begun_) return Begin(*payload);
+      if (!prepared_) PrepareSession(*payload);
       return Status::Ok();  // a resumed or forked rollout repeats metas
     }
-    if (!begun_) RETURN_IF_ERROR(Begin(json::object()));
+    if (!prepared_) PrepareSession(json::object());
     if (type == "turn_context") {
       const std::string model = Str(*payload, "model");
       if (!model.empty()) model_ = model;
@@ -172,16 +376,16 @@ class RolloutImport {
     }
     if (type == "event_msg") {
       if (Str(*payload, "type") == "token_count" && pending_ &&
-          pending_->message.role == Role::kAssistant) {
-        const json info = payload->value("info", json());
-        const json last = info.is_object() ? info.value("last_token_usage", json()) : json();
+          pending_->event.message.role == Role::kAssistant) {
+        const json info = MemberOr(*payload, "info", json());
+        const json last = info.is_object() ? MemberOr(info, "last_token_usage", json()) : json();
         if (last.is_object()) {
           Usage u;
-          u.input_tokens = last.value("input_tokens", int64_t{0});
-          u.cached_tokens = last.value("cached_input_tokens", int64_t{0});
-          u.output_tokens = last.value("output_tokens", int64_t{0});
-          u.reasoning_tokens = last.value("reasoning_output_tokens", int64_t{0});
-          pending_->message.usage = u;
+          u.input_tokens = MemberOr(last, "input_tokens", int64_t{0});
+          u.cached_tokens = MemberOr(last, "cached_input_tokens", int64_t{0});
+          u.output_tokens = MemberOr(last, "output_tokens", int64_t{0});
+          u.reasoning_tokens = MemberOr(last, "reasoning_output_tokens", int64_t{0});
+          pending_->event.message.usage = u;
         }
       }
       return Status::Ok();
@@ -193,19 +397,18 @@ class RolloutImport {
     const std::string id = StableEventId(session_id_, key);
     if (type == "compacted") {
       RETURN_IF_ERROR(FlushPending());
-      if (seq_ == 0) return Status::Ok();
+      if (seq_ == 0) {
+        sink_.Skip(where, "a compaction before any event: there is nothing for it to stand in for");
+        return Status::Ok();
+      }
       Event e;
       e.type = EventType::kCompaction;
       e.id = id;
       e.ts_ms = ts;
-      e.compaction.from_seq = 1;
-      e.compaction.to_seq = seq_;
-      e.compaction.summary = Str(*payload, "message");
-      if (e.compaction.summary.empty()) e.compaction.summary = "Conversation compacted";
-      e.compaction.strategy = "codex-compact";
+      e.compaction = CompactionOf(*payload, seq_);
       e.compaction.model = model_;
       ++seq_;
-      return sink_.Add(std::move(e), where);
+      return Hand({std::move(e), where, !last_ts_});
     }
     if (type != "response_item") return Status::Ok();
     Event e;
@@ -219,7 +422,7 @@ class RolloutImport {
       m.role = role == "assistant" ? Role::kAssistant
                : role == "user"    ? Role::kUser
                                    : Role::kSystem;
-      const json content = payload->value("content", json());
+      const json content = MemberOr(*payload, "content", json());
       if (content.is_string()) m.parts.push_back(Part::Text(content.get<std::string>()));
       if (content.is_array()) {
         for (const json& c : content) {
@@ -248,30 +451,20 @@ class RolloutImport {
       m.role = Role::kAssistant;
       std::string call_id = Str(*payload, "call_id");
       if (call_id.empty()) call_id = Str(*payload, "id");
-      m.parts.push_back(
-          Part::ToolCall(call_id, "local_shell", payload->value("action", json::object()).dump()));
+      m.parts.push_back(Part::ToolCall(call_id, "local_shell",
+                                       MemberOr(*payload, "action", json::object()).dump()));
     } else if (item == "web_search_call") {
       m.role = Role::kAssistant;
       m.parts.push_back(Part::ToolCall(Str(*payload, "id"), "web_search",
-                                       payload->value("action", json::object()).dump()));
+                                       MemberOr(*payload, "action", json::object()).dump()));
     } else if (item == "function_call_output" || item == "custom_tool_call_output") {
       m.role = Role::kTool;
       bool is_error = false;
-      std::string text = OutputText(payload->value("output", json()), &is_error);
+      std::string text = OutputText(MemberOr(*payload, "output", json()), &is_error);
       m.parts.push_back(Part::ToolResult(Str(*payload, "call_id"), std::move(text), is_error));
     } else if (item == "reasoning") {
       m.role = Role::kAssistant;
-      std::string text;
-      for (const char* field : {"summary", "content"}) {
-        const json list = payload->value(field, json());
-        if (!list.is_array()) continue;
-        for (const json& s : list) {
-          const std::string t = Str(s, "text");
-          if (t.empty()) continue;
-          if (!text.empty()) text += "\n\n";
-          text += t;
-        }
-      }
+      std::string text = ReasoningText(*payload);
       // encrypted_content lets the provider take the reasoning back.
       std::string encrypted = Str(*payload, "encrypted_content");
       if (text.empty() && encrypted.empty()) return Status::Ok();  // nothing to keep
@@ -287,30 +480,65 @@ class RolloutImport {
       m.model = model_;
       m.provider = provider_;
     }
+    if (m.role == Role::kUser && !title_known_) NoteTitle(m);
     RETURN_IF_ERROR(FlushPending());
-    pending_ = std::move(e);
-    pending_where_ = where;
+    pending_ = Held{std::move(e), where, !last_ts_};
     return Status::Ok();
   }
 
+  // The last message waits for a token_count that may follow it.
   Status FlushPending() {
     if (!pending_) return Status::Ok();
-    Event e = std::move(*pending_);
+    Held h = std::move(*pending_);
     pending_.reset();
-    if (ImportSink::WouldKeep(e.message)) ++seq_;
-    return sink_.Add(std::move(e), pending_where_);
+    if (ImportSink::WouldKeep(h.event.message)) ++seq_;
+    return Hand(std::move(h));
+  }
+
+  Status Hand(Held h) {
+    held_bytes_ += HeldBytes(h.event);
+    held_.push_back(std::move(h));
+    return Release(/*at_end=*/false);
+  }
+
+  // Begins the session once its title is known (or waiting is over: the
+  // caps, the end of the rollout) and hands the events over.
+  Status Release(bool at_end) {
+    const bool waited_enough =
+        at_end || held_.size() > kMaxHeldEvents || held_bytes_ > kMaxHeldBytes;
+    if (!opened_) {
+      if (!title_known_ && !waited_enough) return Status::Ok();
+      RETURN_IF_ERROR(sink_.BeginSession(session_));
+      opened_ = true;
+    }
+    while (!held_.empty()) {
+      if (held_.front().untimed) {
+        if (!waited_enough) break;
+        held_.front().event.ts_ms = FallbackTime();
+      }
+      Held h = std::move(held_.front());
+      held_.pop_front();
+      held_bytes_ -= HeldBytes(h.event);
+      RETURN_IF_ERROR(sink_.Add(std::move(h.event), h.where));
+    }
+    return Status::Ok();
   }
 
   fs::path path_;
   std::string label_;
   ImportSink& sink_;
-  bool begun_ = false;
+  bool prepared_ = false;  // session_ is filled (from session_meta, or without one)
+  bool opened_ = false;    // the sink's BeginSession was called
+  bool title_known_ = false;
+  Session session_;
   std::string session_id_;
   std::string model_;
   std::string provider_;
   int64_t seq_ = 0;
-  std::optional<Event> pending_;
-  std::string pending_where_;
+  std::optional<int64_t> last_ts_;  // the time of the last line that had one
+  std::optional<Held> pending_;
+  std::deque<Held> held_;  // handed over, waiting for the session to begin
+  int64_t held_bytes_ = 0;
 };
 
 bool IsRolloutName(const fs::path& p) {
@@ -348,7 +576,8 @@ Status Run(const fs::path& path, ImportSink& sink) {
   const bool dir = fs::is_directory(path, ec);
   const std::vector<fs::path> files =
       dir ? FilesUnder(path, IsRolloutName) : std::vector<fs::path>{path};
-  if (files.empty()) return Status::InvalidArgument("no rollout-*.jsonl files under " + path.string());
+  if (files.empty())
+    return Status::InvalidArgument("no rollout-*.jsonl files under " + path.string());
   const std::vector<int64_t> sizes = FileSizes(files);
   const int64_t overall = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
   int64_t before = 0;
@@ -359,6 +588,7 @@ Status Run(const fs::path& path, ImportSink& sink) {
       fs::path rel = fs::relative(f, path, ec);
       if (!ec) label = rel.string();
     }
+    label = ToValidUtf8(label);  // it goes into the session's metadata
     sink.ProgressWithinFile(before, sizes[i], overall);
     RolloutImport rollout(f, label, sink);
     RETURN_IF_ERROR(rollout.Run());

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/json_parse.h"
+#include "core/text_rules.h"
 #include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
@@ -92,10 +93,11 @@ Result<std::unique_ptr<ExportArchive>> ExportArchive::Open(const fs::path& path)
     if (a->json_index_ < 0) {
       return Err(Status::InvalidArgument(path.string() + " holds no conversations.json"));
     }
+    a->label_ = ToValidUtf8(a->label_);  // it names records in skip reasons
     return a;
   }
   a->json_path_ = path;
-  a->label_ = path.filename().string();
+  a->label_ = ToValidUtf8(path.filename().string());
   return a;
 }
 
@@ -299,6 +301,18 @@ Status ForEachConversation(
         if (el.cut_short) {
           sink.Skip(where, "the file ends inside this conversation (cut short)");
           return Status::Ok();
+        }
+        // One stray byte must not cost the conversation: bytes that are not
+        // UTF-8 become U+FFFD, within the same cap (a byte may become three).
+        if (!IsValidUtf8(el.text)) {
+          std::string repaired;
+          if (!ReplaceInvalidUtf8(el.text, kMaxConversationBytes, &repaired)) {
+            sink.Skip(where, "the conversation is longer than the limit of " +
+                                 std::to_string(kMaxConversationBytes) +
+                                 " bytes once its bytes that are not UTF-8 are replaced");
+            return Status::Ok();
+          }
+          el.text = std::move(repaired);
         }
         Result<nlohmann::json> parsed = ParseJson(el.text);
         el.text.clear();

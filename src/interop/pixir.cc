@@ -14,7 +14,9 @@
 
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
+#include "core/text_rules.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
 #include "interop/read_confinement.h"
@@ -120,6 +122,22 @@ std::optional<Resource> StoredDescriptor(const Part& p, const std::string& messa
   r.origin = Origin::kInline;
   r.name = p.source->name;
   return r;
+}
+
+// Why the import sink drops byte part `p`, in its words (ImportSink::
+// ResolveAttachments): said here when a message is dropped whole before the
+// session has begun, where the sink cannot say it. nullopt if it keeps it.
+std::optional<std::string> DropReason(const Part& p) {
+  if (!p.source || p.source->kind != AttachmentSource::Kind::kBytes) return std::nullopt;
+  const std::string label = p.source->name.empty() ? "an attachment" : "'" + p.source->name + "'";
+  auto media = blob::SniffMedia(p.source->data);
+  if (!media) return label + " is not a readable image: " + media.error().message();
+  if (p.type == PartType::kImage && !media->is_image) {
+    return label + " is said to be an image but its bytes are " + media->mime +
+           "; the part is left out";
+  }
+  if (p.source->data.empty()) return label + " is empty; the part is left out";
+  return std::nullopt;
 }
 
 // The part for one resource descriptor, or nullopt (with a skip).
@@ -296,7 +314,7 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
     return ev;
   }
   if (type == "history_compaction") {
-    const json range = data.value("range", json::object());
+    const json range = MemberOr(data, "range", json::object());
     const int64_t from = range.is_object() ? Int(range, "from_seq") : 0;
     const int64_t to = range.is_object() ? Int(range, "to_seq") : 0;
     // The Pixir seqs become ours: the first stored event at or after `from`,
@@ -337,7 +355,7 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
     return ev;
   }
   if (type == "provider_usage") {
-    const json summary = data.value("usage_summary", json::object());
+    const json summary = MemberOr(data, "usage_summary", json::object());
     if (!summary.is_object()) return std::nullopt;
     if (state->pending_usage) {
       sink.Skip(state->pending_usage_where,
@@ -363,7 +381,7 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
 
 Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t total) {
   ASSIGN_OR_RETURN(auto reader, JsonlReader::Open(file.string()));
-  const std::string name = file.filename().string();
+  const std::string name = ToValidUtf8(file.filename().string());  // names records
   LogState state;
   const std::string file_session = file.stem().string();
   state.session_id = StableSessionId(kFormat, file_session);
@@ -371,8 +389,11 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
   Session session;
   session.id = state.session_id;
   session.metadata_json =
-      json{{"source", std::string(kFormat)}, {"pixir_session_id", file_session}}.dump();
-  RETURN_IF_ERROR(sink.BeginSession(session));
+      json{{"source", std::string(kFormat)}, {"pixir_session_id", ToValidUtf8(file_session)}}
+          .dump();
+  // The session begins with its first event the sink keeps: a log of
+  // status lines, or of events with no equivalent, is no empty session.
+  bool begun = false;
   JsonlReader::Line line;
   int64_t last_seq = 0;
   while (true) {
@@ -409,6 +430,21 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
     const int64_t seq = Int(e, "seq");
     auto event = Convert(e, &state, where, sink);
     if (!event) continue;
+    if (!begun && state.sink_drops) {
+      // What the sink would say, but it needs an open session to say it,
+      // and a session opened for a message it drops would stay empty.
+      for (const Part& p : event->message.parts) {
+        if (auto why = DropReason(p)) sink.Skip(where, std::move(*why));
+      }
+      sink.Skip(where, "nothing is left of the message once its unusable parts are out");
+      state.sink_drops = false;
+      state.last_message_resources.clear();
+      continue;
+    }
+    if (!begun) {
+      RETURN_IF_ERROR(sink.BeginSession(session));
+      begun = true;
+    }
     RETURN_IF_ERROR(sink.Add(std::move(*event), where));
     if (state.sink_drops) {
       state.sink_drops = false;
@@ -435,7 +471,7 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
               "provider_usage with no assistant turn after it to carry it; left out");
   }
   *done += reader->total_bytes();
-  return sink.EndSession();
+  return begun ? sink.EndSession() : Status::Ok();
 }
 
 Status RunImport(const fs::path& path, ImportSink& sink) {

@@ -21,6 +21,7 @@
 #include "blob/media_type.h"
 #include "blob/sha256.h"
 #include "core/event_codec.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "core/json_writer.h"
 #include "core/message_codec.h"
@@ -299,6 +300,23 @@ struct SessionHead {
   int64_t first_seq = 1;
 };
 
+// The first of a session's scalar members that is present with the wrong
+// type, or "". A snapshot is our own format, so a wrong type is damage: the
+// session is skipped with this name rather than read with a default.
+std::string WrongTypedMember(const json& js) {
+  for (const char* key : {"title", "preview", "parent_id"}) {
+    const json& m = MemberOf(js, key);
+    if (!m.is_null() && !m.is_string()) return key;
+  }
+  for (const char* key : {"created_ms", "updated_ms", "message_count", "fork_seq"}) {
+    const json& m = MemberOf(js, key);
+    if (!m.is_null() && !m.is_number_integer()) return key;
+  }
+  const json& archived = MemberOf(js, "archived");
+  if (!archived.is_null() && !archived.is_boolean()) return "archived";
+  return "";
+}
+
 class SnapshotReader {
  public:
   SnapshotReader(ImportSink& sink, std::string file, int version)
@@ -340,16 +358,20 @@ class SnapshotReader {
         sink_.Skip(where, st.message());
         return std::nullopt;
       }
-      s.title = js.value("title", "");
-      s.preview = js.value("preview", "");
-      s.created_ms = js.value("created_ms", int64_t{0});
-      s.updated_ms = js.value("updated_ms", int64_t{0});
-      s.archived = js.value("archived", false);
-      s.message_count = js.value("message_count", int64_t{0});
+      if (const std::string bad = WrongTypedMember(js); !bad.empty()) {
+        sink_.Skip(where, "the session is malformed: '" + bad + "' has the wrong type");
+        return std::nullopt;
+      }
+      s.title = MemberOr(js, "title", "");
+      s.preview = MemberOr(js, "preview", "");
+      s.created_ms = MemberOr(js, "created_ms", int64_t{0});
+      s.updated_ms = MemberOr(js, "updated_ms", int64_t{0});
+      s.archived = MemberOr(js, "archived", false);
+      s.message_count = MemberOr(js, "message_count", int64_t{0});
       s.metadata_json = js.contains("metadata") ? js.at("metadata").dump() : "{}";
       if (version_ >= 1) {
-        s.parent_id = js.value("parent_id", "");
-        s.fork_seq = js.value("fork_seq", int64_t{0});
+        s.parent_id = MemberOr(js, "parent_id", "");
+        s.fork_seq = MemberOr(js, "fork_seq", int64_t{0});
       }
       // Fails as a parsed session without its list would.
       if (!list) (void)js.at(h.list_key);
@@ -359,7 +381,8 @@ class SnapshotReader {
       }
       if (!s.parent_id.empty() && !h.events.empty()) {
         json first = ParseJson(h.events.front()).value_or(json());
-        if (first.is_object() && first.value("seq", int64_t{1}) != 1) h.first_seq = s.fork_seq + 1;
+        if (first.is_object() && MemberOr(first, "seq", int64_t{1}) != 1)
+          h.first_seq = s.fork_seq + 1;
       }
       return h;
     } catch (const json::exception& ex) {
@@ -384,7 +407,7 @@ class SnapshotReader {
       e.id = je.at("id").get<std::string>();
       e.seq = je.at("seq").get<int64_t>();
       e.ts_ms = je.at("ts_ms").get<int64_t>();
-      e.session_id = je.value("session_id", session_id);
+      e.session_id = MemberOr(je, "session_id", session_id);
       if (e.seq != want_seq) {
         sink_.Skip(where, "seq " + std::to_string(e.seq) + " where " + std::to_string(want_seq) +
                               " was expected");
@@ -409,7 +432,7 @@ class SnapshotReader {
         return std::nullopt;
       }
       body["v"] = 1;
-      const std::string role = type == "message" ? body.value("role", "") : "";
+      const std::string role = type == "message" ? MemberOr(body, "role", "") : "";
       const std::string body_text = body.dump();
       EventRow row{.id = e.id,
                    .session_id = e.session_id,
@@ -451,8 +474,8 @@ class SnapshotReader {
       try {
         if (!pj.is_object()) {
           reason = "a part must be a JSON object";
-        } else if (auto type = ParsePartType(pj.value("type", "")); !type) {
-          reason = "unknown part type '" + pj.value("type", "") + "'";
+        } else if (auto type = ParsePartType(MemberOr(pj, "type", "")); !type) {
+          reason = "unknown part type '" + MemberOr(pj, "type", "") + "'";
         } else if (*type == PartType::kImage || *type == PartType::kFile) {
           if (!pj.contains("resource")) {
             reason = "an attachment part without a resource descriptor";
@@ -472,7 +495,7 @@ class SnapshotReader {
       }
       kept.push_back(pj);
     }
-    if (kept.empty() && !it->empty() && !body->value("pruned", false)) {
+    if (kept.empty() && !it->empty() && !MemberOr(*body, "pruned", false)) {
       kept.push_back({{"type", "text"}, {"text", "[left out on import: " + last_reason + "]"}});
     }
     *it = std::move(kept);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "blob/sha256.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "memory/hook_file.h"
 
@@ -158,7 +159,7 @@ HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
       answer.log = "hook: the store could not be opened; allowed";
       return answer;
     }
-    const Json input = event.value("tool_input", Json::object());
+    const Json input = MemberOr(event, "tool_input", Json::object());
     const std::string session = Str(event, "session_id");
     const std::string project = Str(event, "cwd");
     std::string refused;

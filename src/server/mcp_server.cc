@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "server/mcp_text.h"
 #include "server/mcp_tools.h"
@@ -144,7 +145,7 @@ std::optional<Json> McpServer::HandleMessage(const Json& message) {
     if (has_id && (message.contains("result") || message.contains("error"))) return std::nullopt;
     return ErrorResponse(id, kInvalidRequest, "Invalid Request: no method");
   }
-  if (message.value("jsonrpc", Json()) != "2.0") {
+  if (MemberOr(message, "jsonrpc", Json()) != "2.0") {
     return ErrorResponse(id, kInvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"");
   }
   if (!method_it->is_string()) {
@@ -155,7 +156,7 @@ std::optional<Json> McpServer::HandleMessage(const Json& message) {
                          "Invalid Request: id must be a string or a number");
   }
   const std::string& method = method_it->get_ref<const std::string&>();
-  Json params = message.value("params", Json::object());
+  Json params = MemberOr(message, "params", Json::object());
   if (params.is_null()) params = Json::object();
 
   if (!has_id) {
@@ -221,7 +222,7 @@ McpServer::RpcResult McpServer::Initialize(const Json& params) {
   protocol_version_ = supported ? version : std::string(kMcpLatestVersion);
   std::string client = "an MCP client";
   if (auto info = params.find("clientInfo"); info != params.end() && info->is_object()) {
-    client = info->value("name", client) + " " + info->value("version", "");
+    client = MemberOr(*info, "name", client) + " " + MemberOr(*info, "version", "");
   }
   Log(client + " asked for protocol " + version + "; speaking " + protocol_version_);
   return Json{
@@ -245,7 +246,7 @@ McpServer::RpcResult McpServer::CallTool(const Json& params) {
     return tl::make_unexpected(RpcError{kInvalidParams, "Unknown tool: " + name->get<std::string>() +
                                                         " (the tools are " + names + ")"});
   }
-  auto args = CheckArguments(*spec, params.value("arguments", Json()));
+  auto args = CheckArguments(*spec, MemberOr(params, "arguments", Json()));
   if (!args) {
     return tl::make_unexpected(RpcError{kInvalidParams, "Invalid params: " + args.error().message()});
   }

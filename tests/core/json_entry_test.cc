@@ -79,3 +79,28 @@ TEST(JsonEntry, NoStreamExtractionIntoAJsonValue) {
 }
 
 }  // namespace
+
+// nlohmann's value("key", fallback) throws on a non-object or a member of
+// another type; foreign JSON is read with MemberOr (src/core/json_access.h).
+TEST(JsonEntry, NoThrowingValueLookupOutsideJsonAccess) {
+  const std::regex lookup(R"(\.value\(\s*")");
+  std::vector<std::string> found;
+  for (const auto& entry : fs::recursive_directory_iterator(kSourceDir / "src")) {
+    const fs::path& p = entry.path();
+    if (!entry.is_regular_file() || (p.extension() != ".cc" && p.extension() != ".h")) continue;
+    if (p == kSourceDir / "src" / "core" / "json_access.h") continue;  // names it in comments
+    std::ifstream in(p);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (std::regex_search(line, lookup)) {
+        found.push_back(fs::relative(p, kSourceDir).string() + ":" + std::to_string(n) + ": " +
+                        line);
+      }
+    }
+  }
+  std::ostringstream list;
+  for (const auto& f : found) list << "  " << f << "\n";
+  EXPECT_TRUE(found.empty()) << "read members with MemberOr (src/core/json_access.h); "
+                                "value() throws on foreign JSON:\n"
+                             << list.str();
+}

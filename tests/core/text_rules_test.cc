@@ -20,6 +20,29 @@ TEST(Utf8, MalformedSequencesAreRejected) {
   EXPECT_FALSE(IsValidUtf8("a\x80"));  // stray continuation byte
 }
 
+// One U+FFFD per maximal subpart, the rest kept: what WHATWG's decoder does.
+TEST(Utf8, InvalidSequencesAreReplacedAndTheRestKept) {
+  const std::string r(kReplacementChar);
+  EXPECT_EQ(ToValidUtf8("caf\xC3\xA9"), "caf\xC3\xA9");
+  EXPECT_EQ(ToValidUtf8("a\xFFz"), "a" + r + "z");
+  EXPECT_EQ(ToValidUtf8("a\xF0\x9F\x98z"), "a" + r + "z");    // a cut-short emoji: one
+  EXPECT_EQ(ToValidUtf8("\xC0\xAF"), r + r);                  // overlong: two
+  EXPECT_EQ(ToValidUtf8("\xED\xA0\x80"), r + r + r);          // a surrogate: three
+  EXPECT_EQ(ToValidUtf8("\xF4\x90\x80\x80"), r + r + r + r);  // past U+10FFFF
+  EXPECT_EQ(ToValidUtf8("\xE6\x97 \xE6\x97\xA5"), r + " \xE6\x97\xA5");
+  EXPECT_EQ(ToValidUtf8("end\xC3"), "end" + r);
+  EXPECT_TRUE(IsValidUtf8(ToValidUtf8("\x80\x81\xFE\xC2\xE0\x80\xF0\x80")));
+}
+
+TEST(Utf8, ReplacementStopsAtTheCap) {
+  std::string out;
+  EXPECT_TRUE(ReplaceInvalidUtf8("ab\xFF", 5, &out));
+  EXPECT_EQ(out, "ab\xEF\xBF\xBD");
+  // Three bad bytes become nine: past a cap of 8.
+  EXPECT_FALSE(ReplaceInvalidUtf8("\xFF\xFF\xFF", 8, &out));
+  EXPECT_FALSE(ReplaceInvalidUtf8("valid but long", 4, &out));
+}
+
 TEST(Utf8, CodePointsAreCountedNotBytes) {
   EXPECT_EQ(CountCodePoints("caf\xC3\xA9"), 4u);
   EXPECT_EQ(CountCodePoints("\xF0\x9F\x98\x80"), 1u);
@@ -43,7 +66,10 @@ TEST(SessionIds, OnlySafeCharactersAreAccepted) {
 }
 
 TEST(Titles, ControlCharactersAreStrippedAndWhitespaceSeparates) {
-  EXPECT_EQ(StripControls(std::string("a\x1b[1mb\0c\x7f\xC2\x9B" "d\te\nf", 16)), "a[1mbcd e f");
+  EXPECT_EQ(StripControls(std::string("a\x1b[1mb\0c\x7f\xC2\x9B"
+                                      "d\te\nf",
+                                      16)),
+            "a[1mbcd e f");
   // Other two-byte sequences starting with 0xC2 are ordinary letters.
   EXPECT_EQ(StripControls("\xC2\xA9 \xC3\xA9"), "\xC2\xA9 \xC3\xA9");
 }

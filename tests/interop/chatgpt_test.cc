@@ -24,8 +24,9 @@ json Node(const std::string& id, json message, const char* parent, json children
 }
 
 json Msg(const std::string& id, const std::string& role, double t, json content,
-             const std::string& recipient = "all", const std::string& name = "") {
-  json author = {{"role", role}, {"name", name.empty() ? json(nullptr) : json(name)},
+         const std::string& recipient = "all", const std::string& name = "") {
+  json author = {{"role", role},
+                 {"name", name.empty() ? json(nullptr) : json(name)},
                  {"metadata", json::object()}};
   return {{"id", id},
           {"author", author},
@@ -49,32 +50,32 @@ json Conversation() {
   m["sys"] = Node("sys", sys, "root", {"u1"});
   m["u1"] = Node("u1",
                  Msg("u1", "user", 1717000001.5,
-                         {{"content_type", "multimodal_text"},
-                          {"parts",
-                           {{{"content_type", "image_asset_pointer"},
-                             {"asset_pointer", "file-service://file-Abc123"},
-                             {"size_bytes", 200},
-                             {"width", 5},
-                             {"height", 4}},
-                            "What is in this picture?"}}}),
+                     {{"content_type", "multimodal_text"},
+                      {"parts",
+                       {{{"content_type", "image_asset_pointer"},
+                         {"asset_pointer", "file-service://file-Abc123"},
+                         {"size_bytes", 200},
+                         {"width", 5},
+                         {"height", 4}},
+                        "What is in this picture?"}}}),
                  "sys", {"a1", "a1b"});
-  m["a1"] = Node("a1", Msg("a1", "assistant", 1717000003.0, Text("A cat on a sofa.")), "u1",
-                 {"u2"});
-  m["a1b"] = Node("a1b", Msg("a1b", "assistant", 1717000004.0, Text("A kitten.")), "u1",
-                  json::array());
-  m["u2"] = Node("u2", Msg("u2", "user", 1717000010.0, Text("Count the legs in Python")),
-                 "a1", {"c1"});
-  m["c1"] = Node("c1",
-                 Msg("c1", "assistant", 1717000011.0,
-                         {{"content_type", "code"}, {"language", "unknown"}, {"text", "print(4)"}},
-                         "python"),
-                 "u2", {"t1"});
+  m["a1"] =
+      Node("a1", Msg("a1", "assistant", 1717000003.0, Text("A cat on a sofa.")), "u1", {"u2"});
+  m["a1b"] =
+      Node("a1b", Msg("a1b", "assistant", 1717000004.0, Text("A kitten.")), "u1", json::array());
+  m["u2"] =
+      Node("u2", Msg("u2", "user", 1717000010.0, Text("Count the legs in Python")), "a1", {"c1"});
+  m["c1"] =
+      Node("c1",
+           Msg("c1", "assistant", 1717000011.0,
+               {{"content_type", "code"}, {"language", "unknown"}, {"text", "print(4)"}}, "python"),
+           "u2", {"t1"});
   m["t1"] = Node("t1",
                  Msg("t1", "tool", 1717000012.0,
-                         {{"content_type", "execution_output"}, {"text", "4"}}, "all", "python"),
+                     {{"content_type", "execution_output"}, {"text", "4"}}, "all", "python"),
                  "c1", {"a2"});
-  m["a2"] = Node("a2", Msg("a2", "assistant", 1717000013.0, Text("It has 4 legs.")), "t1",
-                 json::array());
+  m["a2"] =
+      Node("a2", Msg("a2", "assistant", 1717000013.0, Text("It has 4 legs.")), "t1", json::array());
   return {{"title", "Cat picture"},
           {"create_time", 1717000000.25},
           {"update_time", 1717000013.0},
@@ -86,7 +87,8 @@ json Conversation() {
           {"default_model_slug", "gpt-4o"}};
 }
 
-void WriteZip(const std::string& path, const std::vector<std::pair<std::string, std::string>>& files) {
+void WriteZip(const std::string& path,
+              const std::vector<std::pair<std::string, std::string>>& files) {
   int err = 0;
   zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
   ASSERT_NE(z, nullptr);
@@ -212,6 +214,100 @@ TEST_F(ChatGptImport, AnExportThatIsNotAnArrayIsRefusedAndNothingIsWritten) {
   auto r = ImportPath(*store_, dir_.Sub("conversations.json"), {.format = "chatgpt"});
   EXPECT_FALSE(r.has_value());
   EXPECT_TRUE(AllSessions(*store_).empty());
+}
+
+// Thoughts come as content_type "thoughts" with `thoughts`, but also with
+// the list in `parts`, or as an object among a message's parts; all become
+// reasoning parts (they were dropped without a word).
+TEST_F(ChatGptImport, ThoughtsGivenAsPartsAreKeptAsReasoning) {
+  json c = Conversation();
+  json& m = c["mapping"];
+  m["th"] = Node("th",
+                 Msg("th", "assistant", 1717000012.5,
+                     {{"content_type", "thoughts"},
+                      {"parts", json::array({{{"summary", "Counting legs"},
+                                              {"content", "A cat has four."},
+                                              {"finished", true}}})},
+                      {"source_analysis_msg_id", "x"}}),
+                 "t1", {"a2"});
+  m["t1"]["children"] = {"th"};
+  m["a2"]["parent"] = "th";
+  m["a2"]["message"]["content"] = {
+      {"content_type", "multimodal_text"},
+      {"parts",
+       json::array(
+           {{{"content_type", "thoughts"},
+             {"thoughts", json::array({{{"summary", "Check"}, {"content", "Output was 4."}}})}},
+            "It has 4 legs."})}};
+  const std::string folder = dir_.Sub("thoughts");
+  std::filesystem::create_directories(folder);
+  WriteFile(folder + "/file-Abc123-cat.png", png_);
+  WriteFile(folder + "/conversations.json", json::array({c}).dump());
+  ImportReport r = MustImport(*store_, folder, "chatgpt");
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_EQ(ev.size(), 7u);
+  const sessiondb::Message& thought = ev[5].message;
+  EXPECT_EQ(thought.role, Role::kAssistant);
+  ASSERT_EQ(thought.parts.size(), 1u);
+  EXPECT_EQ(thought.parts[0].type, PartType::kReasoning);
+  EXPECT_EQ(thought.parts[0].text, "Counting legs\nA cat has four.");
+  const sessiondb::Message& answer = ev[6].message;
+  ASSERT_EQ(answer.parts.size(), 2u);
+  EXPECT_EQ(answer.parts[0].type, PartType::kReasoning);
+  EXPECT_EQ(answer.parts[0].text, "Check\nOutput was 4.");
+  EXPECT_EQ(answer.parts[1].text, "It has 4 legs.");
+}
+
+// A content type the importer does not know, holding something it cannot
+// read, is reported rather than dropped in silence.
+TEST_F(ChatGptImport, AnUnreadableContentTypeIsSkippedWithItsName) {
+  json c = Conversation();
+  c["mapping"]["a2"]["message"]["content"] = {{"content_type", "sonic_widget"},
+                                              {"widget", {{"kind", "weather"}}}};
+  const std::string folder = dir_.Sub("widget");
+  std::filesystem::create_directories(folder);
+  WriteFile(folder + "/conversations.json", json::array({c}).dump());
+  WriteFile(folder + "/file-Abc123-cat.png", png_);
+  ImportReport r = MustImport(*store_, folder, "chatgpt");
+  EXPECT_TRUE(SkippedFor(r, "content type 'sonic_widget'"));
+  EXPECT_EQ(r.records_skipped, 1);
+  EXPECT_EQ(EventsOf(*store_, kConv).size(), 5u);
+}
+
+// One byte that is not UTF-8 cost the whole conversation ("not a valid JSON
+// object"); it is now U+FFFD and everything else arrives.
+TEST_F(ChatGptImport, AnInvalidUtf8ByteIsReplacedAndTheConversationImports) {
+  std::string text = json::array({Conversation()}).dump();
+  const size_t at = text.find("It has 4 legs.");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at + 2, 1, "\xFF");  // "It\xFFhas 4 legs."
+  const std::string folder = dir_.Sub("latin1");
+  std::filesystem::create_directories(folder);
+  WriteFile(folder + "/conversations.json", text);
+  WriteFile(folder + "/file-Abc123-cat.png", png_);
+  ImportReport r = MustImport(*store_, folder, "chatgpt");
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  EXPECT_EQ(r.sessions_added, 2);
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_EQ(ev.size(), 6u);
+  EXPECT_EQ(ev[5].message.Text(), "It\xEF\xBF\xBDhas 4 legs.");
+}
+
+// A folder export whose image file name is not UTF-8 (a Latin-1 file
+// system): the import failed whole ("message cannot be encoded"); the image
+// now arrives under a name with U+FFFD in place of the byte.
+TEST_F(ChatGptImport, AnImageFileNameThatIsNotUtf8DoesNotStopTheImport) {
+  const std::string folder = dir_.Sub("latin1-names");
+  std::filesystem::create_directories(folder);
+  WriteFile(folder + "/file-Abc123-ch\xE2t.png", png_);
+  WriteFile(folder + "/conversations.json", json::array({Conversation()}).dump());
+  ImportReport r = MustImport(*store_, folder, "chatgpt");
+  EXPECT_EQ(r.images_added, 1);
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_FALSE(ev.empty());
+  ASSERT_EQ(ev[0].message.parts[0].type, PartType::kImage);
+  EXPECT_EQ(ev[0].message.parts[0].resource->name, "file-Abc123-ch\xEF\xBF\xBDt.png");
 }
 
 }  // namespace

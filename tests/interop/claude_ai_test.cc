@@ -36,18 +36,19 @@ json Msg(int n, const char* parent, const std::string& sender, const std::string
 }
 
 json TextBlock(const std::string& t) {
-  return {{"type", "text"}, {"text", t}, {"start_timestamp", nullptr}, {"citations", json::array()}};
+  return {
+      {"type", "text"}, {"text", t}, {"start_timestamp", nullptr}, {"citations", json::array()}};
 }
 
 json Conversation() {
   json m = json::array();
-  json first = Msg(1, kRoot, "human", "2025-03-01T09:00:00.000000Z",
-                   json::array({TextBlock("Summarise the attached notes")}),
-                   "Summarise the attached notes");
+  json first =
+      Msg(1, kRoot, "human", "2025-03-01T09:00:00.000000Z",
+          json::array({TextBlock("Summarise the attached notes")}), "Summarise the attached notes");
   first["attachments"] = json::array({{{"file_name", "notes.txt"},
-                                      {"file_size", 24},
-                                      {"file_type", "txt"},
-                                      {"extracted_content", "Ship v2 on Friday."}}});
+                                       {"file_size", 24},
+                                       {"file_type", "txt"},
+                                       {"extracted_content", "Ship v2 on Friday."}}});
   first["files"] = json::array({{{"file_name", "diagram.png"}}});
   m.push_back(first);
   std::string s2 = M(1);
@@ -182,6 +183,68 @@ TEST_F(ClaudeAiImport, CorruptConversationsAreSkippedAndTheRestImports) {
   EXPECT_EQ(r.records_skipped, 2);
   EXPECT_EQ(AllSessions(*store_).size(), 2u);
   EXPECT_EQ(EventsOf(*store_, kConv).size(), 4u);
+}
+
+// One byte that is not UTF-8 (a message pasted from a Latin-1 file) cost
+// the whole conversation; it is now U+FFFD and everything else arrives.
+TEST_F(ClaudeAiImport, AnInvalidUtf8ByteIsReplacedAndTheConversationImports) {
+  std::string text = json::array({Conversation()}).dump();
+  for (size_t at = text.find("Thanks!"); at != std::string::npos; at = text.find("Thanks!", at)) {
+    text.replace(at + 6, 1, "\xE9");  // "Thanks\xE9", Latin-1
+  }
+  WriteFile(dir_.Sub("conversations.json"), text);
+  ImportReport r = MustImport(*store_, dir_.Sub("conversations.json"), "claude-ai");
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  EXPECT_EQ(r.sessions_added, 2);
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[2].message.Text(), "Thanks\xEF\xBF\xBD");
+}
+
+// Claude.ai shows a conversation's `name`; an export (or a tool rewriting
+// one) that gives only a `title` named the session after its first message.
+TEST_F(ClaudeAiImport, ATitleNamesTheSessionWhenThereIsNoName) {
+  json c = Conversation();
+  c["name"] = "";
+  c["title"] = "Quarterly release plan";
+  WriteFile(dir_.Sub("conversations.json"), json::array({c}).dump());
+  MustImport(*store_, dir_.Sub("conversations.json"), "claude-ai");
+  auto s = store_->GetSession(kConv);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->title, "Quarterly release plan");
+}
+
+// An uploaded file listed both as an attachment (with its text) and as a
+// file was named twice in the message's metadata.
+TEST_F(ClaudeAiImport, AFileListedAsAttachmentAndAsFileIsNamedOnce) {
+  json c = Conversation();
+  json& first = c["chat_messages"][0];
+  first["files"] = json::array(
+      {{{"file_name", "notes.txt"}, {"file_uuid", "f1"}}, {{"file_name", "diagram.png"}}});
+  WriteFile(dir_.Sub("conversations.json"), json::array({c}).dump());
+  MustImport(*store_, dir_.Sub("conversations.json"), "claude-ai");
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_FALSE(ev.empty());
+  EXPECT_EQ(json::parse(ev[0].message.metadata_json)["files"],
+            json::array({"notes.txt", "diagram.png"}));
+}
+
+// A thinking block whose `thinking` is empty but whose summaries hold the
+// thought kept an empty reasoning part: the summaries are the reasoning.
+TEST_F(ClaudeAiImport, AThinkingBlockWithOnlySummariesKeepsThem) {
+  json c = Conversation();
+  c["chat_messages"][1]["content"][0] = {
+      {"type", "thinking"},
+      {"thinking", ""},
+      {"summaries", json::array({{{"summary", "Reading the notes."}},
+                                 {{"summary", "One line: v2 on Friday."}}})},
+      {"cut_off", false}};
+  WriteFile(dir_.Sub("conversations.json"), json::array({c}).dump());
+  MustImport(*store_, dir_.Sub("conversations.json"), "claude-ai");
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_GE(ev.size(), 2u);
+  ASSERT_EQ(ev[1].message.parts[0].type, PartType::kReasoning);
+  EXPECT_EQ(ev[1].message.parts[0].text, "Reading the notes.\nOne line: v2 on Friday.");
 }
 
 }  // namespace

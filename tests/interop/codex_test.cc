@@ -38,17 +38,20 @@ std::string Rollout(const std::string& png) {
                     {"source", "cli"},
                     {"model_provider", "openai"},
                     {"git", {{"branch", "main"}, {"commit_hash", "abc123"}}}}));
-  l.push_back(Line("2025-10-29T00:59:38.320Z", "response_item",
-                   Msg("user", json::array({{{"type", "input_text"},
-                                             {"text", "What is wrong in this screenshot?"}},
-                                            {{"type", "input_image"},
-                                             {"image_url", "data:image/png;base64," +
-                                                               blob::Base64Encode(png)}}}))));
+  l.push_back(Line(
+      "2025-10-29T00:59:38.320Z", "response_item",
+      Msg("user",
+          json::array({{{"type", "input_text"}, {"text", "What is wrong in this screenshot?"}},
+                       {{"type", "input_image"},
+                        {"image_url", "data:image/png;base64," + blob::Base64Encode(png)}}}))));
   l.push_back(Line("2025-10-29T00:59:38.321Z", "event_msg",
                    {{"type", "user_message"}, {"message", "What is wrong in this screenshot?"}}));
   l.push_back(Line("2025-10-29T00:59:38.322Z", "turn_context",
-                   {{"cwd", "/home/dev/app"}, {"approval_policy", "on-request"},
-                    {"model", "gpt-5-codex"}, {"effort", "high"}, {"summary", "auto"}}));
+                   {{"cwd", "/home/dev/app"},
+                    {"approval_policy", "on-request"},
+                    {"model", "gpt-5-codex"},
+                    {"effort", "high"},
+                    {"summary", "auto"}}));
   l.push_back(Line("2025-10-29T00:59:40.000Z", "response_item",
                    {{"type", "reasoning"},
                     {"summary", json::array({{{"type", "summary_text"},
@@ -60,23 +63,27 @@ std::string Rollout(const std::string& png) {
                     {"name", "shell"},
                     {"arguments", R"({"command":["rg","-n","flex"],"workdir":"/home/dev/app"})"},
                     {"call_id", "call_A1"}}));
-  l.push_back(Line("2025-10-29T00:59:42.000Z", "response_item",
-                   {{"type", "function_call_output"},
-                    {"call_id", "call_A1"},
-                    {"output", R"({"output":"src/app.css:3: display: flex","metadata":{"exit_code":0}})"}}));
+  l.push_back(Line(
+      "2025-10-29T00:59:42.000Z", "response_item",
+      {{"type", "function_call_output"},
+       {"call_id", "call_A1"},
+       {"output", R"({"output":"src/app.css:3: display: flex","metadata":{"exit_code":0}})"}}));
   l.push_back(Line("2025-10-29T00:59:45.000Z", "response_item",
                    {{"type", "custom_tool_call"},
                     {"status", "completed"},
                     {"call_id", "call_B2"},
                     {"name", "apply_patch"},
-                    {"input", "*** Begin Patch\n*** Update File: src/app.css\n@@\n-display: flex\n+display: grid\n*** End Patch"}}));
+                    {"input",
+                     "*** Begin Patch\n*** Update File: src/app.css\n@@\n-display: flex\n+display: "
+                     "grid\n*** End Patch"}}));
   l.push_back(Line("2025-10-29T00:59:46.000Z", "response_item",
                    {{"type", "custom_tool_call_output"},
                     {"call_id", "call_B2"},
                     {"output", "Success. Updated the following files:\nM src/app.css"}}));
-  l.push_back(Line("2025-10-29T00:59:50.000Z", "response_item",
-                   Msg("assistant", json::array({{{"type", "output_text"},
-                                                  {"text", "The container used flex; now grid."}}}))));
+  l.push_back(
+      Line("2025-10-29T00:59:50.000Z", "response_item",
+           Msg("assistant", json::array({{{"type", "output_text"},
+                                          {"text", "The container used flex; now grid."}}}))));
   l.push_back(Line("2025-10-29T00:59:50.100Z", "event_msg",
                    {{"type", "token_count"},
                     {"info",
@@ -89,8 +96,9 @@ std::string Rollout(const std::string& png) {
                         {"total_tokens", 4120}}}}}}));
   l.push_back(Line("2025-10-29T01:10:00.000Z", "compacted",
                    {{"message", "Summary: switched the container from flex to grid."}}));
-  l.push_back(Line("2025-10-29T01:10:05.000Z", "response_item",
-                   Msg("user", json::array({{{"type", "input_text"}, {"text", "Now the footer"}}}))));
+  l.push_back(
+      Line("2025-10-29T01:10:05.000Z", "response_item",
+           Msg("user", json::array({{{"type", "input_text"}, {"text", "Now the footer"}}}))));
   std::string out;
   for (const json& j : l) out += j.dump() + "\n";
   return out;
@@ -186,8 +194,9 @@ TEST_F(CodexImport, RolloutArrivesFieldByField) {
 
   const Part& patch = ev[4].message.parts[0];
   EXPECT_EQ(patch.tool_name, "apply_patch");
-  EXPECT_EQ(json::parse(patch.arguments_json)["input"].get<std::string>().rfind("*** Begin Patch", 0),
-            0u);
+  EXPECT_EQ(
+      json::parse(patch.arguments_json)["input"].get<std::string>().rfind("*** Begin Patch", 0),
+      0u);
   EXPECT_EQ(ev[5].message.parts[0].type, PartType::kToolResult);
   EXPECT_EQ(ev[5].message.parts[0].tool_call_id, "call_B2");
 
@@ -215,8 +224,8 @@ TEST_F(CodexImport, ReimportAddsNothingAndAGrownRolloutAddsItsTail) {
   EXPECT_EQ(again.messages_added, 0);
   EXPECT_EQ(EventsOf(*store_, kId).size(), 9u);
   AppendFile(file_, Line("2025-10-29T01:11:00.000Z", "response_item",
-                         Msg("assistant", json::array({{{"type", "output_text"},
-                                                        {"text", "Footer fixed."}}})))
+                         Msg("assistant",
+                             json::array({{{"type", "output_text"}, {"text", "Footer fixed."}}})))
                             .dump() +
                         "\n");
   ImportReport grown = MustImport(*store_, file_, "codex");
@@ -228,13 +237,14 @@ TEST_F(CodexImport, ReimportAddsNothingAndAGrownRolloutAddsItsTail) {
 TEST_F(CodexImport, CorruptLinesAreSkippedWithReasonsAndTheRestImports) {
   std::string t = Rollout(png_);
   t += "{\"timestamp\": \"2025-10-29T01:12:00Z\", \"type\": [oops\n";
-  t += Line("2025-10-29T01:12:01.000Z", "response_item",
-            Msg("user", json::array({{{"type", "input_text"}, {"text", "bad picture"}},
-                                     {{"type", "input_image"},
-                                      {"image_url", "data:image/jpeg;base64," +
-                                                        blob::Base64Encode("not a jpeg at all")}}})))
-           .dump() +
-       "\n";
+  t +=
+      Line("2025-10-29T01:12:01.000Z", "response_item",
+           Msg("user", json::array({{{"type", "input_text"}, {"text", "bad picture"}},
+                                    {{"type", "input_image"},
+                                     {"image_url", "data:image/jpeg;base64," +
+                                                       blob::Base64Encode("not a jpeg at all")}}})))
+          .dump() +
+      "\n";
   t += Line("2025-10-29T01:12:02.000Z", "response_item", Msg("user", "x")).dump().substr(0, 40);
   WriteFile(file_, t);
   ImportReport r = MustImport(*store_, file_, "codex");
@@ -250,22 +260,216 @@ TEST_F(CodexImport, CorruptLinesAreSkippedWithReasonsAndTheRestImports) {
 
 TEST_F(CodexImport, OlderRolloutsWithBareItemsImport) {
   const std::string old = dir_.Sub("rollout-2025-05-01-legacy.jsonl");
-  WriteFile(old,
-            json{{"id", "5973b6c0-94b8-487b-a530-2aeb6098ae0e"},
-                 {"timestamp", "2025-05-01T10:00:00.000Z"},
-                 {"instructions", nullptr}}
-                    .dump() +
-                "\n" + json{{"record_type", "state"}}.dump() + "\n" +
-                Msg("user", json::array({{{"type", "input_text"}, {"text", "hello"}}})).dump() +
-                "\n" +
-                Msg("assistant", json::array({{{"type", "output_text"}, {"text", "hi"}}})).dump() +
-                "\n");
+  WriteFile(
+      old,
+      json{{"id", "5973b6c0-94b8-487b-a530-2aeb6098ae0e"},
+           {"timestamp", "2025-05-01T10:00:00.000Z"},
+           {"instructions", nullptr}}
+              .dump() +
+          "\n" + json{{"record_type", "state"}}.dump() + "\n" +
+          Msg("user", json::array({{{"type", "input_text"}, {"text", "hello"}}})).dump() + "\n" +
+          Msg("assistant", json::array({{{"type", "output_text"}, {"text", "hi"}}})).dump() + "\n");
   ImportReport r = MustImport(*store_, old, "codex");
   EXPECT_EQ(r.sessions_added, 1);
   std::vector<Event> ev = EventsOf(*store_, "5973b6c0-94b8-487b-a530-2aeb6098ae0e");
   ASSERT_EQ(ev.size(), 2u);
   EXPECT_EQ(ev[0].message.Text(), "hello");
   EXPECT_EQ(ev[1].message.role, Role::kAssistant);
+}
+
+json UserText(const std::string& text) {
+  return Msg("user", json::array({{{"type", "input_text"}, {"text", text}}}));
+}
+
+// A compacted record's replacement_history is the history Codex continued
+// from; it was dropped, and the compaction's summary stood alone (or was
+// "Conversation compacted" when the record's message was empty, as a
+// server-side compaction leaves it). Now the summary carries it.
+TEST_F(CodexImport, ACompactionCarriesItsReplacementHistory) {
+  const std::string prefix =
+      "Another language model started to solve this problem and produced a summary of its "
+      "thinking process.\n";
+  std::string t = Rollout(png_);
+  // A local compaction: the summary is also the last item of the history.
+  t = t.substr(0, t.find("{\"payload\":{\"message\":\"Summary:"));
+  ASSERT_NE(t.find("token_count"), std::string::npos);
+  t += Line("2025-10-29T01:10:00.000Z", "compacted",
+            {{"message", "Summary: switched the container from flex to grid."},
+             {"replacement_history",
+              json::array(
+                  {UserText("<environment_context>\n  <cwd>/home/dev/app</cwd>\n"
+                            "</environment_context>"),
+                   UserText("What is wrong in this screenshot?"),
+                   UserText(prefix + "Summary: switched the container from flex to grid.")})}})
+           .dump() +
+       "\n";
+  t += Line("2025-10-29T01:10:05.000Z", "response_item", UserText("Now the footer")).dump() + "\n";
+  // A server-side compaction: no message, and an encrypted item.
+  t += Line("2025-10-29T02:00:00.000Z", "compacted",
+            {{"message", ""},
+             {"replacement_history",
+              json::array({UserText("Now the footer"),
+                           {{"type", "compaction"}, {"encrypted_content", "gAAAAB..."}}})}})
+           .dump() +
+       "\n";
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "codex");
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  std::vector<Event> ev = EventsOf(*store_, kId);
+  ASSERT_EQ(ev.size(), 10u);
+  ASSERT_EQ(ev[7].type, EventType::kCompaction);
+  const Compaction& local = ev[7].compaction;
+  EXPECT_EQ(local.to_seq, 7);
+  EXPECT_NE(local.summary.find("user: What is wrong in this screenshot?"), std::string::npos)
+      << local.summary;
+  EXPECT_NE(local.summary.find("<environment_context>"), std::string::npos);
+  // The summary is in the history already: it is not said twice.
+  const std::string said = "Summary: switched the container from flex to grid.";
+  const size_t first = local.summary.find(said);
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(local.summary.find(said, first + 1), std::string::npos);
+  EXPECT_TRUE(local.limitations.empty()) << local.limitations;
+
+  ASSERT_EQ(ev[9].type, EventType::kCompaction);
+  const Compaction& remote = ev[9].compaction;
+  EXPECT_EQ(remote.from_seq, 1);
+  EXPECT_EQ(remote.to_seq, 9);
+  EXPECT_EQ(remote.summary, "user: Now the footer");
+  EXPECT_NE(remote.limitations.find("1 item"), std::string::npos) << remote.limitations;
+  EXPECT_NE(remote.limitations.find("encrypted"), std::string::npos);
+}
+
+// A compaction before any event stands in for nothing: it is said so, not
+// dropped in silence.
+TEST_F(CodexImport, ACompactionBeforeAnyEventIsSkippedWithItsReason) {
+  std::string t = Rollout(png_);
+  const size_t meta_end = t.find('\n') + 1;
+  t.insert(meta_end,
+           Line("2025-10-29T00:59:38.318Z", "compacted", {{"message", "early"}}).dump() + "\n");
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "codex");
+  EXPECT_TRUE(SkippedFor(r, "nothing for it to stand in for"));
+  EXPECT_EQ(EventsOf(*store_, kId).size(), 9u);
+}
+
+// Codex writes the developer instructions, AGENTS.md and the environment as
+// the first messages of a rollout; the session was titled with the
+// developer instructions. The first message the person typed names it.
+TEST_F(CodexImport, TheFirstRealUserMessageNamesTheSession) {
+  std::string t = Rollout(png_);
+  const size_t meta_end = t.find('\n') + 1;
+  std::string context;
+  for (const json& item :
+       {Msg("developer", json::array({{{"type", "input_text"},
+                                       {"text",
+                                        "<permissions instructions>\nFilesystem "
+                                        "sandboxing: workspace-write.\n"
+                                        "</permissions instructions>"}}})),
+        UserText("# AGENTS.md instructions for /home/dev/app\n\n<INSTRUCTIONS>\nRun make "
+                 "test.\n</INSTRUCTIONS>"),
+        UserText("<environment_context>\n  <cwd>/home/dev/app</cwd>\n  <shell>zsh</shell>\n"
+                 "</environment_context>")}) {
+    context += Line("2025-10-29T00:59:38.319Z", "response_item", item).dump() + "\n";
+  }
+  t.insert(meta_end, context);
+  WriteFile(file_, t);
+  MustImport(*store_, file_, "codex");
+  auto s = store_->GetSession(kId);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->title, "What is wrong in this screenshot?");
+  EXPECT_EQ(s->preview, "What is wrong in this screenshot?");
+  // Nothing is left out for it: the context messages are events as before.
+  std::vector<Event> ev = EventsOf(*store_, kId);
+  ASSERT_EQ(ev.size(), 12u);
+  EXPECT_EQ(ev[0].message.role, Role::kSystem);
+  EXPECT_EQ(ev[3].message.Text(), "What is wrong in this screenshot?");
+}
+
+// A rollout whose user never typed (only context, an answer) still imports
+// whole: the events that waited for a title are handed over at its end.
+TEST_F(CodexImport, ARolloutWithNoRealUserMessageStillImportsWhole) {
+  std::string t = Rollout(png_).substr(0, Rollout(png_).find('\n') + 1);
+  t += Line("2025-10-29T00:59:39.000Z", "response_item",
+            UserText("<environment_context>\n  <cwd>/home/dev/app</cwd>\n</environment_context>"))
+           .dump() +
+       "\n";
+  t += Line("2025-10-29T00:59:40.000Z", "response_item",
+            Msg("assistant", json::array({{{"type", "output_text"}, {"text", "Ready."}}})))
+           .dump() +
+       "\n";
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "codex");
+  EXPECT_EQ(r.sessions_added, 1);
+  std::vector<Event> ev = EventsOf(*store_, kId);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[1].message.Text(), "Ready.");
+}
+
+// A line without a timestamp took the time 0 (1970) when no event before it
+// had one. It takes the time of the line before it, or, before any, of the
+// first line after it that has one.
+TEST_F(CodexImport, LinesWithoutATimestampTakeTheirNeighboursTime) {
+  auto untimed = [](json line) {
+    line.erase("timestamp");
+    return line.dump() + "\n";
+  };
+  std::string t = untimed(Line("", "session_meta", {{"id", kId}, {"cwd", "/home/dev/app"}}));
+  t += untimed(Line("", "response_item", UserText("<environment_context/>")));
+  t += untimed(Line("", "response_item", UserText("Fix the footer")));
+  t += Line("2025-10-29T01:00:00.000Z", "turn_context", {{"model", "gpt-5-codex"}}).dump() + "\n";
+  t +=
+      untimed(Line("", "response_item",
+                   Msg("assistant", json::array({{{"type", "output_text"}, {"text", "On it."}}}))));
+  t += Line("2025-10-29T01:00:07.000Z", "response_item",
+            Msg("assistant", json::array({{{"type", "output_text"}, {"text", "Done."}}})))
+           .dump() +
+       "\n";
+  WriteFile(file_, t);
+  MustImport(*store_, file_, "codex");
+  const int64_t first = *interop::ParseIsoTime("2025-10-29T01:00:00Z");
+  std::vector<Event> ev = EventsOf(*store_, kId);
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[0].ts_ms, first);  // the next line's: the turn_context's
+  EXPECT_EQ(ev[1].ts_ms, first);
+  EXPECT_EQ(ev[2].ts_ms, first);  // the line before's
+  EXPECT_EQ(ev[3].ts_ms, first + 7000);
+  EXPECT_EQ(store_->GetSession(kId)->created_ms, first);
+}
+
+// With no time anywhere in the rollout, its events take the time its
+// session_meta gives, not 1970.
+TEST_F(CodexImport, ARolloutWithNoTimestampsTakesItsSessionsTime) {
+  std::string t = json{{"type", "session_meta"},
+                       {"payload", {{"id", kId}, {"timestamp", "2025-10-29T00:59:38.308Z"}}}}
+                      .dump() +
+                  "\n";
+  t += json{{"type", "response_item"}, {"payload", UserText("Fix the footer")}}.dump() + "\n";
+  WriteFile(file_, t);
+  MustImport(*store_, file_, "codex");
+  std::vector<Event> ev = EventsOf(*store_, kId);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].ts_ms, *interop::ParseIsoTime("2025-10-29T00:59:38.308Z"));
+}
+
+// A rollout whose file name is not UTF-8 (a Latin-1 folder) and whose meta
+// has no id: the name went into the session's metadata and its dump()
+// ended the process (type_error 316). It is kept with U+FFFD.
+TEST_F(CodexImport, AFileNameThatIsNotUtf8IsKeptWithAReplacementCharacter) {
+  const std::string file = dir_.Sub("rollout-caf\xE9.jsonl");
+  WriteFile(file, json{{"timestamp", "2025-10-29T00:59:38.317Z"},
+                       {"type", "session_meta"},
+                       {"payload", {{"cwd", "/home/dev/app"}}}}
+                          .dump() +
+                      "\n" +
+                      Line("2025-10-29T00:59:39.000Z", "response_item", UserText("hello")).dump() +
+                      "\n");
+  ImportReport r = MustImport(*store_, file, "codex");
+  EXPECT_EQ(r.sessions_added, 1);
+  std::vector<Session> all = AllSessions(*store_);
+  ASSERT_EQ(all.size(), 1u);
+  json meta = json::parse(all[0].metadata_json);
+  EXPECT_EQ(meta["source_file"], "rollout-caf\xEF\xBF\xBD.jsonl");
+  EXPECT_EQ(meta["source_session_id"], "rollout-caf\xEF\xBF\xBD");
 }
 
 }  // namespace

@@ -355,5 +355,70 @@ TEST(PixirImport, CorruptLinesAndResourcesAreSkippedWithReasonsAndTheRestImports
   EXPECT_EQ((*events)[3].compaction.to_seq, 3);
 }
 
+// A log with no message to show (only events without an equivalent, an
+// ephemeral one, a user message whose only attachment is unusable), and an
+// empty log, became empty "New Session" sessions; now they make none, and
+// what was left out is still listed.
+TEST(PixirImport, ALogWithNothingToShowMakesNoSession) {
+  TempDir tmp;
+  PixirFixture fx(tmp.path());
+  const std::string text = "plain text, not a picture";
+  const std::string text_sha = blob::Sha256Hex(text);
+  WriteFile(fx.ResourceFile("res_txt", text_sha), text);
+  fx.Event("skill_activation", {{"skill", "review"}}, "2026-06-10T09:00:00Z");
+  fx.Event("status", {{"state", "thinking"}}, "2026-06-10T09:00:01Z", /*ephemeral=*/true);
+  fx.Event("user_message",
+           {{"text", ""}, {"resources", {fx.Descriptor("res_txt", text_sha, "t.png")}}},
+           "2026-06-10T09:00:02Z");
+  fx.Event("turn_failed", {{"error", "provider unavailable"}}, "2026-06-10T09:00:03Z");
+  fx.Write();
+  WriteFile(fx.sessions / "ses_empty.ndjson", "");
+  auto store = OpenStore(tmp);
+  auto report = ImportPath(*store, fx.root.string(), {.format = "pixir"});
+  ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  EXPECT_EQ(report->sessions_added, 0);
+  auto listed = store->ListSessions({.limit = 10});
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_TRUE(listed->sessions.empty());
+  EXPECT_TRUE(HasSkip(*report, Where(1), "no sessiondb equivalent"));
+  EXPECT_TRUE(HasSkip(*report, Where(3), "said to be an image"));
+  EXPECT_TRUE(HasSkip(*report, Where(3), "nothing is left of the message"));
+  EXPECT_TRUE(HasSkip(*report, Where(4), "no sessiondb equivalent"));
+  // Once the log holds a message, it is a session.
+  fx.Event("user_message", {{"text", "Hello?"}}, "2026-06-10T09:01:00Z");
+  fx.Write();
+  auto again = ImportPath(*store, fx.root.string(), {.format = "pixir"});
+  ASSERT_TRUE(again.has_value()) << again.error().ToString();
+  EXPECT_EQ(again->sessions_added, 1);
+  auto msgs = store->ReadMessages(kSession);
+  ASSERT_TRUE(msgs.has_value());
+  ASSERT_EQ(msgs->size(), 1u);
+  EXPECT_EQ((*msgs)[0].Text(), "Hello?");
+}
+
+// A log whose file name is not UTF-8: the name went into the session's
+// metadata and its dump() ended the process. Its events (whose session id
+// is UTF-8, so not this log's) are skipped with reasons, and the rest of
+// the folder imports.
+TEST(PixirImport, ALogNamedInLatin1DoesNotEndTheImport) {
+  TempDir tmp;
+  PixirFixture fx(tmp.path());
+  fx.Build();
+  fx.Write();
+  WriteFile(fx.sessions / "ses_caf\xE9.ndjson", json{{"id", "evt_1"},
+                                                     {"session_id", "ses_caf\xC3\xA9"},
+                                                     {"seq", 1},
+                                                     {"ts", "2026-06-10T09:00:00Z"},
+                                                     {"type", "user_message"},
+                                                     {"data", {{"text", "hi"}}}}
+                                                        .dump() +
+                                                    "\n");
+  auto store = OpenStore(tmp);
+  auto report = ImportPath(*store, fx.root.string(), {.format = "pixir"});
+  ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  EXPECT_EQ(report->sessions_added, 1);
+  EXPECT_TRUE(HasSkip(*report, "ses_caf\xEF\xBF\xBD.ndjson:1", "belongs to session"));
+}
+
 }  // namespace
 }  // namespace sessiondb
