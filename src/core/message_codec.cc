@@ -72,7 +72,10 @@ Status WritePart(JsonWriter& w, const Part& p, size_t index) {
   w.BeginObject();
   switch (p.type) {
     case PartType::kText:
+      w.Key("text").String(p.text);
+      break;
     case PartType::kReasoning:
+      if (!p.signature.empty()) w.Key("signature").String(p.signature);
       w.Key("text").String(p.text);
       break;
     case PartType::kImage:
@@ -112,8 +115,11 @@ Result<Part> DecodePart(const json& j) {
   ASSIGN_OR_RETURN(p.type, ParsePartType(MemberOr(j, "type", "")));
   switch (p.type) {
     case PartType::kText:
+      p.text = MemberOr(j, "text", "");
+      break;
     case PartType::kReasoning:
       p.text = MemberOr(j, "text", "");
+      p.signature = MemberOr(j, "signature", "");
       break;
     case PartType::kImage:
     case PartType::kFile:

@@ -176,7 +176,7 @@ class ContentReader {
       if (auto text = Required(b, n, type, "text")) parts->push_back(Part::Text(std::move(*text)));
     } else if (type == "thinking") {
       if (auto text = Required(b, n, type, "thinking")) {
-        parts->push_back(Part::Reasoning(std::move(*text)));
+        parts->push_back(Part::Reasoning(std::move(*text), Str(b, "signature")));
       }
     } else if (type == "tool_use" || type == "server_tool_use") {
       auto id = Required(b, n, type, "id");

@@ -86,4 +86,16 @@ std::string CompactionText(const Compaction& compaction) {
   return out;
 }
 
+std::string ToolResultWithoutCall(const std::string& call_id, const std::string& output,
+                                  bool is_error) {
+  return std::string(is_error ? "[Error from" : "[Result of") + " tool call " + Quoted(call_id) +
+         ", whose call is not part of this conversation:]\n" + output;
+}
+
+std::string EmptyToolError() { return "[The tool reported an error and gave no output.]"; }
+
+std::string EarlierTurnsLeftOut() {
+  return "[Earlier turns of this conversation are not included.]";
+}
+
 }  // namespace sessiondb::projection

@@ -182,8 +182,9 @@ bool IsNotStoredDescriptor(const Part& part) {
 bool HasContent(const Part& p) {
   switch (p.type) {
     case PartType::kText:
-    case PartType::kReasoning:
       return p.text.find_first_not_of(" \t\n\r\f\v") != std::string::npos;
+    case PartType::kReasoning:  // redacted or encrypted reasoning has no text
+      return !p.signature.empty() || p.text.find_first_not_of(" \t\n\r\f\v") != std::string::npos;
     default:
       return true;
   }
@@ -226,8 +227,11 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
     const std::string label = PartLabel(part, i);
     switch (part.type) {
       case PartType::kText:
+        RETURN_IF_ERROR(CheckUtf8(part.text, label));
+        break;
       case PartType::kReasoning:
         RETURN_IF_ERROR(CheckUtf8(part.text, label));
+        RETURN_IF_ERROR(CheckUtf8(part.signature, label + " signature"));
         break;
       case PartType::kToolCall:
         if (part.tool_name.empty())

@@ -8,6 +8,7 @@
 #include "core/text_rules.h"
 #include "interop/import_sink.h"
 #include "interop/interop_test_support.h"
+#include "projection/window_checks.h"
 
 namespace sessiondb::testing {
 namespace {
@@ -159,6 +160,11 @@ class ClaudeCodeImport : public ::testing::Test {
 TEST_F(ClaudeCodeImport, DetectsAProjectsTreeAndAFile) {
   EXPECT_EQ(*DetectImportFormat(dir_.Sub("projects")), "claude-code");
   EXPECT_EQ(*DetectImportFormat(file_), "claude-code");
+}
+
+TEST_F(ClaudeCodeImport, EveryWindowOfTheSampleReplays) {
+  MustImport(*store_, dir_.Sub("projects"), "claude-code");
+  ExpectEveryWindowReplays(*store_, "claude-code sample");
 }
 
 TEST_F(ClaudeCodeImport, MainLineArrivesFieldByField) {
