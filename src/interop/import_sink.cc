@@ -9,6 +9,7 @@
 #include "core/json_parse.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
+#include "store/message_preparer.h"
 #include "store/store_common.h"
 
 namespace sessiondb::interop {
@@ -243,6 +244,16 @@ std::optional<std::string> UnstorableField(const Message& m) {
   return std::nullopt;
 }
 
+// Whether message `m` has parts, all of them text or reasoning of nothing
+// but whitespace: the store refuses it (PartHasContent).
+bool OnlyWhitespace(const Message& m) {
+  if (m.parts.empty()) return false;  // ResolveAttachments says why
+  for (const Part& p : m.parts) {
+    if (p.source || PartHasContent(p)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Status ImportSink::BeginSession(const Session& session, MessageFingerprint fingerprint) {
@@ -355,6 +366,7 @@ void ImportSink::MapSourceSeqs(Event* e) const {
 bool ImportSink::WouldKeep(const Message& m) {
   if (UnstorableField(m)) return false;
   if (m.pruned) return true;
+  if (OnlyWhitespace(m)) return false;
   for (const Part& p : m.parts) {
     if (!p.source || p.source->kind != AttachmentSource::Kind::kBytes) return true;
     auto media = blob::SniffMedia(p.source->data);
@@ -485,6 +497,12 @@ Status ImportSink::Add(Event event, std::string_view where) {
     event.message.ts_ms = event.ts_ms;
     if (std::optional<std::string> why = UnstorableField(event.message)) {
       Skip(std::string(where), std::move(*why));
+      return Status::Ok();
+    }
+    if (!event.message.pruned && OnlyWhitespace(event.message)) {
+      // The store refuses an empty message; a source may hold one (a prompt
+      // sent with a stray Enter), and the rest of its history still counts.
+      Skip(std::string(where), "the message holds only whitespace; nothing to import");
       return Status::Ok();
     }
     const int64_t images_before = report_->images_added;

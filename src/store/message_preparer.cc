@@ -179,7 +179,9 @@ bool IsNotStoredDescriptor(const Part& part) {
          part.resource->content_sha256.empty();
 }
 
-bool HasContent(const Part& p) {
+}  // namespace
+
+bool PartHasContent(const Part& p) {
   switch (p.type) {
     case PartType::kText:
       return p.text.find_first_not_of(" \t\n\r\f\v") != std::string::npos;
@@ -190,8 +192,6 @@ bool HasContent(const Part& p) {
   }
 }
 
-}  // namespace
-
 Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOptions& options,
                                        Admission admission, const BlobExistsFn& blob_exists,
                                        const std::function<std::string()>& new_id) {
@@ -200,7 +200,7 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
   Message& m = out.message;
 
   bool any_content = false;
-  for (const Part& p : m.parts) any_content = any_content || HasContent(p);
+  for (const Part& p : m.parts) any_content = any_content || PartHasContent(p);
   if (!any_content) {
     return Err(Status::InvalidArgument(
         "the message is empty: give it text or at least one attachment, tool call or tool result"));

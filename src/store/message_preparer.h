@@ -48,6 +48,11 @@ enum class Admission {
   kRestore,
 };
 
+// Whether part `p` holds something to show: text or reasoning other than
+// whitespace (or reasoning with its provider's signature), or any other
+// part. PrepareMessage refuses a message none of whose parts does.
+bool PartHasContent(const Part& p);
+
 // Validates `message` and ingests its attachments. kInvalidArgument (naming
 // the part and the rule broken) for an empty message, text that is not UTF-8,
 // a negative token count in usage, malformed JSON fields, a malformed data URI or base64, bytes

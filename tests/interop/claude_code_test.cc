@@ -738,5 +738,32 @@ TEST_F(ClaudeCodeImport, AFolderWithoutTranscriptsIsRefusedAndNothingIsWritten) 
   EXPECT_TRUE(AllSessions(*store_).empty());
 }
 
+// A prompt of nothing but whitespace (a stray Enter) has nothing to keep:
+// it is skipped with its reason, and the rest of the file comes in.
+TEST_F(ClaudeCodeImport, AWhitespaceOnlyPromptIsSkippedNotTheImport) {
+  std::string t;
+  t += User(1, 0, "2025-06-01T10:00:00.000Z", "first").dump() + "\n";
+  t += User(2, 1, "2025-06-01T10:00:01.000Z", " \n\t ").dump() + "\n";
+  t += User(3, 2, "2025-06-01T10:00:02.000Z",
+            json::array({{{"type", "text"}, {"text", "\n\n"}}}))
+           .dump() +
+       "\n";
+  t += Assistant(4, 3, "2025-06-01T10:00:03.000Z", "msg_1",
+                 json::array({{{"type", "text"}, {"text", "last"}}}))
+           .dump() +
+       "\n";
+  WriteFile(file_, t);
+  auto report = ImportPath(*store_, file_, {.format = "claude-code"});
+  ASSERT_TRUE(report.has_value()) << report.error().message();
+  EXPECT_EQ(report->records_skipped, 2);
+  EXPECT_TRUE(SkippedFor(*report, "whitespace"));
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].message.Text(), "first");
+  EXPECT_EQ(ev[1].message.Text(), "last");
+  // A second import skips them again and adds nothing.
+  EXPECT_EQ(MustImport(*store_, file_, "claude-code").messages_added, 0);
+}
+
 }  // namespace
 }  // namespace sessiondb::testing
