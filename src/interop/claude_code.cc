@@ -7,9 +7,9 @@
 // compact graph. Records are grouped by sessionId (a file may hold another
 // session's records: one conversation is never imported under the other's
 // name). In each group the main line is the parentUuid chain ending at the
-// group's last conversation record, and every other leaf's chain (up to where
-// it joins a line already taken) is a side branch, imported as a session of
-// its own. A record whose parent is missing (null, or not in the file)
+// group's last conversation record off side chains (isSidechain), and every
+// other leaf's chain (up to where it joins a line already taken) is a side
+// branch, imported as a session of its own. A record whose parent is missing (null, or not in the file)
 // continues the record before it in file order, unless it starts a side
 // chain; a conversation record without a uuid is kept the same way.
 // A second pass parses just the records of each line, in chain order, and
@@ -525,7 +525,10 @@ struct Group {
   std::string source_id;  // the sessionId, decoded; empty when missing or unreadable
   uint64_t raw_key = 0;   // of the sessionId as written, to tell unreadable ones apart
   std::string cwd;
+  // The leaf of its main line: its last conversational record off side
+  // chains, or, when it has none, its last.
   int64_t last_conversational = -1;
+  bool ends_off_sidechain = false;  // last_conversational is off side chains
   int32_t main_line = -1;
 };
 
@@ -648,6 +651,10 @@ class FileImport {
     return it->second;
   }
 
+  // A sub-agent's transcript (agent-<id>.jsonl), whose records are all on
+  // side chains.
+  bool IsAgentFile() const { return path_.stem().string().rfind("agent-", 0) == 0; }
+
   // Records that name no sessionId belong with the record before them (or,
   // at the start of the file, the first that names one); then which group
   // is the file's own session.
@@ -671,13 +678,26 @@ class FileImport {
     for (Node& n : nodes_) {
       if (n.group == kNoGroup) n.group = first;
     }
+    // The main line ends at the last record off side chains: an inline
+    // sub-agent run written last is a branch, not the conversation. (In a
+    // sub-agent's file every record is on a side chain; so is a group that
+    // holds nothing else.)
+    const bool agent_file = IsAgentFile();
+    int64_t last_main = last_conversational_;
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (nodes_[i].conversational)
-        groups_[nodes_[i].group].last_conversational = static_cast<int64_t>(i);
+      if (!nodes_[i].conversational) continue;
+      Group& group = groups_[nodes_[i].group];
+      if (agent_file || !nodes_[i].sidechain) {
+        group.last_conversational = static_cast<int64_t>(i);
+        group.ends_off_sidechain = true;
+        last_main = static_cast<int64_t>(i);
+      } else if (!group.ends_off_sidechain) {
+        group.last_conversational = static_cast<int64_t>(i);
+      }
     }
     // Claude Code names a session's file after its sessionId; a sub-agent's
     // file holds the parent's, and its own session is its last record's.
-    main_group_ = nodes_[static_cast<size_t>(last_conversational_)].group;
+    main_group_ = nodes_[static_cast<size_t>(last_main)].group;
     const std::string stem = path_.stem().string();
     for (uint32_t g = 0; g < groups_.size(); ++g) {
       if (groups_[g].source_id == stem && groups_[g].last_conversational >= 0) main_group_ = g;
@@ -691,7 +711,7 @@ class FileImport {
   // conversation. In a session's file, a side chain's first record stays a
   // root: each sub-agent run written inline starts one.
   void ResolveParents() {
-    const bool agent_file = path_.stem().string().rfind("agent-", 0) == 0;
+    const bool agent_file = IsAgentFile();
     std::vector<int32_t> previous(groups_.size(), -1);
     for (size_t i = 0; i < nodes_.size(); ++i) {
       Node& n = nodes_[i];

@@ -765,5 +765,40 @@ TEST_F(ClaudeCodeImport, AWhitespaceOnlyPromptIsSkippedNotTheImport) {
   EXPECT_EQ(MustImport(*store_, file_, "claude-code").messages_added, 0);
 }
 
+// Claude Code writes an inline sub-agent run as side-chain records; when one
+// ends the file, the session is still the conversation, and the run is a
+// branch of its own.
+TEST_F(ClaudeCodeImport, ATrailingSideChainDoesNotBecomeTheMainSession) {
+  std::string t;
+  t += User(1, 0, "2025-06-01T10:00:00.000Z", "Find the lexer").dump() + "\n";
+  t += Assistant(2, 1, "2025-06-01T10:00:01.000Z", "msg_1",
+                 json::array({{{"type", "text"}, {"text", "Asking a sub-agent."}}}))
+           .dump() +
+       "\n";
+  json s1 = User(3, 0, "2025-06-01T10:00:02.000Z", "Search the repo for lexers");
+  s1["isSidechain"] = true;
+  json s2 = Assistant(4, 3, "2025-06-01T10:00:03.000Z", "msg_s",
+                      json::array({{{"type", "text"}, {"text", "Found lex.c"}}}));
+  s2["isSidechain"] = true;
+  t += s1.dump() + "\n" + s2.dump() + "\n";
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "claude-code");
+  EXPECT_EQ(r.sessions_added, 2);
+  std::vector<Event> main = EventsOf(*store_, kSession);
+  ASSERT_EQ(main.size(), 2u);
+  EXPECT_EQ(main[0].message.Text(), "Find the lexer");
+  EXPECT_EQ(main[1].message.Text(), "Asking a sub-agent.");
+  json main_meta = json::parse(store_->GetSession(kSession)->metadata_json);
+  EXPECT_FALSE(main_meta.contains("sidechain"));
+  const std::string branch = BranchId();
+  ASSERT_FALSE(branch.empty());
+  json meta = json::parse(store_->GetSession(branch)->metadata_json);
+  EXPECT_EQ(meta["sidechain"], true);
+  std::vector<Event> side = EventsOf(*store_, branch);
+  ASSERT_EQ(side.size(), 2u);
+  EXPECT_EQ(side[0].message.Text(), "Search the repo for lexers");
+  EXPECT_EQ(side[1].message.Text(), "Found lex.c");
+}
+
 }  // namespace
 }  // namespace sessiondb::testing
