@@ -358,13 +358,17 @@ class LineWriter {
       if (!same_response) SetUsage(msg, &m);
       p.message_id = message_id;
     } else {
+      // Role tool for tool results and the images they hold (which follow
+      // them as parts of their own); images alone are the person's.
+      bool any_result = false;
       bool all_results = true;
       for (const Part& part : m.parts) {
+        any_result = any_result || part.type == PartType::kToolResult;
         if (part.type != PartType::kToolResult && part.type != PartType::kImage) {
           all_results = false;
         }
       }
-      m.role = all_results ? Role::kTool : Role::kUser;
+      m.role = any_result && all_results ? Role::kTool : Role::kUser;
     }
     p.is_meta = MemberOr(r, "isMeta", false);
     p.records.push_back({key, uuid, where, ts, m.parts.size()});

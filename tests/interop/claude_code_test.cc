@@ -800,5 +800,27 @@ TEST_F(ClaudeCodeImport, ATrailingSideChainDoesNotBecomeTheMainSession) {
   EXPECT_EQ(side[1].message.Text(), "Found lex.c");
 }
 
+// A screenshot pasted with no words is the person's message, not a tool's.
+// (A tool result's images stay with the tool message: see the sample.)
+TEST_F(ClaudeCodeImport, AnImageOnlyPromptIsTheUsers) {
+  json image = {
+      {"type", "image"},
+      {"source",
+       {{"type", "base64"}, {"media_type", "image/png"}, {"data", blob::Base64Encode(png_)}}}};
+  std::string t;
+  t += User(1, 0, "2025-06-01T10:00:00.000Z", json::array({image})).dump() + "\n";
+  t += Assistant(2, 1, "2025-06-01T10:00:01.000Z", "msg_1",
+                 json::array({{{"type", "text"}, {"text", "A screenshot of a crash."}}}))
+           .dump() +
+       "\n";
+  WriteFile(file_, t);
+  MustImport(*store_, file_, "claude-code");
+  std::vector<Event> ev = EventsOf(*store_, kSession);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].message.role, Role::kUser);
+  ASSERT_EQ(ev[0].message.parts.size(), 1u);
+  EXPECT_EQ(ev[0].message.parts[0].type, PartType::kImage);
+}
+
 }  // namespace
 }  // namespace sessiondb::testing
