@@ -318,7 +318,9 @@ TEST_F(ClaudeCodeImport, AResponseThatGrewAfterAnImportGetsItsMissingBlocks) {
   for (const Event& e : ev) {
     for (const Part& p : e.message.parts) {
       if (p.type == PartType::kToolCall) calls.insert(p.tool_call_id);
-      if (p.type == PartType::kToolResult) EXPECT_TRUE(calls.contains(p.tool_call_id));
+      if (p.type == PartType::kToolResult) {
+        EXPECT_TRUE(calls.contains(p.tool_call_id));
+      }
     }
   }
   // The usage of the response is counted once.
