@@ -5,6 +5,9 @@
 // file) and are idempotent: sessions and events get ids derived from the
 // source's own ids (or a hash of the record), so importing the same source
 // twice adds nothing, and importing a source that has grown adds what is new.
+// History is kept as it was written: the store's count limits (images per
+// message) do not apply, and an attachment over the import's byte limit is
+// kept as a descriptor that says why, never failing its message.
 // Bad records (a line that is not JSON, a truncated last line, a missing or
 // mislabelled image, an absurdly long line) are skipped with a reason; the
 // rest imports. Each session is written in runs of whole events, so an
@@ -28,6 +31,8 @@
 
 namespace sessiondb {
 
+inline constexpr int64_t kDefaultImportAttachmentBytes = int64_t{100} * 1024 * 1024;
+
 struct ImportOptions {
   std::string format;   // empty: detected from the path (see DetectImportFormat)
   ProgressFn progress;  // bytes read so far, of the input's total bytes
@@ -37,6 +42,15 @@ struct ImportOptions {
   // there. The HTTP server passes its --allow-dir folders, or an upload's
   // temporary folder. Empty (the CLI): the user's own files, all readable.
   std::vector<std::string> allowed_roots;
+  // The largest image or file whose bytes an import stores: 20 times the
+  // limit on an appended image, as large as an appended file. What a user
+  // appends now is held to StoreOptions; history already written elsewhere
+  // is kept whole, so a larger attachment keeps its descriptor (name, type,
+  // size, dimensions) with the reason in Resource::not_stored, and is counted
+  // in ImportReport::attachments_not_stored. Raising it raises the memory an
+  // import needs by about twice the difference (one attachment read, one
+  // being written).
+  int64_t max_attachment_bytes = kDefaultImportAttachmentBytes;
 };
 
 // A record the import left out, and why.
@@ -51,9 +65,14 @@ struct ImportReport {
   int64_t sessions_extended = 0;   // already there, and the source had more
   int64_t sessions_unchanged = 0;  // already there in full (a re-import)
   int64_t messages_added = 0;
-  int64_t images_added = 0;      // image parts stored
-  int64_t records_skipped = 0;   // all of them; `skipped` lists the first 100
+  int64_t images_added = 0;     // image parts stored
+  int64_t records_skipped = 0;  // all of them; `skipped` lists the first 100
   std::vector<SkippedRecord> skipped;
+  // Attachments over ImportOptions::max_attachment_bytes, kept as descriptors
+  // without their bytes (their messages came in); `not_stored` lists the
+  // first 100 with where and why.
+  int64_t attachments_not_stored = 0;
+  std::vector<SkippedRecord> not_stored;
 };
 
 // The import formats: "snapshot", "ac-dc", "extremis", "agents-kt", "pixir",

@@ -17,9 +17,17 @@
 //    the ResourceBytesFn.
 //  - Files are never sent (a descriptor says so); remote links become a
 //    descriptor saying they were never fetched.
-//  - Compactions and resource views are user turns; pruned messages and
-//    reasoning parts are not projected; tool calls and results are, each
-//    message's tool results ahead of its other content.
+//  - Compactions and resource views are user turns; pruned messages are not
+//    projected. Reasoning goes back only to the provider that wrote it (the
+//    message's provider), with its signature, and never as text: Anthropic
+//    thinking blocks, OpenAI Responses reasoning items; nothing for Chat.
+//  - Every window is a valid request: each tool result follows the
+//    assistant turn of its call, in the one user message of results the
+//    providers require; a call without a result is left out, a result
+//    without its call becomes a note with its output; ids and tool names
+//    are rewritten when a provider would refuse them (src/projection/
+//    tool_pairing.h). Anthropic requests open with the user and do not end
+//    with whitespace; text that is only whitespace is not sent.
 // Every text a projection writes on its own (descriptors, view headings,
 // summaries) is worded in one place, src/projection/descriptor.h.
 //

@@ -162,7 +162,10 @@ class Store {
   // the messages refer to that this store lacks are fetched through
   // `blob_source` and must hash to their name; one the source has lost is
   // kept as a descriptor (and reported missing when read), with a warning.
-  // kAlreadyExists if the session exists; kInvalidArgument if the seqs are
+  // Restored history is kept as it was written: the count limits of
+  // StoreOptions (max_images_per_message) do not apply, and an image or file
+  // part may be a descriptor with no bytes that says why
+  // (Resource::not_stored). kAlreadyExists if the session exists; kInvalidArgument if the seqs are
   // not 1, 2, 3... or a message is malformed; kCorruption if fetched bytes do
   // not match.
   virtual Status RestoreSession(const Session& session, std::span<const Event> events,

@@ -54,6 +54,11 @@ struct Resource {
   Origin origin = Origin::kInline;
   std::string name;  // file name or link title; may be empty
   std::string uri;   // kLocalFile: the path read; kRemoteLink: the URL; else empty
+  // Why the store holds no bytes of this attachment, empty when it does. Only
+  // imports write it: history is kept whole, and an attachment over the
+  // import's byte limit keeps its descriptor (name, mime, size, dimensions;
+  // no content_sha256) with this reason instead of failing its message.
+  std::string not_stored;
   // Set on read, never stored: the blob was absent when the message was read.
   bool missing = false;
 
@@ -70,7 +75,8 @@ struct AttachmentSource {
 };
 
 // One element of a message. Which fields matter depends on `type`:
-//   kText, kReasoning      text
+//   kText                  text
+//   kReasoning             text, signature
 //   kImage, kFile          source (on append) -> resource (once stored)
 //   kResourceLink          resource (origin kRemoteLink, uri = the URL)
 //   kToolCall              tool_call_id, tool_name, arguments_json
@@ -84,9 +90,14 @@ struct Part {
   std::string tool_name;
   std::string arguments_json;  // JSON text, "{}" when empty
   bool is_error = false;
+  // kReasoning: the opaque proof the provider that wrote the reasoning wants
+  // back with it (Anthropic's thinking "signature", OpenAI's reasoning
+  // "encrypted_content"); empty when there is none. Projections send it, and
+  // the reasoning, only to that provider (the message's `provider`).
+  std::string signature;
 
   static Part Text(std::string text);
-  static Part Reasoning(std::string text);
+  static Part Reasoning(std::string text, std::string signature = "");
   // An image part; Append refuses bytes that are not PNG, JPEG, GIF or WebP.
   static Part ImageFromDataUri(std::string data_uri);
   static Part ImageFromBytes(std::string bytes, std::string declared_mime, std::string name = "");

@@ -214,8 +214,11 @@ Json ToJson(const StorageStats& s) {
 Json ToJson(const SearchHit& h) {
   Json highlights = Json::array();
   for (const auto& [b, e] : h.highlights) highlights.push_back({b, e});
-  Json j = {{"kind", HitKindName(h.kind)}, {"session_id", h.session_id},
-            {"session_title", h.session_title}, {"seq", h.seq}, {"event_id", h.event_id}};
+  Json j = {{"kind", HitKindName(h.kind)},
+            {"session_id", h.session_id},
+            {"session_title", h.session_title},
+            {"seq", h.seq},
+            {"event_id", h.event_id}};
   j["role"] = h.role ? Json(RoleName(*h.role)) : Json(nullptr);
   j["time_ms"] = h.time_ms;
   if (h.kind == HitKind::kCodeWrite) {
@@ -245,7 +248,12 @@ Json ToJson(const SearchResults& r) {
 
 Json ToJson(const ImportReport& r) {
   Json skipped = Json::array();
-  for (const SkippedRecord& s : r.skipped) skipped.push_back({{"where", s.where}, {"reason", s.reason}});
+  for (const SkippedRecord& s : r.skipped)
+    skipped.push_back({{"where", s.where}, {"reason", s.reason}});
+  Json not_stored = Json::array();
+  for (const SkippedRecord& s : r.not_stored) {
+    not_stored.push_back({{"where", s.where}, {"reason", s.reason}});
+  }
   return {{"format", r.format},
           {"sessions_added", r.sessions_added},
           {"sessions_extended", r.sessions_extended},
@@ -253,7 +261,9 @@ Json ToJson(const ImportReport& r) {
           {"messages_added", r.messages_added},
           {"images_added", r.images_added},
           {"records_skipped", r.records_skipped},
-          {"skipped", std::move(skipped)}};
+          {"skipped", std::move(skipped)},
+          {"attachments_not_stored", r.attachments_not_stored},
+          {"not_stored", std::move(not_stored)}};
 }
 
 Json ToJson(const RecalledCode& r) {
@@ -263,8 +273,11 @@ Json ToJson(const RecalledCode& r) {
 }
 
 Json ToJson(const ChurnEntry& e) {
-  return {{"file_path", e.file_path}, {"function", e.function}, {"edits_24h", e.edits_24h},
-          {"edits_30d", e.edits_30d}, {"tier", e.tier}};
+  return {{"file_path", e.file_path},
+          {"function", e.function},
+          {"edits_24h", e.edits_24h},
+          {"edits_30d", e.edits_30d},
+          {"tier", e.tier}};
 }
 
 }  // namespace sessiondb

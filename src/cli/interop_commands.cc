@@ -28,6 +28,7 @@ std::string Joined(const std::vector<std::string_view>& names) {
 void AddImport(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string path, format;
+    int64_t max_attachment_bytes = kDefaultImportAttachmentBytes;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -35,8 +36,16 @@ void AddImport(CLI::App& app, CliContext& ctx) {
   cmd->add_option("PATH", args->path, "A file or folder to import")->required();
   cmd->add_option("--format", args->format, "Force the format: " + Joined(ImportFormats()))
       ->option_text("FORMAT");
+  cmd->add_option("--max-attachment-bytes", args->max_attachment_bytes,
+                  "Largest image or file whose bytes are stored, e.g. 1GiB (default 100 MiB); "
+                  "a larger one is kept as a descriptor that says why")
+      ->transform(CLI::AsSizeValue(true))
+      ->check(CLI::PositiveNumber)
+      ->option_text("SIZE");
   cmd->footer(
       "\nImporting the same source twice adds nothing; a source that grew adds what is new.\n"
+      "History comes in whole: the per-message image limit does not apply, and an\n"
+      "attachment over --max-attachment-bytes keeps its descriptor without its bytes.\n"
       "Records that cannot be used are skipped and listed with the reason.\n"
       "\nExamples:\n  sessiondb import ~/.claude/projects\n  sessiondb import ~/.codex/sessions\n"
       "  sessiondb import chatgpt-export.zip\n  sessiondb import chat.json --format snapshot");
@@ -48,7 +57,9 @@ void AddImport(CLI::App& app, CliContext& ctx) {
       // Scoped: the bar's line is cleared before the summary prints.
       Progress progress(isatty(STDERR_FILENO) != 0, "importing", /*bytes=*/true);
       report = ImportPath(*store, args->path,
-                          {.format = args->format, .progress = std::ref(progress)});
+                          {.format = args->format,
+                           .progress = std::ref(progress),
+                           .max_attachment_bytes = args->max_attachment_bytes});
     }
     if (!report) return ctx.Fail(report.error());
     // Code writes in what came in (Claude Code, Codex) join the code memory.
@@ -66,12 +77,13 @@ void AddImport(CLI::App& app, CliContext& ctx) {
       if (learned) out["code_writes_learned"] = learned->writes_recorded;
       return ctx.PrintJson(out);
     }
-    std::cout << "imported " << args->path << " (" << report->format << "): "
-              << report->sessions_added << " new session" << (report->sessions_added == 1 ? "" : "s")
-              << ", " << report->sessions_extended << " extended, " << report->sessions_unchanged
-              << " already here; " << report->messages_added << " message"
-              << (report->messages_added == 1 ? "" : "s") << ", " << report->images_added
-              << " image" << (report->images_added == 1 ? "" : "s") << "\n";
+    std::cout << "imported " << args->path << " (" << report->format
+              << "): " << report->sessions_added << " new session"
+              << (report->sessions_added == 1 ? "" : "s") << ", " << report->sessions_extended
+              << " extended, " << report->sessions_unchanged << " already here; "
+              << report->messages_added << " message" << (report->messages_added == 1 ? "" : "s")
+              << ", " << report->images_added << " image" << (report->images_added == 1 ? "" : "s")
+              << "\n";
     if (report->records_skipped > 0) {
       std::cout << "skipped " << report->records_skipped << " record"
                 << (report->records_skipped == 1 ? "" : "s") << ":\n";
@@ -81,6 +93,19 @@ void AddImport(CLI::App& app, CliContext& ctx) {
       if (report->records_skipped > static_cast<int64_t>(report->skipped.size())) {
         std::cout << "  ... and " << report->records_skipped - std::ssize(report->skipped)
                   << " more (the first " << report->skipped.size() << " are listed)\n";
+      }
+    }
+    if (report->attachments_not_stored > 0) {
+      std::cout << "kept " << report->attachments_not_stored
+                << (report->attachments_not_stored == 1
+                        ? " attachment as a descriptor without its bytes:\n"
+                        : " attachments as descriptors without their bytes:\n");
+      for (const SkippedRecord& s : report->not_stored) {
+        std::cout << "  " << s.where << ": " << s.reason << "\n";
+      }
+      if (report->attachments_not_stored > std::ssize(report->not_stored)) {
+        std::cout << "  ... and " << report->attachments_not_stored - std::ssize(report->not_stored)
+                  << " more (the first " << report->not_stored.size() << " are listed)\n";
       }
     }
     if (learned && learned->writes_recorded > 0) {
@@ -113,8 +138,7 @@ void AddExport(CLI::App& app, CliContext& ctx) {
   cmd->callback([&ctx, args] {
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
-    auto report =
-        ExportTo(*store, args->out, {.format = args->format, .sessions = args->sessions});
+    auto report = ExportTo(*store, args->out, {.format = args->format, .sessions = args->sessions});
     if (!report) return ctx.Fail(report.error());
     if (ctx.options.json) {
       return ctx.PrintJson({{"sessions", report->sessions},

@@ -25,6 +25,7 @@ void WriteResource(JsonWriter& w, const Resource& r) {
   if (r.height != 0) w.Key("height").Int(r.height);
   if (!r.mime.empty()) w.Key("mime").String(r.mime);
   if (!r.name.empty()) w.Key("name").String(r.name);
+  if (!r.not_stored.empty()) w.Key("not_stored").String(r.not_stored);
   w.Key("origin").String(OriginName(r.origin));
   if (!r.resource_id.empty()) w.Key("resource_id").String(r.resource_id);
   if (r.size != 0) w.Key("size").Int(r.size);
@@ -46,6 +47,7 @@ Result<Resource> DecodeResource(const json& j) {
   r.origin = *origin;
   r.name = MemberOr(j, "name", "");
   r.uri = MemberOr(j, "uri", "");
+  r.not_stored = MemberOr(j, "not_stored", "");
   return r;
 }
 
@@ -70,7 +72,10 @@ Status WritePart(JsonWriter& w, const Part& p, size_t index) {
   w.BeginObject();
   switch (p.type) {
     case PartType::kText:
+      w.Key("text").String(p.text);
+      break;
     case PartType::kReasoning:
+      if (!p.signature.empty()) w.Key("signature").String(p.signature);
       w.Key("text").String(p.text);
       break;
     case PartType::kImage:
@@ -110,8 +115,11 @@ Result<Part> DecodePart(const json& j) {
   ASSIGN_OR_RETURN(p.type, ParsePartType(MemberOr(j, "type", "")));
   switch (p.type) {
     case PartType::kText:
+      p.text = MemberOr(j, "text", "");
+      break;
     case PartType::kReasoning:
       p.text = MemberOr(j, "text", "");
+      p.signature = MemberOr(j, "signature", "");
       break;
     case PartType::kImage:
     case PartType::kFile:

@@ -88,9 +88,10 @@ Part Part::Text(std::string text) {
   return p;
 }
 
-Part Part::Reasoning(std::string text) {
+Part Part::Reasoning(std::string text, std::string signature) {
   Part p = Text(std::move(text));
   p.type = PartType::kReasoning;
+  p.signature = std::move(signature);
   return p;
 }
 

@@ -21,6 +21,7 @@
 #include "blob/sha256.h"
 #include "core/json_access.h"
 #include "core/json_parse.h"
+#include "core/text_rules.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
 #include "interop/read_confinement.h"
@@ -32,6 +33,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::string_view kFormat = "ac-dc";
+// How much of an image over the import's byte limit is read: enough for the
+// headers that give its type and dimensions (a JPEG's may follow a large
+// EXIF block).
+constexpr size_t kImageHeadBytes = size_t{256} * 1024;
 
 // Where one record of a session lies in history.jsonl.
 struct RecordSpan {
@@ -69,7 +74,10 @@ std::string FirstLine(const fs::path& file) {
   line.resize(static_cast<size_t>(in.gcount()));
   const size_t nl = line.find('\n');
   if (nl != std::string::npos) line.resize(nl);
-  return line;
+  // Read as the import reads it (jsonl_reader.h): no byte-order mark, and
+  // U+FFFD for bytes that are not UTF-8.
+  if (line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);
+  return ToValidUtf8(line);
 }
 
 int Detect(const fs::path& path) {
@@ -163,8 +171,17 @@ std::optional<Part> ReadImage(const fs::path& images_dir, const std::string& ref
                          "; the message is imported without it");
     return std::nullopt;
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string mime = MimeForExtension(file.extension().string());
+  std::error_code ec;
+  const auto size = static_cast<int64_t>(fs::file_size(file, ec));
+  if (!ec && size > sink.max_attachment_bytes()) {
+    // Kept as a descriptor: only its head is read, for its type and size.
+    std::string head(kImageHeadBytes, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    return sink.NotStoredPart(PartType::kImage, head, size, mime, ref, where);
+  }
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string hash = NameHash(ref);
   if (!hash.empty() && !HashMatches(bytes, mime, hash)) {
     sink.Skip(where, what + ": its bytes do not hash to the " + hash +
@@ -175,9 +192,13 @@ std::optional<Part> ReadImage(const fs::path& images_dir, const std::string& ref
 }
 
 // The message of one ac-dc record, or nullopt (with a skip) when it has none.
+// `unnamed` counts the session's records without an id by the hash of their
+// line, which then names them: the first as before, a repeat of the same
+// line (the same second, the same words) with its count, never its place.
 std::optional<Event> ToEvent(const json& record, const std::string& session_id,
-                             const std::string& line_text, const fs::path& images_dir,
-                             const std::string& where, ImportSink& sink) {
+                             std::string_view line_text, const fs::path& images_dir,
+                             const std::string& where, ImportSink& sink,
+                             std::map<std::string, int64_t>* unnamed) {
   Event event;
   Message& m = event.message;
   const std::string role = StringField(record, "role");
@@ -189,7 +210,10 @@ std::optional<Event> ToEvent(const json& record, const std::string& session_id,
   }
   m.role = *parsed;
   std::string source_id = StringField(record, "id");
-  if (source_id.empty()) source_id = "line-sha256-" + blob::Sha256Hex(line_text);
+  if (source_id.empty()) {
+    source_id = "line-sha256-" + blob::Sha256Hex(line_text);
+    if (const int64_t n = ++(*unnamed)[source_id]; n > 1) source_id += "#" + std::to_string(n);
+  }
   event.id = StableEventId(session_id, source_id);
   event.type = EventType::kMessage;
   event.ts_ms = ParseIsoTime(StringField(record, "timestamp")).value_or(0);
@@ -233,17 +257,6 @@ std::optional<Event> ToEvent(const json& record, const std::string& session_id,
   return event;
 }
 
-// Reads `length` bytes at `offset` of `file`.
-Result<std::string> ReadSpan(std::FILE* file, const RecordSpan& span, const fs::path& path) {
-  std::string text(static_cast<size_t>(span.length), '\0');
-  if (std::fseek(file, static_cast<long>(span.offset), SEEK_SET) != 0 ||
-      std::fread(text.data(), 1, text.size(), file) != text.size()) {
-    return Err(Status(StatusCode::kIo, "cannot read " + path.string() + " line " +
-                                           std::to_string(span.line) + " again"));
-  }
-  return text;
-}
-
 Status RunImport(const fs::path& path, ImportSink& sink) {
   const fs::path history = HistoryFile(path);
   const fs::path images_dir = history.parent_path() / "images";
@@ -254,12 +267,9 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
   std::vector<SessionRecords> sessions;
   std::map<std::string, size_t> index;
   JsonlReader::Line line;
-  int64_t line_start = 0;
   while (true) {
     ASSIGN_OR_RETURN(bool more, reader->Next(&line));
     if (!more) break;
-    const int64_t start = line_start;
-    line_start = reader->bytes_read();
     sink.Progress(reader->bytes_read() / 2, reader->total_bytes());
     const std::string where = label + std::to_string(line.number);
     if (line.too_long) {
@@ -279,21 +289,23 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
       continue;
     }
     json& record = *parsed;
+    if (!record.is_object()) {
+      sink.Skip(where, "the line is JSON but " + JsonKindPhrase(record.type_name()) +
+                           ", not an object; it is left out");
+      continue;
+    }
     const std::string session = StringField(record, "session_id");
-    if (!record.is_object() || session.empty()) {
+    if (session.empty()) {
       sink.Skip(where, "the record has no session_id; it is left out");
       continue;
     }
     auto [it, inserted] = index.emplace(session, sessions.size());
     if (inserted) sessions.push_back({session, {}});
-    sessions[it->second].records.push_back(
-        {start, static_cast<int64_t>(line.text.size()), line.number});
+    sessions[it->second].records.push_back({line.offset, line.raw_size, line.number});
   }
 
-  // Pass 2: each session in turn, its records in file order.
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(history.c_str(), "rb"),
-                                                       &std::fclose);
-  if (!file) return Status(StatusCode::kIo, "cannot open " + history.string() + " again");
+  // Pass 2: each session in turn, its records in file order, read back
+  // through the reader so they are cleaned as pass 1 saw them.
   int64_t done = 0;
   const int64_t total = reader->total_bytes();
   for (const SessionRecords& s : sessions) {
@@ -302,8 +314,9 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
     json meta = {{"source", std::string(kFormat)}, {"acdc_session_id", s.source_id}};
     session.metadata_json = meta.dump();
     RETURN_IF_ERROR(sink.BeginSession(session));
+    std::map<std::string, int64_t> unnamed;
     for (const RecordSpan& span : s.records) {
-      ASSIGN_OR_RETURN(std::string text, ReadSpan(file.get(), span, history));
+      ASSIGN_OR_RETURN(std::string_view text, reader->ReadAt(span.offset, span.length));
       done += span.length;
       sink.Progress(total / 2 + done / 2, total);
       const std::string where = label + std::to_string(span.line);
@@ -312,7 +325,7 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
         sink.Skip(where, "the line changed while it was being imported; it is left out");
         continue;
       }
-      auto event = ToEvent(record, session.id, text, images_dir, where, sink);
+      auto event = ToEvent(record, session.id, text, images_dir, where, sink, &unnamed);
       if (event) RETURN_IF_ERROR(sink.Add(std::move(*event), where));
     }
     RETURN_IF_ERROR(sink.EndSession());

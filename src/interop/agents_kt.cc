@@ -6,9 +6,12 @@
 //                images?: [{base64, mime}]}]}
 // with `images` omitted when a message has none. See docs/interop.md.
 //
-// The source has no message ids or times: message i of a session gets the
-// event id StableEventId(session, "messages[i]") and the file's modification
-// time, so a snapshot that has grown since the last import adds its tail.
+// The source has no message ids or times: a message is known by its
+// Fingerprint (role, content, tool calls: what an export writes and an
+// import reads back), counted when equal ones repeat, and gets the file's
+// modification time. So a snapshot continued in Agents.KT after an export
+// from sessiondb, or grown since the last import, adds exactly the messages
+// the store lacks, wherever they stand.
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -57,6 +60,34 @@ int64_t FileTimeMs(const fs::path& path) {
 std::string StringOr(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// What an Agents.KT message is known by, as ImportSink's MessageFingerprint:
+// its role, its content (text and tool results joined as EncodeMessage joins
+// them) and its tool calls (name, arguments as the object written out). The
+// same for a message decoded here and for the stored message an export
+// wrote. Images are left out: a message's text and place among equal ones
+// tell it apart.
+std::string Fingerprint(const Message& m) {
+  std::string out(RoleName(m.role));
+  out += '\n';
+  bool first = true;
+  for (const Part& p : m.parts) {
+    if (p.type != PartType::kText && p.type != PartType::kToolResult) continue;
+    if (!first) out += '\n';
+    out += p.text;
+    first = false;
+  }
+  for (const Part& p : m.parts) {
+    if (p.type != PartType::kToolCall) continue;
+    json args = ParseJson(p.arguments_json.empty() ? "{}" : p.arguments_json).value_or(json());
+    if (!args.is_object()) args = json::object();  // as EncodeMessage writes it
+    out += '\0';
+    out += p.tool_name;
+    out += '\0';
+    out += args.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  return out;
 }
 
 // The message's parts, or the reason it cannot come in. Image entries that
@@ -178,7 +209,7 @@ Status ImportFile(const fs::path& path, ImportSink& sink) {
   }
 
   const int64_t ts = FileTimeMs(path);
-  RETURN_IF_ERROR(sink.BeginSession(session));
+  RETURN_IF_ERROR(sink.BeginSession(session, Fingerprint));
   std::vector<std::string> open_calls;
   int64_t call_counter = 0;
   for (size_t i = 0; i < list.size(); ++i) {
@@ -193,8 +224,7 @@ Status ImportFile(const fs::path& path, ImportSink& sink) {
       m->provider = provider;
       m->model = model;
     }
-    Event e;
-    e.id = StableEventId(session.id, "messages[" + std::to_string(i) + "]");
+    Event e;  // no id: the sink names it by its Fingerprint
     e.ts_ms = ts;
     e.type = EventType::kMessage;
     e.message = std::move(*m);

@@ -2,18 +2,39 @@
 // <session>.jsonl (and sub-agent files, agent-*.jsonl beside them or under
 // <session>/subagents/). See docs/interop.md, "claude-code".
 //
-// Each file is read twice: a first pass scans only the top-level ids of each
-// record (uuid, parentUuid, logicalParentUuid, type) into a compact graph;
-// the main line is the parentUuid chain ending at the file's last
-// conversation record, and every other leaf's chain (up to where it joins a
-// line already taken) is a side branch, imported as a session of its own.
-// A second pass parses just the records of each line, in file order (a
-// child is always written after its parent), and hands them to the sink.
-// Memory: the graph (about 40 bytes a record) plus one record.
+// Each file is read twice. A first pass scans only the top-level ids of each
+// record (uuid, parentUuid, logicalParentUuid, type, sessionId) into a
+// compact graph. Records are grouped by sessionId (a file may hold another
+// session's records: one conversation is never imported under the other's
+// name). In each group the main line is the parentUuid chain ending at the
+// group's last conversation record off side chains (isSidechain), and every
+// other leaf's chain (up to where it joins a line already taken) is a side
+// branch, imported as a session of its own. A record whose parent is missing (null, or not in the file)
+// continues the record before it in file order, unless it starts a side
+// chain; a conversation record without a uuid is kept the same way.
+// A second pass parses just the records of each line, in chain order, and
+// hands them to the sink.
+//
+// Claude Code writes one assistant response as several records (one per
+// content block, all under the response's message.id); they are one message.
+// A transcript copied while a response was being written holds only its first
+// blocks: a later import of the grown file asks the sink what the store
+// holds of the response (ImportSink::StoredEvent) and adds the blocks written
+// since as a message of their own, so a tool result never arrives without
+// its tool call.
+//
+// Memory: the graph (about 100 bytes a record, with its index) plus one
+// record, whose strings are moved from the parsed tree into the message
+// rather than copied, and whose size is bounded as said below.
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <unordered_map>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "blob/base64.h"
 #include "core/json_access.h"
@@ -30,6 +51,32 @@ using nlohmann::json;
 
 constexpr std::string_view kFormat = "claude-code";
 
+// What bounds the memory of one record, whatever its size (the import's RSS
+// stays under 256 MiB; docs/interop.md, "claude-code"). The store's write of
+// a message takes about ten times its text, so:
+//  - a record longer than kLeanParseBytes is parsed without its strings of
+//    over kLongStringBytes (ParseLean), which are decoded straight from the
+//    line, and only kMaxRecordTextBytes of them (the rest is cut, with a
+//    note and a reason); what is left may hold kMaxLeanBytes;
+//  - one message gathers at most kMaxRecordTextBytes of a response's
+//    records (more make a message of their own);
+//  - a line longer than kWaitForWriterBytes is read only once the writer is
+//    done with what came before, so the two never hold a long record each.
+constexpr size_t kLeanParseBytes = size_t{4} << 20;
+constexpr size_t kLongStringBytes = size_t{64} << 10;
+constexpr size_t kMaxLeanBytes = size_t{4} << 20;
+constexpr size_t kMaxRecordTextBytes = size_t{8} << 20;
+constexpr size_t kWaitForWriterBytes = size_t{1} << 20;
+constexpr std::string_view kCutNote =
+    "\n[... cut by the import: sessiondb keeps 8 MiB of text of one record]";
+
+// The bytes of text a message's parts hold.
+size_t TextBytes(const std::vector<Part>& parts) {
+  size_t n = 0;
+  for (const Part& p : parts) n += p.text.size() + p.arguments_json.size();
+  return n;
+}
+
 uint64_t Key(std::string_view uuid) {
   // FNV-1a, 64 bits; 0 is reserved for "none".
   uint64_t h = 1469598103934665603ull;
@@ -40,110 +87,208 @@ uint64_t Key(std::string_view uuid) {
   return h == 0 ? 1 : h;
 }
 
-struct Node {
-  uint64_t key = 0;
-  uint64_t parent = 0;
-  int64_t offset = 0;
-  int64_t line = 0;
-  uint32_t length = 0;
-  bool conversational = false;  // user / assistant / system
-  bool has_child = false;
-  bool sidechain = false;
-  int32_t owner = -1;  // the line (0 main, then branches) it belongs to
-};
+std::string Str(const json& obj, std::string_view key) { return MemberOr(obj, key, std::string()); }
 
-struct Line {
-  std::vector<uint32_t> nodes;  // in file order
-  uint64_t fork_key = 0;        // the record it branched from (0: its own root)
-  int32_t fork_owner = -1;
-  bool sidechain = false;
-};
-
-std::string Str(const json& obj, std::string_view key) {
+// The string member `key` of `obj` moved out of the tree (each record is
+// read once, and its texts may be tens of MiB), or nullopt when there is no
+// such string.
+std::optional<std::string> TakeString(json& obj, std::string_view key) {
+  if (!obj.is_object()) return std::nullopt;
   auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+  if (it == obj.end() || !it->is_string()) return std::nullopt;
+  return std::move(it->get_ref<std::string&>());
 }
 
-// The text of a tool_result's content: a string, or text blocks joined.
-std::string ToolResultText(const json& content, std::vector<Part>* images, std::string_view where,
-                           ImportSink& sink) {
-  if (content.is_string()) return content.get<std::string>();
-  std::string out;
-  if (!content.is_array()) return out;
-  for (const json& b : content) {
-    if (!b.is_object()) continue;
-    const std::string type = Str(b, "type");
-    if (type == "text") {
-      if (!out.empty()) out += "\n";
-      out += Str(b, "text");
-    } else if (type == "image" && images) {
-      const json& src = MemberOr(b, "source", json::object());
-      auto bytes = blob::Base64Decode(Str(src, "data"));
-      if (!bytes) {
-        sink.Skip(std::string(where),
-                  "an image in a tool result is not valid base64: " + bytes.error().message());
-        continue;
-      }
-      images->push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
+// "a string", "an array"... for reasons that say what was found.
+std::string KindOf(const json& v) { return JsonKindPhrase(v.type_name()); }
+
+// Reads the blocks of one record's message.content into parts, checking
+// each field's type; a block that cannot be read is left out with a reason
+// naming the record and the block.
+class ContentReader {
+ public:
+  // `cut`: the strings of the record that were cut to its text budget.
+  ContentReader(std::string_view where, ImportSink& sink, const std::vector<const json*>& cut)
+      : where_(where), sink_(sink), cut_(cut) {}
+
+  // `content` is a string or an array of blocks (the caller checked).
+  std::vector<Part> Parts(json& content) {
+    std::vector<Part> parts;
+    if (content.is_string()) {
+      parts.push_back(Part::Text(std::move(content.get_ref<std::string&>())));
+      return parts;
     }
-  }
-  return out;
-}
-
-// The parts of a message's content (a string or an array of blocks).
-std::vector<Part> ContentParts(const json& content, std::string_view where, ImportSink& sink) {
-  std::vector<Part> parts;
-  if (content.is_string()) {
-    parts.push_back(Part::Text(content.get<std::string>()));
+    size_t n = 0;
+    for (json& b : content) Block(b, ++n, &parts);
     return parts;
   }
-  if (!content.is_array()) return parts;
-  for (const json& b : content) {
-    if (!b.is_object()) continue;
+
+ private:
+  void LeaveOut(size_t n, const std::string& why) {
+    sink_.Skip(where_,
+               "block " + std::to_string(n) + " of the message " + why + "; the block is left out");
+  }
+
+  // The string field `key` of block `n` (of type `type`), or nullopt with a reason.
+  std::optional<std::string> Required(json& b, size_t n, std::string_view type,
+                                      std::string_view key) {
+    std::optional<std::string> s = TakeString(b, key);
+    if (!s) {
+      const json& v = MemberOf(b, key);
+      LeaveOut(n,
+               "(" + std::string(type) + ") has " +
+                   (v.is_null() ? "no '" + std::string(key) + "'"
+                                : "'" + std::string(key) + "' as " + KindOf(v) + ", not a string"));
+    }
+    return s;
+  }
+
+  // The bytes of a base64 image source, or nullopt with a reason.
+  std::optional<std::string> ImageBytes(json& src, size_t n, std::string_view what) {
+    if (auto it = src.find("data");
+        it != src.end() && std::find(cut_.begin(), cut_.end(), &*it) != cut_.end()) {
+      // Part of an image is no image.
+      LeaveOut(n, "(" + std::string(what) + ") is over the " +
+                      std::to_string(kMaxRecordTextBytes >> 20) +
+                      " MiB the import keeps of one record");
+      return std::nullopt;
+    }
+    std::optional<std::string> data = TakeString(src, "data");
+    if (!data) {
+      LeaveOut(n, "(" + std::string(what) + ") has no base64 'data' string");
+      return std::nullopt;
+    }
+    auto bytes = blob::Base64Decode(*data);
+    if (!bytes) {
+      LeaveOut(n, "(" + std::string(what) + ") is not valid base64: " + bytes.error().message());
+      return std::nullopt;
+    }
+    return std::move(*bytes);
+  }
+
+  void Block(json& b, size_t n, std::vector<Part>* parts) {
+    if (!b.is_object()) {
+      LeaveOut(n, "is " + KindOf(b) + ", not an object");
+      return;
+    }
     const std::string type = Str(b, "type");
     if (type == "text") {
-      parts.push_back(Part::Text(Str(b, "text")));
+      if (auto text = Required(b, n, type, "text")) parts->push_back(Part::Text(std::move(*text)));
     } else if (type == "thinking") {
-      parts.push_back(Part::Reasoning(Str(b, "thinking")));
+      if (auto text = Required(b, n, type, "thinking")) {
+        parts->push_back(Part::Reasoning(std::move(*text), Str(b, "signature")));
+      }
     } else if (type == "tool_use" || type == "server_tool_use") {
-      auto input = b.find("input");
-      parts.push_back(
-          Part::ToolCall(Str(b, "id"), Str(b, "name"), input == b.end() ? "{}" : input->dump()));
+      auto id = Required(b, n, type, "id");
+      if (!id) return;
+      auto name = Required(b, n, type, "name");
+      if (!name) return;
+      const json& input = MemberOf(b, "input");
+      // The tree came from the parser, so its strings are UTF-8 and dump() is safe.
+      parts->push_back(
+          Part::ToolCall(std::move(*id), std::move(*name), input.is_null() ? "{}" : input.dump()));
     } else if (type == "tool_result") {
-      std::vector<Part> images;
-      Part r =
-          Part::ToolResult(Str(b, "tool_use_id"),
-                           ToolResultText(MemberOr(b, "content", json()), &images, where, sink),
-                           MemberOr(b, "is_error", false));
-      parts.push_back(std::move(r));
-      for (Part& i : images) parts.push_back(std::move(i));
+      ToolResult(b, n, parts);
     } else if (type == "image") {
-      const json& src = MemberOr(b, "source", json::object());
+      json& src = b["source"];
+      if (!src.is_object()) {
+        LeaveOut(n, "(image) has no 'source' object");
+        return;
+      }
       if (Str(src, "type") != "base64") {
         const std::string url = Str(src, "url");
-        if (!url.empty()) parts.push_back(Part::Link(url, "", Str(src, "media_type")));
-        continue;
+        if (!url.empty()) parts->push_back(Part::Link(url, "", Str(src, "media_type")));
+        return;
       }
-      auto bytes = blob::Base64Decode(Str(src, "data"));
-      if (!bytes) {
-        sink.Skip(std::string(where), "an image is not valid base64: " + bytes.error().message());
-        continue;
+      if (auto bytes = ImageBytes(src, n, "image")) {
+        parts->push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
       }
-      parts.push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
     }
     // redacted_thinking, document and unknown blocks carry nothing to show.
   }
-  return parts;
+
+  // A tool_result block: the result (its content's text: a string, or its
+  // text blocks joined) and the images inside it after it.
+  void ToolResult(json& b, size_t n, std::vector<Part>* parts) {
+    auto call_id = Required(b, n, "tool_result", "tool_use_id");
+    if (!call_id) return;  // a result that answers no call cannot be replayed
+    json& content = b["content"];
+    std::string text;
+    std::vector<Part> images;
+    if (content.is_string()) {
+      text = std::move(content.get_ref<std::string&>());
+    } else if (content.is_array()) {
+      for (json& inner : content) {
+        const std::string type = Str(inner, "type");
+        if (type == "text") {
+          std::optional<std::string> t = TakeString(inner, "text");
+          if (!t) continue;
+          if (!text.empty()) text += "\n";
+          text += *t;
+        } else if (type == "image") {
+          json& src = inner["source"];
+          if (!src.is_object()) continue;
+          if (auto bytes = ImageBytes(src, n, "an image in a tool result")) {
+            images.push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
+          }
+        }
+      }
+    } else if (!content.is_null()) {
+      sink_.Skip(where_, "block " + std::to_string(n) + " of the message (tool_result) has " +
+                             "'content' as " + KindOf(content) +
+                             ", not text or blocks; the result is kept without it");
+    }
+    parts->push_back(
+        Part::ToolResult(std::move(*call_id), std::move(text), MemberOr(b, "is_error", false)));
+    for (Part& i : images) parts->push_back(std::move(i));
+  }
+
+  std::string where_;
+  ImportSink& sink_;
+  const std::vector<const json*>& cut_;
+};
+
+// A count of tokens from a usage object: a non-negative integer, else 0 (the
+// store refuses negative counts, and one odd record must not stop a file).
+int64_t Tokens(const json& usage, std::string_view key) {
+  return std::max<int64_t>(0, MemberOr(usage, key, int64_t{0}));
 }
 
-// Writes one line (main or branch) of a transcript file as a session.
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+}
+
+// A message being gathered: one record, or the records of one assistant
+// response.
+struct PendingMessage {
+  Message message;         // the parts of all its records, in order
+  std::string message_id;  // an assistant response's message.id, else empty
+  bool is_meta = false;
+  size_t text_bytes = 0;  // of its parts
+  struct Record {
+    std::string key;   // the uuid, or the record's place when it has none
+    std::string uuid;  // as the source spells it; empty if none
+    std::string where;
+    int64_t ts_ms = 0;
+    size_t parts_end = 0;  // its parts end here in message.parts
+  };
+  std::vector<Record> records;
+
+  // Where the parts of records[i] begin.
+  size_t PartsBegin(size_t i) const { return i == 0 ? 0 : records[i - 1].parts_end; }
+};
+
+// Writes one line (main or branch) of a transcript file as a session. The
+// session is begun with its first event, so a line none of whose records can
+// be read leaves no empty session behind.
 class LineWriter {
  public:
-  LineWriter(ImportSink& sink, std::string session_id, std::string file_label)
-      : sink_(sink), session_id_(std::move(session_id)), label_(std::move(file_label)) {}
+  LineWriter(ImportSink& sink, Session session, std::string file_label)
+      : sink_(sink), session_(std::move(session)), label_(std::move(file_label)) {}
 
-  // One record of the line, parsed.
-  Status Record(const json& r, int64_t line_number) {
+  // One record of the line, parsed (`cut`: its strings cut to the text
+  // budget). Its strings may be moved out.
+  Status Record(json& r, int64_t line_number, const std::vector<const json*>& cut) {
     const std::string where = label_ + ":" + std::to_string(line_number);
     const std::string type = Str(r, "type");
     const std::string uuid = Str(r, "uuid");
@@ -151,7 +296,7 @@ class LineWriter {
     if (type == "system") {
       if (Str(r, "subtype") != "compact_boundary") return Status::Ok();
       RETURN_IF_ERROR(FlushPending());
-      boundary_uuid_ = uuid;
+      boundary_uuid_ = uuid.empty() ? where : uuid;
       boundary_ts_ = ts;
       boundary_text_ = Str(r, "content");
       boundary_where_ = where;
@@ -159,9 +304,21 @@ class LineWriter {
       return Status::Ok();
     }
     if (type != "user" && type != "assistant") return Status::Ok();
-    const json& msg = MemberOr(r, "message", json::object());
+    json& msg = r["message"];
+    if (!msg.is_object()) {
+      sink_.Skip(where, "the " + type + " record's message is " + KindOf(msg) +
+                            ", not an object; the record is left out");
+      return Status::Ok();
+    }
+    json& content = msg["content"];
+    if (!content.is_string() && !content.is_array() && !content.is_null()) {
+      sink_.Skip(where, "the " + type + " record's message.content is " + KindOf(content) +
+                            ", not text or a list of blocks; the record is left out");
+      return Status::Ok();
+    }
+    std::vector<Part> parts =
+        content.is_null() ? std::vector<Part>() : ContentReader(where, sink_, cut).Parts(content);
     if (in_boundary_ && MemberOr(r, "isCompactSummary", false)) {
-      std::vector<Part> parts = ContentParts(MemberOr(msg, "content", json()), where, sink_);
       std::string text;
       for (const Part& p : parts) {
         if (p.type == PartType::kText) text += p.text;
@@ -171,73 +328,156 @@ class LineWriter {
     }
     RETURN_IF_ERROR(EmitBoundary());
     const std::string message_id = Str(msg, "id");
-    if (type == "assistant" && pending_ && !message_id.empty() && message_id == pending_id_) {
+    const std::string key = uuid.empty() ? where : uuid;
+    const bool same_response = type == "assistant" && pending_ && !message_id.empty() &&
+                               message_id == pending_->message_id;
+    if (same_response && pending_->text_bytes + TextBytes(parts) <= kMaxRecordTextBytes) {
       // Claude Code writes each content block of a response as a record of
       // its own; they are one message.
-      for (Part& p : ContentParts(MemberOr(msg, "content", json()), where, sink_)) {
-        pending_->message.parts.push_back(std::move(p));
-      }
+      pending_->text_bytes += TextBytes(parts);
+      for (Part& p : parts) pending_->message.parts.push_back(std::move(p));
+      pending_->records.push_back({key, uuid, where, ts, pending_->message.parts.size()});
       SetUsage(msg, &pending_->message);
       return Status::Ok();
     }
     RETURN_IF_ERROR(FlushPending());
-    Event e;
-    e.type = EventType::kMessage;
-    e.id = StableEventId(session_id_, uuid.empty() ? where : uuid);
-    e.ts_ms = ts;
-    Message& m = e.message;
-    m.parts = ContentParts(MemberOr(msg, "content", json()), where, sink_);
+    if (parts.empty()) {
+      sink_.Skip(where, "a " + type + " record with no content sessiondb can keep");
+      return Status::Ok();
+    }
+    PendingMessage p;
+    Message& m = p.message;
+    p.text_bytes = TextBytes(parts);
+    m.parts = std::move(parts);
     if (type == "assistant") {
       m.role = Role::kAssistant;
       m.model = Str(msg, "model");
       m.provider = "anthropic";
-      SetUsage(msg, &m);
+      // A response too long for one message goes on in another; its usage
+      // is already on the first.
+      if (!same_response) SetUsage(msg, &m);
+      p.message_id = message_id;
     } else {
-      bool all_results = !m.parts.empty();
-      for (const Part& p : m.parts) {
-        if (p.type != PartType::kToolResult && p.type != PartType::kImage) all_results = false;
+      // Role tool for tool results and the images they hold (which follow
+      // them as parts of their own); images alone are the person's.
+      bool any_result = false;
+      bool all_results = true;
+      for (const Part& part : m.parts) {
+        any_result = any_result || part.type == PartType::kToolResult;
+        if (part.type != PartType::kToolResult && part.type != PartType::kImage) {
+          all_results = false;
+        }
       }
-      m.role = all_results ? Role::kTool : Role::kUser;
+      m.role = any_result && all_results ? Role::kTool : Role::kUser;
     }
-    json meta = {{"uuid", uuid}};
-    if (MemberOr(r, "isMeta", false)) meta["is_meta"] = true;
-    m.metadata_json = meta.dump();
-    if (m.parts.empty()) {
-      sink_.Skip(where, "a " + type + " record with no content sessiondb can keep");
-      return Status::Ok();
-    }
-    pending_ = std::move(e);
-    pending_where_ = where;
-    pending_id_ = type == "assistant" ? message_id : "";
+    p.is_meta = MemberOr(r, "isMeta", false);
+    p.records.push_back({key, uuid, where, ts, m.parts.size()});
+    pending_ = std::move(p);
     return Status::Ok();
   }
 
   Status Finish() {
     RETURN_IF_ERROR(EmitBoundary());
-    return FlushPending();
+    RETURN_IF_ERROR(FlushPending());
+    if (!begun_) return Status::Ok();
+    return sink_.EndSession();
   }
 
   int64_t events() const { return seq_; }
 
  private:
   static void SetUsage(const json& msg, Message* m) {
-    auto u = msg.find("usage");
-    if (u == msg.end() || !u->is_object()) return;
+    const json& u = MemberOf(msg, "usage");
+    if (!u.is_object()) return;
     Usage usage;
-    usage.input_tokens = MemberOr(*u, "input_tokens", int64_t{0}) +
-                         MemberOr(*u, "cache_creation_input_tokens", int64_t{0}) +
-                         MemberOr(*u, "cache_read_input_tokens", int64_t{0});
-    usage.cached_tokens = MemberOr(*u, "cache_read_input_tokens", int64_t{0});
-    usage.output_tokens = MemberOr(*u, "output_tokens", int64_t{0});
+    usage.cached_tokens = Tokens(u, "cache_read_input_tokens");
+    usage.input_tokens = SaturatingAdd(
+        SaturatingAdd(Tokens(u, "input_tokens"), Tokens(u, "cache_creation_input_tokens")),
+        usage.cached_tokens);
+    usage.output_tokens = Tokens(u, "output_tokens");
     m->usage = usage;
   }
 
+  Status Begin() {
+    if (begun_) return Status::Ok();
+    begun_ = true;
+    return sink_.BeginSession(session_);
+  }
+
+  Status Add(Event e, std::string_view where) {
+    RETURN_IF_ERROR(Begin());
+    if (e.type != EventType::kMessage || ImportSink::WouldKeep(e.message)) ++seq_;
+    return sink_.Add(std::move(e), where);
+  }
+
+  // Hands the pending message to the sink: as one event, or, when the store
+  // already holds the first records of a response from an import made while
+  // it was being written, as the events the store holds (which the sink
+  // passes over) and one more with the records written since.
   Status FlushPending() {
     if (!pending_) return Status::Ok();
-    Event e = std::move(*pending_);
+    PendingMessage p = std::move(*pending_);
     pending_.reset();
-    if (ImportSink::WouldKeep(e.message)) ++seq_;
-    return sink_.Add(std::move(e), pending_where_);
+    size_t first = 0;
+    while (first < p.records.size()) {
+      const std::string id = StableEventId(session_.id, p.records[first].key);
+      size_t count = p.records.size() - first;
+      if (p.records.size() > 1) {
+        RETURN_IF_ERROR(Begin());
+        ASSIGN_OR_RETURN(std::optional<Event> stored, sink_.StoredEvent(id));
+        if (stored) count = RecordsHeld(*stored, p, first);
+      }
+      RETURN_IF_ERROR(AddRecords(p, first, count, id));
+      first += count;
+    }
+    return Status::Ok();
+  }
+
+  // How many of the response's records, from `first` on, the stored event
+  // holds: the count it keeps in its metadata, or (one record, or an event
+  // imported before the count was kept) as many as make up its parts.
+  static size_t RecordsHeld(const Event& stored, const PendingMessage& p, size_t first) {
+    const size_t left = p.records.size() - first;
+    if (stored.message.pruned) return left;  // its parts are gone: assume it is whole
+    if (Result<json> meta = ParseJson(stored.message.metadata_json)) {
+      const int64_t records = MemberOr(*meta, "records", int64_t{0});
+      if (records >= 1) return std::min(static_cast<size_t>(records), left);
+    }
+    const size_t parts = stored.message.parts.size();
+    const size_t begin = p.PartsBegin(first);
+    for (size_t i = first; i < p.records.size(); ++i) {
+      if (p.records[i].parts_end - begin >= parts) return i - first + 1;
+    }
+    return left;
+  }
+
+  // Adds records [first, first + count) of `p` as one event with id `id`.
+  Status AddRecords(PendingMessage& p, size_t first, size_t count, const std::string& id) {
+    const PendingMessage::Record& head = p.records[first];
+    Event e;
+    e.type = EventType::kMessage;
+    e.id = id;
+    e.ts_ms = head.ts_ms;
+    Message& m = e.message;
+    m.role = p.message.role;
+    m.model = p.message.model;
+    m.provider = p.message.provider;
+    // The usage Claude Code writes is the whole response's: one event has it.
+    if (first == 0) m.usage = p.message.usage;
+    const size_t begin = p.PartsBegin(first);
+    const size_t end = p.records[first + count - 1].parts_end;
+    for (size_t i = begin; i < end; ++i) m.parts.push_back(std::move(p.message.parts[i]));
+    json meta = json::object();
+    if (!head.uuid.empty()) meta["uuid"] = head.uuid;
+    if (count > 1) meta["records"] = count;
+    if (first > 0) meta["continues"] = p.records[0].uuid;
+    if (p.is_meta) meta["is_meta"] = true;
+    m.metadata_json = meta.dump();
+    if (m.parts.empty()) {
+      sink_.Skip(head.where, "an assistant record with no content sessiondb can keep");
+      return Status::Ok();
+    }
+    return Add(std::move(e), head.where);
   }
 
   Status EmitBoundary() {
@@ -247,29 +487,65 @@ class LineWriter {
     if (seq_ == 0) return Status::Ok();  // nothing before it to stand in for
     Event e;
     e.type = EventType::kCompaction;
-    e.id = StableEventId(session_id_, boundary_uuid_.empty() ? boundary_where_ : boundary_uuid_);
+    e.id = StableEventId(session_.id, boundary_uuid_);
     e.ts_ms = boundary_ts_;
     e.compaction.from_seq = 1;
     e.compaction.to_seq = seq_;
     e.compaction.summary = boundary_text_.empty() ? "Conversation compacted" : boundary_text_;
     e.compaction.strategy = "claude-code-compact";
-    ++seq_;
-    return sink_.Add(std::move(e), boundary_where_);
+    return Add(std::move(e), boundary_where_);
   }
 
   ImportSink& sink_;
-  std::string session_id_;
+  Session session_;
   std::string label_;
+  bool begun_ = false;
   int64_t seq_ = 0;  // events the sink holds for this session so far
-  std::optional<Event> pending_;
-  std::string pending_where_;
-  std::string pending_id_;
+  std::optional<PendingMessage> pending_;
   bool in_boundary_ = false;
   std::string boundary_uuid_;
   std::string boundary_text_;
   std::string boundary_where_;
   int64_t boundary_ts_ = 0;
 };
+
+// One record with a uuid (or a conversation record without one) in the graph.
+struct Node {
+  uint64_t key = 0;
+  uint64_t parent_key = 0;  // as the record names it (0: none)
+  int64_t offset = 0;
+  int64_t line = 0;
+  int32_t parent = -1;  // the node it continues, once resolved (-1: a root)
+  uint32_t length = 0;
+  uint32_t group = 0;           // its sessionId, an index into FileImport::groups_
+  int32_t owner = -1;           // the line it belongs to
+  bool conversational = false;  // user / assistant / system
+  bool has_child = false;       // in its own group
+  bool sidechain = false;
+};
+
+// The records of one sessionId in a file.
+struct Group {
+  std::string source_id;  // the sessionId, decoded; empty when missing or unreadable
+  uint64_t raw_key = 0;   // of the sessionId as written, to tell unreadable ones apart
+  std::string cwd;
+  // The leaf of its main line: its last conversational record off side
+  // chains, or, when it has none, its last.
+  int64_t last_conversational = -1;
+  bool ends_off_sidechain = false;  // last_conversational is off side chains
+  int32_t main_line = -1;
+};
+
+struct Line {
+  std::vector<uint32_t> nodes;  // in chain order
+  uint32_t group = 0;
+  bool group_main = false;  // the main line of its group (else a branch)
+  int32_t fork_node = -1;   // the record it continues from another line, if any
+  int32_t fork_owner = -1;  // that record's line
+  bool sidechain = false;
+};
+
+constexpr uint32_t kNoGroup = std::numeric_limits<uint32_t>::max();
 
 class FileImport {
  public:
@@ -283,30 +559,30 @@ class FileImport {
   Status Run() {
     RETURN_IF_ERROR(Scan());
     if (last_conversational_ < 0) return Status::Ok();
+    AssignGroups();
+    ResolveParents();
     BuildLines();
-    std::FILE* f = std::fopen(path_.c_str(), "rb");
-    if (!f) return Status::Io("cannot reopen " + path_.string());
-    Status s = Status::Ok();
-    for (size_t i = 0; i < lines_.size() && s.ok(); ++i) s = WriteLine(f, i);
-    std::fclose(f);
-    if (s.ok()) sink_.Progress(total_bytes_, total_bytes_);
-    return s;
+    for (size_t i = 0; i < lines_.size(); ++i) RETURN_IF_ERROR(WriteLine(i));
+    sink_.Progress(total_bytes_, total_bytes_);
+    return Status::Ok();
   }
 
  private:
   // Pass 1: the graph.
   Status Scan() {
-    ASSIGN_OR_RETURN(auto reader, JsonlReader::Open(path_.string()));
+    ASSIGN_OR_RETURN(reader_, JsonlReader::Open(path_.string()));
+    JsonlReader* reader = reader_.get();
+    reader->OnLongLine(kWaitForWriterBytes, [this] { WaitForWriter(); });
     JsonlReader::Line line;
     ScannedValue v[9];
-    int64_t offset = 0;
+    std::unordered_map<std::string, uint32_t> groups;  // raw sessionId -> group
     while (true) {
       ASSIGN_OR_RETURN(bool more, reader->Next(&line));
       if (!more) break;
-      const int64_t start = offset;
-      offset = reader->bytes_read();
       // The scan is the first half of the work shown; writing, the second.
-      if ((line.number & 1023) == 0) sink_.Progress(offset / 2, reader->total_bytes());
+      if ((line.number & 1023) == 0) {
+        sink_.Progress(reader->bytes_read() / 2, reader->total_bytes());
+      }
       const std::string where = label_ + ":" + std::to_string(line.number);
       if (line.too_long) {
         sink_.Skip(where, "the line is longer than the limit of " + std::to_string(kMaxLineBytes) +
@@ -318,191 +594,340 @@ class FileImport {
                         {"uuid", "parentUuid", "logicalParentUuid", "type", "sessionId", "cwd",
                          "isSidechain", "summary", "leafUuid"},
                         v)) {
-        sink_.Skip(where, line.at_eof_without_newline
-                              ? "the last line is cut short (no newline, not whole JSON)"
-                              : "the line is not a JSON object");
+        // The scan only balances brackets; the parser says what is wrong.
+        sink_.Skip(where, JsonLineProblem(line).value_or("the line is not a JSON object"));
         continue;
       }
       const std::string_view type = v[3].raw;
       if (type == "summary" && v[7].found) {
-        summaries_.emplace_back(Key(v[8].raw), std::string(line.text));
+        summaries_.push_back({Key(v[8].raw), line.offset, line.raw_size});
         continue;
       }
-      if (!v[0].found || !v[0].is_string) continue;  // snapshots, queue operations...
-      if (session_source_.empty()) session_source_ = ScannedString(v[4]).value_or("");
-      if (cwd_.empty()) cwd_ = ScannedString(v[5]).value_or("");
       Node n;
-      n.key = Key(v[0].raw);
+      n.conversational =
+          v[3].is_string && (type == "user" || type == "assistant" || type == "system");
+      if (v[0].found && v[0].is_string) {
+        n.key = Key(v[0].raw);
+      } else if (n.conversational) {
+        // Kept by its place in the file: it continues the record before it.
+        n.key = Key("line/" + std::to_string(line.number));
+      } else {
+        continue;  // snapshots, queue operations... (docs/interop.md)
+      }
       if (v[1].is_string) {
-        n.parent = Key(v[1].raw);
+        n.parent_key = Key(v[1].raw);
       } else if (v[2].is_string) {
-        n.parent = Key(v[2].raw);  // a compact boundary continues its logical parent
+        n.parent_key = Key(v[2].raw);  // a compact boundary continues its logical parent
       }
-      n.offset = start;
-      n.length = static_cast<uint32_t>(line.text.size());
+      n.group = v[4].is_string ? GroupOf(v[4], groups) : kNoGroup;
+      if (n.group != kNoGroup && groups_[n.group].cwd.empty()) {
+        groups_[n.group].cwd = ScannedString(v[5]).value_or("");
+      }
+      n.offset = line.offset;
+      n.length = static_cast<uint32_t>(line.raw_size);
       n.line = line.number;
-      n.conversational = type == "user" || type == "assistant" || type == "system";
       n.sidechain = v[6].raw == "true";
-      if (index_.emplace(n.key, static_cast<uint32_t>(nodes_.size())).second) {
-        if (n.conversational) last_conversational_ = static_cast<int64_t>(nodes_.size());
-        nodes_.push_back(n);
+      auto [it, inserted] = index_.emplace(n.key, static_cast<uint32_t>(nodes_.size()));
+      if (!inserted) {
+        if (n.conversational) {
+          sink_.Skip(where, "the record repeats the uuid of line " +
+                                std::to_string(nodes_[it->second].line) +
+                                "; the first one is kept");
+        }
+        continue;
       }
+      if (n.conversational) last_conversational_ = static_cast<int64_t>(nodes_.size());
+      nodes_.push_back(n);
     }
     total_bytes_ = reader->total_bytes();
     sink_.Progress(total_bytes_ / 2, total_bytes_);
     return Status::Ok();
   }
 
-  const Node* Parent(const Node& n) const {
-    if (n.parent == 0) return nullptr;
-    auto it = index_.find(n.parent);
-    return it == index_.end() ? nullptr : &nodes_[it->second];
+  uint32_t GroupOf(const ScannedValue& session_id,
+                   std::unordered_map<std::string, uint32_t>& groups) {
+    auto [it, inserted] =
+        groups.emplace(std::string(session_id.raw), static_cast<uint32_t>(groups_.size()));
+    if (inserted) {
+      groups_.push_back(
+          {.source_id = ScannedString(session_id).value_or(""), .raw_key = Key(session_id.raw)});
+    }
+    return it->second;
+  }
+
+  // A sub-agent's transcript (agent-<id>.jsonl), whose records are all on
+  // side chains.
+  bool IsAgentFile() const { return path_.stem().string().rfind("agent-", 0) == 0; }
+
+  // Records that name no sessionId belong with the record before them (or,
+  // at the start of the file, the first that names one); then which group
+  // is the file's own session.
+  void AssignGroups() {
+    uint32_t previous = kNoGroup;
+    for (Node& n : nodes_) {
+      if (n.group == kNoGroup) n.group = previous;
+      previous = n.group;
+    }
+    uint32_t first = kNoGroup;
+    for (const Node& n : nodes_) {
+      if (n.group != kNoGroup) {
+        first = n.group;
+        break;
+      }
+    }
+    if (first == kNoGroup) {
+      groups_.push_back({});
+      first = static_cast<uint32_t>(groups_.size() - 1);
+    }
+    for (Node& n : nodes_) {
+      if (n.group == kNoGroup) n.group = first;
+    }
+    // The main line ends at the last record off side chains: an inline
+    // sub-agent run written last is a branch, not the conversation. (In a
+    // sub-agent's file every record is on a side chain; so is a group that
+    // holds nothing else.)
+    const bool agent_file = IsAgentFile();
+    int64_t last_main = last_conversational_;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (!nodes_[i].conversational) continue;
+      Group& group = groups_[nodes_[i].group];
+      if (agent_file || !nodes_[i].sidechain) {
+        group.last_conversational = static_cast<int64_t>(i);
+        group.ends_off_sidechain = true;
+        last_main = static_cast<int64_t>(i);
+      } else if (!group.ends_off_sidechain) {
+        group.last_conversational = static_cast<int64_t>(i);
+      }
+    }
+    // Claude Code names a session's file after its sessionId; a sub-agent's
+    // file holds the parent's, and its own session is its last record's.
+    main_group_ = nodes_[static_cast<size_t>(last_main)].group;
+    const std::string stem = path_.stem().string();
+    for (uint32_t g = 0; g < groups_.size(); ++g) {
+      if (groups_[g].source_id == stem && groups_[g].last_conversational >= 0) main_group_ = g;
+    }
+  }
+
+  // Each record's parent: the one it names, when the file holds it, else the
+  // record before it in file order of the same session. Claude Code leaves
+  // parentUuid null only where a conversation starts, so a transcript whose
+  // records all lack it (another tool's, or damaged) still reads as one
+  // conversation. In a session's file, a side chain's first record stays a
+  // root: each sub-agent run written inline starts one.
+  void ResolveParents() {
+    const bool agent_file = IsAgentFile();
+    std::vector<int32_t> previous(groups_.size(), -1);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      Node& n = nodes_[i];
+      if (n.parent_key != 0) {
+        auto it = index_.find(n.parent_key);
+        if (it != index_.end() && it->second != i) n.parent = static_cast<int32_t>(it->second);
+      }
+      const bool main_chain = agent_file || !n.sidechain;
+      if (n.parent < 0 && main_chain) n.parent = previous[n.group];
+      if (n.conversational && main_chain) previous[n.group] = static_cast<int32_t>(i);
+    }
   }
 
   void BuildLines() {
-    for (Node& n : nodes_) {
-      if (n.parent == 0) continue;
-      auto it = index_.find(n.parent);
-      if (it != index_.end()) nodes_[it->second].has_child = true;
+    for (const Node& n : nodes_) {
+      if (n.parent >= 0 && nodes_[n.parent].group == n.group) nodes_[n.parent].has_child = true;
     }
     auto take = [&](uint32_t leaf) {
       Line l;
       const int32_t owner = static_cast<int32_t>(lines_.size());
-      Node* n = &nodes_[leaf];
-      while (n && n->owner < 0) {
-        n->owner = owner;
-        l.nodes.push_back(static_cast<uint32_t>(n - nodes_.data()));
-        l.sidechain = l.sidechain || n->sidechain;
-        const Node* p = Parent(*n);
-        if (p && p->owner >= 0) {
-          l.fork_key = p->key;
-          l.fork_owner = p->owner;
-        }
-        n = const_cast<Node*>(p);
+      l.group = nodes_[leaf].group;
+      Group& group = groups_[l.group];
+      l.group_main = group.main_line < 0;
+      if (l.group_main) group.main_line = owner;
+      int32_t n = static_cast<int32_t>(leaf);
+      while (n >= 0 && nodes_[n].owner < 0 && nodes_[n].group == l.group) {
+        nodes_[n].owner = owner;
+        l.nodes.push_back(static_cast<uint32_t>(n));
+        l.sidechain = l.sidechain || nodes_[n].sidechain;
+        n = nodes_[n].parent;
       }
+      // Where it joins a line already taken, or another session's record.
+      l.fork_node = n;
       std::reverse(l.nodes.begin(), l.nodes.end());
       lines_.push_back(std::move(l));
     };
-    take(static_cast<uint32_t>(last_conversational_));
+    take(static_cast<uint32_t>(groups_[main_group_].last_conversational));
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (groups_[g].main_line < 0 && groups_[g].last_conversational >= 0) {
+        take(static_cast<uint32_t>(groups_[g].last_conversational));
+      }
+    }
     for (uint32_t i = 0; i < nodes_.size(); ++i) {
       if (!nodes_[i].has_child && nodes_[i].conversational && nodes_[i].owner < 0) take(i);
     }
+    for (size_t i = 0; i < lines_.size(); ++i) {
+      Line& l = lines_[i];
+      if (l.fork_node >= 0 && nodes_[l.fork_node].owner != static_cast<int32_t>(i)) {
+        l.fork_owner = nodes_[l.fork_node].owner;
+      }
+    }
+  }
+
+  // The source id of a group's sessions: for the file's own session the
+  // file's stem (Claude Code names files after their session), qualified by
+  // the parent session for sub-agent files, whose records carry the parent's
+  // sessionId; for another sessionId found in the file, that id under the
+  // file's.
+  std::string GroupSourceId(uint32_t g) const {
+    const std::string stem = path_.stem().string();
+    std::string base = stem;
+    if (stem.rfind("agent-", 0) == 0) {
+      std::string parent = groups_[main_group_].source_id;
+      if (parent.empty()) parent = path_.parent_path().filename().string();
+      base = parent + "/" + stem;
+    }
+    if (g == main_group_) return base;
+    const Group& group = groups_[g];
+    return base + "/session/" +
+           (group.source_id.empty() ? "unreadable-" + std::to_string(group.raw_key)
+                                    : group.source_id);
   }
 
   std::string LineSessionId(size_t i) const {
-    std::string base = SourceId();
-    if (i == 0) return StableSessionId(kFormat, base);
-    const Node& first = nodes_[lines_[i].nodes.front()];
+    const Line& l = lines_[i];
+    const std::string base = GroupSourceId(l.group);
+    if (l.group_main) return StableSessionId(kFormat, base);
+    const Node& first = nodes_[l.nodes.front()];
     return StableSessionId(kFormat, base + "/branch/" + std::to_string(first.key));
   }
 
-  // The source id of the file's main session: the file's stem (Claude Code
-  // names files after their session), qualified by the parent session for
-  // sub-agent files, whose records carry the parent's sessionId.
-  std::string SourceId() const {
-    const std::string stem = path_.stem().string();
-    if (stem.rfind("agent-", 0) == 0) {
-      std::string parent = session_source_;
-      if (parent.empty()) parent = path_.parent_path().filename().string();
-      return parent + "/" + stem;
-    }
-    return stem;
-  }
-
-  std::string Title(const Line& l) const {
+  std::string Title(const Line& l) {
     // A summary record names a line by its leaf.
     const uint64_t leaf = nodes_[l.nodes.back()].key;
-    for (const auto& [key, text] : summaries_) {
-      if (key != leaf) continue;
-      Result<json> summary = ParseJson(text);
+    for (const SummarySpan& span : summaries_) {
+      if (span.leaf != leaf) continue;
+      Result<std::string_view> text = reader_->ReadAt(span.offset, span.raw_size);
+      if (!text) return "";
+      Result<json> summary = ParseJson(*text);
       if (!summary || !summary->is_object()) return "";
-      const auto it = summary->find("summary");
-      return it != summary->end() && it->is_string() ? it->get<std::string>() : "";
+      return Str(*summary, "summary");
     }
     return "";
   }
 
-  Status WriteLine(std::FILE* f, size_t i) {
+  std::string SessionMetadata(size_t i) {
     const Line& l = lines_[i];
-    // Branches made only of records with nothing to show are left out.
-    bool any = false;
-    for (uint32_t n : l.nodes) any = any || nodes_[n].conversational;
-    if (!any) return Status::Ok();
+    const Group& group = groups_[l.group];
+    json meta = {{"source", kFormat}, {"source_file", label_}};
+    if (!group.source_id.empty()) meta["source_session_id"] = group.source_id;
+    if (!group.cwd.empty()) meta["cwd"] = group.cwd;
+    const std::string stem = path_.stem().string();
+    if (i == 0 && stem.rfind("agent-", 0) == 0 && !group.source_id.empty()) {
+      meta["subagent_of"] = StableSessionId(kFormat, group.source_id);
+      meta["agent_id"] = stem.substr(6);
+    }
+    if (l.fork_owner >= 0) {
+      meta["forked_from"] = LineSessionId(static_cast<size_t>(l.fork_owner));
+      // The uuid of the record it forked at, as the source spells it.
+      meta["fork_uuid"] = ForkUuid(static_cast<uint32_t>(l.fork_node));
+    } else if (!l.group_main) {
+      meta["forked_from"] = LineSessionId(static_cast<size_t>(group.main_line));
+    }
+    if (!l.group_main && l.sidechain) meta["sidechain"] = true;
+    return meta.dump();
+  }
+
+  Status WriteLine(size_t i) {
+    const Line& l = lines_[i];
     Session s;
     s.id = LineSessionId(i);
     s.title = Title(l);
-    json meta = {{"source", kFormat}, {"source_file", label_}};
-    if (!session_source_.empty()) meta["source_session_id"] = session_source_;
-    if (!cwd_.empty()) meta["cwd"] = cwd_;
-    const std::string stem = path_.stem().string();
-    if (i == 0 && stem.rfind("agent-", 0) == 0 && !session_source_.empty()) {
-      meta["subagent_of"] = StableSessionId(kFormat, session_source_);
-      meta["agent_id"] = stem.substr(6);
-    }
-    if (i > 0) {
-      meta["forked_from"] = LineSessionId(l.fork_owner >= 0 ? l.fork_owner : 0);
-      if (l.fork_owner >= 0) {
-        // The uuid of the record it forked at, as the source spells it.
-        meta["fork_uuid"] = ForkUuid(f, l.fork_key);
-      }
-      if (l.sidechain) meta["sidechain"] = true;
-    }
-    s.metadata_json = meta.dump();
-    RETURN_IF_ERROR(sink_.BeginSession(s));
-    LineWriter writer(sink_, s.id, label_);
-    std::string buf;
+    s.metadata_json = SessionMetadata(i);
+    LineWriter writer(sink_, std::move(s), label_);
     for (uint32_t idx : l.nodes) {
       const Node& n = nodes_[idx];
       if (!n.conversational) continue;
-      buf.resize(n.length);
-      if (fseeko(f, n.offset, SEEK_SET) != 0 ||
-          std::fread(buf.data(), 1, n.length, f) != n.length) {
-        return Status::Io("cannot read " + path_.string() + " line " + std::to_string(n.line));
-      }
+      if (n.length > kWaitForWriterBytes) WaitForWriter();
+      ASSIGN_OR_RETURN(std::string_view text, reader_->ReadAt(n.offset, n.length));
       written_bytes_ += n.length;
       if ((++written_records_ & 1023) == 0) {
         sink_.Progress(total_bytes_ / 2 + written_bytes_ / 2, total_bytes_);
       }
-      Result<json> parsed = ParseJson(std::string_view(buf.data(), buf.size()));
-      if (!parsed || !parsed->is_object()) {
-        sink_.Skip(label_ + ":" + std::to_string(n.line),
-                   !parsed && IsJsonNestingError(parsed.error()) ? parsed.error().message()
-                                                                 : "the line is not valid JSON");
-        continue;
-      }
-      json& r = *parsed;
-      RETURN_IF_ERROR(writer.Record(r, n.line));
+      const std::string where = label_ + ":" + std::to_string(n.line);
+      std::vector<const json*> cut;
+      std::optional<json> record = ParseRecord(text, where, &cut);
+      if (!record) continue;
+      RETURN_IF_ERROR(writer.Record(*record, n.line, cut));
     }
-    RETURN_IF_ERROR(writer.Finish());
-    return sink_.EndSession();
+    return writer.Finish();
   }
 
-  std::string ForkUuid(std::FILE* f, uint64_t key) const {
-    auto it = index_.find(key);
-    if (it == index_.end()) return "";
-    const Node& n = nodes_[it->second];
-    std::string buf(n.length, '\0');
-    if (fseeko(f, n.offset, SEEK_SET) != 0 || std::fread(buf.data(), 1, n.length, f) != n.length) {
-      return "";
+  // The record `text` at `where` parsed, or nullopt with a skip. A long one
+  // is parsed lean and keeps kMaxRecordTextBytes of its long strings (*cut:
+  // the ones cut); its line is let go once it is parsed.
+  std::optional<json> ParseRecord(std::string_view text, const std::string& where,
+                                  std::vector<const json*>* cut) {
+    if (text.size() <= kLeanParseBytes) {
+      Result<json> parsed = ParseJson(text);
+      if (parsed && parsed->is_object()) return std::move(*parsed);
+      sink_.Skip(where, JsonLineProblem(text, false).value_or("the line is not a JSON object"));
+      return std::nullopt;
     }
+    Result<LeanDocument> lean = ParseLean(text, kLongStringBytes, kMaxLeanBytes);
+    Status inflated =
+        lean ? InflateLongStrings(&*lean, kMaxRecordTextBytes, kCutNote, cut) : lean.error();
+    reader_->ReleaseLine();
+    if (!inflated.ok() || !lean->tree.is_object()) {
+      sink_.Skip(where, inflated.ok()
+                            ? "the line is JSON but " + JsonKindPhrase(lean->tree.type_name()) +
+                                  ", not an object"
+                            : "the record is left out: " + inflated.message());
+      return std::nullopt;
+    }
+    if (!cut->empty()) {
+      sink_.Skip(where,
+                 "the record holds more than the " + std::to_string(kMaxRecordTextBytes >> 20) +
+                     " MiB of text the import keeps of one record: " + std::to_string(cut->size()) +
+                     " of its strings are cut there, each ending in a note");
+    }
+    return std::move(lean->tree);
+  }
+
+  // Lets the writer finish what it was handed (the sink's store() waits for
+  // it), before a long record is read, and gives back what the long ones
+  // before it left free: glibc keeps freed blocks under 32 MiB in its heaps
+  // (so a few long records in a row held the RSS of many).
+  void WaitForWriter() {
+    (void)sink_.store();
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+  }
+
+  std::string ForkUuid(uint32_t node) {
+    const Node& n = nodes_[node];
+    Result<std::string_view> text = reader_->ReadAt(n.offset, n.length);
+    if (!text) return "";
     ScannedValue v[1];
-    if (!ScanTopLevel(buf, {"uuid"}, v)) return "";
+    if (!ScanTopLevel(*text, {"uuid"}, v)) return "";
     return ScannedString(v[0]).value_or("");
   }
 
   fs::path path_;
   ImportSink& sink_;
   std::string label_;
-  std::vector<Node> nodes_;
+  std::vector<Node> nodes_;  // in file order
   std::unordered_map<uint64_t, uint32_t> index_;
-  std::vector<std::pair<uint64_t, std::string>> summaries_;  // leaf key, the record
+  std::vector<Group> groups_;
+  uint32_t main_group_ = 0;
+  std::unique_ptr<JsonlReader> reader_;  // pass 1 reads on, pass 2 reads back
+  struct SummarySpan {
+    uint64_t leaf = 0;  // the key of the line's last record it names
+    int64_t offset = 0;
+    int64_t raw_size = 0;
+  };
+  std::vector<SummarySpan> summaries_;
   std::vector<Line> lines_;
   int64_t last_conversational_ = -1;
   int64_t total_bytes_ = 0;
   int64_t written_bytes_ = 0;  // of the records written so far (each is in one line)
   int64_t written_records_ = 0;
-  std::string session_source_;
-  std::string cwd_;
 };
 
 bool IsTranscript(const fs::path& p) { return p.extension() == ".jsonl"; }

@@ -465,8 +465,10 @@ class RolloutImport {
     } else if (item == "reasoning") {
       m.role = Role::kAssistant;
       std::string text = ReasoningText(*payload);
-      if (text.empty()) return Status::Ok();  // encrypted only: nothing readable
-      m.parts.push_back(Part::Reasoning(std::move(text)));
+      // encrypted_content lets the provider take the reasoning back.
+      std::string encrypted = Str(*payload, "encrypted_content");
+      if (text.empty() && encrypted.empty()) return Status::Ok();  // nothing to keep
+      m.parts.push_back(Part::Reasoning(std::move(text), std::move(encrypted)));
     } else {
       return Status::Ok();  // item kinds with nothing to show
     }

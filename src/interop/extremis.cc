@@ -123,6 +123,12 @@ IndexInfo ReadIndex(const fs::path& dir, ImportSink& sink) {
   return info;
 }
 
+// What an Extremis message without an id is known by, as ImportSink's
+// MessageFingerprint: its role, time and text.
+std::string Fingerprint(const Message& m) {
+  return std::string(RoleName(m.role)) + "\n" + std::to_string(m.ts_ms) + "\n" + m.Text();
+}
+
 // The compaction event standing for the first `covers` messages of a
 // session whose last message so far has seq `last_seq`.
 Event SummaryEvent(const json& summary, const std::string& session_id, int64_t last_seq) {
@@ -192,7 +198,7 @@ Status ImportSession(const fs::path& file, const IndexInfo& index, ImportSink& s
     }
   }
 
-  RETURN_IF_ERROR(sink.BeginSession(session));
+  RETURN_IF_ERROR(sink.BeginSession(session, Fingerprint));
   int64_t index_in_file = 0;
   int64_t added = 0;
   bool summary_added = false;
@@ -211,13 +217,15 @@ Status ImportSession(const fs::path& file, const IndexInfo& index, ImportSink& s
     }
     Event e;
     e.type = EventType::kMessage;
-    std::string mid = StringOf(Field(m, {"id"}));
-    if (mid.empty()) mid = "index-" + std::to_string(index_in_file - 1);
-    e.id = StableEventId(session.id, mid);
+    // A message without an id is known by its Fingerprint (the sink names
+    // it), never by its place: a message added before it would shift it.
+    const std::string mid = StringOf(Field(m, {"id"}));
+    if (!mid.empty()) e.id = StableEventId(session.id, mid);
     e.ts_ms = DateMs(Field(m, {"timestamp"}));
     e.message.role = *parsed;
     e.message.parts.push_back(Part::Text(content));
-    json mmeta = {{"extremis_id", mid}};
+    json mmeta = json::object();
+    if (!mid.empty()) mmeta["extremis_id"] = mid;
     if (const json* ctx = Field(m, {"contextData"}); ctx && ctx->is_string()) {
       // Swift encodes Data as base64; the context inside is JSON.
       auto raw = blob::Base64Decode(ctx->get<std::string>());

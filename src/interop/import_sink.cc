@@ -9,6 +9,7 @@
 #include "core/json_parse.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
+#include "store/message_preparer.h"
 #include "store/store_common.h"
 
 namespace sessiondb::interop {
@@ -29,6 +30,29 @@ int64_t TextBytes(const Event& e) {
   return static_cast<int64_t>(n);
 }
 
+// How many stored events a re-import reads at a time to learn their
+// identities: few, since an event's text may be large.
+constexpr int64_t kIdentityPageEvents = 128;
+
+// 16 hex digits as a number, or nullopt.
+std::optional<uint64_t> ParseHex64(std::string_view hex) {
+  if (hex.size() != 16) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : hex) {
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return std::nullopt;
+    v = (v << 4) | static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+// The record identity an id made by ImportedEventId for the session whose
+// hash begins `session_prefix` carries, or nullopt for any other id.
+std::optional<uint64_t> ImportedIdentity(std::string_view id, std::string_view session_prefix) {
+  if (id.size() != 36 || !id.starts_with(session_prefix) || id[23] != '-') return std::nullopt;
+  return ParseHex64(std::string(id.substr(19, 4)) + std::string(id.substr(24, 12)));
+}
+
 int ToInt(std::string_view s) {
   int v = 0;
   for (char c : s) v = v * 10 + (c - '0');
@@ -36,6 +60,10 @@ int ToInt(std::string_view s) {
 }
 
 }  // namespace
+
+uint64_t IdentityOf(std::string_view id) {
+  return *ParseHex64(std::string_view(blob::Sha256Hex(id)).substr(0, 16));
+}
 
 std::string StableSessionId(std::string_view format, std::string_view source_id) {
   if (ValidateSessionId(source_id).ok()) return std::string(source_id);
@@ -113,11 +141,13 @@ std::optional<int64_t> ParseIsoTime(std::string_view t) {
   return (static_cast<int64_t>(secs) - offset_s) * 1000 + millis;
 }
 
-ImportSink::ImportSink(Store& store, ImportReport* report, ProgressFn progress, RunLimits limits)
+ImportSink::ImportSink(Store& store, ImportReport* report, ProgressFn progress, RunLimits limits,
+                       int64_t max_attachment_bytes)
     : store_(store),
       report_(report),
       progress_(std::move(progress)),
       limits_(limits),
+      max_attachment_bytes_(max_attachment_bytes),
       writer_(store) {}
 
 void ImportSink::Skip(std::string where, std::string reason) {
@@ -127,14 +157,60 @@ void ImportSink::Skip(std::string where, std::string reason) {
   }
 }
 
+std::string ImportSink::OverLimitReason(int64_t size) const {
+  return "it is " + FormatBytes(size) + "; an import stores attachments up to " +
+         FormatBytes(max_attachment_bytes_) +
+         " (--max-attachment-bytes), so only its descriptor is kept";
+}
+
+std::optional<Part> ImportSink::NotStoredPart(PartType type, std::string_view head, int64_t size,
+                                              std::string_view declared_mime, std::string name,
+                                              std::string_view where) {
+  Part p;
+  p.type = type;
+  Resource r;
+  r.mime = blob::NormalizeMime(declared_mime);
+  auto media = blob::SniffMedia(head);
+  if (media && !head.empty() && media->is_image) {
+    p.type = PartType::kImage;  // as a stored file that is an image would be
+    r.mime = media->mime;
+    r.width = media->width;
+    r.height = media->height;
+  } else if (!media && type == PartType::kImage && blob::IsSupportedImageMime(r.mime)) {
+    // An image signature whose header runs past the head: described as declared.
+  } else if (type == PartType::kImage) {
+    const std::string label = name.empty() ? "an attachment" : "'" + name + "'";
+    Skip(std::string(where), label + " is said to be an image but its first bytes are " +
+                                 (media ? media->mime : "not an image's") +
+                                 "; the part is left out");
+    return std::nullopt;
+  } else if (media && r.mime.empty()) {
+    r.mime = media->mime;
+  }
+  r.size = size;
+  r.origin = Origin::kInline;
+  r.name = std::move(name);
+  r.not_stored = OverLimitReason(size);
+  p.resource = std::move(r);
+  return p;
+}
+
+void ImportSink::NoteNotStored(std::string_view where, const Resource& r) {
+  ++report_->attachments_not_stored;
+  if (report_->not_stored.size() < kMaxSkippedListed) {
+    const std::string label = r.name.empty() ? "an attachment" : "'" + r.name + "'";
+    report_->not_stored.push_back({std::string(where), label + ": " + r.not_stored});
+  }
+}
+
 void ImportSink::Progress(int64_t done, int64_t total) {
   if (!progress_) return;
   if (!file_frame_) return progress_(done, total);
   const FileFrame& f = *file_frame_;
-  const int64_t within = total > 0 ? static_cast<int64_t>(static_cast<double>(done) /
-                                                          static_cast<double>(total) *
-                                                          static_cast<double>(f.size))
-                                   : 0;
+  const int64_t within =
+      total > 0 ? static_cast<int64_t>(static_cast<double>(done) / static_cast<double>(total) *
+                                       static_cast<double>(f.size))
+                : 0;
   progress_(f.before + std::min(within, f.size), f.overall);
 }
 
@@ -168,9 +244,19 @@ std::optional<std::string> UnstorableField(const Message& m) {
   return std::nullopt;
 }
 
+// Whether message `m` has parts, all of them text or reasoning of nothing
+// but whitespace: the store refuses it (PartHasContent).
+bool OnlyWhitespace(const Message& m) {
+  if (m.parts.empty()) return false;  // ResolveAttachments says why
+  for (const Part& p : m.parts) {
+    if (p.source || PartHasContent(p)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-Status ImportSink::BeginSession(const Session& session) {
+Status ImportSink::BeginSession(const Session& session, MessageFingerprint fingerprint) {
   if (open_) return Status::Internal("BeginSession while session " + session_.id + " is open");
   RETURN_IF_ERROR(ValidateSessionId(session.id));
   if (!session.parent_id.empty()) {
@@ -188,6 +274,10 @@ Status ImportSink::BeginSession(const Session& session) {
   next_seq_ = 1;
   last_ts_ = 0;
   added_ = 0;
+  fingerprint_ = std::move(fingerprint);
+  source_fingerprints_.clear();
+  store_seq_of_source_.clear();
+  stored_.clear();
   pending_.clear();
   pending_blobs_.clear();
   pending_blob_bytes_ = 0;
@@ -203,10 +293,13 @@ Status ImportSink::BeginSession(const Session& session) {
   if (existing) {
     exists_ = true;
     written_ = true;
-    stored_last_seq_ = existing->last_seq;
+    next_seq_ = existing->last_seq + 1;
+    if (Status s = LoadStoredIdentities(); !s.ok()) {
+      open_ = false;
+      return s;
+    }
   } else if (existing.error().code() == StatusCode::kNotFound) {
     exists_ = false;
-    stored_last_seq_ = 0;
   } else {
     open_ = false;
     return existing.error();
@@ -214,9 +307,66 @@ Status ImportSink::BeginSession(const Session& session) {
   return Status::Ok();
 }
 
+std::string ImportSink::FingerprintId(const Message& m,
+                                      std::unordered_map<std::string, int64_t>* seen) const {
+  const std::string print = blob::Sha256Hex(fingerprint_(m));
+  const int64_t occurrence = ++(*seen)[print];
+  return StableEventId(session_.id, "fingerprint/" + print + "/" + std::to_string(occurrence));
+}
+
+Status ImportSink::LoadStoredIdentities() {
+  const std::string prefix = blob::Sha256Hex(session_.id).substr(0, 8);
+  std::unordered_map<std::string, int64_t> fingerprints;
+  for (int64_t from = 1;;) {
+    ASSIGN_OR_RETURN(std::vector<Event> page,
+                     store_.ReadEvents(session_.id, from, kIdentityPageEvents));
+    for (const Event& e : page) {
+      // An event an import stored carries its record's identity in its id;
+      // one an export wrote out comes back under that id as the record's.
+      if (std::optional<uint64_t> imported = ImportedIdentity(e.id, prefix)) {
+        stored_.emplace_back(*imported, e.seq);
+      }
+      stored_.emplace_back(IdentityOf(StableEventId(session_.id, e.id)), e.seq);
+      if (fingerprint_ && e.type == EventType::kMessage && !e.message.pruned) {
+        stored_.emplace_back(IdentityOf(FingerprintId(e.message, &fingerprints)), e.seq);
+      }
+    }
+    if (std::ssize(page) < kIdentityPageEvents) break;
+    from = page.back().seq + 1;
+  }
+  std::sort(stored_.begin(), stored_.end());
+  return Status::Ok();
+}
+
+std::optional<int64_t> ImportSink::StoredSeq(uint64_t identity) const {
+  auto it = std::lower_bound(stored_.begin(), stored_.end(),
+                             std::pair<uint64_t, int64_t>(identity, INT64_MIN));
+  if (it == stored_.end() || it->first != identity) return std::nullopt;
+  return it->second;
+}
+
+void ImportSink::MapSourceSeqs(Event* e) const {
+  const auto& map = store_seq_of_source_;
+  const auto known = static_cast<int64_t>(map.size());
+  if (e->type == EventType::kCompaction) {
+    Compaction& c = e->compaction;
+    if (c.from_seq < 1 || c.to_seq < c.from_seq || c.to_seq > known) return;
+    // The range the covered records hold in the store: a record that came
+    // in after the ones around it in the source stands later in the log.
+    const auto first = map.begin() + (c.from_seq - 1);
+    const auto last = map.begin() + c.to_seq;
+    c.from_seq = *std::min_element(first, last);
+    c.to_seq = *std::max_element(first, last);
+  } else if (e->type == EventType::kResourceView) {
+    int64_t& seq = e->resource_view.message_seq;
+    if (seq >= 1 && seq <= known) seq = map[static_cast<size_t>(seq - 1)];
+  }
+}
+
 bool ImportSink::WouldKeep(const Message& m) {
   if (UnstorableField(m)) return false;
   if (m.pruned) return true;
+  if (OnlyWhitespace(m)) return false;
   for (const Part& p : m.parts) {
     if (!p.source || p.source->kind != AttachmentSource::Kind::kBytes) return true;
     auto media = blob::SniffMedia(p.source->data);
@@ -240,11 +390,27 @@ std::optional<std::string> ImportSink::AttachmentDropReason(const Part& p,
   return std::nullopt;
 }
 
+Result<std::optional<Event>> ImportSink::StoredEvent(std::string_view stable_id) {
+  if (!open_) return Err(Status::Internal("StoredEvent outside a session"));
+  const std::optional<int64_t> seq = StoredSeq(IdentityOf(stable_id));
+  if (!seq) return std::optional<Event>();
+  ASSIGN_OR_RETURN(std::vector<Event> events, store_.ReadEvents(session_.id, *seq, 1));
+  if (events.empty() || events.front().seq != *seq) return std::optional<Event>();
+  return std::optional<Event>(std::move(events.front()));
+}
+
 bool ImportSink::ResolveAttachments(Message* m, std::string_view stable_id,
                                     std::string_view where) {
   std::vector<Part> kept;
   for (Part& p : m->parts) {
     if (!p.source || p.source->kind != AttachmentSource::Kind::kBytes) {
+      if (p.resource && !p.resource->not_stored.empty()) {
+        // An importer's NotStoredPart: named like the stored ones.
+        if (p.resource->resource_id.empty()) {
+          p.resource->resource_id = "res_" + StableEventId(stable_id, std::to_string(kept.size()));
+        }
+        NoteNotStored(where, *p.resource);
+      }
       kept.push_back(std::move(p));
       continue;
     }
@@ -254,12 +420,24 @@ bool ImportSink::ResolveAttachments(Message* m, std::string_view stable_id,
       Skip(std::string(where), std::move(*why));
       continue;
     }
+    const std::string resource_id = "res_" + StableEventId(stable_id, std::to_string(kept.size()));
+    if (static_cast<int64_t>(bytes.size()) > max_attachment_bytes_) {
+      // History is kept whole: the message comes in, the bytes do not.
+      std::optional<Part> described =
+          NotStoredPart(p.type, bytes, static_cast<int64_t>(bytes.size()), p.source->declared_mime,
+                        p.source->name, where);
+      if (!described) continue;
+      described->resource->resource_id = resource_id;
+      NoteNotStored(where, *described->resource);
+      kept.push_back(*std::move(described));
+      continue;
+    }
     Resource r;
-    r.resource_id = "res_" + StableEventId(stable_id, std::to_string(kept.size()));
+    r.resource_id = resource_id;
     r.content_sha256 = blob::Sha256Hex(bytes);
-    r.mime = media->is_image ? media->mime
-                             : (p.source->declared_mime.empty() ? media->mime
-                                                                : p.source->declared_mime);
+    r.mime = media->is_image
+                 ? media->mime
+                 : (p.source->declared_mime.empty() ? media->mime : p.source->declared_mime);
     r.size = static_cast<int64_t>(bytes.size());
     r.width = media->width;
     r.height = media->height;
@@ -282,18 +460,34 @@ bool ImportSink::ResolveAttachments(Message* m, std::string_view stable_id,
 
 Status ImportSink::Add(Event event, std::string_view where) {
   if (!open_) return Status::Internal("Add outside a session");
-  const int64_t seq = next_seq_;
-  if (seq <= stored_last_seq_) {
-    // An earlier import stored this one, unless it was left out then too.
-    if (event.type == EventType::kMessage && !WouldKeep(event.message)) return Status::Ok();
-    ++next_seq_;
-    last_ts_ = std::max(last_ts_, event.ts_ms);
-    return Status::Ok();
-  }
+  // Importers number the events they expect kept from 1, as if the session
+  // were new; so does the sink, to place them (MapSourceSeqs).
+  const bool keeps = event.type != EventType::kMessage || WouldKeep(event.message);
+  // Before the fingerprint: the time it is stored with is the one it sees.
   if (event.ts_ms == 0) event.ts_ms = last_ts_;
+  event.message.ts_ms = event.ts_ms;
+  std::string stable_id = std::move(event.id);
+  if (fingerprint_ && keeps && event.type == EventType::kMessage) {
+    std::string by_content = FingerprintId(event.message, &source_fingerprints_);
+    if (stable_id.empty()) stable_id = std::move(by_content);
+  }
+  if (stable_id.empty()) {
+    return Status::Internal(std::string(where) +
+                            ": an event without an id in a session begun without a fingerprint");
+  }
+  if (keeps && exists_) {
+    if (std::optional<int64_t> stored = StoredSeq(IdentityOf(stable_id))) {
+      // The store holds this record already (an earlier import, or the
+      // export the source was continued from), wherever it stands there.
+      store_seq_of_source_.push_back(*stored);
+      last_ts_ = std::max(last_ts_, event.ts_ms);
+      return Status::Ok();
+    }
+  }
+  const int64_t seq = next_seq_;
+  MapSourceSeqs(&event);
   // Resource ids keep coming from the importer's own id: an importer may
   // name them before it hands the event over (pixir.cc).
-  const std::string stable_id = std::move(event.id);
   event.id = ImportedEventId(session_.id, seq, stable_id);
   event.seq = seq;
   event.session_id = session_.id;
@@ -305,6 +499,12 @@ Status ImportSink::Add(Event event, std::string_view where) {
       Skip(std::string(where), std::move(*why));
       return Status::Ok();
     }
+    if (!event.message.pruned && OnlyWhitespace(event.message)) {
+      // The store refuses an empty message; a source may hold one (a prompt
+      // sent with a stray Enter), and the rest of its history still counts.
+      Skip(std::string(where), "the message holds only whitespace; nothing to import");
+      return Status::Ok();
+    }
     const int64_t images_before = report_->images_added;
     if (!ResolveAttachments(&event.message, stable_id, where)) {
       report_->images_added = images_before;
@@ -313,6 +513,7 @@ Status ImportSink::Add(Event event, std::string_view where) {
     }
     ++report_->messages_added;
   }
+  if (keeps) store_seq_of_source_.push_back(seq);
   ++next_seq_;
   last_ts_ = std::max(last_ts_, event.ts_ms);
   pending_text_bytes_ += TextBytes(event);
@@ -333,7 +534,8 @@ Status ImportSink::Flush() {
     Session s = session_;
     IndexEntry entry;
     for (const Event& e : pending_) {
-      if (e.type == EventType::kMessage) ApplyMessageToIndex(e.message.role, e.message.Text(), &entry);
+      if (e.type == EventType::kMessage)
+        ApplyMessageToIndex(e.message.role, e.message.Text(), &entry);
     }
     if (s.title.empty()) s.title = entry.title_fixed ? entry.title : std::string(kDefaultTitle);
     if (s.preview.empty()) s.preview = entry.preview;

@@ -69,11 +69,16 @@ Result<ImportReport> ImportPath(Store& store, const std::string& path,
     std::error_code ec;
     if (!fs::exists(path, ec)) return Err(Status::NotFound("nothing at " + path + " to import"));
   }
+  if (options.max_attachment_bytes <= 0) {
+    return Err(Status::InvalidArgument("max_attachment_bytes is " +
+                                       std::to_string(options.max_attachment_bytes) +
+                                       "; it must be at least 1 byte"));
+  }
   for (const auto& f : ImportRegistry()) {
     if (f.name != format) continue;
     ImportReport report;
     report.format = format;
-    interop::ImportSink sink(store, &report, options.progress);
+    interop::ImportSink sink(store, &report, options.progress, {}, options.max_attachment_bytes);
     RETURN_IF_ERROR(f.run(path, sink));
     RETURN_IF_ERROR(sink.Finish());
     return report;

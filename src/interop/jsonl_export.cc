@@ -1,6 +1,8 @@
 // The jsonl export: one JSON object per message per line, for scripts (jq,
 // pandas). Attachments appear as their descriptors, never as bytes. Events
-// that are not messages (resource views, compactions) are not written.
+// that are not messages (resource views, compactions) are not written. Every
+// line of a fork, side branch or sub-agent session says where it branched
+// from ("lineage"), so a line stands on its own.
 // Sessions in id order, messages in seq order; keys sorted; so the same
 // sessions give the same bytes.
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include "core/message_codec.h"
 #include "interop/formats.h"
 #include "interop/output_file.h"
+#include "interop/session_lineage.h"
 
 namespace sessiondb::interop {
 namespace {
@@ -17,9 +20,24 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// The "lineage" member of every line of a session that has one.
+json LineageJson(const Lineage& l) {
+  json j = {{"kind", LineageKindName(l.kind)}, {"parent_session_id", l.parent_session_id}};
+  if (l.kind == Lineage::Kind::kFork) {
+    j["at_seq"] = l.at_seq;
+    if (!l.at_event_id.empty()) j["at_event_id"] = l.at_event_id;
+  }
+  if (!l.at_source_record.empty()) j["at_source_record"] = l.at_source_record;
+  if (!l.source_parent_id.empty()) j["source_parent_id"] = l.source_parent_id;
+  if (l.sidechain) j["sidechain"] = true;
+  if (!l.agent_id.empty()) j["agent_id"] = l.agent_id;
+  return j;
+}
+
 // The line for message `m` of session `session_id` (a fork's inherited
 // messages are written as the fork's, at their seq in its history).
-Result<std::string> MessageLine(const Message& m, std::string_view session_id) {
+Result<std::string> MessageLine(const Message& m, std::string_view session_id,
+                                const std::optional<json>& lineage) {
   ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(m));
   json j = body ? ParseJson(*body).value_or(json::object())
                 : json{{"parts", json::array({{{"type", "text"}, {"text", m.Text()}}})}};
@@ -30,6 +48,7 @@ Result<std::string> MessageLine(const Message& m, std::string_view session_id) {
   j["ts_ms"] = m.ts_ms;
   j["role"] = RoleName(m.role);
   j["text"] = m.Text();
+  if (lineage) j["lineage"] = *lineage;
   try {
     return j.dump() + "\n";
   } catch (const json::exception& e) {
@@ -47,9 +66,11 @@ Status ExportJsonl(Store& store, std::span<const Session> sessions, const fs::pa
             [](const Session* a, const Session* b) { return a->id < b->id; });
   for (const Session* s : order) {
     ASSIGN_OR_RETURN(std::vector<Event> events, store.ReadEvents(s->id));
+    std::optional<json> lineage;
+    if (std::optional<Lineage> l = SessionLineage(*s, events)) lineage = LineageJson(*l);
     for (const Event& e : events) {
       if (e.type != EventType::kMessage) continue;
-      ASSIGN_OR_RETURN(std::string line, MessageLine(e.message, s->id));
+      ASSIGN_OR_RETURN(std::string line, MessageLine(e.message, s->id, lineage));
       file.Write(line);
       ++report->messages;
       for (const Part& p : e.message.parts) report->images += p.type == PartType::kImage;

@@ -10,6 +10,7 @@
 #include "blob/media_type.h"
 #include "interop/formats.h"
 #include "interop/output_file.h"
+#include "interop/session_lineage.h"
 
 namespace sessiondb::interop {
 namespace {
@@ -87,9 +88,8 @@ class Transcript {
     md_ += "- Session: `" + session_.id + "`\n";
     md_ += "- Created: " + UtcTime(session_.created_ms) + "\n";
     md_ += "- Updated: " + UtcTime(session_.updated_ms) + "\n";
-    if (!session_.parent_id.empty()) {
-      md_ += "- Forked from: `" + session_.parent_id + "` after event " +
-             std::to_string(session_.fork_seq) + "\n";
+    if (std::optional<Lineage> lineage = SessionLineage(session_, events)) {
+      md_ += LineageLine(*lineage);
     }
     if (session_.archived) md_ += "- Archived\n";
     md_ += "\n";
@@ -122,6 +122,34 @@ class Transcript {
   }
 
  private:
+  // "- Forked from: ...": where the session branched from, one line.
+  static std::string LineageLine(const Lineage& l) {
+    const std::string parent = "`" + l.parent_session_id + "`";
+    switch (l.kind) {
+      case Lineage::Kind::kFork: {
+        std::string line = "- Forked from: " + parent + " after event " + std::to_string(l.at_seq);
+        if (!l.at_event_id.empty()) line += " (`" + l.at_event_id + "`)";
+        return line + "\n";
+      }
+      case Lineage::Kind::kBranch: {
+        std::string line =
+            std::string(l.sidechain ? "- Side chain of: " : "- Branched from: ") + parent;
+        if (!l.at_source_record.empty()) {
+          line += " at its source record `" + l.at_source_record + "`";
+        } else if (!l.source_parent_id.empty()) {
+          line += " (source session `" + l.source_parent_id + "`)";
+        }
+        return line + "\n";
+      }
+      case Lineage::Kind::kSubagent: {
+        std::string line = "- Sub-agent of: " + parent;
+        if (!l.agent_id.empty()) line += " (agent `" + l.agent_id + "`)";
+        return line + "\n";
+      }
+    }
+    return "";
+  }
+
   static std::string Label(const Resource& r) {
     return r.name.empty() ? (r.content_sha256.empty() ? r.uri : r.content_sha256.substr(0, 12))
                           : r.name;
@@ -142,7 +170,8 @@ class Transcript {
           md_ += p.text + "\n\n";
           break;
         case PartType::kReasoning:
-          md_ += Quoted("**Reasoning**\n\n" + p.text) + "\n";
+          // Encrypted reasoning has no text to show.
+          if (!p.text.empty()) md_ += Quoted("**Reasoning**\n\n" + p.text) + "\n";
           break;
         case PartType::kToolCall:
           md_ += "**Tool call** `" + p.tool_name + "` (`" + p.tool_call_id + "`)\n\n" +

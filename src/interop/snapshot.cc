@@ -531,9 +531,11 @@ bool SessionError(const Status& s) {
 // RunLimits), so that memory holds a run of decoded events and their blobs,
 // not the whole session decoded. A session new to the store comes in by
 // RestoreSession and then RestoreEvents; one the store holds already gains
-// the events past its end. A fork whose parent is in the store comes in as
-// one run: its message count, inherited messages included, is the
-// snapshot's, and RestoreSession takes it whole.
+// the events whose ids it does not hold, after its last event in the
+// snapshot's order (never judged by their seqs: the store may have gone on
+// on its own since the snapshot it came from). A fork whose parent is in
+// the store comes in as one run: its message count, inherited messages
+// included, is the snapshot's, and RestoreSession takes it whole.
 class RunRestore {
  public:
   RunRestore(Session session, SessionBlobs& blobs, ImportSink& sink, std::string where,
@@ -581,8 +583,8 @@ class RunRestore {
     if (!existing && existing.error().code() != StatusCode::kNotFound) return existing.error();
     if (existing) {
       mode_ = Mode::kExtend;
-      in_store_through_ = existing->last_seq;
-      return Status::Ok();
+      next_seq_ = existing->last_seq + 1;
+      return LoadStoredIds(store);
     }
     if (session_.parent_id.empty()) {
       mode_ = Mode::kNew;
@@ -614,8 +616,12 @@ class RunRestore {
       run_.clear();
       return Status::Ok();
     }
-    const int64_t through = in_store_through_;
-    std::erase_if(run_, [through](const Event& e) { return e.seq <= through; });
+    if (mode_ == Mode::kExtend) {
+      KeepWhatTheStoreLacks();
+    } else {
+      const int64_t through = in_store_through_;
+      std::erase_if(run_, [through](const Event& e) { return e.seq <= through; });
+    }
     Store& store = sink_.store();
     Status st = Status::Ok();
     if (mode_ != Mode::kExtend && !created_) {
@@ -654,15 +660,77 @@ class RunRestore {
     return Status::Ok();
   }
 
+  // The identities of the ids of the events the store holds of the session
+  // (16 bytes each, read a page at a time), with their seqs, sorted.
+  Status LoadStoredIds(Store& store) {
+    constexpr int64_t kPage = 128;  // few: an event's text may be large
+    for (int64_t from = 1;;) {
+      ASSIGN_OR_RETURN(std::vector<Event> page, store.ReadEvents(session_.id, from, kPage));
+      for (const Event& e : page) stored_.emplace_back(IdentityOf(e.id), e.seq);
+      if (std::ssize(page) < kPage) break;
+      from = page.back().seq + 1;
+    }
+    std::sort(stored_.begin(), stored_.end());
+    return Status::Ok();
+  }
+
+  // Drops from the run the events the store holds, and numbers the others
+  // on from the store's last event; the seqs the new ones name (a
+  // compaction's range, a viewed message) move onto the store's.
+  void KeepWhatTheStoreLacks() {
+    std::vector<Event> kept;
+    for (Event& e : run_) {
+      auto it = std::lower_bound(stored_.begin(), stored_.end(),
+                                 std::pair<uint64_t, int64_t>(IdentityOf(e.id), INT64_MIN));
+      if (it != stored_.end() && it->first == IdentityOf(e.id)) {
+        store_seq_of_[e.seq] = it->second;
+        continue;
+      }
+      const int64_t seq = next_seq_++;
+      store_seq_of_[e.seq] = seq;
+      if (e.type == EventType::kCompaction) {
+        MapRange(&e.compaction.from_seq, &e.compaction.to_seq);
+      } else if (e.type == EventType::kResourceView) {
+        auto at = store_seq_of_.find(e.resource_view.message_seq);
+        if (at != store_seq_of_.end()) e.resource_view.message_seq = at->second;
+      }
+      e.seq = seq;
+      e.message.seq = seq;
+      kept.push_back(std::move(e));
+    }
+    run_ = std::move(kept);
+  }
+
+  // The store's range for the snapshot's from..to: from the lowest to the
+  // highest seq its events hold there (seqs this session never had, such as
+  // a fork's inherited ones, stay as they are).
+  void MapRange(int64_t* from, int64_t* to) const {
+    auto first = store_seq_of_.lower_bound(*from);
+    auto last = store_seq_of_.upper_bound(*to);
+    if (first == last) return;
+    int64_t lo = *from < first->first ? *from : first->second;
+    int64_t hi = lo;
+    for (auto it = first; it != last; ++it) {
+      lo = std::min(lo, it->second);
+      hi = std::max(hi, it->second);
+    }
+    *from = lo;
+    *to = hi;
+  }
+
   Session session_;
   SessionBlobs& blobs_;
   ImportSink& sink_;
   std::string where_;
   bool rebuild_index_;
   Mode mode_ = Mode::kUndecided;
-  int64_t in_store_through_ = 0;  // events at or below this seq are there already
-  bool created_ = false;          // the session's row is in the store now
-  bool restored_ = false;         // some event came in
+  int64_t in_store_through_ = 0;  // a fork's: events at or below this seq are its parent's
+  // kExtend: what the store holds, and where the snapshot's events stand in it.
+  std::vector<std::pair<uint64_t, int64_t>> stored_;
+  std::map<int64_t, int64_t> store_seq_of_;  // the snapshot's seq -> the store's
+  int64_t next_seq_ = 1;
+  bool created_ = false;   // the session's row is in the store now
+  bool restored_ = false;  // some event came in
   std::vector<Event> run_;
   int64_t run_text_bytes_ = 0;
 };

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/json_parse.h"
+#include "core/text_rules.h"
 #include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
@@ -183,6 +184,212 @@ std::optional<std::string> ScannedString(const ScannedValue& v) {
   Result<nlohmann::json> parsed = ParseJson(quoted);
   if (!parsed || !parsed->is_string()) return std::nullopt;
   return parsed->get<std::string>();
+}
+
+}  // namespace sessiondb::interop
+
+namespace sessiondb::interop {
+namespace {
+
+// How a long string stands in the lean text: a control character no real
+// string begins with, and its index.
+constexpr std::string_view kLongMark = "\x01sessiondb:long-string:";
+
+// The index of the quote that closes the string whose text starts at `from`
+// (just past its opening quote), or npos.
+size_t ClosingQuote(std::string_view text, size_t from) {
+  while (true) {
+    const size_t q = text.find('"', from);
+    if (q == std::string_view::npos) return q;
+    size_t backslashes = 0;
+    for (size_t b = q; b > from && text[b - 1] == '\\'; --b) ++backslashes;
+    if (backslashes % 2 == 0) return q;
+    from = q + 1;
+  }
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The code unit of the four hex digits at raw[at], or -1.
+int32_t Hex4(std::string_view raw, size_t at) {
+  if (at + 4 > raw.size()) return -1;
+  int32_t v = 0;
+  for (size_t i = at; i < at + 4; ++i) {
+    const int d = HexDigit(raw[i]);
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+void AppendCodePoint(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Decodes the text of a JSON string (between its quotes, valid UTF-8) into
+// *out, keeping at most `max` bytes of whole characters (*cut says it
+// stopped short), and checks all of it: false for a bad escape, a lone
+// surrogate or a control character, as the parser would refuse.
+bool DecodeJsonString(std::string_view raw, size_t max, std::string* out, bool* cut) {
+  out->clear();
+  out->reserve(std::min(raw.size(), max));
+  *cut = false;
+  std::string one;  // an escape's character
+  auto put = [&](std::string_view bytes) {
+    if (*cut) return;
+    if (out->size() + bytes.size() <= max) {
+      out->append(bytes);
+      return;
+    }
+    size_t n = max - out->size();
+    while (n > 0 && (static_cast<unsigned char>(bytes[n]) & 0xC0) == 0x80) --n;
+    out->append(bytes.substr(0, n));
+    *cut = true;
+  };
+  size_t i = 0;
+  while (i < raw.size()) {
+    size_t j = i;
+    while (j < raw.size() && raw[j] != '\\' && static_cast<unsigned char>(raw[j]) >= 0x20) ++j;
+    if (j > i) put(raw.substr(i, j - i));
+    if (j == raw.size()) break;
+    if (raw[j] != '\\' || j + 1 >= raw.size()) return false;  // a control character
+    one.clear();
+    i = j + 2;
+    switch (raw[j + 1]) {
+      case '"':
+        one = "\"";
+        break;
+      case '\\':
+        one = "\\";
+        break;
+      case '/':
+        one = "/";
+        break;
+      case 'b':
+        one = "\b";
+        break;
+      case 'f':
+        one = "\f";
+        break;
+      case 'n':
+        one = "\n";
+        break;
+      case 'r':
+        one = "\r";
+        break;
+      case 't':
+        one = "\t";
+        break;
+      case 'u': {
+        const int32_t unit = Hex4(raw, j + 2);
+        if (unit < 0 || (unit >= 0xDC00 && unit <= 0xDFFF)) return false;
+        uint32_t cp = static_cast<uint32_t>(unit);
+        i = j + 6;
+        if (unit >= 0xD800 && unit <= 0xDBFF) {
+          if (i + 6 > raw.size() || raw[i] != '\\' || raw[i + 1] != 'u') return false;
+          const int32_t low = Hex4(raw, i + 2);
+          if (low < 0xDC00 || low > 0xDFFF) return false;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + static_cast<uint32_t>(low - 0xDC00);
+          i += 6;
+        }
+        AppendCodePoint(cp, &one);
+        break;
+      }
+      default:
+        return false;
+    }
+    put(one);
+  }
+  return true;
+}
+
+// Walks `v` in document order, putting each long string back.
+Status Inflate(nlohmann::json& v, const std::vector<std::string_view>& longs, size_t* budget,
+               std::string_view cut_note, std::vector<const nlohmann::json*>* cut) {
+  if (v.is_object() || v.is_array()) {
+    for (nlohmann::json& child : v) RETURN_IF_ERROR(Inflate(child, longs, budget, cut_note, cut));
+    return Status::Ok();
+  }
+  if (!v.is_string()) return Status::Ok();
+  const std::string& s = v.get_ref<const std::string&>();
+  if (!s.starts_with(kLongMark)) return Status::Ok();
+  size_t index = 0;
+  for (char c : std::string_view(s).substr(kLongMark.size())) {
+    if (c < '0' || c > '9') return Status::Ok();
+    index = index * 10 + static_cast<size_t>(c - '0');
+  }
+  if (index >= longs.size()) return Status::Ok();
+  std::string text;
+  bool was_cut = false;
+  if (!DecodeJsonString(longs[index], *budget, &text, &was_cut)) {
+    return Status::InvalidArgument("a string of " + std::to_string(longs[index].size()) +
+                                   " bytes is not valid JSON text (a bad escape, a lone "
+                                   "surrogate or a control character)");
+  }
+  // Once one is cut, those after it keep nothing: no slivers.
+  *budget = was_cut ? 0 : *budget - text.size();
+  if (was_cut) {
+    text += cut_note;
+    cut->push_back(&v);
+  }
+  v = std::move(text);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<LeanDocument> ParseLean(std::string_view text, size_t min_long, size_t max_lean) {
+  if (!IsValidUtf8(text)) return Err(Status::InvalidArgument("the text is not UTF-8"));
+  LeanDocument doc;
+  std::string lean;
+  size_t copied = 0;
+  for (size_t open = text.find('"'); open != std::string_view::npos;) {
+    const size_t close = ClosingQuote(text, open + 1);
+    if (close == std::string_view::npos) break;  // the parser says the string is not closed
+    if (close - open - 1 > min_long) {
+      lean.append(text.substr(copied, open - copied));
+      lean += "\"\\u0001";
+      lean.append(kLongMark.substr(1));
+      lean += std::to_string(doc.long_strings.size());
+      lean += '"';
+      doc.long_strings.push_back(text.substr(open + 1, close - open - 1));
+      copied = close + 1;
+    }
+    open = text.find('"', close + 1);
+  }
+  lean.append(text.substr(copied));
+  if (lean.size() > max_lean) {
+    // Many small values: a tree of them takes ten times their text.
+    return Err(Status::InvalidArgument("outside its strings of over " + std::to_string(min_long) +
+                                       " bytes the JSON is " + std::to_string(lean.size()) +
+                                       " bytes; the limit is " + std::to_string(max_lean)));
+  }
+  ASSIGN_OR_RETURN(doc.tree, ParseJson(lean));
+  return doc;
+}
+
+Status InflateLongStrings(LeanDocument* doc, size_t budget, std::string_view cut_note,
+                          std::vector<const nlohmann::json*>* cut) {
+  return Inflate(doc->tree, doc->long_strings, &budget, cut_note, cut);
 }
 
 }  // namespace sessiondb::interop

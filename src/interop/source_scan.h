@@ -9,11 +9,13 @@
 #include <filesystem>
 #include <functional>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sessiondb/status.h"
 #include "sessiondb/types.h"
 
 namespace sessiondb::interop {
@@ -63,5 +65,34 @@ bool ForEachMember(std::string_view text,
 
 // The same for each element of the JSON array `text`.
 bool ForEachElement(std::string_view text, const std::function<void(std::string_view value)>& fn);
+
+// A JSON document parsed without its long strings. nlohmann's parser holds a
+// string three times while it reads it (its token, the raw characters kept
+// for error messages, the tree's copy), so a record of tens of MiB cost six
+// times its size; here each string value longer than a threshold is cut out
+// of the text before parsing and stands in the tree as a mark, to be decoded
+// straight from the text (once, and only as much of it as a caller keeps)
+// by InflateLongStrings.
+struct LeanDocument {
+  nlohmann::json tree;
+  std::vector<std::string_view> long_strings;  // raw, escapes kept; views into the text
+};
+
+// Parses `text` (valid UTF-8; through ParseJson, with its nesting cap and
+// errors) with every string longer than `min_long` bytes between its quotes
+// taken out. kInvalidArgument when what is left is over `max_lean` bytes (a
+// tree of many small values takes ten times their text). The views in the
+// result point into `text`.
+Result<LeanDocument> ParseLean(std::string_view text, size_t min_long, size_t max_lean);
+
+// Puts the long strings of `doc` back into its tree, in document order,
+// decoded, while their total stays within `budget` bytes; the string that
+// passes it is cut at a character boundary and ends with `cut_note`, those
+// after it keep only the note, and each one cut is added to *cut (nodes stay
+// where they are until the tree changes).
+// kInvalidArgument, like the parser, for a long string that is not valid
+// JSON text (a bad escape, a lone surrogate, a control character).
+Status InflateLongStrings(LeanDocument* doc, size_t budget, std::string_view cut_note,
+                          std::vector<const nlohmann::json*>* cut);
 
 }  // namespace sessiondb::interop

@@ -43,10 +43,17 @@ std::string Heading(std::string_view kind, const Resource& r, bool with_dimensio
   return out + ".";
 }
 
+// The words for an attachment an import kept only as a descriptor: why the
+// store never had its bytes (not "lost": nothing was lost after it came in).
+std::string NotStored(const Resource& resource) {
+  return " NOT STORED: " + Quoted(resource.not_stored) + "; it cannot be shown.]";
+}
+
 }  // namespace
 
 std::string ImageDescriptor(const Resource& resource, bool missing) {
   std::string out = Heading("image", resource, /*with_dimensions=*/true);
+  if (!resource.not_stored.empty()) return out + NotStored(resource);
   if (missing) return out + " MISSING from the store: its bytes are lost and it cannot be shown.]";
   return out + " Attached on an earlier turn and not shown again; to see it, record a " +
          "resource_view of " + resource.resource_id + ".]";
@@ -54,6 +61,7 @@ std::string ImageDescriptor(const Resource& resource, bool missing) {
 
 std::string FileDescriptor(const Resource& resource, bool missing) {
   std::string out = Heading("file", resource, /*with_dimensions=*/false);
+  if (!resource.not_stored.empty()) return out + NotStored(resource);
   if (missing) return out + " MISSING from the store: its bytes are lost.]";
   return out + " Its contents are not sent to the provider.]";
 }
@@ -76,6 +84,18 @@ std::string CompactionText(const Compaction& compaction) {
                     std::to_string(compaction.to_seq) + "]\n" + compaction.summary;
   if (!compaction.limitations.empty()) out += "\n\nLimitations: " + compaction.limitations;
   return out;
+}
+
+std::string ToolResultWithoutCall(const std::string& call_id, const std::string& output,
+                                  bool is_error) {
+  return std::string(is_error ? "[Error from" : "[Result of") + " tool call " + Quoted(call_id) +
+         ", whose call is not part of this conversation:]\n" + output;
+}
+
+std::string EmptyToolError() { return "[The tool reported an error and gave no output.]"; }
+
+std::string EarlierTurnsLeftOut() {
+  return "[Earlier turns of this conversation are not included.]";
 }
 
 }  // namespace sessiondb::projection

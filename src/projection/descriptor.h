@@ -22,6 +22,14 @@
 //   compaction:
 //     [Summary of earlier conversation: events <from>–<to>]\n<summary>
 //     followed by \n\nLimitations: <limitations> when there are any.
+//   a tool result whose call is not in the request (its output follows):
+//     [Result of tool call "<id>", whose call is not part of this
+//      conversation:]\n<output>     ("[Error from tool call "<id>", ..." for
+//      an error; the id quoted as names are)
+//   a tool error with no output (Anthropic refuses an empty one):
+//     [The tool reported an error and gave no output.]
+//   what opens an Anthropic request whose window starts with an answer:
+//     [Earlier turns of this conversation are not included.]
 // (The descriptor forms above are wrapped here; each is one line.) Names are
 // quoted with `"` and `\` escaped and control characters turned into spaces,
 // so a descriptor always stays one line.
@@ -51,5 +59,17 @@ std::string ResourceViewHeading(const ResourceView& view);
 // The text that stands in for a compacted range: its span, the summary and
 // the limitations.
 std::string CompactionText(const Compaction& compaction);
+
+// The user text that stands for a tool result no call in the request
+// answers to: which call, and the output.
+std::string ToolResultWithoutCall(const std::string& call_id, const std::string& output,
+                                  bool is_error);
+
+// The content of an error result that has no output.
+std::string EmptyToolError();
+
+// The user turn that opens a request whose first turn would be the
+// assistant's (Anthropic requires the user to speak first).
+std::string EarlierTurnsLeftOut();
 
 }  // namespace sessiondb::projection

@@ -35,6 +35,16 @@ void AddAssistant(const Turn& turn, ordered_json* input) {
   for (const Block& b : turn.blocks) {
     if (b.kind == Block::Kind::kText) {
       content.push_back({{"type", "output_text"}, {"text", b.text}});
+    } else if (b.kind == Block::Kind::kReasoning) {
+      // Sent back as it came: its encrypted_content (turns.cc keeps only
+      // OpenAI's own), the readable text as its summary. No id: a stateless
+      // request may leave it out, as Codex does.
+      flush();
+      ordered_json summary = ordered_json::array();
+      if (!b.text.empty()) summary.push_back({{"type", "summary_text"}, {"text", b.text}});
+      input->push_back({{"type", "reasoning"},
+                        {"summary", std::move(summary)},
+                        {"encrypted_content", b.signature}});
     } else if (b.kind == Block::Kind::kToolCall) {
       flush();
       input->push_back({{"type", "function_call"},
@@ -44,6 +54,23 @@ void AddAssistant(const Turn& turn, ordered_json* input) {
     }
   }
   flush();
+}
+
+// "Item of type 'reasoning' was provided without its required following
+// item": reasoning goes back only ahead of what it led to (a call, an
+// answer, or more reasoning that does), so reasoning a window ends on goes.
+void DropUnfollowedReasoning(ordered_json* input) {
+  bool followed = false;  // by an item reasoning may precede
+  for (size_t i = input->size(); i-- > 0;) {
+    const ordered_json& item = (*input)[i];
+    const bool reasoning = item["type"] == "reasoning";
+    if (reasoning && !followed) {
+      input->erase(i);
+      continue;
+    }
+    followed = reasoning || item["type"] == "function_call" ||
+               (item["type"] == "message" && item["role"] == "assistant");
+  }
 }
 
 }  // namespace
@@ -68,6 +95,7 @@ nlohmann::ordered_json OpenAiResponsesBody(std::span<const Turn> turns) {
         break;
     }
   }
+  DropUnfollowedReasoning(&input);
   return {{"input", std::move(input)}};
 }
 

@@ -33,7 +33,8 @@ Result<ProviderFormat> ParseProviderFormat(std::string_view name) {
 
 Result<std::string> BuildProjection(std::span<const Event> events, const ProjectionOptions& options,
                                     const ResourceBytesFn& bytes) {
-  ASSIGN_OR_RETURN(std::vector<projection::Turn> turns, projection::BuildTurns(events, bytes));
+  ASSIGN_OR_RETURN(std::vector<projection::Turn> turns,
+                   projection::BuildTurns(events, options.format, bytes));
   nlohmann::ordered_json body;
   switch (options.format) {
     case ProviderFormat::kOpenAiChat:

@@ -9,6 +9,7 @@
 #include "blob/base64.h"
 #include "blob/media_type.h"
 #include "projection/descriptor.h"
+#include "projection/tool_pairing.h"
 
 namespace sessiondb::projection {
 namespace {
@@ -55,34 +56,64 @@ Status NoResource(const Event& event, size_t part_index, std::string_view what) 
                                  " with no stored resource; a projection needs stored events");
 }
 
-// The turns of one message (see turns.h for the order). `newest_user` is true
-// for the newest user message, whose images go in full.
-Status AddMessage(const Event& event, bool newest_user, const ResourceBytesFn& bytes,
-                  std::vector<Turn>* turns) {
+bool HasNonWhitespace(const std::string& text) {
+  return text.find_first_not_of(" \t\n\r\f\v") != std::string::npos;
+}
+
+// Whether reasoning of a message served by `provider` goes back in a request
+// of `format`: only with the proof its own provider gave it, and only to that
+// provider. Reasoning is never turned into text for anyone else.
+bool SendsReasoning(const Part& p, const std::string& provider, ProviderFormat format) {
+  if (p.signature.empty()) return false;
+  switch (format) {
+    case ProviderFormat::kAnthropic:
+      return provider == "anthropic";
+    case ProviderFormat::kOpenAiResponses:
+      return provider == "openai";
+    case ProviderFormat::kOpenAiChat:  // Chat Completions takes no reasoning back
+      return false;
+  }
+  return false;
+}
+
+// The turns of one message, in the order of its parts (see turns.h).
+// `newest_user` is true for the newest user message, whose images go in full.
+Status AddMessage(const Event& event, bool newest_user, ProviderFormat format,
+                  const ResourceBytesFn& bytes, std::vector<Turn>* turns) {
   const Message& m = event.message;
   if (m.pruned) return Status::Ok();
-  Turn results{.role = Role::kTool};
-  Turn content{.role = m.role == Role::kTool ? Role::kUser : m.role};
-  Turn calls{.role = Role::kAssistant};
+  const Role content_role = m.role == Role::kTool ? Role::kUser : m.role;
+  std::vector<Turn> out;
+  auto add = [&out](Role role, Block b) {
+    if (out.empty() || out.back().role != role) out.push_back(Turn{.role = role});
+    out.back().blocks.push_back(std::move(b));
+  };
   for (size_t i = 0; i < m.parts.size(); ++i) {
     const Part& p = m.parts[i];
     switch (p.type) {
       case PartType::kText:
-        if (!p.text.empty()) content.blocks.push_back(TextBlock(p.text));
+        if (HasNonWhitespace(p.text)) add(content_role, TextBlock(p.text));
         break;
       case PartType::kReasoning:
+        if (m.role == Role::kAssistant && SendsReasoning(p, m.provider, format)) {
+          Block b;
+          b.kind = Block::Kind::kReasoning;
+          b.text = p.text;
+          b.signature = p.signature;
+          add(Role::kAssistant, std::move(b));
+        }
         break;
       case PartType::kImage:
         if (!p.resource) return NoResource(event, i, "an image");
-        content.blocks.push_back(ImageBlock(*p.resource, newest_user, bytes));
+        add(content_role, ImageBlock(*p.resource, newest_user, bytes));
         break;
       case PartType::kFile:
         if (!p.resource) return NoResource(event, i, "a file");
-        content.blocks.push_back(TextBlock(FileDescriptor(*p.resource, KnownMissing(*p.resource))));
+        add(content_role, TextBlock(FileDescriptor(*p.resource, KnownMissing(*p.resource))));
         break;
       case PartType::kResourceLink:
         if (!p.resource) return NoResource(event, i, "a link");
-        content.blocks.push_back(TextBlock(LinkDescriptor(*p.resource)));
+        add(content_role, TextBlock(LinkDescriptor(*p.resource)));
         break;
       case PartType::kToolCall: {
         Block call;
@@ -90,7 +121,8 @@ Status AddMessage(const Event& event, bool newest_user, const ResourceBytesFn& b
         call.tool_call_id = p.tool_call_id;
         call.tool_name = p.tool_name;
         call.arguments_json = p.arguments_json.empty() ? "{}" : p.arguments_json;
-        (m.role == Role::kAssistant ? content : calls).blocks.push_back(std::move(call));
+        call.call_key = event.id + "/" + std::to_string(i);
+        add(Role::kAssistant, std::move(call));
         break;
       }
       case PartType::kToolResult: {
@@ -99,14 +131,12 @@ Status AddMessage(const Event& event, bool newest_user, const ResourceBytesFn& b
         result.tool_call_id = p.tool_call_id;
         result.text = p.text;
         result.is_error = p.is_error;
-        results.blocks.push_back(std::move(result));
+        add(Role::kTool, std::move(result));
         break;
       }
     }
   }
-  for (Turn* t : {&results, &content, &calls}) {
-    if (!t->blocks.empty()) turns->push_back(std::move(*t));
-  }
+  for (Turn& t : out) turns->push_back(std::move(t));
   return Status::Ok();
 }
 
@@ -127,7 +157,8 @@ Turn ViewTurn(const ResourceView& view, bool seen, const ResourceBytesFn& bytes)
 
 }  // namespace
 
-Result<std::vector<Turn>> BuildTurns(std::span<const Event> events, const ResourceBytesFn& bytes) {
+Result<std::vector<Turn>> BuildTurns(std::span<const Event> events, ProviderFormat format,
+                                     const ResourceBytesFn& bytes) {
   std::vector<Event> replayed = ReplayCompactions(std::vector<Event>(events.begin(), events.end()));
   auto is_message_from = [](const Event& e, Role role) {
     return e.type == EventType::kMessage && e.message.role == role;
@@ -144,7 +175,7 @@ Result<std::vector<Turn>> BuildTurns(std::span<const Event> events, const Resour
     const Event& e = replayed[i];
     switch (e.type) {
       case EventType::kMessage:
-        RETURN_IF_ERROR(AddMessage(e, newest_user == i, bytes, &turns));
+        RETURN_IF_ERROR(AddMessage(e, newest_user == i, format, bytes, &turns));
         break;
       case EventType::kResourceView: {
         bool seen = last_assistant && *last_assistant > i;
@@ -157,6 +188,7 @@ Result<std::vector<Turn>> BuildTurns(std::span<const Event> events, const Resour
         break;
     }
   }
+  PairToolCalls(&turns);
   return turns;
 }
 

@@ -143,6 +143,7 @@ std::string DescribeResource(const Resource& r) {
   if (r.width > 0) out += std::to_string(r.width) + "x" + std::to_string(r.height) + ", ";
   out += FormatBytes(r.size);
   if (!r.name.empty()) out += ", \"" + r.name + "\"";
+  if (!r.not_stored.empty()) out += ", NOT STORED: " + r.not_stored;
   if (r.missing) out += ", MISSING from the store";
   return out;
 }

@@ -173,27 +173,34 @@ Status CheckLink(const Part& part, const std::string& label) {
   return CheckUtf8(uri, label + " URL");
 }
 
-bool HasContent(const Part& p) {
+// A descriptor of an attachment the store holds no bytes of, saying why.
+bool IsNotStoredDescriptor(const Part& part) {
+  return part.resource && !part.resource->not_stored.empty() &&
+         part.resource->content_sha256.empty();
+}
+
+}  // namespace
+
+bool PartHasContent(const Part& p) {
   switch (p.type) {
     case PartType::kText:
-    case PartType::kReasoning:
       return p.text.find_first_not_of(" \t\n\r\f\v") != std::string::npos;
+    case PartType::kReasoning:  // redacted or encrypted reasoning has no text
+      return !p.signature.empty() || p.text.find_first_not_of(" \t\n\r\f\v") != std::string::npos;
     default:
       return true;
   }
 }
 
-}  // namespace
-
 Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOptions& options,
-                                       const BlobExistsFn& blob_exists,
+                                       Admission admission, const BlobExistsFn& blob_exists,
                                        const std::function<std::string()>& new_id) {
   PreparedMessage out;
   out.message = message;
   Message& m = out.message;
 
   bool any_content = false;
-  for (const Part& p : m.parts) any_content = any_content || HasContent(p);
+  for (const Part& p : m.parts) any_content = any_content || PartHasContent(p);
   if (!any_content) {
     return Err(Status::InvalidArgument(
         "the message is empty: give it text or at least one attachment, tool call or tool result"));
@@ -220,8 +227,11 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
     const std::string label = PartLabel(part, i);
     switch (part.type) {
       case PartType::kText:
+        RETURN_IF_ERROR(CheckUtf8(part.text, label));
+        break;
       case PartType::kReasoning:
         RETURN_IF_ERROR(CheckUtf8(part.text, label));
+        RETURN_IF_ERROR(CheckUtf8(part.signature, label + " signature"));
         break;
       case PartType::kToolCall:
         if (part.tool_name.empty())
@@ -261,6 +271,10 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
           }
           if (part.resource->resource_id.empty()) part.resource->resource_id = "res_" + new_id();
           seen_blobs.insert(part.resource->content_sha256);
+        } else if (admission == Admission::kRestore && IsNotStoredDescriptor(part)) {
+          // History whose bytes the store never held, with the reason: no blob to refer to.
+          RETURN_IF_ERROR(CheckUtf8(part.resource->not_stored, label + " not_stored reason"));
+          if (part.resource->resource_id.empty()) part.resource->resource_id = "res_" + new_id();
         } else {
           return Err(
               Status::InvalidArgument(label + " has neither bytes nor a stored blob digest"));
@@ -271,7 +285,7 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
       }
     }
   }
-  if (images > options.max_images_per_message) {
+  if (admission == Admission::kAppend && images > options.max_images_per_message) {
     return Err(Status::InvalidArgument(
         "the message has " + std::to_string(images) + " images; the limit is " +
         std::to_string(options.max_images_per_message) + " per message (max_images_per_message)"));

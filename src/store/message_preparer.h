@@ -34,14 +34,33 @@ struct PreparedMessage {
 // refer to an existing blob by descriptor instead of carrying bytes.
 using BlobExistsFn = std::function<bool(std::string_view sha256)>;
 
+// Which rules a message is held to.
+enum class Admission {
+  // A message appended now: every rule and every limit of StoreOptions.
+  kAppend,
+  // History written elsewhere (RestoreSession, RestoreEvents: copies between
+  // stores, imports), kept as it was written. Count limits
+  // (max_images_per_message) do not apply: they shape what a user sends now,
+  // not what an older app already saved. An image or file part may be a
+  // descriptor whose bytes the store never held when it says why
+  // (Resource::not_stored). Byte limits still apply to any bytes handed over
+  // as a source; importers apply their own, higher ones before that.
+  kRestore,
+};
+
+// Whether part `p` holds something to show: text or reasoning other than
+// whitespace (or reasoning with its provider's signature), or any other
+// part. PrepareMessage refuses a message none of whose parts does.
+bool PartHasContent(const Part& p);
+
 // Validates `message` and ingests its attachments. kInvalidArgument (naming
 // the part and the rule broken) for an empty message, text that is not UTF-8,
-// a negative token count in usage, malformed JSON fields, a malformed data URI or base64, bytes that are not
-// the image they claim to be, an unsupported image type, or an attachment
-// beyond the limits in `options`; kNotFound for a local file that does not
-// exist. `new_id` makes ids for messages and resources.
+// a negative token count in usage, malformed JSON fields, a malformed data URI or base64, bytes
+// that are not the image they claim to be, an unsupported image type, or an attachment beyond the
+// limits in `options` (for `admission` kAppend, also more images than max_images_per_message);
+// kNotFound for a local file that does not exist. `new_id` makes ids for messages and resources.
 Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOptions& options,
-                                       const BlobExistsFn& blob_exists,
+                                       Admission admission, const BlobExistsFn& blob_exists,
                                        const std::function<std::string()>& new_id);
 
 }  // namespace sessiondb

@@ -80,7 +80,7 @@ Result<std::vector<PreparedMessage>> PrepareBatch(
   std::vector<PreparedMessage> prepared;
   prepared.reserve(messages.size());
   for (size_t i = 0; i < messages.size(); ++i) {
-    auto p = PrepareMessage(messages[i], options, blob_exists, new_id);
+    auto p = PrepareMessage(messages[i], options, Admission::kAppend, blob_exists, new_id);
     Status s = !p ? p.error() : check ? check(*p) : Status::Ok();
     if (!s.ok()) {
       if (messages.size() == 1) return Err(s);
@@ -155,18 +155,17 @@ Status ValidateRestoredRun(std::string_view session_id, int64_t last_seq,
   for (size_t i = 0; i < events.size(); ++i) {
     const int64_t want = last_seq + 1 + static_cast<int64_t>(i);
     if (events[i].seq != want) {
-      return Status::InvalidArgument("session '" + std::string(session_id) + "' ends at seq " +
-                                     std::to_string(last_seq) + "; restored event " +
-                                     std::to_string(i + 1) + " has seq " +
-                                     std::to_string(events[i].seq) + " where " +
-                                     std::to_string(want) + " was expected");
+      return Status::InvalidArgument(
+          "session '" + std::string(session_id) + "' ends at seq " + std::to_string(last_seq) +
+          "; restored event " + std::to_string(i + 1) + " has seq " +
+          std::to_string(events[i].seq) + " where " + std::to_string(want) + " was expected");
     }
   }
   return Status::Ok();
 }
 
-void ApplyRestoredToIndex(std::span<const Event> events, int64_t message_count,
-                          IndexEntry* entry, int64_t* updated_ms) {
+void ApplyRestoredToIndex(std::span<const Event> events, int64_t message_count, IndexEntry* entry,
+                          int64_t* updated_ms) {
   const int64_t count_before = entry->message_count;
   const int64_t last_before = entry->last_seq;
   for (const Event& e : events) {

@@ -212,7 +212,9 @@ TEST_F(DeepJsonCli, EveryImporterRefusesDeepJsonAndTheStoreStillServes) {
       // Past the document cap the record (or the file) is refused by name;
       // under it, a value the store would keep is skipped or left out, which
       // ImportAndCheck proves by reading everything back.
-      if (depth > 128) EXPECT_TRUE(Contains(said, "nested deeper than")) << said;
+      if (depth > 128) {
+        EXPECT_TRUE(Contains(said, "nested deeper than")) << said;
+      }
     }
   }
 }

@@ -40,7 +40,7 @@ TEST_F(HookFilesCli, TheHookAllowsFilesItMustNotReadAndExitsZero) {
   const std::string sparse = dir_.Sub("sparse.py");
   { std::ofstream(sparse) << "x"; }
   std::filesystem::resize_file(sparse, uintmax_t{16} << 30);
-  for (const std::string& tool : {"Write", "Edit"}) {
+  for (const std::string& tool : {std::string("Write"), std::string("Edit")}) {
     for (const std::string& path : {std::string("/dev/zero"), fifo, dir_.path().string(), sparse}) {
       SCOPED_TRACE(tool + " " + path);
       CliRun r = Run({"hook", "claude-code"}, {.input = HookEvent(tool, path)});

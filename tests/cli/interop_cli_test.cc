@@ -1,4 +1,5 @@
 // `sessiondb import` and `sessiondb export` through the real binary.
+#include "blob/base64.h"
 #include "cli_fixture.h"
 
 namespace sessiondb::testing {
@@ -59,6 +60,49 @@ TEST_F(InteropCli, AnUnknownFormatOrPathIsAClearError) {
   EXPECT_TRUE(Contains(bad.err, "snapshot")) << bad.err;
   EXPECT_EQ(Sdb({"export", "--format", "pdf", "--out", dir_.Sub("o")}).exit_code, 2);
   EXPECT_EQ(Sdb({"--json", "ls"}).Json()["sessions"].size(), 0u);
+}
+
+// History comes in whole: an image over --max-attachment-bytes stays in its
+// message as a descriptor, and the summary says so.
+TEST_F(InteropCli, AnImageOverTheImportByteLimitIsReportedAndKeptAsADescriptor) {
+  const std::string big = MakePng(320, 200, "big", 4096);
+  json record = {{"type", "user"},
+                 {"uuid", "aaaaaaaa-0000-4000-8000-000000000001"},
+                 {"parentUuid", nullptr},
+                 {"sessionId", "0b9d1c2e-cccc-4222-8333-944455556666"},
+                 {"timestamp", "2025-06-01T10:00:00.000Z"},
+                 {"message",
+                  {{"role", "user"},
+                   {"content", json::array({{{"type", "text"}, {"text", "this one"}},
+                                            {{"type", "image"},
+                                             {"source",
+                                              {{"type", "base64"},
+                                               {"media_type", "image/png"},
+                                               {"data", blob::Base64Encode(big)}}}}})}}}};
+  const std::string file =
+      WriteFile("0b9d1c2e-cccc-4222-8333-944455556666.jsonl", record.dump() + "\n");
+  CliRun r =
+      Sdb({"--json", "import", file, "--format", "claude-code", "--max-attachment-bytes", "1KiB"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.Json()["messages_added"], 1);
+  EXPECT_EQ(r.Json()["images_added"], 0);
+  EXPECT_EQ(r.Json()["attachments_not_stored"], 1);
+  ASSERT_EQ(r.Json()["not_stored"].size(), 1u);
+  EXPECT_TRUE(Contains(r.Json()["not_stored"][0]["reason"].get<std::string>(), "1.0 KiB")) << r.out;
+  json shown = Sdb({"--json", "show", "0b9d1c2e-cccc-4222-8333-944455556666"}).Json();
+  const json& resource = shown["messages"][0]["parts"][1]["resource"];
+  EXPECT_EQ(resource["width"], 320);
+  EXPECT_FALSE(resource.contains("content_sha256")) << resource.dump();
+  EXPECT_TRUE(Contains(resource.value("not_stored", ""), "--max-attachment-bytes"))
+      << resource.dump();
+
+  CliRun text =
+      Run({"--store", dir_.Sub("other"), "import", file, "--max-attachment-bytes", "1KiB"},
+          {.with_store = false});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(Contains(text.out, "kept 1 attachment as a descriptor without its bytes:"))
+      << text.out;
+  EXPECT_EQ(Sdb({"import", file, "--max-attachment-bytes", "0"}).exit_code, 1);  // usage
 }
 
 }  // namespace

@@ -37,8 +37,11 @@ std::string ReferenceBody(const Message& m) {
     json j = {{"type", PartTypeName(p.type)}};
     switch (p.type) {
       case PartType::kText:
+        j["text"] = p.text;
+        break;
       case PartType::kReasoning:
         j["text"] = p.text;
+        if (!p.signature.empty()) j["signature"] = p.signature;
         break;
       case PartType::kImage:
       case PartType::kFile:
@@ -93,7 +96,7 @@ Message RandomMessage(std::mt19937& rng) {
   for (int i = 0; i < parts; ++i) {
     switch (rng() % 6) {
       case 0: m.parts.push_back(Part::Text(Tricky(rng))); break;
-      case 1: m.parts.push_back(Part::Reasoning(Tricky(rng))); break;
+      case 1: m.parts.push_back(Part::Reasoning(Tricky(rng), rng() % 2 ? Tricky(rng) : "")); break;
       case 2: {
         const char* args[] = {"", "{}", "{\"path\":\"a\\\"b.cc\",\"n\":[1,2]}", " {\"x\" : 1} "};
         m.parts.push_back(Part::ToolCall(Tricky(rng), Tricky(rng), args[rng() % 4]));

@@ -38,6 +38,30 @@ TEST(MessageCodec, ABodyCarriesItsVersionAndNoBase64) {
   EXPECT_EQ(*back.parts[1].resource, *image.resource);
 }
 
+TEST(MessageCodec, ReasoningKeepsItsSignatureAndOlderBodiesReadWithout) {
+  Message m;
+  m.parts = {Part::Reasoning("plan", "EqQBCkYI+/=="), Part::Reasoning("", "gAAAAB")};
+  auto body = EncodeMessageBody(m);
+  ASSERT_TRUE(body && body->has_value());
+  EXPECT_NE((*body)->find(R"({"signature":"EqQBCkYI+/==","text":"plan","type":"reasoning"})"),
+            std::string::npos)
+      << **body;
+  Message back;
+  ASSERT_TRUE(DecodeMessageBody(std::string_view(**body), "", &back).ok());
+  ASSERT_EQ(back.parts.size(), 2u);
+  EXPECT_EQ(back.parts[0].signature, "EqQBCkYI+/==");
+  EXPECT_EQ(back.parts[1].signature, "gAAAAB");
+  EXPECT_EQ(back.parts[1].text, "");
+
+  Message old;
+  ASSERT_TRUE(
+      DecodeMessageBody(std::string_view(R"({"v":1,"parts":[{"text":"t","type":"reasoning"}]})"),
+                        "", &old)
+          .ok());
+  EXPECT_EQ(old.parts[0].text, "t");
+  EXPECT_EQ(old.parts[0].signature, "");
+}
+
 TEST(MessageCodec, ABodyFromANewerVersionIsRefusedNotMisread) {
   Message back;
   back.id = "m1";

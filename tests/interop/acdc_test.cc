@@ -8,6 +8,7 @@
 #include "blob/base64.h"
 #include "blob/sha256.h"
 #include "interop/jsonl_reader.h"
+#include "projection/window_checks.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
@@ -116,6 +117,15 @@ TEST(AcdcImport, DetectsTheFolderAndTheHistoryFile) {
   // A JSON Lines file of another shape is not ac-dc's.
   WriteFile(tmp.path() / "other" / "history.jsonl", "{\"display\":\"hi\",\"project\":\"/x\"}\n");
   EXPECT_FALSE(DetectImportFormat((tmp.path() / "other").string()).has_value());
+}
+
+TEST(AcdcImport, EveryWindowOfTheSampleReplays) {
+  TempDir tmp;
+  AcdcFixture fx(tmp.path());
+  fx.Write(fx.Records());
+  auto store = OpenStore(tmp);
+  ASSERT_TRUE(ImportPath(*store, fx.dir.string(), {.format = "ac-dc"}));
+  testing::ExpectEveryWindowReplays(*store, "ac-dc sample");
 }
 
 TEST(AcdcImport, ImportsEveryFieldOfARealisticHistory) {

@@ -69,8 +69,12 @@ TEST_F(AgentsKt, SampleImportsFieldByField) {
 
   auto events = Events(*store, "support-42");
   ASSERT_EQ(events.size(), 5u);
-  EXPECT_EQ(events[0].id, interop::ImportedEventId("support-42", 1,
-                                                   interop::StableEventId("support-42", "messages[0]")));
+  // No message ids in the format: a message is named by its fingerprint
+  // (role and content) and its count among equal ones, not by its place.
+  const std::string fingerprint =
+      "fingerprint/" + blob::Sha256Hex("system\nYou are a support agent.") + "/1";
+  EXPECT_EQ(events[0].id, interop::ImportedEventId(
+                              "support-42", 1, interop::StableEventId("support-42", fingerprint)));
   EXPECT_EQ(events[0].message.role, Role::kSystem);
   const Message& user = events[1].message;
   EXPECT_EQ(user.role, Role::kUser);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interop/interop_test_support.h"
+#include "projection/window_checks.h"
 
 namespace sessiondb::testing {
 namespace {
@@ -118,6 +119,11 @@ class ChatGptImport : public ::testing::Test {
 };
 
 TEST_F(ChatGptImport, DetectsTheZip) { EXPECT_EQ(*DetectImportFormat(zip_), "chatgpt"); }
+
+TEST_F(ChatGptImport, EveryWindowOfTheSampleReplays) {
+  MustImport(*store_, zip_, "chatgpt");
+  ExpectEveryWindowReplays(*store_, "chatgpt sample");
+}
 
 TEST_F(ChatGptImport, ActiveBranchArrivesFieldByFieldWithItsImage) {
   ImportReport r = MustImport(*store_, zip_, "");

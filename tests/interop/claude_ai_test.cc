@@ -8,6 +8,7 @@
 
 #include "interop/import_sink.h"
 #include "interop/interop_test_support.h"
+#include "projection/window_checks.h"
 
 namespace sessiondb::testing {
 namespace {
@@ -105,6 +106,11 @@ class ClaudeAiImport : public ::testing::Test {
 };
 
 TEST_F(ClaudeAiImport, DetectsTheZip) { EXPECT_EQ(*DetectImportFormat(zip_), "claude-ai"); }
+
+TEST_F(ClaudeAiImport, EveryWindowOfTheSampleReplays) {
+  MustImport(*store_, zip_, "claude-ai");
+  ExpectEveryWindowReplays(*store_, "claude-ai sample");
+}
 
 TEST_F(ClaudeAiImport, ConversationArrivesFieldByField) {
   ImportReport r = MustImport(*store_, zip_, "");

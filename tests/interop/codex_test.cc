@@ -7,6 +7,7 @@
 #include "blob/base64.h"
 #include "interop/import_sink.h"
 #include "interop/interop_test_support.h"
+#include "projection/window_checks.h"
 
 namespace sessiondb::testing {
 namespace {
@@ -124,6 +125,11 @@ class CodexImport : public ::testing::Test {
 TEST_F(CodexImport, DetectsASessionsTreeAndARollout) {
   EXPECT_EQ(*DetectImportFormat(dir_.Sub("sessions")), "codex");
   EXPECT_EQ(*DetectImportFormat(file_), "codex");
+}
+
+TEST_F(CodexImport, EveryWindowOfTheSampleReplays) {
+  MustImport(*store_, dir_.Sub("sessions"), "codex");
+  ExpectEveryWindowReplays(*store_, "codex sample");
 }
 
 // A sessions tree of many rollouts shows one bar, not one per file.

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "blob/base64.h"
+#include "projection/window_checks.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
@@ -174,6 +175,15 @@ TEST(ExtremisImport, ImportsTitlesArchiveFlagsTheActiveSessionAndSummaries) {
   EXPECT_EQ(report->messages_added, 6);
   EXPECT_EQ(report->records_skipped, 0);
   ExpectImported(*store);
+}
+
+TEST(ExtremisImport, EveryWindowOfTheSampleReplays) {
+  TempDir tmp;
+  ExtremisFixture fx(tmp.path());
+  fx.Write(/*legacy_keys=*/false);
+  auto store = OpenStore(tmp);
+  ASSERT_TRUE(ImportPath(*store, fx.dir.string(), {.format = "extremis"}));
+  testing::ExpectEveryWindowReplays(*store, "extremis sample");
 }
 
 TEST(ExtremisImport, ReadsTheLegacyIndexKeys) {

@@ -1,10 +1,11 @@
 // The import framework: ImportSink (ids, runs, idempotent re-import, image
 // checks, reasons) and JsonlReader (long and truncated lines).
+#include "interop/import_sink.h"
+
 #include <sqlite3.h>
 
 #include <fstream>
 
-#include "interop/import_sink.h"
 #include "interop/jsonl_reader.h"
 #include "sessiondb/search.h"
 #include "store/sqlite/search_text.h"
@@ -24,9 +25,9 @@ std::string FullTextIntegrityCheck(const std::string& store_dir) {
   if (sqlite3_open((store_dir + "/sessiondb.db").c_str(), &db) != SQLITE_OK) return "cannot open";
   sqlite::RegisterSearchTextFunction(db);
   char* error = nullptr;
-  const int rc = sqlite3_exec(
-      db, "INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)", nullptr,
-      nullptr, &error);
+  const int rc =
+      sqlite3_exec(db, "INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)",
+                   nullptr, nullptr, &error);
   std::string out = rc == SQLITE_OK ? "ok" : (error ? error : sqlite3_errstr(rc));
   sqlite3_free(error);
   sqlite3_close(db);
@@ -92,7 +93,8 @@ TEST_F(ImportSinkTest, ASessionLongerThanARunIsWrittenWholeWithItsImages) {
   ASSERT_TRUE(events);
   ASSERT_EQ(events->size(), 2500u);
   EXPECT_EQ((*events)[7].message.parts.size(), 1u);  // the false GIF left out, the text kept
-  EXPECT_EQ((*events)[1500].id, interop::ImportedEventId("src", 1501, StableEventId("src", "line1500")));
+  EXPECT_EQ((*events)[1500].id,
+            interop::ImportedEventId("src", 1501, StableEventId("src", "line1500")));
   const Resource& img = *(*events)[2490].message.parts[1].resource;
   EXPECT_EQ(*store_->ReadBlob(img.content_sha256, true), MakePng(4, 4, "img2490"));
   EXPECT_TRUE(store_->Verify()->clean());
@@ -108,8 +110,8 @@ TEST_F(ImportSinkTest, ImportedEventsAreSearchableAndTheIndexMatchesTheLog) {
     ASSERT_TRUE(sink.BeginSession({.id = "tools"}).ok());
     for (int i = 0; i < 1500; ++i) {
       Event e = Text("tools", i, Role::kAssistant);
-      e.message.parts.push_back(Part::ToolCall("c" + std::to_string(i), "Read",
-                                               i % 2 ? "{\"path\":\"zebra.cc\"}" : ""));
+      e.message.parts.push_back(
+          Part::ToolCall("c" + std::to_string(i), "Read", i % 2 ? "{\"path\":\"zebra.cc\"}" : ""));
       Event r = Text("tools", 100000 + i, Role::kTool);
       r.message.parts = {Part::ToolResult("c" + std::to_string(i), "output" + std::to_string(i))};
       ASSERT_TRUE(sink.Add(std::move(e), "call").ok());
@@ -189,6 +191,105 @@ TEST_F(ImportSinkTest, ImportingTheSameSourceAgainAddsNothingAndAGrownOneAddsIts
   ASSERT_EQ(after->size(), 35u);
   EXPECT_EQ((*after)[29].id, (*before)[29].id);
   EXPECT_EQ((*after)[34].message.Text(), "text 34");
+}
+
+// A source continued elsewhere may hold a new record anywhere, not only at
+// its end: records are matched by identity, the new ones appended after the
+// store's last event in source order, and the store's own order is kept.
+TEST_F(ImportSinkTest, RecordsAreMatchedByIdentityWhereverTheyStand) {
+  auto import = [&](const std::vector<int>& lines) {
+    ImportReport report;
+    ImportSink sink(*store_, &report, {}, {.events = 1000});
+    EXPECT_TRUE(sink.BeginSession({.id = "moved"}).ok());
+    for (int i : lines) EXPECT_TRUE(sink.Add(Text("moved", i), "line").ok());
+    EXPECT_TRUE(sink.EndSession().ok());
+    EXPECT_TRUE(sink.Finish().ok());
+    return report;
+  };
+  import({0, 1, 2});
+  // 9 came in between 0 and 1, 3 at the end.
+  ImportReport grown = import({0, 9, 1, 2, 3});
+  EXPECT_EQ(grown.sessions_extended, 1);
+  EXPECT_EQ(grown.messages_added, 2);
+  std::vector<std::string> texts;
+  auto messages = store_->ReadMessages("moved");
+  ASSERT_TRUE(messages);
+  for (const Message& m : *messages) texts.push_back(m.Text());
+  EXPECT_EQ(texts, (std::vector<std::string>{"text 0", "text 1", "text 2", "text 9", "text 3"}));
+  ImportReport again = import({0, 9, 1, 2, 3});
+  EXPECT_EQ(again.sessions_unchanged, 1);
+  EXPECT_EQ(again.messages_added, 0);
+  // Fewer records than the store holds, or others in their place: only
+  // what is new comes in (position and count tell nothing).
+  ImportReport shorter = import({2, 4});
+  EXPECT_EQ(shorter.messages_added, 1);
+  EXPECT_EQ(store_->GetSession("moved")->last_seq, 6);
+}
+
+// Importers number the events of a compaction's range as if the session
+// were new; the sink turns that into the range those records hold in the
+// store, a record that came in late included.
+TEST_F(ImportSinkTest, ACompactionCoversTheStoreSeqsOfTheRecordsItStandsFor) {
+  auto import = [&](const std::vector<int>& lines, bool compact) {
+    ImportReport report;
+    ImportSink sink(*store_, &report, {}, {.events = 1000});
+    EXPECT_TRUE(sink.BeginSession({.id = "compacted"}).ok());
+    for (int i : lines) EXPECT_TRUE(sink.Add(Text("compacted", i), "line").ok());
+    if (compact) {
+      Event c;
+      c.id = StableEventId("compacted", "boundary");
+      c.type = EventType::kCompaction;
+      c.ts_ms = 2'000'000;
+      c.compaction = {
+          .from_seq = 1, .to_seq = static_cast<int64_t>(lines.size()), .summary = "earlier"};
+      EXPECT_TRUE(sink.Add(std::move(c), "boundary").ok());
+    }
+    EXPECT_TRUE(sink.EndSession().ok());
+    EXPECT_TRUE(sink.Finish().ok());
+    return report;
+  };
+  import({0, 1, 2}, false);
+  import({0, 1, 9, 2}, true);  // the source's 1..4: store seqs 1, 2, 4, 3
+  auto events = store_->ReadEvents("compacted");
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 5u);
+  EXPECT_EQ((*events)[3].message.Text(), "text 9");
+  ASSERT_EQ((*events)[4].type, EventType::kCompaction);
+  EXPECT_EQ((*events)[4].compaction.from_seq, 1);
+  EXPECT_EQ((*events)[4].compaction.to_seq, 4);
+}
+
+// A format without record ids names a message by its fingerprint and its
+// count among equal ones: two equal messages are two records, and a third
+// that comes later is new.
+TEST_F(ImportSinkTest, MessagesWithoutIdsAreKnownByFingerprintAndCount) {
+  auto by_text = [](const Message& m) { return std::string(RoleName(m.role)) + m.Text(); };
+  auto import = [&](const std::vector<std::string>& words) {
+    ImportReport report;
+    ImportSink sink(*store_, &report, {}, {.events = 1000});
+    EXPECT_TRUE(sink.BeginSession({.id = "noids"}, by_text).ok());
+    for (const std::string& w : words) {
+      Event e;
+      e.ts_ms = 5;
+      e.message.parts = {Part::Text(w)};
+      EXPECT_TRUE(sink.Add(std::move(e), "msg").ok());
+    }
+    EXPECT_TRUE(sink.EndSession().ok());
+    EXPECT_TRUE(sink.Finish().ok());
+    return report;
+  };
+  EXPECT_EQ(import({"yes", "no", "yes"}).messages_added, 3);
+  EXPECT_EQ(import({"yes", "no", "yes"}).messages_added, 0);
+  EXPECT_EQ(import({"yes", "no", "yes", "yes"}).messages_added, 1);
+  EXPECT_EQ(store_->GetSession("noids")->message_count, 4);
+
+  // Without a fingerprint, an event needs an id.
+  ImportReport report;
+  ImportSink sink(*store_, &report, {}, {.events = 1000});
+  ASSERT_TRUE(sink.BeginSession({.id = "unnamed"}).ok());
+  Event e;
+  e.message.parts = {Part::Text("who am I")};
+  EXPECT_EQ(sink.Add(std::move(e), "msg").code(), StatusCode::kInternal);
 }
 
 TEST_F(ImportSinkTest, StableIdsDependOnSessionAndRecordOnly) {

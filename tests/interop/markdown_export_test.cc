@@ -82,6 +82,17 @@ TEST_F(MarkdownExport, FenceOutgrowsBackticksInTheContent) {
   EXPECT_TRUE(Has(md, "````\n```\nrm -rf\n```\n````\n")) << md;
 }
 
+TEST_F(MarkdownExport, EncryptedReasoningWithNoTextShowsNothing) {
+  ASSERT_TRUE(store_->CreateSession(NewSession{.id = "sealed"}));
+  Message m = Msg(Role::kAssistant, {Part::Reasoning("", "gAAAAB=="), Part::Text("Answer.")});
+  m.provider = "openai";
+  ASSERT_TRUE(store_->Append("sealed", m));
+  const std::string md = Export("out", {"sealed"});
+  EXPECT_FALSE(Has(md, "**Reasoning**")) << md;
+  EXPECT_FALSE(Has(md, "gAAAAB"));
+  EXPECT_TRUE(Has(md, "Answer."));
+}
+
 TEST_F(MarkdownExport, SameSessionGivesTheSameBytes) {
   EXPECT_EQ(Export("a", {"chat-main"}), Export("b", {"chat-main"}));
 }

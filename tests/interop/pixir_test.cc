@@ -7,6 +7,7 @@
 
 #include "blob/sha256.h"
 #include "interop/jsonl_reader.h"
+#include "projection/window_checks.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
@@ -237,6 +238,16 @@ TEST(PixirImport, MapsEveryEventTypeWithAnEquivalent) {
   ASSERT_TRUE(usage.has_value());
   EXPECT_EQ(usage->turns, 2);
   EXPECT_EQ(usage->total.input_tokens, 3200);
+}
+
+TEST(PixirImport, EveryWindowOfTheSampleReplays) {
+  TempDir tmp;
+  PixirFixture fx(tmp.path());
+  fx.Build();
+  fx.Write();
+  auto store = OpenStore(tmp);
+  ASSERT_TRUE(ImportPath(*store, fx.root.string(), {.format = "pixir"}));
+  testing::ExpectEveryWindowReplays(*store, "pixir sample");
 }
 
 TEST(PixirImport, ReimportingAddsNothing) {

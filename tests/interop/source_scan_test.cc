@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/json_parse.h"
 #include "gtest/gtest.h"
 
 namespace sessiondb::testing {
@@ -99,6 +100,66 @@ TEST(SourceScan, ScannedStringDecodesEscapesAndRefusesInvalidText) {
   EXPECT_EQ(ScannedString(v[3]), std::nullopt);  // a lone surrogate
   ScannedValue missing;
   EXPECT_EQ(ScannedString(missing), std::nullopt);
+}
+
+// A long record is parsed without its long strings, which are decoded
+// straight from the text: the same values as a whole parse gives, escapes,
+// surrogate pairs and all.
+TEST(SourceScan, ALeanParseGivesTheSameTreeAsAWholeOne) {
+  const std::string long_text =
+      "line one\\n\\u00e9t\\u00e9 \\ud83d\\ude00 \\\"quoted\\\" " + std::string(300, 'x');
+  const std::string text =
+      "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\","
+      "\"text\":\"" +
+      long_text + "\"},{\"type\":\"tool_use\",\"input\":{\"c\":\"" + long_text +
+      "\"}}]},\"short\":\"s\"}";
+  auto lean = interop::ParseLean(text, 100, 1 << 20);
+  ASSERT_TRUE(lean.has_value()) << lean.error().ToString();
+  EXPECT_EQ(lean->long_strings.size(), 2u);
+  std::vector<const nlohmann::json*> cut;
+  ASSERT_TRUE(interop::InflateLongStrings(&*lean, 1 << 20, "[cut]", &cut).ok());
+  EXPECT_TRUE(cut.empty());
+  auto whole = ParseJson(text);
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_EQ(lean->tree, *whole);
+}
+
+// Past the budget a string is cut at a character boundary and says so;
+// strings after it keep nothing.
+TEST(SourceScan, LongStringsPastTheBudgetAreCutAtACharacter) {
+  const std::string first = std::string(150, 'a') + "\xC3\xA9\xC3\xA9";  // 154 bytes
+  const std::string text =
+      "{\"a\":\"" + first + "\",\"b\":\"" + std::string(200, 'b') + "\",\"c\":\"short\"}";
+  auto lean = interop::ParseLean(text, 100, 1 << 20);
+  ASSERT_TRUE(lean.has_value());
+  std::vector<const nlohmann::json*> cut;
+  ASSERT_TRUE(interop::InflateLongStrings(&*lean, 151, "[cut]", &cut).ok());
+  ASSERT_EQ(cut.size(), 2u);
+  EXPECT_EQ(cut[0], &lean->tree["a"]);
+  EXPECT_EQ(lean->tree["a"], std::string(150, 'a') + "[cut]");  // not half an é
+  EXPECT_EQ(lean->tree["b"], "[cut]");
+  EXPECT_EQ(lean->tree["c"], "short");
+}
+
+TEST(SourceScan, ALeanParseRefusesWhatAWholeOneWould) {
+  std::vector<const nlohmann::json*> cut;
+  for (const std::string& bad :
+       {std::string("\\q"), std::string("\\ud800 alone"), std::string("\\udc00"),
+        std::string("tab\there"), std::string("\\u12")}) {
+    const std::string text = "{\"a\":\"" + std::string(200, 'x') + bad + "\"}";
+    auto lean = interop::ParseLean(text, 100, 1 << 20);
+    ASSERT_TRUE(lean.has_value());
+    EXPECT_FALSE(interop::InflateLongStrings(&*lean, 1 << 20, "", &cut).ok()) << bad;
+    EXPECT_FALSE(ParseJson(text).has_value()) << bad;
+  }
+  // Many small values: their tree would be ten times their text.
+  std::string many = "{\"a\":[";
+  for (int i = 0; i < 1000; ++i) many += "\"v\",";
+  many += "\"v\"]}";
+  auto refused = interop::ParseLean(many, 100, 1000);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message().find("the limit is 1000"), std::string::npos);
+  EXPECT_FALSE(interop::ParseLean("{\"a\":\"\xFF\"}", 100, 1000).has_value());
 }
 
 }  // namespace

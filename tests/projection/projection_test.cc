@@ -191,8 +191,9 @@ TEST_F(Projection, PrunedMessagesContributeNothing) {
 
 TEST_F(Projection, AChatAssistantTurnWithOnlyToolCallsHasNullContent) {
   json m = Messages(Project({TextEvent(1, Role::kUser, "list files"),
-                             MessageEvent(2, Role::kAssistant, {Part::ToolCall("c1", "ls", "")})}));
-  ASSERT_EQ(m.size(), 2u);
+                             MessageEvent(2, Role::kAssistant, {Part::ToolCall("c1", "ls", "")}),
+                             MessageEvent(3, Role::kTool, {Part::ToolResult("c1", "a b")})}));
+  ASSERT_EQ(m.size(), 3u);
   EXPECT_TRUE(m[1]["content"].is_null());
   EXPECT_EQ(m[1]["tool_calls"][0]["function"]["arguments"], "{}");
   EXPECT_FALSE(m[0].contains("tool_calls"));
@@ -253,8 +254,10 @@ TEST_F(Projection, AnthropicToolUseInputIsTheArgumentsParsedAsAnObject) {
     Part call = Part::ToolCall("t", "f", "");
     call.arguments_json = arguments;
     e.message.parts.push_back(call);
-    json body = Project({e}, ProviderFormat::kAnthropic);
-    return body["messages"][0]["content"][0]["input"];
+    // A call goes out only with its result.
+    json body = Project({e, MessageEvent(2, Role::kTool, {Part::ToolResult("t", "done")})},
+                        ProviderFormat::kAnthropic);
+    return body["messages"][1]["content"][0]["input"];
   };
   json parsed = input_of(R"({"path":"/tmp","depth":2,"flags":["a"]})");
   ASSERT_TRUE(parsed.is_object());
@@ -268,12 +271,14 @@ TEST_F(Projection, AnthropicToolUseInputIsTheArgumentsParsedAsAnObject) {
 TEST_F(Projection, ResponsesKeepsTheOrderOfAssistantTextAndCalls) {
   json input = Project(
       {MessageEvent(1, Role::kAssistant,
-                    {Part::Text("first"), Part::ToolCall("c1", "f", "{}"), Part::Text("second")})},
+                    {Part::Text("first"), Part::ToolCall("c1", "f", "{}"), Part::Text("second")}),
+       MessageEvent(2, Role::kTool, {Part::ToolResult("c1", "out")})},
       ProviderFormat::kOpenAiResponses)["input"];
-  ASSERT_EQ(input.size(), 3u);
+  ASSERT_EQ(input.size(), 4u);
   EXPECT_EQ(input[0]["content"][0], json({{"type", "output_text"}, {"text", "first"}}));
   EXPECT_EQ(input[1]["type"], "function_call");
   EXPECT_EQ(input[2]["content"][0]["text"], "second");
+  EXPECT_EQ(input[3]["type"], "function_call_output");
 }
 
 TEST_F(Projection, AToolRoleMessageWithTextIsAUserMessage) {

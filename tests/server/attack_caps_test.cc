@@ -52,7 +52,8 @@ TEST(AttackCapsTest, HundredMegabytesOfHeaderLinesAreCutOffWhileTheServerStaysSm
   constexpr size_t kHundredMb = size_t{100} * 1024 * 1024;
 
   // Long lines, then many short ones.
-  for (const std::string line : {"X-Pad: " + std::string(8000, 'a') + "\r\n", std::string("A: b\r\n")}) {
+  for (const std::string& line :
+       {"X-Pad: " + std::string(8000, 'a') + "\r\n", std::string("A: b\r\n")}) {
     RawSocket s(server.port());
     ASSERT_TRUE(s.ok());
     const size_t sent = Flood(s, "GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n", line, kHundredMb);

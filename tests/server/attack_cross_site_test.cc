@@ -130,8 +130,9 @@ TEST_F(AttackCrossSiteTest, AForeignHostIsRefusedForReadsAndThePage) {
                      "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"));
   EXPECT_EQ(StatusOf(w.ReadAll(10)), 421);
   // Loopback names, with or without the port, are the server's own.
-  for (const std::string host : {std::string("localhost"), "127.0.0.1:" + std::to_string(server_->port()),
-                                  std::string("[::1]:7411"), std::string("LOCALHOST.")}) {
+  for (const std::string& host :
+       {std::string("localhost"), "127.0.0.1:" + std::to_string(server_->port()),
+        std::string("[::1]:7411"), std::string("LOCALHOST.")}) {
     RawSocket s(server_->port());
     ASSERT_TRUE(s.Send("GET /v1/health HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n"));
     EXPECT_EQ(StatusOf(s.ReadAll(10)), 200) << host;

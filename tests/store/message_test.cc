@@ -93,6 +93,29 @@ TEST_P(MessageLog, EveryPartTypeAndOptionalFieldRoundTrips) {
   EXPECT_EQ(BlobCount(), 0u);
 }
 
+// Encrypted reasoning (OpenAI's encrypted_content, Anthropic's redacted
+// thinking) has no text: its signature is the content, kept byte for byte.
+TEST_P(MessageLog, ReasoningWithOnlyASignatureIsKept) {
+  std::string id = NewSessionId();
+  Message m;
+  m.role = Role::kAssistant;
+  m.provider = "openai";
+  m.parts = {Part::Reasoning("", "gAAAAABo+/enc=="), Part::Reasoning("plan", "EqQB")};
+  auto r = store_->Append(id, m);
+  ASSERT_TRUE(r) << r.error().ToString();
+  Reopen();
+  auto read = store_->ReadMessages(id);
+  ASSERT_TRUE(read);
+  ASSERT_EQ(read->front().parts.size(), 2u);
+  EXPECT_EQ(read->front().parts[0].signature, "gAAAAABo+/enc==");
+  EXPECT_EQ(read->front().parts[1].signature, "EqQB");
+  EXPECT_EQ(read->front().parts[1].text, "plan");
+  // Without a signature, empty reasoning is still no content.
+  Message empty;
+  empty.parts = {Part::Reasoning(" ")};
+  EXPECT_EQ(store_->Append(id, empty).error().code(), StatusCode::kInvalidArgument);
+}
+
 TEST_P(MessageLog, ARepeatedMessageIdIsRefusedAndTheLogIsUnchanged) {
   std::string id = NewSessionId();
   Message m;

@@ -21,7 +21,10 @@ Event TextEvent(int64_t seq, const std::string& text, Role role = Role::kUser) {
 }
 
 TEST_P(Restores, ASessionRestoredInRunsReadsAsOne) {
-  Session s{.id = "runs", .title = "hello there", .preview = "hello there", .created_ms = 1000,
+  Session s{.id = "runs",
+            .title = "hello there",
+            .preview = "hello there",
+            .created_ms = 1000,
             .updated_ms = 2000};
   std::vector<Event> first = {TextEvent(1, "", Role::kSystem), TextEvent(2, "hello there")};
   first[0].message.parts = {Part::ToolResult("c0", "boot")};
@@ -30,8 +33,12 @@ TEST_P(Restores, ASessionRestoredInRunsReadsAsOne) {
   const std::string png = MakePng(4, 4, "run-two");
   const std::string sha = blob::Sha256Hex(png);
   Event image = TextEvent(3, "a picture");
-  Resource r{.resource_id = "res_run", .content_sha256 = sha, .mime = "image/png",
-             .size = static_cast<int64_t>(png.size()), .width = 4, .height = 4};
+  Resource r{.resource_id = "res_run",
+             .content_sha256 = sha,
+             .mime = "image/png",
+             .size = static_cast<int64_t>(png.size()),
+             .width = 4,
+             .height = 4};
   Part part;
   part.type = PartType::kImage;
   part.resource = r;
@@ -54,7 +61,7 @@ TEST_P(Restores, ASessionRestoredInRunsReadsAsOne) {
   ASSERT_TRUE(session);
   EXPECT_EQ(session->last_seq, 4);
   EXPECT_EQ(session->message_count, 3);
-  EXPECT_EQ(session->updated_ms, 9'000);   // the newest event's time
+  EXPECT_EQ(session->updated_ms, 9'000);     // the newest event's time
   EXPECT_EQ(session->title, "hello there");  // as given: later runs do not change it
   EXPECT_EQ(session->preview, "hello there");
   auto events = store_->ReadEvents("runs");
@@ -72,7 +79,8 @@ TEST_P(Restores, ASessionRestoredInRunsReadsAsOne) {
 
 TEST_P(Restores, EventsThatDoNotContinueTheLogAreRefusedAndNothingIsWritten) {
   ASSERT_TRUE(
-      store_->RestoreSession({.id = "gap", .title = "x"}, std::vector<Event>{TextEvent(1, "one")}, {})
+      store_
+          ->RestoreSession({.id = "gap", .title = "x"}, std::vector<Event>{TextEvent(1, "one")}, {})
           .ok());
   for (int64_t seq : {int64_t{1}, int64_t{3}}) {
     Status st = store_->RestoreEvents("gap", std::vector<Event>{TextEvent(seq, "bad")}, {});
@@ -83,6 +91,67 @@ TEST_P(Restores, EventsThatDoNotContinueTheLogAreRefusedAndNothingIsWritten) {
   EXPECT_EQ(store_->GetSession("gap")->last_seq, 1);
   EXPECT_EQ(store_->RestoreEvents("nope", std::vector<Event>{TextEvent(1, "x")}, {}).code(),
             StatusCode::kNotFound);
+}
+
+// History is kept as it was written: a restored message may hold more
+// images than an append may, and an attachment an import did not store
+// stays as a descriptor that says why. Appends keep every limit.
+TEST_P(Restores, HistoryIsNotHeldToTheCountLimitsOfAnAppend) {
+  Event many = TextEvent(1, "seven screenshots");
+  std::vector<std::string> pngs;
+  for (int i = 0; i < 7; ++i) {
+    pngs.push_back(MakePng(4, 4, "shot" + std::to_string(i)));
+    Part part;
+    part.type = PartType::kImage;
+    part.resource = Resource{.resource_id = "res_" + std::to_string(i),
+                             .content_sha256 = blob::Sha256Hex(pngs.back()),
+                             .mime = "image/png",
+                             .size = static_cast<int64_t>(pngs.back().size()),
+                             .width = 4,
+                             .height = 4};
+    many.message.parts.push_back(part);
+  }
+  Event described = TextEvent(2, "and a huge one");
+  Part big;
+  big.type = PartType::kImage;
+  big.resource = Resource{.resource_id = "res_big",
+                          .mime = "image/png",
+                          .size = 300'000'000,
+                          .width = 9000,
+                          .height = 9000};
+  big.resource->not_stored = "it is 286.1 MiB; an import stores attachments up to 100.0 MiB";
+  described.message.parts.push_back(big);
+  auto source = [&](std::string_view want) -> Result<std::string> {
+    for (const std::string& png : pngs) {
+      if (blob::Sha256Hex(png) == want) return png;
+    }
+    return Err(Status::NotFound(std::string(want)));
+  };
+  ASSERT_TRUE(store_
+                  ->RestoreSession({.id = "history", .title = "old"},
+                                   std::vector<Event>{many, described}, source)
+                  .ok());
+  auto events = store_->ReadEvents("history");
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].message.parts.size(), 8u);
+  const Resource& kept = *(*events)[1].message.parts[1].resource;
+  EXPECT_EQ(kept.not_stored, big.resource->not_stored);
+  EXPECT_TRUE(kept.content_sha256.empty());
+  EXPECT_FALSE(kept.missing);
+  EXPECT_TRUE(warnings_.empty()) << warnings_.front();
+  EXPECT_TRUE(store_->Verify()->clean());
+
+  // An append is held to the limit, and cannot claim bytes it did not give.
+  Message now;
+  now.parts = {Part::Text("seven now")};
+  for (const std::string& png : pngs) now.parts.push_back(Part::ImageFromBytes(png, "image/png"));
+  auto refused = store_->Append("history", now);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("7 images"), std::string::npos);
+  Message claim;
+  claim.parts = {Part::Text("no bytes"), big};
+  EXPECT_EQ(store_->Append("history", claim).error().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -46,8 +46,8 @@ Result<PgStore::RestoreBatch> PgStore::EncodeRestore(std::string_view session_id
     }
     ASSIGN_OR_RETURN(PreparedMessage p,
                      PrepareMessage(
-                         e.message, options_, [](std::string_view) { return true; },
-                         [this] { return NewId(); }));
+                         e.message, options_, Admission::kRestore,
+                         [](std::string_view) { return true; }, [this] { return NewId(); }));
     RETURN_IF_ERROR(CheckNoNul(p.text, "the text of message " + std::to_string(e.seq)));
     ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message));
     rows.ids.push_back(p.message.id);
@@ -171,10 +171,11 @@ Status PgStore::RestoreEvents(std::string_view session_id, std::span<const Event
     PgParams u;
     u.Add(ns_).Add(session_id).Add(entry.last_seq).Add(entry.message_count).Add(updated_ms);
     u.Add(entry.title).Add(entry.title_fixed).Add(entry.preview);
-    RETURN_IF_ERROR(c.Run("UPDATE sessions SET last_seq = $3, message_count = $4, "
-                          "updated_ms = $5, title = $6, title_fixed = $7, preview = $8 "
-                          "WHERE namespace = $1 AND id = $2",
-                          u));
+    RETURN_IF_ERROR(
+        c.Run("UPDATE sessions SET last_seq = $3, message_count = $4, "
+              "updated_ms = $5, title = $6, title_fixed = $7, preview = $8 "
+              "WHERE namespace = $1 AND id = $2",
+              u));
     tried_commit = true;
     return txn.Commit();
   });

@@ -35,15 +35,15 @@ Result<SqliteStore::RestoreBatch> SqliteStore::PrepareRestore(std::string_view s
     }
     ASSIGN_OR_RETURN(PreparedMessage p,
                      PrepareMessage(
-                         e.message, options_, [](std::string_view) { return true; },
-                         [this] { return NewId(); }));
+                         e.message, options_, Admission::kRestore,
+                         [](std::string_view) { return true; }, [this] { return NewId(); }));
     needed.insert(p.referenced_sha256.begin(), p.referenced_sha256.end());
     batch.prepared[i] = std::move(p);
   }
   for (const std::string& sha : needed) {
     if (blobs_->Stat(sha)) continue;
-    Result<std::string> bytes = blob_source ? blob_source(sha)
-                                            : Result<std::string>(Err(Status::NotFound(sha)));
+    Result<std::string> bytes =
+        blob_source ? blob_source(sha) : Result<std::string>(Err(Status::NotFound(sha)));
     if (!bytes && bytes.error().code() == StatusCode::kNotFound) {
       options_.warn("session " + std::string(session_id) + ": blob " + sha +
                     " is missing in the source; its descriptor is kept and reads as missing");
@@ -59,8 +59,7 @@ Result<SqliteStore::RestoreBatch> SqliteStore::PrepareRestore(std::string_view s
   return batch;
 }
 
-Status SqliteStore::InsertRestoredLocked(std::string_view session_id,
-                                         std::span<const Event> events,
+Status SqliteStore::InsertRestoredLocked(std::string_view session_id, std::span<const Event> events,
                                          const RestoreBatch& batch) {
   ASSIGN_OR_RETURN(Statement insert,
                    db_->Prepare("INSERT INTO events (session_id, seq, id, ts_ms, type, role, "
@@ -133,8 +132,9 @@ Status SqliteStore::IndexEventsLocked(std::string_view session_id, int64_t first
       doc_ids.emplace_back(find.ColumnInt(0), find.ColumnInt(1));
     }
   }
-  ASSIGN_OR_RETURN(Statement fts,
-                   db_->Prepare("INSERT INTO search_fts (rowid, content, code) VALUES (?1, ?2, '')"));
+  ASSIGN_OR_RETURN(
+      Statement fts,
+      db_->Prepare("INSERT INTO search_fts (rowid, content, code) VALUES (?1, ?2, '')"));
   for (const auto& [doc_id, seq] : doc_ids) {
     fts.Bind(1, doc_id).Bind(2, search_texts[static_cast<size_t>(seq - first_seq)]);
     RETURN_IF_ERROR(fts.Run());
