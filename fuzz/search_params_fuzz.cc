@@ -5,8 +5,8 @@
 // answer a value or a kInvalidArgument naming the parameter.
 
 #include "api/search_args.h"
+#include "core/iso_time.h"
 #include "fuzz_support.h"
-#include "interop/import_sink.h"
 
 namespace {
 
@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     SearchFilter filter;
     if (Status s = ApplySearchKind(value, "kind", filter); !s.ok()) CheckRefusal(s);
     if (auto r = ParseSearchTime(value, "since"); !r) CheckRefusal(r.error());
-    (void)interop::ParseIsoTime(value);
+    (void)ParseIsoTime(value);
   }
   return 0;
 }

@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "interop/import_sink.h"
+#include "core/iso_time.h"
 
 namespace sessiondb {
 
@@ -39,7 +39,7 @@ Result<int64_t> ParseSearchTime(const std::string& text, const char* name) {
   if (text.size() <= 15 && text.find_first_not_of("0123456789") == std::string::npos) {
     return std::stoll(text);
   }
-  if (std::optional<int64_t> ms = interop::ParseIsoTime(text)) return *ms;
+  if (std::optional<int64_t> ms = ParseIsoTime(text)) return *ms;
   return Err(Status::InvalidArgument(std::string(name) + " takes a date (2026-11-20, " +
                                      "2026-11-20T14:30) or milliseconds since 1970, not '" + text +
                                      "'"));

@@ -10,7 +10,6 @@
 #include "api/json_forms.h"
 #include "api/search_args.h"
 #include "cli/commands.h"
-#include "interop/import_sink.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 

@@ -15,14 +15,6 @@
 namespace sessiondb::interop {
 namespace {
 
-bool IsDigits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
-
 // About what an event takes in memory, and in the log: its texts.
 int64_t TextBytes(const Event& e) {
   size_t n = e.compaction.summary.size() + e.message.metadata_json.size();
@@ -53,12 +45,6 @@ std::optional<uint64_t> ImportedIdentity(std::string_view id, std::string_view s
   return ParseHex64(std::string(id.substr(19, 4)) + std::string(id.substr(24, 12)));
 }
 
-int ToInt(std::string_view s) {
-  int v = 0;
-  for (char c : s) v = v * 10 + (c - '0');
-  return v;
-}
-
 }  // namespace
 
 uint64_t IdentityOf(std::string_view id) {
@@ -86,59 +72,6 @@ std::string ImportedEventId(std::string_view session_id, int64_t seq, std::strin
   const std::string key = blob::Sha256Hex(stable_id);
   return blob::Sha256Hex(session_id).substr(0, 8) + "-" + std::string(seq_hex, 4) + "-" +
          std::string(seq_hex + 4, 4) + "-" + key.substr(0, 4) + "-" + key.substr(4, 12);
-}
-
-std::optional<int64_t> ParseIsoTime(std::string_view t) {
-  // YYYY-MM-DD[THH:MM[:SS[.fff...]]][Z|+HH:MM|-HH:MM]
-  if (t.size() < 10 || t[4] != '-' || t[7] != '-') return std::nullopt;
-  if (!IsDigits(t.substr(0, 4)) || !IsDigits(t.substr(5, 2)) || !IsDigits(t.substr(8, 2))) {
-    return std::nullopt;
-  }
-  std::tm tm{};
-  tm.tm_year = ToInt(t.substr(0, 4)) - 1900;
-  tm.tm_mon = ToInt(t.substr(5, 2)) - 1;
-  tm.tm_mday = ToInt(t.substr(8, 2));
-  int64_t millis = 0;
-  int64_t offset_s = 0;
-  size_t i = 10;
-  if (i < t.size() && (t[i] == 'T' || t[i] == ' ')) {
-    if (t.size() < i + 6 || t[i + 3] != ':' || !IsDigits(t.substr(i + 1, 2)) ||
-        !IsDigits(t.substr(i + 4, 2))) {
-      return std::nullopt;
-    }
-    tm.tm_hour = ToInt(t.substr(i + 1, 2));
-    tm.tm_min = ToInt(t.substr(i + 4, 2));
-    i += 6;
-    if (i < t.size() && t[i] == ':') {
-      if (t.size() < i + 3 || !IsDigits(t.substr(i + 1, 2))) return std::nullopt;
-      tm.tm_sec = ToInt(t.substr(i + 1, 2));
-      i += 3;
-    }
-    if (i < t.size() && t[i] == '.') {
-      size_t j = i + 1;
-      int64_t scale = 100;
-      while (j < t.size() && t[j] >= '0' && t[j] <= '9') {
-        millis += (t[j] - '0') * scale;
-        scale /= 10;
-        ++j;
-      }
-      i = j;
-    }
-    if (i < t.size() && (t[i] == '+' || t[i] == '-')) {
-      if (t.size() < i + 6 || !IsDigits(t.substr(i + 1, 2)) || !IsDigits(t.substr(i + 4, 2))) {
-        return std::nullopt;
-      }
-      offset_s = (ToInt(t.substr(i + 1, 2)) * 3600 + ToInt(t.substr(i + 4, 2)) * 60) *
-                 (t[i] == '-' ? -1 : 1);
-      i += 6;
-    } else if (i < t.size() && t[i] == 'Z') {
-      ++i;
-    }
-  }
-  if (i != t.size()) return std::nullopt;
-  const time_t secs = timegm(&tm);
-  if (secs == static_cast<time_t>(-1)) return std::nullopt;
-  return (static_cast<int64_t>(secs) - offset_s) * 1000 + millis;
 }
 
 ImportSink::ImportSink(Store& store, ImportReport* report, ProgressFn progress, RunLimits limits,

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "blob/media_type.h"
+#include "core/iso_time.h"
 #include "interop/run_writer.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/store.h"
@@ -81,11 +82,6 @@ std::string ImportedEventId(std::string_view session_id, int64_t seq, std::strin
 // importer's stable id: the bits ImportedEventId keeps in the last 16 hex
 // digits of the stored id). Re-imports compare these, never places.
 uint64_t IdentityOf(std::string_view id);
-
-// Milliseconds since the Unix epoch of an ISO-8601 / RFC 3339 timestamp
-// ("2025-06-01T12:34:56.789Z", "+02:00" offsets, no fraction, or a date
-// alone); nullopt if it does not parse.
-std::optional<int64_t> ParseIsoTime(std::string_view text);
 
 // What tells the records of a format without ids apart: the text a message
 // is known by in that format, the same for the message its importer decodes

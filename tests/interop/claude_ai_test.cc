@@ -120,7 +120,7 @@ TEST_F(ClaudeAiImport, ConversationArrivesFieldByField) {
   auto s = store_->GetSession(kConv);
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->title, "Release notes");
-  EXPECT_EQ(s->created_ms, *interop::ParseIsoTime("2025-03-01T09:00:00Z"));
+  EXPECT_EQ(s->created_ms, *ParseIsoTime("2025-03-01T09:00:00Z"));
   std::vector<Event> ev = EventsOf(*store_, kConv);
   ASSERT_EQ(ev.size(), 4u);
   const Message& u = ev[0].message;
@@ -143,7 +143,7 @@ TEST_F(ClaudeAiImport, ConversationArrivesFieldByField) {
   EXPECT_EQ(a.parts[3].text, "The notes say v2 ships on Friday.");
   EXPECT_EQ(ev[2].message.Text(), "Thanks!");
   EXPECT_EQ(ev[3].message.Text(), "You're welcome.");  // from `text` when content is empty
-  EXPECT_EQ(ev[3].ts_ms, *interop::ParseIsoTime("2025-03-01T09:02:03Z"));
+  EXPECT_EQ(ev[3].ts_ms, *ParseIsoTime("2025-03-01T09:02:03Z"));
 }
 
 TEST_F(ClaudeAiImport, AnEditedPromptIsASessionOfItsOwn) {

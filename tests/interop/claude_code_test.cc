@@ -186,7 +186,7 @@ TEST_F(ClaudeCodeImport, MainLineArrivesFieldByField) {
   // 1: the user's text and screenshot.
   const Message& m1 = ev[0].message;
   EXPECT_EQ(m1.role, Role::kUser);
-  EXPECT_EQ(ev[0].ts_ms, *interop::ParseIsoTime("2025-06-01T10:00:00.000Z"));
+  EXPECT_EQ(ev[0].ts_ms, *ParseIsoTime("2025-06-01T10:00:00.000Z"));
   ASSERT_EQ(m1.parts.size(), 2u);
   EXPECT_EQ(m1.parts[0].text, "Why does this crash?");
   ASSERT_EQ(m1.parts[1].type, PartType::kImage);

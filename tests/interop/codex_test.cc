@@ -160,7 +160,7 @@ TEST_F(CodexImport, RolloutArrivesFieldByField) {
   EXPECT_EQ(r.records_skipped, 0);
   auto s = store_->GetSession(kId);
   ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->created_ms, *interop::ParseIsoTime("2025-10-29T00:59:38.308Z"));
+  EXPECT_EQ(s->created_ms, *ParseIsoTime("2025-10-29T00:59:38.308Z"));
   json meta = json::parse(s->metadata_json);
   EXPECT_EQ(meta["cwd"], "/home/dev/app");
   EXPECT_EQ(meta["originator"], "codex_cli_rs");
@@ -173,7 +173,7 @@ TEST_F(CodexImport, RolloutArrivesFieldByField) {
   ASSERT_EQ(ev.size(), 9u);
   const Message& u = ev[0].message;
   EXPECT_EQ(u.role, Role::kUser);
-  EXPECT_EQ(ev[0].ts_ms, *interop::ParseIsoTime("2025-10-29T00:59:38.320Z"));
+  EXPECT_EQ(ev[0].ts_ms, *ParseIsoTime("2025-10-29T00:59:38.320Z"));
   ASSERT_EQ(u.parts.size(), 2u);
   EXPECT_EQ(u.parts[0].text, "What is wrong in this screenshot?");
   ASSERT_EQ(u.parts[1].type, PartType::kImage);
@@ -426,7 +426,7 @@ TEST_F(CodexImport, LinesWithoutATimestampTakeTheirNeighboursTime) {
        "\n";
   WriteFile(file_, t);
   MustImport(*store_, file_, "codex");
-  const int64_t first = *interop::ParseIsoTime("2025-10-29T01:00:00Z");
+  const int64_t first = *ParseIsoTime("2025-10-29T01:00:00Z");
   std::vector<Event> ev = EventsOf(*store_, kId);
   ASSERT_EQ(ev.size(), 4u);
   EXPECT_EQ(ev[0].ts_ms, first);  // the next line's: the turn_context's
@@ -448,7 +448,7 @@ TEST_F(CodexImport, ARolloutWithNoTimestampsTakesItsSessionsTime) {
   MustImport(*store_, file_, "codex");
   std::vector<Event> ev = EventsOf(*store_, kId);
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].ts_ms, *interop::ParseIsoTime("2025-10-29T00:59:38.308Z"));
+  EXPECT_EQ(ev[0].ts_ms, *ParseIsoTime("2025-10-29T00:59:38.308Z"));
 }
 
 // A rollout whose file name is not UTF-8 (a Latin-1 folder) and whose meta

@@ -300,10 +300,9 @@ TEST_F(ImportSinkTest, StableIdsDependOnSessionAndRecordOnly) {
   const std::string hashed = interop::StableSessionId("codex", "has/slash and space");
   EXPECT_EQ(hashed.rfind("codex-", 0), 0u);
   EXPECT_EQ(hashed.size(), 6u + 32u);
-  EXPECT_EQ(interop::ParseIsoTime("1970-01-01T00:00:01.5Z"), 1500);
-  EXPECT_EQ(interop::ParseIsoTime("2025-06-01T12:00:00+02:00"),
-            interop::ParseIsoTime("2025-06-01T10:00:00Z"));
-  EXPECT_EQ(interop::ParseIsoTime("yesterday"), std::nullopt);
+  EXPECT_EQ(ParseIsoTime("1970-01-01T00:00:01.5Z"), 1500);
+  EXPECT_EQ(ParseIsoTime("2025-06-01T12:00:00+02:00"), ParseIsoTime("2025-06-01T10:00:00Z"));
+  EXPECT_EQ(ParseIsoTime("yesterday"), std::nullopt);
 }
 
 // Stored ids sort as an import writes them (by session, then seq, whatever

@@ -1,10 +1,9 @@
 // ImportPath and ExportTo: pick the format, run it, report.
-#include "sessiondb/interop.h"
-
 #include <filesystem>
 
 #include "interop/formats.h"
 #include "interop/read_confinement.h"
+#include "sessiondb/interop.h"
 
 namespace sessiondb {
 namespace {
