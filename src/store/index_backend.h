@@ -132,6 +132,15 @@ struct EditCounts {
   int64_t edits_24h = 0;
 };
 
+// True when `filter` lets every document through.
+bool FilterIsEmpty(const SearchFilter& filter);
+
+// The end of every backend's RankKeyword: `ranking->docs` holds at most
+// max_candidates + 1 matches read newest first; the extra one, if any, is
+// dropped and marks the ranking bounded, then the docs are sorted best first
+// (ties keep their newest-first order).
+void FinishRanking(int64_t max_candidates, KeywordRanking* ranking);
+
 class IndexBackend {
  public:
   virtual ~IndexBackend() = default;

@@ -77,11 +77,6 @@ void AddFilterParams(const SearchFilter& f, PgParams* p) {
     p->Add(std::string_view(f.project));
 }
 
-bool FilterIsEmpty(const SearchFilter& f) {
-  return f.session_id.empty() && f.events && f.code_writes && !f.role && f.since_ms <= 0 &&
-         f.until_ms <= 0 && f.archived == ArchivedFilter::kInclude && f.project.empty();
-}
-
 // The text a filter compares must be storable: a NUL would cut the parameter.
 Status CheckFilter(const SearchFilter& f) {
   RETURN_IF_ERROR(CheckNoNul(f.session_id, "the session filter"));
@@ -154,21 +149,13 @@ Result<store::KeywordRanking> PgIndex::RankKeyword(const store::TextQuery& query
   for (int i = 0; i < r.rows(); ++i) {
     ranking.docs.push_back({r.Int(i, 0), std::strtod(std::string(r.Text(i, 1)).c_str(), nullptr)});
   }
-  if (static_cast<int64_t>(ranking.docs.size()) > max_candidates) {
-    ranking.docs.pop_back();
-    ranking.bounded = true;
-  }
-  ranking.matches = static_cast<int64_t>(ranking.docs.size());
-  // Stable: equal scores stay newest first.
-  std::stable_sort(
-      ranking.docs.begin(), ranking.docs.end(),
-      [](const store::RankedDoc& a, const store::RankedDoc& b) { return a.score > b.score; });
+  store::FinishRanking(max_candidates, &ranking);
   return ranking;
 }
 
 Result<store::FilteredDocs> PgIndex::DocsPassingFilter(const SearchFilter& filter) {
   store::FilteredDocs out;
-  if (FilterIsEmpty(filter)) {
+  if (store::FilterIsEmpty(filter)) {
     out.unfiltered = true;
     return out;
   }

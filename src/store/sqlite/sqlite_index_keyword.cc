@@ -67,11 +67,6 @@ void BindFilter(Statement& s, const SearchFilter& f) {
     s.Bind(9, std::string_view(f.project));
 }
 
-bool FilterIsEmpty(const SearchFilter& f) {
-  return f.session_id.empty() && f.events && f.code_writes && !f.role && f.since_ms <= 0 &&
-         f.until_ms <= 0 && f.archived == ArchivedFilter::kInclude && f.project.empty();
-}
-
 // FTS5 marks matches with these bytes; they are removed from the snippet and
 // become highlight ranges. Control characters never appear in indexed words.
 constexpr char kOpen = '\x02';
@@ -121,21 +116,13 @@ Result<store::KeywordRanking> SqliteIndexBackend::RankKeyword(const store::TextQ
     if (!row) break;
     ranking.docs.push_back({s.ColumnInt(0), -s.ColumnDouble(1)});
   }
-  if (static_cast<int64_t>(ranking.docs.size()) > max_candidates) {
-    ranking.docs.pop_back();
-    ranking.bounded = true;
-  }
-  ranking.matches = static_cast<int64_t>(ranking.docs.size());
-  // Read newest first, so a stable sort leaves ties newer first.
-  std::stable_sort(
-      ranking.docs.begin(), ranking.docs.end(),
-      [](const store::RankedDoc& a, const store::RankedDoc& b) { return a.score > b.score; });
+  store::FinishRanking(max_candidates, &ranking);
   return ranking;
 }
 
 Result<store::FilteredDocs> SqliteIndexBackend::DocsPassingFilter(const SearchFilter& filter) {
   store::FilteredDocs out;
-  if (FilterIsEmpty(filter)) {
+  if (store::FilterIsEmpty(filter)) {
     out.unfiltered = true;
     return out;
   }
