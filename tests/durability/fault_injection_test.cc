@@ -215,7 +215,9 @@ void CheckStore(const std::string& dir, const std::set<std::string>& acked,
     ASSERT_TRUE(events) << events.error().ToString();
     ASSERT_GE(events->size(), 2u);
   }
-  if (acked.count("collected")) EXPECT_FALSE(store.GetSession("gone"));
+  if (acked.count("collected")) {
+    EXPECT_FALSE(store.GetSession("gone"));
+  }
 }
 
 // Boundaries the whole workload crosses (open included).

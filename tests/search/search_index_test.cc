@@ -120,7 +120,9 @@ TEST_P(SearchIndexTest, CodeIdentifierAndCallSyntax) {
             (std::vector<std::pair<std::string, int64_t>>{{"s21", 11}}));
   // Part of an identifier is not the identifier. Not yet on PostgreSQL: its
   // index splits words at '_' (docs/postgres.md), so "config" finds s21.
-  if (embedded()) EXPECT_TRUE(Keyword(*index, "config").hits.empty());
+  if (embedded()) {
+    EXPECT_TRUE(Keyword(*index, "config").hits.empty());
+  }
 }
 
 TEST_P(SearchIndexTest, FiltersBySessionRoleTimeProjectAndArchived) {
