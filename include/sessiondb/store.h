@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sessiondb/blob_reader.h"
 #include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
 #include "sessiondb/types.h"
@@ -248,9 +249,9 @@ class Store {
   // The bytes named by `sha256`. kNotFound if absent; with verify, kCorruption
   // if they no longer hash to the name.
   virtual Result<std::string> ReadBlob(std::string_view sha256, bool verify = false) = 0;
-  // A filesystem path to the blob, for callers that stream or hand it to
-  // another program. kNotFound if absent.
-  virtual Result<std::string> BlobPath(std::string_view sha256) = 0;
+  // A reader of the blob's bytes, for callers that stream them. kNotFound if
+  // absent. The bytes are not re-hashed: Verify checks them.
+  virtual Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256) = 0;
   // The resource as a data URI ("data:image/png;base64,...").
   virtual Result<std::string> ReadDataUri(const Resource& resource) = 0;
 

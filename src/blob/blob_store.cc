@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -116,7 +117,11 @@ Result<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::string& ro
 }
 
 std::string FileBlobStore::PathFor(std::string_view sha256) const {
-  std::string path = root_;
+  return BlobFilePath(root_, sha256);
+}
+
+std::string BlobFilePath(std::string_view root, std::string_view sha256) {
+  std::string path(root);
   path += "/sha256/";
   path += sha256.substr(0, 2);
   path += '/';
@@ -196,9 +201,60 @@ Result<BlobInfo> FileBlobStore::Stat(std::string_view sha256) {
   return BlobInfo{std::string(sha256), static_cast<int64_t>(st.st_size), MtimeMs(st)};
 }
 
-Result<std::string> FileBlobStore::Path(std::string_view sha256) {
-  ASSIGN_OR_RETURN(BlobInfo info, Stat(sha256));
-  return PathFor(info.sha256);
+namespace {
+
+// Reads an open blob file from its start; owns the descriptor.
+class FileBlobReader final : public BlobReader {
+ public:
+  FileBlobReader(int fd, int64_t size, std::string path)
+      : fd_(fd), size_(size), path_(std::move(path)) {}
+  ~FileBlobReader() override { ::close(fd_); }
+  FileBlobReader(const FileBlobReader&) = delete;
+  FileBlobReader& operator=(const FileBlobReader&) = delete;
+
+  int64_t size() const override { return size_; }
+
+  Result<std::string> Read(size_t max) override {
+    const size_t want = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(max), size_ - done_));
+    std::string out(want, '\0');
+    size_t got = 0;
+    while (got < want) {
+      ssize_t n = ::read(fd_, out.data() + got, want - got);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Err(IoError("cannot read blob", path_));
+      }
+      if (n == 0) return Err(Status::Io("blob " + path_ + " shrank while being read"));
+      got += static_cast<size_t>(n);
+    }
+    done_ += static_cast<int64_t>(got);
+    return out;
+  }
+
+ private:
+  const int fd_;
+  const int64_t size_;
+  const std::string path_;
+  int64_t done_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<BlobReader>> FileBlobStore::OpenReader(std::string_view sha256) {
+  if (!IsSha256Hex(sha256)) return Err(NotADigest(sha256));
+  const std::string path = PathFor(sha256);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Err(Missing(sha256));
+    return Err(IoError("cannot open blob", path));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    Status failed = IoError("cannot stat blob", path);
+    ::close(fd);
+    return Err(failed);
+  }
+  return std::unique_ptr<BlobReader>(new FileBlobReader(fd, st.st_size, path));
 }
 
 Status FileBlobStore::Remove(std::string_view sha256) {

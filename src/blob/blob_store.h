@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "sessiondb/blob_reader.h"
 #include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
 
@@ -30,6 +31,10 @@ struct BlobInfo {
   int64_t size = 0;
   int64_t mtime_ms = 0;  // last modification, milliseconds since the epoch
 };
+
+// Where a FileBlobStore rooted at `root` keeps the blob `sha256`: for tools
+// and tests that must reach the file itself (to damage it, say).
+std::string BlobFilePath(std::string_view root, std::string_view sha256);
 
 class BlobStore {
  public:
@@ -44,8 +49,9 @@ class BlobStore {
   virtual Result<std::string> Get(std::string_view sha256, bool verify) = 0;
   // kNotFound if absent, else its size and mtime.
   virtual Result<BlobInfo> Stat(std::string_view sha256) = 0;
-  // A path a reader can open. kNotFound if absent.
-  virtual Result<std::string> Path(std::string_view sha256) = 0;
+  // A reader of the bytes, opened now (a later Remove does not cut it
+  // short). kNotFound if absent.
+  virtual Result<std::unique_ptr<BlobReader>> OpenReader(std::string_view sha256) = 0;
   // Removes the blob; OK if it was already absent.
   virtual Status Remove(std::string_view sha256) = 0;
   // Calls `visit` for every stored blob (files with valid names only); stops
@@ -66,7 +72,7 @@ class FileBlobStore : public BlobStore {
   Status Put(std::string_view sha256, std::string_view bytes) override;
   Result<std::string> Get(std::string_view sha256, bool verify) override;
   Result<BlobInfo> Stat(std::string_view sha256) override;
-  Result<std::string> Path(std::string_view sha256) override;
+  Result<std::unique_ptr<BlobReader>> OpenReader(std::string_view sha256) override;
   Status Remove(std::string_view sha256) override;
   Status ForEach(const std::function<Status(const BlobInfo&)>& visit) override;
 

@@ -68,9 +68,11 @@ ToolResult McpTools::ViewResource(const ToolArgs& args) {
                             std::move(structured));
   }
   const bool image = IsImage(r);
+  // Where a client can fetch what is not shown here: the blob by its digest,
+  // from the HTTP API of `sessiondb serve` on the same store.
   auto where = [&] {
-    auto path = store_.BlobPath(r.content_sha256);
-    return path ? "; its bytes are in " + *path : std::string();
+    return "; its bytes are blob " + r.content_sha256 + " (GET /v1/blobs/" + r.content_sha256 +
+           " from `sessiondb serve`)";
   };
   if (image && r.size > options_.max_image_bytes) {
     return ToolResult::Text(about + ". It is larger than the " +

@@ -280,10 +280,10 @@ Status ValidateForkPoint(const Session& parent, int64_t at_seq) {
   return Status::Ok();
 }
 
-Status MissingForkParent(const Session& session) {
-  return Status::FailedPrecondition("session '" + session.id + "' is a fork of '" +
-                                    session.parent_id + "' at seq " +
-                                    std::to_string(session.fork_seq) +
+Status MissingForkParent(std::string_view id, std::string_view parent_id, int64_t fork_seq) {
+  return Status::FailedPrecondition("session '" + std::string(id) + "' is a fork of '" +
+                                    std::string(parent_id) + "' at seq " +
+                                    std::to_string(fork_seq) +
                                     ", which this store does not hold; restore the parent first");
 }
 

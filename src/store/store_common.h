@@ -171,7 +171,7 @@ Status ValidateForkPoint(const Session& parent, int64_t at_seq);
 
 // kFailedPrecondition: RestoreSession of a fork whose parent (with at least
 // fork_seq events) is not in the store.
-Status MissingForkParent(const Session& session);
+Status MissingForkParent(std::string_view id, std::string_view parent_id, int64_t fork_seq);
 
 // kAlreadyExists for an id that a session (possibly a deleted one kept for
 // its forks) already holds.

@@ -117,11 +117,29 @@ TEST_P(FileBlobStoreTest, BytesRoundTripByteForByte) {
 
 TEST_P(FileBlobStoreTest, ABlobLivesUnderItsShardedFullName) {
   std::string sha = Put("sharded");
-  auto path = store_->Path(sha);
-  ASSERT_TRUE(path) << path.error().ToString();
-  EXPECT_EQ(*path, root() + "/sha256/" + sha.substr(0, 2) + "/" + sha);
+  const std::string path = BlobFilePath(root(), sha);
+  EXPECT_EQ(path, root() + "/sha256/" + sha.substr(0, 2) + "/" + sha);
+  EXPECT_TRUE(fs::is_regular_file(path));
   EXPECT_EQ(Files(), std::set<std::string>{sha.substr(0, 2) + "/" + sha});
   EXPECT_TRUE(fs::is_empty(root() + "/tmp"));
+}
+
+TEST_P(FileBlobStoreTest, AReaderStreamsTheBytesAndOutlivesARemove) {
+  const std::string bytes = RandomBytes(70'000, 9);
+  std::string sha = Put(bytes);
+  auto reader = store_->OpenReader(sha);
+  ASSERT_TRUE(reader) << reader.error().ToString();
+  EXPECT_EQ((*reader)->size(), 70'000);
+  // Removed once opened: the open file still reads whole (gc cannot tear it).
+  ASSERT_TRUE(store_->Remove(sha).ok());
+  std::string streamed;
+  while (true) {
+    auto piece = (*reader)->Read(32'768);
+    ASSERT_TRUE(piece) << piece.error().ToString();
+    if (piece->empty()) break;
+    streamed += *piece;
+  }
+  EXPECT_EQ(streamed, bytes);
 }
 
 TEST_P(FileBlobStoreTest, StatGivesTheSizeAndARecentModificationTime) {
@@ -147,7 +165,7 @@ TEST_P(FileBlobStoreTest, WritingTheSameBytesTwiceKeepsOneCopy) {
 
 TEST_P(FileBlobStoreTest, WritingAnExistingBlobAgainRefreshesItsModificationTime) {
   std::string sha = Put("reused");
-  const std::string path = *store_->Path(sha);
+  const std::string path = BlobFilePath(root(), sha);
   Age(path, 3 * 24 * 3600);
   const int64_t aged_ms = store_->Stat(sha)->mtime_ms;
   struct stat st;
@@ -162,7 +180,7 @@ TEST_P(FileBlobStoreTest, WritingAnExistingBlobAgainRefreshesItsModificationTime
 
 TEST_P(FileBlobStoreTest, ABlobOfTheWrongSizeIsReplacedByTheNextWrite) {
   std::string sha = Put("the real bytes");
-  Overwrite(*store_->Path(sha), "torn");
+  Overwrite(BlobFilePath(root(), sha), "torn");
   Put("the real bytes");
   EXPECT_EQ(*store_->Get(sha, /*verify=*/true), "the real bytes");
 }
@@ -172,7 +190,7 @@ TEST_P(FileBlobStoreTest, AMissingBlobIsNotFound) {
   EXPECT_EQ(store_->Get(sha, /*verify=*/false).error().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->Get(sha, /*verify=*/true).error().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->Stat(sha).error().code(), StatusCode::kNotFound);
-  EXPECT_EQ(store_->Path(sha).error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->OpenReader(sha).error().code(), StatusCode::kNotFound);
   EXPECT_NE(store_->Get(sha, false).error().message().find(sha), std::string::npos);
 }
 
@@ -182,7 +200,7 @@ TEST_P(FileBlobStoreTest, NamesThatAreNotDigestsAreRefused) {
     EXPECT_EQ(store_->Put(name, "x").code(), StatusCode::kInvalidArgument) << name;
     EXPECT_EQ(store_->Get(name, false).error().code(), StatusCode::kInvalidArgument) << name;
     EXPECT_EQ(store_->Stat(name).error().code(), StatusCode::kInvalidArgument) << name;
-    EXPECT_EQ(store_->Path(name).error().code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_EQ(store_->OpenReader(name).error().code(), StatusCode::kInvalidArgument) << name;
     EXPECT_EQ(store_->Remove(name).code(), StatusCode::kInvalidArgument) << name;
   }
   EXPECT_TRUE(Files().empty());
@@ -190,7 +208,7 @@ TEST_P(FileBlobStoreTest, NamesThatAreNotDigestsAreRefused) {
 
 TEST_P(FileBlobStoreTest, VerifyDetectsBytesThatNoLongerMatchTheirName) {
   std::string sha = Put("original");
-  Overwrite(*store_->Path(sha), "tampered");
+  Overwrite(BlobFilePath(root(), sha), "tampered");
   EXPECT_EQ(*store_->Get(sha, /*verify=*/false), "tampered");
   auto verified = store_->Get(sha, /*verify=*/true);
   ASSERT_FALSE(verified);
@@ -202,7 +220,7 @@ TEST_P(FileBlobStoreTest, VerifyDetectsAFlippedBitOfTheSameSize) {
   std::string bytes = RandomBytes(100'000, 2);
   std::string sha = Put(bytes);
   bytes[50'000] ^= 0x01;
-  Overwrite(*store_->Path(sha), bytes);
+  Overwrite(BlobFilePath(root(), sha), bytes);
   EXPECT_EQ(store_->Get(sha, /*verify=*/true).error().code(), StatusCode::kCorruption);
 }
 

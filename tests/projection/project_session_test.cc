@@ -7,6 +7,7 @@
 #include <string>
 
 #include "blob/base64.h"
+#include "blob/blob_store.h"
 #include "projection_test_support.h"
 #include "sessiondb/store.h"
 
@@ -128,9 +129,8 @@ TEST_F(ProjectSessionTest, AnImageWhoseBlobWasDeletedIsProjectedAsMissing) {
   AppendResult r = Append(Role::kUser, {Part::Text("Keep this."),
                                         Part::ImageFromBytes(TinyPng(), "image/png", "pixel.png")});
   ASSERT_EQ(r.resources.size(), 1u);
-  auto path = store_->BlobPath(r.resources[0].content_sha256);
-  ASSERT_TRUE(path) << path.error().ToString();
-  ASSERT_TRUE(std::filesystem::remove(*path));
+  ASSERT_TRUE(std::filesystem::remove(
+      blob::BlobFilePath(dir_.Sub("store") + "/blobs", r.resources[0].content_sha256)));
   for (ProviderFormat f : {ProviderFormat::kOpenAiChat, ProviderFormat::kOpenAiResponses,
                            ProviderFormat::kAnthropic}) {
     std::string body = Project(f);

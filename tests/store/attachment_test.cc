@@ -50,17 +50,31 @@ TEST_P(Attachments, AnImageFromADataUriRoundTripsByteForByte) {
   EXPECT_EQ(*part.resource, res);
   EXPECT_EQ(*store_->ReadBlob(res.content_sha256, /*verify=*/true), png);
   EXPECT_EQ(*store_->ReadDataUri(*part.resource), uri);
-  auto path = store_->BlobPath(res.content_sha256);
-  ASSERT_TRUE(path) << path.error().ToString();
-  // The path holds exactly the bytes: the blob file itself (embedded), or a
-  // verified copy of the database's bytes (PostgreSQL).
-  std::ifstream in(*path, std::ios::binary);
-  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), png);
-  if (embedded()) {
-    EXPECT_NE(
-        path->find("/blobs/sha256/" + res.content_sha256.substr(0, 2) + "/" + res.content_sha256),
-        std::string::npos);
+  // A reader streams exactly the bytes, in pieces of the size asked for.
+  auto reader = store_->OpenBlob(res.content_sha256);
+  ASSERT_TRUE(reader) << reader.error().ToString();
+  EXPECT_EQ((*reader)->size(), static_cast<int64_t>(png.size()));
+  std::string streamed;
+  size_t pieces = 0;
+  while (true) {
+    auto piece = (*reader)->Read(1000);
+    ASSERT_TRUE(piece) << piece.error().ToString();
+    if (piece->empty()) break;
+    EXPECT_LE(piece->size(), 1000u);
+    streamed += *piece;
+    ++pieces;
   }
+  EXPECT_EQ(streamed, png);
+  EXPECT_EQ(pieces, (png.size() + 999) / 1000);
+}
+
+TEST_P(Attachments, OpeningABlobThatIsNotThereSaysWhich) {
+  auto absent = store_->OpenBlob(std::string(64, 'a'));
+  ASSERT_FALSE(absent);
+  EXPECT_EQ(absent.error().code(), StatusCode::kNotFound);
+  auto not_a_name = store_->OpenBlob("../../etc/passwd");
+  ASSERT_FALSE(not_a_name);
+  EXPECT_EQ(not_a_name.error().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_P(Attachments, TheLogNeverHoldsBase64) {

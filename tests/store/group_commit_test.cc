@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "store/sqlite/sqlite_store.h"
+#include "store/store_front.h"
 #include "store/store_fixture.h"
 
 namespace sessiondb::testing {
@@ -32,7 +33,8 @@ Message TextMessage(const std::string& text, const std::string& id = "") {
 class GroupCommit : public EmbeddedStoreTest {
  protected:
   SqliteStore::GroupCommitStats Stats() {
-    return dynamic_cast<SqliteStore&>(*store_).group_commit_stats();
+    auto& front = dynamic_cast<store::StoreFront&>(*store_);
+    return dynamic_cast<SqliteStore&>(front.backend()).group_commit_stats();
   }
 
   // Waits until `done(stats)` holds; fails the test after 10 s.

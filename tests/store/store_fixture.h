@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "pg_test_database.h"
+#include "blob/blob_store.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
 
@@ -100,7 +101,7 @@ class StoreTest : public ::testing::Test {
       pg_->Query("DELETE FROM blobs WHERE sha256 = '" + sha + "'");
       return;
     }
-    std::filesystem::remove(*store_->BlobPath(sha));
+    ASSERT_TRUE(std::filesystem::remove(blob::BlobFilePath(StoreDir() + "/blobs", sha)));
   }
 
   // Changes one byte of the blob's stored bytes (bit rot).
@@ -109,7 +110,7 @@ class StoreTest : public ::testing::Test {
       pg_->Query("UPDATE blobs SET bytes = set_byte(bytes, 20, 88) WHERE sha256 = '" + sha + "'");
       return;
     }
-    std::string path = *store_->BlobPath(sha);
+    std::string path = blob::BlobFilePath(StoreDir() + "/blobs", sha);
     std::filesystem::permissions(path, std::filesystem::perms::owner_write,
                                  std::filesystem::perm_options::add);
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);

@@ -72,11 +72,6 @@ void AddSegments(const std::vector<Segment>& history, PgParams* p) {
   p->Add(PgArray(ids)).Add(PgArray(from)).Add(PgArray(to));
 }
 
-Status DraftGone(std::string_view draft_id) {
-  return Status::NotFound("draft " + std::string(draft_id) +
-                          " does not exist (finished or discarded)");
-}
-
 Draft DraftFromRow(const PgResult& r, int row) {
   Draft d;
   d.id = r.Text(row, 0);
@@ -163,62 +158,31 @@ Result<std::vector<Event>> ReadSegments(PgConnection& c, const std::string& ns,
 }
 
 Result<std::vector<Event>> PgStore::ReadHistory(std::string_view session_id,
-                                                const HistoryQuery& query) {
-  ASSIGN_OR_RETURN(
-      std::vector<Event> events, Run([&](PgConnection& c) -> Result<std::vector<Event>> {
-        ASSIGN_OR_RETURN(std::vector<Segment> history, ResolveHistory(c, ns_, session_id));
-        return ReadSegments(c, ns_, history, query);
-      }));
-  RETURN_IF_ERROR(FlagMissingBlobs(&events));
-  return events;
+                                                const store::HistoryRead& read) {
+  return QueryHistory(session_id, {.from_seq = read.from_seq,
+                                   .limit = read.limit,
+                                   .filter = read.messages_only ? EventFilter::kMessages
+                                                                : EventFilter::kAll,
+                                   .newest_first = read.newest_first});
 }
 
-Status PgStore::FlagMissingBlobs(std::vector<Event>* events) {
-  std::set<std::string> referenced;
-  for (const Event& e : *events) {
-    for (const Part& part : e.message.parts) {
-      if (part.resource && !part.resource->content_sha256.empty()) {
-        referenced.insert(part.resource->content_sha256);
-      }
-    }
-    if (e.type == EventType::kResourceView && !e.resource_view.resource.content_sha256.empty()) {
-      referenced.insert(e.resource_view.resource.content_sha256);
-    }
-  }
-  if (referenced.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(std::set<std::string> present,
-                   Run([&](PgConnection& c) -> Result<std::set<std::string>> {
-                     PgParams p;
-                     p.Add(PgArray(std::vector<std::string>(referenced.begin(), referenced.end())));
-                     ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT sha256 FROM blobs WHERE "
-                                                         "sha256 = ANY($1::text[])",
-                                                         p));
-                     std::set<std::string> out;
-                     for (int i = 0; i < r.rows(); ++i) out.emplace(r.Text(i, 0));
-                     return out;
-                   }));
-  for (Event& e : *events) {
-    Message& m = e.message;
-    for (size_t i = 0; i < m.parts.size(); ++i) {
-      Part& part = m.parts[i];
-      if (!part.resource || part.resource->content_sha256.empty()) continue;
-      if (present.contains(part.resource->content_sha256)) continue;
-      part.resource->missing = true;
-      options_.warn(MissingBlobWarning(m, i));
-    }
-    // A view's descriptor reads as missing too; the message it came from warns.
-    Resource& viewed = e.resource_view.resource;
-    if (e.type == EventType::kResourceView && !viewed.content_sha256.empty() &&
-        !present.contains(viewed.content_sha256)) {
-      viewed.missing = true;
-    }
-  }
-  return Status::Ok();
+Result<std::vector<Event>> PgStore::QueryHistory(std::string_view session_id,
+                                                 const HistoryQuery& query) {
+  return Run([&](PgConnection& c) -> Result<std::vector<Event>> {
+    ASSIGN_OR_RETURN(std::vector<Segment> history, ResolveHistory(c, ns_, session_id));
+    return ReadSegments(c, ns_, history, query);
+  });
 }
 
-Result<std::vector<Event>> PgStore::ReadEvents(std::string_view session_id, int64_t from_seq,
-                                               int64_t limit) {
-  return ReadHistory(session_id, {.from_seq = from_seq, .limit = limit});
+Result<std::set<std::string>> PgStore::PresentBlobs(const std::vector<std::string>& sha256s) {
+  return Run([&](PgConnection& c) -> Result<std::set<std::string>> {
+    PgParams p;
+    p.Add(PgArray(sha256s));
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT sha256 FROM blobs WHERE sha256 = ANY($1::text[])", p));
+    std::set<std::string> out;
+    for (int i = 0; i < r.rows(); ++i) out.emplace(r.Text(i, 0));
+    return out;
+  });
 }
 
 Result<std::optional<Event>> PgStore::FindLastCompaction(std::string_view session_id,
@@ -237,8 +201,7 @@ Result<std::optional<Event>> PgStore::FindLastCompaction(std::string_view sessio
 
 Result<std::optional<Event>> PgStore::FindResourceMessage(std::string_view session_id,
                                                           std::string_view resource_id) {
-  ASSIGN_OR_RETURN(
-      std::optional<Event> found, Run([&](PgConnection& c) -> Result<std::optional<Event>> {
+  return Run([&](PgConnection& c) -> Result<std::optional<Event>> {
         ASSIGN_OR_RETURN(std::vector<Segment> history, ResolveHistory(c, ns_, session_id));
         for (const Segment& segment : history) {
           PgParams p;
@@ -261,20 +224,13 @@ Result<std::optional<Event>> PgStore::FindResourceMessage(std::string_view sessi
           }
         }
         return std::optional<Event>();
-      }));
-  if (!found) return found;
-  std::vector<Event> one;
-  one.push_back(std::move(*found));
-  RETURN_IF_ERROR(FlagMissingBlobs(&one));
-  return std::optional<Event>(std::move(one.front()));
+  });
 }
 
 // ---- Events that are not messages ----------------------------------------------
 
-Result<Event> PgStore::AppendEventRecord(std::string_view session_id, EventType type,
+Result<Event> PgStore::InsertEventRecord(std::string_view session_id, EventType type,
                                          std::string_view text, std::string_view body) {
-  RETURN_IF_ERROR(CheckNoNul(text, "the event's text"));
-  RETURN_IF_ERROR(CheckNoNul(body, "the event's body"));
   Event event;
   event.id = NewId();
   event.session_id = session_id;
@@ -336,17 +292,12 @@ Result<Event> PgStore::AppendEventRecord(std::string_view session_id, EventType 
 
 // ---- Forks ------------------------------------------------------------------------
 
-Result<Session> PgStore::ForkSession(std::string_view parent_id, int64_t at_seq,
-                                     const NewSession& child) {
-  const std::string id = child.id.empty() ? NewId() : child.id;
-  RETURN_IF_ERROR(ValidateSessionId(id));
-  std::optional<std::string> metadata;
-  if (!child.metadata_json.empty()) {
-    ASSIGN_OR_RETURN(metadata, CanonicalJsonObject(child.metadata_json, "session metadata"));
-  }
-  ASSIGN_OR_RETURN(std::string given_title, CleanTitle(child.title));
-  RETURN_IF_ERROR(CheckNoNul(given_title, "session title"));
-  const int64_t now = Now();
+Result<Session> PgStore::InsertFork(std::string_view parent_id, int64_t at_seq,
+                                    const store::ForkRow& child) {
+  const std::string& id = child.id;
+  const std::optional<std::string>& metadata = child.metadata_json;
+  const std::string& given_title = child.title;
+  const int64_t now = child.created_ms;
 
   bool commit_sent = false;  // an earlier attempt's COMMIT may have landed unanswered
   return Run([&](PgConnection& c) -> Result<Session> {
@@ -610,7 +561,7 @@ Result<PruneReport> PgStore::PruneCompaction(std::string_view session_id, int64_
 
 // ---- Usage --------------------------------------------------------------------------
 
-Result<UsageReport> PgStore::GetUsage(std::string_view session_id) {
+Result<UsageReport> PgStore::LoadUsage(std::string_view session_id) {
   return Run([&](PgConnection& c) -> Result<UsageReport> {
     PgParams p;
     p.Add(ns_).Add(session_id);
@@ -643,60 +594,47 @@ Result<UsageReport> PgStore::GetUsage(std::string_view session_id) {
 
 // ---- Drafts -----------------------------------------------------------------------------
 
-Result<Draft> PgStore::OpenDraft(std::string_view session_id, Role role, std::string_view model) {
-  if (!IsValidUtf8(model)) return Err(Status::InvalidArgument("the draft's model is not UTF-8"));
-  RETURN_IF_ERROR(CheckNoNul(model, "the draft's model"));
-  Draft draft;
-  draft.id = "draft_" + NewId();
-  draft.session_id = session_id;
-  draft.role = role;
-  draft.model = model;
-  draft.created_ms = draft.updated_ms = Now();
+Status PgStore::InsertDraft(const Draft& draft) {
   bool sent = false;  // an earlier attempt's INSERT may have committed unanswered
-  return Run([&](PgConnection& c) -> Result<Draft> {
+  return Run([&](PgConnection& c) -> Status {
     const bool retrying_after_send = sent;
     PgParams p;
-    p.Add(ns_).Add(draft.id).Add(session_id).Add(RoleName(role)).Add(model).Add(draft.created_ms);
+    p.Add(ns_).Add(draft.id).Add(draft.session_id).Add(RoleName(draft.role)).Add(draft.model);
+    p.Add(draft.created_ms).Add(draft.updated_ms);
     sent = true;
     // FOR SHARE: a concurrent delete of the session (and its drafts) waits
     // for this draft, or this insert for the delete.
     ASSIGN_OR_RETURN(PgResult r,
                      c.Exec("INSERT INTO drafts (namespace, id, session_id, role, model, "
-                            "created_ms, updated_ms) SELECT $1, $2, s.id, $4, $5, $6, $6 "
+                            "created_ms, updated_ms) SELECT $1, $2, s.id, $4, $5, $6, $7 "
                             "FROM sessions s WHERE s.namespace = $1 AND s.id = $3 AND "
                             "NOT s.deleted FOR SHARE ON CONFLICT (namespace, id) DO NOTHING",
                             p));
-    if (r.Affected() == 1) return draft;
+    if (r.Affected() == 1) return Status::Ok();
     if (retrying_after_send) {
       PgParams q;
       q.Add(ns_).Add(draft.id);
       ASSIGN_OR_RETURN(PgResult mine,
                        c.Exec("SELECT 1 FROM drafts WHERE namespace = $1 AND id = $2", q));
-      if (mine.rows() == 1) return draft;
+      if (mine.rows() == 1) return Status::Ok();
     }
-    return Err(SessionNotFound(session_id));
+    return SessionNotFound(draft.session_id);
   });
 }
 
-Status PgStore::SaveDraft(const Draft& draft) {
-  if (!IsValidUtf8(draft.text) || !IsValidUtf8(draft.reasoning)) {
-    return Status::InvalidArgument("draft " + draft.id + " holds text that is not UTF-8");
-  }
-  RETURN_IF_ERROR(CheckNoNul(draft.text, "the draft's text"));
-  RETURN_IF_ERROR(CheckNoNul(draft.reasoning, "the draft's reasoning"));
-  const int64_t now = Now();
+Status PgStore::UpdateDraft(const Draft& draft, int64_t updated_ms) {
   return Run([&](PgConnection& c) -> Status {
     PgParams p;
-    p.Add(ns_).Add(draft.id).Add(draft.text).Add(draft.reasoning).Add(now);
+    p.Add(ns_).Add(draft.id).Add(draft.text).Add(draft.reasoning).Add(updated_ms);
     ASSIGN_OR_RETURN(PgResult r, c.Exec("UPDATE drafts SET text = $3, reasoning = $4, "
                                         "updated_ms = $5 WHERE namespace = $1 AND id = $2",
                                         p));
-    if (r.Affected() == 0) return DraftGone(draft.id);
+    if (r.Affected() == 0) return store::DraftNotFound(draft.id);
     return Status::Ok();
   });
 }
 
-Result<std::vector<Draft>> PgStore::ListDrafts(std::string_view session_id) {
+Result<std::vector<Draft>> PgStore::SelectDrafts(std::string_view session_id) {
   return Run([&](PgConnection& c) -> Result<std::vector<Draft>> {
     PgParams p;
     p.Add(ns_).Add(session_id);
@@ -716,69 +654,37 @@ Result<std::vector<Draft>> PgStore::ListDrafts(std::string_view session_id) {
   });
 }
 
-Result<AppendResult> PgStore::FinishDraft(std::string_view draft_id, const Message& message) {
-  // The id is fixed now so that a retry after an unanswered COMMIT can look it up.
-  Message base = message;
-  if (base.id.empty()) base.id = NewId();
-  std::vector<PreparedMessage> prepared;
-  bool commit_sent = false;
-  auto finished = Run([&](PgConnection& c) -> Result<AppendResult> {
-    if (commit_sent) {
-      // The last attempt sent COMMIT and lost the answer: it may have landed.
-      PgParams p;
-      p.Add(ns_).Add(base.id);
-      ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT seq, ts_ms FROM events "
-                                          "WHERE namespace = $1 AND id = $2",
-                                          p));
-      commit_sent = false;
-      if (r.rows() == 1) return AppendResults(prepared, r.Int(0, 0), r.Int(0, 1)).front();
-    }
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+Result<Draft> PgStore::LoadDraft(std::string_view draft_id) {
+  return Run([&](PgConnection& c) -> Result<Draft> {
     PgParams key;
     key.Add(ns_).Add(draft_id);
     ASSIGN_OR_RETURN(PgResult d, c.Exec("SELECT id, session_id, role, text, reasoning, model, "
                                         "created_ms, updated_ms FROM drafts "
-                                        "WHERE namespace = $1 AND id = $2 FOR UPDATE",
+                                        "WHERE namespace = $1 AND id = $2",
                                         key));
-    if (d.rows() == 0) return Err(DraftGone(draft_id));
-    const Draft draft = DraftFromRow(d, 0);
-    Message m = base;
-    m.role = draft.role;
-    if (m.parts.empty()) {
-      if (!draft.reasoning.empty()) m.parts.push_back(Part::Reasoning(draft.reasoning));
-      m.parts.push_back(Part::Text(draft.text));
-    }
-    if (m.model.empty()) m.model = draft.model;
-    // Prepared here, on this connection: a blob the message names by digest
-    // is looked up inside this transaction, not on a second connection.
-    auto exists = [&](std::string_view sha) {
-      auto r = NamespaceHasBlob(c, ns_, sha);
-      return r && *r;
-    };
-    ASSIGN_OR_RETURN(prepared, PrepareBatch(
-                                   std::span<const Message>(&m, 1), options_, exists,
-                                   [this] { return NewId(); }, CheckPreparedForPg));
-    ASSIGN_OR_RETURN(EncodedBatch batch, EncodeBatch(prepared));
-    const int64_t now = Now();
-    ASSIGN_OR_RETURN(int64_t seq,
-                     AppendInTransaction(c, ns_, draft.session_id, prepared, &batch, now));
-    RETURN_IF_ERROR(c.Run("DELETE FROM drafts WHERE namespace = $1 AND id = $2", key));
-    commit_sent = true;
-    RETURN_IF_ERROR(txn.Commit());
-    commit_sent = false;
-    return AppendResults(prepared, seq, now).front();
+    if (d.rows() == 0) return Err(store::DraftNotFound(draft_id));
+    return DraftFromRow(d, 0);
   });
-  if (!finished && commit_sent) {
-    return Err(Status(finished.error().code(),
-                      finished.error().message() +
-                          "; the last COMMIT got no answer, so the draft may have been "
-                          "finished: look for message id '" +
-                          base.id + "' before finishing it again"));
-  }
-  return finished;
 }
 
-Status PgStore::DiscardDraft(std::string_view draft_id) {
+Status RemoveFinishedDraft(PgConnection& c, const std::string& ns, const Draft& draft) {
+  PgParams key;
+  key.Add(ns).Add(draft.id).Add(draft.updated_ms).Add(draft.text).Add(draft.reasoning);
+  ASSIGN_OR_RETURN(PgResult r, c.Exec("DELETE FROM drafts WHERE namespace = $1 AND id = $2 AND "
+                                      "updated_ms = $3 AND text = $4 AND reasoning = $5",
+                                      key));
+  if (r.Affected() > 0) return Status::Ok();
+  // Gone, or saved again since the front read it (its newer text would be lost).
+  PgParams id;
+  id.Add(ns).Add(draft.id);
+  ASSIGN_OR_RETURN(PgResult still, c.Exec("SELECT 1 FROM drafts WHERE namespace = $1 AND id = $2",
+                                          id));
+  if (still.rows() == 0) return store::DraftNotFound(draft.id);
+  return Status::Busy("draft " + draft.id +
+                      " was saved again while it was being finished; finish it again");
+}
+
+Status PgStore::RemoveDraft(std::string_view draft_id) {
   bool sent = false;
   return Run([&](PgConnection& c) -> Status {
     const bool retrying_after_send = sent;
@@ -787,7 +693,7 @@ Status PgStore::DiscardDraft(std::string_view draft_id) {
     sent = true;
     ASSIGN_OR_RETURN(PgResult r, c.Exec("DELETE FROM drafts WHERE namespace = $1 AND id = $2", p));
     // Gone because an earlier attempt's DELETE landed unanswered: done.
-    if (r.Affected() == 0 && !retrying_after_send) return DraftGone(draft_id);
+    if (r.Affected() == 0 && !retrying_after_send) return store::DraftNotFound(draft_id);
     return Status::Ok();
   });
 }

@@ -86,44 +86,35 @@ Status PgStore::InsertRestored(PgConnection& c, std::string_view session_id,
   return AddUsage(c, ns_, session_id, batch.usage);
 }
 
-Status PgStore::RestoreSession(const Session& session, std::span<const Event> events,
-                               const BlobSourceFn& blob_source) {
-  RETURN_IF_ERROR(ValidateRestore(session, events));
-  ASSIGN_OR_RETURN(std::string metadata,
-                   CanonicalJsonObject(session.metadata_json, "session metadata"));
-  ASSIGN_OR_RETURN(std::string title, CleanTitle(session.title));
-  if (title.empty()) title = kDefaultTitle;
-  RETURN_IF_ERROR(CheckNoNul(title, "session title"));
-  RETURN_IF_ERROR(CheckNoNul(session.preview, "session preview"));
-  ASSIGN_OR_RETURN(RestoreBatch batch, EncodeRestore(session.id, events));
+Status PgStore::InsertRestoredSession(const store::SessionRow& row,
+                                      std::span<const Event> events,
+                                      const BlobSourceFn& blob_source) {
+  ASSIGN_OR_RETURN(RestoreBatch batch, EncodeRestore(row.id, events));
 
   return Run([&](PgConnection& c) -> Status {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
-    const bool fork = !session.parent_id.empty();
-    if (fork) {
+    if (!row.parent_id.empty()) {
       // The parent may be a deleted one kept for its forks: it still counts.
       PgParams q;
-      q.Add(ns_).Add(session.parent_id);
+      q.Add(ns_).Add(row.parent_id);
       ASSIGN_OR_RETURN(PgResult parent,
                        c.Exec("SELECT last_seq FROM sessions WHERE namespace = $1 AND id = $2 "
                               "FOR SHARE",
                               q));
-      if (parent.rows() == 0 || parent.Int(0, 0) < session.fork_seq) {
-        return MissingForkParent(session);
+      if (parent.rows() == 0 || parent.Int(0, 0) < row.fork_seq) {
+        return MissingForkParent(row.id, row.parent_id, row.fork_seq);
       }
     }
     PgParams p;
-    p.Add(ns_).Add(session.id).Add(title).Add(title != kDefaultTitle).Add(session.preview);
-    // A fork's count includes what it inherits: the source's index entry says.
-    p.Add(session.created_ms).Add(session.updated_ms);
-    p.Add(fork ? session.message_count : batch.message_count).Add(session.archived);
-    p.Add(metadata).Add((fork ? session.fork_seq : 0) + static_cast<int64_t>(events.size()));
-    if (fork) {
-      p.Add(session.parent_id);
-    } else {
+    p.Add(ns_).Add(row.id).Add(row.title).Add(row.title_fixed).Add(row.preview);
+    p.Add(row.created_ms).Add(row.updated_ms).Add(row.message_count).Add(row.archived);
+    p.Add(row.metadata_json).Add(row.last_seq);
+    if (row.parent_id.empty()) {
       p.AddNull();
+    } else {
+      p.Add(row.parent_id);
     }
-    p.Add(fork ? session.fork_seq : int64_t{0});
+    p.Add(row.fork_seq);
     ASSIGN_OR_RETURN(PgResult r,
                      c.Exec("INSERT INTO sessions (namespace, id, title, title_fixed, preview, "
                             "created_ms, updated_ms, message_count, last_seq, archived, metadata, "
@@ -131,16 +122,14 @@ Status PgStore::RestoreSession(const Session& session, std::span<const Event> ev
                             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11, $9, $10, $12, $13) "
                             "ON CONFLICT (namespace, id) DO NOTHING",
                             p));
-    if (r.Affected() == 0) return SessionIdTaken(session.id);
-    RETURN_IF_ERROR(InsertRestored(c, session.id, batch, blob_source));
+    if (r.Affected() == 0) return SessionIdTaken(row.id);
+    RETURN_IF_ERROR(InsertRestored(c, row.id, batch, blob_source));
     return txn.Commit();
   });
 }
 
-Status PgStore::RestoreEvents(std::string_view session_id, std::span<const Event> events,
-                              const BlobSourceFn& blob_source) {
-  RETURN_IF_ERROR(ValidateSessionId(session_id));
-  if (events.empty()) return Status::Ok();
+Status PgStore::InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
+                                     const BlobSourceFn& blob_source) {
   ASSIGN_OR_RETURN(RestoreBatch batch, EncodeRestore(session_id, events));
   bool tried_commit = false;  // a retry may follow a COMMIT that got no answer
   return Run([&](PgConnection& c) -> Status {

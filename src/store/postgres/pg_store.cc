@@ -102,7 +102,8 @@ PgStore::PgStore(PgLocation location, std::string ns, StoreOptions options)
               (options_.durability == Durability::kDurable ? "; SET synchronous_commit = on" : ""),
           std::max(1, options_.max_connections)) {}
 
-Result<std::unique_ptr<Store>> PgStore::Open(const std::string& uri, const StoreOptions& given) {
+Result<std::unique_ptr<store::Backend>> PgStore::Open(const std::string& uri,
+                                                      const StoreOptions& given) {
   ASSIGN_OR_RETURN(PgLocation location, ParsePgUri(uri));
   if (!given.namespace_name.empty() && !location.namespace_name.empty() &&
       given.namespace_name != location.namespace_name) {
@@ -128,7 +129,7 @@ Result<std::unique_ptr<Store>> PgStore::Open(const std::string& uri, const Store
     return Err(Status(indexed.code(), "opening " + where + ": indexing its events for search: " +
                                           indexed.message()));
   }
-  return std::unique_ptr<Store>(std::move(store));
+  return std::unique_ptr<store::Backend>(std::move(store));
 }
 
 Status PgStore::IndexUnindexedDocuments() {
@@ -152,16 +153,16 @@ std::string PgStore::NewId() const { return NewUuidV7(Now()); }
 
 // ---- Sessions ---------------------------------------------------------------
 
-Result<Session> PgStore::CreateSession(const NewSession& request) {
-  std::string id = request.id.empty() ? NewId() : request.id;
-  RETURN_IF_ERROR(ValidateSessionId(id));
-  ASSIGN_OR_RETURN(std::string metadata,
-                   CanonicalJsonObject(request.metadata_json, "session metadata"));
-  ASSIGN_OR_RETURN(std::string title, CleanTitle(request.title));
-  RETURN_IF_ERROR(CheckNoNul(title, "session title"));
-  const bool title_fixed = !title.empty();
-  if (!title_fixed) title = kDefaultTitle;
-  const int64_t now = Now();
+Status PgStore::CheckStorableText(std::string_view text, std::string_view what) {
+  return CheckNoNul(text, std::string(what));
+}
+
+Result<Session> PgStore::InsertSession(const store::SessionRow& row) {
+  const std::string& id = row.id;
+  const std::string& title = row.title;
+  const std::string& metadata = row.metadata_json;
+  const bool title_fixed = row.title_fixed;
+  const int64_t now = row.created_ms;
 
   bool sent = false;  // an earlier attempt's INSERT may have committed unanswered
   return Run([&](PgConnection& c) -> Result<Session> {
@@ -195,7 +196,7 @@ Result<Session> PgStore::CreateSession(const NewSession& request) {
   });
 }
 
-Result<Session> PgStore::GetSession(std::string_view id) {
+Result<Session> PgStore::LoadSession(std::string_view id) {
   return Run([&](PgConnection& c) -> Result<Session> {
     PgParams p;
     p.Add(ns_).Add(id);
@@ -209,28 +210,21 @@ Result<Session> PgStore::GetSession(std::string_view id) {
   });
 }
 
-Result<SessionPage> PgStore::ListSessions(const ListOptions& options) {
-  RETURN_IF_ERROR(ValidateListLimit(options.limit));
-  if (options.metadata_key.find_first_of("\"\\") != std::string::npos) {
-    return Err(Status::InvalidArgument("metadata key must not contain '\"' or '\\'"));
-  }
-  int64_t after_ms = 0;
-  std::string after_id;
-  const bool paged = !options.cursor.empty();
-  if (paged) RETURN_IF_ERROR(ParseListCursor(options.cursor, &after_ms, &after_id));
-  const int64_t archived = options.archived == ArchiveFilter::kAll        ? -1
-                           : options.archived == ArchiveFilter::kArchived ? 1
-                                                                          : 0;
-  return Run([&](PgConnection& c) -> Result<SessionPage> {
+Result<std::vector<Session>> PgStore::SelectSessions(const store::SessionQuery& query) {
+  const bool paged = query.after.has_value();
+  const int64_t archived = query.archived == ArchiveFilter::kAll        ? -1
+                           : query.archived == ArchiveFilter::kArchived ? 1
+                                                                        : 0;
+  return Run([&](PgConnection& c) -> Result<std::vector<Session>> {
     PgParams p;
     p.Add(ns_).Add(archived);
-    if (options.metadata_key.empty()) {
+    if (query.metadata_key.empty()) {
       p.AddNull();
     } else {
-      p.Add(options.metadata_key);
+      p.Add(query.metadata_key);
     }
-    p.Add(options.metadata_value).Add(static_cast<int64_t>(options.limit + 1));
-    if (paged) p.Add(after_ms).Add(after_id);
+    p.Add(query.metadata_value).Add(query.max_rows);
+    if (paged) p.Add(query.after->first).Add(query.after->second);
     static constexpr const char* kFirstPage =
         "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
         "metadata, parent_id, fork_seq FROM sessions WHERE namespace = $1 AND NOT deleted AND "
@@ -244,17 +238,13 @@ Result<SessionPage> PgStore::ListSessions(const ListOptions& options) {
         "($3::text IS NULL OR (metadata::jsonb ->> $3::text) = $4) "
         "AND (updated_ms, id) < ($6, $7) ORDER BY updated_ms DESC, id DESC LIMIT $5";
     ASSIGN_OR_RETURN(PgResult r, c.Exec(paged ? kNextPage : kFirstPage, p));
-    SessionPage page;
-    for (int i = 0; i < r.rows(); ++i) page.sessions.push_back(SessionFromRow(r, i));
-    FinishListPage(options.limit, &page);
-    return page;
+    std::vector<Session> sessions;
+    for (int i = 0; i < r.rows(); ++i) sessions.push_back(SessionFromRow(r, i));
+    return sessions;
   });
 }
 
-Status PgStore::RenameSession(std::string_view id, std::string_view title) {
-  ASSIGN_OR_RETURN(std::string clean, CleanTitle(title));
-  if (clean.empty()) return Status::InvalidArgument("a session title cannot be empty");
-  RETURN_IF_ERROR(CheckNoNul(clean, "session title"));
+Status PgStore::UpdateTitle(std::string_view id, std::string_view clean) {
   return Run([&](PgConnection& c) -> Status {
     PgParams p;
     p.Add(ns_).Add(id).Add(clean);
@@ -266,7 +256,7 @@ Status PgStore::RenameSession(std::string_view id, std::string_view title) {
   });
 }
 
-Status PgStore::SetArchived(std::string_view id, bool archived) {
+Status PgStore::UpdateArchived(std::string_view id, bool archived) {
   return Run([&](PgConnection& c) -> Status {
     PgParams p;
     p.Add(ns_).Add(id).Add(archived);
@@ -278,7 +268,7 @@ Status PgStore::SetArchived(std::string_view id, bool archived) {
   });
 }
 
-Status PgStore::DeleteSession(std::string_view id) {
+Status PgStore::RemoveSession(std::string_view id) {
   bool sent = false;
   return Run([&](PgConnection& c) -> Status {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
@@ -298,7 +288,7 @@ Status PgStore::DeleteSession(std::string_view id) {
   });
 }
 
-Result<int64_t> PgStore::PurgeArchived(int64_t before_ms) {
+Result<int64_t> PgStore::RemoveArchivedBefore(int64_t before_ms) {
   return Run([&](PgConnection& c) -> Result<int64_t> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
     PgParams p;
@@ -316,7 +306,7 @@ Result<int64_t> PgStore::PurgeArchived(int64_t before_ms) {
   });
 }
 
-Result<std::optional<std::string>> PgStore::GetActiveSession() {
+Result<std::optional<std::string>> PgStore::LoadActiveSession() {
   return Run([&](PgConnection& c) -> Result<std::optional<std::string>> {
     PgParams p;
     p.Add(ns_);
@@ -327,7 +317,7 @@ Result<std::optional<std::string>> PgStore::GetActiveSession() {
   });
 }
 
-Status PgStore::SetActiveSession(std::string_view id) {
+Status PgStore::StoreActiveSession(std::string_view id) {
   return Run([&](PgConnection& c) -> Status {
     PgParams p;
     p.Add(ns_);
@@ -358,30 +348,15 @@ Result<bool> NamespaceHasBlob(PgConnection& c, const std::string& ns, std::strin
   return r.rows() > 0;
 }
 
-Status CheckPreparedForPg(const PreparedMessage& prepared) {
-  RETURN_IF_ERROR(CheckNoNul(prepared.text, "the message text"));
-  return CheckNoNul(prepared.message.id, "the message id");
-}
-
 Result<bool> PgStore::BlobReferenced(std::string_view sha256) {
   return Run([&](PgConnection& c) { return NamespaceHasBlob(c, ns_, sha256); });
 }
 
-Result<std::vector<PreparedMessage>> PgStore::Prepare(std::span<const Message> messages) {
+bool PgStore::HoldsBlob(std::string_view sha256) {
   // A descriptor may only name a blob this namespace already refers to:
   // knowing a digest is not having the bytes.
-  auto exists = [this](std::string_view sha) {
-    auto r = BlobReferenced(sha);
-    return r && *r;
-  };
-  return PrepareBatch(
-      messages, options_, exists, [this] { return NewId(); }, CheckPreparedForPg);
-}
-
-Result<AppendResult> PgStore::Append(std::string_view session_id, const Message& message) {
-  ASSIGN_OR_RETURN(std::vector<AppendResult> results,
-                   AppendBatch(session_id, std::span<const Message>(&message, 1)));
-  return std::move(results.front());
+  auto r = BlobReferenced(sha256);
+  return r && *r;
 }
 
 // Inserts, inside the caller's transaction, each blob of `needed` that the
@@ -594,11 +569,9 @@ std::vector<AppendResult> AppendResults(const std::vector<PreparedMessage>& prep
   return results;
 }
 
-Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_id,
-                                                       std::span<const Message> messages) {
-  RETURN_IF_ERROR(ValidateSessionId(session_id));
-  if (messages.empty()) return std::vector<AppendResult>();
-  ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared, Prepare(messages));
+Result<std::vector<AppendResult>> PgStore::InsertMessages(std::string_view session_id,
+                                                          std::vector<PreparedMessage>& prepared,
+                                                          const Draft* finishing) {
   ASSIGN_OR_RETURN(EncodedBatch batch, EncodeBatch(prepared));
   const std::string& first_id = batch.rows.ids.front();
 
@@ -620,6 +593,8 @@ Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_
     const int64_t now = Now();
     ASSIGN_OR_RETURN(int64_t first_seq,
                      AppendInTransaction(c, ns_, session_id, prepared, &batch, now));
+    // The draft goes in the append's transaction: never both, never neither.
+    if (finishing) RETURN_IF_ERROR(RemoveFinishedDraft(c, ns_, *finishing));
     commit_sent = true;
     RETURN_IF_ERROR(txn.Commit());
     commit_sent = false;
@@ -635,93 +610,89 @@ Result<std::vector<AppendResult>> PgStore::AppendBatch(std::string_view session_
   return appended;
 }
 
-namespace {
-
-std::vector<Message> MessagesOf(std::vector<Event> events) {
-  std::vector<Message> messages;
-  messages.reserve(events.size());
-  for (Event& e : events) messages.push_back(std::move(e.message));
-  return messages;
-}
-
-}  // namespace
-
-Result<std::vector<Message>> PgStore::ReadMessages(std::string_view session_id, int64_t from_seq,
-                                                   int64_t limit) {
-  ASSIGN_OR_RETURN(
-      std::vector<Event> events,
-      ReadHistory(session_id,
-                  {.from_seq = from_seq, .limit = limit, .filter = EventFilter::kMessages}));
-  return MessagesOf(std::move(events));
-}
-
-Result<std::vector<Message>> PgStore::ReadLastMessages(std::string_view session_id, int64_t count) {
-  if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
-  ASSIGN_OR_RETURN(
-      std::vector<Event> events,
-      ReadHistory(session_id,
-                  {.limit = count, .filter = EventFilter::kMessages, .newest_first = true}));
-  return MessagesOf(std::move(events));
-}
-
-
 // ---- Blobs ------------------------------------------------------------------
 
-Result<std::string> PgStore::ReadBlob(std::string_view sha256, bool verify) {
+Result<std::string> PgStore::ReadBlob(std::string_view sha256) {
   if (!blob::IsSha256Hex(sha256)) {
     return Err(Status::InvalidArgument("'" + std::string(sha256.substr(0, 80)) +
                                        "' is not a blob name (64 lowercase hex digits)"));
   }
-  ASSIGN_OR_RETURN(
-      std::string bytes, Run([&](PgConnection& c) -> Result<std::string> {
-        PgParams p;
-        p.Add(sha256).Add(ns_);
-        // Only blobs this namespace refers to are visible to it.
-        ASSIGN_OR_RETURN(PgResult r,
-                         c.Exec("SELECT bytes FROM blobs WHERE sha256 = $1 AND EXISTS "
-                                "(SELECT 1 FROM blob_refs WHERE namespace = $2 AND sha256 = $1)",
-                                p, /*binary_result=*/true));
-        if (r.rows() == 0) {
-          return Err(Status::NotFound("blob " + std::string(sha256) + " is not in the store"));
-        }
-        return std::string(r.Text(0, 0));
-      }));
-  if (verify && blob::Sha256Hex(bytes) != sha256) {
-    return Err(Status::Corruption("blob " + std::string(sha256) + " no longer hashes to its name"));
-  }
-  return bytes;
+  return Run([&](PgConnection& c) -> Result<std::string> {
+    PgParams p;
+    p.Add(sha256).Add(ns_);
+    // Only blobs this namespace refers to are visible to it.
+    ASSIGN_OR_RETURN(PgResult r,
+                     c.Exec("SELECT bytes FROM blobs WHERE sha256 = $1 AND EXISTS "
+                            "(SELECT 1 FROM blob_refs WHERE namespace = $2 AND sha256 = $1)",
+                            p, /*binary_result=*/true));
+    if (r.rows() == 0) {
+      return Err(Status::NotFound("blob " + std::string(sha256) + " is not in the store"));
+    }
+    return std::string(r.Text(0, 0));
+  });
 }
 
-Result<std::string> PgStore::BlobPath(std::string_view sha256) {
-  // The bytes live in the database: hand out a verified copy in a per-user
-  // cache folder, named by digest so a copy is written once.
-  ASSIGN_OR_RETURN(std::string bytes, ReadBlob(sha256, /*verify=*/true));
-  std::error_code ec;
-  const fs::path dir =
-      fs::temp_directory_path(ec) / ("sessiondb-blobs-" + std::to_string(::getuid()));
-  fs::create_directories(dir, ec);
-  if (ec) return Err(Status::Io("cannot create " + dir.string() + ": " + ec.message()));
-  const fs::path path = dir / std::string(sha256);
-  if (fs::exists(path, ec) && fs::file_size(path, ec) == bytes.size()) return path.string();
-  const fs::path temp = dir / (std::string(sha256) + ".tmp-" + NewId());
-  {
-    std::ofstream out(temp, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return Err(Status::Io("cannot write " + temp.string()));
-  }
-  fs::rename(temp, path, ec);
-  if (ec) return Err(Status::Io("cannot rename " + temp.string() + ": " + ec.message()));
-  return path.string();
-}
+namespace {
 
-Result<std::string> PgStore::ReadDataUri(const Resource& resource) {
-  if (resource.content_sha256.empty()) {
-    return Err(Status::InvalidArgument("resource " + resource.resource_id +
-                                       " is a remote link; the store holds no bytes for it"));
+// Reads a blob from the database a piece at a time (substring of the bytea),
+// so a large file is never held whole by this process.
+class PgBlobReader final : public BlobReader {
+ public:
+  using ReadFn = std::function<Result<std::string>(int64_t offset, int64_t length)>;
+  PgBlobReader(int64_t size, ReadFn read) : size_(size), read_(std::move(read)) {}
+  int64_t size() const override { return size_; }
+  Result<std::string> Read(size_t max) override {
+    const int64_t want = std::min<int64_t>(static_cast<int64_t>(max), size_ - done_);
+    if (want <= 0) return std::string();
+    ASSIGN_OR_RETURN(std::string piece, read_(done_, want));
+    if (static_cast<int64_t>(piece.size()) != want) {
+      return Err(Status::Io("a blob changed size while being read"));
+    }
+    done_ += want;
+    return piece;
   }
-  ASSIGN_OR_RETURN(std::string bytes, ReadBlob(resource.content_sha256, false));
-  return blob::MakeDataUri(resource.mime.empty() ? "application/octet-stream" : resource.mime,
-                           bytes);
+
+ private:
+  const int64_t size_;
+  const ReadFn read_;
+  int64_t done_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<BlobReader>> PgStore::OpenBlob(std::string_view sha256) {
+  if (!blob::IsSha256Hex(sha256)) {
+    return Err(Status::InvalidArgument("'" + std::string(sha256.substr(0, 80)) +
+                                       "' is not a blob name (64 lowercase hex digits)"));
+  }
+  const std::string sha(sha256);
+  ASSIGN_OR_RETURN(int64_t size, Run([&](PgConnection& c) -> Result<int64_t> {
+                     PgParams p;
+                     p.Add(sha).Add(ns_);
+                     ASSIGN_OR_RETURN(
+                         PgResult r,
+                         c.Exec("SELECT length(bytes)::bigint FROM blobs WHERE sha256 = $1 AND "
+                                "EXISTS (SELECT 1 FROM blob_refs WHERE namespace = $2 AND "
+                                "sha256 = $1)",
+                                p));
+                     if (r.rows() == 0) {
+                       return Err(Status::NotFound("blob " + sha + " is not in the store"));
+                     }
+                     return r.Int(0, 0);
+                   }));
+  // Blobs are immutable: each piece is read by offset, on any pooled connection.
+  auto read = [this, sha](int64_t offset, int64_t length) -> Result<std::string> {
+    return Run([&](PgConnection& c) -> Result<std::string> {
+      PgParams p;
+      p.Add(sha).Add(offset + 1).Add(length);
+      ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT substring(bytes FROM $2::int FOR $3::int) "
+                                          "FROM blobs WHERE sha256 = $1",
+                                          p, /*binary_result=*/true));
+      if (r.rows() == 0) return Err(Status::NotFound("blob " + sha + " is not in the store"));
+      return std::string(r.Text(0, 0));
+    });
+  };
+  return std::unique_ptr<BlobReader>(new PgBlobReader(size, std::move(read)));
 }
 
 // ---- Housekeeping -------------------------------------------------------------
@@ -801,8 +772,11 @@ Result<VerifyReport> PgStore::Verify(const ProgressFn& progress) {
   }));
   const int64_t total = static_cast<int64_t>(referenced.size());
   for (const std::string& sha : referenced) {
-    Result<std::string> bytes = ReadBlob(sha, /*verify=*/true);
-    if (bytes) {
+    Result<std::string> bytes = ReadBlob(sha);
+    if (bytes && blob::Sha256Hex(*bytes) != sha) {
+      ++report.blobs_checked;
+      report.corrupt.push_back(sha);
+    } else if (bytes) {
       ++report.blobs_checked;
       report.bytes_checked += static_cast<int64_t>(bytes->size());
     } else if (bytes.error().code() == StatusCode::kCorruption) {

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "sessiondb/store.h"
+#include "store/backend.h"
 #include "store/message_preparer.h"
 #include "store/postgres/pg_pool.h"
 
@@ -35,62 +36,63 @@ struct PgLocation {
 // malformed `namespace` parameter.
 Result<PgLocation> ParsePgUri(const std::string& uri);
 
-class PgStore final : public Store {
+class PgStore final : public store::Backend {
  public:
-  // See Store::Open.
-  static Result<std::unique_ptr<Store>> Open(const std::string& uri, const StoreOptions& options);
+  // See Store::Open; `options` have their defaults applied.
+  static Result<std::unique_ptr<store::Backend>> Open(const std::string& uri,
+                                                      const StoreOptions& options);
 
-  Result<Session> CreateSession(const NewSession& request) override;
-  Result<Session> GetSession(std::string_view id) override;
-  Result<SessionPage> ListSessions(const ListOptions& options) override;
-  Status RenameSession(std::string_view id, std::string_view title) override;
-  Status SetArchived(std::string_view id, bool archived) override;
-  Status DeleteSession(std::string_view id) override;
-  Result<int64_t> PurgeArchived(int64_t before_ms) override;
-  Result<std::optional<std::string>> GetActiveSession() override;
-  Status SetActiveSession(std::string_view id) override;
+  const std::string& location() const override { return location_.display; }
+  std::string read_only_reason() const override { return ""; }
+  // PostgreSQL text cannot hold NUL.
+  Status CheckStorableText(std::string_view text, std::string_view what) override;
 
-  Result<AppendResult> Append(std::string_view session_id, const Message& message) override;
-  Result<std::vector<AppendResult>> AppendBatch(std::string_view session_id,
-                                                std::span<const Message> messages) override;
-  Result<std::vector<Message>> ReadMessages(std::string_view session_id, int64_t from_seq,
-                                            int64_t limit) override;
-  Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
-                                                int64_t count) override;
-  Status RestoreSession(const Session& session, std::span<const Event> events,
-                        const BlobSourceFn& blob_source) override;
-  Status RestoreEvents(std::string_view session_id, std::span<const Event> events,
-                       const BlobSourceFn& blob_source) override;
+  Result<Session> InsertSession(const store::SessionRow& row) override;
+  Result<Session> LoadSession(std::string_view id) override;
+  Result<std::vector<Session>> SelectSessions(const store::SessionQuery& query) override;
+  Status UpdateTitle(std::string_view id, std::string_view title) override;
+  Status UpdateArchived(std::string_view id, bool archived) override;
+  Status RemoveSession(std::string_view id) override;
+  Result<int64_t> RemoveArchivedBefore(int64_t before_ms) override;
+  Result<std::optional<std::string>> LoadActiveSession() override;
+  Status StoreActiveSession(std::string_view id) override;
 
+  bool HoldsBlob(std::string_view sha256) override;
+  Result<std::vector<AppendResult>> InsertMessages(std::string_view session_id,
+                                                   std::vector<PreparedMessage>& prepared,
+                                                   const Draft* finishing) override;
   // The agent harness (pg_harness.cc).
-  Result<Session> ForkSession(std::string_view parent_id, int64_t at_seq,
-                              const NewSession& child) override;
-  Result<std::vector<Event>> ReadEvents(std::string_view session_id, int64_t from_seq,
-                                        int64_t limit) override;
-  Result<PruneReport> PruneCompaction(std::string_view session_id, int64_t compaction_seq) override;
-  Result<UsageReport> GetUsage(std::string_view session_id) override;
-  Result<Draft> OpenDraft(std::string_view session_id, Role role, std::string_view model) override;
-  Status SaveDraft(const Draft& draft) override;
-  Result<std::vector<Draft>> ListDrafts(std::string_view session_id) override;
-  Result<AppendResult> FinishDraft(std::string_view draft_id, const Message& message) override;
-  Status DiscardDraft(std::string_view draft_id) override;
+  Result<std::vector<Event>> ReadHistory(std::string_view session_id,
+                                         const store::HistoryRead& read) override;
+  // Restores (pg_restore.cc).
+  Status InsertRestoredSession(const store::SessionRow& row, std::span<const Event> events,
+                               const BlobSourceFn& blob_source) override;
+  Status InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
+                              const BlobSourceFn& blob_source) override;
 
-  Result<std::string> ReadBlob(std::string_view sha256, bool verify) override;
-  Result<std::string> BlobPath(std::string_view sha256) override;
-  Result<std::string> ReadDataUri(const Resource& resource) override;
-
-  Result<GcReport> CollectGarbage(const GcOptions& options) override;
-  Result<VerifyReport> Verify(const ProgressFn& progress) override;
-  Result<StorageStats> Stats() override;
-  Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackend() override;
-
- protected:
-  Result<Event> AppendEventRecord(std::string_view session_id, EventType type,
+  Result<Session> InsertFork(std::string_view parent_id, int64_t at_seq,
+                             const store::ForkRow& child) override;
+  Result<Event> InsertEventRecord(std::string_view session_id, EventType type,
                                   std::string_view text, std::string_view body) override;
   Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
                                                   int64_t upto_seq) override;
   Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
                                                    std::string_view resource_id) override;
+  Result<PruneReport> PruneCompaction(std::string_view session_id, int64_t compaction_seq) override;
+  Result<UsageReport> LoadUsage(std::string_view session_id) override;
+  Status InsertDraft(const Draft& draft) override;
+  Status UpdateDraft(const Draft& draft, int64_t updated_ms) override;
+  Result<std::vector<Draft>> SelectDrafts(std::string_view session_id) override;
+  Result<Draft> LoadDraft(std::string_view draft_id) override;
+  Status RemoveDraft(std::string_view draft_id) override;
+
+  Result<std::set<std::string>> PresentBlobs(const std::vector<std::string>& sha256s) override;
+  Result<std::string> ReadBlob(std::string_view sha256) override;
+  Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256) override;
+  Result<GcReport> CollectGarbage(const GcOptions& options) override;
+  Result<VerifyReport> Verify(const ProgressFn& progress) override;
+  Result<StorageStats> Stats() override;
+  Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackend() override;
 
  private:
   PgStore(PgLocation location, std::string ns, StoreOptions options);
@@ -109,7 +111,6 @@ class PgStore final : public Store {
   template <typename Fn>
   auto Run(Fn&& work) -> decltype(work(std::declval<PgConnection&>()));
 
-  Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
   Result<bool> BlobReferenced(std::string_view sha256);
   // Restored events encoded as rows, with the blobs they need and their usage
   // (pg_restore.cc). Defined there.
@@ -120,10 +121,7 @@ class PgStore final : public Store {
                         const BlobSourceFn& blob_source);
   // The events of the session's history that `query` asks for, in seq order,
   // with missing blobs flagged (and warned about). kNotFound for a missing session.
-  Result<std::vector<Event>> ReadHistory(std::string_view session_id, const HistoryQuery& query);
-  // Sets resource->missing on message parts (with a warning) and on viewed
-  // resources whose blob is absent.
-  Status FlagMissingBlobs(std::vector<Event>* events);
+  Result<std::vector<Event>> QueryHistory(std::string_view session_id, const HistoryQuery& query);
 
   const PgLocation location_;
   const std::string ns_;  // the namespace every query is confined to

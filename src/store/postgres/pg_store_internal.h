@@ -80,6 +80,11 @@ Status CheckNoNul(std::string_view text, const std::string& what);
 // keyed by it, and so does each deleted ancestor left without children.
 Status RemoveSessions(PgConnection& c, const std::string& ns, const std::vector<std::string>& ids);
 
+// Inside the caller's transaction: removes the draft a FinishDraft appends,
+// if it is still as the front read it; kNotFound once gone, kBusy if it was
+// saved again since (its newer text would be lost).
+Status RemoveFinishedDraft(PgConnection& c, const std::string& ns, const Draft& draft);
+
 // ---- Appends inside a transaction ------------------------------------------
 
 // The rows of a batch as the array parameters of one INSERT each for events
@@ -146,9 +151,6 @@ std::vector<AppendResult> AppendResults(const std::vector<PreparedMessage>& prep
 
 // True if a message of the namespace refers to a stored blob with this digest.
 Result<bool> NamespaceHasBlob(PgConnection& c, const std::string& ns, std::string_view sha256);
-
-// The rule this backend adds to PrepareMessage: no NUL in what it stores as text.
-Status CheckPreparedForPg(const PreparedMessage& prepared);
 
 // ---- History: a session's log through its fork ancestors --------------------
 

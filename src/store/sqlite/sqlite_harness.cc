@@ -27,10 +27,6 @@ Draft DraftFromRow(const Statement& s) {
 
 #define DRAFT_COLUMNS "id, session_id, role, text, reasoning, model, created_ms, updated_ms"
 
-Status DraftNotFound(std::string_view id) {
-  return Status::NotFound("draft " + std::string(id) + " does not exist (finished or discarded)");
-}
-
 }  // namespace
 
 // ---- Histories ----------------------------------------------------------------
@@ -74,10 +70,34 @@ Status SqliteStore::ReadEventRows(Statement& s, std::vector<Event>* out) {
   }
 }
 
-Result<std::vector<Event>> SqliteStore::ReadHistory(std::string_view session_id, int64_t from_seq,
-                                                    int64_t limit, bool messages_only) {
+Result<std::vector<Event>> SqliteStore::ReadHistory(std::string_view session_id,
+                                                    const store::HistoryRead& read) {
+  const int64_t from_seq = read.from_seq;
+  const int64_t limit = read.limit;
+  const bool messages_only = read.messages_only;
   std::vector<Event> events;
-  {
+  if (read.newest_first) {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(std::vector<Segment> segments, HistoryLocked(session_id));
+    // Newest segment first, newest event first, until `limit` are found.
+    ASSIGN_OR_RETURN(
+        Statement s,
+        db_->Prepare(messages_only ? "SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
+                                     "AND seq BETWEEN ?2 AND ?3 AND type = 'message' "
+                                     "ORDER BY seq DESC LIMIT ?4"
+                                   : "SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
+                                     "AND seq BETWEEN ?2 AND ?3 ORDER BY seq DESC LIMIT ?4"));
+    for (auto it = segments.rbegin(); it != segments.rend(); ++it) {
+      if (limit >= 0 && std::ssize(events) >= limit) break;
+      const int64_t lo = std::max(it->from_seq, from_seq);
+      if (lo > it->to_seq) continue;
+      s.Bind(1, it->session_id).Bind(2, lo).Bind(3, it->to_seq);
+      s.Bind(4, limit < 0 ? int64_t{-1} : limit - std::ssize(events));
+      RETURN_IF_ERROR(ReadEventRows(s, &events));
+      s.Reset();
+    }
+    std::reverse(events.begin(), events.end());
+  } else {
     std::lock_guard lock(mu_);
     ASSIGN_OR_RETURN(std::vector<Segment> segments, HistoryLocked(session_id));
     const int64_t expected = std::clamp<int64_t>(
@@ -100,32 +120,21 @@ Result<std::vector<Event>> SqliteStore::ReadHistory(std::string_view session_id,
       s.Reset();
     }
   }
-  FlagMissingBlobs(&events);
   return events;
-}
-
-Result<std::vector<Event>> SqliteStore::ReadEvents(std::string_view session_id, int64_t from_seq,
-                                                   int64_t limit) {
-  return ReadHistory(session_id, from_seq, limit, /*messages_only=*/false);
 }
 
 // ---- Forks ----------------------------------------------------------------------
 
-Result<Session> SqliteStore::ForkSession(std::string_view parent_id, int64_t at_seq,
-                                         const NewSession& child) {
-  RETURN_IF_ERROR(CheckWritable());
-  std::string id = child.id.empty() ? NewId() : child.id;
-  RETURN_IF_ERROR(ValidateSessionId(id));
-  ASSIGN_OR_RETURN(std::string title, CleanTitle(child.title));
+Result<Session> SqliteStore::InsertFork(std::string_view parent_id, int64_t at_seq,
+                                        const store::ForkRow& child) {
+  const std::string& id = child.id;
+  const std::string& title = child.title;
 
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   ASSIGN_OR_RETURN(Session parent, LoadSessionLocked(parent_id));
   RETURN_IF_ERROR(ValidateForkPoint(parent, at_seq));
-  std::string metadata = parent.metadata_json;
-  if (!child.metadata_json.empty()) {
-    ASSIGN_OR_RETURN(metadata, CanonicalJsonObject(child.metadata_json, "session metadata"));
-  }
+  const std::string& metadata = child.metadata_json ? *child.metadata_json : parent.metadata_json;
   ASSIGN_OR_RETURN(std::vector<Segment> all, HistoryLocked(parent_id));
   const std::vector<Segment> inherited = SegmentsUpTo(std::move(all), at_seq);
 
@@ -177,7 +186,7 @@ Result<Session> SqliteStore::ForkSession(std::string_view parent_id, int64_t at_
                                 "parent_id, fork_seq) "
                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?7)"));
   insert.Bind(1, id).Bind(2, entry.title).Bind(3, int64_t{entry.title_fixed});
-  insert.Bind(4, entry.preview).Bind(5, Now()).Bind(6, entry.message_count);
+  insert.Bind(4, entry.preview).Bind(5, child.created_ms).Bind(6, entry.message_count);
   insert.Bind(7, at_seq).Bind(8, metadata).Bind(9, parent.id);
   RETURN_IF_ERROR(insert.Run());
   if (db_->Changes() == 0) return Err(SessionIdTaken(id));
@@ -187,9 +196,8 @@ Result<Session> SqliteStore::ForkSession(std::string_view parent_id, int64_t at_
 
 // ---- Events beyond messages -------------------------------------------------------
 
-Result<Event> SqliteStore::AppendEventRecord(std::string_view session_id, EventType type,
+Result<Event> SqliteStore::InsertEventRecord(std::string_view session_id, EventType type,
                                              std::string_view text, std::string_view body) {
-  RETURN_IF_ERROR(CheckWritable());
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   ASSIGN_OR_RETURN(Session session, LoadSessionLocked(session_id));
@@ -258,10 +266,7 @@ Result<std::optional<Event>> SqliteStore::FindResourceMessage(std::string_view s
   for (Event& e : candidates) {
     for (const Part& p : e.message.parts) {
       if (p.resource && p.resource->resource_id == resource_id) {
-        std::vector<Event> one;
-        one.push_back(std::move(e));
-        FlagMissingBlobs(&one);
-        return std::optional<Event>(std::move(one.front()));
+        return std::optional<Event>(std::move(e));
       }
     }
   }
@@ -297,7 +302,6 @@ Status SqliteStore::RemoveUnreferencedBlobsLocked(const std::vector<std::string>
 
 Result<PruneReport> SqliteStore::PruneCompaction(std::string_view session_id,
                                                  int64_t compaction_seq) {
-  RETURN_IF_ERROR(CheckWritable());
   PruneReport report;
   std::lock_guard lock(mu_);
   // Erasure means the words leave the file too: secure_delete zeroes freed
@@ -400,7 +404,7 @@ Result<PruneReport> SqliteStore::PruneCompaction(std::string_view session_id,
 
 // ---- Usage ------------------------------------------------------------------------
 
-Result<UsageReport> SqliteStore::GetUsage(std::string_view session_id) {
+Result<UsageReport> SqliteStore::LoadUsage(std::string_view session_id) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(LoadSessionLocked(session_id));
   ASSIGN_OR_RETURN(Statement s,
@@ -425,42 +429,28 @@ Result<UsageReport> SqliteStore::GetUsage(std::string_view session_id) {
 
 // ---- Drafts -----------------------------------------------------------------------
 
-Result<Draft> SqliteStore::OpenDraft(std::string_view session_id, Role role,
-                                     std::string_view model) {
-  RETURN_IF_ERROR(CheckWritable());
-  if (!IsValidUtf8(model)) return Err(Status::InvalidArgument("the draft's model is not UTF-8"));
+Status SqliteStore::InsertDraft(const Draft& d) {
   std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(Session session, LoadSessionLocked(session_id));
-  Draft d;
-  d.id = "draft_" + NewId();
-  d.session_id = session.id;
-  d.role = role;
-  d.model.assign(model);
-  d.created_ms = d.updated_ms = Now();
+  RETURN_IF_ERROR(LoadSessionLocked(d.session_id));
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("INSERT INTO drafts (id, session_id, role, model, "
                                              "created_ms, updated_ms) "
-                                             "VALUES (?1, ?2, ?3, ?4, ?5, ?5)"));
-  s.Bind(1, d.id).Bind(2, d.session_id).Bind(3, RoleName(role)).Bind(4, d.model);
-  s.Bind(5, d.created_ms);
-  RETURN_IF_ERROR(s.Run());
-  return d;
+                                             "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  s.Bind(1, d.id).Bind(2, d.session_id).Bind(3, RoleName(d.role)).Bind(4, d.model);
+  s.Bind(5, d.created_ms).Bind(6, d.updated_ms);
+  return s.Run();
 }
 
-Status SqliteStore::SaveDraft(const Draft& draft) {
-  RETURN_IF_ERROR(CheckWritable());
-  if (!IsValidUtf8(draft.text) || !IsValidUtf8(draft.reasoning)) {
-    return Status::InvalidArgument("draft " + draft.id + " holds text that is not UTF-8");
-  }
+Status SqliteStore::UpdateDraft(const Draft& draft, int64_t updated_ms) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE drafts SET text = ?2, reasoning = ?3, "
                                              "updated_ms = ?4 WHERE id = ?1"));
-  s.Bind(1, draft.id).Bind(2, draft.text).Bind(3, draft.reasoning).Bind(4, Now());
+  s.Bind(1, draft.id).Bind(2, draft.text).Bind(3, draft.reasoning).Bind(4, updated_ms);
   RETURN_IF_ERROR(s.Run());
-  if (db_->Changes() == 0) return DraftNotFound(draft.id);
+  if (db_->Changes() == 0) return store::DraftNotFound(draft.id);
   return Status::Ok();
 }
 
-Result<std::vector<Draft>> SqliteStore::ListDrafts(std::string_view session_id) {
+Result<std::vector<Draft>> SqliteStore::SelectDrafts(std::string_view session_id) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(LoadSessionLocked(session_id));
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT " DRAFT_COLUMNS " FROM drafts "
@@ -475,48 +465,21 @@ Result<std::vector<Draft>> SqliteStore::ListDrafts(std::string_view session_id) 
   return out;
 }
 
-Result<AppendResult> SqliteStore::FinishDraft(std::string_view draft_id, const Message& message) {
-  RETURN_IF_ERROR(CheckWritable());
-  Draft draft;
-  {
-    std::lock_guard lock(mu_);
-    ASSIGN_OR_RETURN(Statement s,
-                     db_->Prepare("SELECT " DRAFT_COLUMNS " FROM drafts WHERE id = ?1"));
-    s.Bind(1, draft_id);
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) return Err(DraftNotFound(draft_id));
-    draft = DraftFromRow(s);
-  }
-  const Message final_message = FinalDraftMessage(draft, message);
-  ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared,
-                   Prepare(std::span<const Message>(&final_message, 1)));
-  // The draft goes in the append's transaction: never both, never neither.
-  auto remove_draft = [&]() -> Status {
-    ASSIGN_OR_RETURN(Statement s, db_->Prepare("DELETE FROM drafts WHERE id = ?1 AND "
-                                               "updated_ms = ?2 AND text = ?3 AND reasoning = ?4"));
-    s.Bind(1, draft_id).Bind(2, draft.updated_ms).Bind(3, draft.text).Bind(4, draft.reasoning);
-    RETURN_IF_ERROR(s.Run());
-    if (db_->Changes() > 0) return Status::Ok();
-    // Gone, or saved again since we read it (its newer text would be lost).
-    ASSIGN_OR_RETURN(Statement still, db_->Prepare("SELECT 1 FROM drafts WHERE id = ?1"));
-    still.Bind(1, draft_id);
-    ASSIGN_OR_RETURN(bool exists, still.Step());
-    if (!exists) return DraftNotFound(draft_id);
-    return Status::Busy("draft " + std::string(draft_id) +
-                        " was saved again while it was being finished; finish it again");
-  };
-  ASSIGN_OR_RETURN(std::vector<AppendResult> results,
-                   AppendPrepared(draft.session_id, prepared, remove_draft));
-  return std::move(results.front());
+Result<Draft> SqliteStore::LoadDraft(std::string_view draft_id) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT " DRAFT_COLUMNS " FROM drafts WHERE id = ?1"));
+  s.Bind(1, draft_id);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Err(store::DraftNotFound(draft_id));
+  return DraftFromRow(s);
 }
 
-Status SqliteStore::DiscardDraft(std::string_view draft_id) {
-  RETURN_IF_ERROR(CheckWritable());
+Status SqliteStore::RemoveDraft(std::string_view draft_id) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("DELETE FROM drafts WHERE id = ?1"));
   s.Bind(1, draft_id);
   RETURN_IF_ERROR(s.Run());
-  if (db_->Changes() == 0) return DraftNotFound(draft_id);
+  if (db_->Changes() == 0) return store::DraftNotFound(draft_id);
   return Status::Ok();
 }
 

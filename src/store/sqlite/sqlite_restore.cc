@@ -142,53 +142,45 @@ Status SqliteStore::IndexEventsLocked(std::string_view session_id, int64_t first
   return Status::Ok();
 }
 
-Status SqliteStore::RestoreSession(const Session& session, std::span<const Event> events,
-                                   const BlobSourceFn& blob_source) {
-  RETURN_IF_ERROR(CheckWritable());
-  RETURN_IF_ERROR(ValidateRestore(session, events));
-  ASSIGN_OR_RETURN(std::string metadata,
-                   CanonicalJsonObject(session.metadata_json, "session metadata"));
-  ASSIGN_OR_RETURN(std::string title, CleanTitle(session.title));
-  if (title.empty()) title = kDefaultTitle;
-  ASSIGN_OR_RETURN(RestoreBatch batch, PrepareRestore(session.id, events, blob_source));
-
-  const bool fork = !session.parent_id.empty();
+Status SqliteStore::InsertRestoredSession(const store::SessionRow& row,
+                                          std::span<const Event> events,
+                                          const BlobSourceFn& blob_source) {
+  ASSIGN_OR_RETURN(RestoreBatch batch, PrepareRestore(row.id, events, blob_source));
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
-  if (fork) {
+  if (!row.parent_id.empty()) {
     // The parent may be a deleted one kept for its forks: it still counts.
     ASSIGN_OR_RETURN(Statement parent, db_->Prepare("SELECT last_seq FROM sessions WHERE id = ?1"));
-    parent.Bind(1, session.parent_id);
+    parent.Bind(1, row.parent_id);
     ASSIGN_OR_RETURN(bool found, parent.Step());
-    if (!found || parent.ColumnInt(0) < session.fork_seq) return MissingForkParent(session);
+    if (!found || parent.ColumnInt(0) < row.fork_seq) {
+      return MissingForkParent(row.id, row.parent_id, row.fork_seq);
+    }
   }
   ASSIGN_OR_RETURN(Statement insert_session,
                    db_->Prepare("INSERT OR IGNORE INTO sessions (id, title, title_fixed, preview, "
                                 "created_ms, updated_ms, message_count, last_seq, archived, "
                                 "metadata, parent_id, fork_seq) "
                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
-  insert_session.Bind(1, session.id).Bind(2, title).Bind(3, int64_t{title != kDefaultTitle});
-  insert_session.Bind(4, session.preview).Bind(5, session.created_ms).Bind(6, session.updated_ms);
-  // A fork's count includes what it inherits: the source's index entry says.
-  insert_session.Bind(7, fork ? session.message_count : batch.message_count);
-  insert_session.Bind(8, (fork ? session.fork_seq : 0) + static_cast<int64_t>(events.size()));
-  insert_session.Bind(9, int64_t{session.archived}).Bind(10, metadata);
-  if (fork) {
-    insert_session.Bind(11, session.parent_id).Bind(12, session.fork_seq);
+  insert_session.Bind(1, row.id).Bind(2, row.title).Bind(3, int64_t{row.title_fixed});
+  insert_session.Bind(4, row.preview).Bind(5, row.created_ms).Bind(6, row.updated_ms);
+  insert_session.Bind(7, row.message_count).Bind(8, row.last_seq);
+  insert_session.Bind(9, int64_t{row.archived}).Bind(10, row.metadata_json);
+  if (row.parent_id.empty()) {
+    insert_session.BindNull(11);
   } else {
-    insert_session.BindNull(11).Bind(12, int64_t{0});
+    insert_session.Bind(11, row.parent_id);
   }
+  insert_session.Bind(12, row.fork_seq);
   RETURN_IF_ERROR(insert_session.Run());
-  if (db_->Changes() == 0) return SessionIdTaken(session.id);
-  RETURN_IF_ERROR(InsertRestoredLocked(session.id, events, batch));
+  if (db_->Changes() == 0) return SessionIdTaken(row.id);
+  RETURN_IF_ERROR(InsertRestoredLocked(row.id, events, batch));
   return txn.Commit();
 }
 
-Status SqliteStore::RestoreEvents(std::string_view session_id, std::span<const Event> events,
-                                  const BlobSourceFn& blob_source) {
-  RETURN_IF_ERROR(CheckWritable());
-  RETURN_IF_ERROR(ValidateSessionId(session_id));
-  if (events.empty()) return Status::Ok();
+Status SqliteStore::InsertRestoredEvents(std::string_view session_id,
+                                         std::span<const Event> events,
+                                         const BlobSourceFn& blob_source) {
   ASSIGN_OR_RETURN(RestoreBatch batch, PrepareRestore(session_id, events, blob_source));
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));

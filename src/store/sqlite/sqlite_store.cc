@@ -69,8 +69,8 @@ SqliteStore::SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<
       db_(std::move(db)),
       blobs_(std::move(blobs)) {}
 
-Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
-                                                 const StoreOptions& given) {
+Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir,
+                                                          const StoreOptions& given) {
   ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
   if (options.read_only) options.create_if_missing = false;  // creating is writing
 
@@ -133,14 +133,7 @@ Result<std::unique_ptr<Store>> SqliteStore::Open(const std::string& dir,
   auto store = std::unique_ptr<SqliteStore>(
       new SqliteStore(dir, std::move(options), std::move(db), std::move(blobs)));
   store->read_only_reason_ = read_only_reason;
-  return std::unique_ptr<Store>(std::move(store));
-}
-
-Status SqliteStore::CheckWritable() const {
-  if (read_only_reason_.empty()) return Status::Ok();
-  return Status::FailedPrecondition("the store at " + dir_ + " is read-only: " +
-                                    read_only_reason_ +
-                                    "; it can be listed, shown, searched and exported, not changed");
+  return std::unique_ptr<store::Backend>(std::move(store));
 }
 
 std::string SqliteStore::NewId() const { return NewUuidV7(Now()); }
@@ -156,56 +149,32 @@ Result<Session> SqliteStore::LoadSessionLocked(std::string_view id) {
   return SessionFromRow(s);
 }
 
-Result<Session> SqliteStore::CreateSession(const NewSession& request) {
-  RETURN_IF_ERROR(CheckWritable());
-  std::string id = request.id.empty() ? NewId() : request.id;
-  RETURN_IF_ERROR(ValidateSessionId(id));
-  ASSIGN_OR_RETURN(std::string metadata,
-                   CanonicalJsonObject(request.metadata_json, "session metadata"));
-  ASSIGN_OR_RETURN(std::string title, CleanTitle(request.title));
-  const bool title_fixed = !title.empty();
-  if (!title_fixed) title = kDefaultTitle;
-
+Result<Session> SqliteStore::InsertSession(const store::SessionRow& row) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   ASSIGN_OR_RETURN(
       Statement s,
       db_->Prepare("INSERT OR IGNORE INTO sessions (id, title, title_fixed, "
-                   "created_ms, updated_ms, metadata) VALUES (?1, ?2, ?3, ?4, ?4, ?5)"));
-  const int64_t now = Now();
-  s.Bind(1, id).Bind(2, title).Bind(3, int64_t{title_fixed}).Bind(4, now).Bind(5, metadata);
+                   "created_ms, updated_ms, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  s.Bind(1, row.id).Bind(2, row.title).Bind(3, int64_t{row.title_fixed});
+  s.Bind(4, row.created_ms).Bind(5, row.updated_ms).Bind(6, row.metadata_json);
   RETURN_IF_ERROR(s.Run());
-  if (db_->Changes() == 0) return Err(SessionIdTaken(id));
+  if (db_->Changes() == 0) return Err(SessionIdTaken(row.id));
   RETURN_IF_ERROR(txn.Commit());
-  return LoadSessionLocked(id);
+  return LoadSessionLocked(row.id);
 }
 
-Result<Session> SqliteStore::GetSession(std::string_view id) {
+Result<Session> SqliteStore::LoadSession(std::string_view id) {
   std::lock_guard lock(mu_);
   return LoadSessionLocked(id);
 }
 
-Result<SessionPage> SqliteStore::ListSessions(const ListOptions& options) {
-  if (options.limit < 1 || options.limit > kMaxListLimit) {
-    return Err(Status::InvalidArgument("list limit " + std::to_string(options.limit) +
-                                       " is out of range; use 1 to " +
-                                       std::to_string(kMaxListLimit)));
-  }
+Result<std::vector<Session>> SqliteStore::SelectSessions(const store::SessionQuery& query) {
   std::optional<std::string> path;
-  if (!options.metadata_key.empty()) {
-    if (options.metadata_key.find_first_of("\"\\") != std::string::npos) {
-      return Err(Status::InvalidArgument("metadata key must not contain '\"' or '\\'"));
-    }
-    path = "$.\"" + options.metadata_key + "\"";
-  }
-  int64_t after_ms = 0;
-  std::string after_id;
-  const bool paged = !options.cursor.empty();
-  if (paged) RETURN_IF_ERROR(ParseListCursor(options.cursor, &after_ms, &after_id));
-  const int64_t archived = options.archived == ArchiveFilter::kAll        ? -1
-                           : options.archived == ArchiveFilter::kArchived ? 1
-                                                                          : 0;
-
+  if (!query.metadata_key.empty()) path = "$.\"" + query.metadata_key + "\"";
+  const int64_t archived = query.archived == ArchiveFilter::kAll        ? -1
+                           : query.archived == ArchiveFilter::kArchived ? 1
+                                                                        : 0;
   std::lock_guard lock(mu_);
   static constexpr const char* kFirstPage =
       "SELECT " SESSION_COLUMNS
@@ -217,26 +186,22 @@ Result<SessionPage> SqliteStore::ListSessions(const ListOptions& options) {
       " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
       "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
       "AND (updated_ms, id) < (?5, ?6) ORDER BY updated_ms DESC, id DESC LIMIT ?4";
-  ASSIGN_OR_RETURN(Statement s, db_->Prepare(paged ? kNextPage : kFirstPage));
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare(query.after ? kNextPage : kFirstPage));
   s.Bind(1, archived)
       .BindOptional(2, path)
-      .Bind(3, options.metadata_value)
-      .Bind(4, options.limit + 1);
-  if (paged) s.Bind(5, after_ms).Bind(6, after_id);
-  SessionPage page;
+      .Bind(3, query.metadata_value)
+      .Bind(4, query.max_rows);
+  if (query.after) s.Bind(5, query.after->first).Bind(6, query.after->second);
+  std::vector<Session> sessions;
   while (true) {
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    page.sessions.push_back(SessionFromRow(s));
+    sessions.push_back(SessionFromRow(s));
   }
-  FinishListPage(options.limit, &page);
-  return page;
+  return sessions;
 }
 
-Status SqliteStore::RenameSession(std::string_view id, std::string_view title) {
-  RETURN_IF_ERROR(CheckWritable());
-  ASSIGN_OR_RETURN(std::string clean, CleanTitle(title));
-  if (clean.empty()) return Status::InvalidArgument("a session title cannot be empty");
+Status SqliteStore::UpdateTitle(std::string_view id, std::string_view clean) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE sessions SET title = ?2, title_fixed = 1 "
                                              "WHERE id = ?1 AND deleted = 0"));
@@ -246,8 +211,7 @@ Status SqliteStore::RenameSession(std::string_view id, std::string_view title) {
   return Status::Ok();
 }
 
-Status SqliteStore::SetArchived(std::string_view id, bool archived) {
-  RETURN_IF_ERROR(CheckWritable());
+Status SqliteStore::UpdateArchived(std::string_view id, bool archived) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE sessions SET archived = ?2 "
                                              "WHERE id = ?1 AND deleted = 0"));
@@ -317,16 +281,14 @@ Status SqliteStore::EraseSessionLocked(std::string_view id) {
   return Status::Ok();
 }
 
-Status SqliteStore::DeleteSession(std::string_view id) {
-  RETURN_IF_ERROR(CheckWritable());
+Status SqliteStore::RemoveSession(std::string_view id) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   RETURN_IF_ERROR(DeleteSessionLocked(id));
   return txn.Commit();
 }
 
-Result<int64_t> SqliteStore::PurgeArchived(int64_t before_ms) {
-  RETURN_IF_ERROR(CheckWritable());
+Result<int64_t> SqliteStore::RemoveArchivedBefore(int64_t before_ms) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   std::vector<std::string> ids;
@@ -345,7 +307,7 @@ Result<int64_t> SqliteStore::PurgeArchived(int64_t before_ms) {
   return static_cast<int64_t>(ids.size());
 }
 
-Result<std::optional<std::string>> SqliteStore::GetActiveSession() {
+Result<std::optional<std::string>> SqliteStore::LoadActiveSession() {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT value FROM meta WHERE key = ?1"));
   s.Bind(1, std::string_view(kActiveSessionKey));
@@ -354,8 +316,7 @@ Result<std::optional<std::string>> SqliteStore::GetActiveSession() {
   return std::optional<std::string>(std::string(s.ColumnText(0)));
 }
 
-Status SqliteStore::SetActiveSession(std::string_view id) {
-  RETURN_IF_ERROR(CheckWritable());
+Status SqliteStore::StoreActiveSession(std::string_view id) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   if (id.empty()) {
@@ -374,24 +335,27 @@ Status SqliteStore::SetActiveSession(std::string_view id) {
 
 // ---- Messages ---------------------------------------------------------------
 
-Result<std::vector<PreparedMessage>> SqliteStore::Prepare(std::span<const Message> messages) {
-  auto exists = [this](std::string_view sha) { return blobs_->Stat(sha).has_value(); };
-  return PrepareBatch(messages, options_, exists, [this] { return NewId(); });
-}
+bool SqliteStore::HoldsBlob(std::string_view sha256) { return blobs_->Stat(sha256).has_value(); }
 
-Result<AppendResult> SqliteStore::Append(std::string_view session_id, const Message& message) {
-  ASSIGN_OR_RETURN(std::vector<AppendResult> results,
-                   AppendBatch(session_id, std::span<const Message>(&message, 1)));
-  return std::move(results.front());
-}
-
-Result<std::vector<AppendResult>> SqliteStore::AppendBatch(std::string_view session_id,
-                                                           std::span<const Message> messages) {
-  RETURN_IF_ERROR(CheckWritable());
-  RETURN_IF_ERROR(ValidateSessionId(session_id));
-  if (messages.empty()) return std::vector<AppendResult>();
-  ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared, Prepare(messages));
-  return AppendPrepared(session_id, prepared, {});
+Result<std::vector<AppendResult>> SqliteStore::InsertMessages(
+    std::string_view session_id, std::vector<PreparedMessage>& prepared, const Draft* finishing) {
+  if (!finishing) return AppendPrepared(session_id, prepared, {});
+  const Draft& draft = *finishing;
+  auto remove_draft = [&]() -> Status {
+    ASSIGN_OR_RETURN(Statement s, db_->Prepare("DELETE FROM drafts WHERE id = ?1 AND "
+                                               "updated_ms = ?2 AND text = ?3 AND reasoning = ?4"));
+    s.Bind(1, draft.id).Bind(2, draft.updated_ms).Bind(3, draft.text).Bind(4, draft.reasoning);
+    RETURN_IF_ERROR(s.Run());
+    if (db_->Changes() > 0) return Status::Ok();
+    // Gone, or saved again since the front read it (its newer text would be lost).
+    ASSIGN_OR_RETURN(Statement still, db_->Prepare("SELECT 1 FROM drafts WHERE id = ?1"));
+    still.Bind(1, draft.id);
+    ASSIGN_OR_RETURN(bool exists, still.Step());
+    if (!exists) return store::DraftNotFound(draft.id);
+    return Status::Busy("draft " + draft.id +
+                        " was saved again while it was being finished; finish it again");
+  };
+  return AppendPrepared(session_id, prepared, remove_draft);
 }
 
 Result<std::vector<AppendResult>> SqliteStore::AppendPrepared(
@@ -593,83 +557,27 @@ Status SqliteStore::AddUsageLocked(std::string_view session_id, const Message& m
   return s.Run();
 }
 
-void SqliteStore::FlagMissingBlobs(std::string_view session_id, int64_t seq,
-                                   std::vector<Part>* parts) {
-  for (size_t i = 0; i < parts->size(); ++i) {
-    Part& part = (*parts)[i];
-    if (!part.resource || part.resource->content_sha256.empty()) continue;
-    if (blobs_->Stat(part.resource->content_sha256)) continue;
-    part.resource->missing = true;
-    options_.warn("session " + std::string(session_id) + " message " + std::to_string(seq) +
-                  " part " + std::to_string(i + 1) + ": blob " + part.resource->content_sha256 +
-                  " is missing; the message loads without it (run `sessiondb verify`)");
+Result<std::set<std::string>> SqliteStore::PresentBlobs(const std::vector<std::string>& sha256s) {
+  std::set<std::string> present;
+  for (const std::string& sha : sha256s) {
+    if (blobs_->Stat(sha)) present.insert(sha);
   }
-}
-
-void SqliteStore::FlagMissingBlobs(std::vector<Event>* events) {
-  for (Event& e : *events) {
-    if (e.type == EventType::kMessage) FlagMissingBlobs(e.session_id, e.seq, &e.message.parts);
-    Resource& viewed = e.resource_view.resource;
-    if (e.type == EventType::kResourceView && !viewed.content_sha256.empty() &&
-        !blobs_->Stat(viewed.content_sha256)) {
-      viewed.missing = true;
-    }
-  }
-}
-
-Result<std::vector<Message>> SqliteStore::ReadMessages(std::string_view session_id,
-                                                       int64_t from_seq, int64_t limit) {
-  ASSIGN_OR_RETURN(std::vector<Event> events,
-                   ReadHistory(session_id, from_seq, limit, /*messages_only=*/true));
-  return TakeMessages(std::move(events));
-}
-
-Result<std::vector<Message>> SqliteStore::ReadLastMessages(std::string_view session_id,
-                                                           int64_t count) {
-  if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
-  std::vector<Event> events;
-  {
-    std::lock_guard lock(mu_);
-    ASSIGN_OR_RETURN(std::vector<Segment> segments, HistoryLocked(session_id));
-    // Newest segment first, newest message first, until `count` are found.
-    for (auto it = segments.rbegin(); it != segments.rend() && std::ssize(events) < count; ++it) {
-      if (it->from_seq > it->to_seq) continue;
-      ASSIGN_OR_RETURN(Statement s,
-                       db_->Prepare("SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
-                                    "AND seq BETWEEN ?2 AND ?3 AND type = 'message' "
-                                    "ORDER BY seq DESC LIMIT ?4"));
-      s.Bind(1, it->session_id).Bind(2, it->from_seq).Bind(3, it->to_seq);
-      s.Bind(4, count - std::ssize(events));
-      RETURN_IF_ERROR(ReadEventRows(s, &events));
-    }
-  }
-  std::reverse(events.begin(), events.end());
-  FlagMissingBlobs(&events);
-  return TakeMessages(std::move(events));
+  return present;
 }
 
 // ---- Blobs ------------------------------------------------------------------
 
-Result<std::string> SqliteStore::ReadBlob(std::string_view sha256, bool verify) {
-  return blobs_->Get(sha256, verify);
+Result<std::string> SqliteStore::ReadBlob(std::string_view sha256) {
+  return blobs_->Get(sha256, /*verify=*/false);
 }
 
-Result<std::string> SqliteStore::BlobPath(std::string_view sha256) { return blobs_->Path(sha256); }
-
-Result<std::string> SqliteStore::ReadDataUri(const Resource& resource) {
-  if (resource.content_sha256.empty()) {
-    return Err(Status::InvalidArgument("resource " + resource.resource_id +
-                                       " is a remote link; the store holds no bytes for it"));
-  }
-  ASSIGN_OR_RETURN(std::string bytes, blobs_->Get(resource.content_sha256, false));
-  return blob::MakeDataUri(resource.mime.empty() ? "application/octet-stream" : resource.mime,
-                           bytes);
+Result<std::unique_ptr<BlobReader>> SqliteStore::OpenBlob(std::string_view sha256) {
+  return blobs_->OpenReader(sha256);
 }
 
 // ---- Housekeeping -------------------------------------------------------------
 
 Result<GcReport> SqliteStore::CollectGarbage(const GcOptions& options) {
-  RETURN_IF_ERROR(CheckWritable());
   GcReport report;
   const int64_t cutoff = Now() - options.grace_ms;
   std::vector<blob::BlobInfo> candidates;

@@ -18,57 +18,65 @@
 
 #include "blob/blob_store.h"
 #include "sessiondb/store.h"
+#include "store/backend.h"
 #include "store/message_preparer.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/store_common.h"
 
 namespace sessiondb::sqlite {
 
-class SqliteStore final : public Store {
+class SqliteStore final : public store::Backend {
  public:
-  // See Store::Open.
-  static Result<std::unique_ptr<Store>> Open(const std::string& dir, const StoreOptions& options);
+  // See Store::Open; `options` have their defaults applied.
+  static Result<std::unique_ptr<store::Backend>> Open(const std::string& dir,
+                                                      const StoreOptions& options);
 
-  Result<Session> CreateSession(const NewSession& request) override;
-  Result<Session> GetSession(std::string_view id) override;
-  Result<SessionPage> ListSessions(const ListOptions& options) override;
-  Status RenameSession(std::string_view id, std::string_view title) override;
-  Status SetArchived(std::string_view id, bool archived) override;
-  Status DeleteSession(std::string_view id) override;
-  Result<int64_t> PurgeArchived(int64_t before_ms) override;
-  Result<std::optional<std::string>> GetActiveSession() override;
-  Status SetActiveSession(std::string_view id) override;
+  const std::string& location() const override { return dir_; }
+  std::string read_only_reason() const override { return read_only_reason_; }
+  Status CheckStorableText(std::string_view, std::string_view) override { return Status::Ok(); }
 
-  Result<AppendResult> Append(std::string_view session_id, const Message& message) override;
-  Result<std::vector<AppendResult>> AppendBatch(std::string_view session_id,
-                                                std::span<const Message> messages) override;
-  Result<std::vector<Message>> ReadMessages(std::string_view session_id, int64_t from_seq,
-                                            int64_t limit) override;
-  Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
-                                                int64_t count) override;
-  // Restores (sqlite_restore.cc).
-  Status RestoreSession(const Session& session, std::span<const Event> events,
-                        const BlobSourceFn& blob_source) override;
-  Status RestoreEvents(std::string_view session_id, std::span<const Event> events,
-                       const BlobSourceFn& blob_source) override;
+  Result<Session> InsertSession(const store::SessionRow& row) override;
+  Result<Session> LoadSession(std::string_view id) override;
+  Result<std::vector<Session>> SelectSessions(const store::SessionQuery& query) override;
+  Status UpdateTitle(std::string_view id, std::string_view title) override;
+  Status UpdateArchived(std::string_view id, bool archived) override;
+  Status RemoveSession(std::string_view id) override;
+  Result<int64_t> RemoveArchivedBefore(int64_t before_ms) override;
+  Result<std::optional<std::string>> LoadActiveSession() override;
+  Status StoreActiveSession(std::string_view id) override;
 
+  bool HoldsBlob(std::string_view sha256) override;
+  Result<std::vector<AppendResult>> InsertMessages(std::string_view session_id,
+                                                   std::vector<PreparedMessage>& prepared,
+                                                   const Draft* finishing) override;
   // The agent harness (sqlite_harness.cc).
-  Result<Session> ForkSession(std::string_view parent_id, int64_t at_seq,
-                              const NewSession& child) override;
-  Result<std::vector<Event>> ReadEvents(std::string_view session_id, int64_t from_seq,
-                                        int64_t limit) override;
+  Result<std::vector<Event>> ReadHistory(std::string_view session_id,
+                                         const store::HistoryRead& read) override;
+  // Restores (sqlite_restore.cc).
+  Status InsertRestoredSession(const store::SessionRow& row, std::span<const Event> events,
+                               const BlobSourceFn& blob_source) override;
+  Status InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
+                              const BlobSourceFn& blob_source) override;
+
+  Result<Session> InsertFork(std::string_view parent_id, int64_t at_seq,
+                             const store::ForkRow& child) override;
+  Result<Event> InsertEventRecord(std::string_view session_id, EventType type,
+                                  std::string_view text, std::string_view body) override;
+  Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
+                                                  int64_t upto_seq) override;
+  Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
+                                                   std::string_view resource_id) override;
   Result<PruneReport> PruneCompaction(std::string_view session_id, int64_t compaction_seq) override;
-  Result<UsageReport> GetUsage(std::string_view session_id) override;
-  Result<Draft> OpenDraft(std::string_view session_id, Role role, std::string_view model) override;
-  Status SaveDraft(const Draft& draft) override;
-  Result<std::vector<Draft>> ListDrafts(std::string_view session_id) override;
-  Result<AppendResult> FinishDraft(std::string_view draft_id, const Message& message) override;
-  Status DiscardDraft(std::string_view draft_id) override;
+  Result<UsageReport> LoadUsage(std::string_view session_id) override;
+  Status InsertDraft(const Draft& draft) override;
+  Status UpdateDraft(const Draft& draft, int64_t updated_ms) override;
+  Result<std::vector<Draft>> SelectDrafts(std::string_view session_id) override;
+  Result<Draft> LoadDraft(std::string_view draft_id) override;
+  Status RemoveDraft(std::string_view draft_id) override;
 
-  Result<std::string> ReadBlob(std::string_view sha256, bool verify) override;
-  Result<std::string> BlobPath(std::string_view sha256) override;
-  Result<std::string> ReadDataUri(const Resource& resource) override;
-
+  Result<std::set<std::string>> PresentBlobs(const std::vector<std::string>& sha256s) override;
+  Result<std::string> ReadBlob(std::string_view sha256) override;
+  Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256) override;
   Result<GcReport> CollectGarbage(const GcOptions& options) override;
   Result<VerifyReport> Verify(const ProgressFn& progress) override;
   Result<StorageStats> Stats() override;
@@ -88,23 +96,12 @@ class SqliteStore final : public Store {
   static constexpr size_t kMaxGroupAppends = 256;
   static constexpr size_t kMaxGroupTextBytes = size_t{4} << 20;
 
- protected:
-  Result<Event> AppendEventRecord(std::string_view session_id, EventType type,
-                                  std::string_view text, std::string_view body) override;
-  Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
-                                                  int64_t upto_seq) override;
-  Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
-                                                   std::string_view resource_id) override;
-
  private:
   SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<Database> db,
               std::unique_ptr<blob::BlobStore> blobs);
 
   int64_t Now() const { return options_.clock(); }
-  // kFailedPrecondition naming the store and why, when it was opened read-only.
-  Status CheckWritable() const;
   std::string NewId() const;
-  Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
   // Writes the blobs of `prepared`, then appends it through group commit: in
   // a savepoint that first runs `also` (when given) under the lock, inside a
   // transaction that may carry other threads' appends too. Fails alone when
@@ -138,14 +135,6 @@ class SqliteStore final : public Store {
   // savepoint, then commits once; sets every request's result. noexcept: a
   // leader that threw would leave its followers waiting forever.
   void CommitGroup(const std::vector<PendingAppend*>& group) noexcept;
-  // The events of a session's history (a fork's inherited ones included) with
-  // seq >= from_seq, at most `limit` (-1: all), messages only when asked;
-  // missing blobs flagged.
-  Result<std::vector<Event>> ReadHistory(std::string_view session_id, int64_t from_seq,
-                                         int64_t limit, bool messages_only);
-  // Marks parts whose blob is absent and warns; call without mu_.
-  void FlagMissingBlobs(std::string_view session_id, int64_t seq, std::vector<Part>* parts);
-  void FlagMissingBlobs(std::vector<Event>* events);
 
   // Restored events, encoded and with their blobs in place, ready to insert.
   struct RestoreBatch {

@@ -1,0 +1,188 @@
+// What a storage backend implements under the Store front (store_front.h):
+// reading and writing rows in its own SQL, each call one transaction (or one
+// statement). The front has already validated every argument, cleaned the
+// titles, prepared the messages and decided every column, so a backend holds
+// no rule of the log: the rules that two backends would otherwise each write
+// (ids, titles, previews, list paging, draft messages, restore rows, data
+// URIs, read-only refusals) live in the front, once.
+//
+// What stays in a backend is what only it can do: keep seqs dense under its
+// own locking (SQLite's group commit, PostgreSQL's row locks and retries),
+// walk a fork's history in its SQL, and apply the index-entry rules of
+// store_common.h inside the transaction that reads the row.
+//
+// The shape follows leveldb's DBImpl over Env and ccache's storage front over
+// its local and remote backends (docs/ARCHITECTURE.md).
+// Thread-safety: a Backend is shared by the front's callers' threads; each
+// implementation says how it serialises them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sessiondb/status.h"
+#include "sessiondb/store.h"
+#include "sessiondb/types.h"
+#include "store/message_preparer.h"
+
+namespace sessiondb::store {
+
+class IndexBackend;
+
+// Every column of a session's index entry, as the front decided them.
+struct SessionRow {
+  std::string id;
+  std::string title;
+  bool title_fixed = false;
+  std::string preview;
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;
+  int64_t message_count = 0;
+  int64_t last_seq = 0;
+  bool archived = false;
+  std::string metadata_json;  // canonical
+  std::string parent_id;      // empty for a root
+  int64_t fork_seq = 0;
+};
+
+// A page of the session list: rows ordered by (updated_ms, id) descending.
+struct SessionQuery {
+  ArchiveFilter archived = ArchiveFilter::kActive;
+  std::string metadata_key;  // empty: no filter; never holds '"' or '\'
+  std::string metadata_value;
+  int64_t max_rows = 0;
+  // Only rows strictly after this position (the last row of the page before).
+  std::optional<std::pair<int64_t, std::string>> after;
+};
+
+// Which events of a session's history (its fork ancestors' included) to read.
+struct HistoryRead {
+  int64_t from_seq = 1;
+  int64_t limit = -1;  // -1: all
+  bool messages_only = false;
+  // The last `limit` events rather than the first (returned in seq order).
+  bool newest_first = false;
+};
+
+// A fork as the front decided it.
+struct ForkRow {
+  std::string id;
+  std::string title;  // clean; empty: the parent's or the derived one (ForkTitle)
+  std::optional<std::string> metadata_json;  // canonical; nullopt: the parent's
+  int64_t created_ms = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // The store's location for messages (a directory, or a URI without its password).
+  virtual const std::string& location() const = 0;
+  // Empty when writable; else why the store is read-only.
+  virtual std::string read_only_reason() const = 0;
+
+  // Rules of the backend's own storage beyond the front's (PostgreSQL text
+  // cannot hold NUL): kInvalidArgument naming `what`.
+  virtual Status CheckStorableText(std::string_view text, std::string_view what) = 0;
+  Status CheckStorable(const PreparedMessage& prepared);
+
+  // ---- Sessions -------------------------------------------------------------
+
+  // Inserts a root session; kAlreadyExists (SessionIdTaken) if the id is held.
+  virtual Result<Session> InsertSession(const SessionRow& row) = 0;
+  // kNotFound for a missing or deleted session.
+  virtual Result<Session> LoadSession(std::string_view id) = 0;
+  virtual Result<std::vector<Session>> SelectSessions(const SessionQuery& query) = 0;
+  // Sets the title and fixes it. kNotFound for a missing session.
+  virtual Status UpdateTitle(std::string_view id, std::string_view title) = 0;
+  virtual Status UpdateArchived(std::string_view id, bool archived) = 0;
+  // Removes the session: hidden while forks read its events, else erased with
+  // its events, references, usage and drafts, and so is each deleted
+  // ancestor left without children. kNotFound for a missing session.
+  virtual Status RemoveSession(std::string_view id) = 0;
+  // RemoveSession of every archived session last updated before `before_ms`,
+  // in one transaction; how many.
+  virtual Result<int64_t> RemoveArchivedBefore(int64_t before_ms) = 0;
+  virtual Result<std::optional<std::string>> LoadActiveSession() = 0;
+  // kNotFound if the session does not exist; an empty id clears it.
+  virtual Status StoreActiveSession(std::string_view id) = 0;
+
+  // ---- Messages -------------------------------------------------------------
+
+  // True if a message may name this blob by digest alone: the store holds
+  // its bytes (PostgreSQL: and the namespace refers to it).
+  virtual bool HoldsBlob(std::string_view sha256) = 0;
+  // Appends prepared messages as the session's next seqs, with their blobs,
+  // references, usage and index entry, in one transaction. With `finishing`,
+  // that draft is removed in the same transaction: kNotFound if it is gone,
+  // kBusy if it was saved again since the front read it. kNotFound for a
+  // missing session; kAlreadyExists for a message id the store holds.
+  virtual Result<std::vector<AppendResult>> InsertMessages(std::string_view session_id,
+                                                           std::vector<PreparedMessage>& prepared,
+                                                           const Draft* finishing) = 0;
+  // The events `read` asks for, in seq order. kNotFound for a missing session.
+  virtual Result<std::vector<Event>> ReadHistory(std::string_view session_id,
+                                                 const HistoryRead& read) = 0;
+
+  // Which of `sha256s` the store holds bytes for.
+  virtual Result<std::set<std::string>> PresentBlobs(const std::vector<std::string>& sha256s) = 0;
+
+  // ---- Restores -------------------------------------------------------------
+
+  // Inserts the session's row and its events (RestoreSession's contract in
+  // store.h), fetching missing blobs through `blob_source`. A fork's parent
+  // must hold at least fork_seq events (MissingForkParent otherwise).
+  virtual Status InsertRestoredSession(const SessionRow& row, std::span<const Event> events,
+                                       const BlobSourceFn& blob_source) = 0;
+  // RestoreEvents' contract (store.h): `events` are non-empty.
+  virtual Status InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
+                                      const BlobSourceFn& blob_source) = 0;
+
+  // ---- The harness ----------------------------------------------------------
+
+  // ForkSession's contract (store.h) with the child decided; checks the fork
+  // point against the parent inside its transaction.
+  virtual Result<Session> InsertFork(std::string_view parent_id, int64_t at_seq,
+                                     const ForkRow& child) = 0;
+  virtual Result<Event> InsertEventRecord(std::string_view session_id, EventType type,
+                                          std::string_view text, std::string_view body) = 0;
+  virtual Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
+                                                          int64_t upto_seq) = 0;
+  virtual Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
+                                                           std::string_view resource_id) = 0;
+  virtual Result<PruneReport> PruneCompaction(std::string_view session_id,
+                                              int64_t compaction_seq) = 0;
+  virtual Result<UsageReport> LoadUsage(std::string_view session_id) = 0;
+
+  // ---- Drafts ---------------------------------------------------------------
+
+  // Inserts `draft` (id, times and fields decided); kNotFound for a missing session.
+  virtual Status InsertDraft(const Draft& draft) = 0;
+  // Overwrites text, reasoning and updated_ms; kNotFound (DraftNotFound) once gone.
+  virtual Status UpdateDraft(const Draft& draft, int64_t updated_ms) = 0;
+  // The session's drafts, oldest first; kNotFound for a missing session.
+  virtual Result<std::vector<Draft>> SelectDrafts(std::string_view session_id) = 0;
+  virtual Result<Draft> LoadDraft(std::string_view draft_id) = 0;
+  virtual Status RemoveDraft(std::string_view draft_id) = 0;
+
+  // ---- Blobs and housekeeping ---------------------------------------------
+
+  // The bytes; kNotFound if absent, kInvalidArgument for a name that is not a digest.
+  virtual Result<std::string> ReadBlob(std::string_view sha256) = 0;
+  virtual Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256) = 0;
+  virtual Result<GcReport> CollectGarbage(const GcOptions& options) = 0;
+  virtual Result<VerifyReport> Verify(const ProgressFn& progress) = 0;
+  virtual Result<StorageStats> Stats() = 0;
+  virtual Result<std::unique_ptr<IndexBackend>> OpenIndexBackend() = 0;
+};
+
+// kNotFound naming the draft.
+Status DraftNotFound(std::string_view draft_id);
+
+}  // namespace sessiondb::store

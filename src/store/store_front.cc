@@ -1,0 +1,379 @@
+#include "store/store_front.h"
+
+#include <algorithm>
+#include <set>
+
+#include "blob/data_uri.h"
+#include "blob/sha256.h"
+#include "core/message_codec.h"
+#include "core/text_rules.h"
+#include "core/uuid.h"
+#include "store/index_backend.h"
+#include "store/store_common.h"
+
+namespace sessiondb::store {
+
+Status Backend::CheckStorable(const PreparedMessage& prepared) {
+  RETURN_IF_ERROR(CheckStorableText(prepared.text, "the message text"));
+  return CheckStorableText(prepared.message.id, "the message id");
+}
+
+Status DraftNotFound(std::string_view draft_id) {
+  return Status::NotFound("draft " + std::string(draft_id) +
+                          " does not exist (finished or discarded)");
+}
+
+StoreFront::StoreFront(std::unique_ptr<Backend> backend, StoreOptions options)
+    : backend_(std::move(backend)), options_(std::move(options)) {}
+
+std::string StoreFront::NewId() const { return NewUuidV7(Now()); }
+
+Status StoreFront::CheckWritable() const {
+  const std::string why = backend_->read_only_reason();
+  if (why.empty()) return Status::Ok();
+  return Status::FailedPrecondition("the store at " + backend_->location() + " is read-only: " +
+                                    why +
+                                    "; it can be listed, shown, searched and exported, not changed");
+}
+
+Result<std::vector<PreparedMessage>> StoreFront::Prepare(std::span<const Message> messages) {
+  return PrepareBatch(
+      messages, options_, [this](std::string_view sha) { return backend_->HoldsBlob(sha); },
+      [this] { return NewId(); },
+      [this](const PreparedMessage& p) { return backend_->CheckStorable(p); });
+}
+
+Status StoreFront::FlagMissingBlobs(std::vector<Event>* events) {
+  std::set<std::string> referenced;
+  for (const Event& e : *events) {
+    for (const Part& part : e.message.parts) {
+      if (part.resource && !part.resource->content_sha256.empty()) {
+        referenced.insert(part.resource->content_sha256);
+      }
+    }
+    if (e.type == EventType::kResourceView && !e.resource_view.resource.content_sha256.empty()) {
+      referenced.insert(e.resource_view.resource.content_sha256);
+    }
+  }
+  if (referenced.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(std::set<std::string> present,
+                   backend_->PresentBlobs({referenced.begin(), referenced.end()}));
+  for (Event& e : *events) {
+    Message& m = e.message;
+    for (size_t i = 0; i < m.parts.size(); ++i) {
+      Part& part = m.parts[i];
+      if (!part.resource || part.resource->content_sha256.empty()) continue;
+      if (present.contains(part.resource->content_sha256)) continue;
+      part.resource->missing = true;
+      options_.warn(MissingBlobWarning(m, i));
+    }
+    // A view's descriptor reads as missing too; the message it came from warns.
+    Resource& viewed = e.resource_view.resource;
+    if (e.type == EventType::kResourceView && !viewed.content_sha256.empty() &&
+        !present.contains(viewed.content_sha256)) {
+      viewed.missing = true;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::string> StoreFront::StorableTitle(std::string_view title) {
+  ASSIGN_OR_RETURN(std::string clean, CleanTitle(title));
+  RETURN_IF_ERROR(backend_->CheckStorableText(clean, "session title"));
+  return clean;
+}
+
+// ---- Sessions ---------------------------------------------------------------
+
+Result<Session> StoreFront::CreateSession(const NewSession& request) {
+  RETURN_IF_ERROR(CheckWritable());
+  SessionRow row;
+  row.id = request.id.empty() ? NewId() : request.id;
+  RETURN_IF_ERROR(ValidateSessionId(row.id));
+  ASSIGN_OR_RETURN(row.metadata_json,
+                   CanonicalJsonObject(request.metadata_json, "session metadata"));
+  ASSIGN_OR_RETURN(row.title, StorableTitle(request.title));
+  row.title_fixed = !row.title.empty();
+  if (!row.title_fixed) row.title = kDefaultTitle;
+  row.created_ms = row.updated_ms = Now();
+  return backend_->InsertSession(row);
+}
+
+Result<Session> StoreFront::GetSession(std::string_view id) { return backend_->LoadSession(id); }
+
+Result<SessionPage> StoreFront::ListSessions(const ListOptions& options) {
+  RETURN_IF_ERROR(ValidateListLimit(options.limit));
+  if (options.metadata_key.find_first_of("\"\\") != std::string::npos) {
+    return Err(Status::InvalidArgument("metadata key must not contain '\"' or '\\'"));
+  }
+  SessionQuery query{.archived = options.archived,
+                     .metadata_key = options.metadata_key,
+                     .metadata_value = options.metadata_value,
+                     .max_rows = options.limit + int64_t{1}};
+  if (!options.cursor.empty()) {
+    std::pair<int64_t, std::string> after;
+    RETURN_IF_ERROR(ParseListCursor(options.cursor, &after.first, &after.second));
+    query.after = std::move(after);
+  }
+  SessionPage page;
+  ASSIGN_OR_RETURN(page.sessions, backend_->SelectSessions(query));
+  FinishListPage(options.limit, &page);
+  return page;
+}
+
+Status StoreFront::RenameSession(std::string_view id, std::string_view title) {
+  RETURN_IF_ERROR(CheckWritable());
+  ASSIGN_OR_RETURN(std::string clean, StorableTitle(title));
+  if (clean.empty()) return Status::InvalidArgument("a session title cannot be empty");
+  return backend_->UpdateTitle(id, clean);
+}
+
+Status StoreFront::SetArchived(std::string_view id, bool archived) {
+  RETURN_IF_ERROR(CheckWritable());
+  return backend_->UpdateArchived(id, archived);
+}
+
+Status StoreFront::DeleteSession(std::string_view id) {
+  RETURN_IF_ERROR(CheckWritable());
+  return backend_->RemoveSession(id);
+}
+
+Result<int64_t> StoreFront::PurgeArchived(int64_t before_ms) {
+  RETURN_IF_ERROR(CheckWritable());
+  return backend_->RemoveArchivedBefore(before_ms);
+}
+
+Result<std::optional<std::string>> StoreFront::GetActiveSession() {
+  return backend_->LoadActiveSession();
+}
+
+Status StoreFront::SetActiveSession(std::string_view id) {
+  RETURN_IF_ERROR(CheckWritable());
+  return backend_->StoreActiveSession(id);
+}
+
+// ---- Messages ---------------------------------------------------------------
+
+Result<AppendResult> StoreFront::Append(std::string_view session_id, const Message& message) {
+  ASSIGN_OR_RETURN(std::vector<AppendResult> results,
+                   AppendBatch(session_id, std::span<const Message>(&message, 1)));
+  return std::move(results.front());
+}
+
+Result<std::vector<AppendResult>> StoreFront::AppendBatch(std::string_view session_id,
+                                                          std::span<const Message> messages) {
+  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(ValidateSessionId(session_id));
+  if (messages.empty()) return std::vector<AppendResult>();
+  ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared, Prepare(messages));
+  return backend_->InsertMessages(session_id, prepared, /*finishing=*/nullptr);
+}
+
+Result<std::vector<Message>> StoreFront::ReadMessages(std::string_view session_id,
+                                                      int64_t from_seq, int64_t limit) {
+  ASSIGN_OR_RETURN(std::vector<Event> events,
+                   backend_->ReadHistory(session_id, {.from_seq = from_seq,
+                                                      .limit = limit,
+                                                      .messages_only = true}));
+  RETURN_IF_ERROR(FlagMissingBlobs(&events));
+  return TakeMessages(std::move(events));
+}
+
+Result<std::vector<Message>> StoreFront::ReadLastMessages(std::string_view session_id,
+                                                          int64_t count) {
+  if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
+  ASSIGN_OR_RETURN(std::vector<Event> events,
+                   backend_->ReadHistory(session_id, {.limit = count,
+                                                      .messages_only = true,
+                                                      .newest_first = true}));
+  RETURN_IF_ERROR(FlagMissingBlobs(&events));
+  return TakeMessages(std::move(events));
+}
+
+// ---- Restores ---------------------------------------------------------------
+
+Status StoreFront::RestoreSession(const Session& session, std::span<const Event> events,
+                                  const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(ValidateRestore(session, events));
+  const bool fork = !session.parent_id.empty();
+  SessionRow row;
+  row.id = session.id;
+  ASSIGN_OR_RETURN(row.metadata_json,
+                   CanonicalJsonObject(session.metadata_json, "session metadata"));
+  ASSIGN_OR_RETURN(row.title, StorableTitle(session.title));
+  if (row.title.empty()) row.title = kDefaultTitle;
+  row.title_fixed = row.title != kDefaultTitle;
+  RETURN_IF_ERROR(backend_->CheckStorableText(session.preview, "session preview"));
+  row.preview = session.preview;
+  row.created_ms = session.created_ms;
+  row.updated_ms = session.updated_ms;
+  // A fork's count includes what it inherits: the source's index entry says.
+  row.message_count =
+      fork ? session.message_count
+           : std::ranges::count_if(events, [](const Event& e) { return e.type == EventType::kMessage; });
+  row.fork_seq = fork ? session.fork_seq : 0;
+  row.last_seq = row.fork_seq + static_cast<int64_t>(events.size());
+  row.archived = session.archived;
+  row.parent_id = session.parent_id;
+  return backend_->InsertRestoredSession(row, events, blob_source);
+}
+
+Status StoreFront::RestoreEvents(std::string_view session_id, std::span<const Event> events,
+                                 const BlobSourceFn& blob_source) {
+  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(ValidateSessionId(session_id));
+  if (events.empty()) return Status::Ok();
+  return backend_->InsertRestoredEvents(session_id, events, blob_source);
+}
+
+// ---- The harness ------------------------------------------------------------
+
+Result<Session> StoreFront::ForkSession(std::string_view parent_id, int64_t at_seq,
+                                        const NewSession& child) {
+  RETURN_IF_ERROR(CheckWritable());
+  ForkRow row;
+  row.id = child.id.empty() ? NewId() : child.id;
+  RETURN_IF_ERROR(ValidateSessionId(row.id));
+  ASSIGN_OR_RETURN(row.title, StorableTitle(child.title));
+  if (!child.metadata_json.empty()) {
+    ASSIGN_OR_RETURN(row.metadata_json,
+                     CanonicalJsonObject(child.metadata_json, "session metadata"));
+  }
+  row.created_ms = Now();
+  return backend_->InsertFork(parent_id, at_seq, row);
+}
+
+Result<std::vector<Event>> StoreFront::ReadEvents(std::string_view session_id, int64_t from_seq,
+                                                  int64_t limit) {
+  ASSIGN_OR_RETURN(std::vector<Event> events,
+                   backend_->ReadHistory(session_id, {.from_seq = from_seq, .limit = limit}));
+  RETURN_IF_ERROR(FlagMissingBlobs(&events));
+  return events;
+}
+
+Result<PruneReport> StoreFront::PruneCompaction(std::string_view session_id,
+                                                int64_t compaction_seq) {
+  RETURN_IF_ERROR(CheckWritable());
+  return backend_->PruneCompaction(session_id, compaction_seq);
+}
+
+Result<UsageReport> StoreFront::GetUsage(std::string_view session_id) {
+  return backend_->LoadUsage(session_id);
+}
+
+Result<Event> StoreFront::AppendEventRecord(std::string_view session_id, EventType type,
+                                            std::string_view text, std::string_view body) {
+  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(backend_->CheckStorableText(text, "the event's text"));
+  RETURN_IF_ERROR(backend_->CheckStorableText(body, "the event's body"));
+  return backend_->InsertEventRecord(session_id, type, text, body);
+}
+
+Result<std::optional<Event>> StoreFront::FindLastCompaction(std::string_view session_id,
+                                                            int64_t upto_seq) {
+  return backend_->FindLastCompaction(session_id, upto_seq);
+}
+
+Result<std::optional<Event>> StoreFront::FindResourceMessage(std::string_view session_id,
+                                                             std::string_view resource_id) {
+  ASSIGN_OR_RETURN(std::optional<Event> found,
+                   backend_->FindResourceMessage(session_id, resource_id));
+  if (!found) return found;
+  std::vector<Event> one;
+  one.push_back(std::move(*found));
+  RETURN_IF_ERROR(FlagMissingBlobs(&one));
+  return std::optional<Event>(std::move(one.front()));
+}
+
+// ---- Drafts -----------------------------------------------------------------
+
+Result<Draft> StoreFront::OpenDraft(std::string_view session_id, Role role,
+                                    std::string_view model) {
+  RETURN_IF_ERROR(CheckWritable());
+  if (!IsValidUtf8(model)) return Err(Status::InvalidArgument("the draft's model is not UTF-8"));
+  RETURN_IF_ERROR(backend_->CheckStorableText(model, "the draft's model"));
+  Draft draft;
+  draft.id = "draft_" + NewId();
+  draft.session_id = session_id;
+  draft.role = role;
+  draft.model = model;
+  draft.created_ms = draft.updated_ms = Now();
+  RETURN_IF_ERROR(backend_->InsertDraft(draft));
+  return draft;
+}
+
+Status StoreFront::SaveDraft(const Draft& draft) {
+  RETURN_IF_ERROR(CheckWritable());
+  if (!IsValidUtf8(draft.text) || !IsValidUtf8(draft.reasoning)) {
+    return Status::InvalidArgument("draft " + draft.id + " holds text that is not UTF-8");
+  }
+  RETURN_IF_ERROR(backend_->CheckStorableText(draft.text, "the draft's text"));
+  RETURN_IF_ERROR(backend_->CheckStorableText(draft.reasoning, "the draft's reasoning"));
+  return backend_->UpdateDraft(draft, Now());
+}
+
+Result<std::vector<Draft>> StoreFront::ListDrafts(std::string_view session_id) {
+  return backend_->SelectDrafts(session_id);
+}
+
+Result<AppendResult> StoreFront::FinishDraft(std::string_view draft_id, const Message& message) {
+  RETURN_IF_ERROR(CheckWritable());
+  ASSIGN_OR_RETURN(Draft draft, backend_->LoadDraft(draft_id));
+  const Message final_message = FinalDraftMessage(draft, message);
+  ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared,
+                   Prepare(std::span<const Message>(&final_message, 1)));
+  // The draft goes in the append's transaction: never both, never neither.
+  ASSIGN_OR_RETURN(std::vector<AppendResult> results,
+                   backend_->InsertMessages(draft.session_id, prepared, &draft));
+  return std::move(results.front());
+}
+
+Status StoreFront::DiscardDraft(std::string_view draft_id) {
+  RETURN_IF_ERROR(CheckWritable());
+  return backend_->RemoveDraft(draft_id);
+}
+
+// ---- Blobs ------------------------------------------------------------------
+
+Result<std::string> StoreFront::ReadBlob(std::string_view sha256, bool verify) {
+  ASSIGN_OR_RETURN(std::string bytes, backend_->ReadBlob(sha256));
+  if (verify && blob::Sha256Hex(bytes) != sha256) {
+    return Err(Status::Corruption("blob " + std::string(sha256) +
+                                  " is corrupt: its bytes no longer hash to its name"));
+  }
+  return bytes;
+}
+
+Result<std::unique_ptr<BlobReader>> StoreFront::OpenBlob(std::string_view sha256) {
+  return backend_->OpenBlob(sha256);
+}
+
+Result<std::string> StoreFront::ReadDataUri(const Resource& resource) {
+  if (resource.content_sha256.empty()) {
+    return Err(Status::InvalidArgument("resource " + resource.resource_id +
+                                       " is a remote link; the store holds no bytes for it"));
+  }
+  ASSIGN_OR_RETURN(std::string bytes, backend_->ReadBlob(resource.content_sha256));
+  return blob::MakeDataUri(resource.mime.empty() ? "application/octet-stream" : resource.mime,
+                           bytes);
+}
+
+// ---- Housekeeping -------------------------------------------------------------
+
+Result<GcReport> StoreFront::CollectGarbage(const GcOptions& options) {
+  RETURN_IF_ERROR(CheckWritable());
+  return backend_->CollectGarbage(options);
+}
+
+Result<VerifyReport> StoreFront::Verify(const ProgressFn& progress) {
+  return backend_->Verify(progress);
+}
+
+Result<StorageStats> StoreFront::Stats() { return backend_->Stats(); }
+
+Result<std::unique_ptr<IndexBackend>> StoreFront::OpenIndexBackend() {
+  return backend_->OpenIndexBackend();
+}
+
+}  // namespace sessiondb::store

@@ -1,0 +1,96 @@
+// The Store a caller opens: one front over a storage backend (backend.h).
+// It applies, once for every backend, what the Store promises beyond
+// storage: argument validation, read-only refusals, new ids, the title rules,
+// message preparation (limits, attachments, blob digests), list paging,
+// draft messages, the rows a restore writes, data URIs and blob hashing.
+// The backend then reads and writes rows in its own SQL.
+// Thread-safety: as the backend (both are shared between threads).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sessiondb/store.h"
+#include "store/backend.h"
+
+namespace sessiondb::store {
+
+class StoreFront final : public Store {
+ public:
+  // `options` with defaults applied (WithDefaults).
+  StoreFront(std::unique_ptr<Backend> backend, StoreOptions options);
+
+  Result<Session> CreateSession(const NewSession& request) override;
+  Result<Session> GetSession(std::string_view id) override;
+  Result<SessionPage> ListSessions(const ListOptions& options) override;
+  Status RenameSession(std::string_view id, std::string_view title) override;
+  Status SetArchived(std::string_view id, bool archived) override;
+  Status DeleteSession(std::string_view id) override;
+  Result<int64_t> PurgeArchived(int64_t before_ms) override;
+  Result<std::optional<std::string>> GetActiveSession() override;
+  Status SetActiveSession(std::string_view id) override;
+
+  Result<AppendResult> Append(std::string_view session_id, const Message& message) override;
+  Result<std::vector<AppendResult>> AppendBatch(std::string_view session_id,
+                                                std::span<const Message> messages) override;
+  Result<std::vector<Message>> ReadMessages(std::string_view session_id, int64_t from_seq,
+                                            int64_t limit) override;
+  Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
+                                                int64_t count) override;
+  Status RestoreSession(const Session& session, std::span<const Event> events,
+                        const BlobSourceFn& blob_source) override;
+  Status RestoreEvents(std::string_view session_id, std::span<const Event> events,
+                       const BlobSourceFn& blob_source) override;
+
+  Result<Session> ForkSession(std::string_view parent_id, int64_t at_seq,
+                              const NewSession& child) override;
+  Result<std::vector<Event>> ReadEvents(std::string_view session_id, int64_t from_seq,
+                                        int64_t limit) override;
+  Result<PruneReport> PruneCompaction(std::string_view session_id, int64_t compaction_seq) override;
+  Result<UsageReport> GetUsage(std::string_view session_id) override;
+  Result<Draft> OpenDraft(std::string_view session_id, Role role, std::string_view model) override;
+  Status SaveDraft(const Draft& draft) override;
+  Result<std::vector<Draft>> ListDrafts(std::string_view session_id) override;
+  Result<AppendResult> FinishDraft(std::string_view draft_id, const Message& message) override;
+  Status DiscardDraft(std::string_view draft_id) override;
+
+  Result<std::string> ReadBlob(std::string_view sha256, bool verify) override;
+  Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256) override;
+  Result<std::string> ReadDataUri(const Resource& resource) override;
+
+  Result<GcReport> CollectGarbage(const GcOptions& options) override;
+  Result<VerifyReport> Verify(const ProgressFn& progress) override;
+  Result<StorageStats> Stats() override;
+  Result<std::unique_ptr<IndexBackend>> OpenIndexBackend() override;
+
+  // The backend under this front, for tests and benchmarks that read a
+  // backend's own diagnostics (group commit counts).
+  Backend& backend() { return *backend_; }
+
+ protected:
+  Result<Event> AppendEventRecord(std::string_view session_id, EventType type,
+                                  std::string_view text, std::string_view body) override;
+  Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
+                                                  int64_t upto_seq) override;
+  Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
+                                                   std::string_view resource_id) override;
+
+ private:
+  int64_t Now() const { return options_.clock(); }
+  std::string NewId() const;
+  // kFailedPrecondition naming the store and why, when it is read-only.
+  Status CheckWritable() const;
+  // Each message prepared (PrepareMessage) and checked against the backend's
+  // own rules.
+  Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
+  // Marks the parts (and viewed resources) whose blob the store lacks as
+  // missing, with a warning for each part: the rest of the history loads.
+  Status FlagMissingBlobs(std::vector<Event>* events);
+  // A title as stored (CleanTitle) that the backend can hold.
+  Result<std::string> StorableTitle(std::string_view title);
+
+  const std::unique_ptr<Backend> backend_;
+  const StoreOptions options_;
+};
+
+}  // namespace sessiondb::store
