@@ -265,6 +265,7 @@ struct PendingMessage {
   std::string message_id;  // an assistant response's message.id, else empty
   bool is_meta = false;
   size_t text_bytes = 0;  // of its parts
+  std::string cwd;        // the folder its first record ran in
   struct Record {
     std::string key;   // the uuid, or the record's place when it has none
     std::string uuid;  // as the source spells it; empty if none
@@ -284,7 +285,9 @@ struct PendingMessage {
 class LineWriter {
  public:
   LineWriter(ImportSink& sink, Session session, std::string file_label)
-      : sink_(sink), session_(std::move(session)), label_(std::move(file_label)) {}
+      : sink_(sink), session_(std::move(session)), label_(std::move(file_label)) {
+    if (Result<json> meta = ParseJson(session_.metadata_json)) session_cwd_ = Str(*meta, "cwd");
+  }
 
   // One record of the line, parsed (`cut`: its strings cut to the text
   // budget). Its strings may be moved out.
@@ -371,6 +374,7 @@ class LineWriter {
       m.role = any_result && all_results ? Role::kTool : Role::kUser;
     }
     p.is_meta = MemberOr(r, "isMeta", false);
+    p.cwd = Str(r, "cwd");
     p.records.push_back({key, uuid, where, ts, m.parts.size()});
     pending_ = std::move(p);
     return Status::Ok();
@@ -472,6 +476,13 @@ class LineWriter {
     if (count > 1) meta["records"] = count;
     if (first > 0) meta["continues"] = p.records[0].uuid;
     if (p.is_meta) meta["is_meta"] = true;
+    // Tool calls made elsewhere than the session's folder say where: the
+    // code memory resolves a relative path they write against it.
+    if (!p.cwd.empty() && p.cwd != session_cwd_ &&
+        std::any_of(m.parts.begin(), m.parts.end(),
+                    [](const Part& part) { return part.type == PartType::kToolCall; })) {
+      meta["cwd"] = p.cwd;
+    }
     m.metadata_json = meta.dump();
     if (m.parts.empty()) {
       sink_.Skip(head.where, "an assistant record with no content sessiondb can keep");
@@ -498,6 +509,7 @@ class LineWriter {
 
   ImportSink& sink_;
   Session session_;
+  std::string session_cwd_;  // the session metadata's cwd
   std::string label_;
   bool begun_ = false;
   int64_t seq_ = 0;  // events the sink holds for this session so far

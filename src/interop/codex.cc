@@ -304,6 +304,7 @@ class RolloutImport {
     }
     provider_ = Str(meta, "model_provider");
     if (provider_.empty()) provider_ = "openai";
+    session_cwd_ = Str(meta, "cwd");
     session_.id = session_id_;
     session_.created_ms = ParseIsoTime(Str(meta, "timestamp")).value_or(0);
     session_.metadata_json = m.dump();
@@ -372,6 +373,8 @@ class RolloutImport {
     if (type == "turn_context") {
       const std::string model = Str(*payload, "model");
       if (!model.empty()) model_ = model;
+      const std::string cwd = Str(*payload, "cwd");
+      if (!cwd.empty()) turn_cwd_ = cwd;
       return Status::Ok();
     }
     if (type == "event_msg") {
@@ -480,6 +483,12 @@ class RolloutImport {
       m.model = model_;
       m.provider = provider_;
     }
+    // A tool call of a turn that ran elsewhere than the session's folder
+    // says where: the code memory resolves its relative paths against it.
+    if (m.parts.front().type == PartType::kToolCall && !turn_cwd_.empty() &&
+        turn_cwd_ != session_cwd_) {
+      m.metadata_json = json{{"cwd", turn_cwd_}}.dump();
+    }
     if (m.role == Role::kUser && !title_known_) NoteTitle(m);
     RETURN_IF_ERROR(FlushPending());
     pending_ = Held{std::move(e), where, !last_ts_};
@@ -534,6 +543,8 @@ class RolloutImport {
   std::string session_id_;
   std::string model_;
   std::string provider_;
+  std::string session_cwd_;  // session_meta's cwd
+  std::string turn_cwd_;     // the latest turn_context's cwd
   int64_t seq_ = 0;
   std::optional<int64_t> last_ts_;  // the time of the last line that had one
   std::optional<Held> pending_;
