@@ -32,15 +32,13 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <unordered_map>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include "blob/base64.h"
 #include "core/json_access.h"
 #include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
+#include "interop/long_record.h"
 #include "interop/source_scan.h"
 
 namespace sessiondb::interop {
@@ -51,24 +49,10 @@ using nlohmann::json;
 
 constexpr std::string_view kFormat = "claude-code";
 
-// What bounds the memory of one record, whatever its size (the import's RSS
-// stays under 256 MiB; docs/interop.md, "claude-code"). The store's write of
-// a message takes about ten times its text, so:
-//  - a record longer than kLeanParseBytes is parsed without its strings of
-//    over kLongStringBytes (ParseLean), which are decoded straight from the
-//    line, and only kMaxRecordTextBytes of them (the rest is cut, with a
-//    note and a reason); what is left may hold kMaxLeanBytes;
-//  - one message gathers at most kMaxRecordTextBytes of a response's
-//    records (more make a message of their own);
-//  - a line longer than kWaitForWriterBytes is read only once the writer is
-//    done with what came before, so the two never hold a long record each.
-constexpr size_t kLeanParseBytes = size_t{4} << 20;
-constexpr size_t kLongStringBytes = size_t{64} << 10;
-constexpr size_t kMaxLeanBytes = size_t{4} << 20;
-constexpr size_t kMaxRecordTextBytes = size_t{8} << 20;
-constexpr size_t kWaitForWriterBytes = size_t{1} << 20;
-constexpr std::string_view kCutNote =
-    "\n[... cut by the import: sessiondb keeps 8 MiB of text of one record]";
+// What bounds the memory of one record, whatever its size, is said in
+// interop/long_record.h (the import's RSS stays under 256 MiB); here, in
+// addition, one message gathers at most kMaxRecordTextBytes of a response's
+// records (more make a message of their own).
 
 // The bytes of text a message's parts hold.
 size_t TextBytes(const std::vector<Part>& parts) {
@@ -881,36 +865,20 @@ class FileImport {
       sink_.Skip(where, JsonLineProblem(text, false).value_or("the line is not a JSON object"));
       return std::nullopt;
     }
-    Result<LeanDocument> lean = ParseLean(text, kLongStringBytes, kMaxLeanBytes);
-    Status inflated =
-        lean ? InflateLongStrings(&*lean, kMaxRecordTextBytes, kCutNote, cut) : lean.error();
+    Result<LongRecord> lean = ParseLongRecord(text);
     reader_->ReleaseLine();
-    if (!inflated.ok() || !lean->tree.is_object()) {
-      sink_.Skip(where, inflated.ok()
-                            ? "the line is JSON but " + JsonKindPhrase(lean->tree.type_name()) +
-                                  ", not an object"
-                            : "the record is left out: " + inflated.message());
+    if (!lean || !lean->tree.is_object()) {
+      sink_.Skip(where, lean ? "the line is JSON but " + JsonKindPhrase(lean->tree.type_name()) +
+                                   ", not an object"
+                             : "the record is left out: " + lean.error().message());
       return std::nullopt;
     }
-    if (!cut->empty()) {
-      sink_.Skip(where,
-                 "the record holds more than the " + std::to_string(kMaxRecordTextBytes >> 20) +
-                     " MiB of text the import keeps of one record: " + std::to_string(cut->size()) +
-                     " of its strings are cut there, each ending in a note");
-    }
+    *cut = std::move(lean->cut);
+    if (!cut->empty()) sink_.Skip(where, CutReason(cut->size()));
     return std::move(lean->tree);
   }
 
-  // Lets the writer finish what it was handed (the sink's store() waits for
-  // it), before a long record is read, and gives back what the long ones
-  // before it left free: glibc keeps freed blocks under 32 MiB in its heaps
-  // (so a few long records in a row held the RSS of many).
-  void WaitForWriter() {
-    (void)sink_.store();
-#ifdef __GLIBC__
-    malloc_trim(0);
-#endif
-  }
+  void WaitForWriter() { interop::WaitForWriter(sink_); }
 
   std::string ForkUuid(uint32_t node) {
     const Node& n = nodes_[node];
