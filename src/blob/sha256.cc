@@ -4,12 +4,9 @@
 
 namespace sessiondb::blob {
 
-std::string Sha256Hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  // One-shot EVP_Digest: no context to leak, and OpenSSL picks the fastest
-  // implementation (SHA-NI where the CPU has it).
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+namespace {
+
+std::string Hex(const unsigned char* digest, unsigned int length) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out(2 * length, '\0');
   for (unsigned int i = 0; i < length; ++i) {
@@ -17,6 +14,28 @@ std::string Sha256Hex(std::string_view bytes) {
     out[2 * i + 1] = kHex[digest[i] & 0x0F];
   }
   return out;
+}
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  // One-shot EVP_Digest: no context to leak, and OpenSSL picks the fastest
+  // implementation (SHA-NI where the CPU has it).
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  return Hex(digest, length);
+}
+
+std::string Sha256Hex(std::initializer_list<std::string_view> pieces) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  for (std::string_view piece : pieces) EVP_DigestUpdate(ctx, piece.data(), piece.size());
+  EVP_DigestFinal_ex(ctx, digest, &length);
+  EVP_MD_CTX_free(ctx);
+  return Hex(digest, length);
 }
 
 bool IsSha256Hex(std::string_view text) {

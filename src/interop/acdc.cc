@@ -9,7 +9,9 @@
 // so memory is bounded by the number of records, not their size), the second
 // reads each session's records back in file order and feeds them to the sink.
 // ac-dc interleaves sessions in one file (a reloaded session continues at the
-// end), so this is how sessions arrive whole and in order.
+// end), so this is how sessions arrive whole and in order. A long record is
+// bounded as interop/long_record.h says (in both passes), and its content is
+// moved into the message rather than copied.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -24,6 +26,7 @@
 #include "core/text_rules.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
+#include "interop/long_record.h"
 #include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
@@ -195,7 +198,7 @@ std::optional<Part> ReadImage(const fs::path& images_dir, const std::string& ref
 // `unnamed` counts the session's records without an id by the hash of their
 // line, which then names them: the first as before, a repeat of the same
 // line (the same second, the same words) with its count, never its place.
-std::optional<Event> ToEvent(const json& record, const std::string& session_id,
+std::optional<Event> ToEvent(json& record, const std::string& session_id,
                              std::string_view line_text, const fs::path& images_dir,
                              const std::string& where, ImportSink& sink,
                              std::map<std::string, int64_t>* unnamed) {
@@ -218,7 +221,10 @@ std::optional<Event> ToEvent(const json& record, const std::string& session_id,
   event.type = EventType::kMessage;
   event.ts_ms = ParseIsoTime(StringField(record, "timestamp")).value_or(0);
 
-  std::string content = StringField(record, "content");
+  std::string content;
+  if (auto it = record.find("content"); it != record.end() && it->is_string()) {
+    content = std::move(it->get_ref<std::string&>());
+  }
   if (!content.empty()) m.parts.push_back(Part::Text(std::move(content)));
   for (const std::string& ref : StringList(record, "image_refs")) {
     if (auto part = ReadImage(images_dir, ref, where, sink)) m.parts.push_back(std::move(*part));
@@ -278,7 +284,20 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
       continue;
     }
     if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    Result<json> parsed = ParseJson(line.text);
+    Result<json> parsed = json();
+    if (line.text.size() > kLeanParseBytes) {
+      // Only its session is needed now: the long strings are checked, and
+      // the tree is let go at once.
+      Result<LongRecord> lean = ParseLongRecord(line.text);
+      reader->ReleaseLine();
+      if (!lean) {
+        sink.Skip(where, "the record is left out: " + lean.error().message());
+        continue;
+      }
+      parsed = std::move(lean->tree);
+    } else {
+      parsed = ParseJson(line.text);
+    }
     if (!parsed) {
       sink.Skip(where, IsJsonNestingError(parsed.error())
                            ? parsed.error().message() + "; it is left out"
@@ -316,16 +335,30 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
     RETURN_IF_ERROR(sink.BeginSession(session));
     std::map<std::string, int64_t> unnamed;
     for (const RecordSpan& span : s.records) {
+      // The writer is done with what came before a long record is read.
+      if (static_cast<size_t>(span.length) > kWaitForWriterBytes) WaitForWriter(sink);
       ASSIGN_OR_RETURN(std::string_view text, reader->ReadAt(span.offset, span.length));
       done += span.length;
       sink.Progress(total / 2 + done / 2, total);
       const std::string where = label + std::to_string(span.line);
-      json record = ParseJson(text).value_or(json(json::value_t::discarded));
+      json record(json::value_t::discarded);
+      std::vector<const json*> cut;
+      if (text.size() > kLeanParseBytes) {
+        if (Result<LongRecord> lean = ParseLongRecord(text)) {
+          record = std::move(lean->tree);
+          cut = std::move(lean->cut);
+        }
+      } else {
+        record = ParseJson(text).value_or(json(json::value_t::discarded));
+      }
       if (record.is_discarded()) {
         sink.Skip(where, "the line changed while it was being imported; it is left out");
         continue;
       }
+      if (!cut.empty()) sink.Skip(where, CutReason(cut.size()));
       auto event = ToEvent(record, session.id, text, images_dir, where, sink, &unnamed);
+      reader->ReleaseLine();
+      record = json();
       if (event) RETURN_IF_ERROR(sink.Add(std::move(*event), where));
     }
     RETURN_IF_ERROR(sink.EndSession());

@@ -32,15 +32,13 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <unordered_map>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include "blob/base64.h"
 #include "core/json_access.h"
 #include "core/json_parse.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
+#include "interop/long_record.h"
 #include "interop/source_scan.h"
 
 namespace sessiondb::interop {
@@ -51,24 +49,10 @@ using nlohmann::json;
 
 constexpr std::string_view kFormat = "claude-code";
 
-// What bounds the memory of one record, whatever its size (the import's RSS
-// stays under 256 MiB; docs/interop.md, "claude-code"). The store's write of
-// a message takes about ten times its text, so:
-//  - a record longer than kLeanParseBytes is parsed without its strings of
-//    over kLongStringBytes (ParseLean), which are decoded straight from the
-//    line, and only kMaxRecordTextBytes of them (the rest is cut, with a
-//    note and a reason); what is left may hold kMaxLeanBytes;
-//  - one message gathers at most kMaxRecordTextBytes of a response's
-//    records (more make a message of their own);
-//  - a line longer than kWaitForWriterBytes is read only once the writer is
-//    done with what came before, so the two never hold a long record each.
-constexpr size_t kLeanParseBytes = size_t{4} << 20;
-constexpr size_t kLongStringBytes = size_t{64} << 10;
-constexpr size_t kMaxLeanBytes = size_t{4} << 20;
-constexpr size_t kMaxRecordTextBytes = size_t{8} << 20;
-constexpr size_t kWaitForWriterBytes = size_t{1} << 20;
-constexpr std::string_view kCutNote =
-    "\n[... cut by the import: sessiondb keeps 8 MiB of text of one record]";
+// What bounds the memory of one record, whatever its size, is said in
+// interop/long_record.h (the import's RSS stays under 256 MiB); here, in
+// addition, one message gathers at most kMaxRecordTextBytes of a response's
+// records (more make a message of their own).
 
 // The bytes of text a message's parts hold.
 size_t TextBytes(const std::vector<Part>& parts) {
@@ -265,6 +249,7 @@ struct PendingMessage {
   std::string message_id;  // an assistant response's message.id, else empty
   bool is_meta = false;
   size_t text_bytes = 0;  // of its parts
+  std::string cwd;        // the folder its first record ran in
   struct Record {
     std::string key;   // the uuid, or the record's place when it has none
     std::string uuid;  // as the source spells it; empty if none
@@ -284,7 +269,9 @@ struct PendingMessage {
 class LineWriter {
  public:
   LineWriter(ImportSink& sink, Session session, std::string file_label)
-      : sink_(sink), session_(std::move(session)), label_(std::move(file_label)) {}
+      : sink_(sink), session_(std::move(session)), label_(std::move(file_label)) {
+    if (Result<json> meta = ParseJson(session_.metadata_json)) session_cwd_ = Str(*meta, "cwd");
+  }
 
   // One record of the line, parsed (`cut`: its strings cut to the text
   // budget). Its strings may be moved out.
@@ -371,6 +358,7 @@ class LineWriter {
       m.role = any_result && all_results ? Role::kTool : Role::kUser;
     }
     p.is_meta = MemberOr(r, "isMeta", false);
+    p.cwd = Str(r, "cwd");
     p.records.push_back({key, uuid, where, ts, m.parts.size()});
     pending_ = std::move(p);
     return Status::Ok();
@@ -472,6 +460,13 @@ class LineWriter {
     if (count > 1) meta["records"] = count;
     if (first > 0) meta["continues"] = p.records[0].uuid;
     if (p.is_meta) meta["is_meta"] = true;
+    // Tool calls made elsewhere than the session's folder say where: the
+    // code memory resolves a relative path they write against it.
+    if (!p.cwd.empty() && p.cwd != session_cwd_ &&
+        std::any_of(m.parts.begin(), m.parts.end(),
+                    [](const Part& part) { return part.type == PartType::kToolCall; })) {
+      meta["cwd"] = p.cwd;
+    }
     m.metadata_json = meta.dump();
     if (m.parts.empty()) {
       sink_.Skip(head.where, "an assistant record with no content sessiondb can keep");
@@ -498,6 +493,7 @@ class LineWriter {
 
   ImportSink& sink_;
   Session session_;
+  std::string session_cwd_;  // the session metadata's cwd
   std::string label_;
   bool begun_ = false;
   int64_t seq_ = 0;  // events the sink holds for this session so far
@@ -869,36 +865,20 @@ class FileImport {
       sink_.Skip(where, JsonLineProblem(text, false).value_or("the line is not a JSON object"));
       return std::nullopt;
     }
-    Result<LeanDocument> lean = ParseLean(text, kLongStringBytes, kMaxLeanBytes);
-    Status inflated =
-        lean ? InflateLongStrings(&*lean, kMaxRecordTextBytes, kCutNote, cut) : lean.error();
+    Result<LongRecord> lean = ParseLongRecord(text);
     reader_->ReleaseLine();
-    if (!inflated.ok() || !lean->tree.is_object()) {
-      sink_.Skip(where, inflated.ok()
-                            ? "the line is JSON but " + JsonKindPhrase(lean->tree.type_name()) +
-                                  ", not an object"
-                            : "the record is left out: " + inflated.message());
+    if (!lean || !lean->tree.is_object()) {
+      sink_.Skip(where, lean ? "the line is JSON but " + JsonKindPhrase(lean->tree.type_name()) +
+                                   ", not an object"
+                             : "the record is left out: " + lean.error().message());
       return std::nullopt;
     }
-    if (!cut->empty()) {
-      sink_.Skip(where,
-                 "the record holds more than the " + std::to_string(kMaxRecordTextBytes >> 20) +
-                     " MiB of text the import keeps of one record: " + std::to_string(cut->size()) +
-                     " of its strings are cut there, each ending in a note");
-    }
+    *cut = std::move(lean->cut);
+    if (!cut->empty()) sink_.Skip(where, CutReason(cut->size()));
     return std::move(lean->tree);
   }
 
-  // Lets the writer finish what it was handed (the sink's store() waits for
-  // it), before a long record is read, and gives back what the long ones
-  // before it left free: glibc keeps freed blocks under 32 MiB in its heaps
-  // (so a few long records in a row held the RSS of many).
-  void WaitForWriter() {
-    (void)sink_.store();
-#ifdef __GLIBC__
-    malloc_trim(0);
-#endif
-  }
+  void WaitForWriter() { interop::WaitForWriter(sink_); }
 
   std::string ForkUuid(uint32_t node) {
     const Node& n = nodes_[node];

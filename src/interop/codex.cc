@@ -13,7 +13,10 @@
 // the events before it wait; they are few, and capped. A line without a
 // timestamp takes the time of the line before it, or of the first line
 // after it that has one. Memory: one line
-// and the events waiting (at most kMaxHeldEvents / kMaxHeldBytes).
+// and the events waiting (at most kMaxHeldEvents / kMaxHeldBytes); a long
+// line is bounded as interop/long_record.h says, and its strings are moved
+// into the event rather than copied.
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <deque>
@@ -27,6 +30,7 @@
 #include "core/text_rules.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
+#include "interop/long_record.h"
 #include "interop/source_scan.h"
 
 namespace sessiondb::interop {
@@ -79,6 +83,15 @@ std::string Str(const json& obj, std::string_view key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The string member `key` of `obj` moved out of the tree (each line is read
+// once, and a string may be MiBs long), or "" when there is no such string.
+std::string Take(json& obj, std::string_view key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return "";
+  return std::move(it->get_ref<std::string&>());
+}
+
 // Text of an output that is a string, or {content, success}, or content items.
 std::string OutputText(const json& output, bool* is_error) {
   if (output.is_string()) return output.get<std::string>();
@@ -99,6 +112,12 @@ std::string OutputText(const json& output, bool* is_error) {
     return out;
   }
   return output.is_null() ? "" : output.dump();
+}
+
+// The same, moving the text out when the output is one string.
+std::string TakeOutputText(json& output, bool* is_error) {
+  if (output.is_string()) return std::move(output.get_ref<std::string&>());
+  return OutputText(output, is_error);
 }
 
 // The text of a message item's content: a string, or its text, output_text,
@@ -241,6 +260,7 @@ class RolloutImport {
 
   Status Run() {
     ASSIGN_OR_RETURN(auto reader, JsonlReader::Open(path_.string()));
+    reader->OnLongLine(kWaitForWriterBytes, [this] { WaitForWriter(sink_); });
     JsonlReader::Line line;
     while (true) {
       ASSIGN_OR_RETURN(bool more, reader->Next(&line));
@@ -253,6 +273,10 @@ class RolloutImport {
         continue;
       }
       if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      if (line.text.size() > kLeanParseBytes) {
+        RETURN_IF_ERROR(LongLine(*reader, line, where));
+        continue;
+      }
       Result<json> parsed = ParseJson(line.text);
       if (!parsed || !parsed->is_object()) {
         sink_.Skip(where, !parsed && IsJsonNestingError(parsed.error())
@@ -263,7 +287,7 @@ class RolloutImport {
         continue;
       }
       json& r = *parsed;
-      RETURN_IF_ERROR(Line(r, line, where));
+      RETURN_IF_ERROR(Line(r, line, where, {}));
     }
     sink_.Progress(reader->bytes_read(), reader->total_bytes());
     if (!prepared_) PrepareSession(json::object());
@@ -304,6 +328,7 @@ class RolloutImport {
     }
     provider_ = Str(meta, "model_provider");
     if (provider_.empty()) provider_ = "openai";
+    session_cwd_ = Str(meta, "cwd");
     session_.id = session_id_;
     session_.created_ms = ParseIsoTime(Str(meta, "timestamp")).value_or(0);
     session_.metadata_json = m.dump();
@@ -349,11 +374,32 @@ class RolloutImport {
         .count();
   }
 
-  Status Line(const json& r, const JsonlReader::Line& line, const std::string& where) {
+  // A line over kLeanParseBytes: parsed lean, its text cut to
+  // kMaxRecordTextBytes (with a reason), and let go once its event is made.
+  Status LongLine(JsonlReader& reader, const JsonlReader::Line& line, const std::string& where) {
+    Result<LongRecord> lean = ParseLongRecord(line.text);
+    if (!lean || !lean->tree.is_object()) {
+      reader.ReleaseLine();
+      sink_.Skip(where, !lean ? "the record is left out: " + lean.error().message()
+                        : line.at_eof_without_newline
+                            ? "the last line is cut short (no newline, not whole JSON)"
+                            : "the line is not a JSON object");
+      return Status::Ok();
+    }
+    if (!lean->cut.empty()) sink_.Skip(where, CutReason(lean->cut.size()));
+    Status s = Line(lean->tree, line, where, lean->cut);
+    reader.ReleaseLine();
+    return s;
+  }
+
+  // One line's record `r` (its strings may be moved out; `cut`: those cut to
+  // the text budget of a long line).
+  Status Line(json& r, const JsonlReader::Line& line, const std::string& where,
+              const std::vector<const json*>& cut) {
     if (std::optional<int64_t> own = ParseIsoTime(Str(r, "timestamp"))) NoteTime(*own);
     const int64_t ts = last_ts_.value_or(0);
     std::string type = Str(r, "type");
-    const json* payload = &r;
+    json* payload = &r;
     auto p = r.find("payload");
     if (p != r.end() && p->is_object()) {
       payload = &*p;
@@ -372,6 +418,8 @@ class RolloutImport {
     if (type == "turn_context") {
       const std::string model = Str(*payload, "model");
       if (!model.empty()) model_ = model;
+      const std::string cwd = Str(*payload, "cwd");
+      if (!cwd.empty()) turn_cwd_ = cwd;
       return Status::Ok();
     }
     if (type == "event_msg") {
@@ -391,10 +439,7 @@ class RolloutImport {
       return Status::Ok();
     }
     // The line's own bytes and number name its event.
-    std::string key = std::to_string(line.number);
-    key += '/';
-    key += line.text;
-    const std::string id = StableEventId(session_id_, key);
+    const std::string id = StableEventId(session_id_, std::to_string(line.number) + "/", line.text);
     if (type == "compacted") {
       RETURN_IF_ERROR(FlushPending());
       if (seq_ == 0) {
@@ -422,31 +467,39 @@ class RolloutImport {
       m.role = role == "assistant" ? Role::kAssistant
                : role == "user"    ? Role::kUser
                                    : Role::kSystem;
-      const json content = MemberOr(*payload, "content", json());
-      if (content.is_string()) m.parts.push_back(Part::Text(content.get<std::string>()));
-      if (content.is_array()) {
-        for (const json& c : content) {
+      auto content = payload->find("content");
+      if (content != payload->end() && content->is_string()) {
+        m.parts.push_back(Part::Text(std::move(content->get_ref<std::string&>())));
+      }
+      if (content != payload->end() && content->is_array()) {
+        for (json& c : *content) {
           const std::string ct = Str(c, "type");
           if (ct == "input_text" || ct == "output_text" || ct == "text") {
-            m.parts.push_back(Part::Text(Str(c, "text")));
+            m.parts.push_back(Part::Text(Take(c, "text")));
           } else if (ct == "input_image") {
-            if (auto part = ImagePart(Str(c, "image_url"), where, sink_)) {
+            if (auto url = c.find("image_url");
+                url != c.end() && std::find(cut.begin(), cut.end(), &*url) != cut.end()) {
+              // Part of an image is no image.
+              sink_.Skip(where, "an input_image is over the " +
+                                    std::to_string(kMaxRecordTextBytes >> 20) +
+                                    " MiB the import keeps of one record; it is left out");
+            } else if (auto part = ImagePart(Take(c, "image_url"), where, sink_)) {
               m.parts.push_back(std::move(*part));
             }
           } else if (ct == "refusal") {
-            m.parts.push_back(Part::Text(Str(c, "refusal")));
+            m.parts.push_back(Part::Text(Take(c, "refusal")));
           }
         }
       }
     } else if (item == "function_call") {
       m.role = Role::kAssistant;
-      std::string args = Str(*payload, "arguments");
+      std::string args = Take(*payload, "arguments");
       if (args.empty() || !IsJson(args, kMaxJsonValueDepth)) args = json{{"input", args}}.dump();
       m.parts.push_back(Part::ToolCall(Str(*payload, "call_id"), Str(*payload, "name"), args));
     } else if (item == "custom_tool_call") {
       m.role = Role::kAssistant;
       m.parts.push_back(Part::ToolCall(Str(*payload, "call_id"), Str(*payload, "name"),
-                                       json{{"input", Str(*payload, "input")}}.dump()));
+                                       json{{"input", Take(*payload, "input")}}.dump()));
     } else if (item == "local_shell_call") {
       m.role = Role::kAssistant;
       std::string call_id = Str(*payload, "call_id");
@@ -460,7 +513,9 @@ class RolloutImport {
     } else if (item == "function_call_output" || item == "custom_tool_call_output") {
       m.role = Role::kTool;
       bool is_error = false;
-      std::string text = OutputText(MemberOr(*payload, "output", json()), &is_error);
+      auto output = payload->find("output");
+      std::string text =
+          output == payload->end() ? std::string() : TakeOutputText(*output, &is_error);
       m.parts.push_back(Part::ToolResult(Str(*payload, "call_id"), std::move(text), is_error));
     } else if (item == "reasoning") {
       m.role = Role::kAssistant;
@@ -479,6 +534,12 @@ class RolloutImport {
     if (m.role == Role::kAssistant) {
       m.model = model_;
       m.provider = provider_;
+    }
+    // A tool call of a turn that ran elsewhere than the session's folder
+    // says where: the code memory resolves its relative paths against it.
+    if (m.parts.front().type == PartType::kToolCall && !turn_cwd_.empty() &&
+        turn_cwd_ != session_cwd_) {
+      m.metadata_json = json{{"cwd", turn_cwd_}}.dump();
     }
     if (m.role == Role::kUser && !title_known_) NoteTitle(m);
     RETURN_IF_ERROR(FlushPending());
@@ -534,6 +595,8 @@ class RolloutImport {
   std::string session_id_;
   std::string model_;
   std::string provider_;
+  std::string session_cwd_;  // session_meta's cwd
+  std::string turn_cwd_;     // the latest turn_context's cwd
   int64_t seq_ = 0;
   std::optional<int64_t> last_ts_;  // the time of the last line that had one
   std::optional<Held> pending_;

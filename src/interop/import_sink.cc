@@ -57,10 +57,12 @@ std::string StableSessionId(std::string_view format, std::string_view source_id)
 }
 
 std::string StableEventId(std::string_view session_id, std::string_view source_key) {
-  std::string key(session_id);
-  key += '/';
-  key += source_key;
-  const std::string h = blob::Sha256Hex(key);
+  return StableEventId(session_id, source_key, "");
+}
+
+std::string StableEventId(std::string_view session_id, std::string_view key_head,
+                          std::string_view key_tail) {
+  const std::string h = blob::Sha256Hex({session_id, "/", key_head, key_tail});
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
          "-" + h.substr(20, 12);
 }

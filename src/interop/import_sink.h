@@ -68,6 +68,10 @@ std::string StableSessionId(std::string_view format, std::string_view source_id)
 // SHA-256(session_id + "/" + source_key), so the same record always gets the
 // same id and different sessions never share one.
 std::string StableEventId(std::string_view session_id, std::string_view source_key);
+// The same for the key key_head + key_tail, without putting them together
+// (the tail may be a line of tens of MiB).
+std::string StableEventId(std::string_view session_id, std::string_view key_head,
+                          std::string_view key_tail);
 
 // The id an imported event is stored under: 8 hex digits of SHA-256 of
 // `session_id`, the seq as 8 hex digits, then 16 hex digits of SHA-256 of

@@ -6,7 +6,8 @@
 // See docs/interop.md#pixir for the mapping of each event type.
 //
 // Streams: one line in memory at a time (plus the resource bytes of the
-// message being read).
+// message being read); a long line is bounded as interop/long_record.h says,
+// and its texts are moved into the message rather than copied.
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -19,6 +20,7 @@
 #include "core/text_rules.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
+#include "interop/long_record.h"
 #include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
@@ -67,6 +69,14 @@ int Detect(const fs::path& path) {
 std::string Str(const json& object, const char* key) {
   auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The string member `key` moved out of the tree (each line is read once,
+// and a text may be MiBs long), or "" when there is no such string.
+std::string Take(json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return "";
+  return std::move(it->get_ref<std::string&>());
 }
 
 int64_t Int(const json& object, const char* key) {
@@ -192,10 +202,9 @@ void TakeUsage(LogState* state, Message* m) {
 
 // The event for one Pixir log line, or nullopt when it maps to nothing
 // stored (skipped with a reason, or folded into a later event).
-std::optional<Event> Convert(const json& e, LogState* state, const std::string& where,
-                             ImportSink& sink) {
+std::optional<Event> Convert(json& e, LogState* state, const std::string& where, ImportSink& sink) {
   const std::string type = Str(e, "type");
-  const json& data = e["data"];
+  json& data = e["data"];
   std::string source_id = Str(e, "id");
   if (source_id.empty()) source_id = "seq-" + std::to_string(Int(e, "seq"));
   if (!data.is_object()) {
@@ -204,8 +213,8 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
   }
   if (type == "user_message") {
     Event ev = NewMessage(e, *state, source_id, Role::kUser);
-    const std::string text = Str(data, "text");
-    if (!text.empty()) ev.message.parts.push_back(Part::Text(text));
+    std::string text = Take(data, "text");
+    if (!text.empty()) ev.message.parts.push_back(Part::Text(std::move(text)));
     std::vector<std::string> rids;  // the Pixir resource_id of each part, or ""
     rids.resize(ev.message.parts.size());
     if (auto it = data.find("resources"); it != data.end() && it->is_array()) {
@@ -242,7 +251,7 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
     return ev;
   }
   if (type == "assistant_message") {
-    const std::string text = Str(data, "text");
+    std::string text = Take(data, "text");
     if (text.empty()) {
       sink.Skip(where,
                 "assistant_message with no text (an answer lost to a provider error); "
@@ -250,7 +259,7 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
       return std::nullopt;
     }
     Event ev = NewMessage(e, *state, source_id, Role::kAssistant);
-    ev.message.parts.push_back(Part::Text(text));
+    ev.message.parts.push_back(Part::Text(std::move(text)));
     if (auto it = data.find("metadata"); it != data.end() && it->is_object()) {
       ev.message.metadata_json = json{{"pixir_metadata", *it}}.dump();
     }
@@ -271,11 +280,11 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
     const bool is_error = ok != data.end() && ok->is_boolean() && !ok->get<bool>();
     std::string output;
     if (auto it = data.find("output"); it != data.end()) {
-      output = it->is_string() ? it->get<std::string>() : it->dump();
+      output = it->is_string() ? std::move(it->get_ref<std::string&>()) : it->dump();
     } else if (auto err = data.find("error"); err != data.end()) {
       output = err->is_string() ? err->get<std::string>() : err->dump();
     }
-    ev.message.parts.push_back(Part::ToolResult(Str(data, "call_id"), output, is_error));
+    ev.message.parts.push_back(Part::ToolResult(Str(data, "call_id"), std::move(output), is_error));
     // A resource_view tool result rehydrates a resource for the next model
     // call: sessiondb's resource view event says the same.
     if (auto rv = data.find("resource_view"); rv != data.end() && rv->is_object()) {
@@ -365,6 +374,7 @@ std::optional<Event> Convert(const json& e, LogState* state, const std::string& 
 
 Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t total) {
   ASSIGN_OR_RETURN(auto reader, JsonlReader::Open(file.string()));
+  reader->OnLongLine(kWaitForWriterBytes, [&sink] { WaitForWriter(sink); });
   const std::string name = ToValidUtf8(file.filename().string());  // names records
   LogState state;
   const std::string file_session = file.stem().string();
@@ -391,7 +401,19 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
       continue;
     }
     if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    Result<json> parsed = ParseJson(line.text);
+    Result<json> parsed = json();
+    if (line.text.size() > kLeanParseBytes) {
+      Result<LongRecord> lean = ParseLongRecord(line.text);
+      reader->ReleaseLine();
+      if (!lean) {
+        sink.Skip(where, "the record is left out: " + lean.error().message());
+        continue;
+      }
+      if (!lean->cut.empty()) sink.Skip(where, CutReason(lean->cut.size()));
+      parsed = std::move(lean->tree);
+    } else {
+      parsed = ParseJson(line.text);
+    }
     if (!parsed) {
       sink.Skip(where, IsJsonNestingError(parsed.error())
                            ? parsed.error().message() + "; it is left out"

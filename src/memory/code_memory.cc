@@ -14,6 +14,7 @@
 #include "memory/function_detect.h"
 #include "memory/language.h"
 #include "memory/write_extract.h"
+#include "memory/write_path.h"
 #include "search/open_store.h"
 #include "search/query_syntax.h"
 #include "sessiondb/memory.h"
@@ -79,15 +80,19 @@ class BackendCodeMemory final : public CodeMemory {
     if (write.new_code.empty()) {
       return Err(Status::InvalidArgument("a code write needs the code it wrote"));
     }
+    // One file, one path: absolute and normal (against the project when the
+    // tool named it relative to its working folder). The identity below is
+    // of this path, so a write is kept once however its path was spelt.
+    const std::string file_path = ResolveWritePath(write.file_path, write.project);
     RecordedWrite out;
     const std::string language =
-        write.language.empty() ? LanguageForPath(write.file_path) : write.language;
+        write.language.empty() ? LanguageForPath(file_path) : write.language;
     if (write.whole_file) {
       // A whole file written without its old version: compare with the last
       // whole version kept, so only the functions that changed count.
       std::string previous = write.old_code;
       if (previous.empty()) {
-        ASSIGN_OR_RETURN(std::optional<std::string> last, backend_->LastWholeFile(write.file_path));
+        ASSIGN_OR_RETURN(std::optional<std::string> last, backend_->LastWholeFile(file_path));
         if (last) previous = std::move(*last);
       }
       out.functions = ChangedFunctions(previous, write.new_code, language, WriteKind::kWholeFile);
@@ -95,7 +100,7 @@ class BackendCodeMemory final : public CodeMemory {
       out.functions = ChangedFunctions(write.old_code, write.new_code, language,
                                        WriteKind::kSnippet, write.file_context);
     }
-    std::string key = write.file_path;
+    std::string key = file_path;
     key += '\0';
     key += write.old_code;
     key += '\0';
@@ -103,7 +108,7 @@ class BackendCodeMemory final : public CodeMemory {
     const std::string hash = blob::Sha256Hex(key);
     const int64_t now = write.time_ms > 0 ? write.time_ms : options_.clock();
 
-    store::StoredCodeWrite stored{.file_path = write.file_path,
+    store::StoredCodeWrite stored{.file_path = file_path,
                                   .old_code = write.old_code,
                                   .new_code = write.new_code,
                                   .whole_file = write.whole_file,
@@ -119,8 +124,9 @@ class BackendCodeMemory final : public CodeMemory {
     return out;
   }
 
-  Result<std::vector<RecalledCode>> Recall(std::string_view file_path, std::string_view code,
+  Result<std::vector<RecalledCode>> Recall(std::string_view given_path, std::string_view code,
                                            int limit) override {
+    const std::string file_path = ResolveWritePath(given_path, "");
     std::vector<RecalledCode> out;
     if (limit <= 0) return out;
     const store::TextQuery query = search::AnyOfWords(RecallWords(file_path, code));
@@ -160,13 +166,14 @@ class BackendCodeMemory final : public CodeMemory {
   }
 
   Result<ChurnEntry> FileChurn(std::string_view file_path) override {
-    return CountEdits(file_path, "");
+    return CountEdits(ResolveWritePath(file_path, ""), "");
   }
 
   Result<std::vector<ChurnWarning>> Warnings(const CodeWrite& upcoming) override {
+    const std::string file_path = ResolveWritePath(upcoming.file_path, upcoming.project);
     std::vector<ChurnWarning> out;
     const std::string language =
-        upcoming.language.empty() ? LanguageForPath(upcoming.file_path) : upcoming.language;
+        upcoming.language.empty() ? LanguageForPath(file_path) : upcoming.language;
     const std::vector<std::string> functions =
         upcoming.whole_file
             ? ChangedFunctions(upcoming.old_code, upcoming.new_code, language,
@@ -174,22 +181,22 @@ class BackendCodeMemory final : public CodeMemory {
             : ChangedFunctions(upcoming.old_code, upcoming.new_code, language,
                                WriteKind::kSnippet, upcoming.file_context);
     for (const std::string& function : functions) {
-      ASSIGN_OR_RETURN(ChurnEntry e, CountEdits(upcoming.file_path, function));
+      ASSIGN_OR_RETURN(ChurnEntry e, CountEdits(file_path, function));
       if (e.edits_24h + 1 >= kFunctionWarnEdits24h) {
-        out.push_back({upcoming.file_path, function,
-                       "function " + function + " in " + upcoming.file_path + " was edited " +
+        out.push_back({file_path, function,
+                       "function " + function + " in " + file_path + " was edited " +
                            std::to_string(e.edits_24h) +
                            " times in the last 24 hours; this would be edit " +
                            std::to_string(e.edits_24h + 1) +
                            ". Step back: is the approach or the test wrong?"});
       }
     }
-    ASSIGN_OR_RETURN(ChurnEntry file, CountEdits(upcoming.file_path, ""));
+    ASSIGN_OR_RETURN(ChurnEntry file, CountEdits(file_path, ""));
     if (file.tier == "red") {
-      out.push_back({upcoming.file_path, "",
-                     upcoming.file_path + " is a Red churn file: " +
-                         std::to_string(file.edits_30d) + " edits in 30 days, " +
-                         std::to_string(file.edits_24h) + " in the last 24 hours"});
+      out.push_back({file_path, "",
+                     file_path + " is a Red churn file: " + std::to_string(file.edits_30d) +
+                         " edits in 30 days, " + std::to_string(file.edits_24h) +
+                         " in the last 24 hours"});
     }
     return out;
   }
@@ -230,12 +237,19 @@ class BackendCodeMemory final : public CodeMemory {
   }
 
  private:
-  // Records the code writes of one tool call.
+  // Records the code writes of one tool call, each by absolute path: a
+  // relative one is meant against the folder the call ran in (a shell call's
+  // own workdir, else its turn's as the importer noted it, else the
+  // session's project or cwd).
   Status Learn(const store::StoredToolCall& call, HistoryScan* scan) {
+    const std::string call_folder =
+        call.cwd.empty() ? call.project : ResolveWritePath(call.cwd, call.project);
     for (ExtractedWrite& w : ExtractWrites(call.name, call.arguments)) {
       if (w.new_code.empty()) continue;
       ++scan->writes_found;
-      CodeWrite write{.file_path = std::move(w.file_path),
+      const std::string folder =
+          w.workdir.empty() ? call_folder : ResolveWritePath(w.workdir, call_folder);
+      CodeWrite write{.file_path = ResolveWritePath(w.file_path, folder),
                       .old_code = std::move(w.old_code),
                       .new_code = std::move(w.new_code),
                       .whole_file = w.whole_file,

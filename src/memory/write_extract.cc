@@ -144,7 +144,8 @@ std::vector<ExtractedWrite> ScriptWrites(std::string_view script, std::string_vi
   return out;
 }
 
-std::vector<ExtractedWrite> ShellWrites(std::string_view tool, const json& args) {
+// The writes of the apply_patch a shell call's command runs.
+std::vector<ExtractedWrite> ShellCommandWrites(std::string_view tool, const json& args) {
   if (!args.is_object()) return {};
   auto it = args.find("command");
   if (it == args.end()) it = args.find("cmd");
@@ -165,6 +166,22 @@ std::vector<ExtractedWrite> ShellWrites(std::string_view tool, const json& args)
     script += a;
   }
   return ScriptWrites(script, tool);
+}
+
+// The folder a shell call says it runs in ("" when it does not).
+std::string Workdir(const json& args) {
+  for (const char* key : {"workdir", "working_directory", "cwd"}) {
+    if (std::optional<std::string> dir = StringField(args, key)) return *dir;
+  }
+  return "";
+}
+
+// The same, each with the folder the call ran in.
+std::vector<ExtractedWrite> ShellWrites(std::string_view tool, const json& args) {
+  std::vector<ExtractedWrite> writes = ShellCommandWrites(tool, args);
+  const std::string workdir = writes.empty() ? "" : Workdir(args);
+  for (ExtractedWrite& w : writes) w.workdir = workdir;
+  return writes;
 }
 
 std::vector<ExtractedWrite> Extract(std::string_view tool, std::string_view arguments) {

@@ -23,7 +23,9 @@
 //   "*** Delete File: P"                     -> nothing
 // and "*** End Patch". A patch that is not well formed (no end, an unknown
 // line) gives nothing, as Codex would refuse to apply it. Paths are as
-// written: Codex's are usually relative to the session's working directory.
+// written: Codex's are usually relative to the session's working directory
+// (or to a shell call's `workdir`, `working_directory` or `cwd`, which
+// ExtractedWrite::workdir carries); memory/write_path.h resolves them.
 //
 // Thread-safety: pure functions. Never throws.
 //
@@ -46,6 +48,9 @@ struct ExtractedWrite {
   std::string new_code;  // the whole new file, or the replacing fragment
   bool whole_file = false;
   std::string tool;  // the tool name it came from ("Write", "apply_patch", "shell"...)
+  // The folder the call ran in when it says so (a shell call's workdir),
+  // against which a relative file_path is meant; empty otherwise.
+  std::string workdir;
 };
 
 // The writes of one tool call, in order; empty for any other tool, and for

@@ -122,6 +122,9 @@ struct StoredToolCall {
   int64_t doc_id = 0;  // the message's document
   std::string session_id;
   std::string project;  // the session's metadata "project", else "cwd", else ""
+  // The folder the call ran in when its message's metadata says ("cwd": an
+  // importer's note for a turn that ran elsewhere than its session), else "".
+  std::string cwd;
   std::string name;
   std::string arguments;  // JSON text
   int64_t time_ms = 0;

@@ -2,15 +2,17 @@
 // a PostgreSQL database): writes kept once, recall (one per file, at most 3,
 // clean previews), churn tiers and warnings with a fake clock, the hook's
 // seen state under racing processes' threads, and code writes learned from
-// imported Claude Code and Codex history.
+// imported Claude Code and Codex history, each under its absolute path.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
+#include "sessiondb/interop.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
@@ -279,6 +281,174 @@ TEST_P(CodeMemoryTest, LearnsWritesFromClaudeCodeAndCodexHistory) {
   ASSERT_EQ(found->hits.size(), 1u);
   EXPECT_EQ(found->hits[0].kind, HitKind::kCodeWrite);
   EXPECT_EQ(found->hits[0].file_path, "/w/util.rs");
+}
+
+// A relative path and its absolute twin are one file; with no absolute
+// project there is nothing true to resolve it against, and it stays as
+// written (kept once all the same).
+TEST_P(CodeMemoryTest, ARelativePathIsRecordedUnderTheProject) {
+  Record({.file_path = "src/./app.py", .new_code = kPyV1, .project = "/home/dev/app"});
+  Record({.file_path = "/home/dev//app/src/app.py", .new_code = kPyV2, .project = "/elsewhere"});
+  auto churn = memory_->FileChurn("/home/dev/app/src/../src/app.py");
+  ASSERT_TRUE(churn);
+  EXPECT_EQ(churn->file_path, "/home/dev/app/src/app.py");
+  EXPECT_EQ(churn->edits_30d, 2);
+  EXPECT_TRUE(Record({.file_path = "lib/x.py", .new_code = kPyV1}).recorded);
+  EXPECT_FALSE(Record({.file_path = "lib/x.py", .new_code = kPyV1}).recorded);
+  auto hot = memory_->Hotspots({});
+  ASSERT_TRUE(hot);
+  std::map<std::string, int64_t> edits;
+  for (const ChurnEntry& e : *hot) edits[e.file_path] = e.edits_30d;
+  EXPECT_EQ(edits,
+            (std::map<std::string, int64_t>{{"/home/dev/app/src/app.py", 2}, {"lib/x.py", 1}}));
+}
+
+// Writes a file of `text` under `dir` and returns its path.
+std::string WriteSource(const TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.Sub(name);
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::string CodexPatch(const std::string& path, const std::string& from, const std::string& to) {
+  return "*** Begin Patch\n*** Update File: " + path + "\n@@\n-" + from + "\n+" + to +
+         "\n*** End Patch\n";
+}
+
+// 2025-10-29T00:59:38Z, when the sources below were written, and a day later.
+constexpr int64_t kSourceTimeMs = 1761699578000;
+constexpr int64_t kDayAfterSourceMs = kSourceTimeMs + kDay;
+
+// Codex apply_patch names files relative to the session's folder; they were
+// recorded so, and churn counted "src/app.css" and the same file written by
+// absolute path as two files, and `churn --path /home/dev/app` missed every
+// Codex edit. Imported and learned, each write is under its absolute path:
+// against the session's cwd, a shell call's own workdir, a later turn's cwd.
+TEST_P(CodeMemoryTest, CodexWritesAreRecordedByAbsolutePath) {
+  now_ = kDayAfterSourceMs;
+  now_ms_ = kSourceTimeMs;  // the store's clock, for the Claude Code edit
+  using nlohmann::json;
+  auto line = [](const std::string& ts, const std::string& type, json payload) {
+    return json{{"timestamp", ts}, {"type", type}, {"payload", std::move(payload)}}.dump() + "\n";
+  };
+  auto user = [](const std::string& text) {
+    return json{{"type", "message"},
+                {"role", "user"},
+                {"content", json::array({{{"type", "input_text"}, {"text", text}}})}};
+  };
+  std::string t = line("2025-10-29T00:59:38.317Z", "session_meta",
+                       {{"id", "0199a2b3-c4d5-7e6f-8091-a2b3c4d5e6f7"}, {"cwd", "/home/dev/app"}});
+  t += line("2025-10-29T00:59:39.000Z", "turn_context",
+            {{"cwd", "/home/dev/app"}, {"model", "gpt-5-codex"}});
+  t += line("2025-10-29T00:59:40.000Z", "response_item", user("Use grid"));
+  t += line("2025-10-29T00:59:41.000Z", "response_item",
+            {{"type", "custom_tool_call"},
+             {"call_id", "c1"},
+             {"name", "apply_patch"},
+             {"input", CodexPatch("src/app.css", "display: flex", "display: grid")}});
+  t += line("2025-10-29T00:59:42.000Z", "response_item",
+            {{"type", "function_call"},
+             {"call_id", "c2"},
+             {"name", "shell"},
+             {"arguments",
+              json{{"command",
+                    json::array({"apply_patch", CodexPatch("./app.css", "gap: 0", "gap: 1rem")})},
+                   {"workdir", "/home/dev/app/src"}}
+                  .dump()}});
+  t += line("2025-10-29T01:00:00.000Z", "turn_context",
+            {{"cwd", "/home/dev/app/web"}, {"model", "gpt-5-codex"}});
+  t += line("2025-10-29T01:00:01.000Z", "response_item",
+            {{"type", "custom_tool_call"},
+             {"call_id", "c3"},
+             {"name", "apply_patch"},
+             {"input", CodexPatch("index.html", "<div>", "<main>")}});
+  TempDir source;
+  const std::string file = WriteSource(source, "rollout-2025-10-29T00-59-38-0199a2b3.jsonl", t);
+  auto imported = ImportPath(*store_, file, {.format = "codex"});
+  ASSERT_TRUE(imported) << imported.error().message();
+  // Claude Code wrote the same file by absolute path.
+  ASSERT_TRUE(store_->CreateSession({.id = "cc", .metadata_json = R"({"cwd":"/home/dev/app"})"}));
+  Message edit;
+  edit.role = Role::kAssistant;
+  edit.parts.push_back(Part::ToolCall("t1", "Edit",
+                                      json{{"file_path", "/home/dev/app/src/app.css"},
+                                           {"old_string", "color: red"},
+                                           {"new_string", "color: blue"}}
+                                          .dump()));
+  ASSERT_TRUE(store_->Append("cc", edit));
+
+  auto scan = memory_->LearnFromHistory();
+  ASSERT_TRUE(scan) << scan.error().message();
+  EXPECT_EQ(scan->writes_recorded, 4);
+  auto hot = memory_->Hotspots({.path_prefix = "/home/dev/app/"});
+  ASSERT_TRUE(hot);
+  std::map<std::string, int64_t> edits;
+  for (const ChurnEntry& e : *hot) edits[e.file_path] = e.edits_30d;
+  EXPECT_EQ(edits, (std::map<std::string, int64_t>{{"/home/dev/app/src/app.css", 3},
+                                                   {"/home/dev/app/web/index.html", 1}}));
+  // `churn --path` with the file's own path finds the Codex edits.
+  auto one = memory_->Hotspots({.path_prefix = "/home/dev/app/src/app.css"});
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].edits_30d, 3);
+  // Imported and learned again: nothing counts twice.
+  ASSERT_TRUE(ImportPath(*store_, file, {.format = "codex"}));
+  auto again = memory_->LearnFromHistory();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->writes_recorded, 0);
+  auto churn = memory_->FileChurn("/home/dev/app/src/app.css");
+  ASSERT_TRUE(churn);
+  EXPECT_EQ(churn->edits_30d, 3);
+}
+
+// Claude Code names files by absolute path, but a record's cwd is where its
+// tool ran: a relative path (or one with "." and "..") is resolved against
+// it, and a record that ran elsewhere than the session says so.
+TEST_P(CodeMemoryTest, ClaudeCodeWritesAreResolvedAgainstTheRecordsCwd) {
+  now_ = kDayAfterSourceMs;
+  using nlohmann::json;
+  const std::string session = "0b9d1c2e-1111-4222-8333-944455556666";
+  auto record = [&](const std::string& uuid, const json& parent, const std::string& cwd,
+                    const std::string& type, json message) {
+    return json{{"parentUuid", parent},   {"isSidechain", false},
+                {"userType", "external"}, {"cwd", cwd},
+                {"sessionId", session},   {"version", "1.0.80"},
+                {"type", type},           {"message", std::move(message)},
+                {"uuid", uuid},           {"timestamp", "2025-10-29T01:00:00.000Z"}}
+               .dump() +
+           "\n";
+  };
+  auto tool_use = [](const std::string& id, const std::string& name, json input) {
+    return json{
+        {"id", "msg_" + id},
+        {"role", "assistant"},
+        {"model", "claude-x"},
+        {"content",
+         json::array(
+             {{{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", std::move(input)}}})}};
+  };
+  std::string t = record("u1", nullptr, "/home/dev/app", "user",
+                         {{"role", "user"}, {"content", "fix the page"}});
+  t += record("a1", "u1", "/home/dev/app", "assistant",
+              tool_use("toolu_1", "Edit",
+                       {{"file_path", "/home/dev/app/src//./app.css"},
+                        {"old_string", "color: red"},
+                        {"new_string", "color: blue"}}));
+  t += record("a2", "a1", "/home/dev/app/web", "assistant",
+              tool_use("toolu_2", "Write",
+                       {{"file_path", "../src/app.css"}, {"content", "body { color: blue; }\n"}}));
+  TempDir source;
+  const std::string file = WriteSource(source, session + ".jsonl", t);
+  auto imported = ImportPath(*store_, file, {.format = "claude-code"});
+  ASSERT_TRUE(imported) << imported.error().message();
+  auto scan = memory_->LearnFromHistory();
+  ASSERT_TRUE(scan) << scan.error().message();
+  EXPECT_EQ(scan->writes_recorded, 2);
+  auto hot = memory_->Hotspots({});
+  ASSERT_TRUE(hot);
+  std::map<std::string, int64_t> edits;
+  for (const ChurnEntry& e : *hot) edits[e.file_path] = e.edits_30d;
+  EXPECT_EQ(edits, (std::map<std::string, int64_t>{{"/home/dev/app/src/app.css", 2}}));
 }
 
 SESSIONDB_FOR_EACH_BACKEND(CodeMemoryTest);

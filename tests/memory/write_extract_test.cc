@@ -142,6 +142,10 @@ TEST(ExtractWrites, ShellHeredocApplyPatch) {
                      {"workdir", "/home/dev/app"},
                      {"timeout_ms", 10000}};
   ExpectPatchWrites(ExtractWrites("shell", args.dump()), "shell");
+  // The folder it ran in comes along: the patch's paths are relative to it.
+  for (const ExtractedWrite& w : ExtractWrites("shell", args.dump())) {
+    EXPECT_EQ(w.workdir, "/home/dev/app");
+  }
   // A command string, an unquoted delimiter, something before the call.
   const std::string script2 = std::string("cd /x && apply_patch << PATCH\n") + kPatch + "PATCH";
   ExpectPatchWrites(ExtractWrites("exec_command", json{{"cmd", script2}}.dump()), "exec_command");

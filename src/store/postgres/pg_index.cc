@@ -624,11 +624,16 @@ Result<std::vector<store::StoredToolCall>> PgIndex::ToolCallsAfter(int64_t after
     auto parts = body.find("parts");
     if (parts == body.end() || !parts->is_array()) continue;
     const std::string project = ProjectOf(r.Text(i, 4));
+    auto metadata = body.find("metadata");
+    const std::string cwd = metadata != body.end() && metadata->is_object()
+                                ? MemberText(*metadata, "cwd")
+                                : std::string();
     for (const nlohmann::json& part : *parts) {
       if (!part.is_object() || MemberText(part, "type") != "tool_call") continue;
       out.push_back(store::StoredToolCall{.doc_id = r.Int(i, 0),
                                           .session_id = std::string(r.Text(i, 1)),
                                           .project = project,
+                                          .cwd = cwd,
                                           .name = MemberText(part, "name"),
                                           .arguments = MemberText(part, "arguments"),
                                           .time_ms = r.Int(i, 2)});

@@ -159,7 +159,12 @@ Result<std::vector<store::StoredToolCall>> SqliteIndexBackend::ToolCallsAfter(in
   ASSIGN_OR_RETURN(
       Statement s,
       db_->Prepare("WITH page AS (SELECT d.doc_id, e.session_id, e.ts_ms, e.body,"
-                   "  coalesce(s.metadata->>'project', s.metadata->>'cwd', '') AS project"
+                   "  coalesce(s.metadata->>'project', s.metadata->>'cwd', '') AS project,"
+                   // The folder the message's calls ran in (an importer's
+                   // note). Parsing a body of MiBs once more costs as much
+                   // again, so only a body that names a cwd is parsed.
+                   "  CASE WHEN instr(e.body, '\"cwd\"') > 0"
+                   "   THEN coalesce(e.body->>'$.metadata.cwd', '') ELSE '' END AS cwd"
                    "  FROM search_docs d"
                    "  JOIN events e ON e.session_id = d.session_id AND e.seq = d.seq"
                    "  JOIN sessions s ON s.id = e.session_id"
@@ -168,7 +173,7 @@ Result<std::vector<store::StoredToolCall>> SqliteIndexBackend::ToolCallsAfter(in
                    "  json_each(e.body, '$.parts') q WHERE q.value->>'type' = 'tool_call')"
                    "  ORDER BY d.doc_id LIMIT ?2)"
                    " SELECT page.doc_id, page.session_id, page.ts_ms, p.value->>'name',"
-                   " p.value->>'arguments', page.project"
+                   " p.value->>'arguments', page.project, page.cwd"
                    " FROM page, json_each(page.body, '$.parts') p"
                    " WHERE p.value->>'type' = 'tool_call'"
                    " ORDER BY page.doc_id, p.key"));
@@ -180,6 +185,7 @@ Result<std::vector<store::StoredToolCall>> SqliteIndexBackend::ToolCallsAfter(in
     out.push_back(store::StoredToolCall{.doc_id = s.ColumnInt(0),
                                         .session_id = std::string(s.ColumnText(1)),
                                         .project = std::string(s.ColumnText(5)),
+                                        .cwd = std::string(s.ColumnText(6)),
                                         .name = std::string(s.ColumnText(3)),
                                         .arguments = std::string(s.ColumnText(4)),
                                         .time_ms = s.ColumnInt(2)});
