@@ -231,7 +231,8 @@ int RunWorkload(const std::string& workload, const fs::path& dir, int64_t size_m
   const double peak_mib = VmHwmKiB() / 1024.0;
   std::string floor_fields;
   if (floor) {
-    auto f = sessiondb::bench::MeasureImportFloor(dir / "store" / "sessiondb.db", dir);
+    auto f =
+        sessiondb::bench::MeasureImportFloor(dir / "store" / sessiondb::kEmbeddedDatabaseFile, dir);
     if (!f) {
       std::fprintf(stderr, "floor: %s\n", f.error().message().c_str());
       return 1;

@@ -9,7 +9,7 @@ namespace sessiondb {
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreOptions& options) {
   if (path.empty()) return Err(Status::InvalidArgument("store path is empty"));
-  if (path.rfind("postgres://", 0) == 0 || path.rfind("postgresql://", 0) == 0) {
+  if (StoreKindOf(path) == StoreKind::kPostgres) {
     return postgres::PgStore::Open(path, options);
   }
   if (!options.namespace_name.empty() && options.namespace_name != kDefaultNamespace) {
