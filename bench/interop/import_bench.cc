@@ -22,6 +22,7 @@
 #include <string>
 
 #include "blob/base64.h"
+#include "core/iso_time.h"
 #include "import_floor.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/store.h"
@@ -89,10 +90,7 @@ std::string Uuid(uint64_t n) {
 }
 
 std::string Time(int64_t s) {
-  time_t t = 1748772000 + s;
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", gmtime(&t));
-  return buf;
+  return sessiondb::FormatUtcTime((1748772000 + s) * 1000, sessiondb::UtcTimeForm::kIsoMillis);
 }
 
 // Writes a Claude Code transcript of about `bytes` bytes.
