@@ -22,6 +22,7 @@
 #include <string>
 
 #include "blob/base64.h"
+#include "core/iso_time.h"
 #include "import_floor.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/store.h"
@@ -89,10 +90,7 @@ std::string Uuid(uint64_t n) {
 }
 
 std::string Time(int64_t s) {
-  time_t t = 1748772000 + s;
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", gmtime(&t));
-  return buf;
+  return sessiondb::FormatUtcTime((1748772000 + s) * 1000, sessiondb::UtcTimeForm::kIsoMillis);
 }
 
 // Writes a Claude Code transcript of about `bytes` bytes.
@@ -231,7 +229,8 @@ int RunWorkload(const std::string& workload, const fs::path& dir, int64_t size_m
   const double peak_mib = VmHwmKiB() / 1024.0;
   std::string floor_fields;
   if (floor) {
-    auto f = sessiondb::bench::MeasureImportFloor(dir / "store" / "sessiondb.db", dir);
+    auto f =
+        sessiondb::bench::MeasureImportFloor(dir / "store" / sessiondb::kEmbeddedDatabaseFile, dir);
     if (!f) {
       std::fprintf(stderr, "floor: %s\n", f.error().message().c_str());
       return 1;

@@ -171,7 +171,8 @@ std::vector<int64_t> TimeQueries(SearchIndex& index, const std::vector<std::stri
 // The on-disk size of the full-text index (its FTS5 shadow tables and the
 // document map), from SQLite's dbstat table.
 int64_t IndexBytes(const fs::path& store) {
-  auto db = Check(sqlite::Database::Open((store / "sessiondb.db").string(), 10'000), "open db");
+  auto db =
+      Check(sqlite::Database::Open((store / kEmbeddedDatabaseFile).string(), 10'000), "open db");
   auto bytes = db->QueryInt(
       "SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'search_fts%' OR name = 'search_docs'"
       " OR name LIKE 'search_docs_by%'");
@@ -255,7 +256,8 @@ int main(int argc, char** argv) {
   }
   if (messages < 1000) Die("--messages must be at least 1000");
   const fs::path store_dir = dir / "store";
-  if (reuse && !fs::exists(store_dir / "sessiondb.db")) Die("--reuse: no store in " + dir.string());
+  if (reuse && !fs::exists(store_dir / kEmbeddedDatabaseFile))
+    Die("--reuse: no store in " + dir.string());
   if (!reuse) {
     fs::remove_all(dir);
     fs::create_directories(dir);

@@ -94,6 +94,23 @@ std::vector<Event> ReplayCompactions(std::vector<Event> events);
 // The current schema version of the embedded store.
 inline constexpr int kSchemaVersion = 4;
 
+// The embedded store's SQLite database, inside the store's directory.
+inline constexpr std::string_view kEmbeddedDatabaseFile = "sessiondb.db";
+
+// The backend behind a location: what Store::Open opens for it.
+enum class StoreKind {
+  kEmbedded,  // a directory
+  kPostgres,  // a postgres:// or postgresql:// URI
+};
+
+// The backend Store::Open picks for `location`: kPostgres for a URI whose
+// scheme is postgres:// or postgresql:// (as libpq spells them), kEmbedded for
+// anything else. The one place a location's backend is told from its text.
+StoreKind StoreKindOf(std::string_view location);
+
+// "embedded" or "postgresql" (the `store` of /v1/health).
+std::string_view StoreKindName(StoreKind kind);
+
 class Store {
  public:
   // Opens the store at `path`: a directory (embedded), or a PostgreSQL URI

@@ -70,7 +70,7 @@ void AddInit(CLI::App& app, CliContext& ctx) {
   cmd->callback([&ctx] {
     if (!ctx.OpenStore(/*create_if_missing=*/true)) return;
     const std::string where = ctx.StorePath();
-    if (where.starts_with("postgres://") || where.starts_with("postgresql://")) {
+    if (StoreKindOf(where) == StoreKind::kPostgres) {
       // A URI is not a path; never echo its password.
       const std::string shown = HidePassword(where);
       if (ctx.options.json) return ctx.PrintJson({{"store", shown}});

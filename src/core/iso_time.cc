@@ -1,5 +1,6 @@
 #include "core/iso_time.h"
 
+#include <cstdio>
 #include <ctime>
 #include <string_view>
 
@@ -73,6 +74,40 @@ std::optional<int64_t> ParseIsoTime(std::string_view t) {
   const time_t secs = timegm(&tm);
   if (secs == static_cast<time_t>(-1)) return std::nullopt;
   return (static_cast<int64_t>(secs) - offset_s) * 1000 + millis;
+}
+
+std::string FormatUtcTime(int64_t unix_ms, UtcTimeForm form) {
+  // Floor division, so a time before 1970 keeps its milliseconds positive.
+  int64_t secs = unix_ms / 1000;
+  int64_t millis = unix_ms % 1000;
+  if (millis < 0) {
+    millis += 1000;
+    secs -= 1;
+  }
+  const time_t t = static_cast<time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  const int year = tm.tm_year + 1900;
+  const int month = tm.tm_mon + 1;
+  char buf[64];
+  switch (form) {
+    case UtcTimeForm::kIsoMillis:
+      std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, tm.tm_mday,
+                    tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
+      break;
+    case UtcTimeForm::kIsoSeconds:
+      std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", year, month, tm.tm_mday,
+                    tm.tm_hour, tm.tm_min, tm.tm_sec);
+      break;
+    case UtcTimeForm::kReadable:
+      std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d UTC", year, month, tm.tm_mday,
+                    tm.tm_hour, tm.tm_min, tm.tm_sec);
+      break;
+    case UtcTimeForm::kDate:
+      std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", year, month, tm.tm_mday);
+      break;
+  }
+  return buf;
 }
 
 }  // namespace sessiondb

@@ -21,6 +21,7 @@
 #include "blob/base64.h"
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "core/iso_time.h"
 #include "core/json_access.h"
 #include "core/json_parse.h"
 #include "core/text_rules.h"
@@ -368,18 +369,6 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
 
 // ---- Export -----------------------------------------------------------------
 
-// "2025-06-01T12:34:56.789Z".
-std::string IsoTime(int64_t ms) {
-  const time_t secs = static_cast<time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ms % 1000));
-  return buf;
-}
-
 std::string ExtensionFor(const std::string& mime) {
   if (mime == "image/jpeg") return ".jpg";
   if (mime == "image/gif") return ".gif";
@@ -421,7 +410,7 @@ Result<std::optional<json>> ToRecord(Store& store, const Session& session, const
   if (auto it = meta.find("acdc_id"); it != meta.end() && it->is_string()) id = *it;
   record["id"] = id;
   record["session_id"] = session.id;
-  record["timestamp"] = IsoTime(m.ts_ms);
+  record["timestamp"] = FormatUtcTime(m.ts_ms, UtcTimeForm::kIsoMillis);
   // ac-dc knows user and assistant; its system events are user records
   // flagged system_event, so system and tool messages go out that way.
   const bool system_event =

@@ -4,10 +4,10 @@
 // results fenced blocks, compactions and resource views marked notes. The
 // same session gives the same bytes (times are the events' own, in UTC).
 #include <algorithm>
-#include <ctime>
 #include <fstream>
 
 #include "blob/media_type.h"
+#include "core/iso_time.h"
 #include "interop/formats.h"
 #include "interop/output_file.h"
 #include "interop/session_lineage.h"
@@ -16,15 +16,6 @@ namespace sessiondb::interop {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string UtcTime(int64_t ms) {
-  const time_t secs = static_cast<time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
-}
 
 // A fence longer than any run of backticks in `text`, so the block holds it.
 std::string Fence(std::string_view text) {
@@ -86,8 +77,8 @@ class Transcript {
     ASSIGN_OR_RETURN(std::vector<Event> events, store_.ReadEvents(session_.id));
     md_ = "# " + (session_.title.empty() ? session_.id : session_.title) + "\n\n";
     md_ += "- Session: `" + session_.id + "`\n";
-    md_ += "- Created: " + UtcTime(session_.created_ms) + "\n";
-    md_ += "- Updated: " + UtcTime(session_.updated_ms) + "\n";
+    md_ += "- Created: " + FormatUtcTime(session_.created_ms, UtcTimeForm::kReadable) + "\n";
+    md_ += "- Updated: " + FormatUtcTime(session_.updated_ms, UtcTimeForm::kReadable) + "\n";
     if (std::optional<Lineage> lineage = SessionLineage(session_, events)) {
       md_ += LineageLine(*lineage);
     }
@@ -108,7 +99,8 @@ class Transcript {
         case EventType::kCompaction: {
           const Compaction& c = e.compaction;
           std::string note = "**Compaction** of events " + std::to_string(c.from_seq) + "–" +
-                             std::to_string(c.to_seq) + " (" + UtcTime(e.ts_ms) + ")";
+                             std::to_string(c.to_seq) + " (" +
+                             FormatUtcTime(e.ts_ms, UtcTimeForm::kReadable) + ")";
           if (!c.strategy.empty()) note += ", " + c.strategy;
           if (!c.model.empty()) note += " by " + c.model;
           note += "\n\n" + c.summary;
@@ -159,7 +151,7 @@ class Transcript {
     ++report_->messages;
     md_ += "## " + RoleHeading(m.role);
     if (!m.model.empty()) md_ += " (" + m.model + ")";
-    md_ += " · " + UtcTime(m.ts_ms) + "\n\n";
+    md_ += " · " + FormatUtcTime(m.ts_ms, UtcTimeForm::kReadable) + "\n\n";
     if (m.pruned) {
       md_ += "*(content pruned after compaction)*\n\n";
       return Status::Ok();

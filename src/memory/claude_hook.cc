@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "blob/sha256.h"
+#include "core/iso_time.h"
 #include "core/json_access.h"
 #include "core/json_parse.h"
 #include "memory/hook_file.h"
@@ -99,15 +100,6 @@ std::string SeenKey(SeenKeyMode mode, const std::string& session, const std::str
   return "content\n" + path + "\n" + blob::Sha256Hex(content);
 }
 
-std::string FormatDay(int64_t ms) {
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
 std::string ContextMessage(const std::string& path, const std::vector<RecalledCode>& recalled,
                            const std::vector<ChurnWarning>& warnings) {
   std::string out = "sessiondb memory, before you write " + path +
@@ -116,7 +108,8 @@ std::string ContextMessage(const std::string& path, const std::vector<RecalledCo
     out += "\nSimilar code written before:\n";
     int n = 0;
     for (const RecalledCode& r : recalled) {
-      out += "\n" + std::to_string(++n) + ". " + r.file_path + " (" + FormatDay(r.time_ms);
+      out += "\n" + std::to_string(++n) + ". " + r.file_path + " (" +
+             FormatUtcTime(r.time_ms, UtcTimeForm::kDate);
       if (!r.project.empty()) out += ", project " + r.project;
       out += ")\n```\n" + r.preview + "\n```\n";
     }

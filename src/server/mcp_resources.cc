@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "blob/base64.h"
+#include "core/iso_time.h"
 #include "core/text_rules.h"
 #include "server/mcp_text.h"
 #include "server/mcp_tools.h"
@@ -61,7 +62,8 @@ ToolResult McpTools::ViewResource(const ToolArgs& args) {
   const Resource& r = found->resource;
   std::string about = DescribeResource(r) + "; attached by message #" +
                       std::to_string(found->message_seq) + " (" +
-                      std::string(RoleName(found->role)) + ", " + IsoTime(found->ts_ms) + ")";
+                      std::string(RoleName(found->role)) + ", " +
+                      FormatUtcTime(found->ts_ms, UtcTimeForm::kIsoSeconds) + ")";
   Json structured = {{"resource", ToJson(r)}, {"message_seq", found->message_seq}};
   if (r.origin == Origin::kRemoteLink) {
     return ToolResult::Text(about + ". Its bytes were never fetched; the link is " + r.uri + "\n",

@@ -1,10 +1,9 @@
 #include "server/mcp_text.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cstdio>
 
+#include "core/iso_time.h"
 #include "core/text_rules.h"
 
 namespace sessiondb::server {
@@ -46,7 +45,8 @@ void RenderMessage(const Session& session, const Message& m, size_t max_text_cha
                    std::string* text, Json* json) {
   *json = ToJson(m);
   std::string& out = *text;
-  out += "#" + std::to_string(m.seq) + " " + std::string(RoleName(m.role)) + " " + IsoTime(m.ts_ms);
+  out += "#" + std::to_string(m.seq) + " " + std::string(RoleName(m.role)) + " " +
+         FormatUtcTime(m.ts_ms, UtcTimeForm::kIsoSeconds);
   if (!m.model.empty()) out += " " + m.model;
   out += "\n";
   if (m.pruned) out += "[pruned: a compaction dropped this message's content]\n";
@@ -98,16 +98,6 @@ void RenderMessage(const Session& session, const Message& m, size_t max_text_cha
 }
 
 }  // namespace
-
-std::string IsoTime(int64_t unix_ms) {
-  const time_t seconds = static_cast<time_t>(unix_ms / 1000);
-  struct tm tm {};
-  gmtime_r(&seconds, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  return buf;
-}
 
 std::string CutChars(std::string_view text, size_t max_chars, size_t* dropped) {
   const size_t bytes = PrefixBytes(text, max_chars);
@@ -184,7 +174,8 @@ SessionPageText RenderMessages(const Session& session, const std::vector<Message
 std::string DescribeSession(const Session& s) {
   std::string out = s.id + "  \"" + s.title + "\"  " + std::to_string(s.message_count) +
                     " message" + (s.message_count == 1 ? "" : "s") + ", updated " +
-                    IsoTime(s.updated_ms) + ", created " + IsoTime(s.created_ms);
+                    FormatUtcTime(s.updated_ms, UtcTimeForm::kIsoSeconds) + ", created " +
+                    FormatUtcTime(s.created_ms, UtcTimeForm::kIsoSeconds);
   if (s.archived) out += ", archived";
   if (!s.parent_id.empty()) {
     out += ", fork of " + s.parent_id + " at seq " + std::to_string(s.fork_seq);

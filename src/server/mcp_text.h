@@ -16,9 +16,6 @@
 
 namespace sessiondb::server {
 
-// "2026-11-22T11:03:07Z".
-std::string IsoTime(int64_t unix_ms);
-
 // At most `max_chars` code points of `text` (never splitting a UTF-8
 // sequence); `*dropped` gets how many code points were left out.
 std::string CutChars(std::string_view text, size_t max_chars, size_t* dropped);

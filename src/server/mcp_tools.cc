@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/search_args.h"
+#include "core/iso_time.h"
 #include "server/mcp_text.h"
 
 namespace sessiondb::server {
@@ -234,7 +235,7 @@ ToolResult McpTools::SearchHistory(const ToolArgs& args) {
       if (h.role) text += ", " + std::string(RoleName(*h.role));
       if (h.kind != HitKind::kMessage) text += " (" + std::string(HitKindName(h.kind)) + ")";
     }
-    text += ", " + IsoTime(h.time_ms) + "\n   " + Marked(h) + "\n";
+    text += ", " + FormatUtcTime(h.time_ms, UtcTimeForm::kIsoSeconds) + "\n   " + Marked(h) + "\n";
   }
   if (!results->hits.empty()) {
     if (static_cast<int>(results->hits.size()) == request.limit) {
@@ -286,7 +287,8 @@ ToolResult McpTools::SearchCodeMemory(const ToolArgs& args) {
   }
   int n = 0;
   for (const RecalledCode& r : *recalled) {
-    text += std::to_string(++n) + ". " + r.file_path + ", " + IsoTime(r.time_ms);
+    text += std::to_string(++n) + ". " + r.file_path + ", " +
+            FormatUtcTime(r.time_ms, UtcTimeForm::kIsoSeconds);
     if (!r.session_id.empty()) text += ", session " + r.session_id;
     if (!r.project.empty()) text += ", project " + r.project;
     text += "\n```\n" + r.preview + (r.preview.ends_with('\n') ? "" : "\n") + "```\n";

@@ -197,10 +197,10 @@ void AddInteropRoutes(Router& router, ApiState& api) {
   });
   router.Add("POST", "/v1/export", [&api](auto& req, auto& res, auto&) { ExportRoute(api, req, res); });
   router.Add("GET", "/v1/health", [&api](auto&, auto& res, auto&) {
-    const bool pg = api.store_path.rfind("postgres", 0) == 0;
-    ReplyJson(res, 200, {{"ok", true},
-                         {"version", SESSIONDB_VERSION},
-                         {"store", pg ? "postgresql" : "embedded"}});
+    ReplyJson(res, 200,
+              {{"ok", true},
+               {"version", SESSIONDB_VERSION},
+               {"store", std::string(StoreKindName(StoreKindOf(api.store_path)))}});
   });
   router.Add("GET", "/v1/stats", [&api](auto&, auto& res, auto&) {
     auto stats = api.store.Stats();

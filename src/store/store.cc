@@ -12,7 +12,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
   if (path.empty()) return Err(Status::InvalidArgument("store path is empty"));
   ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
   std::unique_ptr<store::Backend> backend;
-  if (path.rfind("postgres://", 0) == 0 || path.rfind("postgresql://", 0) == 0) {
+  if (StoreKindOf(path) == StoreKind::kPostgres) {
     ASSIGN_OR_RETURN(backend, postgres::PgStore::Open(path, options));
   } else {
     if (!options.namespace_name.empty() && options.namespace_name != kDefaultNamespace) {

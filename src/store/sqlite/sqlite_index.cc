@@ -19,7 +19,7 @@ Result<std::unique_ptr<store::IndexBackend>> SqliteStore::OpenIndexBackend() {
 Result<std::unique_ptr<store::IndexBackend>> SqliteIndexBackend::Open(const std::string& store_dir,
                                                                       int busy_timeout_ms,
                                                                       bool read_only) {
-  const fs::path db_path = fs::path(store_dir) / "sessiondb.db";
+  const fs::path db_path = fs::path(store_dir) / kEmbeddedDatabaseFile;
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db,
                    Database::Open(db_path.string(), busy_timeout_ms,
                                   read_only ? Access::kReadOnly : Access::kAuto));

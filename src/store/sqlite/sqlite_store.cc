@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kDatabaseFile = "sessiondb.db";
+constexpr const char* kDatabaseFile = kEmbeddedDatabaseFile.data();  // a literal: NUL-terminated
 constexpr const char* kBlobDir = "blobs";
 constexpr const char* kActiveSessionKey = "active_session";
 
