@@ -246,4 +246,40 @@ Status ValidateSessionId(std::string_view id) {
   return Status::Ok();
 }
 
+void ApplyMessageText(Role role, std::string_view text, TitleAndPreview* entry) {
+  if (!entry->title_fixed && !text.empty()) {
+    entry->title = MakeTitle(text);
+    entry->title_fixed = true;
+  }
+  if (entry->preview.empty() && role == Role::kUser && !text.empty()) {
+    entry->preview = MakePreview(text);
+  }
+}
+
+void ScrubPrunedTexts(std::span<const std::pair<Role, std::string>> pruned_texts,
+                      std::string_view summary, std::string* title, std::string* preview) {
+  for (const auto& [role, text] : pruned_texts) {
+    if (text.empty()) continue;
+    if (*title == MakeTitle(text)) *title = MakeTitle(summary);
+    if (role == Role::kUser && *preview == MakePreview(text)) preview->clear();
+  }
+}
+
+TitleAndPreview ForkTitleAndPreview(std::string_view parent_title, int64_t at_seq,
+                                    std::string_view asked, const TitleAndPreview& derived) {
+  TitleAndPreview out;
+  out.preview = derived.preview;
+  if (!asked.empty()) {
+    out.title = asked;
+    out.title_fixed = true;
+  } else if (at_seq > 0) {
+    // A parent's title is fixed once a message or a rename set it.
+    out.title = parent_title;
+    out.title_fixed = derived.title_fixed || parent_title != kDefaultTitle;
+  } else {
+    out.title = kDefaultTitle;
+  }
+  return out;
+}
+
 }  // namespace sessiondb

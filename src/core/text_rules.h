@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "sessiondb/status.h"
+#include "sessiondb/types.h"
 
 namespace sessiondb {
 
@@ -67,6 +70,33 @@ std::string MakeTitle(std::string_view first_message_text);
 // characters stripped, whitespace collapsed, the first kMaxPreviewChars
 // code points, plus "…" when cut.
 std::string MakePreview(std::string_view first_user_text);
+
+// ---- The title and preview of a session's index entry ----------------------
+
+// What the messages of a session decide of its index entry.
+struct TitleAndPreview {
+  bool title_fixed = false;  // set by a message with text or a rename; then it stays
+  std::string title;
+  std::string preview;
+};
+
+// One more message with this role and joined text: the first message with
+// text (any role) fixes the title, the first user message with text sets the
+// preview; neither changes afterwards.
+void ApplyMessageText(Role role, std::string_view text, TitleAndPreview* entry);
+
+// After a prune: a title or preview made from a pruned message's text would
+// keep the erased words, so the title becomes one made from the summary and
+// the preview is cleared. `pruned_texts` are the pruned messages' roles and texts.
+void ScrubPrunedTexts(std::span<const std::pair<Role, std::string>> pruned_texts,
+                      std::string_view summary, std::string* title, std::string* preview);
+
+// A fork's title and preview, forked at `at_seq` from a parent titled
+// `parent_title`: the title asked for (clean, may be empty), else the
+// parent's when anything is inherited; the preview from `derived`, what the
+// first inherited messages make.
+TitleAndPreview ForkTitleAndPreview(std::string_view parent_title, int64_t at_seq,
+                                    std::string_view asked, const TitleAndPreview& derived);
 
 // A byte count for people: "830 bytes", "150.1 KiB", "5.0 MiB", "1.2 GiB".
 std::string FormatBytes(int64_t bytes);

@@ -110,13 +110,7 @@ Status SessionNotFound(std::string_view id) {
 }
 
 void ApplyMessageToIndex(Role role, std::string_view text, IndexEntry* entry) {
-  if (!entry->title_fixed && !text.empty()) {
-    entry->title = MakeTitle(text);
-    entry->title_fixed = true;
-  }
-  if (entry->preview.empty() && role == Role::kUser && !text.empty()) {
-    entry->preview = MakePreview(text);
-  }
+  ApplyMessageText(role, text, entry);
   ++entry->message_count;
   ++entry->last_seq;
 }
@@ -243,31 +237,6 @@ Message FinalDraftMessage(const Draft& draft, const Message& message) {
   }
   if (out.model.empty()) out.model = draft.model;
   return out;
-}
-
-void ScrubIndexEntry(std::span<const std::pair<Role, std::string>> pruned_texts,
-                     std::string_view summary, std::string* title, std::string* preview) {
-  for (const auto& [role, text] : pruned_texts) {
-    if (text.empty()) continue;
-    if (*title == MakeTitle(text)) *title = MakeTitle(summary);
-    if (role == Role::kUser && *preview == MakePreview(text)) preview->clear();
-  }
-}
-
-void ForkTitle(const Session& parent, int64_t at_seq, const std::string& asked,
-               const IndexEntry& derived, IndexEntry* entry) {
-  entry->preview = derived.preview;
-  if (!asked.empty()) {
-    entry->title = asked;
-    entry->title_fixed = true;
-  } else if (at_seq > 0) {
-    // A parent's title is fixed once a message or a rename set it.
-    entry->title = parent.title;
-    entry->title_fixed = derived.title_fixed || parent.title != kDefaultTitle;
-  } else {
-    entry->title = kDefaultTitle;
-    entry->title_fixed = false;
-  }
 }
 
 Status ValidateForkPoint(const Session& parent, int64_t at_seq) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/text_rules.h"
 #include "sessiondb/status.h"
 #include "sessiondb/store.h"
 #include "sessiondb/types.h"
@@ -64,18 +65,14 @@ Usage SaturatingAdd(const Usage& a, const Usage& b);
 // kNotFound naming the session.
 Status SessionNotFound(std::string_view id);
 
-// The parts of a session's index entry that appends change.
-struct IndexEntry {
+// The parts of a session's index entry that appends change: its title and
+// preview (core/text_rules) and its counts.
+struct IndexEntry : TitleAndPreview {
   int64_t last_seq = 0;
   int64_t message_count = 0;
-  bool title_fixed = false;
-  std::string title;
-  std::string preview;
 };
 
-// Updates `entry` for one more message with this role and joined text: the
-// title is fixed by the first message with text (any role), the preview by the
-// first user message with text; neither changes afterwards.
+// ApplyMessageText, and one more message and seq.
 void ApplyMessageToIndex(Role role, std::string_view text, IndexEntry* entry);
 
 // kInvalidArgument unless `session` has a valid id and `events` are
@@ -151,20 +148,6 @@ std::vector<Message> TakeMessages(std::vector<Event> events);
 // draft's reasoning and text as its parts when it has none, and the draft's
 // model when it names none.
 Message FinalDraftMessage(const Draft& draft, const Message& message);
-
-// After a prune: a title or preview that was made from a pruned message's
-// text would keep the erased words, so the title becomes one made from the
-// summary and the preview is cleared. `pruned_texts` are the pruned
-// messages' roles and texts.
-void ScrubIndexEntry(std::span<const std::pair<Role, std::string>> pruned_texts,
-                     std::string_view summary, std::string* title, std::string* preview);
-
-// Sets entry's title, title_fixed and preview for a fork of `parent` at
-// `at_seq`: the title asked for, else the parent's (when anything is
-// inherited); the preview from `derived`, the index entry the first inherited
-// messages (at most kForkIndexScan) make.
-void ForkTitle(const Session& parent, int64_t at_seq, const std::string& asked,
-               const IndexEntry& derived, IndexEntry* entry);
 
 // kInvalidArgument unless 0 <= at_seq <= parent.last_seq.
 Status ValidateForkPoint(const Session& parent, int64_t at_seq);

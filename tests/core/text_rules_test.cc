@@ -1,5 +1,9 @@
 #include "core/text_rules.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace sessiondb {
@@ -88,6 +92,58 @@ TEST(Titles, ALongTitleIsCutAtACodePointWithAnEllipsis) {
 TEST(Titles, AutomaticTitlesAndPreviewsHaveNoControlCharacters) {
   EXPECT_EQ(MakeTitle("\x1b[31mhi\x1b[0m"), "[31mhi[0m");
   EXPECT_EQ(MakePreview(std::string("x\0y", 3)), "xy");
+}
+
+TEST(IndexEntryRules, TheFirstTextFixesTheTitleAndTheFirstUserTextThePreview) {
+  TitleAndPreview entry;
+  ApplyMessageText(Role::kAssistant, "", &entry);  // no text: decides nothing
+  EXPECT_FALSE(entry.title_fixed);
+  ApplyMessageText(Role::kAssistant, "Hello from the assistant", &entry);
+  EXPECT_TRUE(entry.title_fixed);
+  EXPECT_EQ(entry.title, "Hello from the assistant");
+  EXPECT_EQ(entry.preview, "");  // not a user message
+  ApplyMessageText(Role::kUser, "first user words", &entry);
+  ApplyMessageText(Role::kUser, "second user words", &entry);
+  EXPECT_EQ(entry.title, "Hello from the assistant");
+  EXPECT_EQ(entry.preview, "first user words");
+}
+
+TEST(IndexEntryRules, APruneScrubsATitleOrPreviewMadeFromPrunedText) {
+  const std::vector<std::pair<Role, std::string>> pruned = {
+      {Role::kUser, "my secret plan"}, {Role::kAssistant, "an answer"}};
+  std::string title = MakeTitle("my secret plan");
+  std::string preview = MakePreview("my secret plan");
+  ScrubPrunedTexts(pruned, "A summary", &title, &preview);
+  EXPECT_EQ(title, "A summary");
+  EXPECT_EQ(preview, "");
+  // A renamed title and a preview from a kept message stay.
+  std::string renamed = "Renamed";
+  std::string kept = MakePreview("kept words");
+  ScrubPrunedTexts(pruned, "A summary", &renamed, &kept);
+  EXPECT_EQ(renamed, "Renamed");
+  EXPECT_EQ(kept, "kept words");
+}
+
+TEST(IndexEntryRules, AForkTakesTheAskedTitleElseTheParentsWhenItInheritsAnything) {
+  TitleAndPreview derived{.title_fixed = true, .title = "Inherited", .preview = "inherited words"};
+  TitleAndPreview asked = ForkTitleAndPreview("Parent", 3, "Asked", derived);
+  EXPECT_EQ(asked.title, "Asked");
+  EXPECT_TRUE(asked.title_fixed);
+  EXPECT_EQ(asked.preview, "inherited words");
+
+  TitleAndPreview inherited = ForkTitleAndPreview("Parent", 3, "", derived);
+  EXPECT_EQ(inherited.title, "Parent");
+  EXPECT_TRUE(inherited.title_fixed);
+
+  // Forked before the first event: nothing inherited, the default title, not fixed.
+  TitleAndPreview empty = ForkTitleAndPreview("Parent", 0, "", TitleAndPreview{});
+  EXPECT_EQ(empty.title, kDefaultTitle);
+  EXPECT_FALSE(empty.title_fixed);
+  EXPECT_EQ(empty.preview, "");
+
+  // A parent with the default title and no text yet leaves the fork's title open.
+  TitleAndPreview open = ForkTitleAndPreview(kDefaultTitle, 2, "", TitleAndPreview{});
+  EXPECT_FALSE(open.title_fixed);
 }
 
 }  // namespace

@@ -358,7 +358,8 @@ Result<Session> PgStore::InsertFork(std::string_view parent_id, int64_t at_seq,
       scanned += first.rows();
     }
     IndexEntry entry;
-    ForkTitle(parent, at_seq, given_title, derived, &entry);
+    static_cast<TitleAndPreview&>(entry) =
+        ForkTitleAndPreview(parent.title, at_seq, given_title, derived);
 
     PgParams row;
     row.Add(ns_).Add(id).Add(entry.title).Add(entry.title_fixed).Add(entry.preview).Add(now);
@@ -510,7 +511,7 @@ Result<PruneReport> PgStore::PruneCompaction(std::string_view session_id, int64_
     // A title or preview made from an erased text would keep its words.
     std::string title(s.Text(0, 1));
     std::string preview(s.Text(0, 2));
-    ScrubIndexEntry(texts, compaction->compaction.summary, &title, &preview);
+    ScrubPrunedTexts(texts, compaction->compaction.summary, &title, &preview);
     if (title != s.Text(0, 1) || preview != s.Text(0, 2)) {
       PgParams index;
       index.Add(ns_).Add(session_id).Add(title).Add(preview);

@@ -151,8 +151,12 @@ Status PgStore::InsertRestoredEvents(std::string_view session_id, std::span<cons
                        c.Exec("SELECT 1 FROM events WHERE namespace = $1 AND id = $2", id));
       if (there.rows() > 0) return txn.Commit();
     }
-    IndexEntry entry{last_seq, row.Int(0, 1), row.Bool(0, 2), std::string(row.Text(0, 3)),
-                     std::string(row.Text(0, 4))};
+    IndexEntry entry;
+    entry.last_seq = last_seq;
+    entry.message_count = row.Int(0, 1);
+    entry.title_fixed = row.Bool(0, 2);
+    entry.title = row.Text(0, 3);
+    entry.preview = row.Text(0, 4);
     int64_t updated_ms = row.Int(0, 5);
     RETURN_IF_ERROR(ValidateRestoredRun(session_id, last_seq, events));
     RETURN_IF_ERROR(InsertRestored(c, session_id, batch, blob_source));

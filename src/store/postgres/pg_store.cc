@@ -514,11 +514,12 @@ Result<int64_t> AppendInTransaction(PgConnection& c, const std::string& ns,
                                       "AND NOT deleted FOR UPDATE",
                                       key));
   if (s.rows() == 0) return Err(SessionNotFound(session_id));
-  IndexEntry entry{.last_seq = s.Int(0, 0),
-                   .message_count = s.Int(0, 1),
-                   .title_fixed = s.Bool(0, 2),
-                   .title = std::string(s.Text(0, 3)),
-                   .preview = std::string(s.Text(0, 4))};
+  IndexEntry entry;
+  entry.last_seq = s.Int(0, 0);
+  entry.message_count = s.Int(0, 1);
+  entry.title_fixed = s.Bool(0, 2);
+  entry.title = s.Text(0, 3);
+  entry.preview = s.Text(0, 4);
   auto bytes_of = [batch](const std::string& sha) -> Result<std::string> {
     auto it = batch->pending.find(sha);
     if (it != batch->pending.end()) return *it->second;

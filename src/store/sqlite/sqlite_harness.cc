@@ -177,7 +177,8 @@ Result<Session> SqliteStore::InsertFork(std::string_view parent_id, int64_t at_s
       }
       first.Reset();
     }
-    ForkTitle(parent, at_seq, title, derived, &entry);
+    static_cast<TitleAndPreview&>(entry) =
+        ForkTitleAndPreview(parent.title, at_seq, title, derived);
   }
 
   ASSIGN_OR_RETURN(Statement insert,
@@ -366,7 +367,7 @@ Result<PruneReport> SqliteStore::PruneCompaction(std::string_view session_id,
     rows.Reset();
     std::string title = session.title;
     std::string preview = session.preview;
-    ScrubIndexEntry(texts, c.summary, &title, &preview);
+    ScrubPrunedTexts(texts, c.summary, &title, &preview);
     if (title != session.title || preview != session.preview) {
       ASSIGN_OR_RETURN(Statement index, db_->Prepare("UPDATE sessions SET title = ?2, "
                                                      "preview = ?3 WHERE id = ?1"));

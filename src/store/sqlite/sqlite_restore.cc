@@ -193,8 +193,11 @@ Status SqliteStore::InsertRestoredEvents(std::string_view session_id,
     load.Bind(1, session_id);
     ASSIGN_OR_RETURN(bool found, load.Step());
     if (!found) return SessionNotFound(session_id);
-    entry = {load.ColumnInt(0), load.ColumnInt(1), load.ColumnInt(2) != 0,
-             std::string(load.ColumnText(3)), std::string(load.ColumnText(4))};
+    entry.last_seq = load.ColumnInt(0);
+    entry.message_count = load.ColumnInt(1);
+    entry.title_fixed = load.ColumnInt(2) != 0;
+    entry.title = load.ColumnText(3);
+    entry.preview = load.ColumnText(4);
     updated_ms = load.ColumnInt(5);
   }
   RETURN_IF_ERROR(ValidateRestoredRun(session_id, entry.last_seq, events));

@@ -451,11 +451,7 @@ SqliteStore::GroupCommitStats SqliteStore::group_commit_stats() {
 
 Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
     std::string_view session_id, std::vector<PreparedMessage>& prepared) {
-  int64_t last_seq = 0;
-  int64_t message_count = 0;
-  bool title_fixed = false;
-  std::string title;
-  std::string preview;
+  IndexEntry entry;
   {
     // Scoped so the SELECT is reset before COMMIT: a statement still holding a
     // row keeps its read snapshot open past the commit, the checkpoint then
@@ -467,11 +463,11 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
     load.Bind(1, session_id);
     ASSIGN_OR_RETURN(bool found, load.Step());
     if (!found) return Err(SessionNotFound(session_id));
-    last_seq = load.ColumnInt(0);
-    message_count = load.ColumnInt(1);
-    title_fixed = load.ColumnInt(2) != 0;
-    title = load.ColumnText(3);
-    preview = load.ColumnText(4);
+    entry.last_seq = load.ColumnInt(0);
+    entry.message_count = load.ColumnInt(1);
+    entry.title_fixed = load.ColumnInt(2) != 0;
+    entry.title = load.ColumnText(3);
+    entry.preview = load.ColumnText(4);
   }
 
   // Garbage collection deletes only under the write lock we now hold, so a
@@ -494,7 +490,8 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
   for (PreparedMessage& p : prepared) {
     const Message& m = p.message;
     ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(m));
-    const int64_t seq = ++last_seq;
+    ApplyMessageToIndex(m.role, p.text, &entry);
+    const int64_t seq = entry.last_seq;
     insert.Bind(1, session_id).Bind(2, seq).Bind(3, m.id).Bind(4, now).Bind(5, RoleName(m.role));
     insert.Bind(6, p.text).BindOptional(7, body);
     if (Status s = insert.Run(); !s.ok()) {
@@ -506,12 +503,6 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
       RETURN_IF_ERROR(add_ref.Run());
     }
     RETURN_IF_ERROR(AddUsageLocked(session_id, m));
-    if (!title_fixed && !p.text.empty()) {
-      title = MakeTitle(p.text);
-      title_fixed = true;
-    }
-    if (preview.empty() && m.role == Role::kUser && !p.text.empty()) preview = MakePreview(p.text);
-    ++message_count;
 
     AppendResult r;
     r.message_id = m.id;
@@ -527,8 +518,8 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
                    db_->Prepare("UPDATE sessions SET last_seq = ?2, message_count = ?3, "
                                 "updated_ms = ?4, title = ?5, title_fixed = ?6, preview = ?7 "
                                 "WHERE id = ?1"));
-  update.Bind(1, session_id).Bind(2, last_seq).Bind(3, message_count).Bind(4, now);
-  update.Bind(5, title).Bind(6, int64_t{title_fixed}).Bind(7, preview);
+  update.Bind(1, session_id).Bind(2, entry.last_seq).Bind(3, entry.message_count).Bind(4, now);
+  update.Bind(5, entry.title).Bind(6, int64_t{entry.title_fixed}).Bind(7, entry.preview);
   RETURN_IF_ERROR(update.Run());
   return results;
 }
