@@ -343,7 +343,7 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
       sink.Progress(total / 2 + done / 2, total);
       const std::string where = label + std::to_string(span.line);
       json record(json::value_t::discarded);
-      std::vector<const json*> cut;
+      std::vector<CutString> cut;
       if (text.size() > kLeanParseBytes) {
         if (Result<LongRecord> lean = ParseLongRecord(text)) {
           record = std::move(lean->tree);

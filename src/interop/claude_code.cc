@@ -91,8 +91,9 @@ std::string KindOf(const json& v) { return JsonKindPhrase(v.type_name()); }
 // naming the record and the block.
 class ContentReader {
  public:
-  // `cut`: the strings of the record that were cut to its text budget.
-  ContentReader(std::string_view where, ImportSink& sink, const std::vector<const json*>& cut)
+  // `cut`: the strings of the record that were cut to its text budget; an
+  // image's is taken out of it (its image keeps a descriptor, not a note).
+  ContentReader(std::string_view where, ImportSink& sink, std::vector<CutString>& cut)
       : where_(where), sink_(sink), cut_(cut) {}
 
   // `content` is a string or an array of blocks (the caller checked).
@@ -127,15 +128,15 @@ class ContentReader {
     return s;
   }
 
-  // The bytes of a base64 image source, or nullopt with a reason.
-  std::optional<std::string> ImageBytes(json& src, size_t n, std::string_view what) {
-    if (auto it = src.find("data");
-        it != src.end() && std::find(cut_.begin(), cut_.end(), &*it) != cut_.end()) {
-      // Part of an image is no image.
-      LeaveOut(n, "(" + std::string(what) + ") is over the " +
-                      std::to_string(kMaxRecordTextBytes >> 20) +
-                      " MiB the import keeps of one record");
-      return std::nullopt;
+  // The image part of a base64 image source, or nullopt with a reason. One
+  // whose base64 was cut to the record's budget keeps its descriptor (part
+  // of an image is no image, and history is kept whole).
+  std::optional<Part> ImagePart(json& src, size_t n, std::string_view what) {
+    const std::string mime = Str(src, "media_type");
+    if (auto it = src.find("data"); it != src.end()) {
+      if (std::optional<CutString> cut = TakeCut(&cut_, &*it)) {
+        return CutImagePart(sink_, *cut, 0, mime, where_);
+      }
     }
     std::optional<std::string> data = TakeString(src, "data");
     if (!data) {
@@ -147,7 +148,7 @@ class ContentReader {
       LeaveOut(n, "(" + std::string(what) + ") is not valid base64: " + bytes.error().message());
       return std::nullopt;
     }
-    return std::move(*bytes);
+    return Part::ImageFromBytes(std::move(*bytes), mime);
   }
 
   void Block(json& b, size_t n, std::vector<Part>* parts) {
@@ -184,9 +185,7 @@ class ContentReader {
         if (!url.empty()) parts->push_back(Part::Link(url, "", Str(src, "media_type")));
         return;
       }
-      if (auto bytes = ImageBytes(src, n, "image")) {
-        parts->push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
-      }
+      if (auto image = ImagePart(src, n, "image")) parts->push_back(std::move(*image));
     }
     // redacted_thinking, document and unknown blocks carry nothing to show.
   }
@@ -212,8 +211,8 @@ class ContentReader {
         } else if (type == "image") {
           json& src = inner["source"];
           if (!src.is_object()) continue;
-          if (auto bytes = ImageBytes(src, n, "an image in a tool result")) {
-            images.push_back(Part::ImageFromBytes(std::move(*bytes), Str(src, "media_type")));
+          if (auto image = ImagePart(src, n, "an image in a tool result")) {
+            images.push_back(std::move(*image));
           }
         }
       }
@@ -229,7 +228,7 @@ class ContentReader {
 
   std::string where_;
   ImportSink& sink_;
-  const std::vector<const json*>& cut_;
+  std::vector<CutString>& cut_;
 };
 
 // A count of tokens from a usage object: a non-negative integer, else 0 (the
@@ -274,8 +273,8 @@ class LineWriter {
   }
 
   // One record of the line, parsed (`cut`: its strings cut to the text
-  // budget). Its strings may be moved out.
-  Status Record(json& r, int64_t line_number, const std::vector<const json*>& cut) {
+  // budget; those of images are taken out). Its strings may be moved out.
+  Status Record(json& r, int64_t line_number, std::vector<CutString>& cut) {
     const std::string where = label_ + ":" + std::to_string(line_number);
     const std::string type = Str(r, "type");
     const std::string uuid = Str(r, "uuid");
@@ -846,19 +845,22 @@ class FileImport {
         sink_.Progress(total_bytes_ / 2 + written_bytes_ / 2, total_bytes_);
       }
       const std::string where = label_ + ":" + std::to_string(n.line);
-      std::vector<const json*> cut;
+      std::vector<CutString> cut;
       std::optional<json> record = ParseRecord(text, where, &cut);
       if (!record) continue;
       RETURN_IF_ERROR(writer.Record(*record, n.line, cut));
+      // What is left was cut to a note (images keep their descriptors).
+      if (!cut.empty()) sink_.Skip(where, CutReason(cut.size()));
     }
     return writer.Finish();
   }
 
   // The record `text` at `where` parsed, or nullopt with a skip. A long one
   // is parsed lean and keeps kMaxRecordTextBytes of its long strings (*cut:
-  // the ones cut); its line is let go once it is parsed.
+  // the ones cut, for the caller to list); its line is let go once it is
+  // parsed.
   std::optional<json> ParseRecord(std::string_view text, const std::string& where,
-                                  std::vector<const json*>* cut) {
+                                  std::vector<CutString>* cut) {
     if (text.size() <= kLeanParseBytes) {
       Result<json> parsed = ParseJson(text);
       if (parsed && parsed->is_object()) return std::move(*parsed);
@@ -874,7 +876,6 @@ class FileImport {
       return std::nullopt;
     }
     *cut = std::move(lean->cut);
-    if (!cut->empty()) sink_.Skip(where, CutReason(cut->size()));
     return std::move(lean->tree);
   }
 

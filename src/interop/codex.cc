@@ -253,6 +253,24 @@ std::optional<Part> ImagePart(const std::string& url, std::string_view where, Im
   return std::nullopt;
 }
 
+// The descriptor of an image whose data URI was cut to the record's budget,
+// read from the URI's head and length; nullopt with a skip for a URL or a
+// URI that is not base64 data.
+std::optional<Part> CutDataUriImage(const CutString& url, std::string_view where,
+                                    ImportSink& sink) {
+  const std::string_view head = url.head;
+  const size_t comma = head.find(',');
+  const size_t semi = head.find(';');
+  if (!head.starts_with("data:") || comma == std::string_view::npos ||
+      semi == std::string_view::npos || semi > comma || head.compare(semi, 8, ";base64,") != 0) {
+    sink.Skip(std::string(where), "an input_image of " +
+                                      FormatBytes(static_cast<int64_t>(url.bytes)) +
+                                      " is no base64 data URI; it is left out");
+    return std::nullopt;
+  }
+  return CutImagePart(sink, url, comma + 1, head.substr(5, semi - 5), where);
+}
+
 class RolloutImport {
  public:
   RolloutImport(const fs::path& path, std::string label, ImportSink& sink)
@@ -287,7 +305,8 @@ class RolloutImport {
         continue;
       }
       json& r = *parsed;
-      RETURN_IF_ERROR(Line(r, line, where, {}));
+      std::vector<CutString> none;
+      RETURN_IF_ERROR(Line(r, line, where, none));
     }
     sink_.Progress(reader->bytes_read(), reader->total_bytes());
     if (!prepared_) PrepareSession(json::object());
@@ -386,16 +405,17 @@ class RolloutImport {
                             : "the line is not a JSON object");
       return Status::Ok();
     }
-    if (!lean->cut.empty()) sink_.Skip(where, CutReason(lean->cut.size()));
     Status s = Line(lean->tree, line, where, lean->cut);
     reader.ReleaseLine();
+    // What is left was cut to a note (images keep their descriptors).
+    if (!lean->cut.empty()) sink_.Skip(where, CutReason(lean->cut.size()));
     return s;
   }
 
   // One line's record `r` (its strings may be moved out; `cut`: those cut to
-  // the text budget of a long line).
+  // the text budget of a long line, less the images' it takes out).
   Status Line(json& r, const JsonlReader::Line& line, const std::string& where,
-              const std::vector<const json*>& cut) {
+              std::vector<CutString>& cut) {
     if (std::optional<int64_t> own = ParseIsoTime(Str(r, "timestamp"))) NoteTime(*own);
     const int64_t ts = last_ts_.value_or(0);
     std::string type = Str(r, "type");
@@ -477,12 +497,13 @@ class RolloutImport {
           if (ct == "input_text" || ct == "output_text" || ct == "text") {
             m.parts.push_back(Part::Text(Take(c, "text")));
           } else if (ct == "input_image") {
-            if (auto url = c.find("image_url");
-                url != c.end() && std::find(cut.begin(), cut.end(), &*url) != cut.end()) {
-              // Part of an image is no image.
-              sink_.Skip(where, "an input_image is over the " +
-                                    std::to_string(kMaxRecordTextBytes >> 20) +
-                                    " MiB the import keeps of one record; it is left out");
+            std::optional<CutString> cut_url;
+            if (auto url = c.find("image_url"); url != c.end()) cut_url = TakeCut(&cut, &*url);
+            if (cut_url) {
+              // Part of an image is no image, and history is kept whole.
+              if (auto part = CutDataUriImage(*cut_url, where, sink_)) {
+                m.parts.push_back(std::move(*part));
+              }
             } else if (auto part = ImagePart(Take(c, "image_url"), where, sink_)) {
               m.parts.push_back(std::move(*part));
             }

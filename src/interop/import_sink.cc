@@ -100,7 +100,7 @@ std::string ImportSink::OverLimitReason(int64_t size) const {
 
 std::optional<Part> ImportSink::NotStoredPart(PartType type, std::string_view head, int64_t size,
                                               std::string_view declared_mime, std::string name,
-                                              std::string_view where) {
+                                              std::string_view where, std::string reason) {
   Part p;
   p.type = type;
   Resource r;
@@ -125,7 +125,7 @@ std::optional<Part> ImportSink::NotStoredPart(PartType type, std::string_view he
   r.size = size;
   r.origin = Origin::kInline;
   r.name = std::move(name);
-  r.not_stored = OverLimitReason(size);
+  r.not_stored = reason.empty() ? OverLimitReason(size) : std::move(reason);
   p.resource = std::move(r);
   return p;
 }

@@ -157,11 +157,13 @@ class ImportSink {
   // The part for an attachment of `size` bytes kept only as a descriptor:
   // its type and dimensions sniffed from `head` (its first bytes; for a file
   // that is no image, the declared MIME type first), the reason in
-  // resource->not_stored. nullopt, with a skip naming `where`, for an image
-  // part whose head is not an image's, as for one whose bytes are at hand.
+  // resource->not_stored: `reason`, or when it is empty that the size is
+  // over max_attachment_bytes(). nullopt, with a skip naming `where`, for an
+  // image part whose head is not an image's, as for one whose bytes are at
+  // hand.
   std::optional<Part> NotStoredPart(PartType type, std::string_view head, int64_t size,
                                     std::string_view declared_mime, std::string name,
-                                    std::string_view where);
+                                    std::string_view where, std::string reason = {});
   // Reports input progress (bytes read of total) to the caller's ProgressFn.
   void Progress(int64_t done, int64_t total);
   // For an importer of many files: from now on Progress(done, total) is the

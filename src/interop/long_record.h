@@ -8,7 +8,9 @@
 //  - a record longer than kLeanParseBytes is parsed without its strings of
 //    over kLongStringBytes (ParseLean), which are decoded straight from the
 //    line, and only kMaxRecordTextBytes of them (the rest is cut, with
-//    kCutNote and a reason); what is left may hold kMaxLeanBytes;
+//    kCutNote and a reason); what is left may hold kMaxLeanBytes; an
+//    image whose base64 is cut keeps its descriptor instead (CutImagePart),
+//    its size and type read from the string's length and head;
 //  - the line is let go (JsonlReader::ReleaseLine) as soon as the importer
 //    is done with its bytes, and the importer moves the tree's strings into
 //    the message rather than copying them;
@@ -23,6 +25,7 @@
 //     Result<LongRecord> r = ParseLongRecord(line.text);
 //     reader->ReleaseLine();  // line.text is gone
 //     if (!r) { sink.Skip(where, "the record is left out: " + r.error().message()); ... }
+//     ...  // an image's cut base64: TakeCut, then CutImagePart
 //     if (!r->cut.empty()) sink.Skip(where, CutReason(r->cut.size()));
 //   }
 //
@@ -30,14 +33,18 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "interop/import_sink.h"
 #include "interop/jsonl_reader.h"
+#include "interop/source_scan.h"
 #include "sessiondb/status.h"
+#include "sessiondb/types.h"
 
 namespace sessiondb::interop {
 
@@ -50,11 +57,11 @@ inline constexpr std::string_view kCutNote =
     "\n[... cut by the import: sessiondb keeps 8 MiB of text of one record]";
 
 // A long record parsed: its tree and the strings of it cut to the budget.
-// The pointers stay valid while the tree is not changed (moving the tree
+// Their nodes stay valid while the tree is not changed (moving the tree
 // keeps them: its nodes stay where they are).
 struct LongRecord {
   nlohmann::json tree;
-  std::vector<const nlohmann::json*> cut;
+  std::vector<CutString> cut;
 };
 
 // `text` (a record longer than kLeanParseBytes) parsed lean, its long
@@ -67,6 +74,21 @@ Result<LongRecord> ParseLongRecord(std::string_view text);
 
 // The reason a record with `cut_strings` strings cut is listed with.
 std::string CutReason(size_t cut_strings);
+
+// Takes the entry for `node` out of `cut` (a string the importer makes
+// something other than a text ending in kCutNote, so CutReason does not
+// count it); nullopt if `node` was not cut.
+std::optional<CutString> TakeCut(std::vector<CutString>* cut, const nlohmann::json* node);
+
+// The part for an image whose base64 was cut to the record's budget (`cut`;
+// its first `prefix` bytes are a data URL's "data:image/png;base64,"): a
+// descriptor without bytes (Resource::not_stored), its size the base64's
+// length * 3/4 less the padding, its type and dimensions sniffed from the
+// head (else `declared_mime`), and a reason that says no option raises the
+// bound. nullopt, with the sink's skip naming `where`, when the head is not
+// an image's.
+std::optional<Part> CutImagePart(ImportSink& sink, const CutString& cut, size_t prefix,
+                                 std::string_view declared_mime, std::string_view where);
 
 // Lets the sink's writer finish what it was handed (the sink's store()
 // waits for it), then gives back what long records before left free: glibc

@@ -248,13 +248,30 @@ void AppendCodePoint(uint32_t cp, std::string* out) {
 // Decodes the text of a JSON string (between its quotes, valid UTF-8) into
 // *out, keeping at most `max` bytes of whole characters (*cut says it
 // stopped short), and checks all of it: false for a bad escape, a lone
-// surrogate or a control character, as the parser would refuse.
-bool DecodeJsonString(std::string_view raw, size_t max, std::string* out, bool* cut) {
+// surrogate or a control character, as the parser would refuse. *whole gets
+// the length, head and tail of all of it.
+bool DecodeJsonString(std::string_view raw, size_t max, std::string* out, bool* cut,
+                      CutString* whole) {
   out->clear();
   out->reserve(std::min(raw.size(), max));
   *cut = false;
+  whole->bytes = 0;
+  whole->head.clear();
+  whole->tail.clear();
   std::string one;  // an escape's character
   auto put = [&](std::string_view bytes) {
+    whole->bytes += bytes.size();
+    if (whole->head.size() < CutString::kHeadBytes) {
+      whole->head.append(bytes.substr(0, CutString::kHeadBytes - whole->head.size()));
+    }
+    if (bytes.size() >= CutString::kTailBytes) {
+      whole->tail.assign(bytes.substr(bytes.size() - CutString::kTailBytes));
+    } else {
+      whole->tail.append(bytes);
+      if (whole->tail.size() > CutString::kTailBytes) {
+        whole->tail.erase(0, whole->tail.size() - CutString::kTailBytes);
+      }
+    }
     if (*cut) return;
     if (out->size() + bytes.size() <= max) {
       out->append(bytes);
@@ -324,7 +341,7 @@ bool DecodeJsonString(std::string_view raw, size_t max, std::string* out, bool* 
 
 // Walks `v` in document order, putting each long string back.
 Status Inflate(nlohmann::json& v, const std::vector<std::string_view>& longs, size_t* budget,
-               std::string_view cut_note, std::vector<const nlohmann::json*>* cut) {
+               std::string_view cut_note, std::vector<CutString>* cut) {
   if (v.is_object() || v.is_array()) {
     for (nlohmann::json& child : v) RETURN_IF_ERROR(Inflate(child, longs, budget, cut_note, cut));
     return Status::Ok();
@@ -340,7 +357,8 @@ Status Inflate(nlohmann::json& v, const std::vector<std::string_view>& longs, si
   if (index >= longs.size()) return Status::Ok();
   std::string text;
   bool was_cut = false;
-  if (!DecodeJsonString(longs[index], *budget, &text, &was_cut)) {
+  CutString whole;
+  if (!DecodeJsonString(longs[index], *budget, &text, &was_cut, &whole)) {
     return Status::InvalidArgument("a string of " + std::to_string(longs[index].size()) +
                                    " bytes is not valid JSON text (a bad escape, a lone "
                                    "surrogate or a control character)");
@@ -349,7 +367,8 @@ Status Inflate(nlohmann::json& v, const std::vector<std::string_view>& longs, si
   *budget = was_cut ? 0 : *budget - text.size();
   if (was_cut) {
     text += cut_note;
-    cut->push_back(&v);
+    whole.node = &v;
+    cut->push_back(std::move(whole));
   }
   v = std::move(text);
   return Status::Ok();
@@ -388,7 +407,7 @@ Result<LeanDocument> ParseLean(std::string_view text, size_t min_long, size_t ma
 }
 
 Status InflateLongStrings(LeanDocument* doc, size_t budget, std::string_view cut_note,
-                          std::vector<const nlohmann::json*>* cut) {
+                          std::vector<CutString>* cut) {
   return Inflate(doc->tree, doc->long_strings, &budget, cut_note, cut);
 }
 

@@ -85,14 +85,27 @@ struct LeanDocument {
 // result point into `text`.
 Result<LeanDocument> ParseLean(std::string_view text, size_t min_long, size_t max_lean);
 
+// A long string InflateLongStrings cut: where it stands in the tree, and
+// what a caller may still want to know of the whole of it without holding
+// it (the size and type of an image whose base64 it was).
+struct CutString {
+  inline static constexpr size_t kHeadBytes = 4096;
+  inline static constexpr size_t kTailBytes = 4;
+
+  const nlohmann::json* node = nullptr;  // stays valid until the tree changes
+  size_t bytes = 0;                      // its whole length, decoded
+  std::string head;                      // its first kHeadBytes bytes, decoded
+  std::string tail;                      // its last kTailBytes bytes, decoded
+};
+
 // Puts the long strings of `doc` back into its tree, in document order,
 // decoded, while their total stays within `budget` bytes; the string that
 // passes it is cut at a character boundary and ends with `cut_note`, those
-// after it keep only the note, and each one cut is added to *cut (nodes stay
-// where they are until the tree changes).
+// after it keep only the note, and each one cut is added to *cut with its
+// length, head and tail (measured while it is checked, never held whole).
 // kInvalidArgument, like the parser, for a long string that is not valid
 // JSON text (a bad escape, a lone surrogate, a control character).
 Status InflateLongStrings(LeanDocument* doc, size_t budget, std::string_view cut_note,
-                          std::vector<const nlohmann::json*>* cut);
+                          std::vector<CutString>* cut);
 
 }  // namespace sessiondb::interop

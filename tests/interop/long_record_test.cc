@@ -3,15 +3,19 @@
 // record over the lean-parse threshold but within the 8 MiB a record keeps
 // arrives whole, byte for byte, and a re-import adds nothing (its event ids
 // are the short path's); a longer one keeps its first 8 MiB, ending in a
-// note, with a reason. (Memory and time: bench/interop/long_record.py; the
-// tests measure neither.)
+// note, with a reason; an embedded image whose base64 passes the 8 MiB keeps
+// its descriptor (type, size, dimensions; not_stored with the reason) in its
+// message, whose text stays whole. (Memory and time:
+// bench/interop/long_record.py; the tests measure neither.)
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "blob/base64.h"
 #include "interop/import_sink.h"
 #include "interop_fixture.h"
+#include "projection/window_checks.h"
 
 namespace sessiondb::testing {
 namespace {
@@ -45,6 +49,23 @@ class LongRecordImport : public InteropTest {
       if (s.where == where && s.reason.find(words) != std::string::npos) return true;
     }
     return false;
+  }
+
+  // Checks `p` is an image kept only as a descriptor of `bytes`, saying why.
+  static void ExpectNotStoredImage(const Part& p, const std::string& bytes, const std::string& mime,
+                                   int width, int height) {
+    ASSERT_EQ(p.type, PartType::kImage);
+    ASSERT_TRUE(p.resource.has_value());
+    const Resource& res = *p.resource;
+    EXPECT_EQ(res.mime, mime);
+    EXPECT_EQ(res.size, static_cast<int64_t>(bytes.size()));
+    EXPECT_EQ(res.width, width);
+    EXPECT_EQ(res.height, height);
+    EXPECT_TRUE(res.content_sha256.empty());
+    EXPECT_NE(res.not_stored.find("an import reads at most 8 MiB of text of one record"),
+              std::string::npos)
+        << res.not_stored;
+    EXPECT_NE(res.not_stored.find("--max-attachment-bytes does not"), std::string::npos);
   }
 
   // Checks `kept` is the start of `source` cut at 8 MiB and ending in the note.
@@ -110,7 +131,8 @@ TEST_F(LongRecordImport, CodexLongLinesArriveWholeAndHugeOnesAreCutWithANote) {
   ImportReport r = MustImport(file, "codex");
   const std::string label = file.filename().string() + ":";
   EXPECT_TRUE(Skipped(r, label + "6", "8 MiB of text the import keeps of one record"));
-  EXPECT_TRUE(Skipped(r, label + "7", "input_image is over the 8 MiB"));
+  // Cut base64 whose first bytes are no image's: left out, as whole bytes would be.
+  EXPECT_TRUE(Skipped(r, label + "7", "is said to be an image but its first bytes are"));
   std::vector<Event> ev = Events(*store_, sid);
   ASSERT_EQ(ev.size(), 6u);
   EXPECT_EQ(ev[1].message.Text(), answer);
@@ -121,6 +143,130 @@ TEST_F(LongRecordImport, CodexLongLinesArriveWholeAndHugeOnesAreCutWithANote) {
   ExpectCut(ev[4].message.Text(), huge);
   EXPECT_EQ(ev[5].message.Text(), "look");
   EXPECT_EQ(MustImport(file, "codex").messages_added, 0);
+}
+
+// A Claude Code image of 10 MiB of base64, in a user message and in a tool
+// result, passes the 8 MiB a record keeps: each stays in its message as a
+// descriptor (read from the base64's length and head while it is skipped),
+// the text beside it whole; nothing is listed as cut, a re-import adds
+// nothing, and every window of the session still replays.
+TEST_F(LongRecordImport, ClaudeCodeImagesOverTheRecordBoundKeepTheirDescriptors) {
+  const std::string sid = "0b9d1c2e-1111-4222-8333-944455556666";
+  auto rec = [&](int i, int parent, const std::string& type, json message) {
+    auto uuid = [](int n) { return "aaaaaaaa-0000-4000-8000-00000000000" + std::to_string(n); };
+    return json{{"parentUuid", parent == 0 ? json(nullptr) : json(uuid(parent))},
+                {"isSidechain", false},
+                {"userType", "external"},
+                {"cwd", "/home/dev/app"},
+                {"sessionId", sid},
+                {"version", "1.0.80"},
+                {"type", type},
+                {"message", std::move(message)},
+                {"uuid", uuid(i)},
+                {"timestamp", "2025-06-01T10:00:0" + std::to_string(i) + ".000Z"}}
+               .dump() +
+           "\n";
+  };
+  auto image = [](const std::string& bytes) {
+    return json{
+        {"type", "image"},
+        {"source",
+         {{"type", "base64"}, {"media_type", "image/png"}, {"data", blob::Base64Encode(bytes)}}}};
+  };
+  const std::string shot = MakePng(640, 480, "shot", size_t{15} << 19);  // 7.5 MiB
+  const std::string photo = MakePng(800, 600, "photo", (size_t{15} << 19) + 1);
+  std::string t = rec(1, 0, "user", {{"role", "user"}, {"content", "go"}});
+  t += rec(2, 1, "assistant",
+           {{"id", "msg_1"},
+            {"role", "assistant"},
+            {"model", "claude-x"},
+            {"content", json::array({{{"type", "tool_use"},
+                                      {"id", "toolu_01"},
+                                      {"name", "Screenshot"},
+                                      {"input", json::object()}}})}});
+  t +=
+      rec(3, 2, "user",  // line 3
+          {{"role", "user"},
+           {"content", json::array({{{"type", "tool_result"},
+                                     {"tool_use_id", "toolu_01"},
+                                     {"content", json::array({{{"type", "text"}, {"text", "taken"}},
+                                                              image(shot)})}}})}});
+  t += rec(4, 3, "assistant",
+           {{"id", "msg_2"},
+            {"role", "assistant"},
+            {"model", "claude-x"},
+            {"content", json::array({{{"type", "text"}, {"text", "I see the screen."}}})}});
+  t += rec(
+      5, 4, "user",  // line 5
+      {{"role", "user"},
+       {"content", json::array({{{"type", "text"}, {"text", "and this photo"}}, image(photo)})}});
+  const auto file = dir_.path() / "projects" / "-home-dev-app" / (sid + ".jsonl");
+  WriteFile(file, t);
+  t.clear();
+  ImportReport r = MustImport(file, "claude-code");
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped.front().reason);
+  EXPECT_EQ(r.attachments_not_stored, 2);
+  ASSERT_EQ(r.not_stored.size(), 2u);
+  EXPECT_EQ(r.not_stored[0].where, sid + ".jsonl:3");
+  EXPECT_EQ(r.not_stored[1].where, sid + ".jsonl:5");
+  std::vector<Event> ev = Events(*store_, sid);
+  ASSERT_EQ(ev.size(), 5u);
+  ASSERT_EQ(ev[2].message.parts.size(), 2u);
+  EXPECT_EQ(ev[2].message.role, Role::kTool);
+  EXPECT_EQ(ev[2].message.parts[0].type, PartType::kToolResult);
+  EXPECT_EQ(ev[2].message.parts[0].text, "taken");
+  ExpectNotStoredImage(ev[2].message.parts[1], shot, "image/png", 640, 480);
+  ASSERT_EQ(ev[4].message.parts.size(), 2u);
+  EXPECT_EQ(ev[4].message.role, Role::kUser);
+  EXPECT_EQ(ev[4].message.parts[0].text, "and this photo");
+  ExpectNotStoredImage(ev[4].message.parts[1], photo, "image/png", 800, 600);
+  ImportReport again = MustImport(file, "claude-code");
+  EXPECT_EQ(again.messages_added, 0);
+  EXPECT_EQ(again.sessions_unchanged, 1);
+  ExpectEveryWindowReplays(*store_, "claude-code oversized images");
+}
+
+// The same for a Codex input_image: its type comes from the data URI's
+// prefix and its head, its size from the length of the base64 after it.
+TEST_F(LongRecordImport, CodexInputImageOverTheRecordBoundKeepsItsDescriptor) {
+  const std::string sid = "0199a2b3-c4d5-7e6f-8091-a2b3c4d5e6f7";
+  auto line = [](const std::string& type, json payload) {
+    return json{{"timestamp", "2025-10-29T00:59:38.317Z"},
+                {"type", type},
+                {"payload", std::move(payload)}}
+               .dump() +
+           "\n";
+  };
+  const std::string jpeg = MakeJpeg(1024, 768, std::string((size_t{15} << 19) + 2, 'j'));
+  std::string t = line("session_meta", {{"id", sid}, {"cwd", "/home/dev/app"}});
+  t += line(
+      "response_item",  // line 2
+      {{"type", "message"},
+       {"role", "user"},
+       {"content",
+        json::array({{{"type", "input_text"}, {"text", "what is in it?"}},
+                     {{"type", "input_image"},
+                      {"image_url", "data:image/jpeg;base64," + blob::Base64Encode(jpeg)}}})}});
+  t += line("response_item",
+            {{"type", "message"},
+             {"role", "assistant"},
+             {"content", json::array({{{"type", "output_text"}, {"text", "A chart."}}})}});
+  const auto file = dir_.path() / ("rollout-2025-10-29T00-59-38-" + sid + ".jsonl");
+  WriteFile(file, t);
+  t.clear();
+  ImportReport r = MustImport(file, "codex");
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped.front().reason);
+  EXPECT_EQ(r.attachments_not_stored, 1);
+  ASSERT_EQ(r.not_stored.size(), 1u);
+  EXPECT_EQ(r.not_stored[0].where, file.filename().string() + ":2");
+  std::vector<Event> ev = Events(*store_, sid);
+  ASSERT_EQ(ev.size(), 2u);
+  ASSERT_EQ(ev[0].message.parts.size(), 2u);
+  EXPECT_EQ(ev[0].message.parts[0].text, "what is in it?");
+  ExpectNotStoredImage(ev[0].message.parts[1], jpeg, "image/jpeg", 1024, 768);
+  EXPECT_EQ(ev[1].message.Text(), "A chart.");
+  EXPECT_EQ(MustImport(file, "codex").messages_added, 0);
+  ExpectEveryWindowReplays(*store_, "codex oversized image");
 }
 
 TEST_F(LongRecordImport, AcdcLongRecordsArriveWholeAndHugeOnesAreCutWithANote) {

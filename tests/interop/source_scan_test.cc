@@ -116,7 +116,7 @@ TEST(SourceScan, ALeanParseGivesTheSameTreeAsAWholeOne) {
   auto lean = interop::ParseLean(text, 100, 1 << 20);
   ASSERT_TRUE(lean.has_value()) << lean.error().ToString();
   EXPECT_EQ(lean->long_strings.size(), 2u);
-  std::vector<const nlohmann::json*> cut;
+  std::vector<interop::CutString> cut;
   ASSERT_TRUE(interop::InflateLongStrings(&*lean, 1 << 20, "[cut]", &cut).ok());
   EXPECT_TRUE(cut.empty());
   auto whole = ParseJson(text);
@@ -132,17 +132,41 @@ TEST(SourceScan, LongStringsPastTheBudgetAreCutAtACharacter) {
       "{\"a\":\"" + first + "\",\"b\":\"" + std::string(200, 'b') + "\",\"c\":\"short\"}";
   auto lean = interop::ParseLean(text, 100, 1 << 20);
   ASSERT_TRUE(lean.has_value());
-  std::vector<const nlohmann::json*> cut;
+  std::vector<interop::CutString> cut;
   ASSERT_TRUE(interop::InflateLongStrings(&*lean, 151, "[cut]", &cut).ok());
   ASSERT_EQ(cut.size(), 2u);
-  EXPECT_EQ(cut[0], &lean->tree["a"]);
+  EXPECT_EQ(cut[0].node, &lean->tree["a"]);
   EXPECT_EQ(lean->tree["a"], std::string(150, 'a') + "[cut]");  // not half an é
   EXPECT_EQ(lean->tree["b"], "[cut]");
   EXPECT_EQ(lean->tree["c"], "short");
+  // Each cut string is measured whole, decoded, without being kept.
+  EXPECT_EQ(cut[0].bytes, first.size());
+  EXPECT_EQ(cut[0].head, first);
+  EXPECT_EQ(cut[0].tail, "\xC3\xA9\xC3\xA9");
+  EXPECT_EQ(cut[1].bytes, 200u);
+  EXPECT_EQ(cut[1].tail, "bbbb");
+}
+
+// What an importer reads of cut base64 (an image's size from its length
+// and padding, its type from its head) is of the decoded string: escapes
+// count as the one character they stand for.
+TEST(SourceScan, ACutStringIsMeasuredDecoded) {
+  std::string raw = "data:image\/png;base64,";
+  for (int i = 0; i < 100; ++i) raw += "AAAA\/\/\/A";
+  raw += "AA\u003d=";
+  const std::string text = "{\"url\":\"" + raw + "\"}";
+  auto lean = interop::ParseLean(text, 100, 1 << 20);
+  ASSERT_TRUE(lean.has_value());
+  std::vector<interop::CutString> cut;
+  ASSERT_TRUE(interop::InflateLongStrings(&*lean, 10, "[cut]", &cut).ok());
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut[0].bytes, 22 + 100 * 8 + 4u);
+  EXPECT_TRUE(cut[0].head.starts_with("data:image/png;base64,AAAA///A"));
+  EXPECT_EQ(cut[0].tail, "AA==");
 }
 
 TEST(SourceScan, ALeanParseRefusesWhatAWholeOneWould) {
-  std::vector<const nlohmann::json*> cut;
+  std::vector<interop::CutString> cut;
   for (const std::string& bad :
        {std::string("\\q"), std::string("\\ud800 alone"), std::string("\\udc00"),
         std::string("tab\there"), std::string("\\u12")}) {
