@@ -163,10 +163,10 @@ TEST_P(SearchIndexTest, FiltersBySessionRoleTimeProjectAndArchived) {
   EXPECT_EQ(alpha.keyword_matches + beta.keyword_matches, 80);
 
   ASSERT_TRUE(store_->SetArchived("s5", true).ok());
-  SearchResults archived = Keyword(*index, "green", {.archived = ArchivedFilter::kOnly}, 1000);
+  SearchResults archived = Keyword(*index, "green", {.archived = ArchiveFilter::kArchived}, 1000);
   ASSERT_FALSE(archived.hits.empty());
   for (const SearchHit& h : archived.hits) EXPECT_EQ(h.session_id, "s5");
-  SearchResults active = Keyword(*index, "green", {.archived = ArchivedFilter::kExclude}, 1000);
+  SearchResults active = Keyword(*index, "green", {.archived = ArchiveFilter::kActive}, 1000);
   EXPECT_EQ(active.keyword_matches + archived.keyword_matches, 80);
 }
 
