@@ -479,8 +479,8 @@ Status RunExport(Store& store, std::span<const Session> sessions, const fs::path
 
 }  // namespace
 
-ImportFormatSpec AcdcImport() { return {kFormat, Detect, RunImport}; }
+ImportFormatSpec AcdcImport() { return {ImportFormat::kAcdc, Detect, RunImport}; }
 
-ExportFormatSpec AcdcExport() { return {kFormat, RunExport}; }
+ExportFormatSpec AcdcExport() { return {ExportFormat::kAcdc, RunExport}; }
 
 }  // namespace sessiondb::interop

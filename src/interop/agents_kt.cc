@@ -399,8 +399,10 @@ Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs:
 
 }  // namespace
 
-ImportFormatSpec AgentsKtImport() { return {"agents-kt", DetectAgentsKt, ImportAgentsKt}; }
+ImportFormatSpec AgentsKtImport() {
+  return {ImportFormat::kAgentsKt, DetectAgentsKt, ImportAgentsKt};
+}
 
-ExportFormatSpec AgentsKtExport() { return {"agents-kt", ExportAgentsKt}; }
+ExportFormatSpec AgentsKtExport() { return {ExportFormat::kAgentsKt, ExportAgentsKt}; }
 
 }  // namespace sessiondb::interop

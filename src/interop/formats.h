@@ -17,7 +17,7 @@
 namespace sessiondb::interop {
 
 struct ImportFormatSpec {
-  std::string_view name;
+  ImportFormat format;
   // How sure the format is that `path` is its own: 0 (not it) to 100
   // (certain). Cheap: it may look at names and peek at the first bytes,
   // never read the whole input.
@@ -28,7 +28,7 @@ struct ImportFormatSpec {
 };
 
 struct ExportFormatSpec {
-  std::string_view name;
+  ExportFormat format;
   // Writes `sessions` to `out` (a file or a folder, as the format says) and
   // counts what it wrote in `report`.
   std::function<Status(Store& store, std::span<const Session> sessions,

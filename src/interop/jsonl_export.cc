@@ -84,6 +84,6 @@ Status ExportJsonl(Store& store, std::span<const Session> sessions, const fs::pa
 
 }  // namespace
 
-ExportFormatSpec JsonlExport() { return {"jsonl", ExportJsonl}; }
+ExportFormatSpec JsonlExport() { return {ExportFormat::kJsonl, ExportJsonl}; }
 
 }  // namespace sessiondb::interop

@@ -261,6 +261,6 @@ Status ExportMarkdown(Store& store, std::span<const Session> sessions, const fs:
 
 }  // namespace
 
-ExportFormatSpec MarkdownExport() { return {"markdown", ExportMarkdown}; }
+ExportFormatSpec MarkdownExport() { return {ExportFormat::kMarkdown, ExportMarkdown}; }
 
 }  // namespace sessiondb::interop

@@ -892,8 +892,10 @@ int DetectSnapshot(const fs::path& path) {
 
 }  // namespace
 
-ImportFormatSpec SnapshotImport() { return {"snapshot", DetectSnapshot, ImportSnapshot}; }
+ImportFormatSpec SnapshotImport() {
+  return {ImportFormat::kSnapshot, DetectSnapshot, ImportSnapshot};
+}
 
-ExportFormatSpec SnapshotExport() { return {"snapshot", ExportSnapshot}; }
+ExportFormatSpec SnapshotExport() { return {ExportFormat::kSnapshot, ExportSnapshot}; }
 
 }  // namespace sessiondb::interop

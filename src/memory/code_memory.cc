@@ -154,7 +154,7 @@ class BackendCodeMemory final : public CodeMemory {
         backend_->CountHotspots(query.path_prefix, query.functions, std::max(query.limit, 1),
                                 now - 30 * kDayMs, now - kDayMs));
     for (ChurnEntry& e : out) {
-      e.tier = std::string(TierName(ClassifyChurn(e.edits_30d, e.edits_24h)));
+      e.tier = ClassifyChurn(e.edits_30d, e.edits_24h);
     }
     return out;
   }
@@ -185,7 +185,7 @@ class BackendCodeMemory final : public CodeMemory {
       }
     }
     ASSIGN_OR_RETURN(ChurnEntry file, CountEdits(upcoming.file_path, ""));
-    if (file.tier == "red") {
+    if (file.tier == ChurnTier::kRed) {
       out.push_back({upcoming.file_path, "",
                      upcoming.file_path + " is a Red churn file: " +
                          std::to_string(file.edits_30d) + " edits in 30 days, " +
@@ -258,7 +258,7 @@ class BackendCodeMemory final : public CodeMemory {
                  .function = std::string(function),
                  .edits_24h = counts.edits_24h,
                  .edits_30d = counts.edits_30d};
-    e.tier = std::string(TierName(ClassifyChurn(e.edits_30d, e.edits_24h)));
+    e.tier = ClassifyChurn(e.edits_30d, e.edits_24h);
     return e;
   }
 

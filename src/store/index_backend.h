@@ -222,7 +222,7 @@ class IndexBackend {
                                         int64_t since_30d_ms, int64_t since_24h_ms) = 0;
   // Files (functions: per function instead) under `path_prefix` by edits
   // since since_30d_ms, most first (then most since since_24h_ms, path,
-  // function); `tier` is left empty.
+  // function); `tier` is left at its default.
   virtual Result<std::vector<ChurnEntry>> CountHotspots(std::string_view path_prefix,
                                                         bool functions, int limit,
                                                         int64_t since_30d_ms,

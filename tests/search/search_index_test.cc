@@ -300,7 +300,7 @@ TEST_P(SearchIndexTest, ImportedHistoryIsSearchable) {
     out << R"({"type":"session_meta","payload":{"id":"imp-1","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}})" "\n";
     out << R"({"type":"response_item","timestamp":"2026-01-01T00:00:01Z","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"why does the gyroscope drift"}]}})" "\n";
   }
-  auto report = ImportPath(*store_, jsonl, {.format = "codex"});
+  auto report = ImportPath(*store_, jsonl, {.format = ImportFormat::kCodex});
   ASSERT_TRUE(report) << report.error().message();
   ASSERT_EQ(report->messages_added, 1);
   auto index = Index();
