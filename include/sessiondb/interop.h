@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
 #include "sessiondb/store.h"
 
@@ -121,6 +122,10 @@ Result<ImportReport> ImportPath(Store& store, const std::string& path,
 struct ExportOptions {
   ExportFormat format = ExportFormat::kSnapshot;
   std::vector<std::string> sessions;  // empty: every session (archived ones too)
+  // Where the export's files are written (file_system.h): every file goes
+  // in under a temporary name and is renamed into place once whole. Tests
+  // inject faults here. Never null.
+  FileSystem* file_system = FileSystem::Default();
 };
 
 struct ExportReport {
@@ -136,7 +141,9 @@ std::vector<std::string_view> ExportFormats();
 // Writes the sessions to `out`: a file for snapshot and jsonl (one document
 // for every session asked for), a folder for ac-dc, agents-kt and markdown
 // (created if missing). kNotFound for an unknown session; kAlreadyExists if
-// `out` is a file that exists.
+// `out` is a file that exists; kIo when a write fails, and then no file the
+// export was writing stands under its final name (files it finished do, in
+// a folder export), and no file it did not create is touched.
 Result<ExportReport> ExportTo(Store& store, const std::string& out, const ExportOptions& options);
 
 }  // namespace sessiondb

@@ -144,7 +144,10 @@ Result<ExportReport> ExportTo(Store& store, const std::string& out, const Export
     }
   }
   ExportReport report;
-  RETURN_IF_ERROR(spec->run(store, sessions, out, &report));
+  if (options.file_system == nullptr) {
+    return Err(Status::InvalidArgument("ExportOptions::file_system is null"));
+  }
+  RETURN_IF_ERROR(spec->run(store, sessions, out, *options.file_system, &report));
   return report;
 }
 

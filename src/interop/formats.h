@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "interop/import_sink.h"
+#include "sessiondb/file_system.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/store.h"
 
@@ -29,10 +30,10 @@ struct ImportFormatSpec {
 
 struct ExportFormatSpec {
   ExportFormat format;
-  // Writes `sessions` to `out` (a file or a folder, as the format says) and
-  // counts what it wrote in `report`.
+  // Writes `sessions` to `out` (a file or a folder, as the format says)
+  // through `fs` (output_file.h) and counts what it wrote in `report`.
   std::function<Status(Store& store, std::span<const Session> sessions,
-                       const std::filesystem::path& out, ExportReport* report)>
+                       const std::filesystem::path& out, FileSystem& fs, ExportReport* report)>
       run;
 };
 

@@ -287,7 +287,7 @@ TEST(AcdcExport, RoundTripGivesTheSameMessagesAndImageBytes) {
   EXPECT_EQ(exported->sessions, 3);
   EXPECT_EQ(exported->messages, 6);
   EXPECT_EQ(exported->images, 3);
-  EXPECT_FALSE(fs::exists(out / "history.jsonl.tmp"));
+  EXPECT_FALSE(fs::exists(out / "history.jsonl.partial"));
   // The images are named as ac-dc names them, so ac-dc finds them.
   EXPECT_EQ(ReadFile(out / "images" / fx.png_name), fx.png);
   EXPECT_EQ(ReadFile(out / "images" / AcdcName(fx.jpeg, "image/jpeg", ".jpg")), fx.jpeg);
