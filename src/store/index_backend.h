@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "sessiondb/file_system.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 #include "sessiondb/status.h"
@@ -203,6 +204,9 @@ class IndexBackend {
   // graph); empty when the backend has none (PostgreSQL: vectors are then
   // scanned exactly).
   virtual std::string FilesDirectory() const = 0;
+  // What the index writes its files in FilesDirectory() through: the
+  // file-system seam of the Store it came from (StoreOptions::file_system).
+  virtual FileSystem& file_system() { return *FileSystem::Default(); }
 
   // ---- Code memory --------------------------------------------------------
 
