@@ -84,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const fs::path dir = fuzz::FreshRunFolder();
   const fs::path path = Lay(dir, fuzz::AsView(data, size));
   Store& store = fuzz::RecycledStore();
-  Result<ImportReport> report = ImportPath(store, path.string(), {.format = std::string(kFormat)});
+  static const ImportFormat format = ParseImportFormat(kFormat).value();
+  Result<ImportReport> report = ImportPath(store, path.string(), {.format = format});
   if (report) {
     FUZZ_CHECK(report->records_skipped >= static_cast<int64_t>(report->skipped.size()));
   } else {

@@ -216,7 +216,8 @@ int RunWorkload(const std::string& workload, const fs::path& dir, int64_t size_m
     return 1;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  auto report = sessiondb::ImportPath(**store, input.string(), {.format = workload});
+  auto report = sessiondb::ImportPath(**store, input.string(),
+                                      {.format = sessiondb::ParseImportFormat(workload).value()});
   // Closing is part of the import: it checkpoints what the log still holds.
   store->reset();
   const double secs =

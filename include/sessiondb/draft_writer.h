@@ -16,12 +16,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
+#include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "sessiondb/status.h"
 #include "sessiondb/store.h"
@@ -47,7 +45,7 @@ class DraftWriter {
   DraftWriter(const DraftWriter&) = delete;
   DraftWriter& operator=(const DraftWriter&) = delete;
 
-  const std::string& draft_id() const { return draft_id_; }
+  const std::string& draft_id() const;
 
   void AppendText(std::string_view delta);
   void AppendReasoning(std::string_view delta);
@@ -66,24 +64,11 @@ class DraftWriter {
   Status last_error() const;
 
  private:
-  DraftWriter(Store* store, Draft draft, DraftWriterOptions options);
-  void Run();
-  Status SaveLocked(std::unique_lock<std::mutex>& lock);
-  void Stop();
+  // The saving thread, its mutexes and the buffered draft (draft_writer.cc).
+  class Impl;
+  explicit DraftWriter(std::unique_ptr<Impl> impl);
 
-  Store* const store_;
-  const DraftWriterOptions options_;
-  const std::string draft_id_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  Draft draft_;            // guarded by mu_: what the caller has streamed
-  bool dirty_ = false;     // guarded by mu_: draft_ differs from the stored row
-  bool stopping_ = false;  // guarded by mu_
-  bool done_ = false;      // guarded by mu_: finished or closed
-  int64_t saves_ = 0;      // guarded by mu_
-  Status last_error_;      // guarded by mu_
-  std::mutex save_mu_;     // one save in flight at a time
-  std::thread thread_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace sessiondb

@@ -18,14 +18,17 @@
 // Example:
 //   ASSIGN_OR_RETURN(ImportReport r, ImportPath(*store, "~/.claude/projects", {}));
 //   ASSIGN_OR_RETURN(ExportReport e,
-//                    ExportTo(*store, "chat.json", {.format = "snapshot", .sessions = {id}}));
+//                    ExportTo(*store, "chat.json",
+//                             {.format = ExportFormat::kSnapshot, .sessions = {id}}));
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
 #include "sessiondb/store.h"
 
@@ -33,8 +36,36 @@ namespace sessiondb {
 
 inline constexpr int64_t kDefaultImportAttachmentBytes = int64_t{100} * 1024 * 1024;
 
+// The formats an import reads (docs/interop.md), named on the CLI, in the
+// HTTP API and in MCP as "snapshot", "ac-dc", "extremis", "agents-kt",
+// "pixir", "claude-code", "codex", "chatgpt", "claude-ai".
+enum class ImportFormat {
+  kSnapshot,
+  kAcdc,
+  kExtremis,
+  kAgentsKt,
+  kPixir,
+  kClaudeCode,
+  kCodex,
+  kChatGpt,
+  kClaudeAi,
+};
+std::string_view ImportFormatName(ImportFormat format);
+// kInvalidArgument naming every import format for a name that is none of them.
+Result<ImportFormat> ParseImportFormat(std::string_view name);
+
+// The formats an export writes: "snapshot" (one JSON document, images
+// inline), "ac-dc" (a .ac-dc folder), "agents-kt" (JSON snapshots),
+// "markdown" (a transcript per session with its images beside it), "jsonl"
+// (a message per line, for scripts).
+enum class ExportFormat { kSnapshot, kAcdc, kAgentsKt, kMarkdown, kJsonl };
+std::string_view ExportFormatName(ExportFormat format);
+// kInvalidArgument naming every export format for a name that is none of them.
+Result<ExportFormat> ParseExportFormat(std::string_view name);
+
 struct ImportOptions {
-  std::string format;   // empty: detected from the path (see DetectImportFormat)
+  // Unset: detected from the path (see DetectImportFormat).
+  std::optional<ImportFormat> format;
   ProgressFn progress;  // bytes read so far, of the input's total bytes
   // When not empty, the only folders the import may read from: every file it
   // opens must resolve (symbolic links followed) inside one of them; one that
@@ -60,7 +91,7 @@ struct SkippedRecord {
 };
 
 struct ImportReport {
-  std::string format;
+  ImportFormat format = ImportFormat::kSnapshot;  // the format that was read
   int64_t sessions_added = 0;      // new in the store
   int64_t sessions_extended = 0;   // already there, and the source had more
   int64_t sessions_unchanged = 0;  // already there in full (a re-import)
@@ -75,23 +106,26 @@ struct ImportReport {
   std::vector<SkippedRecord> not_stored;
 };
 
-// The import formats: "snapshot", "ac-dc", "extremis", "agents-kt", "pixir",
-// "claude-code", "codex", "chatgpt", "claude-ai".
+// The names of the import formats, in the order of ImportFormat.
 std::vector<std::string_view> ImportFormats();
 
 // The format of the file or folder at `path`. kNotFound if it does not exist;
 // kInvalidArgument naming the formats tried when none recognises it.
-Result<std::string> DetectImportFormat(const std::string& path);
+Result<ImportFormat> DetectImportFormat(const std::string& path);
 
-// Imports everything at `path` into `store`. kInvalidArgument for an unknown
-// format or a path that is not of that format (nothing is written then);
+// Imports everything at `path` into `store`. kInvalidArgument for a path
+// that is not of the format asked for (nothing is written then);
 // kNotFound for a missing path. Skipped records are not errors.
 Result<ImportReport> ImportPath(Store& store, const std::string& path,
                                 const ImportOptions& options);
 
 struct ExportOptions {
-  std::string format;                 // see ExportFormats()
+  ExportFormat format = ExportFormat::kSnapshot;
   std::vector<std::string> sessions;  // empty: every session (archived ones too)
+  // Where the export's files are written (file_system.h): every file goes
+  // in under a temporary name and is renamed into place once whole. Tests
+  // inject faults here. Never null.
+  FileSystem* file_system = FileSystem::Default();
 };
 
 struct ExportReport {
@@ -101,16 +135,15 @@ struct ExportReport {
   std::vector<std::string> files;  // what was written, in order
 };
 
-// The export formats: "snapshot" (one JSON document, images inline),
-// "ac-dc" (a .ac-dc folder), "agents-kt" (JSON snapshots), "markdown" (a
-// transcript per session with its images beside it), "jsonl" (a message per
-// line, for scripts).
+// The names of the export formats, in the order of ExportFormat.
 std::vector<std::string_view> ExportFormats();
 
 // Writes the sessions to `out`: a file for snapshot and jsonl (one document
 // for every session asked for), a folder for ac-dc, agents-kt and markdown
-// (created if missing). kNotFound for an unknown session; kInvalidArgument
-// for an unknown format; kAlreadyExists if `out` is a file that exists.
+// (created if missing). kNotFound for an unknown session; kAlreadyExists if
+// `out` is a file that exists; kIo when a write fails, and then no file the
+// export was writing stands under its final name (files it finished do, in
+// a folder export), and no file it did not create is touched.
 Result<ExportReport> ExportTo(Store& store, const std::string& out, const ExportOptions& options);
 
 }  // namespace sessiondb

@@ -56,12 +56,21 @@ struct RecalledCode {
   double score = 0;
 };
 
+// How settled a file or function is, by how often the agents rewrote it:
+// gold 0-2 edits in 30 days, silver 3-10, bronze 11-20, red more than 20 or 5
+// or more in 24 hours.
+enum class ChurnTier { kGold, kSilver, kBronze, kRed };
+// "gold", "silver", "bronze", "red": what the CLI, the HTTP API and MCP print.
+std::string_view ChurnTierName(ChurnTier tier);
+// kInvalidArgument naming every tier for a name that is none of them.
+Result<ChurnTier> ParseChurnTier(std::string_view name);
+
 struct ChurnEntry {
   std::string file_path;
   std::string function;  // empty: the file as a whole
   int64_t edits_24h = 0;
   int64_t edits_30d = 0;
-  std::string tier;      // "gold", "silver", "bronze", "red"
+  ChurnTier tier = ChurnTier::kGold;
 };
 
 struct ChurnWarning {

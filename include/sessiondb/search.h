@@ -36,7 +36,6 @@
 namespace sessiondb {
 
 enum class SearchMode { kKeyword, kVector, kHybrid };
-enum class ArchivedFilter { kInclude, kExclude, kOnly };
 
 struct SearchFilter {
   std::string session_id;  // empty: every session (only events the session holds itself)
@@ -46,7 +45,7 @@ struct SearchFilter {
   // A path prefix: sessions whose metadata "project" or "cwd" starts with it,
   // code writes whose project or file path does.
   std::string project;
-  ArchivedFilter archived = ArchivedFilter::kInclude;
+  ArchiveFilter archived = ArchiveFilter::kAll;
   bool events = true;       // messages, compaction summaries, view reasons
   bool code_writes = true;  // the code memory
 };

@@ -27,6 +27,7 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <tl/expected.hpp>
@@ -81,9 +82,41 @@ class [[nodiscard]] Status {
 };
 
 // A value or the Status that explains why there is none. Never holds an OK
-// status without a value.
+// status without a value. Like Status it is [[nodiscard]]: a call whose
+// Result is dropped does not compile (-Werror=unused-result); a caller that
+// really has nothing to do with it writes `(void)` and a comment saying why.
+//
+// It is tl::expected<T, Status> with the attribute (an alias cannot carry
+// one): every constructor, assignment and member of tl::expected works, and
+// a plain tl::expected<T, Status> (what map() and and_then() return) converts.
 template <typename T>
-using Result = tl::expected<T, Status>;
+class [[nodiscard]] Result : public tl::expected<T, Status> {
+  using Base = tl::expected<T, Status>;
+
+ public:
+  using Base::Base;
+  Result() = default;
+  Result(const Base& b) : Base(b) {}        // NOLINT(google-explicit-constructor)
+  Result(Base&& b) : Base(std::move(b)) {}  // NOLINT(google-explicit-constructor)
+  // Assigning a value, an Err(...) or a tl::expected: forwarded, so that
+  // `r = 5` picks tl::expected's assignment instead of being ambiguous
+  // between it and a conversion to Result.
+  template <typename U>
+    requires std::is_assignable_v<Base&, U&&>
+  Result& operator=(U&& value) {
+    Base::operator=(std::forward<U>(value));
+    return *this;
+  }
+};
+
+}  // namespace sessiondb
+
+// and_then() and or_else() take a function returning a tl::expected; a
+// Result is one.
+template <typename T>
+struct tl::detail::is_expected_impl<sessiondb::Result<T>> : std::true_type {};
+
+namespace sessiondb {
 
 // Turns a failed Status into the error side of a Result.
 inline tl::unexpected<Status> Err(Status s) { return tl::unexpected<Status>(std::move(s)); }

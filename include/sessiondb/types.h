@@ -178,6 +178,9 @@ struct NewSession {
   std::string metadata_json;  // empty or a JSON object, e.g. {"project":"/src/app"}
 };
 
+// Which sessions a listing or a search looks at, by their archived flag:
+// those not archived, only archived ones, or both. The one filter of both
+// (ListOptions defaults to kActive, SearchFilter to kAll).
 enum class ArchiveFilter { kActive, kArchived, kAll };
 
 struct ListOptions {

@@ -254,7 +254,7 @@ Json ToJson(const ImportReport& r) {
   for (const SkippedRecord& s : r.not_stored) {
     not_stored.push_back({{"where", s.where}, {"reason", s.reason}});
   }
-  return {{"format", r.format},
+  return {{"format", std::string(ImportFormatName(r.format))},
           {"sessions_added", r.sessions_added},
           {"sessions_extended", r.sessions_extended},
           {"sessions_unchanged", r.sessions_unchanged},
@@ -277,7 +277,7 @@ Json ToJson(const ChurnEntry& e) {
           {"function", e.function},
           {"edits_24h", e.edits_24h},
           {"edits_30d", e.edits_30d},
-          {"tier", e.tier}};
+          {"tier", std::string(ChurnTierName(e.tier))}};
 }
 
 }  // namespace sessiondb

@@ -14,10 +14,10 @@ Result<SearchMode> ParseSearchMode(const std::string& text, const char* name) {
                                      text + "'"));
 }
 
-Result<ArchivedFilter> ParseArchivedFilter(const std::string& text, const char* name) {
-  if (text == "include" || text.empty()) return ArchivedFilter::kInclude;
-  if (text == "exclude") return ArchivedFilter::kExclude;
-  if (text == "only") return ArchivedFilter::kOnly;
+Result<ArchiveFilter> ParseArchivedFilter(const std::string& text, const char* name) {
+  if (text == "include" || text.empty()) return ArchiveFilter::kAll;
+  if (text == "exclude") return ArchiveFilter::kActive;
+  if (text == "only") return ArchiveFilter::kArchived;
   return Err(Status::InvalidArgument(std::string(name) + " is include, exclude or only, not '" +
                                      text + "'"));
 }

@@ -14,8 +14,9 @@ namespace sessiondb {
 
 // keyword, vector, hybrid.
 Result<SearchMode> ParseSearchMode(const std::string& text, const char* name);
-// include, exclude, only; "" is include.
-Result<ArchivedFilter> ParseArchivedFilter(const std::string& text, const char* name);
+// A search's words for an ArchiveFilter: include (kAll), exclude (kActive),
+// only (kArchived); "" is include.
+Result<ArchiveFilter> ParseArchivedFilter(const std::string& text, const char* name);
 // all, messages, code ("" is all): which kinds of documents `filter` keeps.
 Status ApplySearchKind(const std::string& text, const char* name, SearchFilter& filter);
 // Milliseconds since the epoch, or an ISO-8601 date or time (UTC unless it

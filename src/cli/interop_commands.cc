@@ -50,6 +50,12 @@ void AddImport(CLI::App& app, CliContext& ctx) {
       "\nExamples:\n  sessiondb import ~/.claude/projects\n  sessiondb import ~/.codex/sessions\n"
       "  sessiondb import chatgpt-export.zip\n  sessiondb import chat.json --format snapshot");
   cmd->callback([&ctx, args] {
+    std::optional<ImportFormat> format;
+    if (!args->format.empty()) {
+      auto parsed = ParseImportFormat(args->format);
+      if (!parsed) return ctx.Fail(parsed.error());
+      format = *parsed;
+    }
     Store* store = ctx.OpenStore(/*create_if_missing=*/true);
     if (!store) return;
     Result<ImportReport> report;
@@ -57,7 +63,7 @@ void AddImport(CLI::App& app, CliContext& ctx) {
       // Scoped: the bar's line is cleared before the summary prints.
       Progress progress(isatty(STDERR_FILENO) != 0, "importing", /*bytes=*/true);
       report = ImportPath(*store, args->path,
-                          {.format = args->format,
+                          {.format = format,
                            .progress = std::ref(progress),
                            .max_attachment_bytes = args->max_attachment_bytes});
     }
@@ -77,7 +83,7 @@ void AddImport(CLI::App& app, CliContext& ctx) {
       if (learned) out["code_writes_learned"] = learned->writes_recorded;
       return ctx.PrintJson(out);
     }
-    std::cout << "imported " << args->path << " (" << report->format
+    std::cout << "imported " << args->path << " (" << ImportFormatName(report->format)
               << "): " << report->sessions_added << " new session"
               << (report->sessions_added == 1 ? "" : "s") << ", " << report->sessions_extended
               << " extended, " << report->sessions_unchanged << " already here; "
@@ -136,9 +142,11 @@ void AddExport(CLI::App& app, CliContext& ctx) {
       "  sessiondb export --format markdown --out transcripts/\n"
       "  sessiondb export --format jsonl --out all.jsonl");
   cmd->callback([&ctx, args] {
+    auto format = ParseExportFormat(args->format);
+    if (!format) return ctx.Fail(format.error());
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
-    auto report = ExportTo(*store, args->out, {.format = args->format, .sessions = args->sessions});
+    auto report = ExportTo(*store, args->out, {.format = *format, .sessions = args->sessions});
     if (!report) return ctx.Fail(report.error());
     if (ctx.options.json) {
       return ctx.PrintJson({{"sessions", report->sessions},

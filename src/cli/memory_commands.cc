@@ -97,7 +97,8 @@ void AddChurn(CLI::App& app, CliContext& ctx) {
     }
     Table t({"TIER", "30D", "24H", args->functions ? "FUNCTION" : "FILE"});
     for (const ChurnEntry& e : *hot) {
-      t.AddRow({e.tier, std::to_string(e.edits_30d), std::to_string(e.edits_24h),
+      t.AddRow({std::string(ChurnTierName(e.tier)), std::to_string(e.edits_30d),
+                std::to_string(e.edits_24h),
                 args->functions ? e.file_path + ": " + e.function : e.file_path});
     }
     t.Print(std::cout);

@@ -4,30 +4,10 @@
 #include <array>
 #include <utility>
 
+#include "core/enum_names.h"
+
 namespace sessiondb {
 namespace {
-
-template <typename Enum, size_t N>
-Result<Enum> ParseName(std::string_view name,
-                       const std::array<std::pair<Enum, std::string_view>, N>& table,
-                       std::string_view what) {
-  std::string accepted;
-  for (const auto& [value, value_name] : table) {
-    if (value_name == name) return value;
-    if (!accepted.empty()) accepted += ", ";
-    accepted += value_name;
-  }
-  return Err(Status::InvalidArgument("unknown " + std::string(what) + " '" + std::string(name) +
-                                     "'; expected one of: " + accepted));
-}
-
-template <typename Enum, size_t N>
-std::string_view NameOf(Enum value, const std::array<std::pair<Enum, std::string_view>, N>& table) {
-  for (const auto& [v, name] : table) {
-    if (v == value) return name;
-  }
-  return "unknown";
-}
 
 constexpr std::array<std::pair<Role, std::string_view>, 4> kRoles{{
     {Role::kSystem, "system"},

@@ -28,6 +28,7 @@
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
 #include "interop/long_record.h"
+#include "interop/output_file.h"
 #include "interop/read_confinement.h"
 
 namespace sessiondb::interop {
@@ -376,33 +377,11 @@ std::string ExtensionFor(const std::string& mime) {
   return ".png";
 }
 
-// Writes `bytes` to `path` through a temporary file and a rename, so a
-// crash never leaves a half-written file under the final name.
-Status WriteFileAtomically(const fs::path& path, std::string_view bytes) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return Status(StatusCode::kIo, "cannot write " + tmp.string());
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return Status(StatusCode::kIo, "cannot rename " + tmp.string() + ": " + ec.message());
-  }
-  return Status::Ok();
-}
-
 // The ac-dc record of `m` (its images written to `images_dir`), or nullopt
 // for a message ac-dc cannot show (no text and no image).
 Result<std::optional<json>> ToRecord(Store& store, const Session& session, const Message& m,
-                                     const fs::path& images_dir, ExportReport* report) {
+                                     const fs::path& images_dir, FileSystem& file_system,
+                                     ExportReport* report) {
   json meta = ParseJson(m.metadata_json.empty() ? "{}" : m.metadata_json).value_or(json());
   if (!meta.is_object()) meta = json::object();
   json record = json::object();
@@ -432,8 +411,12 @@ Result<std::optional<json>> ToRecord(Store& store, const Session& session, const
     const fs::path file = images_dir / name;
     std::error_code ec;
     if (!fs::exists(file, ec)) {
-      fs::create_directories(images_dir, ec);
-      RETURN_IF_ERROR(WriteFileAtomically(file, *bytes));
+      // Through a temporary file and a rename: a failure never leaves a
+      // half-written image under its name.
+      OutputFile f(file_system);
+      RETURN_IF_ERROR(f.Open(file));
+      f.Write(*bytes);
+      RETURN_IF_ERROR(f.Commit());
       report->files.push_back(file.string());
     }
     refs.push_back(name);
@@ -456,7 +439,7 @@ Result<std::optional<json>> ToRecord(Store& store, const Session& session, const
 }
 
 Status RunExport(Store& store, std::span<const Session> sessions, const fs::path& out,
-                 ExportReport* report) {
+                 FileSystem& file_system, ExportReport* report) {
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec)) {
     return Status::AlreadyExists(out.string() + " is a file; ac-dc export writes a folder");
@@ -467,42 +450,31 @@ Status RunExport(Store& store, std::span<const Session> sessions, const fs::path
                                  " exists; export to a new folder (sessiondb never appends to "
                                  "a history ac-dc may be writing)");
   }
-  fs::create_directories(out, ec);
-  if (ec) return Status(StatusCode::kIo, "cannot create " + out.string() + ": " + ec.message());
+  // The history goes in last, by a rename, so a failed export never leaves a
+  // half-written history ac-dc would read.
+  OutputFile file(file_system);
+  RETURN_IF_ERROR(file.Open(history));
   const fs::path images_dir = out / "images";
-  const fs::path tmp = history.string() + ".tmp";
-  std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-  if (!file) return Status(StatusCode::kIo, "cannot write " + tmp.string());
-  auto fail = [&](Status s) {
-    file.close();
-    fs::remove(tmp, ec);
-    return s;
-  };
   for (const Session& session : sessions) {
-    auto messages = store.ReadMessages(session.id);
-    if (!messages) return fail(messages.error());
-    for (const Message& m : *messages) {
-      auto record = ToRecord(store, session, m, images_dir, report);
-      if (!record) return fail(record.error());
-      if (!*record) continue;
-      file << (*record)->dump() << '\n';
+    ASSIGN_OR_RETURN(std::vector<Message> messages, store.ReadMessages(session.id));
+    for (const Message& m : messages) {
+      ASSIGN_OR_RETURN(std::optional<json> record,
+                       ToRecord(store, session, m, images_dir, file_system, report));
+      if (!record) continue;
+      file.Write(record->dump() + "\n");
       ++report->messages;
     }
     ++report->sessions;
   }
-  file.flush();
-  if (!file) return fail(Status(StatusCode::kIo, "cannot write " + tmp.string()));
-  file.close();
-  fs::rename(tmp, history, ec);
-  if (ec) return fail(Status(StatusCode::kIo, "cannot rename " + tmp.string()));
+  RETURN_IF_ERROR(file.Commit());
   report->files.insert(report->files.begin(), history.string());
   return Status::Ok();
 }
 
 }  // namespace
 
-ImportFormatSpec AcdcImport() { return {kFormat, Detect, RunImport}; }
+ImportFormatSpec AcdcImport() { return {ImportFormat::kAcdc, Detect, RunImport}; }
 
-ExportFormatSpec AcdcExport() { return {kFormat, RunExport}; }
+ExportFormatSpec AcdcExport() { return {ExportFormat::kAcdc, RunExport}; }
 
 }  // namespace sessiondb::interop

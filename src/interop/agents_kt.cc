@@ -320,13 +320,12 @@ Result<ordered_json> EncodeMessage(Store& store, const Message& m, ExportReport*
 }
 
 Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs::path& out,
-                      ExportReport* report) {
+                      FileSystem& file_system, ExportReport* report) {
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec)) {
     return Status::AlreadyExists(out.string() + " is a file; agents-kt exports to a folder");
   }
-  fs::create_directories(out, ec);
-  if (ec) return Status::Io("cannot create " + out.string() + ": " + ec.message());
+  RETURN_IF_ERROR(CreateDirectories(file_system, out));
   for (const Session& s : sessions) {
     json meta = ParseJson(s.metadata_json.empty() ? "{}" : s.metadata_json).value_or(json());
     const json kept =
@@ -383,7 +382,7 @@ Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs:
     // Named as Agents.KT's FileSnapshotStore names a key's file, so
     // FileSnapshotStore(out).load(sessionId) finds it.
     const fs::path file = out / (blob::Sha256Hex(session_key) + ".json");
-    OutputFile f;
+    OutputFile f(file_system);
     RETURN_IF_ERROR(f.Open(file));
     try {
       f.Write(doc.dump());
@@ -399,8 +398,10 @@ Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs:
 
 }  // namespace
 
-ImportFormatSpec AgentsKtImport() { return {"agents-kt", DetectAgentsKt, ImportAgentsKt}; }
+ImportFormatSpec AgentsKtImport() {
+  return {ImportFormat::kAgentsKt, DetectAgentsKt, ImportAgentsKt};
+}
 
-ExportFormatSpec AgentsKtExport() { return {"agents-kt", ExportAgentsKt}; }
+ExportFormatSpec AgentsKtExport() { return {ExportFormat::kAgentsKt, ExportAgentsKt}; }
 
 }  // namespace sessiondb::interop

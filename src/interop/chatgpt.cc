@@ -348,6 +348,6 @@ Status Run(const fs::path& path, ImportSink& sink) {
 
 }  // namespace
 
-ImportFormatSpec ChatGptImport() { return {kFormat, Detect, Run}; }
+ImportFormatSpec ChatGptImport() { return {ImportFormat::kChatGpt, Detect, Run}; }
 
 }  // namespace sessiondb::interop

@@ -243,6 +243,6 @@ Status Run(const fs::path& path, ImportSink& sink) {
 
 }  // namespace
 
-ImportFormatSpec ClaudeAiImport() { return {kFormat, Detect, Run}; }
+ImportFormatSpec ClaudeAiImport() { return {ImportFormat::kClaudeAi, Detect, Run}; }
 
 }  // namespace sessiondb::interop

@@ -968,6 +968,6 @@ Status Run(const fs::path& path, ImportSink& sink) {
 
 }  // namespace
 
-ImportFormatSpec ClaudeCodeImport() { return {kFormat, Detect, Run}; }
+ImportFormatSpec ClaudeCodeImport() { return {ImportFormat::kClaudeCode, Detect, Run}; }
 
 }  // namespace sessiondb::interop

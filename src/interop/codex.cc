@@ -683,6 +683,6 @@ Status Run(const fs::path& path, ImportSink& sink) {
 
 }  // namespace
 
-ImportFormatSpec CodexImport() { return {kFormat, Detect, Run}; }
+ImportFormatSpec CodexImport() { return {ImportFormat::kCodex, Detect, Run}; }
 
 }  // namespace sessiondb::interop

@@ -1,6 +1,9 @@
 // ImportPath and ExportTo: pick the format, run it, report.
+#include <array>
 #include <filesystem>
+#include <utility>
 
+#include "core/enum_names.h"
 #include "interop/formats.h"
 #include "interop/read_confinement.h"
 #include "sessiondb/interop.h"
@@ -11,6 +14,26 @@ namespace {
 namespace fs = std::filesystem;
 using interop::ExportRegistry;
 using interop::ImportRegistry;
+
+constexpr std::array<std::pair<ImportFormat, std::string_view>, 9> kImportFormats{{
+    {ImportFormat::kSnapshot, "snapshot"},
+    {ImportFormat::kAcdc, "ac-dc"},
+    {ImportFormat::kExtremis, "extremis"},
+    {ImportFormat::kAgentsKt, "agents-kt"},
+    {ImportFormat::kPixir, "pixir"},
+    {ImportFormat::kClaudeCode, "claude-code"},
+    {ImportFormat::kCodex, "codex"},
+    {ImportFormat::kChatGpt, "chatgpt"},
+    {ImportFormat::kClaudeAi, "claude-ai"},
+}};
+
+constexpr std::array<std::pair<ExportFormat, std::string_view>, 5> kExportFormats{{
+    {ExportFormat::kSnapshot, "snapshot"},
+    {ExportFormat::kAcdc, "ac-dc"},
+    {ExportFormat::kAgentsKt, "agents-kt"},
+    {ExportFormat::kMarkdown, "markdown"},
+    {ExportFormat::kJsonl, "jsonl"},
+}};
 
 std::string Names(const std::vector<std::string_view>& names) {
   std::string out;
@@ -23,35 +46,44 @@ std::string Names(const std::vector<std::string_view>& names) {
 
 }  // namespace
 
+std::string_view ImportFormatName(ImportFormat format) { return NameOf(format, kImportFormats); }
+Result<ImportFormat> ParseImportFormat(std::string_view name) {
+  return ParseName(name, kImportFormats, "import format");
+}
+std::string_view ExportFormatName(ExportFormat format) { return NameOf(format, kExportFormats); }
+Result<ExportFormat> ParseExportFormat(std::string_view name) {
+  return ParseName(name, kExportFormats, "export format");
+}
+
 std::vector<std::string_view> ImportFormats() {
   std::vector<std::string_view> out;
-  for (const auto& f : ImportRegistry()) out.push_back(f.name);
+  for (const auto& [format, name] : kImportFormats) out.push_back(name);
   return out;
 }
 
 std::vector<std::string_view> ExportFormats() {
   std::vector<std::string_view> out;
-  for (const auto& f : ExportRegistry()) out.push_back(f.name);
+  for (const auto& [format, name] : kExportFormats) out.push_back(name);
   return out;
 }
 
-Result<std::string> DetectImportFormat(const std::string& path) {
+Result<ImportFormat> DetectImportFormat(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return Err(Status::NotFound("nothing at " + path + " to import"));
   int best = 0;
-  std::string_view name;
+  ImportFormat found = ImportFormat::kSnapshot;
   for (const auto& f : ImportRegistry()) {
     const int score = f.detect(path);
     if (score > best) {
       best = score;
-      name = f.name;
+      found = f.format;
     }
   }
   if (best == 0) {
     return Err(Status::InvalidArgument(path + " is not in a format sessiondb recognises (tried " +
                                        Names(ImportFormats()) + "); name it with --format"));
   }
-  return std::string(name);
+  return found;
 }
 
 Result<ImportReport> ImportPath(Store& store, const std::string& path,
@@ -61,10 +93,11 @@ Result<ImportReport> ImportPath(Store& store, const std::string& path,
   if (!interop::MayRead(path)) {
     return Err(Status::InvalidArgument(interop::OutsideReason(path)));
   }
-  std::string format = options.format;
-  if (format.empty()) {
+  ImportFormat format;
+  if (!options.format) {
     ASSIGN_OR_RETURN(format, DetectImportFormat(path));
   } else {
+    format = *options.format;
     std::error_code ec;
     if (!fs::exists(path, ec)) return Err(Status::NotFound("nothing at " + path + " to import"));
   }
@@ -74,7 +107,7 @@ Result<ImportReport> ImportPath(Store& store, const std::string& path,
                                        "; it must be at least 1 byte"));
   }
   for (const auto& f : ImportRegistry()) {
-    if (f.name != format) continue;
+    if (f.format != format) continue;
     ImportReport report;
     report.format = format;
     interop::ImportSink sink(store, &report, options.progress, {}, options.max_attachment_bytes);
@@ -82,18 +115,18 @@ Result<ImportReport> ImportPath(Store& store, const std::string& path,
     RETURN_IF_ERROR(sink.Finish());
     return report;
   }
-  return Err(Status::InvalidArgument("unknown import format '" + format +
-                                     "'; expected one of: " + Names(ImportFormats())));
+  return Err(Status::Internal("import format '" + std::string(ImportFormatName(format)) +
+                              "' is not in the registry"));
 }
 
 Result<ExportReport> ExportTo(Store& store, const std::string& out, const ExportOptions& options) {
   const interop::ExportFormatSpec* spec = nullptr;
   for (const auto& f : ExportRegistry()) {
-    if (f.name == options.format) spec = &f;
+    if (f.format == options.format) spec = &f;
   }
   if (!spec) {
-    return Err(Status::InvalidArgument("unknown export format '" + options.format +
-                                       "'; expected one of: " + Names(ExportFormats())));
+    return Err(Status::Internal("export format '" + std::string(ExportFormatName(options.format)) +
+                                "' is not in the registry"));
   }
   std::vector<Session> sessions;
   if (options.sessions.empty()) {
@@ -111,7 +144,10 @@ Result<ExportReport> ExportTo(Store& store, const std::string& out, const Export
     }
   }
   ExportReport report;
-  RETURN_IF_ERROR(spec->run(store, sessions, out, &report));
+  if (options.file_system == nullptr) {
+    return Err(Status::InvalidArgument("ExportOptions::file_system is null"));
+  }
+  RETURN_IF_ERROR(spec->run(store, sessions, out, *options.file_system, &report));
   return report;
 }
 

@@ -310,6 +310,6 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
 
 }  // namespace
 
-ImportFormatSpec ExtremisImport() { return {kFormat, Detect, RunImport}; }
+ImportFormatSpec ExtremisImport() { return {ImportFormat::kExtremis, Detect, RunImport}; }
 
 }  // namespace sessiondb::interop

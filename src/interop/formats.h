@@ -11,13 +11,14 @@
 #include <vector>
 
 #include "interop/import_sink.h"
+#include "sessiondb/file_system.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/store.h"
 
 namespace sessiondb::interop {
 
 struct ImportFormatSpec {
-  std::string_view name;
+  ImportFormat format;
   // How sure the format is that `path` is its own: 0 (not it) to 100
   // (certain). Cheap: it may look at names and peek at the first bytes,
   // never read the whole input.
@@ -28,11 +29,11 @@ struct ImportFormatSpec {
 };
 
 struct ExportFormatSpec {
-  std::string_view name;
-  // Writes `sessions` to `out` (a file or a folder, as the format says) and
-  // counts what it wrote in `report`.
+  ExportFormat format;
+  // Writes `sessions` to `out` (a file or a folder, as the format says)
+  // through `fs` (output_file.h) and counts what it wrote in `report`.
   std::function<Status(Store& store, std::span<const Session> sessions,
-                       const std::filesystem::path& out, ExportReport* report)>
+                       const std::filesystem::path& out, FileSystem& fs, ExportReport* report)>
       run;
 };
 

@@ -57,8 +57,8 @@ Result<std::string> MessageLine(const Message& m, std::string_view session_id,
 }
 
 Status ExportJsonl(Store& store, std::span<const Session> sessions, const fs::path& out,
-                   ExportReport* report) {
-  OutputFile file;
+                   FileSystem& file_system, ExportReport* report) {
+  OutputFile file(file_system);
   RETURN_IF_ERROR(file.Open(out));
   std::vector<const Session*> order;
   for (const Session& s : sessions) order.push_back(&s);
@@ -84,6 +84,6 @@ Status ExportJsonl(Store& store, std::span<const Session> sessions, const fs::pa
 
 }  // namespace
 
-ExportFormatSpec JsonlExport() { return {"jsonl", ExportJsonl}; }
+ExportFormatSpec JsonlExport() { return {ExportFormat::kJsonl, ExportJsonl}; }
 
 }  // namespace sessiondb::interop

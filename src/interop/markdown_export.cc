@@ -70,8 +70,9 @@ std::string RoleHeading(Role role) {
 
 class Transcript {
  public:
-  Transcript(Store& store, const Session& session, const fs::path& out, ExportReport* report)
-      : store_(store), session_(session), out_(out), report_(report) {}
+  Transcript(Store& store, const Session& session, const fs::path& out, FileSystem& file_system,
+             ExportReport* report)
+      : store_(store), session_(session), out_(out), fs_(file_system), report_(report) {}
 
   Result<std::string> Render() {
     ASSIGN_OR_RETURN(std::vector<Event> events, store_.ReadEvents(session_.id));
@@ -207,7 +208,7 @@ class Transcript {
     const fs::path file = out_ / rel;
     std::error_code ec;
     if (!fs::exists(file, ec)) {  // content-addressed: an existing file holds these bytes
-      OutputFile f;
+      OutputFile f(fs_);
       RETURN_IF_ERROR(f.Open(file));
       f.Write(*bytes);
       RETURN_IF_ERROR(f.Commit());
@@ -225,23 +226,23 @@ class Transcript {
   Store& store_;
   const Session& session_;
   const fs::path& out_;
+  FileSystem& fs_;
   ExportReport* report_;
   std::string md_;
 };
 
 Status ExportMarkdown(Store& store, std::span<const Session> sessions, const fs::path& out,
-                      ExportReport* report) {
+                      FileSystem& file_system, ExportReport* report) {
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec)) {
     return Status::AlreadyExists(out.string() + " is a file; markdown exports to a folder");
   }
-  fs::create_directories(out, ec);
-  if (ec) return Status::Io("cannot create " + out.string() + ": " + ec.message());
+  RETURN_IF_ERROR(CreateDirectories(file_system, out));
   for (const Session& s : sessions) {
     const fs::path file = out / (s.id + ".md");
-    OutputFile f;
+    OutputFile f(file_system);
     RETURN_IF_ERROR(f.Open(file));
-    Transcript transcript(store, s, out, report);
+    Transcript transcript(store, s, out, file_system, report);
     ASSIGN_OR_RETURN(std::string md, transcript.Render());
     f.Write(md);
     RETURN_IF_ERROR(f.Commit());
@@ -253,6 +254,6 @@ Status ExportMarkdown(Store& store, std::span<const Session> sessions, const fs:
 
 }  // namespace
 
-ExportFormatSpec MarkdownExport() { return {"markdown", ExportMarkdown}; }
+ExportFormatSpec MarkdownExport() { return {ExportFormat::kMarkdown, ExportMarkdown}; }
 
 }  // namespace sessiondb::interop

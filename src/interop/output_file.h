@@ -1,66 +1,64 @@
 // OutputFile: an export's output written beside its final name and renamed
 // into place on Commit, so a failed or interrupted export never leaves a
-// half-written file under that name. Shared by the export formats.
+// half-written file under that name, and never touches a file it did not
+// create. Every write goes through the FileSystem seam
+// (ExportOptions::file_system), where tests inject ENOSPC, EIO and failing
+// fsyncs. Shared by the export formats.
+//
+// Example:
+//   OutputFile f(fs);
+//   RETURN_IF_ERROR(f.Open(out / "chat.md"));
+//   f.Write(markdown);
+//   RETURN_IF_ERROR(f.Commit());
+//
 // Thread-safety: one writer per instance.
 #pragma once
 
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <system_error>
 
+#include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
 
 namespace sessiondb::interop {
 
+// Creates the folder `dir` and the parents it lacks through `fs`.
+Status CreateDirectories(FileSystem& fs, const std::filesystem::path& dir);
+
 class OutputFile {
  public:
-  OutputFile() = default;
+  explicit OutputFile(FileSystem& fs) : fs_(fs) {}
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
   // Removes the temporary file unless Commit succeeded.
-  ~OutputFile() {
-    if (committed_ || tmp_.empty()) return;
-    stream_.close();
-    std::error_code ec;
-    std::filesystem::remove(tmp_, ec);
-  }
+  ~OutputFile();
 
   // kAlreadyExists if `path` exists (exports never overwrite); kIo if the
-  // temporary file cannot be created.
-  Status Open(const std::filesystem::path& path) {
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec)) {
-      return Status::AlreadyExists(path.string() + " exists; exports never overwrite");
-    }
-    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-    path_ = path;
-    tmp_ = path.string() + ".partial";
-    stream_.open(tmp_, std::ios::binary | std::ios::trunc);
-    if (!stream_) return Status::Io("cannot write " + tmp_.string());
-    return Status::Ok();
-  }
+  // folder or the temporary file cannot be created. The temporary file is
+  // created exclusively (path + ".partial", or ".partial-2", ... when that
+  // name is taken), so a file of someone else's is never emptied.
+  Status Open(const std::filesystem::path& path);
 
-  void Write(std::string_view text) {
-    stream_.write(text.data(), static_cast<std::streamsize>(text.size()));
-  }
+  // Appends `text`. Buffered; the first failure is kept and returned by
+  // Commit, and the writes after it are dropped.
+  void Write(std::string_view text);
 
-  // Flushes, closes and renames into place. kIo if any write failed.
-  Status Commit() {
-    stream_.close();
-    if (stream_.fail()) return Status::Io("writing " + tmp_.string() + " failed");
-    std::error_code ec;
-    std::filesystem::rename(tmp_, path_, ec);
-    if (ec) return Status::Io("cannot rename " + tmp_.string() + ": " + ec.message());
-    committed_ = true;
-    return Status::Ok();
-  }
+  // Writes what is buffered, fsyncs, closes, renames into place and fsyncs
+  // the folder. The first error of any write (kIo) is returned, and the
+  // temporary file is removed.
+  Status Commit();
 
  private:
+  Status Flush();
+
+  FileSystem& fs_;
   std::filesystem::path path_;
   std::filesystem::path tmp_;
-  std::ofstream stream_;
+  std::unique_ptr<WritableFile> file_;
+  std::string buffer_;
+  Status error_;
   bool committed_ = false;
 };
 

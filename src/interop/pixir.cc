@@ -499,6 +499,6 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
 
 }  // namespace
 
-ImportFormatSpec PixirImport() { return {kFormat, Detect, RunImport}; }
+ImportFormatSpec PixirImport() { return {ImportFormat::kPixir, Detect, RunImport}; }
 
 }  // namespace sessiondb::interop

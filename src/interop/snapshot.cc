@@ -173,8 +173,8 @@ Status WriteSession(Store& store, const Session& s, int64_t from_seq, OutputFile
 }
 
 Status ExportSnapshot(Store& store, std::span<const Session> sessions, const fs::path& out,
-                      ExportReport* report) {
-  OutputFile file;
+                      FileSystem& file_system, ExportReport* report) {
+  OutputFile file(file_system);
   RETURN_IF_ERROR(file.Open(out));
   std::set<std::string_view> exported;
   for (const Session& s : sessions) exported.insert(s.id);
@@ -892,8 +892,10 @@ int DetectSnapshot(const fs::path& path) {
 
 }  // namespace
 
-ImportFormatSpec SnapshotImport() { return {"snapshot", DetectSnapshot, ImportSnapshot}; }
+ImportFormatSpec SnapshotImport() {
+  return {ImportFormat::kSnapshot, DetectSnapshot, ImportSnapshot};
+}
 
-ExportFormatSpec SnapshotExport() { return {"snapshot", ExportSnapshot}; }
+ExportFormatSpec SnapshotExport() { return {ExportFormat::kSnapshot, ExportSnapshot}; }
 
 }  // namespace sessiondb::interop

@@ -1,20 +1,28 @@
 #include "memory/churn_rules.h"
 
-namespace sessiondb::memory {
+#include <array>
+#include <utility>
 
-std::string_view TierName(ChurnTier tier) {
-  switch (tier) {
-    case ChurnTier::kGold:
-      return "gold";
-    case ChurnTier::kSilver:
-      return "silver";
-    case ChurnTier::kBronze:
-      return "bronze";
-    case ChurnTier::kRed:
-      return "red";
-  }
-  return "gold";
+#include "core/enum_names.h"
+
+namespace sessiondb {
+namespace {
+
+constexpr std::array<std::pair<ChurnTier, std::string_view>, 4> kTiers{{
+    {ChurnTier::kGold, "gold"},
+    {ChurnTier::kSilver, "silver"},
+    {ChurnTier::kBronze, "bronze"},
+    {ChurnTier::kRed, "red"},
+}};
+
+}  // namespace
+
+std::string_view ChurnTierName(ChurnTier tier) { return NameOf(tier, kTiers); }
+Result<ChurnTier> ParseChurnTier(std::string_view name) {
+  return ParseName(name, kTiers, "churn tier");
 }
+
+namespace memory {
 
 ChurnTier ClassifyChurn(int64_t edits_30d, int64_t edits_24h) {
   if (edits_24h >= 5 || edits_30d > 20) return ChurnTier::kRed;
@@ -37,4 +45,5 @@ std::string PreviewCode(std::string_view code, size_t max_chars) {
   return out;
 }
 
-}  // namespace sessiondb::memory
+}  // namespace memory
+}  // namespace sessiondb

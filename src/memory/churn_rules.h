@@ -15,12 +15,9 @@
 #include <string>
 #include <string_view>
 
+#include "sessiondb/memory.h"
+
 namespace sessiondb::memory {
-
-enum class ChurnTier { kGold, kSilver, kBronze, kRed };
-
-// "gold", "silver", "bronze", "red".
-std::string_view TierName(ChurnTier tier);
 
 // Gold: 0-2 edits in the last 30 days; silver: 3-10; bronze: 11-20; red:
 // more than 20, or 5 or more in the last 24 hours (whatever the 30-day count).

@@ -160,7 +160,7 @@ class BackendCodeMemory final : public CodeMemory {
         backend_->CountHotspots(query.path_prefix, query.functions, std::max(query.limit, 1),
                                 now - 30 * kDayMs, now - kDayMs));
     for (ChurnEntry& e : out) {
-      e.tier = std::string(TierName(ClassifyChurn(e.edits_30d, e.edits_24h)));
+      e.tier = ClassifyChurn(e.edits_30d, e.edits_24h);
     }
     return out;
   }
@@ -192,7 +192,7 @@ class BackendCodeMemory final : public CodeMemory {
       }
     }
     ASSIGN_OR_RETURN(ChurnEntry file, CountEdits(file_path, ""));
-    if (file.tier == "red") {
+    if (file.tier == ChurnTier::kRed) {
       out.push_back({file_path, "",
                      file_path + " is a Red churn file: " + std::to_string(file.edits_30d) +
                          " edits in 30 days, " + std::to_string(file.edits_24h) +
@@ -272,7 +272,7 @@ class BackendCodeMemory final : public CodeMemory {
                  .function = std::string(function),
                  .edits_24h = counts.edits_24h,
                  .edits_30d = counts.edits_30d};
-    e.tier = std::string(TierName(ClassifyChurn(e.edits_30d, e.edits_24h)));
+    e.tier = ClassifyChurn(e.edits_30d, e.edits_24h);
     return e;
   }
 

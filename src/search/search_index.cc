@@ -148,8 +148,12 @@ class BackendSearchIndex final : public SearchIndex {
   Status ClearEmbeddings() override {
     RETURN_IF_ERROR(backend_->ClearVectors());
     if (const std::string dir = backend_->FilesDirectory(); !dir.empty()) {
+      // A saved HNSW file left behind is unused (its meta is gone), so a
+      // file that cannot be removed costs disk, never a wrong answer.
       std::error_code ec;
-      fs::remove_all(dir, ec);  // a saved HNSW file left behind is unused: its meta is gone
+      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        (void)backend_->file_system().Remove(it->path().string());
+      }
     }
     ResetVectors();
     return Status::Ok();
@@ -169,11 +173,12 @@ class BackendSearchIndex final : public SearchIndex {
     // the graph: its vectors are always scanned exactly.
     if (files.empty()) return Status::Ok();
     ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> hnsw, HnswIndex::Build(*all, progress));
+    // Through the store's file system: a save that fails leaves the index
+    // saved before (file and meta) as it was, still answering queries.
+    FileSystem& file_system = backend_->file_system();
     const fs::path dir(files);
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return Status::Io("cannot create " + dir.string() + ": " + ec.message());
-    RETURN_IF_ERROR(hnsw->Save((dir / HnswFileName(model)).string()));
+    RETURN_IF_ERROR(file_system.CreateDirectory(dir.string()));
+    RETURN_IF_ERROR(hnsw->Save((dir / HnswFileName(model)).string(), &file_system));
     RETURN_IF_ERROR(backend_->SetMeta("hnsw:" + model, std::to_string(last) + " " +
                                                            std::to_string(all->size()) + " " +
                                                            std::to_string(all->dims())));
@@ -208,11 +213,15 @@ class BackendSearchIndex final : public SearchIndex {
       if (saved && !files.empty() && count >= options_.approximate_threshold) {
         const std::string path = (fs::path(files) / HnswFileName(model)).string();
         Result<std::unique_ptr<HnswIndex>> loaded = HnswIndex::Load(path, static_cast<int>(dims));
-        if (loaded) {
+        // A file that is not the one the meta describes (a save whose meta
+        // never followed: the rename went through, the folder's fsync failed)
+        // would count its newer vectors twice; it is left unused.
+        if (loaded && (*loaded)->size() == static_cast<size_t>(count)) {
           hnsw_ = std::move(*loaded);
           loaded_upto_ = covered;
         }
-        // A lost or damaged file only costs speed: the exact scan takes over.
+        // A lost, damaged or unmatched file only costs speed: the exact scan
+        // takes over.
       }
     }
     ASSIGN_OR_RETURN(loaded_upto_, LoadVectors(backend_.get(), model, loaded_upto_, &exact_));

@@ -339,7 +339,7 @@ std::vector<VectorHit> HnswIndex::Search(std::span<const float> query, size_t k,
   return top.Take();
 }
 
-Status HnswIndex::Save(const std::string& path) const {
+Status HnswIndex::Save(const std::string& path, FileSystem* fs) const {
   const Hnsw& h = *graph_->hnsw;
   // hnswlib's own saveIndex layout, written to memory so that it can be
   // checksummed and written atomically.
@@ -374,7 +374,7 @@ Status HnswIndex::Save(const std::string& path) const {
   Put(file, Fnv1a64(payload));
   file += payload;
 
-  return ReplaceFileDurably(path, file);
+  return ReplaceFileDurably(path, file, fs);
 }
 
 Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path, int dims) {

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
 #include "sessiondb/store.h"
 
@@ -81,9 +82,10 @@ class HnswIndex {
   // kIo if it cannot be read.
   static Result<std::unique_ptr<HnswIndex>> Load(const std::string& path, int dims);
   // Writes to path + ".tmp", fsyncs, renames over `path` and fsyncs the
-  // directory: a reader sees the old index or the new one, never half of one.
-  // kIo on failure (the temporary file is removed).
-  Status Save(const std::string& path) const;
+  // directory, through `fs` (null: the real file system): a reader sees the
+  // old index or the new one, never half of one. kIo on failure (the
+  // temporary file is removed, a previous index at `path` stays whole).
+  Status Save(const std::string& path, FileSystem* fs = nullptr) const;
 
   size_t size() const;
   int dims() const { return dims_; }

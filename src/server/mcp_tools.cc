@@ -294,9 +294,9 @@ ToolResult McpTools::SearchCodeMemory(const ToolArgs& args) {
     text += "\n```\n" + r.preview + (r.preview.ends_with('\n') ? "" : "\n") + "```\n";
     recalled_json.push_back(ToJson(r));
   }
-  text += "Churn of " + path + ": tier " + churn->tier + ", " + std::to_string(churn->edits_30d) +
-          (churn->edits_30d == 1 ? " edit" : " edits") + " in 30 days, " +
-          std::to_string(churn->edits_24h) + " in the last 24 hours.\n";
+  text += "Churn of " + path + ": tier " + std::string(ChurnTierName(churn->tier)) + ", " +
+          std::to_string(churn->edits_30d) + (churn->edits_30d == 1 ? " edit" : " edits") +
+          " in 30 days, " + std::to_string(churn->edits_24h) + " in the last 24 hours.\n";
   Json warnings_json = Json::array();
   for (const ChurnWarning& w : warnings) {
     text += "Warning: " + w.message + "\n";
@@ -325,8 +325,9 @@ ToolResult McpTools::CodeChurn(const ToolArgs& args) {
                 (query.functions ? "file: function" : "file") + ":\n";
   Json entries = Json::array();
   for (const ChurnEntry& e : *hot) {
-    text += e.tier + "  " + std::to_string(e.edits_30d) + "  " + std::to_string(e.edits_24h) +
-            "  " + e.file_path + (query.functions ? ": " + e.function : "") + "\n";
+    text += std::string(ChurnTierName(e.tier)) + "  " + std::to_string(e.edits_30d) + "  " +
+            std::to_string(e.edits_24h) + "  " + e.file_path +
+            (query.functions ? ": " + e.function : "") + "\n";
     entries.push_back(ToJson(e));
   }
   return ToolResult::Text(std::move(text), {{"entries", std::move(entries)}});

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "server/api_state.h"
@@ -21,7 +22,22 @@ namespace {
 namespace fs = std::filesystem;
 
 // Export formats that are one file; the others are folders, sent zipped.
-bool IsFileFormat(const std::string& format) { return format == "snapshot" || format == "jsonl"; }
+bool IsFileFormat(ExportFormat format) {
+  return format == ExportFormat::kSnapshot || format == ExportFormat::kJsonl;
+}
+
+// The import format a request names; unset (detected) when it names none.
+Result<std::optional<ImportFormat>> ImportFormatParam(const std::string& name) {
+  if (name.empty()) return std::optional<ImportFormat>();
+  ASSIGN_OR_RETURN(ImportFormat format, ParseImportFormat(name));
+  return std::optional<ImportFormat>(format);
+}
+
+// The export format a request names; a snapshot when it names none.
+Result<ExportFormat> ExportFormatParam(const std::string& name) {
+  if (name.empty()) return ExportFormat::kSnapshot;
+  return ParseExportFormat(name);
+}
 
 // Zips every file under `folder` into `zip_path`, names relative to `folder`.
 Status ZipFolder(const fs::path& folder, const fs::path& zip_path) {
@@ -74,7 +90,7 @@ void SendFile(HttpResponse& res, std::shared_ptr<TempFolder> owner, const fs::pa
 }
 
 // Exports `sessions` (empty: all) in `format` and sends the result.
-void SendExport(ApiState& api, std::vector<std::string> sessions, const std::string& format,
+void SendExport(ApiState& api, std::vector<std::string> sessions, ExportFormat format,
                 const std::string& download_stem, HttpResponse& res) {
   auto temp = std::make_shared<TempFolder>();
   if (!temp->ok()) return ReplyError(res, Status::Io("cannot create a temporary folder"));
@@ -83,13 +99,14 @@ void SendExport(ApiState& api, std::vector<std::string> sessions, const std::str
   auto report = ExportTo(api.store, out.string(), {.format = format, .sessions = std::move(sessions)});
   if (!report) return ReplyError(res, report.error());
   if (file) {
-    const bool jsonl = format == "jsonl";
+    const bool jsonl = format == ExportFormat::kJsonl;
     return SendFile(res, temp, out, jsonl ? "application/jsonl" : "application/json",
                     download_stem + (jsonl ? ".jsonl" : ".json"));
   }
   const fs::path zip = temp->path() / "export.zip";
   if (Status s = ZipFolder(out, zip); !s.ok()) return ReplyError(res, s);
-  SendFile(res, temp, zip, "application/zip", download_stem + "-" + format + ".zip");
+  SendFile(res, temp, zip, "application/zip",
+           download_stem + "-" + std::string(ExportFormatName(format)) + ".zip");
 }
 
 // The name an uploaded import is saved under, which format detection reads:
@@ -129,6 +146,8 @@ void Import(ApiState& api, const HttpRequest& req, HttpResponse& res) {
                                "conversations.json or export zip, a .jsonl log), or use "
                                "POST /v1/import/path"));
   }
+  auto format = ImportFormatParam(Param(req, "format"));
+  if (!format) return ReplyError(res, format.error());
   TempFolder temp;
   if (!temp.ok()) return ReplyError(res, Status::Io("cannot create a temporary folder"));
   const fs::path file = temp.path() / UploadName(req, given_name, *bytes);
@@ -137,7 +156,8 @@ void Import(ApiState& api, const HttpRequest& req, HttpResponse& res) {
     out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
     if (!out) return ReplyError(res, Status::Io("cannot save the upload"));
   }
-  auto report = ImportPath(api.store, file.string(), {.format = Param(req, "format"), .allowed_roots = {temp.path().string()}});
+  auto report = ImportPath(api.store, file.string(),
+                           {.format = *format, .allowed_roots = {temp.path().string()}});
   if (!report) return ReplyError(res, report.error());
   ReplyJson(res, 200, ToJson(*report));
 }
@@ -151,7 +171,10 @@ void ImportPathRoute(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   if (!format) return ReplyError(res, format.error());
   auto resolved = ResolveAllowedPath(*path, api.options.allowed_dirs, /*must_exist=*/true);
   if (!resolved) return ReplyError(res, 403, "permission_denied", resolved.error());
-  auto report = ImportPath(api.store, resolved->string(), {.format = *format, .allowed_roots = api.options.allowed_dirs});
+  auto chosen = ImportFormatParam(*format);
+  if (!chosen) return ReplyError(res, chosen.error());
+  auto report = ImportPath(api.store, resolved->string(),
+                           {.format = *chosen, .allowed_roots = api.options.allowed_dirs});
   if (!report) return ReplyError(res, report.error());
   ReplyJson(res, 200, ToJson(*report));
 }
@@ -173,11 +196,17 @@ void ExportRoute(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   auto out = StringField(*body, "out");
   if (!format) return ReplyError(res, format.error());
   if (!out) return ReplyError(res, out.error());
-  const std::string chosen = format->empty() ? "snapshot" : *format;
-  if (out->empty()) return SendExport(api, std::move(sessions), chosen, "sessiondb-export", res);
+  if (out->empty()) {
+    auto chosen = ExportFormatParam(*format);
+    if (!chosen) return ReplyError(res, chosen.error());
+    return SendExport(api, std::move(sessions), *chosen, "sessiondb-export", res);
+  }
   auto resolved = ResolveAllowedPath(*out, api.options.allowed_dirs, /*must_exist=*/false);
   if (!resolved) return ReplyError(res, 403, "permission_denied", resolved.error());
-  auto report = ExportTo(api.store, resolved->string(), {.format = chosen, .sessions = std::move(sessions)});
+  auto chosen = ExportFormatParam(*format);
+  if (!chosen) return ReplyError(res, chosen.error());
+  auto report =
+      ExportTo(api.store, resolved->string(), {.format = *chosen, .sessions = std::move(sessions)});
   if (!report) return ReplyError(res, report.error());
   ReplyJson(res, 200, {{"sessions", report->sessions},
                        {"messages", report->messages},
@@ -192,8 +221,9 @@ void AddInteropRoutes(Router& router, ApiState& api) {
   router.Add("POST", "/v1/import/path",
              [&api](auto& req, auto& res, auto&) { ImportPathRoute(api, req, res); });
   router.Add("GET", R"(/v1/sessions/([^/]+)/export)", [&api](auto& req, auto& res, auto& path) {
-    const std::string format = Param(req, "format");
-    SendExport(api, {path[0]}, format.empty() ? "snapshot" : format, path[0], res);
+    auto format = ExportFormatParam(Param(req, "format"));
+    if (!format) return ReplyError(res, format.error());
+    SendExport(api, {path[0]}, *format, path[0], res);
   });
   router.Add("POST", "/v1/export", [&api](auto& req, auto& res, auto&) { ExportRoute(api, req, res); });
   router.Add("GET", "/v1/health", [&api](auto&, auto& res, auto&) {

@@ -7,7 +7,7 @@ namespace sessiondb::store {
 
 bool FilterIsEmpty(const SearchFilter& f) {
   return f.session_id.empty() && f.events && f.code_writes && !f.role && f.since_ms <= 0 &&
-         f.until_ms <= 0 && f.archived == ArchivedFilter::kInclude && f.project.empty();
+         f.until_ms <= 0 && f.archived == ArchiveFilter::kAll && f.project.empty();
 }
 
 void FinishRanking(int64_t max_candidates, KeywordRanking* ranking) {

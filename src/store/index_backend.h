@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "sessiondb/file_system.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 #include "sessiondb/status.h"
@@ -206,6 +207,9 @@ class IndexBackend {
   // graph); empty when the backend has none (PostgreSQL: vectors are then
   // scanned exactly).
   virtual std::string FilesDirectory() const = 0;
+  // What the index writes its files in FilesDirectory() through: the
+  // file-system seam of the Store it came from (StoreOptions::file_system).
+  virtual FileSystem& file_system() { return *FileSystem::Default(); }
 
   // ---- Code memory --------------------------------------------------------
 
@@ -225,7 +229,7 @@ class IndexBackend {
                                         int64_t since_30d_ms, int64_t since_24h_ms) = 0;
   // Files (functions: per function instead) under `path_prefix` by edits
   // since since_30d_ms, most first (then most since since_24h_ms, path,
-  // function); `tier` is left empty.
+  // function); `tier` is left at its default.
   virtual Result<std::vector<ChurnEntry>> CountHotspots(std::string_view path_prefix,
                                                         bool functions, int limit,
                                                         int64_t since_30d_ms,

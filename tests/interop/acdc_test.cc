@@ -112,8 +112,11 @@ TEST(AcdcImport, DetectsTheFolderAndTheHistoryFile) {
   TempDir tmp;
   AcdcFixture fx(tmp.path());
   fx.Write(fx.Records());
-  EXPECT_EQ(DetectImportFormat(fx.dir.string()).value_or(""), "ac-dc");
-  EXPECT_EQ(DetectImportFormat((fx.dir / "history.jsonl").string()).value_or(""), "ac-dc");
+  EXPECT_EQ(DetectImportFormat(fx.dir.string()).value_or(ImportFormat::kSnapshot),
+            ImportFormat::kAcdc);
+  EXPECT_EQ(
+      DetectImportFormat((fx.dir / "history.jsonl").string()).value_or(ImportFormat::kSnapshot),
+      ImportFormat::kAcdc);
   // A JSON Lines file of another shape is not ac-dc's.
   WriteFile(tmp.path() / "other" / "history.jsonl", "{\"display\":\"hi\",\"project\":\"/x\"}\n");
   EXPECT_FALSE(DetectImportFormat((tmp.path() / "other").string()).has_value());
@@ -124,7 +127,7 @@ TEST(AcdcImport, EveryWindowOfTheSampleReplays) {
   AcdcFixture fx(tmp.path());
   fx.Write(fx.Records());
   auto store = OpenStore(tmp);
-  ASSERT_TRUE(ImportPath(*store, fx.dir.string(), {.format = "ac-dc"}));
+  ASSERT_TRUE(ImportPath(*store, fx.dir.string(), {.format = ImportFormat::kAcdc}));
   testing::ExpectEveryWindowReplays(*store, "ac-dc sample");
 }
 
@@ -135,7 +138,7 @@ TEST(AcdcImport, ImportsEveryFieldOfARealisticHistory) {
   auto store = OpenStore(tmp);
   auto report = ImportPath(*store, fx.dir.string(), {});
   ASSERT_TRUE(report.has_value()) << report.error().ToString();
-  EXPECT_EQ(report->format, "ac-dc");
+  EXPECT_EQ(report->format, ImportFormat::kAcdc);
   EXPECT_EQ(report->sessions_added, 2);
   EXPECT_EQ(report->messages_added, 4);
   EXPECT_EQ(report->images_added, 2);
@@ -279,17 +282,17 @@ TEST(AcdcExport, RoundTripGivesTheSameMessagesAndImageBytes) {
   ASSERT_TRUE(store->Append("native-1", shot).has_value());
 
   const fs::path out = tmp.path() / "out" / ".ac-dc";
-  auto exported = ExportTo(*store, out.string(), {.format = "ac-dc"});
+  auto exported = ExportTo(*store, out.string(), {.format = ExportFormat::kAcdc});
   ASSERT_TRUE(exported.has_value()) << exported.error().ToString();
   EXPECT_EQ(exported->sessions, 3);
   EXPECT_EQ(exported->messages, 6);
   EXPECT_EQ(exported->images, 3);
-  EXPECT_FALSE(fs::exists(out / "history.jsonl.tmp"));
+  EXPECT_FALSE(fs::exists(out / "history.jsonl.partial"));
   // The images are named as ac-dc names them, so ac-dc finds them.
   EXPECT_EQ(ReadFile(out / "images" / fx.png_name), fx.png);
   EXPECT_EQ(ReadFile(out / "images" / AcdcName(fx.jpeg, "image/jpeg", ".jpg")), fx.jpeg);
   // Exporting onto an existing history is refused.
-  EXPECT_EQ(ExportTo(*store, out.string(), {.format = "ac-dc"}).error().code(),
+  EXPECT_EQ(ExportTo(*store, out.string(), {.format = ExportFormat::kAcdc}).error().code(),
             StatusCode::kAlreadyExists);
 
   TempDir tmp2;

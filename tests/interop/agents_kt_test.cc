@@ -19,7 +19,7 @@ const char kSampleName[] = "b35e253286455d42d8c2fdea8dbaf3356a209334cfc564620890
 class AgentsKt : public InteropTest {
  protected:
   ImportReport Import(Store& store, const std::string& path) {
-    auto r = ImportPath(store, path, {.format = "agents-kt"});
+    auto r = ImportPath(store, path, {.format = ImportFormat::kAgentsKt});
     EXPECT_TRUE(r) << r.error().ToString();
     return r ? *r : ImportReport{};
   }
@@ -50,7 +50,7 @@ TEST_F(AgentsKt, SampleImportsFieldByField) {
   auto store = OpenStore("store");
   auto detected = DetectImportFormat(Folder());
   ASSERT_TRUE(detected) << detected.error().ToString();
-  EXPECT_EQ(*detected, "agents-kt");
+  EXPECT_EQ(*detected, ImportFormat::kAgentsKt);
   ImportReport r = Import(*store, Folder());
   EXPECT_EQ(r.sessions_added, 1);
   EXPECT_EQ(r.messages_added, 5);
@@ -181,7 +181,8 @@ TEST_F(AgentsKt, DamagedFilesAndImagesAreSkippedAndTheRestImports) {
 TEST_F(AgentsKt, ExportWritesTheAgentsKtShape) {
   auto store = OpenStore("store");
   FillSample(*store);
-  auto r = ExportTo(*store, dir_.Sub("out"), {.format = "agents-kt", .sessions = {"chat-main"}});
+  auto r = ExportTo(*store, dir_.Sub("out"),
+                    {.format = ExportFormat::kAgentsKt, .sessions = {"chat-main"}});
   ASSERT_TRUE(r) << r.error().ToString();
   ASSERT_EQ(r->files.size(), 1u);
   EXPECT_EQ(fs::path(r->files[0]).filename(), blob::Sha256Hex("chat-main") + ".json");
@@ -214,7 +215,7 @@ TEST_F(AgentsKt, ExportWritesTheAgentsKtShape) {
 TEST_F(AgentsKt, ExportThenImportGivesTheSameMessagesAndImageBytes) {
   auto source = OpenStore("source");
   FillSample(*source);
-  auto r = ExportTo(*source, dir_.Sub("out"), {.format = "agents-kt"});
+  auto r = ExportTo(*source, dir_.Sub("out"), {.format = ExportFormat::kAgentsKt});
   ASSERT_TRUE(r) << r.error().ToString();
   EXPECT_EQ(r->sessions, 3);
   auto target = OpenStore("target");
@@ -251,7 +252,7 @@ TEST_F(AgentsKt, ExportThenImportGivesTheSameMessagesAndImageBytes) {
   }
   EXPECT_EQ(Events(*target, "chat-main")[0].message.parts.size(), 3u);
   // Exporting what came back gives the same files again.
-  auto again = ExportTo(*target, dir_.Sub("again"), {.format = "agents-kt"});
+  auto again = ExportTo(*target, dir_.Sub("again"), {.format = ExportFormat::kAgentsKt});
   ASSERT_TRUE(again);
   for (const std::string& f : r->files) {
     EXPECT_EQ(ReadFile(f), ReadFile(dir_.path() / "again" / fs::path(f).filename())) << f;

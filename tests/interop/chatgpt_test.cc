@@ -118,7 +118,9 @@ class ChatGptImport : public ::testing::Test {
   std::unique_ptr<Store> store_;
 };
 
-TEST_F(ChatGptImport, DetectsTheZip) { EXPECT_EQ(*DetectImportFormat(zip_), "chatgpt"); }
+TEST_F(ChatGptImport, DetectsTheZip) {
+  EXPECT_EQ(*DetectImportFormat(zip_), ImportFormat::kChatGpt);
+}
 
 TEST_F(ChatGptImport, EveryWindowOfTheSampleReplays) {
   MustImport(*store_, zip_, "chatgpt");
@@ -127,7 +129,7 @@ TEST_F(ChatGptImport, EveryWindowOfTheSampleReplays) {
 
 TEST_F(ChatGptImport, ActiveBranchArrivesFieldByFieldWithItsImage) {
   ImportReport r = MustImport(*store_, zip_, "");
-  EXPECT_EQ(r.format, "chatgpt");
+  EXPECT_EQ(r.format, ImportFormat::kChatGpt);
   EXPECT_EQ(r.sessions_added, 2);
   EXPECT_EQ(r.images_added, 1);
   EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
@@ -195,7 +197,7 @@ TEST_F(ChatGptImport, CorruptConversationsAreSkippedAndTheRestImports) {
   text += ",\n{\"title\": \"broken\", \"mapping\": oops},\n";
   text += "{\"title\": \"cut\", \"mapping\": {\"root\": {\"id\": \"root\"";
   WriteFile(folder + "/conversations.json", text);
-  EXPECT_EQ(*DetectImportFormat(folder), "chatgpt");
+  EXPECT_EQ(*DetectImportFormat(folder), ImportFormat::kChatGpt);
   ImportReport r = MustImport(*store_, folder, "chatgpt");
   EXPECT_TRUE(SkippedFor(r, "not a valid JSON object"));
   EXPECT_TRUE(SkippedFor(r, "cut short"));
@@ -211,7 +213,7 @@ TEST_F(ChatGptImport, CorruptConversationsAreSkippedAndTheRestImports) {
 
 TEST_F(ChatGptImport, AnExportThatIsNotAnArrayIsRefusedAndNothingIsWritten) {
   WriteFile(dir_.Sub("conversations.json"), "{\"mapping\": {}}");
-  auto r = ImportPath(*store_, dir_.Sub("conversations.json"), {.format = "chatgpt"});
+  auto r = ImportPath(*store_, dir_.Sub("conversations.json"), {.format = ImportFormat::kChatGpt});
   EXPECT_FALSE(r.has_value());
   EXPECT_TRUE(AllSessions(*store_).empty());
 }

@@ -105,7 +105,9 @@ class ClaudeAiImport : public ::testing::Test {
   std::unique_ptr<Store> store_;
 };
 
-TEST_F(ClaudeAiImport, DetectsTheZip) { EXPECT_EQ(*DetectImportFormat(zip_), "claude-ai"); }
+TEST_F(ClaudeAiImport, DetectsTheZip) {
+  EXPECT_EQ(*DetectImportFormat(zip_), ImportFormat::kClaudeAi);
+}
 
 TEST_F(ClaudeAiImport, EveryWindowOfTheSampleReplays) {
   MustImport(*store_, zip_, "claude-ai");
@@ -114,7 +116,7 @@ TEST_F(ClaudeAiImport, EveryWindowOfTheSampleReplays) {
 
 TEST_F(ClaudeAiImport, ConversationArrivesFieldByField) {
   ImportReport r = MustImport(*store_, zip_, "");
-  EXPECT_EQ(r.format, "claude-ai");
+  EXPECT_EQ(r.format, ImportFormat::kClaudeAi);
   EXPECT_EQ(r.sessions_added, 2);
   EXPECT_EQ(r.records_skipped, 0);
   auto s = store_->GetSession(kConv);
@@ -176,7 +178,7 @@ TEST_F(ClaudeAiImport, CorruptConversationsAreSkippedAndTheRestImports) {
   text += ",{\"uuid\": \"x\", \"chat_messages\": [nope]},";
   text += "{\"uuid\": \"y\", \"chat_messages\": [{\"uuid\"";
   WriteFile(file, text);
-  EXPECT_EQ(*DetectImportFormat(file), "claude-ai");
+  EXPECT_EQ(*DetectImportFormat(file), ImportFormat::kClaudeAi);
   ImportReport r = MustImport(*store_, file, "claude-ai");
   EXPECT_TRUE(SkippedFor(r, "not a valid JSON object"));
   EXPECT_TRUE(SkippedFor(r, "cut short"));

@@ -158,8 +158,8 @@ class ClaudeCodeImport : public ::testing::Test {
 };
 
 TEST_F(ClaudeCodeImport, DetectsAProjectsTreeAndAFile) {
-  EXPECT_EQ(*DetectImportFormat(dir_.Sub("projects")), "claude-code");
-  EXPECT_EQ(*DetectImportFormat(file_), "claude-code");
+  EXPECT_EQ(*DetectImportFormat(dir_.Sub("projects")), ImportFormat::kClaudeCode);
+  EXPECT_EQ(*DetectImportFormat(file_), ImportFormat::kClaudeCode);
 }
 
 TEST_F(ClaudeCodeImport, EveryWindowOfTheSampleReplays) {
@@ -169,7 +169,7 @@ TEST_F(ClaudeCodeImport, EveryWindowOfTheSampleReplays) {
 
 TEST_F(ClaudeCodeImport, MainLineArrivesFieldByField) {
   ImportReport r = MustImport(*store_, dir_.Sub("projects"), "");
-  EXPECT_EQ(r.format, "claude-code");
+  EXPECT_EQ(r.format, ImportFormat::kClaudeCode);
   EXPECT_EQ(r.sessions_added, 2);
   EXPECT_EQ(r.images_added, 1);
   EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
@@ -354,10 +354,10 @@ TEST_F(ClaudeCodeImport, ProgressCoversTheWritingNotJustTheScan) {
   }
   AppendFile(file_, more);
   std::vector<std::pair<int64_t, int64_t>> calls;
-  auto report = ImportPath(*store_, file_,
-                           {.format = "claude-code", .progress = [&](int64_t done, int64_t total) {
-                              calls.emplace_back(done, total);
-                            }});
+  auto report = ImportPath(
+      *store_, file_,
+      {.format = ImportFormat::kClaudeCode,
+       .progress = [&](int64_t done, int64_t total) { calls.emplace_back(done, total); }});
   ASSERT_TRUE(report) << report.error().ToString();
   EXPECT_EQ(EventsOf(*store_, kSession).size(), 3010u);
   const int64_t total = static_cast<int64_t>(std::filesystem::file_size(file_));
@@ -387,10 +387,10 @@ TEST_F(ClaudeCodeImport, ProgressCrossesOnceForAllTheTranscripts) {
   }
   WriteFile(other + "/1c2d3e4f-0000-4000-8000-000000000002.jsonl", second);
   std::vector<std::pair<int64_t, int64_t>> calls;
-  auto report = ImportPath(*store_, dir_.Sub("projects"),
-                           {.format = "claude-code", .progress = [&](int64_t done, int64_t total) {
-                              calls.emplace_back(done, total);
-                            }});
+  auto report = ImportPath(
+      *store_, dir_.Sub("projects"),
+      {.format = ImportFormat::kClaudeCode,
+       .progress = [&](int64_t done, int64_t total) { calls.emplace_back(done, total); }});
   ASSERT_TRUE(report) << report.error().ToString();
   EXPECT_EQ(report->sessions_added, 3);
   // Files go in path order: -home-dev-other before -home-dev-parser.
@@ -484,7 +484,7 @@ TEST_F(ClaudeCodeImport, FieldsOfOddTypesAreSkippedWithTheirReasonsAndTheRestImp
   odd_blocks["message"]["usage"]["input_tokens"] = -5;
   t += as_string.dump() + "\n" + as_number.dump() + "\n" + odd_blocks.dump() + "\n";
   WriteFile(file_, t);
-  auto report = ImportPath(*store_, file_, {.format = "claude-code"});
+  auto report = ImportPath(*store_, file_, {.format = ImportFormat::kClaudeCode});
   ASSERT_TRUE(report.has_value()) << report.error().ToString();
   const std::string label = std::string(kSession) + ".jsonl:";
   auto skipped_at = [&](int line, const std::string& words) {
@@ -737,7 +737,7 @@ TEST_F(ClaudeCodeImport, AnAbsurdlyLongLineIsSkippedWithoutBeingHeld) {
 
 TEST_F(ClaudeCodeImport, AFolderWithoutTranscriptsIsRefusedAndNothingIsWritten) {
   std::filesystem::create_directories(dir_.Sub("empty"));
-  auto r = ImportPath(*store_, dir_.Sub("empty"), {.format = "claude-code"});
+  auto r = ImportPath(*store_, dir_.Sub("empty"), {.format = ImportFormat::kClaudeCode});
   EXPECT_FALSE(r.has_value());
   EXPECT_TRUE(AllSessions(*store_).empty());
 }
@@ -757,7 +757,7 @@ TEST_F(ClaudeCodeImport, AWhitespaceOnlyPromptIsSkippedNotTheImport) {
            .dump() +
        "\n";
   WriteFile(file_, t);
-  auto report = ImportPath(*store_, file_, {.format = "claude-code"});
+  auto report = ImportPath(*store_, file_, {.format = ImportFormat::kClaudeCode});
   ASSERT_TRUE(report.has_value()) << report.error().message();
   EXPECT_EQ(report->records_skipped, 2);
   EXPECT_TRUE(SkippedFor(*report, "whitespace"));

@@ -123,8 +123,8 @@ class CodexImport : public ::testing::Test {
 };
 
 TEST_F(CodexImport, DetectsASessionsTreeAndARollout) {
-  EXPECT_EQ(*DetectImportFormat(dir_.Sub("sessions")), "codex");
-  EXPECT_EQ(*DetectImportFormat(file_), "codex");
+  EXPECT_EQ(*DetectImportFormat(dir_.Sub("sessions")), ImportFormat::kCodex);
+  EXPECT_EQ(*DetectImportFormat(file_), ImportFormat::kCodex);
 }
 
 TEST_F(CodexImport, EveryWindowOfTheSampleReplays) {
@@ -142,10 +142,10 @@ TEST_F(CodexImport, ProgressCrossesOnceForAllTheRollouts) {
   const std::string second_file = day_ + "/rollout-2025-10-29T02-00-00-" + other_id + ".jsonl";
   WriteFile(second_file, second);
   std::vector<std::pair<int64_t, int64_t>> calls;
-  auto report = ImportPath(*store_, dir_.Sub("sessions"),
-                           {.format = "codex", .progress = [&](int64_t done, int64_t total) {
-                              calls.emplace_back(done, total);
-                            }});
+  auto report = ImportPath(
+      *store_, dir_.Sub("sessions"),
+      {.format = ImportFormat::kCodex,
+       .progress = [&](int64_t done, int64_t total) { calls.emplace_back(done, total); }});
   ASSERT_TRUE(report) << report.error().ToString();
   EXPECT_EQ(report->sessions_added, 2);
   ExpectOneBarAcrossFiles(calls, {static_cast<int64_t>(std::filesystem::file_size(file_)),
@@ -154,7 +154,7 @@ TEST_F(CodexImport, ProgressCrossesOnceForAllTheRollouts) {
 
 TEST_F(CodexImport, RolloutArrivesFieldByField) {
   ImportReport r = MustImport(*store_, dir_.Sub("sessions"), "");
-  EXPECT_EQ(r.format, "codex");
+  EXPECT_EQ(r.format, ImportFormat::kCodex);
   EXPECT_EQ(r.sessions_added, 1);
   EXPECT_EQ(r.images_added, 1);
   EXPECT_EQ(r.records_skipped, 0);

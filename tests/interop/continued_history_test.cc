@@ -17,8 +17,8 @@ using nlohmann::json;
 
 class ContinuedHistory : public InteropTest {
  protected:
-  ImportReport Import(Store& store, const std::string& path, const std::string& format) {
-    auto r = ImportPath(store, path, {.format = format});
+  ImportReport Import(Store& store, const std::string& path, std::string_view format) {
+    auto r = ImportPath(store, path, {.format = ParseImportFormat(format).value()});
     EXPECT_TRUE(r) << r.error().ToString();
     return r ? *r : ImportReport{};
   }
@@ -87,7 +87,8 @@ TEST_F(ContinuedHistory, AnAcdcExportContinuedInAcdcComesBackWhole) {
   auto store = OpenStore("store");
   FillSample(*store);
   const fs::path out = dir_.path() / "out" / ".ac-dc";
-  ASSERT_TRUE(ExportTo(*store, out.string(), {.format = "ac-dc", .sessions = {"chat-main"}}));
+  ASSERT_TRUE(
+      ExportTo(*store, out.string(), {.format = ExportFormat::kAcdc, .sessions = {"chat-main"}}));
   // Nothing new yet: the export itself comes back as nothing.
   ImportReport same = Import(*store, out.string(), "ac-dc");
   EXPECT_EQ(same.messages_added, 0);
@@ -121,7 +122,8 @@ TEST_F(ContinuedHistory, AnAgentsKtExportContinuedInAgentsKtComesBackWhole) {
   auto store = OpenStore("store");
   FillSample(*store);
   const fs::path out = dir_.path() / "kt";
-  ASSERT_TRUE(ExportTo(*store, out.string(), {.format = "agents-kt", .sessions = {"chat-main"}}));
+  ASSERT_TRUE(ExportTo(*store, out.string(),
+                       {.format = ExportFormat::kAgentsKt, .sessions = {"chat-main"}}));
   fs::path file;
   for (const auto& entry : fs::directory_iterator(out)) file = entry.path();
   ImportReport same = Import(*store, out.string(), "agents-kt");
@@ -153,7 +155,7 @@ TEST_F(ContinuedHistory, ASnapshotOfASessionThatWentOnInBothStoresMergesWhole) {
   FillSample(*a);
   auto b = OpenStore("b");
   const std::string first = dir_.Sub("first.json");
-  ASSERT_TRUE(ExportTo(*a, first, {.format = "snapshot", .sessions = {"chat-main"}}));
+  ASSERT_TRUE(ExportTo(*a, first, {.format = ExportFormat::kSnapshot, .sessions = {"chat-main"}}));
   ASSERT_EQ(Import(*b, first, "snapshot").sessions_added, 1);
 
   ASSERT_TRUE(b->Append("chat-main", Msg(Role::kUser, {Part::Text("noted here")})));
@@ -162,7 +164,7 @@ TEST_F(ContinuedHistory, ASnapshotOfASessionThatWentOnInBothStoresMergesWhole) {
   ASSERT_TRUE(compaction) << compaction.error().ToString();
   ASSERT_TRUE(a->Append("chat-main", Msg(Role::kAssistant, {Part::Text("from a, two")})));
   const std::string second = dir_.Sub("second.json");
-  ASSERT_TRUE(ExportTo(*a, second, {.format = "snapshot", .sessions = {"chat-main"}}));
+  ASSERT_TRUE(ExportTo(*a, second, {.format = ExportFormat::kSnapshot, .sessions = {"chat-main"}}));
 
   ImportReport r = Import(*b, second, "snapshot");
   EXPECT_EQ(r.sessions_extended, 1);

@@ -166,11 +166,12 @@ TEST(ExtremisImport, ImportsTitlesArchiveFlagsTheActiveSessionAndSummaries) {
   TempDir tmp;
   ExtremisFixture fx(tmp.path());
   fx.Write(/*legacy_keys=*/false);
-  EXPECT_EQ(DetectImportFormat(fx.dir.string()).value_or(""), "extremis");
+  EXPECT_EQ(DetectImportFormat(fx.dir.string()).value_or(ImportFormat::kSnapshot),
+            ImportFormat::kExtremis);
   auto store = OpenStore(tmp);
   auto report = ImportPath(*store, fx.dir.string(), {});
   ASSERT_TRUE(report.has_value()) << report.error().ToString();
-  EXPECT_EQ(report->format, "extremis");
+  EXPECT_EQ(report->format, ImportFormat::kExtremis);
   EXPECT_EQ(report->sessions_added, 2);
   EXPECT_EQ(report->messages_added, 6);
   EXPECT_EQ(report->records_skipped, 0);
@@ -182,7 +183,7 @@ TEST(ExtremisImport, EveryWindowOfTheSampleReplays) {
   ExtremisFixture fx(tmp.path());
   fx.Write(/*legacy_keys=*/false);
   auto store = OpenStore(tmp);
-  ASSERT_TRUE(ImportPath(*store, fx.dir.string(), {.format = "extremis"}));
+  ASSERT_TRUE(ImportPath(*store, fx.dir.string(), {.format = ImportFormat::kExtremis}));
   testing::ExpectEveryWindowReplays(*store, "extremis sample");
 }
 
@@ -190,7 +191,8 @@ TEST(ExtremisImport, ReadsTheLegacyIndexKeys) {
   TempDir tmp;
   ExtremisFixture fx(tmp.path());
   fx.Write(/*legacy_keys=*/true);
-  EXPECT_EQ(DetectImportFormat((fx.dir / "index.json").string()).value_or(""), "extremis");
+  EXPECT_EQ(DetectImportFormat((fx.dir / "index.json").string()).value_or(ImportFormat::kSnapshot),
+            ImportFormat::kExtremis);
   auto store = OpenStore(tmp);
   ASSERT_TRUE(ImportPath(*store, fx.dir.string(), {}).has_value());
   ExpectImported(*store);

@@ -155,7 +155,7 @@ TEST(ImportLimits, AClaudeCodeTreeKeepsEverythingAfterAMessageWithSevenImages) {
   auto store = OpenTestStore(tmp);
   const fs::path tree = WriteClaudeTree(tmp.path(), Pngs(7));
 
-  auto report = ImportPath(*store, tree.string(), {.format = "claude-code"});
+  auto report = ImportPath(*store, tree.string(), {.format = ImportFormat::kClaudeCode});
   ASSERT_TRUE(report) << report.error().ToString();
   EXPECT_EQ(report->sessions_added, 2);
   EXPECT_EQ(report->messages_added, 4);
@@ -231,8 +231,9 @@ TEST(ImportLimits, AnInlineImageOverTheByteLimitIsKeptAsADescriptorAndTheRestFol
   const std::string big = MakePng(640, 480, "inline", 100 * 1024);
   const fs::path tree = WriteClaudeTree(tmp.path(), {big, MakePng(640, 480, "small")});
 
-  auto report = ImportPath(*store, tree.string(),
-                           {.format = "claude-code", .max_attachment_bytes = 64 * 1024});
+  auto report =
+      ImportPath(*store, tree.string(),
+                 {.format = ImportFormat::kClaudeCode, .max_attachment_bytes = 64 * 1024});
   ASSERT_TRUE(report) << report.error().ToString();
   EXPECT_EQ(report->messages_added, 4);
   EXPECT_EQ(report->images_added, 1);
@@ -252,7 +253,7 @@ TEST(ImportLimits, AnInlineImageOverTheByteLimitIsKeptAsADescriptorAndTheRestFol
 
   // Re-importing keeps the one descriptor: nothing new, nothing doubled.
   auto again = ImportPath(*store, tree.string(),
-                          {.format = "claude-code", .max_attachment_bytes = 64 * 1024});
+                          {.format = ImportFormat::kClaudeCode, .max_attachment_bytes = 64 * 1024});
   ASSERT_TRUE(again);
   EXPECT_EQ(again->messages_added, 0);
   EXPECT_EQ(again->attachments_not_stored, 0);

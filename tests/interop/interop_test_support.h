@@ -45,8 +45,11 @@ inline std::vector<Session> AllSessions(Store& store) {
   return page ? page->sessions : std::vector<Session>{};
 }
 
-inline ImportReport MustImport(Store& store, const std::string& path, const std::string& format) {
-  auto report = ImportPath(store, path, {.format = format});
+// Imports `path` in the format named `format` ("" detects it).
+inline ImportReport MustImport(Store& store, const std::string& path, std::string_view format) {
+  ImportOptions options;
+  if (!format.empty()) options.format = ParseImportFormat(format).value();
+  auto report = ImportPath(store, path, options);
   EXPECT_TRUE(report.has_value()) << report.error().message();
   return report ? *report : ImportReport{};
 }

@@ -18,7 +18,8 @@ class JsonlExport : public InteropTest {
   }
 
   std::vector<json> ExportLines(const std::string& name, std::vector<std::string> ids = {}) {
-    auto r = ExportTo(*store_, dir_.Sub(name), {.format = "jsonl", .sessions = std::move(ids)});
+    auto r = ExportTo(*store_, dir_.Sub(name),
+                      {.format = ExportFormat::kJsonl, .sessions = std::move(ids)});
     EXPECT_TRUE(r) << r.error().ToString();
     report_ = r ? *r : ExportReport{};
     std::vector<json> lines;
@@ -89,7 +90,8 @@ TEST_F(JsonlExport, SameSessionsGiveTheSameBytes) {
 }
 
 TEST_F(JsonlExport, UnknownSessionWritesNothing) {
-  auto r = ExportTo(*store_, dir_.Sub("x.jsonl"), {.format = "jsonl", .sessions = {"nope"}});
+  auto r = ExportTo(*store_, dir_.Sub("x.jsonl"),
+                    {.format = ExportFormat::kJsonl, .sessions = {"nope"}});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), StatusCode::kNotFound);
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub("x.jsonl")));
@@ -98,7 +100,7 @@ TEST_F(JsonlExport, UnknownSessionWritesNothing) {
 
 TEST_F(JsonlExport, RefusesToOverwriteAFile) {
   WriteFile(dir_.Sub("taken.jsonl"), "keep");
-  auto r = ExportTo(*store_, dir_.Sub("taken.jsonl"), {.format = "jsonl"});
+  auto r = ExportTo(*store_, dir_.Sub("taken.jsonl"), {.format = ExportFormat::kJsonl});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(ReadFile(dir_.Sub("taken.jsonl")), "keep");

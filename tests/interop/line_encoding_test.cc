@@ -43,7 +43,7 @@ TEST(LineEncoding, AcdcKeepsTheRecordAfterAByteOrderMarkAndRepairsBadBytes) {
                 bad + "\n");
   auto store = OpenTestStore(dir);
   // Detection reads the first line as the import does.
-  EXPECT_EQ(DetectImportFormat(folder).value_or(""), "ac-dc");
+  EXPECT_EQ(DetectImportFormat(folder).value_or(ImportFormat::kSnapshot), ImportFormat::kAcdc);
   ImportReport r = MustImport(*store, folder, "ac-dc");
   EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
   EXPECT_EQ(r.messages_added, 2);

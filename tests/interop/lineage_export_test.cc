@@ -90,7 +90,7 @@ class LineageExport : public InteropTest {
 
   std::string Markdown(const std::string& id) {
     const fs::path out = dir_.path() / ("md-" + std::to_string(exports_++));
-    auto r = ExportTo(*store_, out.string(), {.format = "markdown", .sessions = {id}});
+    auto r = ExportTo(*store_, out.string(), {.format = ExportFormat::kMarkdown, .sessions = {id}});
     EXPECT_TRUE(r) << r.error().ToString();
     return ReadFile(out / (id + ".md"));
   }
@@ -98,7 +98,7 @@ class LineageExport : public InteropTest {
   // The lineage of each line of the jsonl export of `id` (all alike).
   json JsonlLineage(const std::string& id) {
     const fs::path out = dir_.path() / ("lines-" + std::to_string(exports_++) + ".jsonl");
-    auto r = ExportTo(*store_, out.string(), {.format = "jsonl", .sessions = {id}});
+    auto r = ExportTo(*store_, out.string(), {.format = ExportFormat::kJsonl, .sessions = {id}});
     EXPECT_TRUE(r) << r.error().ToString();
     std::istringstream in(ReadFile(out));
     std::vector<json> seen;

@@ -15,7 +15,8 @@ class MarkdownExport : public InteropTest {
   }
 
   std::string Export(const std::string& folder, std::vector<std::string> ids) {
-    auto r = ExportTo(*store_, dir_.Sub(folder), {.format = "markdown", .sessions = ids});
+    auto r =
+        ExportTo(*store_, dir_.Sub(folder), {.format = ExportFormat::kMarkdown, .sessions = ids});
     EXPECT_TRUE(r) << r.error().ToString();
     if (r) report_ = *r;
     return ReadFile(dir_.path() / folder / (ids.front() + ".md"));
@@ -99,12 +100,12 @@ TEST_F(MarkdownExport, SameSessionGivesTheSameBytes) {
 
 TEST_F(MarkdownExport, RefusesAFileAsTheFolderAndAnExistingTranscript) {
   WriteFile(dir_.Sub("file"), "x");
-  auto r = ExportTo(*store_, dir_.Sub("file"), {.format = "markdown"});
+  auto r = ExportTo(*store_, dir_.Sub("file"), {.format = ExportFormat::kMarkdown});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), StatusCode::kAlreadyExists);
   Export("out", {"chat-main"});
-  auto again =
-      ExportTo(*store_, dir_.Sub("out"), {.format = "markdown", .sessions = {"chat-main"}});
+  auto again = ExportTo(*store_, dir_.Sub("out"),
+                        {.format = ExportFormat::kMarkdown, .sessions = {"chat-main"}});
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code(), StatusCode::kAlreadyExists);
 }

@@ -158,14 +158,15 @@ TEST(PixirImport, MapsEveryEventTypeWithAnEquivalent) {
   PixirFixture fx(tmp.path());
   fx.Build();
   fx.Write();
-  EXPECT_EQ(DetectImportFormat(fx.root.string()).value_or(""), "pixir");
-  EXPECT_EQ(
-      DetectImportFormat((fx.sessions / (std::string(kSession) + ".ndjson")).string()).value_or(""),
-      "pixir");
+  EXPECT_EQ(DetectImportFormat(fx.root.string()).value_or(ImportFormat::kSnapshot),
+            ImportFormat::kPixir);
+  EXPECT_EQ(DetectImportFormat((fx.sessions / (std::string(kSession) + ".ndjson")).string())
+                .value_or(ImportFormat::kSnapshot),
+            ImportFormat::kPixir);
   auto store = OpenStore(tmp);
   auto report = ImportPath(*store, fx.root.string(), {});
   ASSERT_TRUE(report.has_value()) << report.error().ToString();
-  EXPECT_EQ(report->format, "pixir");
+  EXPECT_EQ(report->format, ImportFormat::kPixir);
   EXPECT_EQ(report->sessions_added, 1);
   EXPECT_EQ(report->messages_added, 9);
   EXPECT_EQ(report->images_added, 1);
@@ -246,7 +247,7 @@ TEST(PixirImport, EveryWindowOfTheSampleReplays) {
   fx.Build();
   fx.Write();
   auto store = OpenStore(tmp);
-  ASSERT_TRUE(ImportPath(*store, fx.root.string(), {.format = "pixir"}));
+  ASSERT_TRUE(ImportPath(*store, fx.root.string(), {.format = ImportFormat::kPixir}));
   testing::ExpectEveryWindowReplays(*store, "pixir sample");
 }
 
@@ -374,7 +375,7 @@ TEST(PixirImport, ALogWithNothingToShowMakesNoSession) {
   fx.Write();
   WriteFile(fx.sessions / "ses_empty.ndjson", "");
   auto store = OpenStore(tmp);
-  auto report = ImportPath(*store, fx.root.string(), {.format = "pixir"});
+  auto report = ImportPath(*store, fx.root.string(), {.format = ImportFormat::kPixir});
   ASSERT_TRUE(report.has_value()) << report.error().ToString();
   EXPECT_EQ(report->sessions_added, 0);
   auto listed = store->ListSessions({.limit = 10});
@@ -387,7 +388,7 @@ TEST(PixirImport, ALogWithNothingToShowMakesNoSession) {
   // Once the log holds a message, it is a session.
   fx.Event("user_message", {{"text", "Hello?"}}, "2026-06-10T09:01:00Z");
   fx.Write();
-  auto again = ImportPath(*store, fx.root.string(), {.format = "pixir"});
+  auto again = ImportPath(*store, fx.root.string(), {.format = ImportFormat::kPixir});
   ASSERT_TRUE(again.has_value()) << again.error().ToString();
   EXPECT_EQ(again->sessions_added, 1);
   auto msgs = store->ReadMessages(kSession);
@@ -414,7 +415,7 @@ TEST(PixirImport, ALogNamedInLatin1DoesNotEndTheImport) {
                                                         .dump() +
                                                     "\n");
   auto store = OpenStore(tmp);
-  auto report = ImportPath(*store, fx.root.string(), {.format = "pixir"});
+  auto report = ImportPath(*store, fx.root.string(), {.format = ImportFormat::kPixir});
   ASSERT_TRUE(report.has_value()) << report.error().ToString();
   EXPECT_EQ(report->sessions_added, 1);
   EXPECT_TRUE(HasSkip(*report, "ses_caf\xEF\xBF\xBD.ndjson:1", "belongs to session"));

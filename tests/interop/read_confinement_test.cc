@@ -134,7 +134,7 @@ TEST_F(ReadConfinementTest, SymbolicLinksLeadingOutsideTheAllowedRootsAreNotRead
   fs::create_directory_symlink(outside_ + "/more", upload_ + "/projects/-linked");
 
   auto r = ImportPath(*store_, upload_ + "/projects",
-                      {.format = "claude-code", .allowed_roots = {upload_}});
+                      {.format = ImportFormat::kClaudeCode, .allowed_roots = {upload_}});
   ASSERT_TRUE(r.has_value()) << r.error().message();
   const std::string text = AllText(*store_);
   EXPECT_NE(text.find("inside"), std::string::npos);
@@ -147,7 +147,7 @@ TEST_F(ReadConfinementTest, SymbolicLinksLeadingOutsideTheAllowedRootsAreNotRead
 TEST_F(ReadConfinementTest, AFileNamedDirectlyThatLinksOutsideIsRefused) {
   fs::create_symlink("/etc/passwd", upload_ + "/history.jsonl");
   auto r = ImportPath(*store_, upload_ + "/history.jsonl",
-                      {.format = "pixir", .allowed_roots = {upload_}});
+                      {.format = ImportFormat::kPixir, .allowed_roots = {upload_}});
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message().find("leads outside the folders"), std::string::npos)
       << r.error().message();
@@ -165,14 +165,14 @@ TEST_F(ReadConfinementTest, AnImageLinkedOutsideTheUploadIsLeftOut) {
       acdc + "/history.jsonl",
       R"({"id":"1","session_id":"sess_1","timestamp":"2024-06-27T15:00:00Z","role":"user","content":"look","image_refs":["1719500000000-abcdef012345.png"]})"
       "\n");
-  auto r = ImportPath(*store_, acdc, {.format = "ac-dc", .allowed_roots = {upload_}});
+  auto r = ImportPath(*store_, acdc, {.format = ImportFormat::kAcdc, .allowed_roots = {upload_}});
   ASSERT_TRUE(r.has_value()) << r.error().message();
   EXPECT_EQ(r->images_added, 0);
   EXPECT_TRUE(SkippedFor(*r, "leads outside the folders")) << r->skipped.size();
   // Without confinement (the user's own CLI) the same link is followed.
   TempDir other;
   auto store = OpenTestStore(other);
-  auto free = ImportPath(*store, acdc, {.format = "ac-dc"});
+  auto free = ImportPath(*store, acdc, {.format = ImportFormat::kAcdc});
   ASSERT_TRUE(free.has_value());
   EXPECT_FALSE(SkippedFor(*free, "leads outside the folders"));
 }

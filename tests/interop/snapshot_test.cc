@@ -25,13 +25,13 @@ class Snapshot : public InteropTest {
 
   std::string Export(Store& store, const std::string& name) {
     const std::string out = dir_.Sub(name);
-    auto r = ExportTo(store, out, {.format = "snapshot"});
+    auto r = ExportTo(store, out, {.format = ExportFormat::kSnapshot});
     EXPECT_TRUE(r) << r.error().ToString();
     return ReadFile(out);
   }
 
   ImportReport Import(Store& store, const std::string& path) {
-    auto r = ImportPath(store, path, {.format = "snapshot"});
+    auto r = ImportPath(store, path, {.format = ImportFormat::kSnapshot});
     EXPECT_TRUE(r) << r.error().ToString();
     return r ? *r : ImportReport{};
   }
@@ -314,8 +314,8 @@ TEST_F(Snapshot, GrownSnapshotExtendsTheSessionWithItsTail) {
 }
 
 TEST_F(Snapshot, ForkWhoseParentStaysBehindArrivesWhole) {
-  auto r =
-      ExportTo(*source_, dir_.Sub("fork.json"), {.format = "snapshot", .sessions = {"chat-fork"}});
+  auto r = ExportTo(*source_, dir_.Sub("fork.json"),
+                    {.format = ExportFormat::kSnapshot, .sessions = {"chat-fork"}});
   ASSERT_TRUE(r);
   json doc = json::parse(ReadFile(dir_.Sub("fork.json")));
   ASSERT_EQ(doc["sessions"][0]["events"].size(), 4u);
@@ -393,7 +393,7 @@ TEST_F(Snapshot, TruncatedDocumentImportsNothing) {
   const std::string text = Export(*source_, "s.json");
   WriteFile(dir_.Sub("cut.json"), text.substr(0, text.size() * 2 / 3));
   auto target = OpenStore("target");
-  auto r = ImportPath(*target, dir_.Sub("cut.json"), {.format = "snapshot"});
+  auto r = ImportPath(*target, dir_.Sub("cut.json"), {.format = ImportFormat::kSnapshot});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.error().message().find("truncated"), std::string::npos);
@@ -409,7 +409,7 @@ TEST_F(Snapshot, ASessionThatIsNotJsonImportsNothingEvenAfterGoodOnes) {
   text.insert(last_title + 8, "nul");  // "title":nul"...": not a JSON value
   WriteFile(dir_.Sub("bad.json"), text);
   auto target = OpenStore("target");
-  auto r = ImportPath(*target, dir_.Sub("bad.json"), {.format = "snapshot"});
+  auto r = ImportPath(*target, dir_.Sub("bad.json"), {.format = ImportFormat::kSnapshot});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.error().message().find("is not valid JSON"), std::string::npos)
@@ -455,7 +455,7 @@ TEST_F(Snapshot, VersionZeroSampleImports) {
   auto target = OpenStore("target");
   auto detected = DetectImportFormat(Golden("snapshot", "version0.json").string());
   ASSERT_TRUE(detected);
-  EXPECT_EQ(*detected, "snapshot");
+  EXPECT_EQ(*detected, ImportFormat::kSnapshot);
   ImportReport r = Import(*target, Golden("snapshot", "version0.json").string());
   EXPECT_EQ(r.sessions_added, 1);
   EXPECT_EQ(r.messages_added, 3);
@@ -484,7 +484,7 @@ TEST_F(Snapshot, VersionZeroSampleImports) {
 
 TEST_F(Snapshot, ExportRefusesToOverwriteAFile) {
   WriteFile(dir_.Sub("taken.json"), "x");
-  auto r = ExportTo(*source_, dir_.Sub("taken.json"), {.format = "snapshot"});
+  auto r = ExportTo(*source_, dir_.Sub("taken.json"), {.format = ExportFormat::kSnapshot});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(ReadFile(dir_.Sub("taken.json")), "x");

@@ -27,13 +27,6 @@ TEST(ClassifyChurn, FiveEditsInADayAreRedWhateverTheMonth) {
   EXPECT_EQ(ClassifyChurn(15, 5), ChurnTier::kRed);
 }
 
-TEST(TierName, NamesEveryTier) {
-  EXPECT_EQ(TierName(ChurnTier::kGold), "gold");
-  EXPECT_EQ(TierName(ChurnTier::kSilver), "silver");
-  EXPECT_EQ(TierName(ChurnTier::kBronze), "bronze");
-  EXPECT_EQ(TierName(ChurnTier::kRed), "red");
-}
-
 TEST(PreviewCode, CodeThatFitsIsUnchanged) {
   EXPECT_EQ(PreviewCode("int x = 1;\n"), "int x = 1;\n");
   const std::string exactly(400, 'a');
@@ -67,6 +60,28 @@ TEST(PreviewCode, AMultiByteCharacterAtTheCutIsNotSplit) {
   // Ending exactly at the character's end keeps it.
   const std::string whole = std::string(398, 'a') + "\xC3\xA9" + "zz";
   EXPECT_EQ(PreviewCode(whole), std::string(398, 'a') + "\xC3\xA9" + "\n... (truncated)");
+}
+
+TEST(ChurnTierNames, EveryTierRoundTripsThroughItsName) {
+  const ChurnTier tiers[] = {ChurnTier::kGold, ChurnTier::kSilver, ChurnTier::kBronze,
+                             ChurnTier::kRed};
+  const std::string_view names[] = {"gold", "silver", "bronze", "red"};
+  for (size_t i = 0; i < std::size(tiers); ++i) {
+    EXPECT_EQ(ChurnTierName(tiers[i]), names[i]);
+    auto parsed = ParseChurnTier(names[i]);
+    ASSERT_TRUE(parsed) << names[i];
+    EXPECT_EQ(*parsed, tiers[i]);
+  }
+}
+
+TEST(ChurnTierNames, AnUnknownNameIsRefusedWithTheValidOnes) {
+  for (std::string_view name : {"", "Gold", "platinum"}) {
+    auto parsed = ParseChurnTier(name);
+    ASSERT_FALSE(parsed) << name;
+    EXPECT_EQ(parsed.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(parsed.error().message(), "unknown churn tier '" + std::string(name) +
+                                            "'; expected one of: gold, silver, bronze, red");
+  }
 }
 
 TEST(LanguageForPath, MapsExtensionsIgnoringCase) {

@@ -148,7 +148,7 @@ TEST_P(CodeMemoryTest, TiersAtTheirBoundaries) {
                         "/bronze_high.py", "/red.py", "/hot4.py", "/hot5.py", "/old.py"}) {
     auto c = memory_->FileChurn(f);
     ASSERT_TRUE(c);
-    tier[f] = c->tier;
+    tier[f] = std::string(ChurnTierName(c->tier));
   }
   EXPECT_EQ(tier["/gold.py"], "gold");
   EXPECT_EQ(tier["/silver_low.py"], "silver");

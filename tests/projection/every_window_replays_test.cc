@@ -23,7 +23,8 @@ class EveryWindowReplays : public InteropTest {
   void ImportAndCheck(const ForeignHistory& h) {
     auto store = OpenStore("store-" + std::to_string(stores_++));
     ASSERT_TRUE(store);
-    auto report = ImportPath(*store, h.path.string(), {.format = h.format});
+    auto report =
+        ImportPath(*store, h.path.string(), {.format = ParseImportFormat(h.format).value()});
     ASSERT_TRUE(report) << h.format << " " << h.name << ": " << report.error().ToString();
     EXPECT_GT(report->sessions_added, 0) << h.format << " " << h.name;
     checker_.CheckStore(*store, h.format + " (" + h.name + ")");
@@ -60,9 +61,9 @@ TEST_F(EveryWindowReplays, ForTheInteropSampleAndItsSnapshot) {
   FillSample(*store);
   checker_.CheckStore(*store, "sample");
   const fs::path snapshot = dir_.path() / "sample.json";
-  ASSERT_TRUE(ExportTo(*store, snapshot.string(), {.format = "snapshot"}));
+  ASSERT_TRUE(ExportTo(*store, snapshot.string(), {.format = ExportFormat::kSnapshot}));
   auto copy = OpenStore("from-snapshot");
-  ASSERT_TRUE(ImportPath(*copy, snapshot.string(), {.format = "snapshot"}));
+  ASSERT_TRUE(ImportPath(*copy, snapshot.string(), {.format = ImportFormat::kSnapshot}));
   checker_.CheckStore(*copy, "snapshot");
   EXPECT_EQ(checker_.invalid(), 0) << "of " << checker_.projections() << " projections";
 }

@@ -163,10 +163,10 @@ TEST_P(SearchIndexTest, FiltersBySessionRoleTimeProjectAndArchived) {
   EXPECT_EQ(alpha.keyword_matches + beta.keyword_matches, 80);
 
   ASSERT_TRUE(store_->SetArchived("s5", true).ok());
-  SearchResults archived = Keyword(*index, "green", {.archived = ArchivedFilter::kOnly}, 1000);
+  SearchResults archived = Keyword(*index, "green", {.archived = ArchiveFilter::kArchived}, 1000);
   ASSERT_FALSE(archived.hits.empty());
   for (const SearchHit& h : archived.hits) EXPECT_EQ(h.session_id, "s5");
-  SearchResults active = Keyword(*index, "green", {.archived = ArchivedFilter::kExclude}, 1000);
+  SearchResults active = Keyword(*index, "green", {.archived = ArchiveFilter::kActive}, 1000);
   EXPECT_EQ(active.keyword_matches + archived.keyword_matches, 80);
 }
 
@@ -300,7 +300,7 @@ TEST_P(SearchIndexTest, ImportedHistoryIsSearchable) {
     out << R"({"type":"session_meta","payload":{"id":"imp-1","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}})" "\n";
     out << R"({"type":"response_item","timestamp":"2026-01-01T00:00:01Z","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"why does the gyroscope drift"}]}})" "\n";
   }
-  auto report = ImportPath(*store_, jsonl, {.format = "codex"});
+  auto report = ImportPath(*store_, jsonl, {.format = ImportFormat::kCodex});
   ASSERT_TRUE(report) << report.error().message();
   ASSERT_EQ(report->messages_added, 1);
   auto index = Index();

@@ -207,8 +207,8 @@ TEST_F(PgIndex, EachFilterHoldsTheRankingToWhatItNames) {
   check({.until_ms = 2000}, {a1}, "until");
   check({.project = "/work/app"}, {a1, a2, c}, "project from metadata and the write");
   check({.project = "/home/me"}, {b1}, "project from cwd");
-  check({.archived = ArchivedFilter::kExclude}, {a1, a2, c}, "not archived");
-  check({.archived = ArchivedFilter::kOnly}, {b1, c}, "archived (writes have no session)");
+  check({.archived = ArchiveFilter::kActive}, {a1, a2, c}, "not archived");
+  check({.archived = ArchiveFilter::kArchived}, {b1, c}, "archived (writes have no session)");
   check({.events = false}, {c}, "code writes only");
   check({.code_writes = false}, {a1, a2, b1}, "events only");
   auto all = index_->DocsPassingFilter({});

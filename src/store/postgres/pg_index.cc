@@ -61,13 +61,13 @@ void AddFilterParams(const SearchFilter& f, PgParams* p) {
   else
     p->AddNull();
   switch (f.archived) {
-    case ArchivedFilter::kInclude:
+    case ArchiveFilter::kAll:
       p->AddNull();
       break;
-    case ArchivedFilter::kExclude:
+    case ArchiveFilter::kActive:
       p->Add(false);
       break;
-    case ArchivedFilter::kOnly:
+    case ArchiveFilter::kArchived:
       p->Add(true);
       break;
   }

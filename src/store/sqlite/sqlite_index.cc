@@ -13,12 +13,14 @@ namespace sessiondb::sqlite {
 namespace fs = std::filesystem;
 
 Result<std::unique_ptr<store::IndexBackend>> SqliteStore::OpenIndexBackend() {
-  return SqliteIndexBackend::Open(dir_, options_.busy_timeout_ms, !read_only_reason_.empty());
+  return SqliteIndexBackend::Open(dir_, options_.busy_timeout_ms, !read_only_reason_.empty(),
+                                  options_.file_system);
 }
 
 Result<std::unique_ptr<store::IndexBackend>> SqliteIndexBackend::Open(const std::string& store_dir,
                                                                       int busy_timeout_ms,
-                                                                      bool read_only) {
+                                                                      bool read_only,
+                                                                      FileSystem* file_system) {
   const fs::path db_path = fs::path(store_dir) / kEmbeddedDatabaseFile;
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db,
                    Database::Open(db_path.string(), busy_timeout_ms,
@@ -30,7 +32,8 @@ Result<std::unique_ptr<store::IndexBackend>> SqliteIndexBackend::Open(const std:
   // last ones, never corrupt the database (WAL, synchronous NORMAL).
   RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = NORMAL"));
   RETURN_IF_ERROR(db->Exec("PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY"));
-  return std::unique_ptr<store::IndexBackend>(new SqliteIndexBackend(store_dir, std::move(db)));
+  return std::unique_ptr<store::IndexBackend>(
+      new SqliteIndexBackend(store_dir, std::move(db), file_system));
 }
 
 std::string SqliteIndexBackend::Expression(const store::TextQuery& query) const {

@@ -24,9 +24,11 @@ class SqliteIndexBackend final : public store::IndexBackend {
  public:
   // Opens `store_dir`/sessiondb.db (which the Store has brought to the
   // current schema) with the store's busy timeout; read-only when the store
-  // is (then every write fails with kFailedPrecondition).
+  // is (then every write fails with kFailedPrecondition). Its files are
+  // written through `file_system` (the store's; null: the real one).
   static Result<std::unique_ptr<store::IndexBackend>> Open(const std::string& store_dir,
-                                                           int busy_timeout_ms, bool read_only);
+                                                           int busy_timeout_ms, bool read_only,
+                                                           FileSystem* file_system);
 
   std::string Expression(const store::TextQuery& query) const override;
   Result<store::KeywordRanking> RankKeyword(const store::TextQuery& query,
@@ -52,6 +54,7 @@ class SqliteIndexBackend final : public store::IndexBackend {
   Result<std::optional<std::string>> GetMeta(std::string_view key) override;
   Status SetMeta(std::string_view key, std::string_view value) override;
   std::string FilesDirectory() const override;
+  FileSystem& file_system() override { return *file_system_; }
 
   Result<std::optional<std::string>> LastWholeFile(std::string_view file_path) override;
   Result<RecordedWrite> InsertCodeWrite(const store::StoredCodeWrite& write,
@@ -68,11 +71,14 @@ class SqliteIndexBackend final : public store::IndexBackend {
   Result<int64_t> NewestDocument() override;
 
  private:
-  SqliteIndexBackend(std::string store_dir, std::unique_ptr<Database> db)
-      : store_dir_(std::move(store_dir)), db_(std::move(db)) {}
+  SqliteIndexBackend(std::string store_dir, std::unique_ptr<Database> db, FileSystem* file_system)
+      : store_dir_(std::move(store_dir)),
+        db_(std::move(db)),
+        file_system_(file_system ? file_system : FileSystem::Default()) {}
 
   const std::string store_dir_;
   const std::unique_ptr<Database> db_;
+  FileSystem* const file_system_;
 };
 
 }  // namespace sessiondb::sqlite

@@ -51,13 +51,13 @@ void BindFilter(Statement& s, const SearchFilter& f) {
   else
     s.BindNull(7);
   switch (f.archived) {
-    case ArchivedFilter::kInclude:
+    case ArchiveFilter::kAll:
       s.BindNull(8);
       break;
-    case ArchivedFilter::kExclude:
+    case ArchiveFilter::kActive:
       s.Bind(8, int64_t{0});
       break;
-    case ArchivedFilter::kOnly:
+    case ArchiveFilter::kArchived:
       s.Bind(8, int64_t{1});
       break;
   }
