@@ -306,7 +306,8 @@ Status RunImport(const fs::path& path, ImportSink& sink) {
                        : line.at_eof_without_newline
                            ? "the last line is truncated (no newline, not complete JSON): an "
                              "interrupted write; it is left out"
-                           : "the line is not JSON; it is left out");
+                           : "the line is not valid JSON (" + parsed.error().message() +
+                                 "); it is left out");
       continue;
     }
     json& record = *parsed;

@@ -23,6 +23,7 @@
 #include "blob/sha256.h"
 #include "core/json_access.h"
 #include "core/json_parse.h"
+#include "core/text_rules.h"
 #include "interop/formats.h"
 #include "interop/output_file.h"
 #include "interop/read_confinement.h"
@@ -159,7 +160,11 @@ Status ImportFile(const fs::path& path, ImportSink& sink) {
     return Status::Ok();
   }
   std::ifstream in(path, std::ios::binary);
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  // One stray byte must not cost the session: bytes that are not UTF-8
+  // become U+FFFD, as the line importers do. The repaired copy replaces the
+  // text read, so only a file with such a byte holds two for a moment.
+  if (!IsValidUtf8(text)) text = ToValidUtf8(text);
   Result<json> parsed = ParseJson(text);
   if (!parsed) {
     sink.Skip(where,

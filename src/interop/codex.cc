@@ -297,11 +297,9 @@ class RolloutImport {
       }
       Result<json> parsed = ParseJson(line.text);
       if (!parsed || !parsed->is_object()) {
-        sink_.Skip(where, !parsed && IsJsonNestingError(parsed.error())
-                              ? parsed.error().message() + "; it is left out"
-                          : line.at_eof_without_newline
-                              ? "the last line is cut short (no newline, not whole JSON)"
-                              : "the line is not a JSON object");
+        // Words for what is wrong: the parser's for text that is not JSON
+        // (cut short at the end or not), the kind found for other JSON.
+        sink_.Skip(where, JsonLineProblem(line).value_or("the line is not a JSON object"));
         continue;
       }
       json& r = *parsed;
@@ -399,10 +397,11 @@ class RolloutImport {
     Result<LongRecord> lean = ParseLongRecord(line.text);
     if (!lean || !lean->tree.is_object()) {
       reader.ReleaseLine();
+      // Not JsonLineProblem: it would parse the whole line again. The lean
+      // parser's message is quoted as it is; its columns count the lean text.
       sink_.Skip(where, !lean ? "the record is left out: " + lean.error().message()
-                        : line.at_eof_without_newline
-                            ? "the last line is cut short (no newline, not whole JSON)"
-                            : "the line is not a JSON object");
+                              : "the line is JSON but " + JsonKindPhrase(lean->tree.type_name()) +
+                                    ", not an object");
       return Status::Ok();
     }
     Status s = Line(lean->tree, line, where, lean->cut);

@@ -15,6 +15,7 @@
 
 #include "blob/base64.h"
 #include "core/json_parse.h"
+#include "core/text_rules.h"
 #include "interop/formats.h"
 #include "interop/read_confinement.h"
 
@@ -40,7 +41,11 @@ Result<json> ReadJson(const fs::path& file) {
   if (!MayRead(file)) return Err(Status::InvalidArgument(OutsideReason(file.filename().string())));
   std::ifstream in(file, std::ios::binary);
   if (!in) return Err(Status::NotFound("cannot open " + file.string()));
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  // One stray byte must not cost the session: bytes that are not UTF-8
+  // become U+FFFD, as the line importers do. The repaired copy replaces the
+  // text read, so only a file with such a byte holds two for a moment.
+  if (!IsValidUtf8(text)) text = ToValidUtf8(text);
   Result<json> doc = ParseJson(text);
   if (!doc) {
     return Err(Status(StatusCode::kCorruption, IsJsonNestingError(doc.error())

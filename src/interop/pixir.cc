@@ -420,7 +420,8 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
                        : line.at_eof_without_newline
                            ? "the last line is truncated (no newline, not complete JSON): an "
                              "interrupted write; it is left out"
-                           : "the line is not JSON; it is left out");
+                           : "the line is not valid JSON (" + parsed.error().message() +
+                                 "); it is left out");
       continue;
     }
     json& e = *parsed;

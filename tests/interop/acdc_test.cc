@@ -251,7 +251,7 @@ TEST(AcdcImport, CorruptRecordsAreSkippedWithReasonsAndTheRestImports) {
   EXPECT_TRUE(HasSkip(*report, "history.jsonl:1", "missing")) << report->skipped.size();
   EXPECT_TRUE(HasSkip(*report, "history.jsonl:1", "said to be an image"));
   EXPECT_TRUE(HasSkip(*report, "history.jsonl:1", "do not hash"));
-  EXPECT_TRUE(HasSkip(*report, "history.jsonl:3", "not JSON"));
+  EXPECT_TRUE(HasSkip(*report, "history.jsonl:3", "the line is not valid JSON (parse error"));
   EXPECT_TRUE(HasSkip(*report, "history.jsonl:6", "longer than"));
   EXPECT_TRUE(HasSkip(*report, "history.jsonl:7", "truncated"));
   EXPECT_EQ(report->records_skipped, 6);

@@ -178,6 +178,26 @@ TEST_F(AgentsKt, DamagedFilesAndImagesAreSkippedAndTheRestImports) {
   EXPECT_EQ(events[1].message.Text(), "still here");
 }
 
+TEST_F(AgentsKt, AByteThatIsNotUtf8BecomesAReplacementCharacterNotALostSession) {
+  std::string text = Snapshot("stray", json::array({{{"role", "user"}, {"content", "caf@ au lait"}},
+                                                    {{"role", "assistant"}, {"content", "Oui"}}}))
+                         .dump();
+  text.replace(text.find('@'), 1, "\xE9");  // Latin-1 é: not UTF-8
+  auto store = OpenStore("store");
+  const std::string folder = Folder({{"stray.json", text}});
+  ImportReport r = Import(*store, folder);
+  EXPECT_EQ(r.sessions_added, 2);  // the sample and this one
+  EXPECT_EQ(r.records_skipped, 0) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  auto events = Events(*store, "stray");
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].message.Text(), "caf\uFFFD au lait");
+  EXPECT_EQ(events[1].message.Text(), "Oui");
+  ImportReport again = Import(*store, folder);
+  EXPECT_EQ(again.sessions_added, 0);
+  EXPECT_EQ(again.messages_added, 0);
+  EXPECT_EQ(Events(*store, "stray").size(), 2u);
+}
+
 TEST_F(AgentsKt, ExportWritesTheAgentsKtShape) {
   auto store = OpenStore("store");
   FillSample(*store);

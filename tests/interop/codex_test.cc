@@ -2,11 +2,13 @@
 // meta, messages with an image, function and custom tool calls and their
 // outputs, reasoning, usage from token_count, a compaction, a fork; then
 // corruption.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "blob/base64.h"
 #include "interop/import_sink.h"
 #include "interop/interop_test_support.h"
+#include "interop/long_record.h"
 #include "projection/window_checks.h"
 
 namespace sessiondb::testing {
@@ -248,7 +250,7 @@ TEST_F(CodexImport, CorruptLinesAreSkippedWithReasonsAndTheRestImports) {
   t += Line("2025-10-29T01:12:02.000Z", "response_item", Msg("user", "x")).dump().substr(0, 40);
   WriteFile(file_, t);
   ImportReport r = MustImport(*store_, file_, "codex");
-  EXPECT_TRUE(SkippedFor(r, "not a JSON object"));
+  EXPECT_TRUE(SkippedFor(r, "the line is not valid JSON: "));
   EXPECT_TRUE(SkippedFor(r, "cut short"));
   EXPECT_TRUE(SkippedFor(r, "not a readable image") || SkippedFor(r, "said to be an image"));
   EXPECT_EQ(r.records_skipped, 3);
@@ -256,6 +258,52 @@ TEST_F(CodexImport, CorruptLinesAreSkippedWithReasonsAndTheRestImports) {
   ASSERT_EQ(ev.size(), 10u);
   ASSERT_EQ(ev.back().message.parts.size(), 1u);
   EXPECT_EQ(ev.back().message.Text(), "bad picture");
+}
+
+TEST_F(CodexImport, EachUnreadableLineIsSkippedWithItsOwnReason) {
+  std::string t = Rollout(png_);
+  const auto first_bad = static_cast<int>(std::count(t.begin(), t.end(), '\n')) + 1;
+  const std::string after =
+      Line("2025-10-29T01:12:01.000Z", "response_item", Msg("user", "after the bad lines")).dump();
+  t += "{\"timestamp\": \"2025-10-29T01:12:00Z\", \"type\": \"resp\n";  // cut off mid-file
+  t += "not json at all\n";
+  t += "[1,2]\n";
+  t += after + "\n";
+  t += after.substr(0, 40);  // cut off by the end of the file
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "codex");
+  // The skip of line `n` of the rollout.
+  auto reason_for = [&](int n) -> std::string {
+    for (const auto& s : r.skipped) {
+      if (s.where.ends_with(".jsonl:" + std::to_string(n))) return s.reason;
+    }
+    return "(not skipped)";
+  };
+  EXPECT_TRUE(reason_for(first_bad).starts_with("the line is not valid JSON: "))
+      << reason_for(first_bad);
+  EXPECT_TRUE(reason_for(first_bad + 1).starts_with("the line is not valid JSON: "))
+      << reason_for(first_bad + 1);
+  EXPECT_EQ(reason_for(first_bad + 2), "the line is JSON but an array, not an object");
+  EXPECT_TRUE(reason_for(first_bad + 4)
+                  .starts_with("the last line is cut short (no newline, not whole JSON): "))
+      << reason_for(first_bad + 4);
+  EXPECT_EQ(r.records_skipped, 4);
+  std::vector<Event> ev = EventsOf(*store_, kId);
+  ASSERT_EQ(ev.size(), 10u);
+  EXPECT_EQ(ev.back().message.Text(), "after the bad lines");
+}
+
+TEST_F(CodexImport, ALongLineThatIsJsonButNotAnObjectSaysWhatItIs) {
+  std::string t = Rollout(png_);
+  const auto long_line = static_cast<int>(std::count(t.begin(), t.end(), '\n')) + 1;
+  // Past kLeanParseBytes, so the lean parse reads it.
+  t += "[\"" + std::string(interop::kLeanParseBytes + 1, 'x') + "\"]\n";
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "codex");
+  ASSERT_EQ(r.records_skipped, 1);
+  EXPECT_TRUE(r.skipped[0].where.ends_with(".jsonl:" + std::to_string(long_line)));
+  EXPECT_EQ(r.skipped[0].reason, "the line is JSON but an array, not an object");
+  EXPECT_EQ(EventsOf(*store_, kId).size(), 9u);
 }
 
 TEST_F(CodexImport, OlderRolloutsWithBareItemsImport) {

@@ -249,5 +249,32 @@ TEST(ExtremisImport, CorruptFilesAreSkippedWithReasonsAndTheRestImports) {
   ExpectImported(*store);
 }
 
+TEST(ExtremisImport, AByteThatIsNotUtf8BecomesAReplacementCharacterNotALostSession) {
+  TempDir tmp;
+  ExtremisFixture fx(tmp.path());
+  fx.Write(false);
+  json second = fx.Second();
+  second["messages"][1]["content"] = "Bonjour, caf@";
+  std::string text = second.dump();
+  text.replace(text.find('@'), 1, "\xE9");  // Latin-1 é: not UTF-8
+  WriteFile(fx.dir / (std::string(kSecond) + ".json"), text);
+  auto store = OpenStore(tmp);
+  auto report = ImportPath(*store, fx.dir.string(), {});
+  ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  EXPECT_EQ(report->sessions_added, 2);
+  EXPECT_EQ(report->records_skipped, 0)
+      << (report->skipped.empty() ? "" : report->skipped[0].reason);
+  auto msgs = store->ReadMessages(kSecond);
+  ASSERT_TRUE(msgs.has_value());
+  ASSERT_EQ(msgs->size(), 2u);
+  EXPECT_EQ((*msgs)[0].Text(), "Translate to French: hello");
+  EXPECT_EQ((*msgs)[1].Text(), "Bonjour, caf\uFFFD");
+  auto again = ImportPath(*store, fx.dir.string(), {});
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->sessions_added, 0);
+  EXPECT_EQ(again->messages_added, 0);
+  EXPECT_EQ(store->ReadMessages(kSecond)->size(), 2u);
+}
+
 }  // namespace
 }  // namespace sessiondb

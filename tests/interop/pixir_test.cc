@@ -334,7 +334,7 @@ TEST(PixirImport, CorruptLinesAndResourcesAreSkippedWithReasonsAndTheRestImports
   EXPECT_TRUE(HasSkip(*report, Where(1), "said to be an image"));
   EXPECT_TRUE(HasSkip(*report, Where(3), "nothing is left of the message"));
   EXPECT_TRUE(HasSkip(*report, Where(4), "no text"));
-  EXPECT_TRUE(HasSkip(*report, Where(5), "not JSON"));
+  EXPECT_TRUE(HasSkip(*report, Where(5), "the line is not valid JSON (parse error"));
   EXPECT_TRUE(HasSkip(*report, Where(6), "longer than"));
   EXPECT_TRUE(HasSkip(*report, Where(9), "truncated"));
   EXPECT_EQ(report->records_skipped, 9);
