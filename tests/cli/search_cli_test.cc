@@ -194,7 +194,8 @@ TEST_F(SearchCli, ImportedCodexPatchesJoinTheCodeMemory) {
   EXPECT_EQ(again["code_writes_learned"], 0);
   json hits = Sdb({"--json", "search", "tally_votes", "--kind", "code", "--mode", "keyword"}).Json();
   ASSERT_EQ(hits["hits"].size(), 1u);
-  EXPECT_EQ(hits["hits"][0]["file_path"], "src/tally.py");
+  // Recorded by absolute path: the patch's relative path against the rollout's cwd.
+  EXPECT_EQ(hits["hits"][0]["file_path"], "/w/src/tally.py");
 }
 
 TEST_F(SearchCli, HookAllowsOnABrokenStoreOrBadInput) {

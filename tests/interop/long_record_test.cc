@@ -39,7 +39,10 @@ class LongRecordImport : public InteropTest {
   void SetUp() override { store_ = OpenStore("store"); }
 
   ImportReport MustImport(const std::filesystem::path& path, const std::string& format) {
-    auto r = ImportPath(*store_, path.string(), {.format = format});
+    auto parsed = ParseImportFormat(format);
+    EXPECT_TRUE(parsed) << parsed.error().ToString();
+    if (!parsed) return ImportReport{};
+    auto r = ImportPath(*store_, path.string(), {.format = *parsed});
     EXPECT_TRUE(r) << r.error().ToString();
     return r ? *r : ImportReport{};
   }

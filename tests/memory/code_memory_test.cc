@@ -364,7 +364,7 @@ TEST_P(CodeMemoryTest, CodexWritesAreRecordedByAbsolutePath) {
              {"input", CodexPatch("index.html", "<div>", "<main>")}});
   TempDir source;
   const std::string file = WriteSource(source, "rollout-2025-10-29T00-59-38-0199a2b3.jsonl", t);
-  auto imported = ImportPath(*store_, file, {.format = "codex"});
+  auto imported = ImportPath(*store_, file, {.format = ImportFormat::kCodex});
   ASSERT_TRUE(imported) << imported.error().message();
   // Claude Code wrote the same file by absolute path.
   ASSERT_TRUE(store_->CreateSession({.id = "cc", .metadata_json = R"({"cwd":"/home/dev/app"})"}));
@@ -392,7 +392,7 @@ TEST_P(CodeMemoryTest, CodexWritesAreRecordedByAbsolutePath) {
   ASSERT_EQ(one->size(), 1u);
   EXPECT_EQ((*one)[0].edits_30d, 3);
   // Imported and learned again: nothing counts twice.
-  ASSERT_TRUE(ImportPath(*store_, file, {.format = "codex"}));
+  ASSERT_TRUE(ImportPath(*store_, file, {.format = ImportFormat::kCodex}));
   auto again = memory_->LearnFromHistory();
   ASSERT_TRUE(again);
   EXPECT_EQ(again->writes_recorded, 0);
@@ -439,7 +439,7 @@ TEST_P(CodeMemoryTest, ClaudeCodeWritesAreResolvedAgainstTheRecordsCwd) {
                        {{"file_path", "../src/app.css"}, {"content", "body { color: blue; }\n"}}));
   TempDir source;
   const std::string file = WriteSource(source, session + ".jsonl", t);
-  auto imported = ImportPath(*store_, file, {.format = "claude-code"});
+  auto imported = ImportPath(*store_, file, {.format = ImportFormat::kClaudeCode});
   ASSERT_TRUE(imported) << imported.error().message();
   auto scan = memory_->LearnFromHistory();
   ASSERT_TRUE(scan) << scan.error().message();
