@@ -8,8 +8,11 @@
 //
 // What stays in a backend is what only it can do: keep seqs dense under its
 // own locking (SQLite's group commit, PostgreSQL's row locks and retries),
-// walk a fork's history in its SQL, and apply the index-entry rules of
-// store_common.h inside the transaction that reads the row.
+// walk a fork's history in its SQL, apply the index-entry rules of
+// store_common.h inside the transaction that reads the row, and check its
+// own pages. The rules that take several statements (a fork-aware delete, a
+// fork, a prune) run in the front (log_rules.h) over the primitives of a
+// write transaction (write_transaction.h).
 //
 // The shape follows leveldb's DBImpl over Env and ccache's storage front over
 // its local and remote backends (docs/ARCHITECTURE.md).
@@ -30,6 +33,7 @@
 #include "sessiondb/store.h"
 #include "sessiondb/types.h"
 #include "store/message_preparer.h"
+#include "store/write_transaction.h"
 
 namespace sessiondb::store {
 
@@ -70,14 +74,6 @@ struct HistoryRead {
   bool newest_first = false;
 };
 
-// A fork as the front decided it.
-struct ForkRow {
-  std::string id;
-  std::string title;  // clean; empty: the parent's or the derived one (ForkTitle)
-  std::optional<std::string> metadata_json;  // canonical; nullopt: the parent's
-  int64_t created_ms = 0;
-};
-
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -102,13 +98,6 @@ class Backend {
   // Sets the title and fixes it. kNotFound for a missing session.
   virtual Status UpdateTitle(std::string_view id, std::string_view title) = 0;
   virtual Status UpdateArchived(std::string_view id, bool archived) = 0;
-  // Removes the session: hidden while forks read its events, else erased with
-  // its events, references, usage and drafts, and so is each deleted
-  // ancestor left without children. kNotFound for a missing session.
-  virtual Status RemoveSession(std::string_view id) = 0;
-  // RemoveSession of every archived session last updated before `before_ms`,
-  // in one transaction; how many.
-  virtual Result<int64_t> RemoveArchivedBefore(int64_t before_ms) = 0;
   virtual Result<std::optional<std::string>> LoadActiveSession() = 0;
   // kNotFound if the session does not exist; an empty id clears it.
   virtual Status StoreActiveSession(std::string_view id) = 0;
@@ -146,18 +135,12 @@ class Backend {
 
   // ---- The harness ----------------------------------------------------------
 
-  // ForkSession's contract (store.h) with the child decided; checks the fork
-  // point against the parent inside its transaction.
-  virtual Result<Session> InsertFork(std::string_view parent_id, int64_t at_seq,
-                                     const ForkRow& child) = 0;
   virtual Result<Event> InsertEventRecord(std::string_view session_id, EventType type,
                                           std::string_view text, std::string_view body) = 0;
   virtual Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
                                                           int64_t upto_seq) = 0;
   virtual Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
                                                            std::string_view resource_id) = 0;
-  virtual Result<PruneReport> PruneCompaction(std::string_view session_id,
-                                              int64_t compaction_seq) = 0;
   virtual Result<UsageReport> LoadUsage(std::string_view session_id) = 0;
 
   // ---- Drafts ---------------------------------------------------------------
@@ -171,13 +154,33 @@ class Backend {
   virtual Result<Draft> LoadDraft(std::string_view draft_id) = 0;
   virtual Status RemoveDraft(std::string_view draft_id) = 0;
 
+  // ---- Write transactions ------------------------------------------------------
+
+  // Runs `work` in one write transaction and commits it if work succeeds
+  // (write_transaction.h: it may be run more than once).
+  virtual Status RunWriteTransaction(const WriteOptions& options, const WriteWork& work) = 0;
+
   // ---- Blobs and housekeeping ---------------------------------------------
 
   // The bytes; kNotFound if absent, kInvalidArgument for a name that is not a digest.
   virtual Result<std::string> ReadBlob(std::string_view sha256) = 0;
   virtual Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256) = 0;
-  virtual Result<GcReport> CollectGarbage(const GcOptions& options) = 0;
-  virtual Result<VerifyReport> Verify(const ProgressFn& progress) = 0;
+  // Blobs whose bytes the store holds and that no message refers to;
+  // `scanned` is set to how many blobs were looked at.
+  virtual Result<std::vector<BlobCandidate>> UnreferencedBlobs(int64_t* scanned) = 0;
+  // In a transaction of its own that keeps appends from naming it meanwhile:
+  // removes the blob unless a reference to it has appeared or it was stored
+  // after `grace_cutoff_ms`. With `dry_run` it only says what it would do.
+  virtual Result<RemovedBlob> RemoveBlobIfUnreferenced(std::string_view sha256,
+                                                       int64_t grace_cutoff_ms, bool dry_run) = 0;
+  // Checks the database's own pages as far as this backend can: sets
+  // database_check, and database_problems and damaged_sessions when it finds damage.
+  virtual void CheckDatabase(VerifyReport* report) = 0;
+  // Every digest a message of the store (its namespace) refers to.
+  virtual Result<std::vector<std::string>> ReferencedBlobs() = 0;
+  // The blobs whose bytes the store holds for this namespace: SQLite every
+  // file of its blob folder, PostgreSQL the namespace's blobs with a row.
+  virtual Result<std::vector<std::string>> StoredBlobs() = 0;
   virtual Result<StorageStats> Stats() = 0;
   virtual Result<std::unique_ptr<IndexBackend>> OpenIndexBackend() = 0;
 };

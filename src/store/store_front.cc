@@ -9,6 +9,7 @@
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/index_backend.h"
+#include "store/log_rules.h"
 #include "store/store_common.h"
 
 namespace sessiondb::store {
@@ -31,9 +32,9 @@ std::string StoreFront::NewId() const { return NewUuidV7(Now()); }
 Status StoreFront::CheckWritable() const {
   const std::string why = backend_->read_only_reason();
   if (why.empty()) return Status::Ok();
-  return Status::FailedPrecondition("the store at " + backend_->location() + " is read-only: " +
-                                    why +
-                                    "; it can be listed, shown, searched and exported, not changed");
+  return Status::FailedPrecondition(
+      "the store at " + backend_->location() + " is read-only: " + why +
+      "; it can be listed, shown, searched and exported, not changed");
 }
 
 Result<std::vector<PreparedMessage>> StoreFront::Prepare(std::span<const Message> messages) {
@@ -135,12 +136,12 @@ Status StoreFront::SetArchived(std::string_view id, bool archived) {
 
 Status StoreFront::DeleteSession(std::string_view id) {
   RETURN_IF_ERROR(CheckWritable());
-  return backend_->RemoveSession(id);
+  return RemoveSession(*backend_, id);
 }
 
 Result<int64_t> StoreFront::PurgeArchived(int64_t before_ms) {
   RETURN_IF_ERROR(CheckWritable());
-  return backend_->RemoveArchivedBefore(before_ms);
+  return RemoveArchivedBefore(*backend_, before_ms);
 }
 
 Result<std::optional<std::string>> StoreFront::GetActiveSession() {
@@ -169,12 +170,11 @@ Result<std::vector<AppendResult>> StoreFront::AppendBatch(std::string_view sessi
   return backend_->InsertMessages(session_id, prepared, /*finishing=*/nullptr);
 }
 
-Result<std::vector<Message>> StoreFront::ReadMessages(std::string_view session_id,
-                                                      int64_t from_seq, int64_t limit) {
+Result<std::vector<Message>> StoreFront::ReadMessages(std::string_view session_id, int64_t from_seq,
+                                                      int64_t limit) {
   ASSIGN_OR_RETURN(std::vector<Event> events,
-                   backend_->ReadHistory(session_id, {.from_seq = from_seq,
-                                                      .limit = limit,
-                                                      .messages_only = true}));
+                   backend_->ReadHistory(
+                       session_id, {.from_seq = from_seq, .limit = limit, .messages_only = true}));
   RETURN_IF_ERROR(FlagMissingBlobs(&events));
   return TakeMessages(std::move(events));
 }
@@ -183,9 +183,8 @@ Result<std::vector<Message>> StoreFront::ReadLastMessages(std::string_view sessi
                                                           int64_t count) {
   if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
   ASSIGN_OR_RETURN(std::vector<Event> events,
-                   backend_->ReadHistory(session_id, {.limit = count,
-                                                      .messages_only = true,
-                                                      .newest_first = true}));
+                   backend_->ReadHistory(
+                       session_id, {.limit = count, .messages_only = true, .newest_first = true}));
   RETURN_IF_ERROR(FlagMissingBlobs(&events));
   return TakeMessages(std::move(events));
 }
@@ -210,8 +209,9 @@ Status StoreFront::RestoreSession(const Session& session, std::span<const Event>
   row.updated_ms = session.updated_ms;
   // A fork's count includes what it inherits: the source's index entry says.
   row.message_count =
-      fork ? session.message_count
-           : std::ranges::count_if(events, [](const Event& e) { return e.type == EventType::kMessage; });
+      fork ? session.message_count : std::ranges::count_if(events, [](const Event& e) {
+        return e.type == EventType::kMessage;
+      });
   row.fork_seq = fork ? session.fork_seq : 0;
   row.last_seq = row.fork_seq + static_cast<int64_t>(events.size());
   row.archived = session.archived;
@@ -241,7 +241,7 @@ Result<Session> StoreFront::ForkSession(std::string_view parent_id, int64_t at_s
                      CanonicalJsonObject(child.metadata_json, "session metadata"));
   }
   row.created_ms = Now();
-  return backend_->InsertFork(parent_id, at_seq, row);
+  return InsertFork(*backend_, parent_id, at_seq, row);
 }
 
 Result<std::vector<Event>> StoreFront::ReadEvents(std::string_view session_id, int64_t from_seq,
@@ -255,7 +255,7 @@ Result<std::vector<Event>> StoreFront::ReadEvents(std::string_view session_id, i
 Result<PruneReport> StoreFront::PruneCompaction(std::string_view session_id,
                                                 int64_t compaction_seq) {
   RETURN_IF_ERROR(CheckWritable());
-  return backend_->PruneCompaction(session_id, compaction_seq);
+  return store::PruneCompaction(*backend_, session_id, compaction_seq);
 }
 
 Result<UsageReport> StoreFront::GetUsage(std::string_view session_id) {
@@ -363,11 +363,51 @@ Result<std::string> StoreFront::ReadDataUri(const Resource& resource) {
 
 Result<GcReport> StoreFront::CollectGarbage(const GcOptions& options) {
   RETURN_IF_ERROR(CheckWritable());
-  return backend_->CollectGarbage(options);
+  GcReport report;
+  const int64_t cutoff = Now() - options.grace_ms;
+  // Listed without a write transaction; each removal then checks again
+  // inside one, so an append naming a blob meanwhile keeps it.
+  ASSIGN_OR_RETURN(std::vector<BlobCandidate> candidates,
+                   backend_->UnreferencedBlobs(&report.blobs_scanned));
+  for (const BlobCandidate& candidate : candidates) {
+    ASSIGN_OR_RETURN(RemovedBlob removed,
+                     backend_->RemoveBlobIfUnreferenced(candidate.sha256, cutoff, options.dry_run));
+    if (removed.outcome == BlobRemoval::kInGrace) ++report.blobs_in_grace;
+    if (removed.outcome != BlobRemoval::kRemoved) continue;
+    ++report.blobs_deleted;
+    report.bytes_freed += removed.size;
+  }
+  return report;
 }
 
 Result<VerifyReport> StoreFront::Verify(const ProgressFn& progress) {
-  return backend_->Verify(progress);
+  VerifyReport report;
+  backend_->CheckDatabase(&report);
+  ASSIGN_OR_RETURN(std::vector<std::string> referenced, backend_->ReferencedBlobs());
+  ASSIGN_OR_RETURN(std::vector<std::string> stored, backend_->StoredBlobs());
+  // Every stored blob re-hashed, whether or not a message names it.
+  std::set<std::string> present;
+  const int64_t total = static_cast<int64_t>(stored.size());
+  for (const std::string& sha : stored) {
+    Result<std::string> bytes = backend_->ReadBlob(sha);
+    if (bytes && blob::Sha256Hex(*bytes) == sha) {
+      present.insert(sha);
+      report.bytes_checked += static_cast<int64_t>(bytes->size());
+    } else if (bytes || bytes.error().code() == StatusCode::kCorruption) {
+      present.insert(sha);
+      report.corrupt.push_back(sha);
+    } else if (bytes.error().code() == StatusCode::kNotFound) {
+      continue;  // removed since it was listed (gc): a reference to it shows as missing
+    } else {
+      return Err(bytes.error());
+    }
+    ++report.blobs_checked;
+    if (progress) progress(report.blobs_checked, total);
+  }
+  for (const std::string& sha : referenced) {
+    if (!present.contains(sha)) report.missing.push_back(sha);
+  }
+  return report;
 }
 
 Result<StorageStats> StoreFront::Stats() { return backend_->Stats(); }

@@ -2,8 +2,9 @@
 // It applies, once for every backend, what the Store promises beyond
 // storage: argument validation, read-only refusals, new ids, the title rules,
 // message preparation (limits, attachments, blob digests), list paging,
-// draft messages, the rows a restore writes, data URIs and blob hashing.
-// The backend then reads and writes rows in its own SQL.
+// draft messages, the rows a restore writes, data URIs and blob hashing, the
+// rules of a removal, a fork and a prune (log_rules.h), and what gc and
+// verify decide. The backend then reads and writes rows in its own SQL.
 // Thread-safety: as the backend (both are shared between threads).
 #pragma once
 

@@ -184,6 +184,88 @@ TEST(PostgresFailures, ConnectionsKilledMidTransactionLoseNothingAndDuplicateNot
   EXPECT_EQ(found, run.acknowledged.size());
 }
 
+// Forks and removals run as one transaction of the front's rules over the
+// backend's primitives (store/log_rules.h), which PostgreSQL runs again after
+// a lost connection. A retry after a COMMIT whose answer was lost must find
+// its own fork (not "id taken") and its own removal (not "not found").
+TEST(PostgresFailures, ForksAndRemovalsUnderKilledConnectionsAreAcknowledgedOnce) {
+  PgTestDatabase db;
+  ASSERT_TRUE(db.ok());
+  constexpr int kParentMessages = 5;
+  {
+    auto store = OpenStore(db.uri());
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->CreateSession({.id = "p"}));
+    for (int i = 0; i < kParentMessages; ++i) {
+      ASSERT_TRUE(store->Append("p", TextMessage("m" + std::to_string(i))));
+    }
+  }
+  std::atomic<bool> stop = false;
+  std::mutex mu;
+  std::map<std::string, int64_t> forks;  // acknowledged and kept: id -> fork point
+  std::set<std::string> removed;         // acknowledged removals
+  std::vector<std::string> errors;
+  std::thread worker([&] {
+    auto store = OpenStore(db.uri());
+    if (!store) return;
+    for (int i = 0; !stop; ++i) {
+      const std::string id = "f" + std::to_string(i);
+      const int64_t at = 1 + i % kParentMessages;
+      auto fork = store->ForkSession("p", at, {.id = id});
+      std::lock_guard lock(mu);
+      if (!fork) {
+        errors.push_back("fork " + id + ": " + fork.error().ToString());
+        continue;
+      }
+      forks[id] = at;
+      if (i % 2 == 1) {
+        Status gone = store->DeleteSession(id);
+        if (!gone.ok()) {
+          errors.push_back("delete " + id + ": " + gone.ToString());
+          continue;
+        }
+        forks.erase(id);
+        removed.insert(id);
+      }
+    }
+  });
+  int killed = 0;
+  for (int round = 0; round < 40; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(15 + (round * 7) % 40));
+    killed +=
+        std::stoi(db.Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+                           "datname = current_database() AND application_name = 'sessiondb'"));
+  }
+  stop = true;
+  worker.join();
+  EXPECT_GT(killed, 20) << "the test did not kill enough connections to mean anything";
+  EXPECT_TRUE(errors.empty()) << errors.size() << " calls failed; the first: "
+                              << (errors.empty() ? "" : errors.front());
+  EXPECT_GT(forks.size() + removed.size(), 20u);
+  auto store = OpenStore(db.uri());
+  ASSERT_TRUE(store);
+  for (const auto& [id, at] : forks) {
+    auto session = store->GetSession(id);
+    ASSERT_TRUE(session) << "acknowledged fork " << id
+                         << " is gone: " << session.error().ToString();
+    EXPECT_EQ(session->parent_id, "p");
+    EXPECT_EQ(session->fork_seq, at);
+    EXPECT_EQ(session->message_count, at);
+    auto messages = store->ReadMessages(id);
+    ASSERT_TRUE(messages);
+    EXPECT_EQ(static_cast<int64_t>(messages->size()), at);
+  }
+  for (const std::string& id : removed) {
+    auto session = store->GetSession(id);
+    ASSERT_FALSE(session) << "acknowledged removal of " << id << " did not stand";
+    EXPECT_EQ(session.error().code(), StatusCode::kNotFound);
+  }
+  // The parent lost nothing to its forks' removals.
+  auto parent = store->ReadMessages("p");
+  ASSERT_TRUE(parent);
+  EXPECT_EQ(parent->size(), static_cast<size_t>(kParentMessages));
+}
+
 TEST(PostgresFailures, AServerRestartedDuringAppendsLosesNothingAndDuplicatesNothing) {
   // A cluster of its own: restarting the shared one would disturb other tests.
   const std::string dir = "/tmp/sdb-pg-restart-" + std::to_string(::getpid());

@@ -268,44 +268,6 @@ Status PgStore::UpdateArchived(std::string_view id, bool archived) {
   });
 }
 
-Status PgStore::RemoveSession(std::string_view id) {
-  bool sent = false;
-  return Run([&](PgConnection& c) -> Status {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
-    PgParams p;
-    p.Add(ns_).Add(id);
-    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT 1 FROM sessions WHERE namespace = $1 AND id = $2 "
-                                        "AND NOT deleted FOR UPDATE",
-                                        p));
-    if (r.rows() == 0) {
-      // Gone because an earlier attempt's COMMIT landed unanswered: done.
-      if (sent) return Status::Ok();
-      return SessionNotFound(id);
-    }
-    RETURN_IF_ERROR(RemoveSessions(c, ns_, {std::string(id)}));
-    sent = true;
-    return txn.Commit();
-  });
-}
-
-Result<int64_t> PgStore::RemoveArchivedBefore(int64_t before_ms) {
-  return Run([&](PgConnection& c) -> Result<int64_t> {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
-    PgParams p;
-    p.Add(ns_).Add(before_ms);
-    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id FROM sessions WHERE namespace = $1 AND "
-                                        "archived AND NOT deleted AND updated_ms < $2 "
-                                        "ORDER BY id FOR UPDATE",
-                                        p));
-    std::vector<std::string> ids;
-    for (int i = 0; i < r.rows(); ++i) ids.emplace_back(r.Text(i, 0));
-    if (ids.empty()) return int64_t{0};
-    RETURN_IF_ERROR(RemoveSessions(c, ns_, ids));
-    RETURN_IF_ERROR(txn.Commit());
-    return static_cast<int64_t>(ids.size());
-  });
-}
-
 Result<std::optional<std::string>> PgStore::LoadActiveSession() {
   return Run([&](PgConnection& c) -> Result<std::optional<std::string>> {
     PgParams p;
@@ -436,8 +398,8 @@ Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view ses
 // The stored total plus the batch's, or INT64_MAX where the sum would pass
 // it: totals saturate (docs/harness.md); bigint arithmetic would raise
 // "bigint out of range" and fail the append instead.
-#define PG_SATURATING_SUM(col)                                                              \
-  "CASE WHEN excluded." col " > 9223372036854775807 - usage_totals." col                    \
+#define PG_SATURATING_SUM(col)                                           \
+  "CASE WHEN excluded." col " > 9223372036854775807 - usage_totals." col \
   " THEN 9223372036854775807 ELSE usage_totals." col " + excluded." col " END"
 
 UsageDelta UsageOf(const std::vector<PreparedMessage>& prepared) {
@@ -698,68 +660,58 @@ Result<std::unique_ptr<BlobReader>> PgStore::OpenBlob(std::string_view sha256) {
 
 // ---- Housekeeping -------------------------------------------------------------
 
-Result<GcReport> PgStore::CollectGarbage(const GcOptions& options) {
-  // Blobs are shared by all namespaces, so collection is store-wide: a blob
-  // goes when no namespace refers to it.
-  const int64_t cutoff = Now() - options.grace_ms;
-  GcReport report;
-  struct Candidate {
-    std::string sha256;
-    int64_t size;
-    int64_t created_ms;
-  };
-  std::vector<Candidate> candidates;
+Result<std::vector<store::BlobCandidate>> PgStore::UnreferencedBlobs(int64_t* scanned) {
+  std::vector<store::BlobCandidate> candidates;
   RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
     candidates.clear();
     ASSIGN_OR_RETURN(PgResult n, c.Exec("SELECT count(*) FROM blobs"));
-    report.blobs_scanned = n.Int(0, 0);
-    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT sha256, size, created_ms FROM blobs b WHERE NOT "
-                                        "EXISTS (SELECT 1 FROM blob_refs r "
-                                        "WHERE r.sha256 = b.sha256)"));
-    for (int i = 0; i < r.rows(); ++i) {
-      candidates.push_back({std::string(r.Text(i, 0)), r.Int(i, 1), r.Int(i, 2)});
-    }
+    *scanned = n.Int(0, 0);
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT sha256, size FROM blobs b WHERE NOT EXISTS "
+                                        "(SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256)"));
+    for (int i = 0; i < r.rows(); ++i)
+      candidates.push_back({std::string(r.Text(i, 0)), r.Int(i, 1)});
     return Status::Ok();
   }));
-  for (const Candidate& candidate : candidates) {
-    if (candidate.created_ms > cutoff) {
-      ++report.blobs_in_grace;
-      continue;
-    }
-    ASSIGN_OR_RETURN(bool deleted, Run([&](PgConnection& c) -> Result<bool> {
-                       ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
-                       PgParams p;
-                       p.Add(candidate.sha256);
-                       // Appends hold a share lock on a blob they are about to
-                       // refer to: once we hold this row lock, a new statement
-                       // sees every reference that committed meanwhile.
-                       ASSIGN_OR_RETURN(PgResult lock, c.Exec("SELECT 1 FROM blobs WHERE "
-                                                              "sha256 = $1 FOR UPDATE",
-                                                              p));
-                       if (lock.rows() == 0) return false;
-                       ASSIGN_OR_RETURN(PgResult used, c.Exec("SELECT 1 FROM blob_refs WHERE "
-                                                              "sha256 = $1 LIMIT 1",
-                                                              p));
-                       if (used.rows() > 0) return false;
-                       if (options.dry_run) return true;
-                       RETURN_IF_ERROR(c.Run("DELETE FROM blobs WHERE sha256 = $1", p));
-                       RETURN_IF_ERROR(txn.Commit());
-                       return true;
-                     }));
-    if (!deleted) continue;
-    ++report.blobs_deleted;
-    report.bytes_freed += candidate.size;
-  }
-  return report;
+  return candidates;
 }
 
-Result<VerifyReport> PgStore::Verify(const ProgressFn& progress) {
-  VerifyReport report;
-  // PostgreSQL guards its own pages (data checksums when the cluster has them,
-  // amcheck for an administrator); a client of the server cannot re-read them.
-  report.database_check =
+Result<store::RemovedBlob> PgStore::RemoveBlobIfUnreferenced(std::string_view sha256,
+                                                             int64_t grace_cutoff_ms,
+                                                             bool dry_run) {
+  return Run([&](PgConnection& c) -> Result<store::RemovedBlob> {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    PgParams p;
+    p.Add(sha256);
+    // Appends hold a share lock on a blob they are about to refer to: once
+    // this row lock is held, a new statement sees every reference that
+    // committed meanwhile.
+    ASSIGN_OR_RETURN(PgResult row, c.Exec("SELECT size, created_ms FROM blobs WHERE "
+                                          "sha256 = $1 FOR UPDATE",
+                                          p));
+    // Gone: removed by another collector, or by an earlier attempt whose
+    // COMMIT landed unanswered.
+    if (row.rows() == 0) return store::RemovedBlob{store::BlobRemoval::kGone, 0};
+    const int64_t size = row.Int(0, 0);
+    ASSIGN_OR_RETURN(PgResult used, c.Exec("SELECT 1 FROM blob_refs WHERE sha256 = $1 LIMIT 1", p));
+    if (used.rows() > 0) return store::RemovedBlob{store::BlobRemoval::kReferenced, size};
+    if (row.Int(0, 1) > grace_cutoff_ms)
+      return store::RemovedBlob{store::BlobRemoval::kInGrace, size};
+    if (dry_run) return store::RemovedBlob{store::BlobRemoval::kRemoved, size};
+    RETURN_IF_ERROR(c.Run("DELETE FROM blobs WHERE sha256 = $1", p));
+    RETURN_IF_ERROR(txn.Commit());
+    return store::RemovedBlob{store::BlobRemoval::kRemoved, size};
+  });
+}
+
+void PgStore::CheckDatabase(VerifyReport* report) {
+  // A client of the server cannot re-read its pages: data checksums (when the
+  // cluster has them) and amcheck are the administrator's.
+  report->database_check =
       "PostgreSQL: every blob's bytes re-hashed; the database's pages are the server's to "
       "check (data checksums, amcheck)";
+}
+
+Result<std::vector<std::string>> PgStore::ReferencedBlobs() {
   std::vector<std::string> referenced;
   RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
     PgParams p;
@@ -771,27 +723,24 @@ Result<VerifyReport> PgStore::Verify(const ProgressFn& progress) {
     for (int i = 0; i < r.rows(); ++i) referenced.emplace_back(r.Text(i, 0));
     return Status::Ok();
   }));
-  const int64_t total = static_cast<int64_t>(referenced.size());
-  for (const std::string& sha : referenced) {
-    Result<std::string> bytes = ReadBlob(sha);
-    if (bytes && blob::Sha256Hex(*bytes) != sha) {
-      ++report.blobs_checked;
-      report.corrupt.push_back(sha);
-    } else if (bytes) {
-      ++report.blobs_checked;
-      report.bytes_checked += static_cast<int64_t>(bytes->size());
-    } else if (bytes.error().code() == StatusCode::kCorruption) {
-      ++report.blobs_checked;
-      report.corrupt.push_back(sha);
-    } else if (bytes.error().code() == StatusCode::kNotFound) {
-      report.missing.push_back(sha);
-    } else {
-      return Err(bytes.error());
-    }
-    if (progress)
-      progress(report.blobs_checked + static_cast<int64_t>(report.missing.size()), total);
-  }
-  return report;
+  return referenced;
+}
+
+Result<std::vector<std::string>> PgStore::StoredBlobs() {
+  std::vector<std::string> stored;
+  RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
+    PgParams p;
+    p.Add(ns_);
+    // The namespace's own: blobs other namespaces alone refer to are theirs to check.
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT b.sha256 FROM blobs b WHERE EXISTS (SELECT 1 "
+                                        "FROM blob_refs r WHERE r.namespace = $1 AND "
+                                        "r.sha256 = b.sha256) ORDER BY b.sha256",
+                                        p));
+    stored.clear();
+    for (int i = 0; i < r.rows(); ++i) stored.emplace_back(r.Text(i, 0));
+    return Status::Ok();
+  }));
+  return stored;
 }
 
 Result<StorageStats> PgStore::Stats() {

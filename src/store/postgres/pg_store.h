@@ -52,8 +52,6 @@ class PgStore final : public store::Backend {
   Result<std::vector<Session>> SelectSessions(const store::SessionQuery& query) override;
   Status UpdateTitle(std::string_view id, std::string_view title) override;
   Status UpdateArchived(std::string_view id, bool archived) override;
-  Status RemoveSession(std::string_view id) override;
-  Result<int64_t> RemoveArchivedBefore(int64_t before_ms) override;
   Result<std::optional<std::string>> LoadActiveSession() override;
   Status StoreActiveSession(std::string_view id) override;
 
@@ -70,15 +68,12 @@ class PgStore final : public store::Backend {
   Status InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
                               const BlobSourceFn& blob_source) override;
 
-  Result<Session> InsertFork(std::string_view parent_id, int64_t at_seq,
-                             const store::ForkRow& child) override;
   Result<Event> InsertEventRecord(std::string_view session_id, EventType type,
                                   std::string_view text, std::string_view body) override;
   Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
                                                   int64_t upto_seq) override;
   Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
                                                    std::string_view resource_id) override;
-  Result<PruneReport> PruneCompaction(std::string_view session_id, int64_t compaction_seq) override;
   Result<UsageReport> LoadUsage(std::string_view session_id) override;
   Status InsertDraft(const Draft& draft) override;
   Status UpdateDraft(const Draft& draft, int64_t updated_ms) override;
@@ -86,11 +81,23 @@ class PgStore final : public store::Backend {
   Result<Draft> LoadDraft(std::string_view draft_id) override;
   Status RemoveDraft(std::string_view draft_id) override;
 
+  // One transaction on a pooled connection, run again after a transient
+  // failure (pg_write_transaction.cc).
+  Status RunWriteTransaction(const store::WriteOptions& options,
+                             const store::WriteWork& work) override;
+
   Result<std::set<std::string>> PresentBlobs(const std::vector<std::string>& sha256s) override;
   Result<std::string> ReadBlob(std::string_view sha256) override;
   Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256) override;
-  Result<GcReport> CollectGarbage(const GcOptions& options) override;
-  Result<VerifyReport> Verify(const ProgressFn& progress) override;
+  // Blobs are shared by all namespaces: one goes when no namespace refers to it.
+  Result<std::vector<store::BlobCandidate>> UnreferencedBlobs(int64_t* scanned) override;
+  Result<store::RemovedBlob> RemoveBlobIfUnreferenced(std::string_view sha256,
+                                                      int64_t grace_cutoff_ms,
+                                                      bool dry_run) override;
+  // PostgreSQL guards its own pages; this says so and finds nothing.
+  void CheckDatabase(VerifyReport* report) override;
+  Result<std::vector<std::string>> ReferencedBlobs() override;
+  Result<std::vector<std::string>> StoredBlobs() override;
   Result<StorageStats> Stats() override;
   Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackend() override;
 

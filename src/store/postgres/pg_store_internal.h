@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -73,12 +73,6 @@ Session SessionFromRow(const PgResult& r, int row);
 // kInvalidArgument when `text` holds a NUL character: PostgreSQL text cannot
 // hold NUL, and a text parameter would be cut at it without a word.
 Status CheckNoNul(std::string_view text, const std::string& what);
-
-// Removes sessions `ids` at the user's request, inside the caller's
-// transaction, which has locked their rows: a session that forks still read
-// is hidden (deleted = true, its events kept); any other goes with everything
-// keyed by it, and so does each deleted ancestor left without children.
-Status RemoveSessions(PgConnection& c, const std::string& ns, const std::vector<std::string>& ids);
 
 // Inside the caller's transaction: removes the draft a FinishDraft appends,
 // if it is still as the front read it; kNotFound once gone, kBusy if it was

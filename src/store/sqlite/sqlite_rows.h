@@ -3,10 +3,20 @@
 // pasted into SQL string literals at compile time.
 #pragma once
 
+#include "sessiondb/types.h"
+#include "store/sqlite/sqlite_db.h"
+
 // Read by SessionFromRow.
 #define SESSION_COLUMNS                                                                       \
   "id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, metadata, " \
   "coalesce(parent_id, ''), fork_seq"
+
+namespace sessiondb::sqlite {
+
+// The session of a row selected with SESSION_COLUMNS first.
+Session SessionFromRow(const Statement& s);
+
+}  // namespace sessiondb::sqlite
 
 // Read by SqliteStore::ReadEventRows.
 #define EVENT_COLUMNS "seq, id, ts_ms, type, coalesce(role, ''), text, body, session_id"

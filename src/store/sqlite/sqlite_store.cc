@@ -25,22 +25,6 @@ constexpr const char* kDatabaseFile = kEmbeddedDatabaseFile.data();  // a litera
 constexpr const char* kBlobDir = "blobs";
 constexpr const char* kActiveSessionKey = "active_session";
 
-Session SessionFromRow(const Statement& s) {
-  Session out;
-  out.id = s.ColumnText(0);
-  out.title = s.ColumnText(1);
-  out.preview = s.ColumnText(2);
-  out.created_ms = s.ColumnInt(3);
-  out.updated_ms = s.ColumnInt(4);
-  out.message_count = s.ColumnInt(5);
-  out.last_seq = s.ColumnInt(6);
-  out.archived = s.ColumnInt(7) != 0;
-  out.metadata_json = s.ColumnText(8);
-  out.parent_id = s.ColumnText(9);
-  out.fork_seq = s.ColumnInt(10);
-  return out;
-}
-
 int64_t FileSize(const fs::path& p) {
   std::error_code ec;
   auto size = fs::file_size(p, ec);
@@ -61,6 +45,22 @@ std::string ForeignEntry(const fs::path& root) {
 }
 
 }  // namespace
+
+Session SessionFromRow(const Statement& s) {
+  Session out;
+  out.id = s.ColumnText(0);
+  out.title = s.ColumnText(1);
+  out.preview = s.ColumnText(2);
+  out.created_ms = s.ColumnInt(3);
+  out.updated_ms = s.ColumnInt(4);
+  out.message_count = s.ColumnInt(5);
+  out.last_seq = s.ColumnInt(6);
+  out.archived = s.ColumnInt(7) != 0;
+  out.metadata_json = s.ColumnText(8);
+  out.parent_id = s.ColumnText(9);
+  out.fork_seq = s.ColumnInt(10);
+  return out;
+}
 
 SqliteStore::SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<Database> db,
                          std::unique_ptr<blob::BlobStore> blobs)
@@ -87,7 +87,8 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
     // whatever the umask (other local users could otherwise read every
     // message and blob). A folder the user made themselves keeps its mode.
     fs::permissions(root, fs::perms::owner_all, fs::perm_options::replace, ec);
-    if (ec) return Err(Status::Io("cannot make store directory " + dir + " private: " + ec.message()));
+    if (ec)
+      return Err(Status::Io("cannot make store directory " + dir + " private: " + ec.message()));
   } else if (!fs::is_directory(root, ec)) {
     return Err(Status::InvalidArgument(dir + " is not a directory; a store is a directory"));
   } else if (!fs::exists(db_path, ec)) {
@@ -187,10 +188,7 @@ Result<std::vector<Session>> SqliteStore::SelectSessions(const store::SessionQue
       "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
       "AND (updated_ms, id) < (?5, ?6) ORDER BY updated_ms DESC, id DESC LIMIT ?4";
   ASSIGN_OR_RETURN(Statement s, db_->Prepare(query.after ? kNextPage : kFirstPage));
-  s.Bind(1, archived)
-      .BindOptional(2, path)
-      .Bind(3, query.metadata_value)
-      .Bind(4, query.max_rows);
+  s.Bind(1, archived).BindOptional(2, path).Bind(3, query.metadata_value).Bind(4, query.max_rows);
   if (query.after) s.Bind(5, query.after->first).Bind(6, query.after->second);
   std::vector<Session> sessions;
   while (true) {
@@ -221,42 +219,6 @@ Status SqliteStore::UpdateArchived(std::string_view id, bool archived) {
   return Status::Ok();
 }
 
-Status SqliteStore::DeleteSessionLocked(std::string_view id) {
-  ASSIGN_OR_RETURN(Session session, LoadSessionLocked(id));
-  ASSIGN_OR_RETURN(bool has_forks, HasForksLocked(id));
-  if (has_forks) {
-    // Its forks read its events: keep them, hide the session.
-    static constexpr const char* kHide[] = {
-        "UPDATE sessions SET deleted = 1 WHERE id = ?1",
-        "DELETE FROM meta WHERE key = 'active_session' AND value = ?1",
-        "DELETE FROM drafts WHERE session_id = ?1",
-    };
-    for (const char* sql : kHide) {
-      ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql));
-      s.Bind(1, id);
-      RETURN_IF_ERROR(s.Run());
-    }
-    return Status::Ok();
-  }
-  RETURN_IF_ERROR(EraseSessionLocked(id));
-  // A deleted parent kept only for this fork can go now, and so on upwards.
-  std::string parent = session.parent_id;
-  while (!parent.empty()) {
-    ASSIGN_OR_RETURN(Statement s,
-                     db_->Prepare("SELECT deleted, parent_id FROM sessions WHERE id = ?1"));
-    s.Bind(1, parent);
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row || s.ColumnInt(0) == 0) break;
-    std::string grandparent(s.ColumnText(1));
-    s.Reset();
-    ASSIGN_OR_RETURN(bool still_read, HasForksLocked(parent));
-    if (still_read) break;
-    RETURN_IF_ERROR(EraseSessionLocked(parent));
-    parent = std::move(grandparent);
-  }
-  return Status::Ok();
-}
-
 Result<bool> SqliteStore::HasForksLocked(std::string_view id) {
   ASSIGN_OR_RETURN(Statement s,
                    db_->Prepare("SELECT 1 FROM sessions WHERE parent_id = ?1 LIMIT 1"));
@@ -279,32 +241,6 @@ Status SqliteStore::EraseSessionLocked(std::string_view id) {
     RETURN_IF_ERROR(s.Run());
   }
   return Status::Ok();
-}
-
-Status SqliteStore::RemoveSession(std::string_view id) {
-  std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
-  RETURN_IF_ERROR(DeleteSessionLocked(id));
-  return txn.Commit();
-}
-
-Result<int64_t> SqliteStore::RemoveArchivedBefore(int64_t before_ms) {
-  std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
-  std::vector<std::string> ids;
-  {
-    ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT id FROM sessions WHERE archived = 1 AND "
-                                               "deleted = 0 AND updated_ms < ?1"));
-    s.Bind(1, before_ms);
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      ids.emplace_back(s.ColumnText(0));
-    }
-  }
-  for (const std::string& id : ids) RETURN_IF_ERROR(DeleteSessionLocked(id));
-  RETURN_IF_ERROR(txn.Commit());
-  return static_cast<int64_t>(ids.size());
 }
 
 Result<std::optional<std::string>> SqliteStore::LoadActiveSession() {
@@ -526,22 +462,29 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
 
 // The stored total plus the new turn's count, or INT64_MAX where the sum would
 // pass it: totals saturate (docs/harness.md). Counts are never negative.
-#define SATURATING_SUM(col)                                                          \
-  "CASE WHEN excluded." col " > 9223372036854775807 - " col " THEN 9223372036854775807 " \
+#define SATURATING_SUM(col)                                 \
+  "CASE WHEN excluded." col " > 9223372036854775807 - " col \
+  " THEN 9223372036854775807 "                              \
   "ELSE " col " + excluded." col " END"
 
 Status SqliteStore::AddUsageLocked(std::string_view session_id, const Message& m) {
   if (!m.usage) return Status::Ok();
   ASSIGN_OR_RETURN(
       Statement s,
-      db_->Prepare("INSERT INTO usage_totals (session_id, provider, model, turns, input_tokens, "
-                   "output_tokens, cached_tokens, reasoning_tokens) "
-                   "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7) "
-                   "ON CONFLICT (session_id, provider, model) DO UPDATE SET turns = turns + 1, "
-                   "input_tokens = " SATURATING_SUM("input_tokens") ", "
-                   "output_tokens = " SATURATING_SUM("output_tokens") ", "
-                   "cached_tokens = " SATURATING_SUM("cached_tokens") ", "
-                   "reasoning_tokens = " SATURATING_SUM("reasoning_tokens")));
+      db_->Prepare(
+          "INSERT INTO usage_totals (session_id, provider, model, turns, input_tokens, "
+          "output_tokens, cached_tokens, reasoning_tokens) "
+          "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7) "
+          "ON CONFLICT (session_id, provider, model) DO UPDATE SET turns = turns + 1, "
+          "input_tokens = " SATURATING_SUM(
+              "input_tokens") ", "
+                              "output_tokens = " SATURATING_SUM(
+                                  "output_tokens") ", "
+                                                   "cached_tokens = " SATURATING_SUM(
+                                                       "cached_tokens") ", "
+                                                                        "reasoning_tokens "
+                                                                        "= " SATURATING_SUM(
+                                                                            "reasoning_tokens")));
   s.Bind(1, session_id).Bind(2, m.provider).Bind(3, m.model);
   s.Bind(4, m.usage->input_tokens).Bind(5, m.usage->output_tokens);
   s.Bind(6, m.usage->cached_tokens).Bind(7, m.usage->reasoning_tokens);
@@ -568,47 +511,72 @@ Result<std::unique_ptr<BlobReader>> SqliteStore::OpenBlob(std::string_view sha25
 
 // ---- Housekeeping -------------------------------------------------------------
 
-Result<GcReport> SqliteStore::CollectGarbage(const GcOptions& options) {
-  GcReport report;
-  const int64_t cutoff = Now() - options.grace_ms;
-  std::vector<blob::BlobInfo> candidates;
-  {
-    // First pass without the write transaction: find blobs nothing refers to.
-    std::lock_guard lock(mu_);
-    ASSIGN_OR_RETURN(Statement referenced,
-                     db_->Prepare("SELECT 1 FROM blob_refs WHERE sha256 = ?1 LIMIT 1"));
-    RETURN_IF_ERROR(blobs_->ForEach([&](const blob::BlobInfo& info) -> Status {
-      ++report.blobs_scanned;
-      referenced.Bind(1, info.sha256);
-      ASSIGN_OR_RETURN(bool used, referenced.Step());
-      if (!used) candidates.push_back(info);
-      return Status::Ok();
-    }));
-  }
-  if (candidates.empty()) return report;
-
-  // Second pass under the write lock: appends re-check their blobs inside their
-  // own transaction, so deleting here can never strand a committing event.
+Result<std::vector<store::BlobCandidate>> SqliteStore::UnreferencedBlobs(int64_t* scanned) {
+  *scanned = 0;
+  std::vector<store::BlobCandidate> candidates;
   std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   ASSIGN_OR_RETURN(Statement referenced,
                    db_->Prepare("SELECT 1 FROM blob_refs WHERE sha256 = ?1 LIMIT 1"));
-  for (const blob::BlobInfo& candidate : candidates) {
-    ASSIGN_OR_RETURN(bool used, (referenced.Bind(1, candidate.sha256), referenced.Step()));
-    referenced.Reset();  // not left holding a row at COMMIT (see AppendBatch)
-    if (used) continue;
-    auto info = blobs_->Stat(candidate.sha256);
-    if (!info) continue;
-    if (info->mtime_ms > cutoff) {
-      ++report.blobs_in_grace;
-      continue;
-    }
-    if (!options.dry_run) RETURN_IF_ERROR(blobs_->Remove(candidate.sha256));
-    ++report.blobs_deleted;
-    report.bytes_freed += info->size;
+  RETURN_IF_ERROR(blobs_->ForEach([&](const blob::BlobInfo& info) -> Status {
+    ++*scanned;
+    referenced.Bind(1, info.sha256);
+    ASSIGN_OR_RETURN(bool used, referenced.Step());
+    referenced.Reset();
+    if (!used) candidates.push_back({info.sha256, info.size});
+    return Status::Ok();
+  }));
+  return candidates;
+}
+
+Result<store::RemovedBlob> SqliteStore::RemoveBlobIfUnreferenced(std::string_view sha256,
+                                                                 int64_t grace_cutoff_ms,
+                                                                 bool dry_run) {
+  // Under the write lock: appends re-check their blobs inside their own
+  // transaction, so deleting here can never strand a committing event.
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  {
+    ASSIGN_OR_RETURN(Statement referenced,
+                     db_->Prepare("SELECT 1 FROM blob_refs WHERE sha256 = ?1 LIMIT 1"));
+    referenced.Bind(1, sha256);
+    ASSIGN_OR_RETURN(bool used, referenced.Step());
+    // The statement is reset as it goes out of scope, before the COMMIT.
+    if (used) return store::RemovedBlob{store::BlobRemoval::kReferenced, 0};
   }
+  // Stat again: an append that found the file has touched it since it was listed.
+  auto info = blobs_->Stat(sha256);
+  if (!info) return store::RemovedBlob{store::BlobRemoval::kGone, 0};
+  if (info->mtime_ms > grace_cutoff_ms)
+    return store::RemovedBlob{store::BlobRemoval::kInGrace, info->size};
+  if (!dry_run) RETURN_IF_ERROR(blobs_->Remove(sha256));
   RETURN_IF_ERROR(txn.Commit());
-  return report;
+  return store::RemovedBlob{store::BlobRemoval::kRemoved, info->size};
+}
+
+void SqliteStore::CheckDatabase(VerifyReport* report) {
+  std::lock_guard lock(mu_);
+  CheckDatabaseLocked(report);
+}
+
+Result<std::vector<std::string>> SqliteStore::ReferencedBlobs() {
+  std::vector<std::string> referenced;
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT DISTINCT sha256 FROM blob_refs"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    referenced.emplace_back(s.ColumnText(0));
+  }
+  return referenced;
+}
+
+Result<std::vector<std::string>> SqliteStore::StoredBlobs() {
+  std::vector<std::string> stored;
+  RETURN_IF_ERROR(blobs_->ForEach([&](const blob::BlobInfo& info) {
+    stored.push_back(info.sha256);
+    return Status::Ok();
+  }));
+  return stored;
 }
 
 void SqliteStore::CheckDatabaseLocked(VerifyReport* report) {
@@ -690,49 +658,6 @@ Status SqliteStore::ReadBackSessionLocked(std::string_view id) {
     by_id.Reset();
   }
   return Status::Ok();
-}
-
-Result<VerifyReport> SqliteStore::Verify(const ProgressFn& progress) {
-  VerifyReport report;
-  {
-    std::lock_guard lock(mu_);
-    CheckDatabaseLocked(&report);
-  }
-  std::vector<std::string> referenced;
-  {
-    std::lock_guard lock(mu_);
-    ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT DISTINCT sha256 FROM blob_refs"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      referenced.emplace_back(s.ColumnText(0));
-    }
-  }
-  std::vector<blob::BlobInfo> stored;
-  RETURN_IF_ERROR(blobs_->ForEach([&](const blob::BlobInfo& info) {
-    stored.push_back(info);
-    return Status::Ok();
-  }));
-  std::set<std::string> present;
-  const int64_t total = static_cast<int64_t>(stored.size());
-  for (const blob::BlobInfo& info : stored) {
-    auto bytes = blobs_->Get(info.sha256, /*verify=*/true);
-    if (bytes) {
-      present.insert(info.sha256);
-      report.bytes_checked += static_cast<int64_t>(bytes->size());
-    } else if (bytes.error().code() == StatusCode::kCorruption) {
-      present.insert(info.sha256);
-      report.corrupt.push_back(info.sha256);
-    } else if (bytes.error().code() != StatusCode::kNotFound) {
-      return Err(bytes.error());
-    }
-    ++report.blobs_checked;
-    if (progress) progress(report.blobs_checked, total);
-  }
-  for (const std::string& sha : referenced) {
-    if (!present.contains(sha)) report.missing.push_back(sha);
-  }
-  return report;
 }
 
 Result<StorageStats> SqliteStore::Stats() {

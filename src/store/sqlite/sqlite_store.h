@@ -40,8 +40,6 @@ class SqliteStore final : public store::Backend {
   Result<std::vector<Session>> SelectSessions(const store::SessionQuery& query) override;
   Status UpdateTitle(std::string_view id, std::string_view title) override;
   Status UpdateArchived(std::string_view id, bool archived) override;
-  Status RemoveSession(std::string_view id) override;
-  Result<int64_t> RemoveArchivedBefore(int64_t before_ms) override;
   Result<std::optional<std::string>> LoadActiveSession() override;
   Status StoreActiveSession(std::string_view id) override;
 
@@ -58,15 +56,12 @@ class SqliteStore final : public store::Backend {
   Status InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
                               const BlobSourceFn& blob_source) override;
 
-  Result<Session> InsertFork(std::string_view parent_id, int64_t at_seq,
-                             const store::ForkRow& child) override;
   Result<Event> InsertEventRecord(std::string_view session_id, EventType type,
                                   std::string_view text, std::string_view body) override;
   Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
                                                   int64_t upto_seq) override;
   Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
                                                    std::string_view resource_id) override;
-  Result<PruneReport> PruneCompaction(std::string_view session_id, int64_t compaction_seq) override;
   Result<UsageReport> LoadUsage(std::string_view session_id) override;
   Status InsertDraft(const Draft& draft) override;
   Status UpdateDraft(const Draft& draft, int64_t updated_ms) override;
@@ -74,11 +69,23 @@ class SqliteStore final : public store::Backend {
   Result<Draft> LoadDraft(std::string_view draft_id) override;
   Status RemoveDraft(std::string_view draft_id) override;
 
+  // The write lock and one transaction (sqlite_write_transaction.cc).
+  Status RunWriteTransaction(const store::WriteOptions& options,
+                             const store::WriteWork& work) override;
+
   Result<std::set<std::string>> PresentBlobs(const std::vector<std::string>& sha256s) override;
   Result<std::string> ReadBlob(std::string_view sha256) override;
   Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256) override;
-  Result<GcReport> CollectGarbage(const GcOptions& options) override;
-  Result<VerifyReport> Verify(const ProgressFn& progress) override;
+  Result<std::vector<store::BlobCandidate>> UnreferencedBlobs(int64_t* scanned) override;
+  Result<store::RemovedBlob> RemoveBlobIfUnreferenced(std::string_view sha256,
+                                                      int64_t grace_cutoff_ms,
+                                                      bool dry_run) override;
+  // Runs SQLite's integrity check into `report`; when it finds problems,
+  // reads every session back to name the ones they reach (database_problems,
+  // damaged_sessions). Errors become problems: this never fails.
+  void CheckDatabase(VerifyReport* report) override;
+  Result<std::vector<std::string>> ReferencedBlobs() override;
+  Result<std::vector<std::string>> StoredBlobs() override;
   Result<StorageStats> Stats() override;
   Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackend() override;
 
@@ -97,6 +104,8 @@ class SqliteStore final : public store::Backend {
   static constexpr size_t kMaxGroupTextBytes = size_t{4} << 20;
 
  private:
+  friend class SqliteWriteTransaction;
+
   SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<Database> db,
               std::unique_ptr<blob::BlobStore> blobs);
 
@@ -158,19 +167,10 @@ class SqliteStore final : public store::Backend {
   Status IndexEventsLocked(std::string_view session_id, int64_t first_seq,
                            std::span<const std::string> search_texts);
   Result<Session> LoadSessionLocked(std::string_view id);
-  // Deletes those of `candidates` no event refers to any more, in a write
-  // transaction of its own (so a concurrent append re-checks under the same
-  // lock), counting them in `report`. Called after a prune has committed.
-  Status RemoveUnreferencedBlobsLocked(const std::vector<std::string>& candidates,
-                                       PruneReport* report);
-  // Runs SQLite's integrity check into `report`; when it finds problems,
-  // reads every session back to name the ones they reach (database_problems,
-  // damaged_sessions). Errors become problems: this never fails.
   void CheckDatabaseLocked(VerifyReport* report);
   // Reads the session's index entry and every event it stores, and finds each
   // event again through the id index; the first error met, else Ok.
   Status ReadBackSessionLocked(std::string_view id);
-  Status DeleteSessionLocked(std::string_view id);
   Result<bool> HasForksLocked(std::string_view id);
   // Removes the session's row, events, references, usage and drafts.
   Status EraseSessionLocked(std::string_view id);

@@ -1,0 +1,251 @@
+// The primitives of a write transaction (store/write_transaction.h) on
+// PostgreSQL: each statement confined to the store's namespace, each row
+// lock the call names held until the commit. RunWriteTransaction runs the
+// work in one transaction on a pooled connection and runs it again after a
+// transient failure, telling it when an earlier COMMIT may have landed.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/message_codec.h"
+#include "store/postgres/pg_search_docs.h"
+#include "store/postgres/pg_store_internal.h"
+
+namespace sessiondb::postgres {
+namespace {
+
+const char* LockClause(store::RowLock lock) {
+  return lock == store::RowLock::kShare ? " FOR SHARE" : " FOR UPDATE";
+}
+
+class PgWriteTransaction final : public store::WriteTransaction {
+ public:
+  PgWriteTransaction(PgConnection& c, const std::string& ns, bool commit_may_have_landed)
+      : c_(c), ns_(ns), commit_may_have_landed_(commit_may_have_landed) {}
+
+  bool earlier_commit_may_have_landed() const override { return commit_may_have_landed_; }
+
+  Result<std::optional<Session>> LockSession(std::string_view id, store::RowLock lock) override {
+    PgParams p;
+    p.Add(ns_).Add(id);
+    const std::string sql = std::string("SELECT ") + kSessionColumns +
+                            " FROM sessions WHERE namespace = $1 AND id = $2 AND NOT deleted" +
+                            LockClause(lock);
+    ASSIGN_OR_RETURN(PgResult r, c_.Exec(sql.c_str(), p));
+    if (r.rows() == 0) return std::optional<Session>();
+    return std::optional<Session>(SessionFromRow(r, 0));
+  }
+
+  Result<std::vector<Session>> LockArchivedBefore(int64_t before_ms) override {
+    PgParams p;
+    p.Add(ns_).Add(before_ms);
+    const std::string sql = std::string("SELECT ") + kSessionColumns +
+                            " FROM sessions WHERE namespace = $1 AND archived AND NOT deleted "
+                            "AND updated_ms < $2 ORDER BY id FOR UPDATE";
+    ASSIGN_OR_RETURN(PgResult r, c_.Exec(sql.c_str(), p));
+    std::vector<Session> sessions;
+    for (int i = 0; i < r.rows(); ++i) sessions.push_back(SessionFromRow(r, i));
+    return sessions;
+  }
+
+  Result<std::optional<std::string>> LockDeletedSession(std::string_view id) override {
+    PgParams p;
+    p.Add(ns_).Add(id);
+    ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT coalesce(parent_id, '') FROM sessions WHERE "
+                                         "namespace = $1 AND id = $2 AND deleted FOR UPDATE",
+                                         p));
+    if (r.rows() == 0) return std::optional<std::string>();
+    return std::optional<std::string>(std::string(r.Text(0, 0)));
+  }
+
+  Result<bool> HasForks(std::string_view id) override {
+    PgParams p;
+    p.Add(ns_).Add(id);
+    ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT 1 FROM sessions WHERE namespace = $1 AND "
+                                         "parent_id = $2 LIMIT 1",
+                                         p));
+    return r.rows() > 0;
+  }
+
+  Status HideSession(std::string_view id) override {
+    static constexpr const char* kHide[] = {
+        "UPDATE sessions SET deleted = true WHERE namespace = $1 AND id = $2",
+        "DELETE FROM active_sessions WHERE namespace = $1 AND session_id = $2",
+        "DELETE FROM drafts WHERE namespace = $1 AND session_id = $2",
+    };
+    PgParams p;
+    p.Add(ns_).Add(id);
+    for (const char* sql : kHide) RETURN_IF_ERROR(c_.Run(sql, p));
+    return Status::Ok();
+  }
+
+  Status EraseSession(std::string_view id) override {
+    static constexpr const char* kDeletes[] = {
+        "DELETE FROM events WHERE namespace = $1 AND session_id = $2",
+        "DELETE FROM blob_refs WHERE namespace = $1 AND session_id = $2",
+        "DELETE FROM usage_totals WHERE namespace = $1 AND session_id = $2",
+        "DELETE FROM drafts WHERE namespace = $1 AND session_id = $2",
+        "DELETE FROM active_sessions WHERE namespace = $1 AND session_id = $2",
+        "DELETE FROM sessions WHERE namespace = $1 AND id = $2",
+    };
+    PgParams p;
+    p.Add(ns_).Add(id);
+    for (const char* sql : kDeletes) RETURN_IF_ERROR(c_.Run(sql, p));
+    return Status::Ok();
+  }
+
+  Result<std::vector<Segment>> ReadHistorySegments(std::string_view id) override {
+    return ResolveHistory(c_, ns_, id);
+  }
+
+  Result<int64_t> CountOtherEvents(std::span<const Segment> segments) override {
+    if (segments.empty()) return int64_t{0};
+    std::vector<std::string> ids;
+    std::vector<int64_t> from, to;
+    for (const Segment& s : segments) {
+      ids.push_back(s.session_id);
+      from.push_back(s.from_seq);
+      to.push_back(s.to_seq);
+    }
+    PgParams p;
+    p.Add(ns_).Add(PgArray(ids)).Add(PgArray(from)).Add(PgArray(to));
+    // Counted on the partial index of events that are not messages.
+    ASSIGN_OR_RETURN(PgResult n, c_.Exec("SELECT coalesce(sum((SELECT count(*) FROM events e WHERE "
+                                         "e.namespace = $1 AND e.session_id = g.session_id AND "
+                                         "e.seq >= g.from_seq AND e.seq <= g.to_seq AND "
+                                         "e.type <> 'message')), 0)::bigint FROM "
+                                         "unnest($2::text[], $3::bigint[], $4::bigint[]) "
+                                         "AS g(session_id, from_seq, to_seq)",
+                                         p));
+    return n.Int(0, 0);
+  }
+
+  Result<std::vector<store::StoredMessageText>> ReadMessageTexts(const Segment& segment,
+                                                                 int64_t limit) override {
+    PgParams p;
+    p.Add(ns_).Add(segment.session_id).Add(segment.from_seq).Add(segment.to_seq).Add(limit);
+    ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT seq, role, text FROM events WHERE "
+                                         "namespace = $1 AND session_id = $2 AND seq >= $3 "
+                                         "AND seq <= $4 AND type = 'message' ORDER BY seq "
+                                         "LIMIT $5",
+                                         p));
+    std::vector<store::StoredMessageText> texts;
+    for (int i = 0; i < r.rows(); ++i) {
+      texts.push_back({.seq = r.Int(i, 0),
+                       .role = ParseRole(r.Text(i, 1)).value_or(Role::kUser),
+                       .text = std::string(r.Text(i, 2))});
+    }
+    return texts;
+  }
+
+  Result<std::optional<Session>> InsertForkRow(const store::SessionRow& row) override {
+    PgParams p;
+    p.Add(ns_).Add(row.id).Add(row.title).Add(row.title_fixed).Add(row.preview);
+    p.Add(row.created_ms).Add(row.updated_ms).Add(row.message_count).Add(row.last_seq);
+    p.Add(row.metadata_json).Add(row.parent_id).Add(row.fork_seq);
+    const std::string sql =
+        std::string(
+            "INSERT INTO sessions (namespace, id, title, title_fixed, preview, created_ms, "
+            "updated_ms, message_count, last_seq, archived, metadata, parent_id, fork_seq) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, false, $10, $11, $12) "
+            "ON CONFLICT (namespace, id) DO NOTHING RETURNING ") +
+        kSessionColumns;
+    ASSIGN_OR_RETURN(PgResult inserted, c_.Exec(sql.c_str(), p));
+    if (inserted.rows() == 0) return std::optional<Session>();
+    return std::optional<Session>(SessionFromRow(inserted, 0));
+  }
+
+  Result<std::optional<Event>> ReadOwnEvent(std::string_view session_id, int64_t seq) override {
+    const std::vector<Segment> own = {{std::string(session_id), seq, seq}};
+    ASSIGN_OR_RETURN(std::vector<Event> found, ReadSegments(c_, ns_, own, HistoryQuery{}));
+    if (found.empty()) return std::optional<Event>();
+    return std::optional<Event>(std::move(found.front()));
+  }
+
+  Result<std::vector<store::StoredMessageText>> ReadOwnMessages(std::string_view session_id,
+                                                                int64_t from_seq,
+                                                                int64_t to_seq) override {
+    PgParams p;
+    p.Add(ns_).Add(session_id).Add(from_seq).Add(to_seq);
+    ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT seq, role, body, text FROM events WHERE "
+                                         "namespace = $1 AND session_id = $2 AND seq >= $3 "
+                                         "AND seq <= $4 AND type = 'message' ORDER BY seq",
+                                         p));
+    std::vector<store::StoredMessageText> messages;
+    for (int i = 0; i < r.rows(); ++i) {
+      Message stored;
+      std::optional<std::string_view> body;
+      if (!r.IsNull(i, 2)) body = r.Text(i, 2);
+      RETURN_IF_ERROR(DecodeMessageBody(body, r.Text(i, 3), &stored));
+      messages.push_back({.seq = r.Int(i, 0),
+                          .role = ParseRole(r.Text(i, 1)).value_or(Role::kUser),
+                          .pruned = stored.pruned,
+                          .text = std::string(r.Text(i, 3))});
+    }
+    return messages;
+  }
+
+  Status UpdateTitleAndPreview(std::string_view id, std::string_view title,
+                               std::string_view preview) override {
+    PgParams p;
+    p.Add(ns_).Add(id).Add(title).Add(preview);
+    return c_.Run("UPDATE sessions SET title = $3, preview = $4 WHERE namespace = $1 AND id = $2",
+                  p);
+  }
+
+  Result<int64_t> ReplaceBodies(std::string_view session_id,
+                                std::span<const store::BodyUpdate> updates) override {
+    std::vector<int64_t> seqs;
+    std::vector<std::string> bodies;
+    for (const store::BodyUpdate& update : updates) {
+      seqs.push_back(update.seq);
+      bodies.push_back(update.body.value_or(""));
+    }
+    PgParams p;
+    p.Add(ns_).Add(session_id).Add(PgArray(seqs)).Add(PgArray(bodies));
+    ASSIGN_OR_RETURN(PgResult updated,
+                     c_.Exec("UPDATE events e SET text = '', body = u.body FROM "
+                             "unnest($3::bigint[], $4::text[]) AS u(seq, body) WHERE "
+                             "e.namespace = $1 AND e.session_id = $2 AND e.seq = u.seq",
+                             p));
+    // The update left their documents to be indexed again (schema v3 trigger).
+    RETURN_IF_ERROR(IndexPendingDocuments(c_, ns_));
+    return updated.Affected();
+  }
+
+  Result<std::set<std::string>> DropBlobReferences(std::string_view session_id,
+                                                   std::span<const int64_t> seqs) override {
+    PgParams p;
+    p.Add(ns_).Add(session_id).Add(PgArray(std::vector<int64_t>(seqs.begin(), seqs.end())));
+    ASSIGN_OR_RETURN(PgResult dropped,
+                     c_.Exec("DELETE FROM blob_refs WHERE namespace = $1 AND session_id = $2 AND "
+                             "seq = ANY($3::bigint[]) RETURNING sha256",
+                             p));
+    std::set<std::string> named;
+    for (int i = 0; i < dropped.rows(); ++i) named.emplace(dropped.Text(i, 0));
+    return named;
+  }
+
+ private:
+  PgConnection& c_;
+  const std::string& ns_;
+  const bool commit_may_have_landed_;
+};
+
+}  // namespace
+
+Status PgStore::RunWriteTransaction(const store::WriteOptions&, const store::WriteWork& work) {
+  // Set once an attempt has sent its COMMIT, until an answer says it failed:
+  // the next attempt is told its work may already stand.
+  bool commit_sent = false;
+  return Run([&](PgConnection& c) -> Status {
+    PgWriteTransaction primitives(c, ns_, commit_sent);
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
+    RETURN_IF_ERROR(work(primitives));
+    commit_sent = true;
+    RETURN_IF_ERROR(txn.Commit());
+    return Status::Ok();
+  });
+}
+
+}  // namespace sessiondb::postgres
