@@ -8,6 +8,7 @@
 #include <span>
 #include <sstream>
 
+#include "core/project_path.h"
 #include "search/embedder.h"
 #include "search/embedding_store.h"
 #include "search/fusion.h"
@@ -83,6 +84,8 @@ class BackendSearchIndex final : public SearchIndex {
     }
     SearchResults results;
     ParsedQuery parsed = ParseUserQuery(request.query);
+    SearchFilter filter = request.filter;
+    if (!filter.project.empty()) filter.project = FolderPrefix(filter.project);
     results.match_expression = backend_->Expression(parsed.query);
     results.note = parsed.note;
     const size_t want = static_cast<size_t>(request.offset + request.limit);
@@ -91,7 +94,7 @@ class BackendSearchIndex final : public SearchIndex {
     if (request.mode != SearchMode::kVector) {
       ASSIGN_OR_RETURN(
           store::KeywordRanking ranking,
-          backend_->RankKeyword(parsed.query, request.filter, options_.max_keyword_candidates));
+          backend_->RankKeyword(parsed.query, filter, options_.max_keyword_candidates));
       results.keyword_matches = ranking.matches;
       results.bounded = ranking.bounded;
       for (const store::RankedDoc& d : ranking.docs) keyword.push_back({d.doc_id, d.score});
@@ -103,7 +106,7 @@ class BackendSearchIndex final : public SearchIndex {
       const std::string wanted =
           parsed.query.none_of.empty() ? request.query : JoinWords(parsed.terms);
       // Enough vector hits for the page even after gone documents are skipped.
-      ASSIGN_OR_RETURN(vector, RankVector(wanted, request.filter, std::max<size_t>(want + 16, 100)));
+      ASSIGN_OR_RETURN(vector, RankVector(wanted, filter, std::max<size_t>(want + 16, 100)));
       ASSIGN_OR_RETURN(vector, WithoutExcluded(std::move(vector), parsed.query.none_of));
       ASSIGN_OR_RETURN(results.pending_embeddings,
                        backend_->CountPendingEmbeddings(embedder_->Model()));
@@ -247,6 +250,15 @@ class BackendSearchIndex final : public SearchIndex {
       if (text && !HoldsAnyPhrase(*text, excluded)) kept.push_back(hit);
     }
     return kept;
+  }
+
+  // A project filter as the backends take it (index_backend.h): the folder,
+  // normal, with one '/' after it, so /src/app finds /src/app and what lies
+  // under it, never /src/application.
+  static std::string FolderPrefix(std::string_view project) {
+    std::string folder = NormalProjectPath(project);
+    if (folder.empty() || folder.back() != '/') folder += '/';
+    return folder;
   }
 
   static std::string JoinWords(const std::vector<std::string>& words) {
