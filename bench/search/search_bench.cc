@@ -13,8 +13,12 @@
 // fed a Write event on stdin, as Claude Code runs it, and in-process.
 // Prints one JSON object per measurement.
 //
+// First, unless --reuse: ranking quality (nDCG@10, MRR) of each mode on a
+// labelled set of --topics queries (search_quality.h); --quality stops there.
+//
 // Usage: sessiondb_search_bench [--messages N] [--code-writes N] [--dir DIR]
 //                               [--queries N] [--keep] [--reuse] [--hnsw-ef N]
+//                               [--quality] [--topics N]
 // --reuse measures the searches again on a store a --keep run left in DIR
 // (no build, embedding, HNSW build or code writes).
 #include <fcntl.h>
@@ -35,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "search_quality.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
@@ -226,7 +231,8 @@ int main(int argc, char** argv) {
   int64_t messages = 1'000'000, code_writes = 100'000;
   int queries = 50;
   fs::path dir = "bench-data/search";
-  bool keep = false, reuse = false;
+  bool keep = false, reuse = false, quality_only = false;
+  int topics = 300;
   int hnsw_ef = SearchOptions{}.hnsw_ef;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -248,13 +254,23 @@ int main(int argc, char** argv) {
       reuse = keep = true;
     else if (a == "--hnsw-ef")
       hnsw_ef = std::stoi(next());
+    else if (a == "--quality")
+      quality_only = true;
+    else if (a == "--topics")
+      topics = std::stoi(next());
     else {
       std::cerr << "Usage: sessiondb_search_bench [--messages N] [--code-writes N] [--dir DIR]"
-                   " [--queries N] [--keep] [--reuse] [--hnsw-ef N]\n";
+                   " [--queries N] [--keep] [--reuse] [--hnsw-ef N] [--quality] [--topics N]\n";
       return a == "--help" ? 0 : 2;
     }
   }
   if (messages < 1000) Die("--messages must be at least 1000");
+  if (topics < 1) Die("--topics must be at least 1");
+  if (quality_only || !reuse) {
+    Progress("ranking quality on a labelled set of " + std::to_string(topics) + " queries");
+    bench::MeasureSearchQuality(dir / "quality", topics);
+    if (quality_only) return 0;
+  }
   const fs::path store_dir = dir / "store";
   if (reuse && !fs::exists(store_dir / kEmbeddedDatabaseFile))
     Die("--reuse: no store in " + dir.string());
@@ -389,9 +405,9 @@ int main(int argc, char** argv) {
       int as_good = 0;
       const double tenth = want.hits.empty() ? 1.0 : want.hits.back().vector_score;
       for (const SearchHit& h : got.hits) as_good += h.vector_score >= tenth - 1e-6 ? 1 : 0;
-      score_recall_sum += want.hits.empty() ? 1.0
-                                             : static_cast<double>(as_good) /
-                                                   static_cast<double>(want.hits.size());
+      score_recall_sum +=
+          want.hits.empty() ? 1.0
+                            : static_cast<double>(as_good) / static_cast<double>(want.hits.size());
     }
     json j = {{"measure", "vector_hnsw"},
               {"ef", hnsw_ef},
@@ -452,8 +468,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < queries; ++i) {
       std::string event = HookEvent(event_base + i);
       int64_t t0 = NowNs();
-      HookAnswer a =
-          HandleClaudeCodeHook(event, memory.get(), SeenKeyMode::kContent);
+      HookAnswer a = HandleClaudeCodeHook(event, memory.get(), SeenKeyMode::kContent);
       ns.push_back(NowNs() - t0);
       if (i == 0 && a.stdout_text.empty()) Die("the first hook call did not deny: " + a.log);
     }

@@ -38,6 +38,10 @@ class Embedder {
   // a rejected request (4xx: URL, model or key) or a malformed reply; the
   // message says what to check.
   virtual Result<std::vector<std::vector<float>>> Embed(std::span<const std::string> texts) = 0;
+  // True for a model of meaning (an endpoint's); false for the built-in
+  // embedder, which knows spelling only: hybrid search then keeps the keyword
+  // order whole (FuseKeywordFirst) instead of fusing by rank.
+  virtual bool KnowsMeaning() const = 0;
 };
 
 inline constexpr int kHashEmbedderDims = 384;

@@ -29,4 +29,13 @@ inline constexpr double kRrfK = 60;
 std::vector<FusedEntry> FuseRankings(const std::vector<ListEntry>& keyword,
                                      const std::vector<ListEntry>& vector);
 
+// The keyword order kept whole: every keyword hit first, in its order, then
+// the hits only the vector list holds, in its order; each score is
+// 1 / (kRrfK + place), the ranks as FuseRankings gives them. For an embedder that knows spelling,
+// not meaning: fused by rank, its near-miss spellings (a keyword hit ranked 17,343rd that the
+// vector list ranks first) would pass strong keyword hits, so hybrid could rank worse than keyword
+// alone. This way it never does, and still finds what no keyword matched.
+std::vector<FusedEntry> FuseKeywordFirst(const std::vector<ListEntry>& keyword,
+                                         const std::vector<ListEntry>& vector);
+
 }  // namespace sessiondb::search

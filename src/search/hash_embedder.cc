@@ -114,6 +114,7 @@ std::vector<float> EmbedOne(std::string_view text) {
 
 class HashEmbedder final : public Embedder {
  public:
+  bool KnowsMeaning() const override { return false; }
   std::string Model() const override { return "hash-384-v1"; }
 
   Result<std::vector<std::vector<float>>> Embed(std::span<const std::string> texts) override {

@@ -51,6 +51,7 @@ class HttpEmbedder final : public Embedder {
     endpoint_ = url.ends_with("/embeddings") ? url : url + "/embeddings";
   }
 
+  bool KnowsMeaning() const override { return true; }
   std::string Model() const override { return "http:" + config_.model; }
 
   Result<std::vector<std::vector<float>>> Embed(std::span<const std::string> texts) override {

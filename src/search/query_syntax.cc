@@ -35,6 +35,25 @@ std::vector<std::string> SplitWords(std::string_view text) {
   return words;
 }
 
+bool HoldsAnyPhrase(std::string_view text, std::span<const store::TextPhrase> phrases) {
+  if (phrases.empty()) return false;
+  const std::vector<std::string> words = SplitWords(text);
+  for (const store::TextPhrase& phrase : phrases) {
+    const size_t n = phrase.words.size();
+    if (n == 0 || n > words.size()) continue;
+    for (size_t start = 0; start + n <= words.size(); ++start) {
+      bool held = true;
+      for (size_t k = 0; k < n && held; ++k) {
+        const std::string& want = phrase.words[k];
+        const std::string& have = words[start + k];
+        held = (phrase.prefix && k + 1 == n) ? have.starts_with(want) : have == want;
+      }
+      if (held) return true;
+    }
+  }
+  return false;
+}
+
 store::TextQuery AnyOfWords(const std::vector<std::string>& words) {
   std::vector<store::TextPhrase> any;
   for (const std::string& w : words) {

@@ -7,6 +7,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,5 +32,10 @@ store::TextQuery AnyOfWords(const std::vector<std::string>& words);
 // The words of `text` as the index splits them: runs of letters, digits and
 // '_' (bytes >= 0x80 count as letters), lower-cased (ASCII).
 std::vector<std::string> SplitWords(std::string_view text);
+
+// True if `text`, split as the index splits it, holds any of `phrases`: its
+// words in a row, the last a prefix when the phrase is one. What keeps a
+// query's excluded words out of vector hits, which no full-text index filtered.
+bool HoldsAnyPhrase(std::string_view text, std::span<const store::TextPhrase> phrases);
 
 }  // namespace sessiondb::search

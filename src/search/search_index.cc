@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <span>
 #include <sstream>
 
+#include "core/project_path.h"
 #include "search/embedder.h"
 #include "search/embedding_store.h"
 #include "search/fusion.h"
@@ -81,6 +84,8 @@ class BackendSearchIndex final : public SearchIndex {
     }
     SearchResults results;
     ParsedQuery parsed = ParseUserQuery(request.query);
+    SearchFilter filter = request.filter;
+    if (!filter.project.empty()) filter.project = FolderPrefix(filter.project);
     results.match_expression = backend_->Expression(parsed.query);
     results.note = parsed.note;
     const size_t want = static_cast<size_t>(request.offset + request.limit);
@@ -89,20 +94,27 @@ class BackendSearchIndex final : public SearchIndex {
     if (request.mode != SearchMode::kVector) {
       ASSIGN_OR_RETURN(
           store::KeywordRanking ranking,
-          backend_->RankKeyword(parsed.query, request.filter, options_.max_keyword_candidates));
+          backend_->RankKeyword(parsed.query, filter, options_.max_keyword_candidates));
       results.keyword_matches = ranking.matches;
       results.bounded = ranking.bounded;
       for (const store::RankedDoc& d : ranking.docs) keyword.push_back({d.doc_id, d.score});
     }
     std::vector<ListEntry> vector;
     if (request.mode != SearchMode::kKeyword && !parsed.terms.empty()) {
+      // Excluded words must not steer the vector either: embed the words
+      // looked for alone when the query excludes any.
+      const std::string wanted =
+          parsed.query.none_of.empty() ? request.query : JoinWords(parsed.terms);
       // Enough vector hits for the page even after gone documents are skipped.
-      ASSIGN_OR_RETURN(vector, RankVector(request.query, request.filter, std::max<size_t>(
-                                                                             want + 16, 100)));
+      ASSIGN_OR_RETURN(vector, RankVector(wanted, filter, std::max<size_t>(want + 16, 100)));
+      ASSIGN_OR_RETURN(vector, WithoutExcluded(std::move(vector), parsed.query.none_of));
       ASSIGN_OR_RETURN(results.pending_embeddings,
                        backend_->CountPendingEmbeddings(embedder_->Model()));
     }
-    std::vector<FusedEntry> fused = FuseRankings(keyword, vector);
+    // An embedder of spelling alone cannot be trusted to outrank keyword hits.
+    const bool fuse_by_rank = embedder_ != nullptr && embedder_->KnowsMeaning();
+    std::vector<FusedEntry> fused =
+        fuse_by_rank ? FuseRankings(keyword, vector) : FuseKeywordFirst(keyword, vector);
 
     size_t skipped = 0;
     for (const FusedEntry& f : fused) {
@@ -226,6 +238,33 @@ class BackendSearchIndex final : public SearchIndex {
     }
     ASSIGN_OR_RETURN(loaded_upto_, LoadVectors(backend_.get(), model, loaded_upto_, &exact_));
     return Status::Ok();
+  }
+
+  // The vector hits whose document holds none of `excluded` (and still exists).
+  Result<std::vector<ListEntry>> WithoutExcluded(std::vector<ListEntry> hits,
+                                                 std::span<const store::TextPhrase> excluded) {
+    if (excluded.empty()) return hits;
+    std::vector<ListEntry> kept;
+    for (ListEntry& hit : hits) {
+      ASSIGN_OR_RETURN(std::optional<std::string> text, backend_->ReadDocumentText(hit.doc_id));
+      if (text && !HoldsAnyPhrase(*text, excluded)) kept.push_back(hit);
+    }
+    return kept;
+  }
+
+  // A project filter as the backends take it (index_backend.h): the folder,
+  // normal, with one '/' after it, so /src/app finds /src/app and what lies
+  // under it, never /src/application.
+  static std::string FolderPrefix(std::string_view project) {
+    std::string folder = NormalProjectPath(project);
+    if (folder.empty() || folder.back() != '/') folder += '/';
+    return folder;
+  }
+
+  static std::string JoinWords(const std::vector<std::string>& words) {
+    std::string joined;
+    for (const std::string& w : words) joined += (joined.empty() ? "" : " ") + w;
+    return joined;
   }
 
   Result<std::vector<ListEntry>> RankVector(const std::string& query, const SearchFilter& filter,

@@ -155,6 +155,9 @@ class IndexBackend {
   // SearchResults::match_expression shows it. Empty for an empty query.
   virtual std::string Expression(const TextQuery& query) const = 0;
 
+  // Both take `filter.project` as a prefix of "<project or file path>/": a
+  // folder with its '/' (as SearchIndex passes it) finds that folder and what
+  // lies under it, never a sibling that merely starts with its name.
   // Documents matching `query` and `filter`, best first. Only the newest
   // `max_candidates` matches are ranked, so a term in every message costs a
   // bounded amount of work. Never fails on the query's words.

@@ -6,6 +6,7 @@
 #include "blob/data_uri.h"
 #include "blob/sha256.h"
 #include "core/message_codec.h"
+#include "core/project_path.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/index_backend.h"
@@ -78,6 +79,11 @@ Status StoreFront::FlagMissingBlobs(std::vector<Event>* events) {
   return Status::Ok();
 }
 
+Result<std::string> StoreFront::SessionMetadata(std::string_view metadata) {
+  ASSIGN_OR_RETURN(std::string canonical, CanonicalJsonObject(metadata, "session metadata"));
+  return WithNormalProject(canonical);
+}
+
 Result<std::string> StoreFront::StorableTitle(std::string_view title) {
   ASSIGN_OR_RETURN(std::string clean, CleanTitle(title));
   RETURN_IF_ERROR(backend_->CheckStorableText(clean, "session title"));
@@ -91,8 +97,7 @@ Result<Session> StoreFront::CreateSession(const NewSession& request) {
   SessionRow row;
   row.id = request.id.empty() ? NewId() : request.id;
   RETURN_IF_ERROR(ValidateSessionId(row.id));
-  ASSIGN_OR_RETURN(row.metadata_json,
-                   CanonicalJsonObject(request.metadata_json, "session metadata"));
+  ASSIGN_OR_RETURN(row.metadata_json, SessionMetadata(request.metadata_json));
   ASSIGN_OR_RETURN(row.title, StorableTitle(request.title));
   row.title_fixed = !row.title.empty();
   if (!row.title_fixed) row.title = kDefaultTitle;
@@ -109,7 +114,10 @@ Result<SessionPage> StoreFront::ListSessions(const ListOptions& options) {
   }
   SessionQuery query{.archived = options.archived,
                      .metadata_key = options.metadata_key,
-                     .metadata_value = options.metadata_value,
+                     // Stored normal (SessionMetadata), so asked for normal too.
+                     .metadata_value = options.metadata_key == "project"
+                                           ? NormalProjectPath(options.metadata_value)
+                                           : options.metadata_value,
                      .max_rows = options.limit + int64_t{1}};
   if (!options.cursor.empty()) {
     std::pair<int64_t, std::string> after;
@@ -198,8 +206,7 @@ Status StoreFront::RestoreSession(const Session& session, std::span<const Event>
   const bool fork = !session.parent_id.empty();
   SessionRow row;
   row.id = session.id;
-  ASSIGN_OR_RETURN(row.metadata_json,
-                   CanonicalJsonObject(session.metadata_json, "session metadata"));
+  ASSIGN_OR_RETURN(row.metadata_json, SessionMetadata(session.metadata_json));
   ASSIGN_OR_RETURN(row.title, StorableTitle(session.title));
   if (row.title.empty()) row.title = kDefaultTitle;
   row.title_fixed = row.title != kDefaultTitle;
@@ -237,8 +244,7 @@ Result<Session> StoreFront::ForkSession(std::string_view parent_id, int64_t at_s
   RETURN_IF_ERROR(ValidateSessionId(row.id));
   ASSIGN_OR_RETURN(row.title, StorableTitle(child.title));
   if (!child.metadata_json.empty()) {
-    ASSIGN_OR_RETURN(row.metadata_json,
-                     CanonicalJsonObject(child.metadata_json, "session metadata"));
+    ASSIGN_OR_RETURN(row.metadata_json, SessionMetadata(child.metadata_json));
   }
   row.created_ms = Now();
   return InsertFork(*backend_, parent_id, at_seq, row);

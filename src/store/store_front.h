@@ -87,6 +87,9 @@ class StoreFront final : public Store {
   // Marks the parts (and viewed resources) whose blob the store lacks as
   // missing, with a warning for each part: the rest of the history loads.
   Status FlagMissingBlobs(std::vector<Event>* events);
+  // Session metadata as stored: a canonical JSON object whose "project" is
+  // normal, or made from its "cwd" (core/project_path.h).
+  Result<std::string> SessionMetadata(std::string_view metadata);
   // A title as stored (CleanTitle) that the backend can hold.
   Result<std::string> StorableTitle(std::string_view title);
 

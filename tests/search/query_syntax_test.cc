@@ -84,8 +84,9 @@ TEST(QuerySyntax, HostileInputNeverProducesOperatorsOfItsOwn) {
       // Parentheses are ours only around groups: "(" directly before a quote.
       if (c == '(') {
         for (size_t i = 0; i < m.size(); ++i) {
-          if (m[i] == '(') EXPECT_TRUE(i + 1 < m.size() && (m[i + 1] == '"' || m[i + 1] == '('))
-              << q << " -> " << m;
+          if (m[i] == '(')
+            EXPECT_TRUE(i + 1 < m.size() && (m[i + 1] == '"' || m[i + 1] == '('))
+                << q << " -> " << m;
         }
         continue;
       }
@@ -118,6 +119,18 @@ TEST(QuerySyntax, AnyOfWordsIsOneGroupOfOneWordPhrases) {
   EXPECT_EQ(sqlite::Fts5Expression(AnyOfWords({"alpha"})), "\"alpha\"");
   EXPECT_TRUE(AnyOfWords({}).empty());
   EXPECT_TRUE(AnyOfWords({""}).empty());
+}
+
+TEST(QuerySyntax, HoldsAnyPhraseSplitsAsTheIndexDoes) {
+  const store::TextQuery q = ParseUserQuery("tests -builds NOT \"red light\" -deploy*").query;
+  ASSERT_EQ(q.none_of.size(), 3u);
+  EXPECT_TRUE(HoldsAnyPhrase("Nightly BUILDS are slow", q.none_of));
+  EXPECT_FALSE(HoldsAnyPhrase("the build is slow", q.none_of));  // a word, not a prefix
+  EXPECT_TRUE(HoldsAnyPhrase("stopped at a red-light", q.none_of));
+  EXPECT_FALSE(HoldsAnyPhrase("red lights and a light red", q.none_of));
+  EXPECT_TRUE(HoldsAnyPhrase("we deployed it", q.none_of));  // deploy* is a prefix
+  EXPECT_FALSE(HoldsAnyPhrase("", q.none_of));
+  EXPECT_FALSE(HoldsAnyPhrase("anything at all", {}));
 }
 
 }  // namespace

@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "sessiondb/interop.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
+#include "search/fusion.h"
 #include "store/store_fixture.h"
 
 namespace sessiondb::testing {
@@ -348,7 +350,9 @@ TEST_P(SearchIndexTest, VectorAndHybridRanking) {
   EXPECT_EQ(top.session_id, "s7");
   EXPECT_EQ(top.keyword_rank, 1);
   EXPECT_GE(top.vector_rank, 1);
-  EXPECT_NEAR(top.score, 1.0 / 61 + 1.0 / (60 + top.vector_rank), 1e-12);
+  // The built-in embedder knows spelling only: the keyword order stays whole
+  // (FuseKeywordFirst) and the score is the reciprocal of the place.
+  EXPECT_NEAR(top.score, 1.0 / 61, 1e-12);
   for (size_t i = 1; i < hybrid->hits.size(); ++i) {
     EXPECT_LE(hybrid->hits[i].score, hybrid->hits[i - 1].score);
   }
@@ -388,6 +392,77 @@ TEST_P(SearchIndexTest, ApproximateIndexAgreesWithTheExactScan) {
   ASSERT_EQ(tail->hits.size(), 1u);
   EXPECT_EQ(tail->hits[0].session_id, "s2");
   EXPECT_EQ(tail->hits[0].seq, 11);
+}
+
+// The failure the built-in embedder caused: a long message holding the word
+// once, among near-miss spellings, ranks low by BM25 but first by vector;
+// fused by rank it passed most of the strong keyword hits on the first page.
+TEST_P(SearchIndexTest, HybridWithTheBuiltInEmbedderNeverRanksBelowKeywordAlone) {
+  NewSession("k");
+  for (int i = 0; i < 150; ++i) Add("k", Role::kUser, "zebra note " + std::to_string(i));
+  std::string near_miss = "zebra";
+  for (int i = 0; i < 100; ++i) near_miss += " zebras zebrafish zebroid";
+  Add("k", Role::kUser, near_miss);
+  auto index = Index();
+  ASSERT_TRUE(index->Embed());
+  const SearchResults keyword = Keyword(*index, "zebra", {}, 20);
+  ASSERT_EQ(keyword.hits.size(), 20u);
+  auto hybrid = index->Search({.query = "zebra", .mode = SearchMode::kHybrid, .limit = 20});
+  ASSERT_TRUE(hybrid) << hybrid.error().message();
+  // The test has teeth: fused by rank, the two lists make another first page.
+  const SearchResults all_keyword = Keyword(*index, "zebra", {}, 200);
+  auto all_vector = index->Search({.query = "zebra", .mode = SearchMode::kVector, .limit = 200});
+  ASSERT_TRUE(all_vector);
+  std::map<std::pair<std::string, int64_t>, int64_t> ids;
+  std::vector<std::pair<std::string, int64_t>> places;
+  auto id = [&](const SearchHit& h) {
+    auto [it, added] = ids.emplace(std::pair{h.session_id, h.seq}, places.size());
+    if (added) places.emplace_back(h.session_id, h.seq);
+    return it->second;
+  };
+  std::vector<search::ListEntry> k, v;
+  for (const SearchHit& h : all_keyword.hits) k.push_back({id(h), h.keyword_score});
+  for (const SearchHit& h : all_vector->hits) v.push_back({id(h), h.vector_score});
+  std::vector<std::pair<std::string, int64_t>> by_rank;
+  for (const search::FusedEntry& f : search::FuseRankings(k, v)) {
+    if (by_rank.size() < 20) by_rank.push_back(places[f.doc_id]);
+  }
+  ASSERT_NE(by_rank, Where(keyword)) << "rank fusion would not have reordered this corpus";
+  EXPECT_EQ(Where(*hybrid), Where(keyword));
+  for (size_t i = 0; i < hybrid->hits.size(); ++i) {
+    EXPECT_EQ(hybrid->hits[i].keyword_rank, static_cast<int>(i + 1));
+  }
+}
+
+// `tests -builds`: no mode returns a message holding an excluded word, and
+// vector hits without any keyword still come (after the keyword ones).
+TEST_P(SearchIndexTest, EveryModeHonoursExcludedWords) {
+  NewSession("x");
+  Add("x", Role::kUser, "the tests pass on my machine");
+  Add("x", Role::kUser, "the tests and the builds fail on CI");
+  Add("x", Role::kUser, "nightly builds of the tests are slow");
+  Add("x", Role::kUser, "testing the test runner");
+  Add("x", Role::kUser, "a prefix case: the builder broke the tests");
+  auto index = Index();
+  ASSERT_TRUE(index->Embed());
+  for (SearchMode mode : {SearchMode::kKeyword, SearchMode::kVector, SearchMode::kHybrid}) {
+    for (const std::string query : {"tests -builds", "tests -build*"}) {
+      auto r = index->Search({.query = query, .mode = mode, .limit = 20});
+      ASSERT_TRUE(r) << r.error().message();
+      ASSERT_FALSE(r->hits.empty()) << query;
+      for (const SearchHit& hit : r->hits) {
+        EXPECT_NE(hit.seq, 2) << query << " found a message holding an excluded word";
+        EXPECT_NE(hit.seq, 3) << query << " found a message holding an excluded word";
+        if (query == "tests -build*") EXPECT_NE(hit.seq, 5) << "the prefix was not excluded";
+      }
+    }
+  }
+  // The vector list still finds the message with no keyword match.
+  auto vector = index->Search({.query = "tests -builds", .mode = SearchMode::kVector});
+  ASSERT_TRUE(vector);
+  bool near_miss = false;
+  for (const SearchHit& hit : vector->hits) near_miss |= hit.seq == 4;
+  EXPECT_TRUE(near_miss) << "\"testing the test runner\" shares the stem and should be found";
 }
 
 // Needs no store of either backend (opening a PostgreSQL store by its URI is

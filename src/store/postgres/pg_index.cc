@@ -37,9 +37,9 @@ namespace {
   " AND ($8::boolean IS NULL OR d.code_id IS NOT NULL OR s.archived = $8)"              \
   " AND ($9::text IS NULL"                                                              \
   "  OR starts_with(coalesce(c.project, " PG_METADATA_FIELD("s.metadata", "project")    \
-  "    , ''), $9)"                                                                      \
+  "    , '') || '/', $9)"                                                               \
   "  OR starts_with(coalesce(c.file_path, " PG_METADATA_FIELD("s.metadata", "cwd")      \
-  "    , ''), $9)) "
+  "    , '') || '/', $9)) "
 
 void AddFilterParams(const SearchFilter& f, PgParams* p) {
   if (f.session_id.empty())

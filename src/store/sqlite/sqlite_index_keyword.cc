@@ -27,9 +27,9 @@ namespace {
   " AND (?6 IS NULL OR coalesce(e.ts_ms, c.created_ms) >= ?6)"                      \
   " AND (?7 IS NULL OR coalesce(e.ts_ms, c.created_ms) < ?7)"                       \
   " AND (?8 IS NULL OR d.code_id IS NOT NULL OR s.archived = ?8)"                   \
-  " AND (?9 IS NULL OR substr(coalesce(c.project, s.metadata->>'project', ''), 1,"  \
-  "      length(?9)) = ?9 OR substr(coalesce(c.file_path, s.metadata->>'cwd', '')," \
-  "      1, length(?9)) = ?9)"
+  " AND (?9 IS NULL OR substr(coalesce(c.project, s.metadata->>'project', '') || '/',"  \
+  "      1, length(?9)) = ?9 OR substr(coalesce(c.file_path, s.metadata->>'cwd', '')"     \
+  "      || '/', 1, length(?9)) = ?9)"
 
 void BindFilter(Statement& s, const SearchFilter& f) {
   if (f.session_id.empty())
