@@ -210,6 +210,11 @@ void AddSessionRoutes(Router& router, ApiState& api) {
   router.Add("PUT", "/v1/active", [&api](auto& req, auto& res, auto&) {
     auto body = ParseJsonBody(req, res);
     if (!body) return;
+    // An absent body is {}: clearing the active session takes an explicit "".
+    if (!body->contains("session_id")) {
+      return ReplyError(
+          res, Status::InvalidArgument("give \"session_id\": a session's id, or \"\" to clear it"));
+    }
     auto id = StringField(*body, "session_id");
     if (!id) return ReplyError(res, id.error());
     if (Status s = api.store.SetActiveSession(*id); !s.ok()) return ReplyError(res, s);
