@@ -1,6 +1,7 @@
-// The history browser: the session list, search, one session's log followed
-// live, and the actions (rename, archive, fork, export). It talks only to the
-// server's /v1 API (docs/http-api.md); docs/web.md says what it does.
+// The history browser: the session list (followed live), search, one
+// session's log followed live, and the actions (rename, archive, fork,
+// delete, export). It talks only to the server's /v1 API (docs/http-api.md);
+// docs/web.md says what it does.
 //
 // Message text is untrusted: it reaches the page only as text nodes (through
 // markdown.js and highlight.js, or textContent). Nothing here assigns HTML.
@@ -251,7 +252,7 @@ function forkButton(seq) {
   button.type = 'button';
   button.dataset.seq = String(seq);
   button.title = `Start a new session holding this one up to #${seq}`;
-  button.addEventListener('click', () => forkAt(seq));
+  button.addEventListener('click', () => askForkTitle(seq));
   return button;
 }
 
@@ -584,6 +585,9 @@ function sessionHeader(s) {
   const archive = el('button', 'archive-button', s.archived ? 'Unarchive' : 'Archive');
   archive.type = 'button';
   archive.addEventListener('click', () => setArchived(!s.archived));
+  const remove = el('button', 'delete-button danger', 'Delete');
+  remove.type = 'button';
+  remove.addEventListener('click', askDelete);
   const exports = el('span', 'exports');
   const base = `/v1/sessions/${enc(s.id)}/export?format=`;
   // The file names the server gives (Content-Disposition); folders come zipped.
@@ -593,7 +597,7 @@ function sessionHeader(s) {
                  downloadLink(`${base}jsonl`, `${s.id}.jsonl`, 'JSONL'), ' ',
                  downloadLink(`${base}ac-dc`, `${s.id}-ac-dc.zip`, 'ac-dc'), ' ',
                  downloadLink(`${base}agents-kt`, `${s.id}-agents-kt.zip`, 'Agents.KT'));
-  toolbar.append(rename, archive, exports);
+  toolbar.append(rename, archive, remove, exports);
   header.append(toolbar);
 
   const form = el('form', 'rename-form');
@@ -647,13 +651,68 @@ async function setArchived(archived) {
   reloadSessions();
 }
 
-async function forkAt(seq) {
+// "Fork here": asks for the new session's title, offering the parent's with
+// the fork point, then forks and opens the fork.
+function askForkTitle(seq) {
   const s = view.session;
   if (!s) return;
-  const fork = await attempt(() => api('POST', `/v1/sessions/${enc(s.id)}/fork`, {at_seq: seq}));
+  $('fork-dialog-text').textContent =
+      `A new session will hold "${sessionTitle(s)}" up to #${seq}, then its own messages.`;
+  const input = $('fork-title');
+  input.value = `${sessionTitle(s)} (fork at ${seq})`;
+  ask('fork-dialog').then((ok) => {
+    const title = input.value.trim();
+    if (ok && title) forkAt(s, seq, title);
+  });
+  input.focus();
+  input.select();
+}
+
+async function forkAt(s, seq, title) {
+  if (view.session !== s) return;
+  const fork = await attempt(() => api('POST', `/v1/sessions/${enc(s.id)}/fork`, {at_seq: seq, title}));
   if (!fork) return;
   location.hash = sessionHref(fork.id);
   reloadSessions();
+}
+
+// Asks for a confirmation: deleting cannot be undone.
+function askDelete() {
+  const s = view.session;
+  if (!s) return;
+  $('delete-dialog-text').textContent =
+      `"${sessionTitle(s)}" and its ${plural(s.message_count, 'message')} will be deleted for good. ` +
+      'Forks of it keep what they hold.';
+  ask('delete-dialog').then((ok) => {
+    if (ok) deleteSession(s);
+  });
+}
+
+async function deleteSession(s) {
+  if (view.session !== s) return;
+  // Stop following first: the stream would report the deletion as an error.
+  closeSession();
+  try {
+    await api('DELETE', `/v1/sessions/${enc(s.id)}`);
+  } catch (e) {
+    showError(e);
+    route();  // still there: show it again
+    return;
+  }
+  listChange({deletedId: s.id});
+  parentTitles.delete(s.id);
+  location.hash = '#/';
+}
+
+// Shows the <dialog> `id` (a form with method="dialog" whose confirming
+// button has value="ok"); resolves to whether it was confirmed.
+function ask(id) {
+  const dialog = $(id);
+  dialog.returnValue = '';
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), {once: true});
+    dialog.showModal();
+  });
 }
 
 function nearBottom() {
