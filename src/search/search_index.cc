@@ -15,6 +15,7 @@
 #include "search/lead_snippet.h"
 #include "search/open_store.h"
 #include "search/query_syntax.h"
+#include "search/snippet_text.h"
 #include "search/vector_index.h"
 #include "sessiondb/search.h"
 #include "store/index_backend.h"
@@ -135,6 +136,8 @@ class BackendSearchIndex final : public SearchIndex {
         ASSIGN_OR_RETURN(std::optional<std::string> text, backend_->ReadDocumentText(f.doc_id));
         if (text) snippet = LeadSnippet(*text, parsed.terms);
       }
+      // Shown as text by every face, which marks the matches its own way.
+      snippet = PlainSnippet(snippet);
       hit.snippet = std::move(snippet.text);
       hit.highlights = std::move(snippet.highlights);
       results.hits.push_back(std::move(hit));

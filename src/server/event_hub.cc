@@ -27,11 +27,32 @@ std::vector<std::string> EventHub::Subscription::Wait(std::chrono::milliseconds 
   return drafts;
 }
 
+std::vector<std::string> EventHub::Subscription::TakeChangedSessions() {
+  std::lock_guard lock(hub_.mu_);
+  std::vector<std::string> ids(changed_ids_.begin(), changed_ids_.end());
+  changed_ids_.clear();
+  return ids;
+}
+
 void EventHub::NotifyAppended(std::string_view session_id) {
   {
     std::lock_guard lock(mu_);
     for (Subscription* s : subscriptions_) {
       if (s->session_id_ == session_id) s->woken_ = true;
+    }
+  }
+  NotifySessionChanged(session_id);
+}
+
+void EventHub::NotifySessionChanged(std::string_view session_id) {
+  {
+    std::lock_guard lock(mu_);
+    for (Subscription* s : subscriptions_) {
+      if (s->session_id_ != kAllSessions) continue;
+      if (!session_id.empty() && s->changed_ids_.size() < kMaxChangedIds) {
+        s->changed_ids_.emplace(session_id);
+      }
+      s->woken_ = true;
     }
   }
   changed_.notify_all();

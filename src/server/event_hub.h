@@ -6,6 +6,11 @@
 // not connected (a draft event carries the whole text so far, so the next
 // one makes up for it).
 //
+// A subscription to kAllSessions follows the session list instead (GET
+// /v1/events): it is woken by any session's append and by
+// NotifySessionChanged, and collects the ids named, so the stream can look
+// those up even when they are not among the sessions it watches.
+//
 // Example (a stream's loop):
 //   EventHub::Subscription sub(hub, session_id);
 //   while (open) {
@@ -40,6 +45,9 @@ class EventHub {
     // is closing, or `timeout` passed; returns the drafts published since the
     // last call (JSON texts, oldest first).
     std::vector<std::string> Wait(std::chrono::milliseconds timeout);
+    // For kAllSessions: the ids of the sessions written since the last call
+    // (at most kMaxChangedIds; beyond that the list itself tells).
+    std::vector<std::string> TakeChangedSessions();
 
    private:
     friend class EventHub;
@@ -47,9 +55,18 @@ class EventHub {
     const std::string session_id_;
     bool woken_ = false;                // guarded by hub_.mu_
     std::deque<std::string> drafts_;    // guarded by hub_.mu_
+    std::set<std::string, std::less<>> changed_ids_;  // guarded by hub_.mu_
   };
 
+  // The session id of a subscription to every session's list entry (no
+  // session has an empty id).
+  static constexpr std::string_view kAllSessions = "";
+  static constexpr size_t kMaxChangedIds = 256;
+
   void NotifyAppended(std::string_view session_id);
+  // A session was created, renamed, archived or deleted (an empty id: some
+  // sessions, unnamed, as after an import or a purge).
+  void NotifySessionChanged(std::string_view session_id);
   void PublishDraft(std::string_view session_id, std::string draft_json);
   // Ends every Wait at once and makes later ones return immediately.
   void Close();

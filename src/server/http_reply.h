@@ -39,8 +39,9 @@ std::string GenericMessage(StatusCode code);
 void ReplyError(HttpResponse& res, int http_status, std::string_view code,
                 std::string_view message);
 
-// The body as a JSON object. On failure answers 415 (a form or media body)
-// or 400 (does not parse, or not an object) and returns nullopt.
+// The body as a JSON object; an empty body is {}. On failure answers 415 (a
+// form or media body) or 400 (does not parse, or not an object) and returns
+// nullopt.
 std::optional<Json> ParseJsonBody(const HttpRequest& req, HttpResponse& res);
 
 // The query parameter `name`, or "" when absent.

@@ -60,6 +60,24 @@ bool Bodiless(const HttpRequest& req) {
   return !req.HasHeader("Transfer-Encoding") && (length.empty() || length == "0");
 }
 
+// A browser's own word that another site sent the request (Fetch Metadata).
+// A foreign Origin is refused anyway; this also covers a browser that leaves
+// Origin out.
+bool FromAnotherSite(const HttpRequest& req) {
+  const std::string site = Lower(req.Header("Sec-Fetch-Site"));
+  return site == "cross-site" || site == "same-site";
+}
+
+// A write with no body a web page could have sent without a preflight is
+// refused, except the one `curl -X POST` sends: no body and no Content-Type at
+// all (the body then means {}). A form or text/plain label, even empty, is
+// what a cross-site <form> sends, so it stays refused for a POST.
+bool BodilessWriteAllowed(const HttpRequest& req) {
+  if (!Bodiless(req)) return false;
+  if (req.method != "POST") return true;
+  return !req.HasHeader("Content-Type") && !FromAnotherSite(req);
+}
+
 }  // namespace
 
 bool IsLoopbackHost(const std::string& host) {
@@ -193,7 +211,7 @@ bool HttpServer::CheckHeaders(const HttpRequest& req, HttpResponse& res) const {
     }
     const bool json = req.MediaType() == "application/json";
     const bool preflighted = req.HasHeader("X-Sessiondb-Request") || req.HasHeader("Authorization");
-    if (!json && !preflighted && (req.method == "POST" || !Bodiless(req))) {
+    if (!json && !preflighted && !BodilessWriteAllowed(req)) {
       const std::string type = req.Header("Content-Type");
       ReplyError(res, 415, "unsupported_media_type",
                  "a write must be sent as Content-Type: application/json (got " +

@@ -1,5 +1,6 @@
 // GET /v1/sessions/{id}/events: the session's log from a seq on, then live,
 // as Server-Sent Events (or one JSON page without Accept: text/event-stream).
+// GET /v1/events: the session list's changes, live (session_feed.h).
 //
 // The log is the only source: a stream remembers the last seq it sent and
 // reads what follows whenever it wakes (another route appended, or every
@@ -13,6 +14,7 @@
 
 #include "server/api_state.h"
 #include "server/http_reply.h"
+#include "server/session_feed.h"
 
 namespace sessiondb::server {
 
@@ -142,12 +144,94 @@ void Events(ApiState& api, const std::string& id, const HttpRequest& req,
   res.SetSource([stream](ContentSink& sink) { return Pump(*stream, sink); }, "text/event-stream");
 }
 
+// The store-wide stream: the session list's changes. It holds one of the
+// --max-streams places like a session's stream.
+struct ListStream {
+  explicit ListStream(ApiState& api)
+      : api(api), feed(api.store), subscription(api.hub, std::string(EventHub::kAllSessions)) {}
+  ~ListStream() { api.open_streams.fetch_sub(1); }
+  ListStream(const ListStream&) = delete;
+  ListStream& operator=(const ListStream&) = delete;
+  ApiState& api;
+  SessionFeed feed;
+  EventHub::Subscription subscription;
+  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+  bool started = false;
+};
+
+std::string OneLine(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// One turn of the list stream: the first says `ready` (a client lists the
+// sessions then, so nothing falls between its list and the stream); each
+// later one waits for news (at most poll_ms: other processes write too) and
+// sends what changed.
+bool PumpList(ListStream& s, ContentSink& sink) {
+  auto write = [&](const std::string& frame) {
+    s.last_write = std::chrono::steady_clock::now();
+    return sink.Write(frame);
+  };
+  auto fail = [&](const Status& status) {
+    const bool internal = HttpStatusFor(status.code()) >= 500 && status.code() != StatusCode::kBusy;
+    if (internal) std::cerr << "sessiondb serve: session list: " << status.message() << "\n";
+    write("event: error\ndata: " +
+          OneLine({{"code", StatusCodeName(status.code())},
+                   {"message", internal ? GenericMessage(status.code()) : status.message()}}) +
+          "\n\n");
+    sink.Done();
+    return true;
+  };
+  if (!s.started) {
+    s.started = true;
+    if (Status st = s.feed.Start(); !st.ok()) return fail(st);
+    return write("event: ready\ndata: {}\n\n");
+  }
+  if (s.api.hub.closed() || !sink.Connected()) return false;
+  (void)s.subscription.Wait(std::chrono::milliseconds(s.api.options.poll_ms));
+  if (s.api.hub.closed()) return false;
+  auto changes = s.feed.Poll(s.subscription.TakeChangedSessions());
+  if (!changes) return fail(changes.error());
+  for (const Session& session : changes->changed) {
+    if (!write("event: session\ndata: " + OneLine(ToJson(session)) + "\n\n")) return false;
+  }
+  for (const std::string& id : changes->deleted) {
+    if (!write("event: session_deleted\ndata: " + OneLine({{"id", id}}) + "\n\n")) return false;
+  }
+  if (std::chrono::steady_clock::now() - s.last_write >=
+      std::chrono::milliseconds(s.api.options.keepalive_ms)) {
+    if (!write(": keep-alive\n\n")) return false;
+  }
+  return true;
+}
+
+void ListEvents(ApiState& api, const HttpRequest& req, HttpResponse& res) {
+  if (req.Header("Accept").find("text/event-stream") == std::string::npos) {
+    return ReplyError(
+        res, Status::InvalidArgument("/v1/events is a live stream: send Accept: text/event-stream "
+                                     "(GET /v1/sessions lists the sessions)"));
+  }
+  if (api.open_streams.fetch_add(1) >= api.options.max_streams) {
+    api.open_streams.fetch_sub(1);
+    return ReplyError(res, Status::Busy("too many live event streams are open (" +
+                                        std::to_string(api.options.max_streams) +
+                                        "); close one or start the server with a larger "
+                                        "--max-streams"));
+  }
+  auto stream = std::make_shared<ListStream>(api);
+  res.SetHeader("Cache-Control", "no-cache");
+  res.SetSource([stream](ContentSink& sink) { return PumpList(*stream, sink); },
+                "text/event-stream");
+}
+
 }  // namespace
 
 void AddEventRoutes(Router& router, ApiState& api) {
   router.Add("GET", R"(/v1/sessions/([^/]+)/events)", [&api](auto& req, auto& res, auto& path) {
     Events(api, path[0], req, res);
   });
+  router.Add("GET", "/v1/events",
+             [&api](auto& req, auto& res, auto&) { ListEvents(api, req, res); });
 }
 
 }  // namespace sessiondb::server

@@ -24,6 +24,7 @@ void Fork(ApiState& api, const std::string& parent, const HttpRequest& req,
   if (!child) return ReplyError(res, child.error());
   auto session = api.store.ForkSession(parent, *at, *child);
   if (!session) return ReplyError(res, session.error());
+  api.hub.NotifySessionChanged(session->id);
   ReplyJson(res, 201, ToJson(*session));
 }
 

@@ -159,6 +159,7 @@ void Import(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   auto report = ImportPath(api.store, file.string(),
                            {.format = *format, .allowed_roots = {temp.path().string()}});
   if (!report) return ReplyError(res, report.error());
+  api.hub.NotifySessionChanged("");  // the sessions it added or grew
   ReplyJson(res, 200, ToJson(*report));
 }
 
@@ -176,6 +177,7 @@ void ImportPathRoute(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   auto report = ImportPath(api.store, resolved->string(),
                            {.format = *chosen, .allowed_roots = api.options.allowed_dirs});
   if (!report) return ReplyError(res, report.error());
+  api.hub.NotifySessionChanged("");  // the sessions it added or grew
   ReplyJson(res, 200, ToJson(*report));
 }
 
@@ -264,6 +266,7 @@ void AddInteropRoutes(Router& router, ApiState& api) {
                             .count();
     auto purged = api.store.PurgeArchived(now - *days * 86'400'000);
     if (!purged) return ReplyError(res, purged.error());
+    api.hub.NotifySessionChanged("");
     ReplyJson(res, 200, {{"sessions_deleted", *purged}});
   });
 }

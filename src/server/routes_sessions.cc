@@ -65,6 +65,7 @@ void PatchSession(ApiState& api, const std::string& id, const HttpRequest& req,
       return ReplyError(res, s);
     }
   }
+  api.hub.NotifySessionChanged(id);
   session = api.store.GetSession(id);
   if (!session) return ReplyError(res, session.error());
   ReplyJson(res, 200, ToJson(*session));
@@ -187,6 +188,7 @@ void AddSessionRoutes(Router& router, ApiState& api) {
     if (!request) return ReplyError(res, request.error());
     auto session = api.store.CreateSession(*request);
     if (!session) return ReplyError(res, session.error());
+    api.hub.NotifySessionChanged(session->id);
     ReplyJson(res, 201, ToJson(*session));
   });
   router.Add("GET", kSession, [&api](auto&, auto& res, auto& path) {
@@ -199,6 +201,7 @@ void AddSessionRoutes(Router& router, ApiState& api) {
   });
   router.Add("DELETE", kSession, [&api](auto&, auto& res, auto& path) {
     if (Status s = api.store.DeleteSession(path[0]); !s.ok()) return ReplyError(res, s);
+    api.hub.NotifySessionChanged(path[0]);
     res.status = 204;
   });
 
@@ -210,6 +213,11 @@ void AddSessionRoutes(Router& router, ApiState& api) {
   router.Add("PUT", "/v1/active", [&api](auto& req, auto& res, auto&) {
     auto body = ParseJsonBody(req, res);
     if (!body) return;
+    // An absent body is {}: clearing the active session takes an explicit "".
+    if (!body->contains("session_id")) {
+      return ReplyError(
+          res, Status::InvalidArgument("give \"session_id\": a session's id, or \"\" to clear it"));
+    }
     auto id = StringField(*body, "session_id");
     if (!id) return ReplyError(res, id.error());
     if (Status s = api.store.SetActiveSession(*id); !s.ok()) return ReplyError(res, s);

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "server/http_reply.h"
 #include "server/web_assets.h"
 
 namespace sessiondb::server {
@@ -32,9 +33,15 @@ void ServeAsset(const WebAsset& asset, const HttpRequest& req, HttpResponse& res
 }  // namespace
 
 bool ServeWebPage(const HttpRequest& req, HttpResponse& res) {
-  if (req.method != "GET" && req.method != "HEAD") return false;
   const WebAsset* asset = FindWebAsset(req.path == "/" ? "/index.html" : req.path);
   if (!asset) return false;
+  if (req.method != "GET" && req.method != "HEAD") {
+    // The page's files are read-only, like a /v1 route asked with the wrong method.
+    res.SetHeader("Allow", "GET, HEAD");
+    ReplyError(res, 405, "method_not_allowed",
+               req.method + " is not supported on " + req.path + "; use GET, HEAD");
+    return true;
+  }
   ServeAsset(*asset, req, res);
   return true;
 }

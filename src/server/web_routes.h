@@ -18,8 +18,9 @@
 
 namespace sessiondb::server {
 
-// Answers a GET for / or one of the page's files; false (nothing answered)
-// for any other method or path.
+// Answers a GET or HEAD for / or one of the page's files, and 405 (with
+// Allow) for another method on them; false (nothing answered) for any other
+// path.
 bool ServeWebPage(const HttpRequest& req, HttpResponse& res);
 
 }  // namespace sessiondb::server

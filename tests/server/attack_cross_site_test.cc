@@ -66,11 +66,15 @@ TEST_F(AttackCrossSiteTest, TextPlainCreateIsRefusedWith415) {
 TEST_F(AttackCrossSiteTest, FormPurgeIsRefusedAndArchivedSessionsSurvive) {
   auto form = client_->Post("/v1/purge?older_than_days=0", "", kForm);
   EXPECT_EQ(form->status, 415);
-  // No Content-Type at all (fetch with mode: "no-cors" and no body).
+  // No Content-Type at all (fetch with mode: "no-cors" and no body), as a
+  // browser sends it: with its Origin and Fetch Metadata. (Without them it is
+  // `curl -X POST`, which is allowed: bodiless_writes_test.cc.)
   RawSocket s(server_->port());
-  ASSERT_TRUE(s.Send("POST /v1/purge?older_than_days=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                     "Content-Length: 0\r\nConnection: close\r\n\r\n"));
-  EXPECT_EQ(StatusOf(s.ReadAll(10)), 415);
+  ASSERT_TRUE(
+      s.Send("POST /v1/purge?older_than_days=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+             "Origin: https://evil.example\r\nSec-Fetch-Site: cross-site\r\n"
+             "Content-Length: 0\r\nConnection: close\r\n\r\n"));
+  EXPECT_EQ(StatusOf(s.ReadAll(10)), 403);
   EXPECT_EQ(Body(client_->Get("/v1/sessions/old"))["archived"], true);
   ExpectUnchangedAndServing();
 }

@@ -323,6 +323,26 @@ TEST_F(HttpApiTest, SearchFindsWithHighlightsAndRefusesBadParameters) {
   EXPECT_EQ(client_->Get("/v1/memory/churn")->status, 200);
 }
 
+TEST_F(HttpApiTest, SnippetsAreTextWithoutMarkdownAndHighlightsStillFitThem) {
+  const std::string id = NewSession();
+  Append(
+      id,
+      TextMessage(
+          "## Plan\nthe **zanzibar** parser, see [the zanzibar docs](https://z.example/zanzibar)"));
+  json found = Body(client_->Get("/v1/search?q=zanzibar&mode=keyword"));
+  ASSERT_EQ(found["hits"].size(), 1u) << found.dump();
+  const json& hit = found["hits"][0];
+  const std::string snippet = hit["snippet"];
+  EXPECT_EQ(snippet.find_first_of("*#[]()"), std::string::npos) << snippet;
+  EXPECT_EQ(snippet.find("https://"), std::string::npos) << snippet;
+  ASSERT_GE(hit["highlights"].size(), 1u);
+  for (const json& range : hit["highlights"]) {
+    const size_t b = range[0], e = range[1];
+    ASSERT_LE(e, snippet.size());
+    EXPECT_EQ(snippet.substr(b, e - b), "zanzibar") << snippet;
+  }
+}
+
 TEST_F(HttpApiTest, ExportThenImportIntoAnotherServerAddsOnce) {
   const std::string id = NewSession({{"title", "Exported"}});
   json with_image = TextMessage("picture");

@@ -475,6 +475,30 @@ TEST_F(McpTest, SearchHistoryFindsASeededPhraseInEveryMode) {
   EXPECT_EQ(mcp->CloseAndWait(), 0);
 }
 
+TEST_F(McpTest, AMatchInsideBoldIsMarkedOnceNotDoubled) {
+  {
+    auto store = Store::Open(store_);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE((*store)->CreateSession({.id = "bold"}));
+    Message m;
+    m.parts = {Part::Text("we need the **quixotic** fix and `quixotic()` here")};
+    ASSERT_TRUE((*store)->Append("bold", m));
+  }
+  auto mcp = Start();
+  mcp->Initialize();
+  json r = mcp->Tool("search_history", {{"query", "quixotic"}, {"mode", "keyword"}});
+  ASSERT_EQ(r["isError"], false) << TextOf(r);
+  const std::string text = TextOf(r);
+  // The snippet line: each match in bold once, the message's own markers gone
+  // (the title above it is the stored one, markers and all).
+  EXPECT_TRUE(Contains(text, "\n   we need the **quixotic** fix and **quixotic**() here\n"))
+      << text;
+  EXPECT_FALSE(Contains(text, "***")) << text;
+  const json& hit = r["structuredContent"]["hits"][0];
+  EXPECT_EQ(hit["snippet"], "we need the quixotic fix and quixotic() here");
+  EXPECT_EQ(mcp->CloseAndWait(), 0);
+}
+
 TEST_F(McpTest, SearchCodeMemoryRecallsASeededWriteWithItsChurn) {
   auto mcp = Start();
   mcp->Initialize();

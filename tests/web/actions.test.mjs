@@ -1,5 +1,7 @@
 // What the page's buttons do, checked through the API afterwards: rename,
-// archive, fork at a message, export; and an API error reaching the banner.
+// archive, fork at a message (with a title asked for), delete (confirmed),
+// export; a session opened from its address; and an API error reaching the
+// banner.
 import assert from 'node:assert/strict';
 import {readFileSync} from 'node:fs';
 import {after, before, test} from 'node:test';
@@ -37,21 +39,100 @@ test('rename and archive through the page change what the API reports', async (t
   assert.deepEqual(problems, []);
 });
 
-test('forking at a message creates a session with that parent and seq, and opens it', async (t) => {
+test('"Fork here" asks for a title, prefilled with the fork point, then opens the fork', async (t) => {
   const {server, ids, page, problems} = await setUp(t);
   await openPage(page, server, `#/s/${ids.main}`);
   await page.click(`#seq-${ids.at.answer} .fork-button`);
+  await page.waitForSelector('#fork-dialog[open]');
+  assert.equal(await page.inputValue('#fork-title'), `Fixing the parser (fork at ${ids.at.answer})`);
+  await page.fill('#fork-title', 'The nested-comment idea');
+  await page.click('#fork-dialog button[value="ok"]');
   await page.waitForFunction((id) => /^#\/s\/[^/]+$/.test(location.hash) && !location.hash.includes(id), ids.main);
   const forkId = decodeURIComponent(page.url().split('#/s/')[1]);
 
   const fork = await server.api('GET', `/v1/sessions/${forkId}`);
   assert.equal(fork.parent_id, ids.main);
   assert.equal(fork.fork_seq, ids.at.answer);
+  assert.equal(fork.title, 'The nested-comment idea');
+  await page.locator('#session-title', {hasText: 'The nested-comment idea'}).waitFor();
   assert.equal(await forkOriginText(page, 'Fixing the parser'),
                `forked from Fixing the parser at #${ids.at.answer}`);
   // The new session shows the parent's history up to the fork.
   await page.waitForSelector(`#seq-${ids.at.answer}`);
   assert.equal(await page.locator(`#seq-${ids.at.toolCall}`).count(), 0);
+  assert.deepEqual(problems, []);
+});
+
+test('a fork prompt cancelled, or left with the title as offered, forks accordingly', async (t) => {
+  const {server, ids, page, problems} = await setUp(t);
+  await openPage(page, server, `#/s/${ids.main}`);
+  const count = async () => (await server.api('GET', '/v1/sessions?archived=all')).sessions.length;
+  const before = await count();
+
+  await page.click(`#seq-${ids.at.question} .fork-button`);
+  await page.waitForSelector('#fork-dialog[open]');
+  await page.click('#fork-dialog button[value="cancel"]');
+  await page.waitForSelector('#fork-dialog:not([open])', {state: 'attached'});
+  await page.keyboard.press('Escape');  // nothing open: nothing happens
+  assert.equal(await count(), before);
+  assert.match(page.url(), new RegExp(`#/s/${ids.main}$`));
+
+  // Enter keeps the title offered.
+  await page.click(`#seq-${ids.at.question} .fork-button`);
+  await page.waitForSelector('#fork-dialog[open]');
+  await page.press('#fork-title', 'Enter');
+  await page.waitForFunction((id) => !location.hash.includes(id), ids.main);
+  const forkId = decodeURIComponent(page.url().split('#/s/')[1]);
+  assert.equal((await server.api('GET', `/v1/sessions/${forkId}`)).title,
+               `Fixing the parser (fork at ${ids.at.question})`);
+  assert.equal(await count(), before + 1);
+  assert.deepEqual(problems, []);
+});
+
+test('Delete asks first; cancelled it keeps the session, confirmed it deletes it', async (t) => {
+  const {server, ids, page, problems} = await setUp(t);
+  await openPage(page, server, `#/s/${ids.fork}`);
+  await page.waitForSelector('.log .event');
+
+  await page.click('.delete-button');
+  await page.waitForSelector('#delete-dialog[open]');
+  assert.match(await page.locator('#delete-dialog-text').textContent(), /Fixing the parser \(another way\)/);
+  await page.click('#delete-dialog button[value="cancel"]');
+  await page.waitForSelector('#delete-dialog:not([open])', {state: 'attached'});
+  assert.equal((await server.api('GET', `/v1/sessions/${ids.fork}`)).id, ids.fork);
+  assert.match(page.url(), new RegExp(`#/s/${ids.fork}$`));
+
+  await page.click('.delete-button');
+  await page.waitForSelector('#delete-dialog[open]');
+  await page.click('#delete-dialog button[value="ok"]');
+  await page.waitForFunction(() => location.hash === '#/');
+  await server.api('GET', `/v1/sessions/${ids.fork}`, undefined, {expect: 404});
+  await page.locator(`#session-list li[data-id="${ids.fork}"]`).waitFor({state: 'detached'});
+  await page.waitForSelector('.welcome');
+  // The parent is untouched, and no error was shown (the live stream was
+  // closed before the session went).
+  assert.equal((await server.api('GET', `/v1/sessions/${ids.main}`)).id, ids.main);
+  assert.equal(await page.locator('#banner').isHidden(), true);
+  assert.deepEqual(problems, []);
+});
+
+test('a session\'s address opens it directly, scrolled to the event it names', async (t) => {
+  const {server, ids, page, problems} = await setUp(t);
+  // A fresh page loaded at the address, as from a bookmark: an archived
+  // session, not in the list shown, and an event in it.
+  const archived = await server.api('GET', `/v1/sessions/${ids.archived}`);
+  await page.goto(`${server.url}#/s/${ids.archived}/1`);
+  await page.locator('#session-title', {hasText: archived.title}).waitFor();
+  await page.waitForSelector('#seq-1.focused');
+  await page.waitForFunction(() => document.body.classList.contains('live'));
+
+  // The address in the page's own links is the same one.
+  await page.goto(`${server.url}#/s/${ids.main}/${ids.at.answer}`);
+  await page.locator('#session-title', {hasText: 'Fixing the parser'}).waitFor();
+  await page.waitForSelector(`#seq-${ids.at.answer}.focused`);
+  assert.equal(await page.locator(`#seq-${ids.at.answer} a.seq`).getAttribute('href'),
+               `#/s/${ids.main}/${ids.at.answer}`);
+  await page.waitForSelector(`#session-list li.current[data-id="${ids.main}"]`);
   assert.deepEqual(problems, []);
 });
 

@@ -1,6 +1,7 @@
 // The page's renderers, case by case, in the browser that runs them: Markdown
 // (markdown.js) and search highlights given as UTF-8 byte ranges
-// (highlight.js). Each case is input -> the HTML the DOM ends up holding.
+// (highlight.js), and previews as plain text (plain_text.js). Each case is
+// input -> what the DOM ends up holding.
 import assert from 'node:assert/strict';
 import {after, before, test} from 'node:test';
 
@@ -97,4 +98,28 @@ test('search highlights given as UTF-8 byte ranges mark the right characters', a
   }, kHighlights.map(([snippet, ranges]) => [snippet, ranges]));
   kHighlights.forEach(([snippet, ranges, expected], i) =>
     assert.equal(got[i], expected, `${snippet} ${JSON.stringify(ranges)}`));
+});
+
+// [Markdown, the plain text a preview shows]
+const kPlain = [
+  ['the **first** words', 'the first words'],
+  ['## Fix the `a*b` case', 'Fix the a*b case'],
+  ['see [the docs](https://x.example/a) and ![shot](https://x.example/s.png)', 'see the docs and shot'],
+  ['*em*, _em_, ~~strike~~, __strong__', 'em, em, strike, strong'],
+  // A preview cut inside a bold keeps no asterisks beside a word.
+  ['word **a b…', 'word a b…'],
+  ['…important** thing', '…important thing'],
+  // What only looks like a marker stays.
+  ['2 * 3 = 6, snake_case_name, issue #12, C#', '2 * 3 = 6, snake_case_name, issue #12, C#'],
+  ['\\*not em\\* and \\`not code\\`', '*not em* and `not code`'],
+  ['> quoted\n- one\n1. two\n```js\nx()\n```', 'quoted one two x()'],
+  ['<b>tags</b> stay text', '<b>tags</b> stay text'],
+];
+
+test('previews show the text Markdown stands for, without its markers', async () => {
+  const got = await page.evaluate(async (inputs) => {
+    const {plainText} = await import('/plain_text.js');
+    return inputs.map((input) => plainText(input));
+  }, kPlain.map(([input]) => input));
+  kPlain.forEach(([input, expected], i) => assert.equal(got[i], expected, JSON.stringify(input)));
 });

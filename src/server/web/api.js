@@ -158,3 +158,9 @@ export function eventsUrl(sessionId, since) {
   const t = currentToken();
   return `/v1/sessions/${enc(sessionId)}/events?since=${since}` + (t ? `&token=${enc(t)}` : '');
 }
+
+// The live stream of the session list's changes (GET /v1/events).
+export function listEventsUrl() {
+  const t = currentToken();
+  return '/v1/events' + (t ? `?token=${enc(t)}` : '');
+}

@@ -1,17 +1,20 @@
-// The history browser: the session list, search, one session's log followed
-// live, and the actions (rename, archive, fork, export). It talks only to the
-// server's /v1 API (docs/http-api.md); docs/web.md says what it does.
+// The history browser: the session list (followed live), search, one
+// session's log followed live, and the actions (rename, archive, fork,
+// delete, export). It talks only to the server's /v1 API (docs/http-api.md);
+// docs/web.md says what it does.
 //
 // Message text is untrusted: it reaches the page only as text nodes (through
 // markdown.js and highlight.js, or textContent). Nothing here assigns HTML.
 //
 // Addresses (the part after #): "/" the list, "/s/ID" a session, "/s/ID/SEQ"
-// a session scrolled to an event, "/search?q=WORDS" search results.
+// a session scrolled to an event, "/search?q=WORDS" search results. Each can
+// be opened directly (a bookmark, a link from elsewhere).
 
-import {api, ApiError, blobPath, download, enc, eventsUrl, mediaUrl, needsFetchedDownloads,
-        onTokenNeeded} from './api.js';
+import {api, ApiError, blobPath, download, enc, eventsUrl, listEventsUrl, mediaUrl,
+        needsFetchedDownloads, onTokenNeeded} from './api.js';
 import {renderHighlighted} from './highlight.js';
 import {renderMarkdown, safeHref} from './markdown.js';
+import {plainText} from './plain_text.js';
 
 const kPageSize = 50;
 const kThumbWidth = 240;
@@ -49,7 +52,7 @@ function formatBytes(n) {
 }
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
-const sessionTitle = (s) => s.title || s.preview || 'Untitled session';
+const sessionTitle = (s) => s.title || plainText(s.preview) || 'Untitled session';
 const sessionHref = (id, seq) => `#/s/${enc(id)}` + (seq ? `/${seq}` : '');
 
 // ---- Errors -----------------------------------------------------------------
@@ -249,7 +252,7 @@ function forkButton(seq) {
   button.type = 'button';
   button.dataset.seq = String(seq);
   button.title = `Start a new session holding this one up to #${seq}`;
-  button.addEventListener('click', () => forkAt(seq));
+  button.addEventListener('click', () => askForkTitle(seq));
   return button;
 }
 
@@ -336,6 +339,10 @@ const list = {
   filter: 'active',
   cursor: null,
   generation: 0,  // a newer load makes an older one's answer stale
+  loading: 0,     // loads under way
+  held: new Map(),  // session id -> live change that came during a load
+  stream: null,
+  everLoaded: false,
 };
 
 const parentTitles = new Map();  // session id -> Promise<string|null>
@@ -366,13 +373,16 @@ function forkOrigin(session, className) {
 function renderSessionItem(s) {
   const li = el('li', 'session-item');
   li.dataset.id = s.id;
+  li.dataset.updated = String(s.updated_ms || 0);
   const a = el('a', 'session-link');
   a.href = sessionHref(s.id);
   const top = el('div', 'item-top');
   top.append(el('span', 'item-title', sessionTitle(s)));
   if (s.archived) top.append(el('span', 'badge', 'archived'));
   a.append(top);
-  if (s.preview && s.preview !== s.title) a.append(el('p', 'item-preview', s.preview));
+  // The start of a message as written: shown as the text it stands for.
+  const preview = plainText(s.preview);
+  if (preview && s.preview !== s.title) a.append(el('p', 'item-preview', preview));
   const meta = el('p', 'item-meta');
   meta.append(timeElement(s.updated_ms), el('span', 'count', plural(s.message_count, 'message')));
   a.append(meta);
@@ -385,6 +395,7 @@ function renderSessionItem(s) {
 
 async function loadSessions(reset) {
   const generation = reset ? ++list.generation : list.generation;
+  list.loading++;
   const params = new URLSearchParams({limit: String(kPageSize), archived: list.filter});
   if (!reset && list.cursor) params.set('cursor', list.cursor);
   const button = $('load-more');
@@ -396,16 +407,88 @@ async function loadSessions(reset) {
     if (reset) ul.replaceChildren();
     for (const s of page.sessions || []) ul.append(renderSessionItem(s));
     list.cursor = page.next_cursor || null;
+    list.everLoaded = true;
     button.hidden = !list.cursor;
     $('list-empty').hidden = ul.childElementCount > 0;
   } catch (e) {
     showError(e);
   } finally {
     button.disabled = false;
+    list.loading--;
+    // News that came while the page was read may be newer than what it says.
+    if (!list.loading) {
+      const held = [...list.held.values()];
+      list.held.clear();
+      for (const change of held) applyListChange(change);
+    }
   }
 }
 
 const reloadSessions = () => loadSessions(true);
+
+// ---- The list, live -------------------------------------------------------------
+
+const inFilter = (s) => list.filter === 'all' || (list.filter === 'archived') === Boolean(s.archived);
+
+// A session the server says was created or changed: put where the list's
+// order (newest update first) wants it, or out when the filter no longer
+// takes it. One older than every shown session waits for "Load more".
+function upsertSession(s) {
+  const ul = $('session-list');
+  ul.querySelector(`li[data-id="${CSS.escape(s.id)}"]`)?.remove();
+  if (inFilter(s)) {
+    const next = [...ul.children].find((li) => Number(li.dataset.updated) < (s.updated_ms || 0));
+    if (next) ul.insertBefore(renderSessionItem(s), next);
+    else if (!list.cursor) ul.append(renderSessionItem(s));
+  }
+  $('list-empty').hidden = ul.childElementCount > 0;
+  parentTitles.delete(s.id);
+  if (view.session && view.session.id === s.id && view.session.title !== s.title) {
+    view.session.title = s.title;
+    const h1 = $('session-title');
+    if (h1) h1.textContent = sessionTitle(view.session);
+  }
+}
+
+function applyListChange({session, deletedId}) {
+  if (session) return upsertSession(session);
+  $('session-list').querySelector(`li[data-id="${CSS.escape(deletedId)}"]`)?.remove();
+  $('list-empty').hidden = $('session-list').childElementCount > 0;
+}
+
+function listChange(change) {
+  const id = change.session ? change.session.id : change.deletedId;
+  if (list.loading) list.held.set(id, change);
+  else applyListChange(change);
+}
+
+// Follows GET /v1/events, which also gives the first reading of the list: on
+// each (re)connection the server says "ready" once it watches, and the list
+// read then holds everything before.
+function followList() {
+  const stream = new EventSource(listEventsUrl());
+  list.stream = stream;
+  const parsed = (handler) => (e) => {
+    try {
+      handler(JSON.parse(e.data));
+    } catch (error) {
+      showError(error);
+    }
+  };
+  // Read on each (re)connection: the list shown then holds all that came before.
+  stream.addEventListener('ready', () => reloadSessions());
+  stream.addEventListener('session', parsed((s) => listChange({session: s})));
+  stream.addEventListener('session_deleted', parsed((d) => listChange({deletedId: d.id})));
+  stream.addEventListener('error', () => {
+    if (!list.everLoaded) reloadSessions();  // without the stream, the list still shows
+    // A refusal (too many streams, a token not yet given) closes it: try
+    // again later; otherwise the browser reconnects by itself.
+    if (stream.readyState === EventSource.CLOSED && list.stream === stream) {
+      list.stream = null;
+      setTimeout(followList, 5000);
+    }
+  });
+}
 
 function markCurrentInList() {
   for (const li of $('session-list').children) {
@@ -502,6 +585,9 @@ function sessionHeader(s) {
   const archive = el('button', 'archive-button', s.archived ? 'Unarchive' : 'Archive');
   archive.type = 'button';
   archive.addEventListener('click', () => setArchived(!s.archived));
+  const remove = el('button', 'delete-button danger', 'Delete');
+  remove.type = 'button';
+  remove.addEventListener('click', askDelete);
   const exports = el('span', 'exports');
   const base = `/v1/sessions/${enc(s.id)}/export?format=`;
   // The file names the server gives (Content-Disposition); folders come zipped.
@@ -511,7 +597,7 @@ function sessionHeader(s) {
                  downloadLink(`${base}jsonl`, `${s.id}.jsonl`, 'JSONL'), ' ',
                  downloadLink(`${base}ac-dc`, `${s.id}-ac-dc.zip`, 'ac-dc'), ' ',
                  downloadLink(`${base}agents-kt`, `${s.id}-agents-kt.zip`, 'Agents.KT'));
-  toolbar.append(rename, archive, exports);
+  toolbar.append(rename, archive, remove, exports);
   header.append(toolbar);
 
   const form = el('form', 'rename-form');
@@ -565,13 +651,68 @@ async function setArchived(archived) {
   reloadSessions();
 }
 
-async function forkAt(seq) {
+// "Fork here": asks for the new session's title, offering the parent's with
+// the fork point, then forks and opens the fork.
+function askForkTitle(seq) {
   const s = view.session;
   if (!s) return;
-  const fork = await attempt(() => api('POST', `/v1/sessions/${enc(s.id)}/fork`, {at_seq: seq}));
+  $('fork-dialog-text').textContent =
+      `A new session will hold "${sessionTitle(s)}" up to #${seq}, then its own messages.`;
+  const input = $('fork-title');
+  input.value = `${sessionTitle(s)} (fork at ${seq})`;
+  ask('fork-dialog').then((ok) => {
+    const title = input.value.trim();
+    if (ok && title) forkAt(s, seq, title);
+  });
+  input.focus();
+  input.select();
+}
+
+async function forkAt(s, seq, title) {
+  if (view.session !== s) return;
+  const fork = await attempt(() => api('POST', `/v1/sessions/${enc(s.id)}/fork`, {at_seq: seq, title}));
   if (!fork) return;
   location.hash = sessionHref(fork.id);
   reloadSessions();
+}
+
+// Asks for a confirmation: deleting cannot be undone.
+function askDelete() {
+  const s = view.session;
+  if (!s) return;
+  $('delete-dialog-text').textContent =
+      `"${sessionTitle(s)}" and its ${plural(s.message_count, 'message')} will be deleted for good. ` +
+      'Forks of it keep what they hold.';
+  ask('delete-dialog').then((ok) => {
+    if (ok) deleteSession(s);
+  });
+}
+
+async function deleteSession(s) {
+  if (view.session !== s) return;
+  // Stop following first: the stream would report the deletion as an error.
+  closeSession();
+  try {
+    await api('DELETE', `/v1/sessions/${enc(s.id)}`);
+  } catch (e) {
+    showError(e);
+    route();  // still there: show it again
+    return;
+  }
+  listChange({deletedId: s.id});
+  parentTitles.delete(s.id);
+  location.hash = '#/';
+}
+
+// Shows the <dialog> `id` (a form with method="dialog" whose confirming
+// button has value="ok"); resolves to whether it was confirmed.
+function ask(id) {
+  const dialog = $(id);
+  dialog.returnValue = '';
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), {once: true});
+    dialog.showModal();
+  });
 }
 
 function nearBottom() {
@@ -804,7 +945,12 @@ function start() {
   }
   $('load-more').addEventListener('click', () => loadSessions(false));
   window.addEventListener('hashchange', route);
-  reloadSessions();
+  followList();
+  // Should the stream not say "ready" soon (a proxy that holds it back), the
+  // list is read anyway.
+  setTimeout(() => {
+    if (!list.everLoaded) reloadSessions();
+  }, 3000);
   route();
 }
 
