@@ -186,6 +186,31 @@ TEST_F(Install, TheZshAndFishCompletionsParse) {
   EXPECT_TRUE(fish.out.starts_with("ls\t")) << fish.out;
 }
 
+// `cpack -G DEB` (make deb) packs the same files under /usr, with the
+// libraries the program links as dependencies.
+TEST_F(Install, TheDebianPackageHoldsTheSameFilesUnderUsr) {
+  if (Shell("command -v dpkg-deb && command -v dpkg-shlibdeps").exit_code != 0) {
+    GTEST_SKIP() << "dpkg-deb or dpkg-shlibdeps (dpkg-dev) is missing";
+  }
+  const std::string out = dir_.Sub("deb");
+  ShellRun packed =
+      Shell("cpack -G DEB --config " +
+            Sh(std::string(SESSIONDB_BINARY_DIR) + "/CPackConfig.cmake") + " -B " + Sh(out));
+  ASSERT_EQ(packed.exit_code, 0) << packed.out << packed.err;
+  ShellRun listed = Shell("dpkg-deb -c " + Sh(out) + "/sessiondb_*.deb");
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  for (const char* file :
+       {"./usr/bin/sessiondb", "./usr/share/man/man1/sessiondb.1",
+        "./usr/share/bash-completion/completions/sessiondb",
+        "./usr/share/zsh/site-functions/_sessiondb",
+        "./usr/share/fish/vendor_completions.d/sessiondb.fish",
+        "./usr/share/doc/sessiondb/README.md", "./usr/share/doc/sessiondb/docs/cli.md"}) {
+    EXPECT_NE(listed.out.find(std::string(file) + "\n"), std::string::npos) << file;
+  }
+  ShellRun depends = Shell("dpkg-deb -f " + Sh(out) + "/sessiondb_*.deb Depends");
+  EXPECT_NE(depends.out.find("libsqlite3"), std::string::npos) << depends.out;
+}
+
 // The verbs of --help, the man page and each completion are the same set.
 TEST_F(Install, TheManPageAndCompletionsNameExactlyTheVerbsOfHelp) {
   const std::set<std::string> verbs = HelpVerbs();
