@@ -41,6 +41,10 @@ size_t SkipSpace(std::string_view t, size_t p) {
   return p;
 }
 
+// Where the top-level object opens: past a UTF-8 byte order mark, which the
+// parser accepts, and white space.
+size_t RootStart(std::string_view t) { return SkipSpace(t, t.starts_with("\xEF\xBB\xBF") ? 3 : 0); }
+
 // The end of the string token that opens at `p`.
 size_t StringEnd(std::string_view t, size_t p) {
   for (++p; p < t.size(); ++p) {
@@ -89,6 +93,7 @@ Container Scan(std::string_view t, size_t p) {
       q = SkipSpace(t, SkipSpace(t, key_end) + 1);  // past the ':'
     }
     const size_t value_end = ValueEnd(t, q);
+    if (value_end <= q) break;  // cannot happen in parsed text; never loop on it
     c.items.push_back({begin, value_end});
     c.values.push_back({q, value_end});
     q = SkipSpace(t, value_end);
@@ -173,7 +178,7 @@ std::vector<int> RemoveOurs(std::string& text) {
   std::vector<int> removed;
   for (const char* event : kHookEvents) {
     int count = 0;
-    const Container root = Scan(text, SkipSpace(text, 0));
+    const Container root = Scan(text, RootStart(text));
     if (std::optional<Container> hooks = HooksObject(text, root)) {
       if (std::optional<size_t> at = FindKey(*hooks, event)) {
         const Container list = Scan(text, hooks->values[*at].begin);
@@ -225,7 +230,7 @@ Result<SettingsEdit> InstallHookEntries(std::string_view settings, const json& e
   for (int n : RemoveOurs(edit.text)) edit.removed += n;
   const std::string item = entry.dump();
   for (const char* event : kHookEvents) {
-    const Container root = Scan(edit.text, SkipSpace(edit.text, 0));
+    const Container root = Scan(edit.text, RootStart(edit.text));
     std::optional<Container> hooks = HooksObject(edit.text, root);
     if (!hooks) {
       std::string members;
@@ -251,7 +256,7 @@ Result<SettingsEdit> RemoveHookEntries(std::string_view settings) {
   for (int n : removed) edit.removed += n;
   if (edit.removed == 0) return edit;
   // The arrays our removal emptied, then "hooks" if that emptied it.
-  const Container root = Scan(edit.text, SkipSpace(edit.text, 0));
+  const Container root = Scan(edit.text, RootStart(edit.text));
   std::optional<Container> hooks = HooksObject(edit.text, root);
   if (!hooks) return edit;
   std::vector<bool> emptied(hooks->items.size(), false);
@@ -266,7 +271,7 @@ Result<SettingsEdit> RemoveHookEntries(std::string_view settings) {
                              static_cast<std::ptrdiff_t>(hooks->items.size());
   RemoveItems(edit.text, *hooks, emptied);
   if (hooks_emptied) {
-    const Container again = Scan(edit.text, SkipSpace(edit.text, 0));
+    const Container again = Scan(edit.text, RootStart(edit.text));
     std::vector<bool> drop(again.items.size(), false);
     drop[*FindKey(again, "hooks")] = true;
     RemoveItems(edit.text, again, drop);

@@ -115,10 +115,13 @@ Result<std::string> HookCommand(const CliContext& ctx) {
   if (self.empty()) {
     return Err(Status::Internal("cannot read this program's path from /proc/self/exe"));
   }
-  std::string command =
-      ShellQuote(self) + " --store " + ShellQuote(AbsoluteStoreLocation(ctx.StorePath()));
+  const std::string store = AbsoluteStoreLocation(ctx.StorePath());
+  std::string command = ShellQuote(self) + " --store " + ShellQuote(store);
+  // A namespace means something only to a PostgreSQL store (an embedded one refuses it).
   const std::string name_space = ctx.MakeStoreOptions(false).namespace_name;
-  if (!name_space.empty()) command += " --namespace " + ShellQuote(name_space);
+  if (!name_space.empty() && IsDatabaseUri(store)) {
+    command += " --namespace " + ShellQuote(name_space);
+  }
   return command;
 }
 

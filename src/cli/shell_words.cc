@@ -52,10 +52,12 @@ std::string SelfCommandWord() {
   return ShellQuote(self);
 }
 
+bool IsDatabaseUri(std::string_view location) {
+  return location.starts_with("postgresql://") || location.starts_with("postgres://");
+}
+
 std::string AbsoluteStoreLocation(const std::string& location) {
-  if (location.starts_with("postgresql://") || location.starts_with("postgres://")) {
-    return location;
-  }
+  if (IsDatabaseUri(location)) return location;
   std::error_code ec;
   fs::path absolute = fs::absolute(location, ec);
   if (ec) return location;

@@ -22,6 +22,9 @@ std::string SelfExecutable();
 // up in $PATH, is this very file; else its absolute path, quoted.
 std::string SelfCommandWord();
 
+// True if `location` names a PostgreSQL store (postgresql:// or postgres://).
+bool IsDatabaseUri(std::string_view location);
+
 // `location` (a store directory or a postgresql:// URI) as an absolute
 // location: a relative directory is made absolute against the working
 // directory; a URI is returned unchanged.

@@ -132,6 +132,24 @@ TEST_F(HookInstall, TheStoreVariableAndTheDefaultAreResolvedAtInstallTime) {
             std::vector<std::string>(2, Expected(dir_.Sub("xdg") + "/sessiondb")));
 }
 
+TEST_F(HookInstall, TheNamespaceGoesWithAPostgresStoreOnly) {
+  auto command = [&](const std::vector<std::string>& args,
+                     std::map<std::string, std::optional<std::string>> env) {
+    std::vector<std::string> all = args;
+    all.insert(all.end(), {"hook", "install", "claude-code"});
+    CliRun r = RunIn(work_, all, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out)["hooks"]["PreToolUse"][0]["hooks"][0]["command"].get<std::string>();
+  };
+  const std::string uri = "postgresql://me@db.internal/chats";
+  EXPECT_EQ(command({"--store", uri}, {{"SESSIONDB_NAMESPACE", "team-a"}}),
+            fs::canonical(SESSIONDB_CLI_PATH).string() + " --store " + uri +
+                " --namespace team-a hook claude-code");
+  // An embedded store refuses a namespace, so none is written for one.
+  EXPECT_EQ(command({"--store", "local"}, {{"SESSIONDB_NAMESPACE", "team-a"}}),
+            Expected(work_ + "/local"));
+}
+
 TEST_F(HookInstall, TheInstalledCommandFindsItsStoreFromAnyDirectory) {
   ASSERT_EQ(RunIn(work_, {"--store", "rel", "hook", "install", "claude-code", "--write",
                           "--settings", settings_})
@@ -211,6 +229,18 @@ TEST_F(HookInstall, UninstallTakesOutWhatInstallCreated) {
   ASSERT_EQ(RunIn(work_, {"hook", "uninstall", "claude-code", "--settings", settings_}).exit_code,
             0);
   EXPECT_EQ(Slurp(settings_), original);
+
+  // A byte order mark before the object (the parser accepts one) stays too.
+  const std::string with_bom = "\xEF\xBB\xBF{\"model\": \"opus\"}\n";
+  WriteFile("settings.json", with_bom);
+  ASSERT_EQ(RunIn(work_, {"hook", "install", "claude-code", "--write", "--settings", settings_})
+                .exit_code,
+            0);
+  EXPECT_TRUE(Slurp(settings_).starts_with("\xEF\xBB\xBF{\"model\": \"opus\","))
+      << Slurp(settings_);
+  ASSERT_EQ(RunIn(work_, {"hook", "uninstall", "claude-code", "--settings", settings_}).exit_code,
+            0);
+  EXPECT_EQ(Slurp(settings_), with_bom);
 
   // An entry of ours in the middle of someone else's: only it goes.
   const std::string mixed =
