@@ -146,6 +146,7 @@ Result<std::optional<std::string>> ReadSettings(const std::string& file) {
     return Err(Status::InvalidArgument(file + " is not a regular file; not changed"));
   }
   std::ifstream in(file, std::ios::binary);
+  if (!in.is_open()) return Err(Status::Io("cannot open " + file + "; not changed"));
   std::string text(kMaxSettingsBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) return Err(Status::Io("cannot read " + file));
@@ -159,7 +160,8 @@ Result<std::optional<std::string>> ReadSettings(const std::string& file) {
 }
 
 // Replaces the settings file (the file a symbolic link names, if it is one)
-// with `text`, through a temporary file renamed into place.
+// with `text`, through a temporary file renamed into place that keeps the
+// old file's permissions (settings may hold keys: a 0600 file stays 0600).
 Status WriteSettings(const std::string& file, const std::string& text) {
   std::error_code ec;
   fs::path target = file;
@@ -175,6 +177,8 @@ Status WriteSettings(const std::string& file, const std::string& text) {
     out.flush();
     if (!out) return Status::Io("cannot write " + tmp);
   }
+  const fs::file_status old = fs::status(target, ec);
+  if (!ec && fs::exists(old)) fs::permissions(tmp, old.permissions(), ec);
   fs::rename(tmp, target, ec);
   if (ec) {
     fs::remove(tmp, ec);
@@ -267,9 +271,10 @@ void AddHook(CLI::App& app, CliContext& ctx) {
     if (!file) return ctx.Fail(file.error());
     Result<std::optional<std::string>> old = ReadSettings(*file);
     if (!old) return ctx.Fail(old.error());
-    const nlohmann::json ours = ParseJson(snippet).value_or(nlohmann::json::object());
+    Result<nlohmann::json> ours = ParseJson(snippet);
+    if (!ours) return ctx.Fail(ours.error());
     Result<SettingsEdit> edit = old->has_value()
-                                    ? InstallHookEntries(**old, ours["hooks"]["PreToolUse"][0])
+                                    ? InstallHookEntries(**old, (*ours)["hooks"]["PreToolUse"][0])
                                     : Result<SettingsEdit>(SettingsEdit{.text = snippet});
     if (!edit) {
       return ctx.Fail(Status::InvalidArgument(*file + ": " + edit.error().message() +

@@ -211,6 +211,19 @@ TEST_F(HookInstall, UninstallLeavesEveryOtherByteAsItWas) {
       << removed.out;
   EXPECT_EQ(Slurp(settings_), original);
 
+  // The file keeps its permissions through both rewrites (settings may hold keys).
+  fs::permissions(settings_, fs::perms::owner_read | fs::perms::owner_write);
+  ASSERT_EQ(RunIn(work_, {"hook", "install", "claude-code", "--write", "--settings", settings_})
+                .exit_code,
+            0);
+  EXPECT_EQ(fs::status(settings_).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  ASSERT_EQ(RunIn(work_, {"hook", "uninstall", "claude-code", "--settings", settings_}).exit_code,
+            0);
+  EXPECT_EQ(fs::status(settings_).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(Slurp(settings_), original);
+
   // Nothing of ours left: nothing changes, and it says so.
   CliRun again = RunIn(work_, {"hook", "uninstall", "claude-code", "--settings", settings_});
   EXPECT_EQ(again.exit_code, 0);
