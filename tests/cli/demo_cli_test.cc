@@ -27,8 +27,11 @@ class Demo : public Cli {
   // Runs `sessiondb --store STORE serve --port 0 ARGS` until it listens, then
   // stops it with SIGTERM (as Ctrl-C would); returns its exit code and what it
   // wrote on stderr.
-  CliRun Serve(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {SESSIONDB_CLI_PATH, "--store", store_, "serve", "--port", "0"};
+  CliRun Serve(const std::vector<std::string>& args) { return ServeStore(store_, args); }
+
+  // The same on any store (a directory or a postgresql:// URI).
+  CliRun ServeStore(const std::string& store, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {SESSIONDB_CLI_PATH, "--store", store, "serve", "--port", "0"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> c_argv;
     for (auto& a : argv) c_argv.push_back(a.data());
@@ -71,9 +74,11 @@ class Demo : public Cli {
     return r;
   }
 
-  // Every session of the store, archived ones included.
-  json AllSessions() {
-    CliRun r = Sdb({"--json", "ls", "--all", "--limit", "1000"});
+  // Every session of the store (default: the test's), archived ones included.
+  json AllSessions(const std::string& store = "") {
+    CliRun r = store.empty() ? Sdb({"--json", "ls", "--all", "--limit", "1000"})
+                             : Run({"--store", store, "--json", "ls", "--all", "--limit", "1000"},
+                                   {.with_store = false});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.Json()["sessions"];
   }
@@ -141,6 +146,24 @@ TEST_F(Demo, DemoRemoveDeletesExactlyTheMarkedSessions) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.Json()["removed"], 0);
   EXPECT_EQ(AllSessions().size(), 3u);
+}
+
+// The mark is read the same on PostgreSQL, where metadata is jsonb.
+TEST_F(Demo, DemoRemoveWorksOnAPostgresStoreToo) {
+  PgTestDatabase pg;
+  ASSERT_TRUE(pg.ok());
+  ASSERT_EQ(ServeStore(pg.uri(), {"--demo"}).exit_code, 0);
+  const size_t seeded = AllSessions(pg.uri()).size();
+  ASSERT_GE(seeded, 5u);
+  CliRun real = Run({"--store", pg.uri(), "new", "--id", "real-one", "--meta", "demo=true"},
+                    {.with_store = false});
+  ASSERT_EQ(real.exit_code, 0) << real.err;
+  CliRun removed = Run({"--store", pg.uri(), "demo", "--remove"}, {.with_store = false});
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_EQ(removed.out, "removed " + std::to_string(seeded) + " demo sessions\n");
+  json left = AllSessions(pg.uri());
+  ASSERT_EQ(left.size(), 1u) << left.dump();
+  EXPECT_EQ(left[0]["id"], "real-one");
 }
 
 TEST_F(Demo, ServeOnAnEmptyStoreNamesTheImportCommandsAndImportsNothing) {
