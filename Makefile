@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build test test-quick serve demo bench bench-server bench-pg bench-harness bench-search format clean
+.PHONY: setup build install deb test test-quick serve demo bench bench-server bench-pg bench-harness bench-search format clean
 
 setup:
 	bash scripts/setup.sh
@@ -12,6 +12,20 @@ $(BUILD)/build.ninja:
 
 build: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The program, its man page, shell completions and docs under PREFIX
+# (default ~/.local for a user, /usr/local for root): bin/sessiondb,
+# share/man/man1/sessiondb.1, share/{bash-completion,zsh,fish}/..., share/doc/sessiondb/.
+PREFIX ?= $(if $(filter 0,$(shell id -u)),/usr/local,$(HOME)/.local)
+
+install: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target sessiondb_cli
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The same files as a Debian package, under /usr: $(BUILD)/sessiondb_*.deb.
+deb: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target sessiondb_cli
+	cd $(BUILD) && cpack -G DEB
 
 # All tests: the quick tier and the slow crash/concurrency tier.
 test: build

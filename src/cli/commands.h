@@ -28,5 +28,7 @@ void AddMemoryCommands(CLI::App& app, CliContext& ctx);
 void AddServeCommand(CLI::App& app, CliContext& ctx);
 // mcp
 void AddMcpCommand(CLI::App& app, CliContext& ctx);
+// demo
+void AddDemoCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace sessiondb::cli

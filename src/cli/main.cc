@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
   AddMemoryCommands(app, ctx);
   AddServeCommand(app, ctx);
   AddMcpCommand(app, ctx);
+  AddDemoCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,6 +13,8 @@
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "cli/hook_settings.h"
+#include "cli/shell_words.h"
 #include "core/json_parse.h"
 #include "sessiondb/memory.h"
 
@@ -105,17 +107,84 @@ void AddChurn(CLI::App& app, CliContext& ctx) {
   });
 }
 
-// The command Claude Code should run: this binary, by absolute path, with the
-// store it was given.
-std::string HookCommand(const CliContext& ctx) {
-  std::error_code ec;
-  std::string self = fs::read_symlink("/proc/self/exe", ec).string();
-  if (ec || self.empty()) self = "sessiondb";
-  std::string cmd = self;
-  if (!ctx.options.store.empty()) {
-    cmd += " --store '" + fs::absolute(ctx.options.store, ec).string() + "'";
+// The command Claude Code should run: this binary by its absolute path, with
+// the store (and namespace) in use now, made absolute, so the hook finds the
+// same store whatever directory and environment Claude Code runs it in.
+Result<std::string> HookCommand(const CliContext& ctx) {
+  const std::string self = SelfExecutable();
+  if (self.empty()) {
+    return Err(Status::Internal("cannot read this program's path from /proc/self/exe"));
   }
-  return cmd;
+  const std::string store = AbsoluteStoreLocation(ctx.StorePath());
+  std::string command = ShellQuote(self) + " --store " + ShellQuote(store);
+  // A namespace means something only to a PostgreSQL store (an embedded one refuses it).
+  const std::string name_space = ctx.MakeStoreOptions(false).namespace_name;
+  if (!name_space.empty() && IsDatabaseUri(store)) {
+    command += " --namespace " + ShellQuote(name_space);
+  }
+  return command;
+}
+
+// The settings file a verb edits: --settings, else ~/.claude/settings.json.
+Result<std::string> SettingsFile(const std::string& given) {
+  if (!given.empty()) return given;
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0') {
+    return Err(Status::InvalidArgument("HOME is unset; give --settings"));
+  }
+  return std::string(home) + "/.claude/settings.json";
+}
+
+// The text of the settings file; nullopt if there is none. Refuses (and so
+// leaves alone) anything but a regular file of at most kMaxSettingsBytes.
+Result<std::optional<std::string>> ReadSettings(const std::string& file) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(file, ec);
+  if (status.type() == fs::file_type::not_found) return std::optional<std::string>();
+  if (ec) return Err(Status::Io("cannot read " + file + ": " + ec.message()));
+  if (status.type() != fs::file_type::regular) {
+    return Err(Status::InvalidArgument(file + " is not a regular file; not changed"));
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in.is_open()) return Err(Status::Io("cannot open " + file + "; not changed"));
+  std::string text(kMaxSettingsBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return Err(Status::Io("cannot read " + file));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxSettingsBytes) {
+    return Err(Status::InvalidArgument(file + " is larger than " +
+                                       std::to_string(kMaxSettingsBytes >> 20) +
+                                       " MiB, the most read; not changed"));
+  }
+  return std::optional<std::string>(std::move(text));
+}
+
+// Replaces the settings file (the file a symbolic link names, if it is one)
+// with `text`, through a temporary file renamed into place that keeps the
+// old file's permissions (settings may hold keys: a 0600 file stays 0600).
+Status WriteSettings(const std::string& file, const std::string& text) {
+  std::error_code ec;
+  fs::path target = file;
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    target = fs::canonical(target, ec);
+    if (ec) return Status::Io("cannot resolve " + file + ": " + ec.message());
+  }
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  const std::string tmp = target.string() + ".sessiondb-tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return Status::Io("cannot write " + tmp);
+  }
+  const fs::file_status old = fs::status(target, ec);
+  if (!ec && fs::exists(old)) fs::permissions(tmp, old.permissions(), ec);
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Status::Io("cannot replace " + target.string() + ": " + ec.message());
+  }
+  return Status::Ok();
 }
 
 void AddHook(CLI::App& app, CliContext& ctx) {
@@ -185,58 +254,89 @@ void AddHook(CLI::App& app, CliContext& ctx) {
   install_claude->add_option("--settings", iargs->settings,
                              "The settings file (default ~/.claude/settings.json)")
       ->option_text("FILE");
+  install_claude->footer(
+      "\nThe hook runs this binary by its absolute path with the store in use now (--store,\n"
+      "else $SESSIONDB_STORE, else the default), made absolute. `hook uninstall claude-code`\n"
+      "removes exactly these entries again.\n"
+      "\nExample:\n  sessiondb --store ~/chats hook install claude-code --write");
   install_claude->callback([&ctx, iargs] {
-    const std::string snippet = ClaudeCodeHookSettings(HookCommand(ctx));
+    Result<std::string> command = HookCommand(ctx);
+    if (!command) return ctx.Fail(command.error());
+    const std::string snippet = ClaudeCodeHookSettings(*command);
     if (!iargs->write) {
       std::cout << snippet;
       return;
     }
-    std::string file = iargs->settings;
-    if (file.empty()) {
-      const char* home = std::getenv("HOME");
-      if (home == nullptr) return ctx.Fail(Status::InvalidArgument("HOME is unset; give --settings"));
-      file = std::string(home) + "/.claude/settings.json";
+    Result<std::string> file = SettingsFile(iargs->settings);
+    if (!file) return ctx.Fail(file.error());
+    Result<std::optional<std::string>> old = ReadSettings(*file);
+    if (!old) return ctx.Fail(old.error());
+    Result<nlohmann::json> ours = ParseJson(snippet);
+    if (!ours) return ctx.Fail(ours.error());
+    Result<SettingsEdit> edit = old->has_value()
+                                    ? InstallHookEntries(**old, (*ours)["hooks"]["PreToolUse"][0])
+                                    : Result<SettingsEdit>(SettingsEdit{.text = snippet});
+    if (!edit) {
+      return ctx.Fail(Status::InvalidArgument(*file + ": " + edit.error().message() +
+                                              "; not changed. Fix it, or merge this by hand:\n" +
+                                              snippet));
     }
-    nlohmann::json settings = nlohmann::json::object();
-    std::ifstream in(file);
-    if (in) {
-      const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-      Result<nlohmann::json> parsed = ParseJson(text);
-      if (!parsed) {
-        return ctx.Fail(Status::InvalidArgument(file + " is not valid JSON (" +
-                                                parsed.error().message() +
-                                                "); fix it or merge this by hand:\n" + snippet));
+    if (Status s = WriteSettings(*file, edit->text); !s.ok()) return ctx.Fail(s);
+    const std::string store = AbsoluteStoreLocation(ctx.StorePath());
+    if (ctx.options.json) {
+      return ctx.PrintJson({{"settings", *file},
+                            {"events", {"PreToolUse", "PostToolUse"}},
+                            {"command", *command + " hook claude-code"},
+                            {"store", store},
+                            {"replaced", edit->removed}});
+    }
+    std::cout << "installed the sessiondb hook in " << *file << "\n"
+              << "  on:      PreToolUse and PostToolUse of Write|Edit|MultiEdit\n"
+              << "  command: " << *command << " hook claude-code\n"
+              << "  store:   " << store << "\n";
+    if (edit->removed > 0) {
+      std::cout << "  (replacing " << edit->removed << " earlier sessiondb entr"
+                << (edit->removed == 1 ? "y" : "ies") << ")\n";
+    }
+  });
+
+  auto* uninstall = hook->add_subcommand(
+      "uninstall", "Remove the hook entries `hook install --write` wrote, and nothing else");
+  uninstall->require_subcommand(1);
+  auto settings_file = std::make_shared<std::string>();
+  auto* uninstall_claude = uninstall->add_subcommand("claude-code", "Claude Code's hooks settings");
+  uninstall_claude
+      ->add_option("--settings", *settings_file,
+                   "The settings file (default ~/.claude/settings.json)")
+      ->option_text("FILE");
+  uninstall_claude->footer(
+      "\nRemoves the sessiondb entries under hooks.PreToolUse and hooks.PostToolUse (and an\n"
+      "array, or \"hooks\", left empty by that); every other byte of the file stays.\n"
+      "\nExample:\n  sessiondb hook uninstall claude-code");
+  uninstall_claude->callback([&ctx, settings_file] {
+    Result<std::string> file = SettingsFile(*settings_file);
+    if (!file) return ctx.Fail(file.error());
+    Result<std::optional<std::string>> old = ReadSettings(*file);
+    if (!old) return ctx.Fail(old.error());
+    int removed = 0;
+    if (old->has_value()) {
+      Result<SettingsEdit> edit = RemoveHookEntries(**old);
+      if (!edit) {
+        return ctx.Fail(
+            Status::InvalidArgument(*file + ": " + edit.error().message() + "; not changed"));
       }
-      settings = std::move(*parsed);
-      if (!settings.is_object()) {
-        return ctx.Fail(Status::InvalidArgument(file + " is not a JSON object; not changed"));
+      removed = edit->removed;
+      if (removed > 0) {
+        if (Status s = WriteSettings(*file, edit->text); !s.ok()) return ctx.Fail(s);
       }
     }
-    nlohmann::json ours = ParseJson(snippet).value_or(nlohmann::json::object());
-    nlohmann::json& hooks = settings["hooks"];
-    if (!hooks.is_object()) hooks = nlohmann::json::object();
-    for (const char* event : {"PreToolUse", "PostToolUse"}) {
-      nlohmann::json& list = hooks[event];
-      if (!list.is_array()) list = nlohmann::json::array();
-      // Replace an earlier sessiondb entry rather than adding a second one.
-      nlohmann::json kept = nlohmann::json::array();
-      for (const auto& entry : list) {
-        if (entry.dump().find(" hook claude-code") == std::string::npos) kept.push_back(entry);
-      }
-      kept.push_back(ours["hooks"][event][0]);
-      list = std::move(kept);
+    if (ctx.options.json) return ctx.PrintJson({{"settings", *file}, {"removed", removed}});
+    if (removed == 0) {
+      std::cout << "no sessiondb hook in " << *file << "; nothing changed\n";
+    } else {
+      std::cout << "removed " << removed << " sessiondb hook entr" << (removed == 1 ? "y" : "ies")
+                << " from " << *file << "\n";
     }
-    std::error_code ec;
-    fs::create_directories(fs::path(file).parent_path(), ec);
-    const std::string tmp = file + ".sessiondb-tmp";
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      out << settings.dump(2) << "\n";
-      if (!out) return ctx.Fail(Status::Io("cannot write " + tmp));
-    }
-    fs::rename(tmp, file, ec);
-    if (ec) return ctx.Fail(Status::Io("cannot replace " + file + ": " + ec.message()));
-    std::cout << "installed the sessiondb hook in " << file << "\n";
   });
 }
 

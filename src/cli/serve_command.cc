@@ -4,11 +4,13 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/shell_words.h"
 #include "server/demo_history.h"
 #include "server/http_server.h"
 
@@ -27,6 +29,32 @@ sigset_t BlockStopSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a client that went away is an error value, not a death
   return set;
+}
+
+// Says, on stderr, where the agents' own histories are when the store has
+// none yet, with the command that imports each. Nothing is imported here: a
+// person decides what goes into their store.
+void SuggestImports(const CliContext& ctx) {
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0') return;
+  const std::string command = SelfCommandWord() + " --store " +
+                              ShellQuote(AbsoluteStoreLocation(ctx.StorePath())) +
+                              (ctx.options.namespace_name.empty()
+                                   ? ""
+                                   : " --namespace " + ShellQuote(ctx.options.namespace_name));
+  struct Source {
+    const char* agent;
+    const char* folder;
+  };
+  for (const Source& source :
+       {Source{"Claude Code", "/.claude/projects"}, Source{"Codex", "/.codex/sessions"}}) {
+    const std::string folder = std::string(home) + source.folder;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(folder, ec)) continue;
+    std::cerr << "sessiondb: the store is empty, and " << source.agent << " history is in "
+              << folder << "; to import it, run:\n  " << command << " import " << ShellQuote(folder)
+              << "\n";
+  }
 }
 
 }  // namespace
@@ -81,10 +109,13 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
                 "Do not embed new documents in the background (vector search then sees what "
                 "`sessiondb reindex` embedded)");
   cmd->add_flag("--demo", args->demo,
-                "Seed a small demo history first when the store has no sessions");
+                "Seed a small demo history first, only when the store has no sessions at all "
+                "(marked \"demo\": true; `sessiondb demo --remove` removes it)");
   cmd->footer(
       "\nOpen the printed address in a browser to read and search the history. Apps use the\n"
       "JSON API under /v1 (docs/http-api.md). Ctrl-C stops the server; open drafts are saved.\n"
+      "On an empty store, if ~/.claude/projects or ~/.codex/sessions exist, it prints the\n"
+      "`sessiondb import` command for each; it never imports by itself.\n"
       "\nExamples:\n  sessiondb serve --demo\n  sessiondb serve --store ~/chats --port 0\n"
       "  SESSIONDB_TOKEN=s3cret sessiondb serve --host 0.0.0.0 --allow-dir ~/exports");
   cmd->callback([&ctx, args] {
@@ -95,10 +126,17 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     }
     Store* store = ctx.OpenStore(/*create_if_missing=*/true);
     if (!store) return;
+    auto any = store->ListSessions({.limit = 1, .archived = ArchiveFilter::kAll});
+    if (!any) return ctx.Fail(any.error());
+    if (any->sessions.empty()) SuggestImports(ctx);
     if (args->demo) {
+      // Only into a store with no sessions at all; each demo session is marked.
       auto seeded = server::SeedDemoHistory(*store);
       if (!seeded) return ctx.Fail(seeded.error());
-      if (*seeded > 0) std::cerr << "sessiondb: seeded " << *seeded << " demo sessions\n";
+      if (*seeded > 0) {
+        std::cerr << "sessiondb: seeded " << *seeded << " demo sessions (marked \"demo\": true; "
+                  << "`sessiondb demo --remove` takes them out)\n";
+      }
     }
     const sigset_t stop_signals = BlockStopSignals();
     auto server = server::HttpServer::Start(*store, ctx.StorePath(), options);

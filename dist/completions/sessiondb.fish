@@ -1,0 +1,54 @@
+# fish completion for sessiondb: its verbs and global options.
+# The verbs are those `sessiondb --help` lists (tests/cli/install_test.cc checks it).
+
+set -l verbs init new ls rename archive unarchive rm purge active append show fork events \
+    compact prune view usage drafts project import export gc verify stats copy search reindex \
+    recall churn hook serve mcp demo
+
+complete -c sessiondb -f
+complete -c sessiondb -l store -r -F -d 'Store directory or postgresql:// URI'
+complete -c sessiondb -l namespace -x -d 'PostgreSQL namespace'
+complete -c sessiondb -l json -d 'Print one JSON document'
+complete -c sessiondb -l fast -d 'Do not fsync before an append returns'
+complete -c sessiondb -l max-image-bytes -x -d 'Largest image accepted'
+complete -c sessiondb -l max-file-bytes -x -d 'Largest non-image attachment accepted'
+complete -c sessiondb -l max-images -x -d 'Most images per message'
+complete -c sessiondb -l help -d 'Print help'
+
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a init -d 'Create the store if needed'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a new -d 'Create a session and print its id'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a ls -d 'List sessions'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a rename -d "Set a session's title"
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a archive -d 'Archive a session'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a unarchive -d 'Bring an archived session back'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a rm -d 'Delete a session for good'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a purge -d 'Delete old archived sessions'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a active -d 'Print, set or clear the active session'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a append -d 'Append a message to a session'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a show -d "Print a session's messages"
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a fork -d "Start a session from another's history"
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a events -d "Print a session's whole log"
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a compact -d 'Record a summary of a range of events'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a prune -d 'Erase the messages a compaction covers'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a view -d 'Record a resource view'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a usage -d "Token totals of a session's turns"
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a drafts -d "List a session's unfinished drafts"
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a project -d 'Print the provider request messages'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a import -d 'Bring in histories from other tools'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a export -d 'Write sessions out in another format'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a gc -d 'Delete blobs no message refers to'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a verify -d 'Check the database and every blob'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a stats -d 'Counts and bytes on disk'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a copy -d 'Copy a whole store into another'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a search -d 'Search messages, tool calls, code writes'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a reindex -d 'Learn code writes, embed, build the index'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a recall -d 'Past code writes most like a file'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a churn -d 'Files (or functions) edited most'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a hook -d 'Agent hooks (Claude Code)'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a serve -d 'Serve the store over HTTP'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a mcp -d 'Serve the store to agents over MCP'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a demo -d 'List or remove the demo sessions'
+
+complete -c sessiondb -n "__fish_seen_subcommand_from hook; and not __fish_seen_subcommand_from claude-code install uninstall" -a 'claude-code install uninstall'
+complete -c sessiondb -n "__fish_seen_subcommand_from install uninstall; and not __fish_seen_subcommand_from claude-code" -a claude-code
+complete -c sessiondb -n "__fish_seen_subcommand_from import append recall export" -F
