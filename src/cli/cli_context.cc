@@ -27,7 +27,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kLimitFla
 }  // namespace
 
 CliContext::CliContext() : stdout_is_terminal_(isatty(STDOUT_FILENO) != 0) {
-  if (stdout_is_terminal_) terminal_guard_ = std::make_unique<TerminalGuard>(std::cout, &options.json);
+  if (stdout_is_terminal_)
+    terminal_guard_ = std::make_unique<TerminalGuard>(std::cout, &options.json);
 }
 
 std::string CliContext::ForTerminal(std::string_view text) const {

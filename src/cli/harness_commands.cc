@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "cli/commands.h"
 #include "api/json_forms.h"
+#include "cli/commands.h"
 #include "core/text_rules.h"
 #include "sessiondb/projection.h"
 

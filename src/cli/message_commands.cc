@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
 #include "api/json_forms.h"
+#include "cli/commands.h"
 #include "core/text_rules.h"
 
 namespace sessiondb::cli {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <utility>
 #include <ctime>
 #include <iostream>
+#include <utility>
 
 #include "core/text_rules.h"
 

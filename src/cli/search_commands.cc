@@ -41,12 +41,10 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("search", "Search every message, tool call and code write");
   cmd->add_option("QUERY", args->query, "Words, \"a phrase\", a OR b, -excluded, prefix*")
       ->required();
-  cmd->add_option("--mode", args->mode, "keyword, vector or hybrid (default)")
-      ->option_text("MODE");
+  cmd->add_option("--mode", args->mode, "keyword, vector or hybrid (default)")->option_text("MODE");
   cmd->add_option("--session", args->session, "Only this session")->option_text("ID");
   cmd->add_option("--role", args->role, "Only messages of this role")->option_text("ROLE");
-  cmd->add_option("--since", args->since, "From this time (2026-11-20 or ms)")
-      ->option_text("TIME");
+  cmd->add_option("--since", args->since, "From this time (2026-11-20 or ms)")->option_text("TIME");
   cmd->add_option("--until", args->until, "Before this time")->option_text("TIME");
   cmd->add_option("--project", args->project, "Sessions and writes under this path")
       ->option_text("PATH");
@@ -115,8 +113,10 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
       std::ostringstream why;
       why.precision(4);
       why << "   score " << h.score;
-      if (h.keyword_rank > 0) why << "  keyword #" << h.keyword_rank << " (bm25 " << h.keyword_score << ")";
-      if (h.vector_rank > 0) why << "  vector #" << h.vector_rank << " (cosine " << h.vector_score << ")";
+      if (h.keyword_rank > 0)
+        why << "  keyword #" << h.keyword_rank << " (bm25 " << h.keyword_score << ")";
+      if (h.vector_rank > 0)
+        why << "  vector #" << h.vector_rank << " (cosine " << h.vector_score << ")";
       std::cout << why.str() << "\n";
     }
     if (results->hits.empty() && results->note.empty()) std::cout << "no matches\n";
@@ -193,8 +193,8 @@ void AddReindex(CLI::App& app, CliContext& ctx) {
     std::cout << "code memory: " << scan->writes_recorded << " new write"
               << (scan->writes_recorded == 1 ? "" : "s") << " learned from the history ("
               << scan->writes_found << " found)\n"
-              << "embeddings (" << embedded->model << "): " << embedded->embedded
-              << " computed, " << *vectors << " in all\n"
+              << "embeddings (" << embedded->model << "): " << embedded->embedded << " computed, "
+              << *vectors << " in all\n"
               << "vector search: " << report["vector_index"].get<std::string>() << "\n";
   });
 }

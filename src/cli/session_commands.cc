@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
 #include "api/json_forms.h"
+#include "cli/commands.h"
 
 namespace sessiondb::cli {
 namespace {
@@ -162,8 +162,9 @@ void AddList(CLI::App& app, CliContext& ctx) {
     Table table({"ID", "TITLE", "MESSAGES", "UPDATED", "ARCHIVED", "FORKED FROM"});
     table.AlignRight(2);
     for (const Session& s : page->sessions) {
-      table.AddRow({s.id, Shorten(ctx.ForTerminal(s.title), kTitleColumnChars), std::to_string(s.message_count),
-                    FormatTime(s.updated_ms), s.archived ? "yes" : "",
+      table.AddRow({s.id, Shorten(ctx.ForTerminal(s.title), kTitleColumnChars),
+                    std::to_string(s.message_count), FormatTime(s.updated_ms),
+                    s.archived ? "yes" : "",
                     s.parent_id.empty() ? "" : s.parent_id + "@" + std::to_string(s.fork_seq)});
     }
     table.Print(std::cout);
