@@ -4,8 +4,16 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/verb_suggestion.h"
+
+#ifndef SESSIONDB_VERSION
+#error "SESSIONDB_VERSION comes from CMake's project(... VERSION ...)"
+#endif
 
 namespace {
 
@@ -76,6 +84,51 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
       ->option_text("N");
 }
 
+// `sessiondb version`: the same line as --version, or {"version": "..."}.
+void AddVersionCommand(CLI::App& app, CliContext& ctx) {
+  auto* cmd = app.add_subcommand("version", "Print the version of sessiondb");
+  cmd->footer("\nExample:\n  sessiondb version --json");
+  cmd->callback([&ctx] {
+    if (ctx.options.json) return ctx.PrintJson({{"version", SESSIONDB_VERSION}});
+    std::cout << "sessiondb " << SESSIONDB_VERSION << "\n";
+  });
+}
+
+// The verb the command line names: its first word that is neither a global
+// option nor the value of one; nullopt when there is none.
+std::optional<std::string> TypedVerb(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") return i + 1 < argc ? std::optional<std::string>(argv[i + 1]) : std::nullopt;
+    if (arg.size() > 1 && arg[0] == '-') {
+      if (arg.find('=') != std::string::npos) continue;
+      const CLI::Option* option = app.get_option_no_throw(arg);
+      if (option != nullptr && option->get_items_expected_min() > 0) ++i;  // skip its value
+      continue;
+    }
+    return arg;
+  }
+  return std::nullopt;
+}
+
+// Says so, git's way, when the verb is not one of ours; true if it did.
+bool RejectUnknownVerb(const CLI::App& app, int argc, char** argv, bool json) {
+  const std::optional<std::string> typed = TypedVerb(app, argc, argv);
+  if (!typed) return false;
+  std::vector<std::string> verbs;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == *typed) return false;
+    verbs.push_back(sub->get_name());
+  }
+  const std::string message = UnknownVerbMessage(*typed, SimilarVerbs(*typed, verbs));
+  std::cerr << message;
+  if (json) {
+    PrintJson({{"error",
+                {{"code", "usage"}, {"message", "'" + *typed + "' is not a sessiondb command"}}}});
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,6 +137,8 @@ int main(int argc, char** argv) {
                "sessiondb"};
   app.footer(kFooter);
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("sessiondb ") + SESSIONDB_VERSION,
+                       "Print the version and exit");
   app.fallthrough();  // `sessiondb show SID --json` works as well as `sessiondb --json show SID`
   AddGlobalOptions(app, ctx.options);
   AddSessionCommands(app, ctx);
@@ -95,6 +150,8 @@ int main(int argc, char** argv) {
   AddMemoryCommands(app, ctx);
   AddServeCommand(app, ctx);
   AddMcpCommand(app, ctx);
+  AddVersionCommand(app, ctx);
+  if (RejectUnknownVerb(app, argc, argv, JsonRequested(argc, argv))) return kExitUsage;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
