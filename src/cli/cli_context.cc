@@ -8,6 +8,8 @@
 #include <string_view>
 #include <utility>
 
+#include "cli/session_ref.h"
+
 namespace sessiondb::cli {
 
 namespace {
@@ -29,6 +31,17 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kLimitFla
 CliContext::CliContext() : stdout_is_terminal_(isatty(STDOUT_FILENO) != 0) {
   if (stdout_is_terminal_)
     terminal_guard_ = std::make_unique<TerminalGuard>(std::cout, &options.json);
+}
+
+std::optional<std::string> CliContext::SessionId(std::string_view typed) {
+  Store* store = OpenStore(/*create_if_missing=*/false);
+  if (!store) return std::nullopt;
+  auto id = ResolveSessionRef(*store, typed);
+  if (!id) {
+    Fail(id.error());
+    return std::nullopt;
+  }
+  return *id;
 }
 
 std::string CliContext::ForTerminal(std::string_view text) const {

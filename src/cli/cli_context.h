@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "cli/output.h"
 #include "sessiondb/memory.h"
@@ -69,6 +71,12 @@ class CliContext {
   // The StoreOptions the global flags ask for. The namespace is --namespace,
   // else $SESSIONDB_NAMESPACE (PostgreSQL stores; empty: the URI's or "default").
   StoreOptions MakeStoreOptions(bool create_if_missing) const;
+
+  // The full id of the session the user typed: an id, a unique prefix of one,
+  // or `-` / `@` for the active session (see session_ref.h). Opens the store
+  // (an existing one). On failure prints the error, sets the exit code and
+  // returns nullopt. Every verb that takes a session id calls this.
+  std::optional<std::string> SessionId(std::string_view typed);
 
   // Prints the error (see PrintError) and sets the exit code it maps to. In
   // human mode, an error about a store limit also names the flag that raises it.

@@ -135,8 +135,10 @@ void AddExport(CLI::App& app, CliContext& ctx) {
                   "A file (snapshot, jsonl) or a folder (ac-dc, agents-kt, markdown)")
       ->required()
       ->option_text("PATH");
-  cmd->add_option("--session", args->sessions, "A session to export (repeatable; default: all)")
-      ->option_text("ID");
+  cmd->add_option("--session", args->sessions,
+                  "A session to export: an id, a unique prefix, or - for the active one "
+                  "(repeatable; default: all)")
+      ->option_text("SESSION");
   cmd->footer(
       "\nExamples:\n  sessiondb export --format snapshot --session SID --out chat.json\n"
       "  sessiondb export --format markdown --out transcripts/\n"
@@ -144,9 +146,15 @@ void AddExport(CLI::App& app, CliContext& ctx) {
   cmd->callback([&ctx, args] {
     auto format = ParseExportFormat(args->format);
     if (!format) return ctx.Fail(format.error());
+    std::vector<std::string> ids;
+    for (const std::string& typed : args->sessions) {
+      const std::optional<std::string> id = ctx.SessionId(typed);
+      if (!id) return;
+      ids.push_back(*id);
+    }
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
-    auto report = ExportTo(*store, args->out, {.format = *format, .sessions = args->sessions});
+    auto report = ExportTo(*store, args->out, {.format = *format, .sessions = ids});
     if (!report) return ctx.Fail(report.error());
     if (ctx.options.json) {
       return ctx.PrintJson({{"sessions", report->sessions},

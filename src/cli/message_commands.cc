@@ -10,6 +10,7 @@
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "cli/session_ref.h"
 #include "core/text_rules.h"
 
 namespace sessiondb::cli {
@@ -113,7 +114,7 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("append", "Append a message (text, images, files) to a session");
-  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   auto* text = cmd->add_option(
       "TEXT", args->text,
       "Message text; '-' reads stdin; absent reads stdin when it is not a terminal");
@@ -154,6 +155,8 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
       return ctx.Fail(Status::InvalidArgument(
           "nothing to append: give TEXT, pipe the text on stdin, or attach --image/--file"));
     }
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
     Message m;
     m.role = *role;
     m.model = args->model;
@@ -166,8 +169,7 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
     for (const auto& image : args->images) m.parts.push_back(ImagePart(image));
     for (const auto& file : args->files) m.parts.push_back(Part::FileFromFile(AbsolutePath(file)));
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    auto r = store->Append(args->session, m);
+    auto r = store->Append(*id, m);
     if (!r) return ctx.Fail(r.error());
     if (ctx.options.json) return ctx.PrintJson(ToJson(*r));
     std::cout << "seq " << r->seq << ", message " << r->message_id << "\n";
@@ -179,13 +181,14 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
 
 void AddShow(CLI::App& app, CliContext& ctx) {
   struct Args {
-    std::string session;
+    std::string session = "-";
     int64_t from = 1, limit = -1, last = -1;
     bool data_uris = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("show", "Print a session's messages and their attachments");
-  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SESSION", args->session,
+                  "Session id, a unique prefix of one, or - (the default) for the active one");
   auto* from = cmd->add_option("--from", args->from, "First seq to show")
                    ->check(CLI::PositiveNumber)
                    ->option_text("SEQ");
@@ -200,19 +203,21 @@ void AddShow(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--data-uris", args->data_uris,
                 "With --json: give each image part its bytes as \"data_uri\"");
   cmd->footer(
-      "\nExamples:\n  sessiondb show SID --last 10\n  sessiondb show SID --from 40 --limit 20\n"
+      "\nExamples:\n  sessiondb show --last 10\n  sessiondb show 0192f3a1\n  sessiondb show SID "
+      "--from 40 --limit 20\n"
       "  sessiondb show SID --json --data-uris > chat.json");
   cmd->callback([&ctx, args] {
     if (args->data_uris && !ctx.options.json) {
       return ctx.Fail(Status::InvalidArgument(
           "--data-uris only changes JSON output; add --json (images are megabytes of base64)"));
     }
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    auto session = store->GetSession(args->session);
+    auto session = store->GetSession(*id);
     if (!session) return ctx.Fail(session.error());
-    auto messages = args->last >= 0 ? store->ReadLastMessages(args->session, args->last)
-                                    : store->ReadMessages(args->session, args->from, args->limit);
+    auto messages = args->last >= 0 ? store->ReadLastMessages(*id, args->last)
+                                    : store->ReadMessages(*id, args->from, args->limit);
     if (!messages) return ctx.Fail(messages.error());
 
     if (!ctx.options.json) {

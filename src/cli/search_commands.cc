@@ -42,7 +42,9 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
   cmd->add_option("QUERY", args->query, "Words, \"a phrase\", a OR b, -excluded, prefix*")
       ->required();
   cmd->add_option("--mode", args->mode, "keyword, vector or hybrid (default)")->option_text("MODE");
-  cmd->add_option("--session", args->session, "Only this session")->option_text("ID");
+  cmd->add_option("--session", args->session,
+                  "Only this session (an id, a unique prefix, or - for the active one)")
+      ->option_text("SESSION");
   cmd->add_option("--role", args->role, "Only messages of this role")->option_text("ROLE");
   cmd->add_option("--since", args->since, "From this time (2026-11-20 or ms)")->option_text("TIME");
   cmd->add_option("--until", args->until, "Before this time")->option_text("TIME");
@@ -69,7 +71,11 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
     if (!mode) return ctx.Fail(mode.error());
     request.mode = *mode;
     SearchFilter& f = request.filter;
-    f.session_id = args->session;
+    if (!args->session.empty()) {
+      const std::optional<std::string> id = ctx.SessionId(args->session);
+      if (!id) return;
+      f.session_id = *id;
+    }
     if (!args->role.empty()) {
       auto role = ParseRole(args->role);
       if (!role) return ctx.Fail(role.error());
