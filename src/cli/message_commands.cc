@@ -1,6 +1,7 @@
 // Verbs that write and read a session's messages: append, show.
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -106,6 +107,27 @@ void PrintMessage(const Message& m) {
   }
 }
 
+// The Store numbers a message's parts in order, text first ("image part 2:
+// cannot read ..."); the person numbers the flags they typed, so the first
+// --image is "image 1". `status` with the Store's "<type> part N" at the
+// start of its message replaced by `typed_names[N - 1]`; unchanged when its
+// message does not start that way.
+Status NamedAsTyped(const Status& status, const std::vector<std::string>& typed_names) {
+  const std::string& message = status.message();
+  const size_t word = message.find(" part ");
+  if (word == std::string::npos || word == 0 ||
+      message.find_first_of(" :", 0) != word) {  // the type is one word before " part "
+    return status;
+  }
+  const size_t digits = word + std::string_view(" part ").size();
+  size_t end = digits;
+  while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+  if (end == digits || end - digits > 6) return status;
+  const size_t index = std::stoul(message.substr(digits, end - digits));
+  if (index == 0 || index > typed_names.size()) return status;
+  return Status(status.code(), typed_names[index - 1] + message.substr(end));
+}
+
 void AddAppend(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string session, text, role = "user", model, provider;
@@ -165,12 +187,23 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
       const auto& t = args->tokens;
       m.usage = Usage{t[0], t[1], t.size() > 2 ? t[2] : 0, t.size() > 3 ? t[3] : 0};
     }
-    if (!body.empty()) m.parts.push_back(Part::Text(std::move(body)));
-    for (const auto& image : args->images) m.parts.push_back(ImagePart(image));
-    for (const auto& file : args->files) m.parts.push_back(Part::FileFromFile(AbsolutePath(file)));
+    // What each part is called on the command line, for the errors below.
+    std::vector<std::string> typed_names;
+    if (!body.empty()) {
+      m.parts.push_back(Part::Text(std::move(body)));
+      typed_names.push_back("the message text");
+    }
+    for (size_t i = 0; i < args->images.size(); ++i) {
+      m.parts.push_back(ImagePart(args->images[i]));
+      typed_names.push_back("image " + std::to_string(i + 1));
+    }
+    for (size_t i = 0; i < args->files.size(); ++i) {
+      m.parts.push_back(Part::FileFromFile(AbsolutePath(args->files[i])));
+      typed_names.push_back("file " + std::to_string(i + 1));
+    }
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     auto r = store->Append(*id, m);
-    if (!r) return ctx.Fail(r.error());
+    if (!r) return ctx.Fail(NamedAsTyped(r.error(), typed_names));
     if (ctx.options.json) return ctx.PrintJson(ToJson(*r));
     std::cout << "seq " << r->seq << ", message " << r->message_id << "\n";
     for (const Resource& res : r->resources) {
