@@ -29,8 +29,10 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kLimitFla
 }  // namespace
 
 CliContext::CliContext() : stdout_is_terminal_(isatty(STDOUT_FILENO) != 0) {
-  if (stdout_is_terminal_)
-    terminal_guard_ = std::make_unique<TerminalGuard>(std::cout, &options.json);
+  if (stdout_is_terminal_) {
+    terminal_guard_ = std::make_unique<TerminalGuard>(
+        std::cout, [this] { return options.json || writing_style_; });
+  }
 }
 
 std::optional<std::string> CliContext::SessionId(std::string_view typed) {
@@ -42,6 +44,23 @@ std::optional<std::string> CliContext::SessionId(std::string_view typed) {
     return std::nullopt;
   }
   return *id;
+}
+
+void CliContext::StartPager() {
+  if (!stdout_is_terminal_ || options.no_pager || pager_) return;
+  pager_ = Pager::Start(PagerCommand());
+}
+
+bool CliContext::UseColor() const {
+  return stdout_is_terminal_ && !options.json && NonEmptyEnv("NO_COLOR") == nullptr;
+}
+
+void CliContext::WriteStyle(std::string_view sgr) {
+  std::cout.flush();  // what came before is escaped first
+  writing_style_ = true;
+  std::cout << sgr;
+  std::cout.flush();
+  writing_style_ = false;
 }
 
 std::string CliContext::ForTerminal(std::string_view text) const {

@@ -112,6 +112,7 @@ void AddEvents(CLI::App& app, CliContext& ctx) {
     auto events =
         ctx.OpenStore(/*create_if_missing=*/false)->ReadEvents(*id, args->from, args->limit);
     if (!events) return ctx.Fail(events.error());
+    ctx.StartPager();
     if (ctx.options.json) {
       Json out = Json::array();
       for (const Event& e : *events) out.push_back(ToJson(e));
@@ -314,6 +315,7 @@ void AddDrafts(CLI::App& app, CliContext& ctx) {
     }
     auto drafts = store->ListDrafts(*id);
     if (!drafts) return ctx.Fail(drafts.error());
+    ctx.StartPager();
     if (ctx.options.json) {
       Json out = Json::array();
       for (const Draft& d : *drafts) out.push_back(ToJson(d));
@@ -355,6 +357,7 @@ void AddProject(CLI::App& app, CliContext& ctx) {
     auto body =
         ProjectSession(*ctx.OpenStore(/*create_if_missing=*/false), *id, {.format = *format});
     if (!body) return ctx.Fail(body.error());
+    ctx.StartPager();
     // Already JSON, with or without --json: print it as it is.
     std::cout << *body << "\n";
   });

@@ -66,6 +66,8 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
                  "default $SESSIONDB_NAMESPACE, else the URI's, else \"default\"")
       ->option_text("NAME");
   app.add_flag("--json", options.json, "Print one JSON document on stdout instead of text");
+  app.add_flag("--no-pager", options.no_pager,
+               "Do not page long output on a terminal ($SESSIONDB_PAGER, $PAGER, less -FRX)");
   app.add_flag("--fast", options.fast,
                "Do not fsync before an append returns: survives a crash of the process, "
                "not a power loss");

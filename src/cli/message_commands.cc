@@ -252,6 +252,7 @@ void AddShow(CLI::App& app, CliContext& ctx) {
     auto messages = args->last >= 0 ? store->ReadLastMessages(*id, args->last)
                                     : store->ReadMessages(*id, args->from, args->limit);
     if (!messages) return ctx.Fail(messages.error());
+    ctx.StartPager();
 
     if (!ctx.options.json) {
       std::cout << session->title << "  (" << session->id << ", " << session->message_count

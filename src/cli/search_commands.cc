@@ -16,19 +16,21 @@
 namespace sessiondb::cli {
 namespace {
 
-// The snippet with its matches marked: bold on a terminal, **x** otherwise.
-std::string Marked(const SearchHit& hit, bool tty) {
-  std::string out;
+// Prints the snippet with its matches marked: bold when colour is on (a
+// terminal without NO_COLOR), **x** otherwise. The snippet itself is data
+// and is escaped on a terminal like any other; only our bold goes through raw.
+void PrintMarked(CliContext& ctx, const SearchHit& hit) {
+  const bool color = ctx.UseColor();
   size_t at = 0;
   for (const auto& [b, e] : hit.highlights) {
     if (b < at || e > hit.snippet.size()) continue;
-    out += hit.snippet.substr(at, b - at);
-    out += tty ? "\033[1m" : "**";
-    out += hit.snippet.substr(b, e - b);
-    out += tty ? "\033[0m" : "**";
+    std::cout << hit.snippet.substr(at, b - at);
+    color ? ctx.WriteStyle("\033[1m") : void(std::cout << "**");
+    std::cout << hit.snippet.substr(b, e - b);
+    color ? ctx.WriteStyle("\033[0m") : void(std::cout << "**");
     at = e;
   }
-  return out + hit.snippet.substr(at);
+  std::cout << hit.snippet.substr(at);
 }
 
 void AddSearch(CLI::App& app, CliContext& ctx) {
@@ -96,12 +98,12 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
     if (!index) return;
     auto results = index->Search(request);
     if (!results) return ctx.Fail(results.error());
+    ctx.StartPager();
     if (ctx.options.json) {
       Json out = {{"query", args->query}, {"mode", args->mode}};
       out.update(ToJson(*results));
       return ctx.PrintJson(out);
     }
-    const bool tty = isatty(STDOUT_FILENO) != 0;
     if (!results->note.empty()) std::cout << results->note << "\n";
     int n = args->offset;
     for (const SearchHit& h : results->hits) {
@@ -115,7 +117,9 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
         if (h.role) std::cout << ", " << RoleName(*h.role);
         std::cout << ")";
       }
-      std::cout << "  " << FormatTime(h.time_ms) << "\n   " << Marked(h, tty) << "\n";
+      std::cout << "  " << FormatTime(h.time_ms) << "\n   ";
+      PrintMarked(ctx, h);
+      std::cout << "\n";
       std::ostringstream why;
       why.precision(4);
       why << "   score " << h.score;

@@ -151,6 +151,7 @@ void AddList(CLI::App& app, CliContext& ctx) {
     if (!store) return;
     auto page = store->ListSessions(o);
     if (!page) return ctx.Fail(page.error());
+    ctx.StartPager();
     if (ctx.options.json) return ctx.PrintJson(ToJson(*page));
 
     if (page->sessions.empty()) {
