@@ -59,7 +59,8 @@ bool JsonRequested(int argc, char** argv) {
 
 void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
   app.add_option("--store", options.store,
-                 "Store directory or postgresql:// URI (see below for the default)")
+                 "Store directory or postgresql:// URI; default $SESSIONDB_STORE, else "
+                 "$XDG_DATA_HOME/sessiondb, else ~/.local/share/sessiondb")
       ->option_text("DIR|URI");
   app.add_option("--namespace", options.namespace_name,
                  "PostgreSQL stores: the namespace (user, team, project) to work in; "
@@ -131,13 +132,35 @@ bool RejectUnknownVerb(const CLI::App& app, int argc, char** argv, bool json) {
   return true;
 }
 
+// The global options as a footer for every verb's --help: CLI11 shows a
+// subcommand's own options only, and these work after the verb too.
+std::string GlobalOptionsFooter(const CLI::App& app) {
+  std::string out = "\nGlobal options (before or after the verb; see `sessiondb --help`):\n";
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->check_name("--help") || option->check_name("--version")) continue;
+    const std::string name = option->get_name(false, true);
+    std::string left = "  " + name;
+    if (!option->get_option_text().empty()) left += " " + option->get_option_text();
+    if (left.size() < 26) left.resize(26, ' ');
+    out += left + " " + option->get_description() + "\n";
+  }
+  return out;
+}
+
+// Appends the global options to the help of `cmd` and of every verb below it.
+void AddGlobalOptionsToHelp(CLI::App& cmd, const std::string& footer) {
+  for (CLI::App* sub : cmd.get_subcommands({})) {
+    sub->footer(sub->get_footer() + "\n" + footer);
+    AddGlobalOptionsToHelp(*sub, footer);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CliContext ctx;
   CLI::App app{"sessiondb: an embedded database for LLM chat sessions and their images",
                "sessiondb"};
-  app.footer(kFooter);
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("sessiondb ") + SESSIONDB_VERSION,
                        "Print the version and exit");
@@ -153,6 +176,10 @@ int main(int argc, char** argv) {
   AddServeCommand(app, ctx);
   AddMcpCommand(app, ctx);
   AddVersionCommand(app, ctx);
+  // Set after the verbs exist: CLI11 gives a new subcommand its parent's
+  // footer, and the root's examples are no verb's.
+  AddGlobalOptionsToHelp(app, GlobalOptionsFooter(app));
+  app.footer(kFooter);
   if (RejectUnknownVerb(app, argc, argv, JsonRequested(argc, argv))) return kExitUsage;
   try {
     app.parse(argc, argv);
