@@ -125,6 +125,7 @@ void AddExport(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string format, out;
     std::vector<std::string> sessions;
+    bool force = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("export", "Write sessions out in another format");
@@ -139,8 +140,16 @@ void AddExport(CLI::App& app, CliContext& ctx) {
                   "A session to export: an id, a unique prefix, or - for the active one "
                   "(repeatable; default: all)")
       ->option_text("SESSION");
+  cmd->add_flag("--force", args->force,
+                "Replace files an earlier export wrote (and nobody changed since); "
+                "never anything else");
   cmd->footer(
+      "\nAn export never writes over a file that is in its way, unless --force is given\n"
+      "and the file is one an earlier export wrote, unchanged since: each export\n"
+      "leaves a manifest of its files and their SHA-256 beside what it wrote (for\n"
+      "--out DIR/NAME, a file or a folder: DIR/.NAME.sessiondb-export.json).\n"
       "\nExamples:\n  sessiondb export --format snapshot --session SID --out chat.json\n"
+      "  sessiondb export --format markdown --out transcripts/ --force\n"
       "  sessiondb export --format markdown --out transcripts/\n"
       "  sessiondb export --format jsonl --out all.jsonl");
   cmd->callback([&ctx, args] {
@@ -154,7 +163,9 @@ void AddExport(CLI::App& app, CliContext& ctx) {
     }
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
-    auto report = ExportTo(*store, args->out, {.format = *format, .sessions = ids});
+    auto report =
+        ExportTo(*store, args->out,
+                 {.format = *format, .sessions = ids, .replace_earlier_export = args->force});
     if (!report) return ctx.Fail(report.error());
     if (ctx.options.json) {
       return ctx.PrintJson({{"sessions", report->sessions},
