@@ -122,6 +122,12 @@ Result<ImportReport> ImportPath(Store& store, const std::string& path,
 struct ExportOptions {
   ExportFormat format = ExportFormat::kSnapshot;
   std::vector<std::string> sessions;  // empty: every session (archived ones too)
+  // Replace files an earlier export wrote (`sessiondb export --force`). Every
+  // export leaves a manifest of the files it wrote and their SHA-256
+  // (docs/interop.md); a file in the way is replaced only when a manifest
+  // lists it and it is unchanged since. Anything else is still refused with
+  // kAlreadyExists, as every file in the way is without this.
+  bool replace_earlier_export = false;
   // Where the export's files are written (file_system.h): every file goes
   // in under a temporary name and is renamed into place once whole. Tests
   // inject faults here. Never null.

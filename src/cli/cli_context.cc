@@ -8,6 +8,8 @@
 #include <string_view>
 #include <utility>
 
+#include "cli/session_ref.h"
+
 namespace sessiondb::cli {
 
 namespace {
@@ -27,7 +29,38 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kLimitFla
 }  // namespace
 
 CliContext::CliContext() : stdout_is_terminal_(isatty(STDOUT_FILENO) != 0) {
-  if (stdout_is_terminal_) terminal_guard_ = std::make_unique<TerminalGuard>(std::cout, &options.json);
+  if (stdout_is_terminal_) {
+    terminal_guard_ = std::make_unique<TerminalGuard>(
+        std::cout, [this] { return options.json || writing_style_; });
+  }
+}
+
+std::optional<std::string> CliContext::SessionId(std::string_view typed) {
+  Store* store = OpenStore(/*create_if_missing=*/false);
+  if (!store) return std::nullopt;
+  auto id = ResolveSessionRef(*store, typed);
+  if (!id) {
+    Fail(id.error());
+    return std::nullopt;
+  }
+  return *id;
+}
+
+void CliContext::StartPager() {
+  if (!stdout_is_terminal_ || options.no_pager || pager_) return;
+  pager_ = Pager::Start(PagerCommand());
+}
+
+bool CliContext::UseColor() const {
+  return stdout_is_terminal_ && !options.json && NonEmptyEnv("NO_COLOR") == nullptr;
+}
+
+void CliContext::WriteStyle(std::string_view sgr) {
+  std::cout.flush();  // what came before is escaped first
+  writing_style_ = true;
+  std::cout << sgr;
+  std::cout.flush();
+  writing_style_ = false;
 }
 
 std::string CliContext::ForTerminal(std::string_view text) const {

@@ -15,9 +15,12 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "cli/output.h"
+#include "cli/pager.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
@@ -28,6 +31,7 @@ struct GlobalOptions {
   std::string store;            // --store
   std::string namespace_name;   // --namespace
   bool json = false;            // --json
+  bool no_pager = false;        // --no-pager
   bool fast = false;            // --fast
   int64_t max_image_bytes = 0;  // --max-image-bytes; 0: the library's default
   int64_t max_file_bytes = 0;   // --max-file-bytes; 0: the library's default
@@ -70,6 +74,26 @@ class CliContext {
   // else $SESSIONDB_NAMESPACE (PostgreSQL stores; empty: the URI's or "default").
   StoreOptions MakeStoreOptions(bool create_if_missing) const;
 
+  // The full id of the session the user typed: an id, a unique prefix of one,
+  // or `-` / `@` for the active session (see session_ref.h). Opens the store
+  // (an existing one). On failure prints the error, sets the exit code and
+  // returns nullopt. Every verb that takes a session id calls this.
+  std::optional<std::string> SessionId(std::string_view typed);
+
+  // From here on, stdout goes through the pager (pager.h) when it is a
+  // terminal and --no-pager is not given; the pager is waited for when the
+  // context ends. Verbs whose output can be long call it just before printing,
+  // so errors and short answers never open one.
+  void StartPager();
+
+  // True when text may be coloured: stdout is a terminal, --json is off, and
+  // NO_COLOR is unset or empty (https://no-color.org).
+  bool UseColor() const;
+
+  // Writes `sgr`, an SGR sequence of ours such as "\033[1m", to stdout as it
+  // is: everything else on a terminal passes through TerminalGuard's escaping.
+  void WriteStyle(std::string_view sgr);
+
   // Prints the error (see PrintError) and sets the exit code it maps to. In
   // human mode, an error about a store limit also names the flag that raises it.
   void Fail(const Status& status);
@@ -82,6 +106,8 @@ class CliContext {
 
  private:
   bool stdout_is_terminal_ = false;
+  bool writing_style_ = false;    // WriteStyle is writing: TerminalGuard lets it through
+  std::unique_ptr<Pager> pager_;  // before the guard: it ends after the guard's last write
   std::unique_ptr<TerminalGuard> terminal_guard_;  // after `options`: it reads options.json
   std::unique_ptr<Store> store_;
   std::unique_ptr<SearchIndex> search_index_;

@@ -8,8 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "cli/commands.h"
 #include "api/json_forms.h"
+#include "cli/commands.h"
+#include "cli/session_ref.h"
 #include "core/text_rules.h"
 #include "sessiondb/projection.h"
 
@@ -63,7 +64,7 @@ void AddFork(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "fork", "Start a session from another's history up to a seq (nothing is copied)");
-  cmd->add_option("SESSION", args->parent, "The session to fork")->required();
+  cmd->add_option("SESSION", args->parent, kSessionArgHelp)->required();
   cmd->add_option("--at", args->at, "Last seq the fork inherits (default: the whole log; 0: none)")
       ->check(CLI::NonNegativeNumber)
       ->option_text("SEQ");
@@ -73,15 +74,16 @@ void AddFork(CLI::App& app, CliContext& ctx) {
       "\nExamples:\n  sessiondb fork SID --at 12 --title \"Try the other fix\"\n"
       "  NEW=$(sessiondb fork SID)");
   cmd->callback([&ctx, args] {
+    const std::optional<std::string> parent_id = ctx.SessionId(args->parent);
+    if (!parent_id) return;
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
     int64_t at = args->at;
     if (at < 0) {
-      auto parent = store->GetSession(args->parent);
+      auto parent = store->GetSession(*parent_id);
       if (!parent) return ctx.Fail(parent.error());
       at = parent->last_seq;
     }
-    auto fork = store->ForkSession(args->parent, at, {.id = args->id, .title = args->title});
+    auto fork = store->ForkSession(*parent_id, at, {.id = args->id, .title = args->title});
     if (!fork) return ctx.Fail(fork.error());
     if (ctx.options.json) return ctx.PrintJson(ToJson(*fork));
     std::cout << fork->id << "\n";
@@ -96,7 +98,7 @@ void AddEvents(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "events", "Print a session's whole log: messages, resource views and compactions");
-  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   cmd->add_option("--from", args->from, "First seq")
       ->check(CLI::PositiveNumber)
       ->option_text("SEQ");
@@ -105,10 +107,12 @@ void AddEvents(CLI::App& app, CliContext& ctx) {
       ->option_text("N");
   cmd->footer("\nExample:\n  sessiondb events SID --from 100 --limit 20 --json");
   cmd->callback([&ctx, args] {
-    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    auto events = store->ReadEvents(args->session, args->from, args->limit);
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
+    auto events =
+        ctx.OpenStore(/*create_if_missing=*/false)->ReadEvents(*id, args->from, args->limit);
     if (!events) return ctx.Fail(events.error());
+    ctx.StartPager();
     if (ctx.options.json) {
       Json out = Json::array();
       for (const Event& e : *events) out.push_back(ToJson(e));
@@ -145,7 +149,7 @@ void AddCompact(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "compact", "Record a summary that stands in for a range of events in projections");
-  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   cmd->add_option("--from", args->from, "First seq the summary covers")
       ->required()
       ->check(CLI::PositiveNumber)
@@ -170,18 +174,19 @@ void AddCompact(CLI::App& app, CliContext& ctx) {
   cmd->callback([&ctx, args] {
     auto text = SummaryText(args->summary, args->summary_file);
     if (!text) return ctx.Fail(text.error());
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    auto event = store->Compact(args->session, {.from_seq = args->from,
-                                                .to_seq = args->to,
-                                                .summary = *text,
-                                                .strategy = args->strategy,
-                                                .model = args->model,
-                                                .limitations = args->limitations});
+    auto event = store->Compact(*id, {.from_seq = args->from,
+                                      .to_seq = args->to,
+                                      .summary = *text,
+                                      .strategy = args->strategy,
+                                      .model = args->model,
+                                      .limitations = args->limitations});
     if (!event) return ctx.Fail(event.error());
     std::optional<PruneReport> pruned;
     if (args->prune) {
-      auto r = store->PruneCompaction(args->session, event->seq);
+      auto r = store->PruneCompaction(*id, event->seq);
       if (!r) return ctx.Fail(r.error());
       pruned = *r;
     }
@@ -208,7 +213,7 @@ void AddPrune(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand(
       "prune",
       "Erase the text and unshared blobs of the messages a compaction covers (irreversible)");
-  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   cmd->add_option("SEQ", args->seq, "Seq of the compaction event (see `sessiondb events`)")
       ->required()
       ->check(CLI::PositiveNumber);
@@ -217,9 +222,9 @@ void AddPrune(CLI::App& app, CliContext& ctx) {
       "inherited from its parent are the parent's and are not touched.\n"
       "\nExample:\n  sessiondb prune SID 901");
   cmd->callback([&ctx, args] {
-    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    auto r = store->PruneCompaction(args->session, args->seq);
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
+    auto r = ctx.OpenStore(/*create_if_missing=*/false)->PruneCompaction(*id, args->seq);
     if (!r) return ctx.Fail(r.error());
     if (ctx.options.json) return ctx.PrintJson(ToJson(*r));
     PrintPrune(*r);
@@ -233,15 +238,16 @@ void AddView(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "view", "Record a resource view: the next projection sends that resource in full, once");
-  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   cmd->add_option("RESOURCE", args->resource, "Resource id (res_...)")->required();
   cmd->add_option("--reason", args->reason, "Why it is viewed again");
   cmd->footer(
       "\nExample:\n  sessiondb view SID res_0192... --reason \"compare with the new screenshot\"");
   cmd->callback([&ctx, args] {
-    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    auto e = store->RecordResourceView(args->session, args->resource, args->reason);
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
+    auto e = ctx.OpenStore(/*create_if_missing=*/false)
+                 ->RecordResourceView(*id, args->resource, args->reason);
     if (!e) return ctx.Fail(e.error());
     if (ctx.options.json) return ctx.PrintJson(ToJson(*e));
     PrintEventLine(*e);
@@ -251,14 +257,14 @@ void AddView(CLI::App& app, CliContext& ctx) {
 void AddUsage(CLI::App& app, CliContext& ctx) {
   auto session = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("usage", "Token totals of a session's turns, per model");
-  cmd->add_option("SESSION", *session, "Session id")->required();
+  cmd->add_option("SESSION", *session, kSessionArgHelp)->required();
   cmd->footer(
       "\nA fork counts its own turns only: its parent's tokens were spent once.\n"
       "\nExample:\n  sessiondb usage SID --json");
   cmd->callback([&ctx, session] {
-    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    auto r = store->GetUsage(*session);
+    const std::optional<std::string> id = ctx.SessionId(*session);
+    if (!id) return;
+    auto r = ctx.OpenStore(/*create_if_missing=*/false)->GetUsage(*id);
     if (!r) return ctx.Fail(r.error());
     if (ctx.options.json) return ctx.PrintJson(ToJson(*r));
     Table table({"PROVIDER", "MODEL", "TURNS", "INPUT", "OUTPUT", "CACHED", "REASONING"});
@@ -282,7 +288,7 @@ void AddDrafts(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "drafts", "List a session's unfinished drafts (streamed output a writer never finished)");
-  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   auto* finish =
       cmd->add_option("--finish", args->finish, "Append this draft as a message, as it is")
           ->option_text("DRAFT");
@@ -291,8 +297,9 @@ void AddDrafts(CLI::App& app, CliContext& ctx) {
       ->option_text("DRAFT");
   cmd->footer("\nExamples:\n  sessiondb drafts SID\n  sessiondb drafts SID --finish draft_0192...");
   cmd->callback([&ctx, args] {
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
     if (!args->finish.empty()) {
       auto r = store->FinishDraft(args->finish, {});
       if (!r) return ctx.Fail(r.error());
@@ -306,8 +313,9 @@ void AddDrafts(CLI::App& app, CliContext& ctx) {
       std::cout << "discarded " << args->discard << "\n";
       return;
     }
-    auto drafts = store->ListDrafts(args->session);
+    auto drafts = store->ListDrafts(*id);
     if (!drafts) return ctx.Fail(drafts.error());
+    ctx.StartPager();
     if (ctx.options.json) {
       Json out = Json::array();
       for (const Draft& d : *drafts) out.push_back(ToJson(d));
@@ -332,7 +340,7 @@ void AddProject(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "project", "Print the provider request messages for a session, built from its log");
-  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   cmd->add_option("--format", args->format, "openai-chat (default), openai-responses or anthropic")
       ->option_text("FORMAT");
   cmd->footer(
@@ -344,10 +352,12 @@ void AddProject(CLI::App& app, CliContext& ctx) {
   cmd->callback([&ctx, args] {
     auto format = ParseProviderFormat(args->format);
     if (!format) return ctx.Fail(format.error());
-    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    auto body = ProjectSession(*store, args->session, {.format = *format});
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
+    auto body =
+        ProjectSession(*ctx.OpenStore(/*create_if_missing=*/false), *id, {.format = *format});
     if (!body) return ctx.Fail(body.error());
+    ctx.StartPager();
     // Already JSON, with or without --json: print it as it is.
     std::cout << *body << "\n";
   });

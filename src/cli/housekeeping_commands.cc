@@ -6,8 +6,8 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/commands.h"
 #include "api/json_forms.h"
+#include "cli/commands.h"
 #include "core/text_rules.h"
 #include "store/store_copy.h"
 
@@ -82,8 +82,7 @@ void AddVerify(CLI::App& app, CliContext& ctx) {
       j["damaged_sessions"] = std::move(damaged);
       return ctx.PrintJson(j);
     }
-    const bool database_ok =
-        report->database_problems.empty() && report->damaged_sessions.empty();
+    const bool database_ok = report->database_problems.empty() && report->damaged_sessions.empty();
     std::cout << "database: " << (database_ok ? "intact" : "DAMAGED") << " ("
               << report->database_check << ")\n";
     for (const auto& line : report->database_problems) std::cout << "  problem  " << line << "\n";

@@ -125,6 +125,7 @@ void AddExport(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string format, out;
     std::vector<std::string> sessions;
+    bool force = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("export", "Write sessions out in another format");
@@ -135,18 +136,36 @@ void AddExport(CLI::App& app, CliContext& ctx) {
                   "A file (snapshot, jsonl) or a folder (ac-dc, agents-kt, markdown)")
       ->required()
       ->option_text("PATH");
-  cmd->add_option("--session", args->sessions, "A session to export (repeatable; default: all)")
-      ->option_text("ID");
+  cmd->add_option("--session", args->sessions,
+                  "A session to export: an id, a unique prefix, or - for the active one "
+                  "(repeatable; default: all)")
+      ->option_text("SESSION");
+  cmd->add_flag("--force", args->force,
+                "Replace files an earlier export wrote (and nobody changed since); "
+                "never anything else");
   cmd->footer(
+      "\nAn export never writes over a file that is in its way, unless --force is given\n"
+      "and the file is one an earlier export wrote, unchanged since: each export\n"
+      "leaves a manifest of its files and their SHA-256 beside what it wrote (for\n"
+      "--out DIR/NAME, a file or a folder: DIR/.NAME.sessiondb-export.json).\n"
       "\nExamples:\n  sessiondb export --format snapshot --session SID --out chat.json\n"
+      "  sessiondb export --format markdown --out transcripts/ --force\n"
       "  sessiondb export --format markdown --out transcripts/\n"
       "  sessiondb export --format jsonl --out all.jsonl");
   cmd->callback([&ctx, args] {
     auto format = ParseExportFormat(args->format);
     if (!format) return ctx.Fail(format.error());
+    std::vector<std::string> ids;
+    for (const std::string& typed : args->sessions) {
+      const std::optional<std::string> id = ctx.SessionId(typed);
+      if (!id) return;
+      ids.push_back(*id);
+    }
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
-    auto report = ExportTo(*store, args->out, {.format = *format, .sessions = args->sessions});
+    auto report =
+        ExportTo(*store, args->out,
+                 {.format = *format, .sessions = ids, .replace_earlier_export = args->force});
     if (!report) return ctx.Fail(report.error());
     if (ctx.options.json) {
       return ctx.PrintJson({{"sessions", report->sessions},

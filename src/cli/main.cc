@@ -4,8 +4,16 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/verb_suggestion.h"
+
+#ifndef SESSIONDB_VERSION
+#error "SESSIONDB_VERSION comes from CMake's project(... VERSION ...)"
+#endif
 
 namespace {
 
@@ -51,13 +59,16 @@ bool JsonRequested(int argc, char** argv) {
 
 void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
   app.add_option("--store", options.store,
-                 "Store directory or postgresql:// URI (see below for the default)")
+                 "Store directory or postgresql:// URI; default $SESSIONDB_STORE, else "
+                 "$XDG_DATA_HOME/sessiondb, else ~/.local/share/sessiondb")
       ->option_text("DIR|URI");
   app.add_option("--namespace", options.namespace_name,
                  "PostgreSQL stores: the namespace (user, team, project) to work in; "
                  "default $SESSIONDB_NAMESPACE, else the URI's, else \"default\"")
       ->option_text("NAME");
   app.add_flag("--json", options.json, "Print one JSON document on stdout instead of text");
+  app.add_flag("--no-pager", options.no_pager,
+               "Do not page long output on a terminal ($SESSIONDB_PAGER, $PAGER, less -FRX)");
   app.add_flag("--fast", options.fast,
                "Do not fsync before an append returns: survives a crash of the process, "
                "not a power loss");
@@ -76,14 +87,83 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
       ->option_text("N");
 }
 
+// `sessiondb version`: the same line as --version, or {"version": "..."}.
+void AddVersionCommand(CLI::App& app, CliContext& ctx) {
+  auto* cmd = app.add_subcommand("version", "Print the version of sessiondb");
+  cmd->footer("\nExample:\n  sessiondb version --json");
+  cmd->callback([&ctx] {
+    if (ctx.options.json) return ctx.PrintJson({{"version", SESSIONDB_VERSION}});
+    std::cout << "sessiondb " << SESSIONDB_VERSION << "\n";
+  });
+}
+
+// The verb the command line names: its first word that is neither a global
+// option nor the value of one; nullopt when there is none.
+std::optional<std::string> TypedVerb(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") return i + 1 < argc ? std::optional<std::string>(argv[i + 1]) : std::nullopt;
+    if (arg.size() > 1 && arg[0] == '-') {
+      if (arg.find('=') != std::string::npos) continue;
+      const CLI::Option* option = app.get_option_no_throw(arg);
+      if (option != nullptr && option->get_items_expected_min() > 0) ++i;  // skip its value
+      continue;
+    }
+    return arg;
+  }
+  return std::nullopt;
+}
+
+// Says so, git's way, when the verb is not one of ours; true if it did.
+bool RejectUnknownVerb(const CLI::App& app, int argc, char** argv, bool json) {
+  const std::optional<std::string> typed = TypedVerb(app, argc, argv);
+  if (!typed) return false;
+  std::vector<std::string> verbs;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == *typed) return false;
+    verbs.push_back(sub->get_name());
+  }
+  const std::string message = UnknownVerbMessage(*typed, SimilarVerbs(*typed, verbs));
+  std::cerr << message;
+  if (json) {
+    PrintJson({{"error",
+                {{"code", "usage"}, {"message", "'" + *typed + "' is not a sessiondb command"}}}});
+  }
+  return true;
+}
+
+// The global options as a footer for every verb's --help: CLI11 shows a
+// subcommand's own options only, and these work after the verb too.
+std::string GlobalOptionsFooter(const CLI::App& app) {
+  std::string out = "\nGlobal options (before or after the verb; see `sessiondb --help`):\n";
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->check_name("--help") || option->check_name("--version")) continue;
+    const std::string name = option->get_name(false, true);
+    std::string left = "  " + name;
+    if (!option->get_option_text().empty()) left += " " + option->get_option_text();
+    if (left.size() < 26) left.resize(26, ' ');
+    out += left + " " + option->get_description() + "\n";
+  }
+  return out;
+}
+
+// Appends the global options to the help of `cmd` and of every verb below it.
+void AddGlobalOptionsToHelp(CLI::App& cmd, const std::string& footer) {
+  for (CLI::App* sub : cmd.get_subcommands({})) {
+    sub->footer(sub->get_footer() + "\n" + footer);
+    AddGlobalOptionsToHelp(*sub, footer);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CliContext ctx;
   CLI::App app{"sessiondb: an embedded database for LLM chat sessions and their images",
                "sessiondb"};
-  app.footer(kFooter);
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("sessiondb ") + SESSIONDB_VERSION,
+                       "Print the version and exit");
   app.fallthrough();  // `sessiondb show SID --json` works as well as `sessiondb --json show SID`
   AddGlobalOptions(app, ctx.options);
   AddSessionCommands(app, ctx);
@@ -96,6 +176,12 @@ int main(int argc, char** argv) {
   AddServeCommand(app, ctx);
   AddMcpCommand(app, ctx);
   AddDemoCommand(app, ctx);
+  AddVersionCommand(app, ctx);
+  // Set after the verbs exist: CLI11 gives a new subcommand its parent's
+  // footer, and the root's examples are no verb's.
+  AddGlobalOptionsToHelp(app, GlobalOptionsFooter(app));
+  app.footer(kFooter);
+  if (RejectUnknownVerb(app, argc, argv, JsonRequested(argc, argv))) return kExitUsage;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -194,9 +194,10 @@ void AddHook(CLI::App& app, CliContext& ctx) {
   auto mode = std::make_shared<std::string>("content");
   auto* claude = hook->add_subcommand(
       "claude-code", "Handle one Claude Code hook event (JSON on stdin); never blocks on errors");
-  claude->add_option("--seen", *mode,
-                     "When to show context again: content (default: once per distinct change), "
-                     "file (once per file), session-file (once per session and file)")
+  claude
+      ->add_option("--seen", *mode,
+                   "When to show context again: content (default: once per distinct change), "
+                   "file (once per file), session-file (once per session and file)")
       ->option_text("MODE");
   claude->footer(
       "\nPostToolUse on Write/Edit/MultiEdit keeps the write. PreToolUse finds similar\n"
@@ -231,8 +232,8 @@ void AddHook(CLI::App& app, CliContext& ctx) {
     } else {
       log += "hook: cannot open the store at " + path + ": " + opened.error().message();
     }
-    HookAnswer answer = HandleClaudeCodeHook(
-        *event, memory.get(), seen ? *seen : SeenKeyMode::kContent);
+    HookAnswer answer =
+        HandleClaudeCodeHook(*event, memory.get(), seen ? *seen : SeenKeyMode::kContent);
     std::cout << answer.stdout_text << std::flush;
     if (!log.empty()) std::cerr << log << "\n";
     if (!answer.log.empty() && std::getenv("SESSIONDB_HOOK_QUIET") == nullptr) {
@@ -241,7 +242,8 @@ void AddHook(CLI::App& app, CliContext& ctx) {
     ctx.set_exit_code(kExitOk);
   });
 
-  auto* install = hook->add_subcommand("install", "Print or write the settings that install a hook");
+  auto* install =
+      hook->add_subcommand("install", "Print or write the settings that install a hook");
   install->require_subcommand(1);
   struct InstallArgs {
     bool write = false;
@@ -251,8 +253,9 @@ void AddHook(CLI::App& app, CliContext& ctx) {
   auto* install_claude = install->add_subcommand("claude-code", "Claude Code's hooks settings");
   install_claude->add_flag("--write", iargs->write,
                            "Merge into the settings file instead of printing");
-  install_claude->add_option("--settings", iargs->settings,
-                             "The settings file (default ~/.claude/settings.json)")
+  install_claude
+      ->add_option("--settings", iargs->settings,
+                   "The settings file (default ~/.claude/settings.json)")
       ->option_text("FILE");
   install_claude->footer(
       "\nThe hook runs this binary by its absolute path with the store in use now (--store,\n"

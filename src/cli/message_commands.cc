@@ -1,6 +1,7 @@
 // Verbs that write and read a session's messages: append, show.
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -8,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
 #include "api/json_forms.h"
+#include "cli/commands.h"
+#include "cli/session_ref.h"
 #include "core/text_rules.h"
 
 namespace sessiondb::cli {
@@ -105,6 +107,27 @@ void PrintMessage(const Message& m) {
   }
 }
 
+// The Store numbers a message's parts in order, text first ("image part 2:
+// cannot read ..."); the person numbers the flags they typed, so the first
+// --image is "image 1". `status` with the Store's "<type> part N" at the
+// start of its message replaced by `typed_names[N - 1]`; unchanged when its
+// message does not start that way.
+Status NamedAsTyped(const Status& status, const std::vector<std::string>& typed_names) {
+  const std::string& message = status.message();
+  const size_t word = message.find(" part ");
+  if (word == std::string::npos || word == 0 ||
+      message.find_first_of(" :", 0) != word) {  // the type is one word before " part "
+    return status;
+  }
+  const size_t digits = word + std::string_view(" part ").size();
+  size_t end = digits;
+  while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+  if (end == digits || end - digits > 6) return status;
+  const size_t index = std::stoul(message.substr(digits, end - digits));
+  if (index == 0 || index > typed_names.size()) return status;
+  return Status(status.code(), typed_names[index - 1] + message.substr(end));
+}
+
 void AddAppend(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string session, text, role = "user", model, provider;
@@ -113,7 +136,7 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("append", "Append a message (text, images, files) to a session");
-  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   auto* text = cmd->add_option(
       "TEXT", args->text,
       "Message text; '-' reads stdin; absent reads stdin when it is not a terminal");
@@ -154,6 +177,8 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
       return ctx.Fail(Status::InvalidArgument(
           "nothing to append: give TEXT, pipe the text on stdin, or attach --image/--file"));
     }
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
     Message m;
     m.role = *role;
     m.model = args->model;
@@ -162,13 +187,23 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
       const auto& t = args->tokens;
       m.usage = Usage{t[0], t[1], t.size() > 2 ? t[2] : 0, t.size() > 3 ? t[3] : 0};
     }
-    if (!body.empty()) m.parts.push_back(Part::Text(std::move(body)));
-    for (const auto& image : args->images) m.parts.push_back(ImagePart(image));
-    for (const auto& file : args->files) m.parts.push_back(Part::FileFromFile(AbsolutePath(file)));
+    // What each part is called on the command line, for the errors below.
+    std::vector<std::string> typed_names;
+    if (!body.empty()) {
+      m.parts.push_back(Part::Text(std::move(body)));
+      typed_names.push_back("the message text");
+    }
+    for (size_t i = 0; i < args->images.size(); ++i) {
+      m.parts.push_back(ImagePart(args->images[i]));
+      typed_names.push_back("image " + std::to_string(i + 1));
+    }
+    for (size_t i = 0; i < args->files.size(); ++i) {
+      m.parts.push_back(Part::FileFromFile(AbsolutePath(args->files[i])));
+      typed_names.push_back("file " + std::to_string(i + 1));
+    }
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    auto r = store->Append(args->session, m);
-    if (!r) return ctx.Fail(r.error());
+    auto r = store->Append(*id, m);
+    if (!r) return ctx.Fail(NamedAsTyped(r.error(), typed_names));
     if (ctx.options.json) return ctx.PrintJson(ToJson(*r));
     std::cout << "seq " << r->seq << ", message " << r->message_id << "\n";
     for (const Resource& res : r->resources) {
@@ -179,13 +214,14 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
 
 void AddShow(CLI::App& app, CliContext& ctx) {
   struct Args {
-    std::string session;
+    std::string session = "-";
     int64_t from = 1, limit = -1, last = -1;
     bool data_uris = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("show", "Print a session's messages and their attachments");
-  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SESSION", args->session,
+                  "Session id, a unique prefix of one, or - (the default) for the active one");
   auto* from = cmd->add_option("--from", args->from, "First seq to show")
                    ->check(CLI::PositiveNumber)
                    ->option_text("SEQ");
@@ -200,20 +236,23 @@ void AddShow(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--data-uris", args->data_uris,
                 "With --json: give each image part its bytes as \"data_uri\"");
   cmd->footer(
-      "\nExamples:\n  sessiondb show SID --last 10\n  sessiondb show SID --from 40 --limit 20\n"
+      "\nExamples:\n  sessiondb show --last 10\n  sessiondb show 0192f3a1\n  sessiondb show SID "
+      "--from 40 --limit 20\n"
       "  sessiondb show SID --json --data-uris > chat.json");
   cmd->callback([&ctx, args] {
     if (args->data_uris && !ctx.options.json) {
       return ctx.Fail(Status::InvalidArgument(
           "--data-uris only changes JSON output; add --json (images are megabytes of base64)"));
     }
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    auto session = store->GetSession(args->session);
+    auto session = store->GetSession(*id);
     if (!session) return ctx.Fail(session.error());
-    auto messages = args->last >= 0 ? store->ReadLastMessages(args->session, args->last)
-                                    : store->ReadMessages(args->session, args->from, args->limit);
+    auto messages = args->last >= 0 ? store->ReadLastMessages(*id, args->last)
+                                    : store->ReadMessages(*id, args->from, args->limit);
     if (!messages) return ctx.Fail(messages.error());
+    ctx.StartPager();
 
     if (!ctx.options.json) {
       std::cout << session->title << "  (" << session->id << ", " << session->message_count

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <utility>
 #include <ctime>
 #include <iostream>
+#include <utility>
 
 #include "core/text_rules.h"
 
@@ -118,7 +118,8 @@ std::string EscapeForTerminal(std::string_view text) {
 // sequence or a CR LF pair in two, so escaping sees whole characters.
 class TerminalGuard::EscapingBuffer : public std::streambuf {
  public:
-  EscapingBuffer(std::streambuf* out, const bool* raw) : out_(out), raw_(raw) {}
+  EscapingBuffer(std::streambuf* out, std::function<bool()> raw)
+      : out_(out), raw_(std::move(raw)) {}
   // Writes everything held, even an incomplete sequence (escaped).
   bool Finish() { return Drain(/*all=*/true) && out_->pubsync() == 0; }
 
@@ -142,12 +143,13 @@ class TerminalGuard::EscapingBuffer : public std::streambuf {
  private:
   bool Drain(bool all) {
     size_t keep = 0;
-    if (!all && !*raw_) {
+    const bool raw = raw_();
+    if (!all && !raw) {
       keep = IncompleteTail(pending_);
       if (keep == 0 && !pending_.empty() && pending_.back() == '\r') keep = 1;
     }
     const std::string_view ready = std::string_view(pending_).substr(0, pending_.size() - keep);
-    const std::string text = *raw_ ? std::string(ready) : EscapeForTerminal(ready);
+    const std::string text = raw ? std::string(ready) : EscapeForTerminal(ready);
     const auto size = static_cast<std::streamsize>(text.size());
     const bool written = out_->sputn(text.data(), size) == size;
     pending_.erase(0, pending_.size() - keep);
@@ -155,14 +157,14 @@ class TerminalGuard::EscapingBuffer : public std::streambuf {
   }
 
   std::streambuf* out_;
-  const bool* raw_;
+  std::function<bool()> raw_;
   std::string pending_;
 };
 
-TerminalGuard::TerminalGuard(std::ostream& stream, const bool* raw)
+TerminalGuard::TerminalGuard(std::ostream& stream, std::function<bool()> raw)
     : stream_(stream),
       original_(stream.rdbuf()),
-      buffer_(std::make_unique<EscapingBuffer>(original_, raw)) {
+      buffer_(std::make_unique<EscapingBuffer>(original_, std::move(raw))) {
   stream_.rdbuf(buffer_.get());
 }
 

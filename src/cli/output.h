@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -73,13 +74,13 @@ std::string Shorten(std::string_view text, size_t max_chars);
 std::string EscapeForTerminal(std::string_view text);
 
 // While alive, passes everything written to `stream` through
-// EscapeForTerminal, except while `*raw` is true (--json documents, which
-// JSON escapes itself, stay byte-exact). The CLI installs one on stdout when
+// EscapeForTerminal, except while `raw()` is true (--json documents, which
+// JSON escapes itself, stay byte-exact; the CLI's own colours). The CLI installs one on stdout when
 // stdout is a terminal; piped and redirected output is never touched.
 // Restores the stream's buffer, and writes what it holds, when destroyed.
 class TerminalGuard {
  public:
-  TerminalGuard(std::ostream& stream, const bool* raw);
+  TerminalGuard(std::ostream& stream, std::function<bool()> raw);
   ~TerminalGuard();
   TerminalGuard(const TerminalGuard&) = delete;
   TerminalGuard& operator=(const TerminalGuard&) = delete;

@@ -16,19 +16,21 @@
 namespace sessiondb::cli {
 namespace {
 
-// The snippet with its matches marked: bold on a terminal, **x** otherwise.
-std::string Marked(const SearchHit& hit, bool tty) {
-  std::string out;
+// Prints the snippet with its matches marked: bold when colour is on (a
+// terminal without NO_COLOR), **x** otherwise. The snippet itself is data
+// and is escaped on a terminal like any other; only our bold goes through raw.
+void PrintMarked(CliContext& ctx, const SearchHit& hit) {
+  const bool color = ctx.UseColor();
   size_t at = 0;
   for (const auto& [b, e] : hit.highlights) {
     if (b < at || e > hit.snippet.size()) continue;
-    out += hit.snippet.substr(at, b - at);
-    out += tty ? "\033[1m" : "**";
-    out += hit.snippet.substr(b, e - b);
-    out += tty ? "\033[0m" : "**";
+    std::cout << hit.snippet.substr(at, b - at);
+    color ? ctx.WriteStyle("\033[1m") : void(std::cout << "**");
+    std::cout << hit.snippet.substr(b, e - b);
+    color ? ctx.WriteStyle("\033[0m") : void(std::cout << "**");
     at = e;
   }
-  return out + hit.snippet.substr(at);
+  std::cout << hit.snippet.substr(at);
 }
 
 void AddSearch(CLI::App& app, CliContext& ctx) {
@@ -41,12 +43,12 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("search", "Search every message, tool call and code write");
   cmd->add_option("QUERY", args->query, "Words, \"a phrase\", a OR b, -excluded, prefix*")
       ->required();
-  cmd->add_option("--mode", args->mode, "keyword, vector or hybrid (default)")
-      ->option_text("MODE");
-  cmd->add_option("--session", args->session, "Only this session")->option_text("ID");
+  cmd->add_option("--mode", args->mode, "keyword, vector or hybrid (default)")->option_text("MODE");
+  cmd->add_option("--session", args->session,
+                  "Only this session (an id, a unique prefix, or - for the active one)")
+      ->option_text("SESSION");
   cmd->add_option("--role", args->role, "Only messages of this role")->option_text("ROLE");
-  cmd->add_option("--since", args->since, "From this time (2026-11-20 or ms)")
-      ->option_text("TIME");
+  cmd->add_option("--since", args->since, "From this time (2026-11-20 or ms)")->option_text("TIME");
   cmd->add_option("--until", args->until, "Before this time")->option_text("TIME");
   cmd->add_option("--project", args->project, "Sessions and writes under this path")
       ->option_text("PATH");
@@ -71,7 +73,11 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
     if (!mode) return ctx.Fail(mode.error());
     request.mode = *mode;
     SearchFilter& f = request.filter;
-    f.session_id = args->session;
+    if (!args->session.empty()) {
+      const std::optional<std::string> id = ctx.SessionId(args->session);
+      if (!id) return;
+      f.session_id = *id;
+    }
     if (!args->role.empty()) {
       auto role = ParseRole(args->role);
       if (!role) return ctx.Fail(role.error());
@@ -92,12 +98,12 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
     if (!index) return;
     auto results = index->Search(request);
     if (!results) return ctx.Fail(results.error());
+    ctx.StartPager();
     if (ctx.options.json) {
       Json out = {{"query", args->query}, {"mode", args->mode}};
       out.update(ToJson(*results));
       return ctx.PrintJson(out);
     }
-    const bool tty = isatty(STDOUT_FILENO) != 0;
     if (!results->note.empty()) std::cout << results->note << "\n";
     int n = args->offset;
     for (const SearchHit& h : results->hits) {
@@ -111,12 +117,16 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
         if (h.role) std::cout << ", " << RoleName(*h.role);
         std::cout << ")";
       }
-      std::cout << "  " << FormatTime(h.time_ms) << "\n   " << Marked(h, tty) << "\n";
+      std::cout << "  " << FormatTime(h.time_ms) << "\n   ";
+      PrintMarked(ctx, h);
+      std::cout << "\n";
       std::ostringstream why;
       why.precision(4);
       why << "   score " << h.score;
-      if (h.keyword_rank > 0) why << "  keyword #" << h.keyword_rank << " (bm25 " << h.keyword_score << ")";
-      if (h.vector_rank > 0) why << "  vector #" << h.vector_rank << " (cosine " << h.vector_score << ")";
+      if (h.keyword_rank > 0)
+        why << "  keyword #" << h.keyword_rank << " (bm25 " << h.keyword_score << ")";
+      if (h.vector_rank > 0)
+        why << "  vector #" << h.vector_rank << " (cosine " << h.vector_score << ")";
       std::cout << why.str() << "\n";
     }
     if (results->hits.empty() && results->note.empty()) std::cout << "no matches\n";
@@ -193,8 +203,8 @@ void AddReindex(CLI::App& app, CliContext& ctx) {
     std::cout << "code memory: " << scan->writes_recorded << " new write"
               << (scan->writes_recorded == 1 ? "" : "s") << " learned from the history ("
               << scan->writes_found << " found)\n"
-              << "embeddings (" << embedded->model << "): " << embedded->embedded
-              << " computed, " << *vectors << " in all\n"
+              << "embeddings (" << embedded->model << "): " << embedded->embedded << " computed, "
+              << *vectors << " in all\n"
               << "vector search: " << report["vector_index"].get<std::string>() << "\n";
   });
 }

@@ -69,7 +69,8 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
   server::ServerOptions& o = args->options;
   auto* cmd = app.add_subcommand(
       "serve", "Serve the store over HTTP: the JSON API (/v1), live events, the web browser (/)");
-  cmd->add_option("--host", o.host, "Address to listen on (default 127.0.0.1; any other needs a token)")
+  cmd->add_option("--host", o.host,
+                  "Address to listen on (default 127.0.0.1; any other needs a token)")
       ->option_text("ADDR");
   cmd->add_option("--port", o.port, "Port (default 7411; 0 picks a free one)")
       ->check(CLI::Range(0, 65535))
@@ -85,7 +86,8 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
                   "An origin allowed to call the API from a browser (repeatable; default none: "
                   "CORS off)")
       ->option_text("ORIGIN");
-  cmd->add_option("--max-body", o.max_body_bytes, "Largest request body, e.g. 256MiB (default 64 MiB)")
+  cmd->add_option("--max-body", o.max_body_bytes,
+                  "Largest request body, e.g. 256MiB (default 64 MiB)")
       ->transform(CLI::AsSizeValue(true))
       ->option_text("SIZE");
   cmd->add_option("--allow-host", o.allowed_hosts,

@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
 #include "api/json_forms.h"
+#include "cli/commands.h"
+#include "cli/session_ref.h"
 
 namespace sessiondb::cli {
 namespace {
@@ -115,7 +116,7 @@ void AddNew(CLI::App& app, CliContext& ctx) {
 
 void AddList(CLI::App& app, CliContext& ctx) {
   struct Args {
-    bool archived = false, all = false;
+    bool archived = false, all = false, full = false;
     int limit = 20;
     std::string cursor, meta;
   };
@@ -129,7 +130,10 @@ void AddList(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--cursor", args->cursor, "Continue after a previous page (printed by ls)");
   cmd->add_option("--meta", args->meta, "Only sessions whose metadata has KEY equal to VALUE")
       ->option_text("KEY=VALUE");
+  cmd->add_flag("--full", args->full, "Whole ids (default: the shortest unique prefix, 8+)");
   cmd->footer(
+      "\nIds are shortened to the fewest characters (at least 8) that tell the listed\n"
+      "sessions apart; any unique prefix works wherever a SESSION is asked for.\n"
       "\nExamples:\n  sessiondb ls --all --limit 50\n  sessiondb ls --json --meta "
       "project=/src/app");
   cmd->callback([&ctx, args] {
@@ -147,6 +151,7 @@ void AddList(CLI::App& app, CliContext& ctx) {
     if (!store) return;
     auto page = store->ListSessions(o);
     if (!page) return ctx.Fail(page.error());
+    ctx.StartPager();
     if (ctx.options.json) return ctx.PrintJson(ToJson(*page));
 
     if (page->sessions.empty()) {
@@ -159,12 +164,18 @@ void AddList(CLI::App& app, CliContext& ctx) {
       }
       return;
     }
+    std::vector<std::string> ids;
+    for (const Session& s : page->sessions) ids.push_back(s.id);
+    const size_t id_chars = args->full ? std::string::npos : AbbreviationLength(ids);
     Table table({"ID", "TITLE", "MESSAGES", "UPDATED", "ARCHIVED", "FORKED FROM"});
     table.AlignRight(2);
     for (const Session& s : page->sessions) {
-      table.AddRow({s.id, Shorten(ctx.ForTerminal(s.title), kTitleColumnChars), std::to_string(s.message_count),
-                    FormatTime(s.updated_ms), s.archived ? "yes" : "",
-                    s.parent_id.empty() ? "" : s.parent_id + "@" + std::to_string(s.fork_seq)});
+      table.AddRow({s.id.substr(0, id_chars), Shorten(ctx.ForTerminal(s.title), kTitleColumnChars),
+                    std::to_string(s.message_count), FormatTime(s.updated_ms),
+                    s.archived ? "yes" : "",
+                    s.parent_id.empty()
+                        ? ""
+                        : s.parent_id.substr(0, id_chars) + "@" + std::to_string(s.fork_seq)});
     }
     table.Print(std::cout);
     if (!page->next_cursor.empty()) {
@@ -172,6 +183,7 @@ void AddList(CLI::App& app, CliContext& ctx) {
       if (!ctx.options.store.empty()) next += " --store " + ShellQuote(ctx.options.store);
       if (args->all) next += " --all";
       if (args->archived) next += " --archived";
+      if (args->full) next += " --full";
       if (args->limit != 20) next += " --limit " + std::to_string(args->limit);
       if (!args->meta.empty()) next += " --meta " + ShellQuote(args->meta);
       std::cout << "More: " << next << " --cursor " << ShellQuote(page->next_cursor) << "\n";
@@ -190,14 +202,15 @@ void ReportSession(CliContext& ctx, Store* store, const std::string& id, const s
 void AddRename(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<std::pair<std::string, std::string>>();
   auto* cmd = app.add_subcommand("rename", "Set a session's title (later messages keep it)");
-  cmd->add_option("SESSION", args->first, "Session id")->required();
+  cmd->add_option("SESSION", args->first, kSessionArgHelp)->required();
   cmd->add_option("TITLE", args->second, "New title")->required();
   cmd->footer("\nExample:\n  sessiondb rename SID \"Release checklist\"");
   cmd->callback([&ctx, args] {
+    const std::optional<std::string> id = ctx.SessionId(args->first);
+    if (!id) return;
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    if (Status s = store->RenameSession(args->first, args->second); !s.ok()) return ctx.Fail(s);
-    ReportSession(ctx, store, args->first, "renamed");
+    if (Status s = store->RenameSession(*id, args->second); !s.ok()) return ctx.Fail(s);
+    ReportSession(ctx, store, *id, "renamed");
   });
 }
 
@@ -206,13 +219,14 @@ void AddArchiveVerb(CLI::App& app, CliContext& ctx, const std::string& name, boo
   auto* cmd =
       app.add_subcommand(name, archive ? "Archive a session: hidden from ls, kept until purge or rm"
                                        : "Bring an archived session back into ls");
-  cmd->add_option("SESSION", *session, "Session id")->required();
+  cmd->add_option("SESSION", *session, kSessionArgHelp)->required();
   cmd->footer("\nExample:\n  sessiondb " + name + " SID");
   cmd->callback([&ctx, session, archive] {
+    const std::optional<std::string> id = ctx.SessionId(*session);
+    if (!id) return;
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    if (Status s = store->SetArchived(*session, archive); !s.ok()) return ctx.Fail(s);
-    ReportSession(ctx, store, *session, archive ? "archived" : "unarchived");
+    if (Status s = store->SetArchived(*id, archive); !s.ok()) return ctx.Fail(s);
+    ReportSession(ctx, store, *id, archive ? "archived" : "unarchived");
   });
 }
 
@@ -224,7 +238,7 @@ void AddRemove(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "rm", "Delete a session and its messages for good (its images go at the next gc)");
-  cmd->add_option("SESSION", args->session, "Session id")->required();
+  cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   cmd->add_flag("--yes,-y", args->yes, "Confirm: deletion cannot be undone (required)");
   cmd->footer("\nExample:\n  sessiondb rm SID --yes");
   cmd->callback([&ctx, args] {
@@ -232,11 +246,12 @@ void AddRemove(CLI::App& app, CliContext& ctx) {
       return ctx.Fail(Status::InvalidArgument("rm deletes session '" + args->session +
                                               "' for good; run it again with --yes to confirm"));
     }
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    if (Status s = store->DeleteSession(args->session); !s.ok()) return ctx.Fail(s);
-    if (ctx.options.json) return ctx.PrintJson({{"id", args->session}, {"deleted", true}});
-    std::cout << "deleted " << args->session << "\n";
+    if (Status s = store->DeleteSession(*id); !s.ok()) return ctx.Fail(s);
+    if (ctx.options.json) return ctx.PrintJson({{"id", *id}, {"deleted", true}});
+    std::cout << "deleted " << *id << "\n";
   });
 }
 
@@ -277,9 +292,13 @@ void AddActive(CLI::App& app, CliContext& ctx) {
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
     if (!args->session.empty() || args->clear) {
-      if (Status s = store->SetActiveSession(args->clear ? "" : args->session); !s.ok()) {
-        return ctx.Fail(s);
+      std::string id;
+      if (!args->clear) {
+        const std::optional<std::string> resolved = ctx.SessionId(args->session);
+        if (!resolved) return;
+        id = *resolved;
       }
+      if (Status s = store->SetActiveSession(id); !s.ok()) return ctx.Fail(s);
     }
     auto active = store->GetActiveSession();
     if (!active) return ctx.Fail(active.error());

@@ -446,10 +446,13 @@ Status RunExport(Store& store, std::span<const Session> sessions, const fs::path
     return Status::AlreadyExists(out.string() + " is a file; ac-dc export writes a folder");
   }
   const fs::path history = out / "history.jsonl";
-  if (fs::exists(history, ec)) {
+  // A history an earlier export wrote and ac-dc has not written to since
+  // (its bytes still hash as written) may be replaced with --force.
+  if (fs::exists(history, ec) && !CheckMayWrite(file_system, history).ok()) {
     return Status::AlreadyExists(history.string() +
                                  " exists; export to a new folder (sessiondb never appends to "
-                                 "a history ac-dc may be writing)");
+                                 "a history ac-dc may be writing, and replaces one only with "
+                                 "--force when an earlier export wrote it and it is unchanged)");
   }
   // The history goes in last, by a rename, so a failed export never leaves a
   // half-written history ac-dc would read.

@@ -1,9 +1,11 @@
 // ImportPath and ExportTo: pick the format, run it, report.
 #include <array>
 #include <filesystem>
+#include <memory>
 #include <utility>
 
 #include "core/enum_names.h"
+#include "interop/export_manifest.h"
 #include "interop/formats.h"
 #include "interop/read_confinement.h"
 #include "sessiondb/interop.h"
@@ -147,7 +149,19 @@ Result<ExportReport> ExportTo(Store& store, const std::string& out, const Export
   if (options.file_system == nullptr) {
     return Err(Status::InvalidArgument("ExportOptions::file_system is null"));
   }
-  RETURN_IF_ERROR(spec->run(store, sessions, out, *options.file_system, &report));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<interop::ExportFileSystem> files,
+      interop::ExportFileSystem::Open(*options.file_system, interop::ManifestPathFor(out),
+                                      options.replace_earlier_export));
+  const Status written = spec->run(store, sessions, out, *files, &report);
+  // A failed export to a place with a manifest still updates it, so that
+  // the manifest never names bytes that are no longer there; a failed first
+  // export leaves none (its files are not listed, and --force leaves them).
+  if (!written.ok()) {
+    if (files->had_manifest()) (void)files->SaveManifest();  // the run's error is the news
+    return Err(written);
+  }
+  RETURN_IF_ERROR(files->SaveManifest());
   return report;
 }
 

@@ -3,6 +3,8 @@
 #include <system_error>
 #include <vector>
 
+#include "interop/export_manifest.h"
+
 namespace sessiondb::interop {
 namespace {
 
@@ -26,6 +28,21 @@ Status CreateDirectories(FileSystem& file_system, const fs::path& dir) {
   return Status::Ok();
 }
 
+Status CheckMayWrite(const FileSystem& file_system, const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Status::Ok();
+  const ExportFileSystem* files = AsExportFileSystem(file_system);
+  if (files != nullptr && files->MayReplace(path)) return Status::Ok();
+  if (files != nullptr && files->Classify(path) == InTheWay::kEarlierExport) {
+    return Status::AlreadyExists(path.string() +
+                                 " exists, written by an earlier export; replace it with "
+                                 "--force (ExportOptions::replace_earlier_export)");
+  }
+  return Status::AlreadyExists(path.string() +
+                               " exists; exports never overwrite a file they did not write "
+                               "(or one changed since they wrote it)");
+}
+
 OutputFile::~OutputFile() {
   if (committed_ || !file_) return;
   // Best effort on the way out of a failed export: the error that brought
@@ -36,10 +53,7 @@ OutputFile::~OutputFile() {
 }
 
 Status OutputFile::Open(const fs::path& path) {
-  std::error_code ec;
-  if (fs::exists(path, ec)) {
-    return Status::AlreadyExists(path.string() + " exists; exports never overwrite");
-  }
+  RETURN_IF_ERROR(CheckMayWrite(fs_, path));
   if (path.has_parent_path()) RETURN_IF_ERROR(CreateDirectories(fs_, path.parent_path()));
   path_ = path;
   for (int attempt = 1; attempt <= 100; ++attempt) {

@@ -1,9 +1,9 @@
 // OutputFile: an export's output written beside its final name and renamed
 // into place on Commit, so a failed or interrupted export never leaves a
 // half-written file under that name, and never touches a file it did not
-// create. Every write goes through the FileSystem seam
-// (ExportOptions::file_system), where tests inject ENOSPC, EIO and failing
-// fsyncs. Shared by the export formats.
+// create (export_manifest.h says which files an export may replace). Every write goes through the
+// FileSystem seam (ExportOptions::file_system), where tests inject ENOSPC, EIO and failing fsyncs.
+// Shared by the export formats.
 //
 // Example:
 //   OutputFile f(fs);
@@ -27,6 +27,12 @@ namespace sessiondb::interop {
 // Creates the folder `dir` and the parents it lacks through `fs`.
 Status CreateDirectories(FileSystem& fs, const std::filesystem::path& dir);
 
+// Ok if nothing is at `path`, or if it may be replaced: the export's own
+// manifest, or with ExportOptions::replace_earlier_export a file an earlier
+// export wrote and nobody changed since (export_manifest.h). Else
+// kAlreadyExists saying which of the two it is.
+Status CheckMayWrite(const FileSystem& fs, const std::filesystem::path& path);
+
 class OutputFile {
  public:
   explicit OutputFile(FileSystem& fs) : fs_(fs) {}
@@ -35,7 +41,8 @@ class OutputFile {
   // Removes the temporary file unless Commit succeeded.
   ~OutputFile();
 
-  // kAlreadyExists if `path` exists (exports never overwrite); kIo if the
+  // kAlreadyExists if `path` exists and CheckMayWrite refuses it (exports
+  // never overwrite what they did not write); kIo if the
   // folder or the temporary file cannot be created. The temporary file is
   // created exclusively (path + ".partial", or ".partial-2", ... when that
   // name is taken), so a file of someone else's is never emptied.

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -158,6 +159,59 @@ class Cli : public ::testing::Test {
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = Slurp(out);
     r.err = o.stderr_is_terminal ? tty->Drain() : Slurp(err);
+    return r;
+  }
+
+  // Runs `sessiondb --store <store> ARGS` with stdout on a raw pseudo-terminal
+  // (no newline translation) and stderr in a file; `out` is what the terminal
+  // received. $SESSIONDB_PAGER and $PAGER are unset unless `env` sets them, so
+  // the pager is whatever the test says (or none: --no-pager).
+  CliRun RunOnTerminal(const std::vector<std::string>& args,
+                       std::map<std::string, std::optional<std::string>> env = {}) {
+    PseudoTerminal tty;
+    if (!tty.ok()) {
+      ADD_FAILURE() << "no pseudo-terminal available";
+      return {};
+    }
+    termios raw{};
+    tcgetattr(tty.slave(), &raw);
+    cfmakeraw(&raw);
+    tcsetattr(tty.slave(), TCSANOW, &raw);
+    std::vector<std::string> argv = {SESSIONDB_CLI_PATH, "--store", store_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> c_argv;
+    for (auto& a : argv) c_argv.push_back(a.data());
+    c_argv.push_back(nullptr);
+    env.insert({"HOME", home_});
+    env.insert({"SESSIONDB_PAGER", std::nullopt});
+    env.insert({"PAGER", std::nullopt});
+    env.insert({"NO_COLOR", std::nullopt});
+    const std::string err = dir_.Sub("stderr");
+    const pid_t pid = fork();
+    if (pid == 0) {
+      for (const auto& [k, v] : env) v ? setenv(k.c_str(), v->c_str(), 1) : unsetenv(k.c_str());
+      const int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int in_fd = open("/dev/null", O_RDONLY);
+      if (err_fd < 0 || in_fd < 0) _exit(126);
+      dup2(in_fd, STDIN_FILENO);
+      dup2(tty.slave(), STDOUT_FILENO);
+      dup2(err_fd, STDERR_FILENO);
+      alarm(60);
+      execv(c_argv[0], c_argv.data());
+      _exit(127);
+    }
+    tty.CloseSlave();
+    CliRun r;
+    int status = 0;
+    // Reads as the child writes, so a full terminal buffer never blocks it.
+    while (true) {
+      r.out += tty.Drain();
+      if (waitpid(pid, &status, WNOHANG) == pid) break;
+      usleep(10'000);
+    }
+    r.out += tty.Drain();
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = Slurp(err);
     return r;
   }
 

@@ -31,7 +31,7 @@ TEST_F(Cli, AnUnknownVerbOrABadOptionIsAUsageError) {
   EXPECT_EQ(Sdb({"frobnicate"}).exit_code, 1);
   EXPECT_EQ(Sdb({}).exit_code, 1);
   EXPECT_EQ(Sdb({"ls", "--limit", "0"}).exit_code, 1);
-  EXPECT_EQ(Sdb({"show"}).exit_code, 1);  // SESSION is required
+  EXPECT_EQ(Sdb({"append"}).exit_code, 1);  // SESSION is required (show's defaults to `-`)
   CliRun j = Sdb({"--json", "frobnicate"});
   EXPECT_EQ(j.exit_code, 1);
   EXPECT_EQ(j.Json()["error"]["code"], "usage");

@@ -38,7 +38,7 @@ TEST_F(HarnessCli, ForkCompactAndEventsWorkTogether) {
   EXPECT_EQ(listed["sessions"][0]["parent_id"], sid);
   EXPECT_EQ(listed["sessions"][0]["fork_seq"], 2);
   EXPECT_EQ(listed["sessions"][0]["title"], "Parent");
-  EXPECT_TRUE(Contains(Sdb({"ls"}).out, sid + "@2"));
+  EXPECT_TRUE(Contains(Sdb({"ls", "--full"}).out, sid + "@2"));  // ls alone shortens ids
   json shown = Sdb({"--json", "show", fork}).Json();
   ASSERT_EQ(shown["messages"].size(), 3u);
   EXPECT_EQ(shown["messages"][2]["parts"][0]["text"], "a different second question");

@@ -63,6 +63,9 @@ class TerminalOutput : public Cli {
     const pid_t pid = fork();
     if (pid == 0) {
       setenv("HOME", home_.c_str(), 1);
+      // What reaches the terminal is the point here, not a pager
+      // (terminal_manners_cli_test.cc).
+      setenv("SESSIONDB_PAGER", "cat", 1);
       dup2(tty.slave(), STDOUT_FILENO);
       alarm(60);
       execv(c_argv[0], c_argv.data());
