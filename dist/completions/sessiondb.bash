@@ -14,9 +14,9 @@ _sessiondb() {
 
   local verbs="init new ls rename archive unarchive rm purge active append show fork events
     compact prune view usage drafts project import export gc verify stats copy search reindex
-    recall churn hook serve mcp demo"
-  local globals="--store --namespace --json --fast --max-image-bytes --max-file-bytes
-    --max-images --help"
+    recall churn hook serve mcp demo version"
+  local globals="--store --namespace --json --no-pager --fast --max-image-bytes
+    --max-file-bytes --max-images --help --version"
 
   case "$prev" in
     --store)

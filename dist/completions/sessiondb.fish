@@ -3,17 +3,19 @@
 
 set -l verbs init new ls rename archive unarchive rm purge active append show fork events \
     compact prune view usage drafts project import export gc verify stats copy search reindex \
-    recall churn hook serve mcp demo
+    recall churn hook serve mcp demo version
 
 complete -c sessiondb -f
 complete -c sessiondb -l store -r -F -d 'Store directory or postgresql:// URI'
 complete -c sessiondb -l namespace -x -d 'PostgreSQL namespace'
 complete -c sessiondb -l json -d 'Print one JSON document'
+complete -c sessiondb -l no-pager -d 'Never page long output'
 complete -c sessiondb -l fast -d 'Do not fsync before an append returns'
 complete -c sessiondb -l max-image-bytes -x -d 'Largest image accepted'
 complete -c sessiondb -l max-file-bytes -x -d 'Largest non-image attachment accepted'
 complete -c sessiondb -l max-images -x -d 'Most images per message'
 complete -c sessiondb -l help -d 'Print help'
+complete -c sessiondb -l version -d 'Print the version and exit'
 
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a init -d 'Create the store if needed'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a new -d 'Create a session and print its id'
@@ -48,6 +50,7 @@ complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a hook -d 'Ag
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a serve -d 'Serve the store over HTTP'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a mcp -d 'Serve the store to agents over MCP'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a demo -d 'List or remove the demo sessions'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a version -d 'Print the version of sessiondb'
 
 complete -c sessiondb -n "__fish_seen_subcommand_from hook; and not __fish_seen_subcommand_from claude-code install uninstall" -a 'claude-code install uninstall'
 complete -c sessiondb -n "__fish_seen_subcommand_from install uninstall; and not __fish_seen_subcommand_from claude-code" -a claude-code
