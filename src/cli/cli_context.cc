@@ -102,6 +102,12 @@ Store* CliContext::OpenStore(bool create_if_missing) {
   return store_.get();
 }
 
+void CliContext::CloseStore() {
+  code_memory_.reset();  // each holds the store, so they go first
+  search_index_.reset();
+  store_.reset();
+}
+
 SearchIndex* CliContext::OpenSearchIndex() {
   if (search_index_) return search_index_.get();
   Store* store = OpenStore(/*create_if_missing=*/false);  // with the hint to init

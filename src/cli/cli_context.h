@@ -64,6 +64,8 @@ class CliContext {
   // instead of creating an empty store. On failure prints the error, sets the
   // exit code and returns nullptr.
   Store* OpenStore(bool create_if_missing);
+  // Closes what OpenStore, OpenSearchIndex and OpenCodeMemory opened.
+  void CloseStore();
 
   // The search index and the code memory of the (existing, embedded) store,
   // opened once like the store; nullptr after printing the error.

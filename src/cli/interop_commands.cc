@@ -1,6 +1,7 @@
 // Verbs that move histories in and out: import, export.
 #include <unistd.h>
 
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -56,6 +57,24 @@ void AddImport(CLI::App& app, CliContext& ctx) {
       if (!parsed) return ctx.Fail(parsed.error());
       format = *parsed;
     }
+    // An import may be the first thing a store holds, so it creates one; but
+    // a mistyped --store must not leave an empty store behind, so an embedded
+    // store this call created goes again unless something was imported.
+    const std::string where = ctx.StorePath();
+    std::error_code ec;
+    const bool created_here =
+        StoreKindOf(where) == StoreKind::kEmbedded && !std::filesystem::exists(where, ec) && !ec;
+    struct RemoveIfEmpty {
+      CliContext& ctx;
+      const std::string& where;
+      bool remove = false;
+      ~RemoveIfEmpty() {
+        if (!remove) return;
+        ctx.CloseStore();
+        std::error_code ignored;
+        std::filesystem::remove_all(where, ignored);
+      }
+    } cleanup{ctx, where, created_here};
     Store* store = ctx.OpenStore(/*create_if_missing=*/true);
     if (!store) return;
     Result<ImportReport> report;
@@ -68,6 +87,7 @@ void AddImport(CLI::App& app, CliContext& ctx) {
                            .max_attachment_bytes = args->max_attachment_bytes});
     }
     if (!report) return ctx.Fail(report.error());
+    if (report->sessions_added > 0) cleanup.remove = false;
     // Code writes in what came in (Claude Code, Codex) join the code memory.
     std::optional<HistoryScan> learned;
     if (ctx.StorePath().find("://") == std::string::npos) {

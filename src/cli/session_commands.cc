@@ -11,6 +11,7 @@
 #include "api/json_forms.h"
 #include "cli/commands.h"
 #include "cli/session_ref.h"
+#include "sessiondb/postgres_schema.h"
 
 namespace sessiondb::cli {
 namespace {
@@ -74,7 +75,9 @@ void AddInit(CLI::App& app, CliContext& ctx) {
     if (StoreKindOf(where) == StoreKind::kPostgres) {
       // A URI is not a path; never echo its password.
       const std::string shown = HidePassword(where);
-      if (ctx.options.json) return ctx.PrintJson({{"store", shown}});
+      if (ctx.options.json) {
+        return ctx.PrintJson({{"store", shown}, {"schema_version", kPostgresSchemaVersion}});
+      }
       std::cout << shown << "\n";
       return;
     }

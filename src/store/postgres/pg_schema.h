@@ -6,13 +6,14 @@
 
 #include <string>
 
+#include "sessiondb/postgres_schema.h"
 #include "sessiondb/status.h"
 #include "store/postgres/pg_connection.h"
 
 namespace sessiondb::postgres {
 
 // The schema version this build writes and reads.
-inline constexpr int kPgSchemaVersion = 3;
+inline constexpr int kPgSchemaVersion = kPostgresSchemaVersion;
 
 // Brings the database to kPgSchemaVersion. kFailedPrecondition naming both
 // versions if it was written by a newer sessiondb; kNotFound if it holds no
