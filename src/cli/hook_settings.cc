@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json_access.h"
 #include "core/json_parse.h"
 
 namespace sessiondb::cli {
@@ -208,7 +209,7 @@ bool IsSessiondbHookEntry(const json& entry) {
     return false;
   }
   const json& hook = (*hooks)[0];
-  if (!hook.is_object() || hook.value("type", json()) != "command") return false;
+  if (!hook.is_object() || MemberOr(hook, "type", "") != "command") return false;
   auto command_field = hook.find("command");
   if (command_field == hook.end() || !command_field->is_string()) return false;
   const std::string command = command_field->get<std::string>();

@@ -7,10 +7,16 @@
 #include <system_error>
 #include <utility>
 
+#include "core/json_access.h"
+#include "core/json_parse.h"
 #include "interop/output_file.h"
 
 namespace sessiondb::interop {
 namespace {
+
+// A manifest lists each file an export wrote with its SHA-256 (~100 bytes a
+// file): 64 MiB is more than the largest export's and bounds what is read.
+constexpr uintmax_t kMaxManifestBytes = uintmax_t{64} << 20;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -103,14 +109,27 @@ Result<std::unique_ptr<ExportFileSystem>> ExportFileSystem::Open(FileSystem& bas
   std::unique_ptr<ExportFileSystem> files(new ExportFileSystem(base, manifest, replace));
   std::error_code ec;
   if (!fs::exists(manifest, ec)) return files;
-  std::ifstream in(manifest, std::ios::binary);
-  const json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains(kManifestMarker)) {
+  // A manifest is a file anyone could have written: read within a cap, and
+  // parsed by ParseJson, which caps nesting.
+  const uintmax_t size = fs::file_size(manifest, ec);
+  if (ec || size > kMaxManifestBytes) {
+    return Err(Status::AlreadyExists(manifest.string() +
+                                     (ec ? " cannot be read" : " is larger than any manifest") +
+                                     "; exports never overwrite what they did not write"));
+  }
+  std::string text(static_cast<size_t>(size), '\0');
+  {
+    std::ifstream in(manifest, std::ios::binary);
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+  }
+  const json doc = ParseJson(text).value_or(json());
+  if (!doc.is_object() || !doc.contains(kManifestMarker)) {
     return Err(Status::AlreadyExists(manifest.string() +
                                      " exists and is not a sessiondb export manifest; exports "
                                      "never overwrite what they did not write"));
   }
-  const json& listed = doc.value("files", json::object());
+  const json& listed = MemberOf(doc, "files");
   if (doc[kManifestMarker] != kManifestVersion || !listed.is_object()) {
     return Err(Status::Corruption(manifest.string() + " is not a version " +
                                   std::to_string(kManifestVersion) +

@@ -64,6 +64,26 @@ TEST_F(ExportForce, AForeignFileWhereTheManifestGoesIsNotOverwritten) {
   EXPECT_FALSE(std::filesystem::exists(dir_.Sub("chat.json")));
 }
 
+// The manifest is outside input too: one nested past the parse cap is not
+// read (no crash, no deep recursion) and not overwritten, nor is the file it
+// would have let --force replace.
+TEST_F(ExportForce, AHostileManifestIsRefusedAndLeftAsItIs) {
+  const std::string out = dir_.Sub("chat.json");
+  ASSERT_EQ(Export("snapshot", out, false).exit_code, 0);
+  const std::string manifest = dir_.Sub(".chat.json.sessiondb-export.json");
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string hostile =
+      R"({"sessiondb_export_manifest":1,"files":{"chat.json":)" + deep + "}}";
+  std::ofstream(manifest, std::ios::trunc) << hostile;
+  const std::string exported = Slurp(out);
+  CliRun r = Export("snapshot", out, true);
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_EQ(Slurp(manifest), hostile);
+  EXPECT_EQ(Slurp(out), exported);
+  // The store still serves.
+  EXPECT_EQ(Sdb({"show", "chat-1"}).exit_code, 0);
+}
+
 TEST_F(ExportForce, AFolderExportIsReplacedButAForeignFileInItIsNot) {
   const std::string md = dir_.Sub("md");
   ASSERT_EQ(Export("markdown", md, false).exit_code, 0);
