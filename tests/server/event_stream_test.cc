@@ -3,6 +3,7 @@
 // append sees every event exactly once, drafts arrive as events without an
 // id, and appends made by another process arrive too.
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -28,7 +29,8 @@ TEST(EventStream, ReconnectingClientMissesNothingAndSeesNothingTwice) {
   TempDir dir;
   ServerProcess server(dir.Sub("store"), {});
   ASSERT_TRUE(server.listening()) << server.log();
-  ASSERT_EQ(server.Client()->Post("/v1/sessions", R"({"id":"live"})", "application/json")->status, 201);
+  ASSERT_EQ(server.Client()->Post("/v1/sessions", R"({"id":"live"})", "application/json")->status,
+            201);
 
   constexpr int kWriters = 8, kEach = 40, kTotal = kWriters * kEach;
   std::atomic<int> failures{0};
@@ -49,7 +51,8 @@ TEST(EventStream, ReconnectingClientMissesNothingAndSeesNothingTwice) {
   std::set<std::string> texts;
   int64_t last = 0;
   int connections = 0;
-  while (last < kTotal && connections < 200) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (last < kTotal && connections < 200 && std::chrono::steady_clock::now() < deadline) {
     ++connections;
     int this_time = 0;
     SseParser parser([&](const SseEvent& e) {
@@ -62,8 +65,16 @@ TEST(EventStream, ReconnectingClientMissesNothingAndSeesNothingTwice) {
       return ++this_time < 7 && last < kTotal;
     });
     auto c = server.Client();
-    c->Get("/v1/sessions/live/events", StreamHeaders(last),
-           [&](const char* data, size_t size) { return parser.Feed(data, size); });
+    auto r = c->Get("/v1/sessions/live/events", StreamHeaders(last),
+                    [&](const char* data, size_t size) { return parser.Feed(data, size); });
+    if (r && r->status == 503) {
+      // Every --max-streams place is still held by a stream whose client hung
+      // up and that the server has not woken to notice yet (within poll_ms,
+      // sooner when an append wakes it; slow under a sanitizer): a client
+      // waits and tries again, as the 503 asks. Not a connection that counts.
+      --connections;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   }
   for (std::thread& t : writers) t.join();
   EXPECT_EQ(failures.load(), 0);
@@ -79,7 +90,9 @@ TEST(EventStream, SinceStartsAfterTheGivenSeqAndDraftsArriveWithoutIds) {
   ASSERT_TRUE(server.listening()) << server.log();
   auto c = server.Client();
   c->Post("/v1/sessions", R"({"id":"s"})", "application/json");
-  for (int i = 1; i <= 3; ++i) c->Post("/v1/sessions/s/messages", TextMessage("m" + std::to_string(i)).dump(), "application/json");
+  for (int i = 1; i <= 3; ++i)
+    c->Post("/v1/sessions/s/messages", TextMessage("m" + std::to_string(i)).dump(),
+            "application/json");
 
   std::mutex mu;
   std::vector<SseEvent> got;
@@ -185,12 +198,15 @@ TEST(EventStream, TooManyStreamsAre503AndAMissingSessionIs404) {
   // Wake the holder's stream so it notices the hang-up.
   server.Client()->Post("/v1/sessions/s/messages", TextMessage("two").dump(), "application/json");
   holder.join();
-  EXPECT_EQ(server.Client()->Get("/v1/sessions/nope/events", {{"Accept", "text/event-stream"}})->status, 404);
+  EXPECT_EQ(
+      server.Client()->Get("/v1/sessions/nope/events", {{"Accept", "text/event-stream"}})->status,
+      404);
   // Seqs that would overflow or go backwards are refused, not read.
   auto c = server.Client();
   EXPECT_EQ(c->Get("/v1/sessions/s/events?since=9223372036854775807")->status, 400);
   EXPECT_EQ(c->Get("/v1/sessions/s/events", {{"Last-Event-ID", "-5"}})->status, 400);
-  EXPECT_EQ(c->Get("/v1/sessions/s/events", {{"Last-Event-ID", "9223372036854775807"}})->status, 400);
+  EXPECT_EQ(c->Get("/v1/sessions/s/events", {{"Last-Event-ID", "9223372036854775807"}})->status,
+            400);
   EXPECT_EQ(c->Get("/v1/sessions/s/events", {{"Last-Event-ID", "1"}})->status, 200);
 }
 
