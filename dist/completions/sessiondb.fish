@@ -3,7 +3,7 @@
 
 set -l verbs init new ls rename archive unarchive rm purge active append show fork events \
     compact prune view usage drafts project import export gc verify stats copy search reindex \
-    recall churn hook serve mcp demo version
+    recall churn hook serve mcp demo open version
 
 complete -c sessiondb -f
 complete -c sessiondb -l store -r -F -d 'Store directory or postgresql:// URI'
@@ -50,6 +50,7 @@ complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a hook -d 'Ag
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a serve -d 'Serve the store over HTTP'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a mcp -d 'Serve the store to agents over MCP'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a demo -d 'List or remove the demo sessions'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a open -d "Print or open a session's page address"
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a version -d 'Print the version of sessiondb'
 
 complete -c sessiondb -n "__fish_seen_subcommand_from hook; and not __fish_seen_subcommand_from claude-code install uninstall" -a 'claude-code install uninstall'

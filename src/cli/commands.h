@@ -30,5 +30,7 @@ void AddServeCommand(CLI::App& app, CliContext& ctx);
 void AddMcpCommand(CLI::App& app, CliContext& ctx);
 // demo
 void AddDemoCommand(CLI::App& app, CliContext& ctx);
+// open
+void AddOpenCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace sessiondb::cli

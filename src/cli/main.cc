@@ -176,6 +176,7 @@ int main(int argc, char** argv) {
   AddServeCommand(app, ctx);
   AddMcpCommand(app, ctx);
   AddDemoCommand(app, ctx);
+  AddOpenCommand(app, ctx);
   AddVersionCommand(app, ctx);
   // Set after the verbs exist: CLI11 gives a new subcommand its parent's
   // footer, and the root's examples are no verb's.
