@@ -27,6 +27,7 @@ PACKAGES=(
   chromium                        # the web page's tests run in it (tests/web, playwright-core)
   groff-base man-db zsh fish      # install_test renders the man page, checks the completions
   jq                              # docs/cli.md examples pipe JSON through it (docs_examples_cli_test)
+  curl                            # the README walk fetches the page's API (readme_walk_cli_test)
 )
 
 # Node.js and npm run the browser tests. A machine may already have them from
