@@ -3,11 +3,16 @@
 // view reasons and code writes), vectors from an embedder, and the two fused.
 // See docs/search.md.
 //
-// The full-text index lives in the store's database and is kept in step by
-// the store's own writes (appends, deletes, prunes, imports) in their
-// transaction. Embeddings are computed later, in batches (EmbeddingWorker in
-// the background, Embed, or the CLI's `sessiondb reindex`), never inside an
-// append and never by a search: a search only reads.
+// The index follows the log. A write (an append, an import, a code write)
+// commits its events and records them as documents, nothing more; the
+// full-text index takes the documents past its watermark later, many at once,
+// each batch in one transaction with the watermark that says so (IndexPending
+// here, EmbeddingWorker in the background, the end of an import, `sessiondb
+// reindex`). A search first indexes what was written before it (at most
+// SearchRequest::catch_up_limit documents, so a caller sees its own writes),
+// then answers as of the watermark. Deletes and prunes leave the index at
+// once, in their transaction. Embeddings are computed later too, in batches
+// (EmbeddingWorker, Embed, `sessiondb reindex`), never by a search.
 //
 // Search works on both backends: FTS5 on an embedded store, PostgreSQL's own
 // full-text search (tsvector, a GIN index) on a shared one, in the Store's
@@ -56,6 +61,12 @@ struct SearchRequest {
   SearchFilter filter;
   int limit = 20;  // 1..1000
   int offset = 0;
+  // Documents written but not yet in the full-text index that the search
+  // indexes before answering (read-your-writes: what the caller appended is
+  // found). Past this many it answers as of the index's watermark and says
+  // how many it did not see (SearchResults::pending_documents); 0 never
+  // indexes. A read-only store is searched as of its watermark.
+  int64_t catch_up_limit = 50'000;
 };
 
 enum class HitKind { kMessage, kCompaction, kResourceView, kCodeWrite };
@@ -96,6 +107,9 @@ struct SearchResults {
   // Documents written after the newest embedded one: not embedded yet
   // (vector and hybrid modes see only the others).
   int64_t pending_embeddings = 0;
+  // Documents written but not in the full-text index when the search
+  // answered (see SearchRequest::catch_up_limit): no mode saw them.
+  int64_t pending_documents = 0;
   std::string note;  // why nothing could match, when the query had no term
 };
 
@@ -168,6 +182,14 @@ class SearchIndex {
   virtual Status BuildVectorIndex(const ProgressFn& progress = {}) = 0;
   // Rebuilds the full-text index from the log and the code memory.
   virtual Status RebuildKeywordIndex() = 0;
+  // Indexes documents written since the full-text index last caught up, in
+  // batches each committed with the index's watermark (a crash loses no
+  // batch and repeats none); at most `max_documents` (-1: all). Returns the
+  // documents still pending. kFailedPrecondition on a read-only store.
+  virtual Result<int64_t> IndexPending(int64_t max_documents = -1,
+                                       const ProgressFn& progress = {}) = 0;
+  // Documents written but not yet in the full-text index.
+  virtual Result<int64_t> PendingDocuments() = 0;
 
   // The embedder's model name ("hash-384-v1", "http:<model>").
   virtual std::string EmbeddingModel() const = 0;
@@ -176,15 +198,17 @@ class SearchIndex {
 // How far the background embedding is behind (EmbeddingWorker::progress).
 struct EmbeddingProgress {
   int64_t pending = 0;   // documents without a vector of the model, at the last look
+  int64_t pending_text = 0;  // documents not yet in the full-text index, at the last look
   int64_t embedded = 0;  // documents this worker embedded since it started
   std::string model;
   std::string last_error;  // empty while the last batch succeeded
 };
 
-// Embeds the documents a store gains, in batches, on a thread of its own: the
-// engine's background work, so a search only reads (it never embeds on the
-// way). A face that serves searches (`sessiondb serve`, `sessiondb mcp`) runs
-// one; `sessiondb reindex` embeds everything at once instead.
+// Indexes the documents a store gains, for full text and then for vectors, in
+// batches, on a thread of its own: the engine's background work, so a search
+// rarely has documents to index on the way and never embeds. A face that
+// serves searches (`sessiondb serve`, `sessiondb mcp`) runs one; `sessiondb
+// reindex` does everything at once instead.
 //
 // It looks for pending documents at start, at every Nudge (call it after
 // writing) and every `poll_ms`. A failed batch (an embedder that is down, a

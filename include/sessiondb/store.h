@@ -92,7 +92,7 @@ using BlobSourceFn = std::function<Result<std::string>(std::string_view sha256)>
 std::vector<Event> ReplayCompactions(std::vector<Event> events);
 
 // The current schema version of the embedded store.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // The embedded store's SQLite database, inside the store's directory.
 inline constexpr std::string_view kEmbeddedDatabaseFile = "sessiondb.db";

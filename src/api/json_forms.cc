@@ -242,6 +242,7 @@ Json ToJson(const SearchResults& r) {
           {"keyword_matches", r.keyword_matches},
           {"bounded", r.bounded},
           {"pending_embeddings", r.pending_embeddings},
+          {"pending_documents", r.pending_documents},
           {"note", r.note},
           {"hits", std::move(hits)}};
 }

@@ -4,10 +4,12 @@
 
 #include <array>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <string_view>
 #include <utility>
 
+#include "cli/output.h"
 #include "cli/session_ref.h"
 
 namespace sessiondb::cli {
@@ -119,6 +121,16 @@ SearchIndex* CliContext::OpenSearchIndex() {
   }
   search_index_ = std::move(*index);
   return search_index_.get();
+}
+
+Result<int64_t> CliContext::CatchUpTextIndex() {
+  SearchIndex* index = OpenSearchIndex();
+  if (!index) return Err(Status::Internal("the search index did not open"));  // printed already
+  ASSIGN_OR_RETURN(const int64_t pending, index->PendingDocuments());
+  if (pending == 0) return int64_t{0};
+  Progress progress(isatty(STDERR_FILENO) != 0, "full-text index");
+  ASSIGN_OR_RETURN(const int64_t left, index->IndexPending(-1, std::ref(progress)));
+  return pending - left;
 }
 
 CodeMemory* CliContext::OpenCodeMemory() {

@@ -71,6 +71,12 @@ class CliContext {
   // opened once like the store; nullptr after printing the error.
   SearchIndex* OpenSearchIndex();
   CodeMemory* OpenCodeMemory();
+  // Brings the full-text index up to what the store holds (it follows the
+  // log: writes only record their documents), with a progress bar on a
+  // terminal; returns the documents it indexed. For the verbs that write
+  // much at once (import, reindex), so what they wrote is searchable when
+  // they return.
+  Result<int64_t> CatchUpTextIndex();
 
   // The StoreOptions the global flags ask for. The namespace is --namespace,
   // else $SESSIONDB_NAMESPACE (PostgreSQL stores; empty: the URI's or "default").

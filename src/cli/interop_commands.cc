@@ -98,6 +98,10 @@ void AddImport(CLI::App& app, CliContext& ctx) {
       if (!scan) return ctx.Fail(scan.error());
       learned = *scan;
     }
+    // The import committed its events; the full-text index follows them now,
+    // with a bar of its own, so what came in is searchable when this returns.
+    Result<int64_t> indexed = ctx.CatchUpTextIndex();
+    if (!indexed) return ctx.Fail(indexed.error());
     if (ctx.options.json) {
       Json out = ToJson(*report);
       if (learned) out["code_writes_learned"] = learned->writes_recorded;

@@ -60,10 +60,12 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
   cmd->footer(
       "\nKeyword ranking is BM25; vector ranking is cosine similarity of embeddings\n"
       "(the built-in offline embedder, or SESSIONDB_EMBED_URL / SESSIONDB_EMBED_MODEL);\n"
-      "hybrid fuses the two by reciprocal rank and shows both ranks. A search only\n"
-      "reads: vectors come from `sessiondb reindex` (or a running `sessiondb serve` or\n"
-      "`sessiondb mcp`, which embed new documents in the background); the result\n"
-      "says how many documents are not embedded yet.\n"
+      "hybrid fuses the two by reciprocal rank and shows both ranks. A search first\n"
+      "puts what was written since the full-text index last caught up into it (up to\n"
+      "50,000 documents; imports and `serve` keep it caught up). Vectors come from\n"
+      "`sessiondb reindex` (or a running `sessiondb serve` or `sessiondb mcp`, which\n"
+      "embed new documents in the background); the result says how many documents are\n"
+      "not embedded or indexed yet.\n"
       "\nExamples:\n  sessiondb search \"token limit\"\n"
       "  sessiondb search 'parse_config' --kind code --mode keyword\n"
       "  sessiondb search retry --role assistant --since 2026-11-01 --json");
@@ -140,6 +142,10 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
       std::cout << results->pending_embeddings
                 << " documents are not embedded yet; run `sessiondb reindex`\n";
     }
+    if (results->pending_documents > 0) {
+      std::cout << results->pending_documents
+                << " documents are not in the full-text index yet; run `sessiondb reindex`\n";
+    }
   });
 }
 
@@ -155,9 +161,11 @@ void AddReindex(CLI::App& app, CliContext& ctx) {
                 "Drop every vector first (after changing the embedding model)");
   cmd->add_flag("--hnsw", args->hnsw, "Build the approximate index whatever the store's size");
   cmd->footer(
-      "\nThe full-text index is kept up to date by every write; embeddings are computed\n"
-      "here (and a few thousand at a time by `search`). Past 250,000 vectors an\n"
-      "approximate (HNSW) index is built and saved under the store's index/ folder.");
+      "\nThe full-text index follows the log: writes record their documents, and the\n"
+      "index takes them in batches (here, at the end of an import, before a search, and\n"
+      "in the background under `serve` and `mcp`). Embeddings are computed here (and by\n"
+      "`serve`). Past 250,000 vectors an approximate (HNSW) index is built and saved under\n"
+      "the store's index/ folder.");
   cmd->callback([&ctx, args] {
     SearchIndex* index = ctx.OpenSearchIndex();
     if (!index) return;
@@ -177,6 +185,11 @@ void AddReindex(CLI::App& app, CliContext& ctx) {
     if (!scan) return ctx.Fail(scan.error());
     report["code_writes_found"] = scan->writes_found;
     report["code_writes_learned"] = scan->writes_recorded;
+    // What writes recorded since the index last caught up (the code writes
+    // just learned among them).
+    Result<int64_t> indexed = ctx.CatchUpTextIndex();
+    if (!indexed) return ctx.Fail(indexed.error());
+    report["text_indexed"] = *indexed;
     if (args->clear) {
       if (Status s = index->ClearEmbeddings(); !s.ok()) return ctx.Fail(s);
     }
@@ -200,6 +213,8 @@ void AddReindex(CLI::App& app, CliContext& ctx) {
     }
     report["vectors"] = *vectors;
     if (ctx.options.json) return ctx.PrintJson(report);
+    std::cout << "full-text index: " << *indexed << " document" << (*indexed == 1 ? "" : "s")
+              << " indexed\n";
     std::cout << "code memory: " << scan->writes_recorded << " new write"
               << (scan->writes_recorded == 1 ? "" : "s") << " learned from the history ("
               << scan->writes_found << " found)\n"

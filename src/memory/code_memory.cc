@@ -27,6 +27,9 @@ namespace {
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
 // Recall looks at this many newest matching writes at most.
 constexpr int64_t kRecallCandidates = 2000;
+// Recall indexes at most this many pending documents first: a hook call
+// after a long import answers as of the index rather than index it all.
+constexpr int64_t kRecallCatchUpLimit = 20'000;
 // Words of the code that make the recall query; longer words say more.
 constexpr size_t kRecallWords = 24;
 // meta key: the last search document LearnFromHistory has read.
@@ -133,6 +136,8 @@ class BackendCodeMemory final : public CodeMemory {
     if (query.empty()) return out;
     SearchFilter filter;
     filter.events = false;
+    // The writes of the last hook calls may not be indexed yet.
+    RETURN_IF_ERROR(store::CatchUpBeforeQuery(*backend_, kRecallCatchUpLimit));
     ASSIGN_OR_RETURN(store::KeywordRanking ranking,
                      backend_->RankKeyword(query, filter, kRecallCandidates));
     std::set<std::string> files;

@@ -15,6 +15,8 @@ namespace {
 // Documents per call of Embed: small enough that a stop or a waiting caller
 // never waits long, large enough that a remote embedder gets full batches.
 constexpr int64_t kBatchDocuments = 256;
+// Documents per full-text batch: indexing is cheaper than embedding.
+constexpr int64_t kTextBatchDocuments = 4096;
 
 class ThreadEmbeddingWorker final : public EmbeddingWorker {
  public:
@@ -81,9 +83,18 @@ class ThreadEmbeddingWorker final : public EmbeddingWorker {
     }
   }
 
-  // Embeds one batch; true when documents remain. Only this thread uses
-  // index_, so it needs no lock; progress_ does.
+  // Indexes one batch of new documents for full text, then embeds one batch;
+  // true when documents remain. Only this thread uses index_, so it needs no
+  // lock; progress_ does.
   bool EmbedOneBatch() {
+    // A read-only store cannot be indexed; its searches answer as of the
+    // index's watermark, and embedding fails on its own below.
+    Result<int64_t> text_left = index_->IndexPending(kTextBatchDocuments);
+    {
+      std::lock_guard lock(mu_);
+      progress_.pending_text = text_left ? *text_left : progress_.pending_text;
+    }
+    const bool more_text = text_left && *text_left > 0;
     Result<EmbedReport> report = index_->Embed(kBatchDocuments);
     Result<int64_t> pending =
         report ? Result<int64_t>(report->remaining) : index_->PendingEmbeddings();
@@ -91,13 +102,13 @@ class ThreadEmbeddingWorker final : public EmbeddingWorker {
     if (!report) {
       progress_.last_error = report.error().message();
       if (pending) progress_.pending = *pending;
-      return false;
+      return more_text;
     }
     progress_.last_error.clear();
     progress_.embedded += report->embedded;
     progress_.pending = report->remaining;
     if (!report->model.empty()) progress_.model = report->model;
-    return report->remaining > 0;
+    return more_text || report->remaining > 0;
   }
 
   std::unique_ptr<SearchIndex> index_;

@@ -83,7 +83,12 @@ class BackendSearchIndex final : public SearchIndex {
     if (request.offset < 0 || request.offset > kMaxOffset) {
       return Err(Status::InvalidArgument("offset must be 0.." + std::to_string(kMaxOffset)));
     }
+    if (request.catch_up_limit < 0) {
+      return Err(Status::InvalidArgument("catch_up_limit must be >= 0"));
+    }
     SearchResults results;
+    ASSIGN_OR_RETURN(results.pending_documents,
+                     store::CatchUpBeforeQuery(*backend_, request.catch_up_limit));
     ParsedQuery parsed = ParseUserQuery(request.query);
     SearchFilter filter = request.filter;
     if (!filter.project.empty()) filter.project = FolderPrefix(filter.project);
@@ -202,6 +207,15 @@ class BackendSearchIndex final : public SearchIndex {
   }
 
   Status RebuildKeywordIndex() override { return backend_->RebuildKeywordIndex(); }
+
+  Result<int64_t> IndexPending(int64_t max_documents, const ProgressFn& progress) override {
+    return store::CatchUpTextIndex(*backend_, max_documents, progress);
+  }
+
+  Result<int64_t> PendingDocuments() override {
+    ASSIGN_OR_RETURN(store::TextIndexState state, backend_->TextIndexProgress());
+    return state.pending;
+  }
 
   std::string EmbeddingModel() const override {
     return embedder_ ? embedder_->Model() : "(unavailable: " + embedder_error_.message() + ")";

@@ -136,6 +136,38 @@ struct EditCounts {
   int64_t edits_24h = 0;
 };
 
+// How far the full-text index has read the documents. The index follows the
+// log: a write records its document and commits; the index takes the
+// documents past its watermark later, in batches (IndexPendingText).
+struct TextIndexState {
+  int64_t indexed_through = 0;  // every document with doc_id <= this is indexed
+  int64_t pending = 0;          // documents after it, waiting to be indexed
+};
+
+// Documents the full-text index takes per transaction: large enough that
+// FTS5 writes few segments, small enough that a writer waiting for the lock
+// waits tens of milliseconds, not seconds.
+inline constexpr int64_t kTextIndexBatch = 4096;
+
+// Brings the full-text index up to the documents written before the call,
+// kTextIndexBatch at a time, each batch committed with the watermark, calling
+// `progress(done, total)` after each; at most `max_documents` (-1: all).
+// Returns the documents still pending. Safe beside another catch-up (another
+// thread, process or the server's indexer): each batch reads the watermark
+// it moves under the write lock, so no document is indexed twice. A store
+// that cannot be written answers kFailedPrecondition.
+class IndexBackend;
+Result<int64_t> CatchUpTextIndex(IndexBackend& backend, int64_t max_documents,
+                                 const std::function<void(int64_t, int64_t)>& progress = {});
+
+// What a query does first (a search, a recall): indexes the documents written
+// before it when at most `limit` are pending, so a caller finds what it just
+// wrote. Returns the documents the query will not see: those past the limit,
+// or all pending ones on a store that cannot be written now (read-only, or
+// its write lock busy), where the query answers as of the watermark instead
+// of failing.
+Result<int64_t> CatchUpBeforeQuery(IndexBackend& backend, int64_t limit);
+
 // True when `filter` lets every document through.
 bool FilterIsEmpty(const SearchFilter& filter);
 
@@ -180,6 +212,15 @@ class IndexBackend {
   // Rebuilds the full-text index from the log and the code memory: documents
   // for events and writes it lost, none for those gone.
   virtual Status RebuildKeywordIndex() = 0;
+
+  // Where the full-text index stands (see TextIndexState). A backend that
+  // indexes inside its writers' transactions (PostgreSQL) has nothing pending.
+  virtual Result<TextIndexState> TextIndexProgress() = 0;
+  // Indexes at most `max_documents` pending documents, oldest first, in one
+  // write transaction that moves the watermark with them: a crash keeps both
+  // or neither, so no document is indexed twice or skipped. Returns the state
+  // after. CatchUpTextIndex is how callers use it.
+  virtual Result<TextIndexState> IndexPendingText(int64_t max_documents) = 0;
 
   // ---- Vectors ------------------------------------------------------------
 

@@ -195,15 +195,32 @@ TEST_F(SqliteIndexBackendTest, SearchAndMemoryOpenOnAStoreObject) {
 
 TEST_F(SqliteIndexBackendTest, AReadOnlyStoreIsSearchedButItsMemoryIsNotWritten) {
   ASSERT_TRUE(store_->Append("s", Text("penguins in the archive")));
-  auto reader = Store::Open(dir_.Sub("store"), {.read_only = true});
-  ASSERT_TRUE(reader) << reader.error().message();
   SearchOptions options;
   options.embedder.from_environment = false;
+  // A reader that cannot write cannot index either: while the writer is
+  // open, its append is recorded but not yet in the full-text index, and
+  // the search says so instead of failing.
+  {
+    auto early = Store::Open(dir_.Sub("store"), {.read_only = true});
+    ASSERT_TRUE(early) << early.error().message();
+    auto index = SearchIndex::Open(**early, options);
+    ASSERT_TRUE(index) << index.error().message();
+    auto r = (*index)->Search({.query = "penguins", .mode = SearchMode::kKeyword});
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->hits.size(), 0u);
+    EXPECT_EQ(r->pending_documents, 1);
+  }
+  // The writer indexes what it wrote as it closes.
+  backend_.reset();
+  store_.reset();
+  auto reader = Store::Open(dir_.Sub("store"), {.read_only = true});
+  ASSERT_TRUE(reader) << reader.error().message();
   auto index = SearchIndex::Open(**reader, options);
   ASSERT_TRUE(index) << index.error().message();
   auto r = (*index)->Search({.query = "penguins", .mode = SearchMode::kKeyword});
   ASSERT_TRUE(r) << r.error().message();
   EXPECT_EQ(r->hits.size(), 1u);
+  EXPECT_EQ(r->pending_documents, 0);
 
   auto memory = CodeMemory::Open(**reader);
   ASSERT_TRUE(memory) << memory.error().message();

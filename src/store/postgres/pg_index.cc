@@ -654,4 +654,17 @@ Result<int64_t> PgIndex::NewestDocument() {
   return r.rows() == 1 ? r.Int(0, 0) : 0;
 }
 
+
+// PostgreSQL indexes a document inside the transaction that writes it
+// (pg_search_docs: the tsvector is a column of the row), so it has nothing to
+// catch up: every committed document is indexed.
+Result<store::TextIndexState> PgIndex::TextIndexProgress() {
+  ASSIGN_OR_RETURN(int64_t newest, NewestDocument());
+  return store::TextIndexState{.indexed_through = newest, .pending = 0};
+}
+
+Result<store::TextIndexState> PgIndex::IndexPendingText(int64_t /*max_documents*/) {
+  return TextIndexProgress();
+}
+
 }  // namespace sessiondb::postgres

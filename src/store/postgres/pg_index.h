@@ -28,6 +28,8 @@ class PgIndex final : public store::IndexBackend {
   Result<store::Snippet> MatchSnippet(const store::TextQuery& query, int64_t doc_id) override;
   Result<std::optional<std::string>> ReadDocumentText(int64_t doc_id) override;
   Status RebuildKeywordIndex() override;
+  Result<store::TextIndexState> TextIndexProgress() override;
+  Result<store::TextIndexState> IndexPendingText(int64_t max_documents) override;
 
   Result<int64_t> CountPendingEmbeddings(const std::string& model) override;
   Result<std::vector<store::DocumentText>> PendingDocuments(const std::string& model,

@@ -239,6 +239,76 @@ WHEN sessiondb_event_index_deferred() = 0 BEGIN
     VALUES (last_insert_rowid(), )sql" SEARCH_TEXT("NEW") R"sql(, '');
 END;
 )sql",
+    // 4 -> 5: the full-text index follows the log. A write only records its
+    // document (a row of search_docs, an append to a B-tree); the FTS5 index
+    // reads the documents past its watermark later, many at once
+    // (sqlite_index_catch_up.cc), in a transaction of its own that moves the
+    // watermark with the index. Per-row FTS5 inserts cost each write ~17 WAL
+    // pages and capped batched appends at ~12k messages/s.
+    //
+    // search_content, the external content FTS5 reads (rebuild, snippets,
+    // integrity-check), holds only the indexed documents, so the index and
+    // its content always agree; search_pending_content is every document.
+    // Removing or changing a document touches the index only when it was
+    // indexed: FTS5's 'delete' of a row it never held would corrupt it.
+    R"sql(
+CREATE TABLE search_progress (
+  id           INTEGER PRIMARY KEY CHECK (id = 1),
+  fts_through  INTEGER NOT NULL     -- every doc_id <= this is in search_fts
+);
+INSERT INTO search_progress (id, fts_through) SELECT 1, coalesce(max(doc_id), 0) FROM search_docs;
+
+DROP VIEW search_content;
+CREATE VIEW search_pending_content (doc_id, content, code) AS
+SELECT d.doc_id,
+       CASE WHEN d.code_id IS NULL THEN )sql" SEARCH_TEXT("e") R"sql( ELSE '' END,
+       CASE WHEN d.code_id IS NULL THEN '' ELSE )sql" CODE_TEXT("c") R"sql( END
+FROM search_docs d
+LEFT JOIN events e ON d.code_id IS NULL AND e.session_id = d.session_id AND e.seq = d.seq
+LEFT JOIN code_writes c ON c.id = d.code_id;
+CREATE VIEW search_content (doc_id, content, code) AS
+SELECT doc_id, content, code FROM search_pending_content
+WHERE doc_id <= (SELECT fts_through FROM search_progress);
+
+DROP TRIGGER search_event_added;
+CREATE TRIGGER search_event_added AFTER INSERT ON events
+WHEN sessiondb_event_index_deferred() = 0 BEGIN
+  INSERT INTO search_docs (session_id, seq) VALUES (NEW.session_id, NEW.seq);
+END;
+DROP TRIGGER search_event_removed;
+CREATE TRIGGER search_event_removed AFTER DELETE ON events BEGIN
+  INSERT INTO search_fts (search_fts, rowid, content, code)
+    SELECT 'delete', doc_id, )sql" SEARCH_TEXT("OLD") R"sql(, '' FROM search_docs
+    WHERE session_id = OLD.session_id AND seq = OLD.seq AND code_id IS NULL
+      AND doc_id <= (SELECT fts_through FROM search_progress);
+  DELETE FROM search_docs WHERE session_id = OLD.session_id AND seq = OLD.seq AND code_id IS NULL;
+END;
+DROP TRIGGER search_event_changed;
+CREATE TRIGGER search_event_changed AFTER UPDATE OF text, body ON events BEGIN
+  INSERT INTO search_fts (search_fts, rowid, content, code)
+    SELECT 'delete', doc_id, )sql" SEARCH_TEXT("OLD") R"sql(, '' FROM search_docs
+    WHERE session_id = OLD.session_id AND seq = OLD.seq AND code_id IS NULL
+      AND doc_id <= (SELECT fts_through FROM search_progress);
+  INSERT INTO search_fts (rowid, content, code)
+    SELECT doc_id, )sql" SEARCH_TEXT("NEW") R"sql(, '' FROM search_docs
+    WHERE session_id = NEW.session_id AND seq = NEW.seq AND code_id IS NULL
+      AND doc_id <= (SELECT fts_through FROM search_progress);
+  DELETE FROM embeddings WHERE doc_id IN (SELECT doc_id FROM search_docs
+    WHERE session_id = NEW.session_id AND seq = NEW.seq AND code_id IS NULL);
+END;
+DROP TRIGGER search_code_added;
+CREATE TRIGGER search_code_added AFTER INSERT ON code_writes BEGIN
+  INSERT INTO search_docs (session_id, seq, code_id) VALUES (NEW.session_id, 0, NEW.id);
+END;
+DROP TRIGGER search_code_removed;
+CREATE TRIGGER search_code_removed AFTER DELETE ON code_writes BEGIN
+  INSERT INTO search_fts (search_fts, rowid, content, code)
+    SELECT 'delete', doc_id, '', )sql" CODE_TEXT("OLD") R"sql( FROM search_docs WHERE code_id = OLD.id
+      AND doc_id <= (SELECT fts_through FROM search_progress);
+  DELETE FROM search_docs WHERE code_id = OLD.id;
+  DELETE FROM code_edits WHERE code_id = OLD.id;
+END;
+)sql",
 };
 
 #undef SEARCH_TEXT

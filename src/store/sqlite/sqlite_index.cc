@@ -7,6 +7,7 @@
 
 #include "store/sqlite/fts5_query.h"
 #include "store/sqlite/sqlite_store.h"
+#include "store/sqlite/text_index_catch_up.h"
 
 namespace sessiondb::sqlite {
 
@@ -79,11 +80,19 @@ Result<bool> SqliteIndexBackend::LoadHitDetails(int64_t doc_id, SearchHit* hit) 
 
 Result<std::optional<std::string>> SqliteIndexBackend::ReadDocumentText(int64_t doc_id) {
   ASSIGN_OR_RETURN(Statement s,
-                   db_->Prepare("SELECT content || code FROM search_content WHERE doc_id = ?1"));
+                   db_->Prepare("SELECT content || code FROM search_pending_content WHERE doc_id = ?1"));
   s.Bind(1, doc_id);
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<std::string>();
   return std::optional<std::string>(std::string(s.ColumnText(0)));
+}
+
+Result<store::TextIndexState> SqliteIndexBackend::TextIndexProgress() {
+  return TextIndexStateOf(*db_);
+}
+
+Result<store::TextIndexState> SqliteIndexBackend::IndexPendingText(int64_t max_documents) {
+  return IndexPendingTextOn(*db_, max_documents);
 }
 
 Result<int64_t> SqliteIndexBackend::NewestDocument() {

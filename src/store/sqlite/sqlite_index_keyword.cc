@@ -167,6 +167,8 @@ Status SqliteIndexBackend::RebuildKeywordIndex() {
       "INSERT INTO search_docs (session_id, seq, code_id) SELECT c.session_id, 0, c.id"
       " FROM code_writes c WHERE NOT EXISTS (SELECT 1 FROM search_docs d"
       " WHERE d.code_id = c.id);"
+      // Every document is indexed by the rebuild, so the watermark moves to the last.
+      "UPDATE search_progress SET fts_through = (SELECT coalesce(max(doc_id), 0) FROM search_docs);"
       "INSERT INTO search_fts (search_fts) VALUES ('rebuild');"));
   return txn.Commit();
 }

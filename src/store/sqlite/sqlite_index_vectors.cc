@@ -22,7 +22,7 @@ Result<std::vector<store::DocumentText>> SqliteIndexBackend::PendingDocuments(
   // batch costs the same at the end of a long catch-up as at its start.
   ASSIGN_OR_RETURN(Statement s,
                    db_->Prepare("SELECT d.doc_id, c.content || c.code FROM search_docs d"
-                                " JOIN search_content c ON c.doc_id = d.doc_id"
+                                " JOIN search_pending_content c ON c.doc_id = d.doc_id"
                                 " WHERE d.doc_id > coalesce((SELECT max(doc_id) FROM embeddings"
                                 "  WHERE model = ?1), 0)"
                                 " ORDER BY d.doc_id LIMIT ?2"));

@@ -5,7 +5,6 @@
 #include "blob/sha256.h"
 #include "core/message_codec.h"
 #include "core/text_rules.h"
-#include "store/sqlite/search_text.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace sessiondb::sqlite {
@@ -68,13 +67,12 @@ Status SqliteStore::InsertRestoredLocked(std::string_view session_id, std::span<
                    db_->Prepare("INSERT OR IGNORE INTO blob_refs (sha256, session_id, seq) "
                                 "VALUES (?1, ?2, ?3)"));
   if (events.empty()) return Status::Ok();
-  // Indexed for search together, once inserted (IndexEventsLocked).
+  // Recorded as search documents together, once inserted (RecordDocumentsLocked).
   db_->set_event_index_deferred(true);
   struct Undefer {
     Database* db;
     ~Undefer() { db->set_event_index_deferred(false); }
   } undefer{db_.get()};
-  std::vector<std::string> search_texts(events.size());
   for (size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     insert.Bind(1, session_id).Bind(2, e.seq).Bind(4, e.ts_ms).Bind(5, EventTypeName(e.type));
@@ -88,7 +86,6 @@ Status SqliteStore::InsertRestoredLocked(std::string_view session_id, std::span<
       insert.Bind(3, batch.stored_ids[i]).Bind(7, batch.stored[i].text);
       insert.BindOptional(8, batch.stored[i].body);
       RETURN_IF_ERROR(insert.Run());
-      search_texts[i] = SearchText(batch.stored[i].text, batch.stored[i].body.value_or(""));
       continue;
     }
     const Message& m = prepared->message;
@@ -98,7 +95,6 @@ Status SqliteStore::InsertRestoredLocked(std::string_view session_id, std::span<
       if (s.code() != StatusCode::kAlreadyExists) return s;
       return Status::AlreadyExists("event id '" + m.id + "' already exists in this store");
     }
-    search_texts[i] = MessageSearchText(prepared->text, m);
     for (const std::string& sha : prepared->referenced_sha256) {
       add_ref.Bind(1, sha).Bind(2, session_id).Bind(3, e.seq);
       RETURN_IF_ERROR(add_ref.Run());
@@ -107,39 +103,19 @@ Status SqliteStore::InsertRestoredLocked(std::string_view session_id, std::span<
     if (!IsInherited(e, session_id)) RETURN_IF_ERROR(AddUsageLocked(session_id, m));
   }
   db_->set_event_index_deferred(false);
-  return IndexEventsLocked(session_id, events.front().seq, search_texts);
+  return RecordDocumentsLocked(session_id, events.front().seq, events.back().seq);
 }
 
-Status SqliteStore::IndexEventsLocked(std::string_view session_id, int64_t first_seq,
-                                      std::span<const std::string> search_texts) {
-  const int64_t last_seq = first_seq + static_cast<int64_t>(search_texts.size()) - 1;
+// One statement for the run's documents; the full-text index takes them
+// later, past its watermark (SqliteIndexBackend::IndexPendingText).
+Status SqliteStore::RecordDocumentsLocked(std::string_view session_id, int64_t first_seq,
+                                          int64_t last_seq) {
   ASSIGN_OR_RETURN(Statement docs,
                    db_->Prepare("INSERT INTO search_docs (session_id, seq) SELECT session_id, seq "
                                 "FROM events WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 "
                                 "ORDER BY seq"));
   docs.Bind(1, session_id).Bind(2, first_seq).Bind(3, last_seq);
-  RETURN_IF_ERROR(docs.Run());
-  std::vector<std::pair<int64_t, int64_t>> doc_ids;  // (doc_id, seq)
-  doc_ids.reserve(search_texts.size());
-  {
-    ASSIGN_OR_RETURN(Statement find,
-                     db_->Prepare("SELECT doc_id, seq FROM search_docs WHERE session_id = ?1 "
-                                  "AND seq BETWEEN ?2 AND ?3 AND code_id IS NULL"));
-    find.Bind(1, session_id).Bind(2, first_seq).Bind(3, last_seq);
-    for (;;) {
-      ASSIGN_OR_RETURN(bool row, find.Step());
-      if (!row) break;
-      doc_ids.emplace_back(find.ColumnInt(0), find.ColumnInt(1));
-    }
-  }
-  ASSIGN_OR_RETURN(
-      Statement fts,
-      db_->Prepare("INSERT INTO search_fts (rowid, content, code) VALUES (?1, ?2, '')"));
-  for (const auto& [doc_id, seq] : doc_ids) {
-    fts.Bind(1, doc_id).Bind(2, search_texts[static_cast<size_t>(seq - first_seq)]);
-    RETURN_IF_ERROR(fts.Run());
-  }
-  return Status::Ok();
+  return docs.Run();
 }
 
 Status SqliteStore::InsertRestoredSession(const store::SessionRow& row,

@@ -13,6 +13,7 @@
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/sqlite/schema.h"
+#include "store/sqlite/text_index_catch_up.h"
 #include "store/sqlite/sqlite_rows.h"
 #include "store/store_common.h"
 
@@ -68,6 +69,27 @@ SqliteStore::SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<
       options_(std::move(options)),
       db_(std::move(db)),
       blobs_(std::move(blobs)) {}
+
+SqliteStore::~SqliteStore() {
+  if (read_only_reason_.empty() && db_) CatchUpTextIndexOnClose();
+}
+
+void SqliteStore::CatchUpTextIndexOnClose() {
+  // Documents past this are left to a search, the server or `reindex`:
+  // closing should not take seconds after a bulk load.
+  constexpr int64_t kCloseCatchUp = 50'000;
+  auto pending = TextIndexStateOf(*db_);
+  if (!pending || pending->pending == 0) return;
+  // The index is derived from the log: a power loss may lose this catch-up
+  // (the next redoes it, the watermark moving with it), never the log. So no
+  // fsync for it, and no long wait behind another writer.
+  if (!db_->Exec("PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 1000").ok()) return;
+  for (int64_t done = 0; done < std::min(pending->pending, kCloseCatchUp);
+       done += store::kTextIndexBatch) {
+    auto state = IndexPendingTextOn(*db_, store::kTextIndexBatch);
+    if (!state || state->pending == 0) break;
+  }
+}
 
 Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir,
                                                           const StoreOptions& given) {

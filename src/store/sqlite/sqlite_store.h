@@ -30,6 +30,9 @@ class SqliteStore final : public store::Backend {
   // See Store::Open; `options` have their defaults applied.
   static Result<std::unique_ptr<store::Backend>> Open(const std::string& dir,
                                                       const StoreOptions& options);
+  // A writable store catches the full-text index up as it closes (see
+  // CatchUpTextIndexOnClose).
+  ~SqliteStore() override;
 
   const std::string& location() const override { return dir_; }
   std::string read_only_reason() const override { return read_only_reason_; }
@@ -155,17 +158,21 @@ class SqliteStore final : public store::Backend {
   Result<RestoreBatch> PrepareRestore(std::string_view session_id, std::span<const Event> events,
                                       const BlobSourceFn& blob_source);
 
+  // Indexes what this store's writes left pending (at most kCloseCatchUp
+  // documents), so readers that cannot index (a read-only store) find what
+  // a process wrote once it has closed. Best effort: the next catch-up, by
+  // anyone, takes what is left.
+  void CatchUpTextIndexOnClose();
+
   // The following need mu_ held.
   // Inserts the batch's events, references and usage into session_id.
   Status InsertRestoredLocked(std::string_view session_id, std::span<const Event> events,
                               const RestoreBatch& batch);
-  // Indexes for search the events of session_id from first_seq on, one per
-  // text of `search_texts` (SearchText of each), which were inserted with the
-  // trigger's indexing deferred. Their full-text rows go in last, by
-  // statements that open no savepoint, so FTS5 keeps them in memory and
-  // writes one segment at commit instead of one per event.
-  Status IndexEventsLocked(std::string_view session_id, int64_t first_seq,
-                           std::span<const std::string> search_texts);
+  // Records as search documents the events of session_id from first_seq to
+  // last_seq, inserted with the trigger's recording deferred: one statement
+  // instead of a trigger per row. The full-text index takes them later.
+  Status RecordDocumentsLocked(std::string_view session_id, int64_t first_seq,
+                               int64_t last_seq);
   Result<Session> LoadSessionLocked(std::string_view id);
   void CheckDatabaseLocked(VerifyReport* report);
   // Reads the session's index entry and every event it stores, and finds each
