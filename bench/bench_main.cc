@@ -354,8 +354,26 @@ class Runner {
       ns.push_back(NowNs() - t);
     }
     double seconds = static_cast<double>(NowNs() - start) / 1e9;
+    // The index follows the log: the appends above only recorded their
+    // documents. Catching the full-text index up is the rest of the work
+    // before all 200,000 are searchable.
+    SearchOptions search_options;
+    search_options.embedder.from_environment = false;
+    auto index = Check(SearchIndex::Open(*store, search_options), "batch index open");
+    const int64_t index_start = NowNs();
+    const int64_t left = Check(index->IndexPending(), "batch index catch-up");
+    const double index_seconds = static_cast<double>(NowNs() - index_start) / 1e9;
+    if (left != 0) Die("batch_import: the index did not catch up");
+    auto found = Check(index->Search({.query = "the", .mode = SearchMode::kKeyword, .limit = 1,
+                                      .catch_up_limit = 0}),
+                       "batch search");
+    index.reset();
     store.reset();
     json out = Header("batch_import", "append_batch_durable");
+    out["index_catch_up_seconds"] = index_seconds;
+    out["index_catch_up_over_append"] = index_seconds / seconds;
+    out["searchable_ops_per_s"] = 200000.0 / (seconds + index_seconds);
+    out["keyword_matches_after"] = found.keyword_matches;
     out["n"] = 200000;
     out["batches"] = 200;
     out["seconds"] = seconds;
@@ -364,6 +382,7 @@ class Runner {
     out["bytes_on_disk"] = BytesOnDisk(dir);
     out["durability"] = "fsync per batch";
     batch_ops_per_s_ = out["ops_per_s"];
+    batch_index_over_append_ = out["index_catch_up_over_append"];
     Emit(out);
     fs::remove_all(dir);
   }
@@ -434,7 +453,8 @@ class Runner {
       s["w1_p50_over_fdatasync_overwrite_p50"] = w1_p50_us_ / fdatasync_overwrite_p50_us_;
     }
     target("batch_import_ops_per_s", batch_ops_per_s_, 200000, true);
-    target("w3_median_ms", w3_median_ms_, 20, false);
+    target("batch_index_catch_up_over_append", batch_index_over_append_, 1.5, false);
+    target("w3_median_ms", w3_median_ms_, 5, false);
     target("list_100k_median_ms", list_median_ms_, 2, false);
     if (w5_write_MiBps_ > 0 && hash_decode_MiBps_ > 0) {
       target("image_ingest_over_floor", w5_write_MiBps_ / hash_decode_MiBps_, 0.5, true);
@@ -477,6 +497,7 @@ class Runner {
   fs::path root_;
   bool w1_done_ = false, w2_done_ = false;
   double w1_p50_us_ = 0, fdatasync_p50_us_ = 0, batch_ops_per_s_ = 0, w3_median_ms_ = 0;
+  double batch_index_over_append_ = 0;
   double w6_median_ms_ = 0;
   double fdatasync_overwrite_p50_us_ = 0;
   double list_median_ms_ = 0, w5_write_MiBps_ = 0, w5_disk_over_raw_ = 0, hash_decode_MiBps_ = 0;
