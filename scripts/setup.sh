@@ -23,6 +23,7 @@ PACKAGES=(
   libcpp-httplib-dev              # HTTP client of the server tests and bench; tests' embedding endpoint
   libgtest-dev libgmock-dev       # tests
   libbenchmark-dev                # bench/
+  libxapian-dev                   # bench/xapian: Xapian beside FTS5 (issue 19; the product does not link it)
   clang-14 libclang-rt-14-dev     # fuzz/: libFuzzer, ASan and UBSan runtimes (scripts/fuzz.sh)
   chromium                        # the web page's tests run in it (tests/web, playwright-core)
   groff-base man-db zsh fish      # install_test renders the man page, checks the completions

@@ -119,33 +119,21 @@ class BackendSearchIndex final : public SearchIndex {
     }
     // An embedder of spelling alone cannot be trusted to outrank keyword hits.
     const bool fuse_by_rank = embedder_ != nullptr && embedder_->KnowsMeaning();
-    std::vector<FusedEntry> fused =
-        fuse_by_rank ? FuseRankings(keyword, vector) : FuseKeywordFirst(keyword, vector);
-
-    size_t skipped = 0;
-    for (const FusedEntry& f : fused) {
-      if (results.hits.size() == static_cast<size_t>(request.limit)) break;
-      SearchHit hit;
-      ASSIGN_OR_RETURN(bool present, backend_->LoadHitDetails(f.doc_id, &hit));
-      if (!present) continue;
-      if (skipped++ < static_cast<size_t>(request.offset)) continue;
-      hit.score = f.score;
-      hit.keyword_rank = f.keyword_rank;
-      hit.keyword_score = f.keyword_score;
-      hit.vector_rank = f.vector_rank;
-      hit.vector_score = f.vector_score;
-      store::Snippet snippet;
-      if (f.keyword_rank > 0) {
-        ASSIGN_OR_RETURN(snippet, backend_->MatchSnippet(parsed.query, f.doc_id));
-      } else {
-        ASSIGN_OR_RETURN(std::optional<std::string> text, backend_->ReadDocumentText(f.doc_id));
-        if (text) snippet = LeadSnippet(*text, parsed.terms);
+    // Without vector hits both fusions keep the keyword order and give each
+    // entry a score of its place alone, so only the head of a long keyword
+    // list (a common term ranks 20,000) is fused: the page and a margin for
+    // documents gone since the ranking, more only if they use it up.
+    size_t head = vector.empty() ? std::min(keyword.size(), want + 64) : keyword.size();
+    while (true) {
+      const std::vector<ListEntry> ranked(keyword.begin(), keyword.begin() + head);
+      std::vector<FusedEntry> fused =
+          fuse_by_rank ? FuseRankings(ranked, vector) : FuseKeywordFirst(ranked, vector);
+      results.hits.clear();
+      RETURN_IF_ERROR(ShowPage(fused, parsed.query, parsed.terms, request, &results.hits));
+      if (results.hits.size() == static_cast<size_t>(request.limit) || head == keyword.size()) {
+        break;
       }
-      // Shown as text by every face, which marks the matches its own way.
-      snippet = PlainSnippet(snippet);
-      hit.snippet = std::move(snippet.text);
-      hit.highlights = std::move(snippet.highlights);
-      results.hits.push_back(std::move(hit));
+      head = std::min(keyword.size(), head * 2);
     }
     return results;
   }
@@ -254,6 +242,40 @@ class BackendSearchIndex final : public SearchIndex {
       }
     }
     ASSIGN_OR_RETURN(loaded_upto_, LoadVectors(backend_.get(), model, loaded_upto_, &exact_));
+    return Status::Ok();
+  }
+
+  // Appends to `hits` the page `request` asks for of `fused` (its offset and
+  // limit counted over the documents still present), with details and
+  // snippets: the backend's for keyword hits, the text's start otherwise.
+  Status ShowPage(const std::vector<FusedEntry>& fused, const store::TextQuery& query,
+                  const std::vector<std::string>& terms, const SearchRequest& request,
+                  std::vector<SearchHit>* hits) {
+    size_t skipped = 0;
+    for (const FusedEntry& f : fused) {
+      if (hits->size() == static_cast<size_t>(request.limit)) break;
+      SearchHit hit;
+      ASSIGN_OR_RETURN(bool present, backend_->LoadHitDetails(f.doc_id, &hit));
+      if (!present) continue;
+      if (skipped++ < static_cast<size_t>(request.offset)) continue;
+      hit.score = f.score;
+      hit.keyword_rank = f.keyword_rank;
+      hit.keyword_score = f.keyword_score;
+      hit.vector_rank = f.vector_rank;
+      hit.vector_score = f.vector_score;
+      store::Snippet snippet;
+      if (f.keyword_rank > 0) {
+        ASSIGN_OR_RETURN(snippet, backend_->MatchSnippet(query, f.doc_id));
+      } else {
+        ASSIGN_OR_RETURN(std::optional<std::string> text, backend_->ReadDocumentText(f.doc_id));
+        if (text) snippet = LeadSnippet(*text, terms);
+      }
+      // Shown as text by every face, which marks the matches its own way.
+      snippet = PlainSnippet(snippet);
+      hit.snippet = std::move(snippet.text);
+      hit.highlights = std::move(snippet.highlights);
+      hits->push_back(std::move(hit));
+    }
     return Status::Ok();
   }
 

@@ -205,6 +205,80 @@ TEST_P(SearchIndexTest, VeryCommonTermsRankABoundedNewestSet) {
   EXPECT_EQ(fillers, 21);
 }
 
+TEST_P(SearchIndexTest, EqualScoresRankNewestFirstOnEveryPage) {
+  // Ten messages of the same text score the same on every backend: their
+  // order is recency alone, and paging through it neither skips nor repeats.
+  NewSession("a");
+  NewSession("b");
+  Add("a", Role::kUser, "kumquat kumquat kumquat");  // the best, and the oldest
+  for (int i = 0; i < 10; ++i) Add(i % 2 == 0 ? "a" : "b", Role::kUser, "the kumquat harvest");
+  Add("b", Role::kUser, "unrelated words only");
+  auto index = Index();
+  SearchResults all = Keyword(*index, "kumquat", {}, 100);
+  ASSERT_EQ(all.hits.size(), 11u);
+  // Then the ten equal ones, newest first: b 5, a 6, b 4, a 5, ...
+  std::vector<std::pair<std::string, int64_t>> want = {{"a", 1}};
+  for (int i = 9; i >= 0; --i) {
+    want.emplace_back(i % 2 == 0 ? "a" : "b", i % 2 == 0 ? i / 2 + 2 : i / 2 + 1);
+  }
+  EXPECT_EQ(Where(all), want);
+  std::vector<std::pair<std::string, int64_t>> paged;
+  for (int offset = 0; offset < 11; offset += 3) {
+    for (auto w : Where(Keyword(*index, "kumquat", {}, 3, offset))) paged.push_back(w);
+  }
+  EXPECT_EQ(paged, want);
+}
+
+TEST_P(SearchIndexTest, FiltersRejectingTheNewestMatchesStillFillTheCandidates) {
+  // The newest 30 matches are in a session that is then deleted, and 20 of
+  // the older ones are assistant messages: with 10 candidates, the ranking
+  // holds the newest 10 that pass the filter, never fewer.
+  NewSession("old");
+  for (int i = 0; i < 40; ++i) {
+    Add("old", i % 2 == 0 ? Role::kUser : Role::kAssistant,
+        "a persimmon pudding " + std::to_string(i));
+  }
+  NewSession("gone");
+  for (int i = 0; i < 30; ++i) Add("gone", Role::kUser, "persimmon persimmon jam");
+  // A fork keeps the deleted session's events (hidden): the index still
+  // holds them and the filter must reject them.
+  ASSERT_TRUE(store_->ForkSession("gone", 1, {.id = "gone-fork"}));
+  ASSERT_TRUE(store_->DeleteSession("gone").ok());
+  SearchOptions options;
+  options.max_keyword_candidates = 10;
+  auto index = Index(options);
+
+  SearchResults r = Keyword(*index, "persimmon", {}, 100);
+  EXPECT_TRUE(r.bounded);
+  EXPECT_EQ(r.keyword_matches, 10);
+  std::set<int64_t> seqs;
+  for (const SearchHit& h : r.hits) {
+    EXPECT_EQ(h.session_id, "old");
+    seqs.insert(h.seq);
+  }
+  std::set<int64_t> newest_ten;
+  for (int64_t seq = 31; seq <= 40; ++seq) newest_ten.insert(seq);
+  EXPECT_EQ(seqs, newest_ten);
+
+  SearchResults assistants = Keyword(*index, "persimmon", {.role = Role::kAssistant}, 100);
+  EXPECT_TRUE(assistants.bounded);
+  EXPECT_EQ(assistants.keyword_matches, 10);
+  std::set<int64_t> assistant_seqs;
+  for (const SearchHit& h : assistants.hits) {
+    EXPECT_EQ(h.session_id, "old");
+    EXPECT_EQ(h.role, Role::kAssistant);
+    assistant_seqs.insert(h.seq);
+  }
+  // Assistant messages are the even seqs (i odd); the newest ten: 40 .. 22.
+  std::set<int64_t> newest_assistant;
+  for (int64_t seq = 22; seq <= 40; seq += 2) newest_assistant.insert(seq);
+  EXPECT_EQ(assistant_seqs, newest_assistant);
+
+  SearchResults unbounded = Keyword(*index, "persimmon", {.session_id = "old"}, 100);
+  EXPECT_TRUE(unbounded.bounded);
+  EXPECT_EQ(unbounded.keyword_matches, 10);
+}
+
 TEST_P(SearchIndexTest, HostileQueriesNeverFail) {
   BuildCorpus();
   auto index = Index();

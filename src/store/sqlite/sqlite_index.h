@@ -73,6 +73,10 @@ class SqliteIndexBackend final : public store::IndexBackend {
   Result<int64_t> NewestDocument() override;
 
  private:
+  // True when no match of a query can fail `filter` (the kinds aside, which
+  // the MATCH expression holds): then RankKeyword reads FTS5 alone.
+  Result<bool> EveryMatchPassesFilter(const SearchFilter& filter);
+
   SqliteIndexBackend(std::string store_dir, std::unique_ptr<Database> db, FileSystem* file_system)
       : store_dir_(std::move(store_dir)),
         db_(std::move(db)),

@@ -12,24 +12,35 @@ namespace {
 
 // The filter as SQL over search_docs d, events e, sessions s and code_writes
 // c, with parameters ?2 .. ?9 (see BindFilter). Written once, so the
-// statement is prepared once; an absent filter is a NULL parameter.
-#define FILTER_JOINS                                                         \
-  " LEFT JOIN events e ON d.code_id IS NULL AND e.session_id = d.session_id" \
-  " AND e.seq = d.seq"                                                       \
-  " LEFT JOIN sessions s ON d.code_id IS NULL AND s.id = d.session_id"       \
+// statement is prepared once; an absent filter is a NULL parameter. The
+// events join is the costly one (a lookup into the largest table per
+// document), so it has its own macros, left out when the filter names no
+// role and no time.
+#define SESSION_JOINS                                                  \
+  " LEFT JOIN sessions s ON d.code_id IS NULL AND s.id = d.session_id" \
   " LEFT JOIN code_writes c ON c.id = d.code_id "
-#define FILTER_WHERE                                                                \
+#define EVENT_JOIN \
+  " LEFT JOIN events e ON d.code_id IS NULL AND e.session_id = d.session_id AND e.seq = d.seq"
+#define SESSION_WHERE                                                               \
   " (d.code_id IS NOT NULL OR s.deleted = 0)"                                       \
   " AND (?2 IS NULL OR d.session_id = ?2)"                                          \
   " AND (?3 = 1 OR d.code_id IS NOT NULL)"                                          \
   " AND (?4 = 1 OR d.code_id IS NULL)"                                              \
-  " AND (?5 IS NULL OR e.role = ?5)"                                                \
-  " AND (?6 IS NULL OR coalesce(e.ts_ms, c.created_ms) >= ?6)"                      \
-  " AND (?7 IS NULL OR coalesce(e.ts_ms, c.created_ms) < ?7)"                       \
   " AND (?8 IS NULL OR d.code_id IS NOT NULL OR s.archived = ?8)"                   \
   " AND (?9 IS NULL OR substr(coalesce(c.project, s.metadata->>'project', '') || '/',"  \
   "      1, length(?9)) = ?9 OR substr(coalesce(c.file_path, s.metadata->>'cwd', '')"     \
   "      || '/', 1, length(?9)) = ?9)"
+#define EVENT_WHERE                                                \
+  " AND (?5 IS NULL OR e.role = ?5)"                               \
+  " AND (?6 IS NULL OR coalesce(e.ts_ms, c.created_ms) >= ?6)"     \
+  " AND (?7 IS NULL OR coalesce(e.ts_ms, c.created_ms) < ?7)"
+#define FILTER_JOINS EVENT_JOIN SESSION_JOINS
+#define FILTER_WHERE SESSION_WHERE EVENT_WHERE
+
+// True when `filter` reads a column of the document's event (role, time).
+bool FilterReadsEvents(const SearchFilter& f) {
+  return f.role.has_value() || f.since_ms > 0 || f.until_ms > 0;
+}
 
 void BindFilter(Statement& s, const SearchFilter& f) {
   if (f.session_id.empty())
@@ -89,6 +100,21 @@ store::Snippet FromMarked(std::string_view marked) {
 
 }  // namespace
 
+Result<bool> SqliteIndexBackend::EveryMatchPassesFilter(const SearchFilter& filter) {
+  if (!filter.session_id.empty() || FilterReadsEvents(filter) ||
+      filter.archived != ArchiveFilter::kAll || !filter.project.empty()) {
+    return false;
+  }
+  // The kinds are held by the MATCH's column (RankKeyword); what is left is
+  // that events of a deleted session are hidden. Deleted sessions are rare
+  // (kept only while forks read them), so one look at the sessions table
+  // usually spares a join per match.
+  if (!filter.events) return true;
+  ASSIGN_OR_RETURN(std::optional<int64_t> deleted,
+                   db_->QueryInt("SELECT EXISTS (SELECT 1 FROM sessions WHERE deleted <> 0)"));
+  return !deleted || *deleted == 0;
+}
+
 Result<store::KeywordRanking> SqliteIndexBackend::RankKeyword(const store::TextQuery& query,
                                                               const SearchFilter& filter,
                                                               int64_t max_candidates) {
@@ -97,17 +123,29 @@ Result<store::KeywordRanking> SqliteIndexBackend::RankKeyword(const store::TextQ
   if (match.empty()) return ranking;
   if (!filter.events && !filter.code_writes) return ranking;
   // One kind only: hold the expression to its column, so FTS5 never walks
-  // the other kind's matches.
+  // the other kind's matches. An event's document has an empty code column
+  // and a code write's an empty content column, so this is the kind filter.
   if (!filter.events) match = "code : (" + match + ")";
   if (!filter.code_writes) match = "content : (" + match + ")";
-  // The full-text table drives the join (CROSS JOIN fixes the order) and is
-  // read newest first; the LIMIT bounds the work for a very common term.
-  ASSIGN_OR_RETURN(
-      Statement s,
-      db_->Prepare("SELECT d.doc_id, bm25(search_fts) FROM search_fts"
-                   " CROSS JOIN search_docs d ON d.doc_id = search_fts.rowid" FILTER_JOINS
-                   " WHERE search_fts MATCH ?1 AND" FILTER_WHERE
-                   " ORDER BY search_fts.rowid DESC LIMIT ?10"));
+  // The full-text table drives (CROSS JOIN fixes the order) and is read
+  // newest first; the LIMIT bounds the work for a very common term. When
+  // the filter cannot reject a match, FTS5 answers alone: no join per
+  // match, only per hit shown (LoadHitDetails). Otherwise only the joins
+  // the filter reads.
+  ASSIGN_OR_RETURN(const bool fts_alone, EveryMatchPassesFilter(filter));
+  const char* sql =
+      fts_alone ? "SELECT rowid, bm25(search_fts) FROM search_fts"
+                  " WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?10"
+      : FilterReadsEvents(filter)
+          ? "SELECT d.doc_id, bm25(search_fts) FROM search_fts"
+            " CROSS JOIN search_docs d ON d.doc_id = search_fts.rowid" FILTER_JOINS
+            " WHERE search_fts MATCH ?1 AND" FILTER_WHERE
+            " ORDER BY search_fts.rowid DESC LIMIT ?10"
+          : "SELECT d.doc_id, bm25(search_fts) FROM search_fts"
+            " CROSS JOIN search_docs d ON d.doc_id = search_fts.rowid" SESSION_JOINS
+            " WHERE search_fts MATCH ?1 AND" SESSION_WHERE
+            " ORDER BY search_fts.rowid DESC LIMIT ?10";
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql));
   s.Bind(1, std::string_view(match));
   BindFilter(s, filter);
   s.Bind(10, max_candidates + 1);
