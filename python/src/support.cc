@@ -72,14 +72,16 @@ void ThrowInvalid(std::string message) {
 
 py::object JsonToPy(std::string_view text, py::object empty) {
   if (text.empty()) return empty;
-  static py::object loads = py::module_::import("json").attr("loads");
-  return loads(py::str(text.data(), text.size()));
+  // Leaked on purpose: a static py::object would be released after the
+  // interpreter is gone.
+  static py::object* loads = new py::object(py::module_::import("json").attr("loads"));
+  return (*loads)(py::str(text.data(), text.size()));
 }
 
 std::string PyToJson(py::handle value) {
-  static py::object dumps = py::module_::import("json").attr("dumps");
+  static py::object* dumps = new py::object(py::module_::import("json").attr("dumps"));
   try {
-    return dumps(value, py::arg("ensure_ascii") = false, py::arg("separators") = py::make_tuple(",", ":"))
+    return (*dumps)(value, py::arg("ensure_ascii") = false, py::arg("separators") = py::make_tuple(",", ":"))
         .cast<std::string>();
   } catch (py::error_already_set& e) {
     ThrowInvalid(std::string("not JSON-serialisable: ") + e.what());

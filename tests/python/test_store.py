@@ -112,7 +112,7 @@ def test_error_classes_are_a_hierarchy_under_error():
     for cls, code in [(sessiondb.NotFound, "not_found"), (sessiondb.InvalidArgument, "invalid_argument"),
                       (sessiondb.AlreadyExists, "already_exists"),
                       (sessiondb.FailedPrecondition, "failed_precondition"), (sessiondb.Busy, "busy"),
-                      (sessiondb.Corruption, "corruption"), (sessiondb.IoError, "io")]:
+                      (sessiondb.Corruption, "corruption"), (sessiondb.IoError, "io_error")]:
         assert issubclass(cls, sessiondb.Error) and cls.code == code
 
 
