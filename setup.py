@@ -10,6 +10,7 @@ cannot reach; without it pip uses the setuptools already installed.
 
     python3 -m pip install .                          # or --no-build-isolation
     SESSIONDB_CMAKE_ARGS="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" pip install .
+    SESSIONDB_BUILD_DIR=build pip install .           # reuse the tree `make build` made
 """
 
 import os
@@ -38,14 +39,24 @@ class CMakeBuild(build_ext):
     _sessiondb, and puts it where setuptools packs the extension."""
 
     def build_extension(self, ext):
-        build_dir = os.path.abspath(os.path.join(self.build_temp, "cmake"))
+        reuse = os.environ.get("SESSIONDB_BUILD_DIR")
+        if reuse:
+            # A CMake build tree of this checkout already configured (`make
+            # build`): only the extension is built there, for this interpreter.
+            build_dir = os.path.abspath(reuse)
+            configure = ["cmake", "-S", HERE, "-B", build_dir, "-DSESSIONDB_BUILD_PYTHON=ON",
+                         f"-DPython3_EXECUTABLE={sys.executable}"]
+        else:
+            build_dir = os.path.abspath(os.path.join(self.build_temp, "cmake"))
+            configure = [
+                "cmake", "-S", HERE, "-B", build_dir,
+                "-G", "Ninja" if shutil.which("ninja") else "Unix Makefiles",
+                "-DCMAKE_BUILD_TYPE=Release",
+                "-DSESSIONDB_BUILD_TESTS=OFF", "-DSESSIONDB_BUILD_BENCH=OFF",
+                "-DSESSIONDB_BUILD_PYTHON=ON", f"-DPython3_EXECUTABLE={sys.executable}",
+            ]
         os.makedirs(build_dir, exist_ok=True)
-        configure = [
-            "cmake", "-S", HERE, "-B", build_dir, "-G", "Ninja" if shutil.which("ninja") else "Unix Makefiles",
-            "-DCMAKE_BUILD_TYPE=Release",
-            "-DSESSIONDB_BUILD_TESTS=OFF", "-DSESSIONDB_BUILD_BENCH=OFF",
-            "-DSESSIONDB_BUILD_PYTHON=ON", f"-DPython3_EXECUTABLE={sys.executable}",
-        ] + shlex.split(os.environ.get("SESSIONDB_CMAKE_ARGS", ""))
+        configure += shlex.split(os.environ.get("SESSIONDB_CMAKE_ARGS", ""))
         subprocess.run(configure, check=True)
         jobs = os.environ.get("SESSIONDB_BUILD_JOBS", str(os.cpu_count() or 1))
         subprocess.run(["cmake", "--build", build_dir, "--target", "_sessiondb", "-j", jobs],
