@@ -144,6 +144,21 @@ def _put(template: Any, path: Path, value: Any) -> None:
     target[path[-1]] = value
 
 
+def row_to_item(row: Tuple[str, str, Optional[str], List[str]], read_blob) -> Dict[str, Any]:
+    """The item of a row of Store._item_rows: (role, text, metadata JSON, image sha256s)."""
+    role, body, metadata_json, shas = row
+    if metadata_json is None or ITEM_KEY not in metadata_json:
+        return {"role": role if role in _ROLES else "assistant", "content": body}
+    metadata = json.loads(metadata_json)
+    item = metadata[ITEM_KEY]
+    for (path, mime), sha in zip(metadata.get(IMAGES_KEY) or [], shas):
+        url = f"data:{mime};base64,{base64.b64encode(read_blob(sha)).decode('ascii')}"
+        if not path:
+            return url
+        _put(item, path, url)
+    return item
+
+
 def to_item(message: Message, read_blob) -> Dict[str, Any]:
     """The item `message` stores; read_blob(sha256) gives an image's bytes."""
     metadata = message.metadata

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import NotFound, AlreadyExists, Store, Usage
 from . import _items
@@ -42,6 +43,35 @@ except Exception:  # pragma: no cover - the SDK is optional
         """The SDK's SessionSettings: `limit` is get_items' default (None: all)."""
 
         limit: Optional[int] = None
+
+
+# Sessions opened on the same location (and options) in one process share one
+# Store, as the SDK's SQLiteSession instances on one file share its lock: a
+# server holding a session per user opens the store once, not per user.
+_STORES: Dict[Tuple[str, str], List[Any]] = {}  # key -> [Store, sessions using it]
+_STORES_LOCK = threading.Lock()
+
+
+def _shared_store(location: Any, options: Dict[str, Any]) -> Tuple[Tuple[str, str], Store]:
+    key = (os.path.abspath(os.fspath(location)) if not str(location).startswith("postgres")
+           else str(location), repr(sorted(options.items())))
+    with _STORES_LOCK:
+        entry = _STORES.get(key)
+        if entry is None or entry[0].closed:
+            entry = _STORES[key] = [Store(location, **options), 0]
+        entry[1] += 1
+        return key, entry[0]
+
+
+def _release_store(key: Tuple[str, str]) -> None:
+    with _STORES_LOCK:
+        entry = _STORES.get(key)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] <= 0:
+            del _STORES[key]
+            entry[0].close()
 
 
 def store_session_id(session_id: str) -> str:
@@ -90,10 +120,10 @@ class SessiondbSession:
         if isinstance(session_settings, dict):
             session_settings = SessionSettings(**session_settings)
         self.session_settings = session_settings or SessionSettings()
-        self._owns_store = not isinstance(store, Store)
-        if self._owns_store:
+        self._shared_key: Optional[Tuple[str, str]] = None
+        if not isinstance(store, Store):
             store_options.setdefault("max_images_per_message", 64)
-            store = Store(store, **store_options)
+            self._shared_key, store = _shared_store(store, store_options)
         self.store: Store = store
         self._store_id = store_session_id(session_id)
         self._title = title
@@ -156,10 +186,11 @@ class SessiondbSession:
         return await asyncio.to_thread(self._usage)
 
     def close(self) -> None:
-        """Closes the store if this session opened it."""
+        """Closes the session; the store it opened closes with the last
+        session of the process on that store."""
+        if not self._closed and self._shared_key is not None:
+            _release_store(self._shared_key)
         self._closed = True
-        if self._owns_store:
-            self.store.close()
 
     # ---- the work, on a worker thread -----------------------------------------
 
@@ -177,13 +208,10 @@ class SessiondbSession:
         if limit is not None and limit == 0:
             return []
         try:
-            if limit is None or limit < 0:
-                messages = self.store.read(self._store_id)
-            else:
-                messages = self.store.read_last(self._store_id, limit)
+            rows = self.store._item_rows(self._store_id, -1 if limit is None or limit < 0 else limit)
         except NotFound:
             return []
-        return [_items.to_item(m, self.store.read_blob) for m in messages]
+        return [_items.row_to_item(row, self.store.read_blob) for row in rows]
 
     def _messages_of(self, items: List[Dict[str, Any]], inline: bool) -> list:
         with self._lock:
@@ -229,6 +257,8 @@ class SessiondbSession:
             if not last:
                 return None
             item = _items.to_item(last[-1], self.store.read_blob)
+            # The view ends at the message before: what came after it (the
+            # popped item, and anything a rewind already hid) leaves the view.
             self.store.rewind(self._store_id, last[-2].seq if len(last) > 1 else 0)
             return item
 

@@ -176,6 +176,28 @@ void BindMessages(py::class_<PyStore>& cls) {
            },
            py::arg("session_id"), py::arg("from_seq") = 1, py::arg("limit") = -1,
            "Every event (messages, resource views, compactions...), a fork's inherited ones too.")
+      .def("_item_rows",
+           [](PyStore& self, const std::string& session_id, int64_t count) {
+             std::vector<Message> messages = self.Run([&](Store& s) {
+               return Unwrap(count < 0 ? s.ReadMessages(session_id)
+                                       : s.ReadLastMessages(session_id, count));
+             });
+             py::list rows;
+             for (const Message& m : messages) {
+               py::list images;
+               for (const Part& p : m.parts) {
+                 if (p.type == PartType::kImage && p.resource) images.append(p.resource->content_sha256);
+               }
+               py::object metadata = m.metadata_json.empty() || m.metadata_json == "{}"
+                                         ? py::object(py::none())
+                                         : py::object(py::str(m.metadata_json));
+               rows.append(py::make_tuple(std::string(RoleName(m.role)), m.Text(), metadata, images));
+             }
+             return rows;
+           },
+           py::arg("session_id"), py::arg("count") = -1,
+           "For sessiondb.agents: (role, text, metadata JSON or None, image sha256s) of the "
+           "view's messages (the last `count`, -1: all), without a Message object each.")
       .def("read_for_projection",
            [](PyStore& self, const std::string& session_id) {
              return self.Run([&](Store& s) { return Unwrap(s.ReadForProjection(session_id)); });

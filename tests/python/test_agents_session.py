@@ -219,3 +219,19 @@ async def test_concurrent_adds_all_land_in_some_order(session):
     import asyncio
     await asyncio.gather(*(session.add_items([msg("user", f"m{i}")]) for i in range(20)))
     assert sorted(i["content"] for i in await session.get_items()) == sorted(f"m{i}" for i in range(20))
+
+
+async def test_sessions_on_one_location_share_a_store_closed_with_the_last(tmp_path):
+    a = SessiondbSession("a", str(tmp_path / "store"))
+    b = SessiondbSession("b", str(tmp_path / "store"))
+    assert a.store is b.store
+    await a.add_items([msg("user", "from a")])
+    a.close()
+    assert not b.store.closed
+    assert await b.get_items() == []
+    await b.add_items([msg("user", "from b")])
+    b.close()
+    assert b.store.closed
+    c = SessiondbSession("a", str(tmp_path / "store"))
+    assert await c.get_items() == [msg("user", "from a")]
+    c.close()
