@@ -261,3 +261,24 @@ def test_housekeeping_reports(store, png):
     assert stats["sessions"] == 1 and stats["messages"] == 1 and stats["blobs"] == 1
     assert store.verify()["clean"] is True
     assert store.collect_garbage(grace_ms=0, dry_run=True)["blobs_deleted"] == 0
+
+
+@pytest.mark.skipif(not hasattr(sessiondb.Store, "rewind"), reason="the engine has no Store::Rewind yet")
+def test_a_rewind_ends_the_view_and_keeps_the_log(store):
+    sid = store.create_session().id
+    for i in range(4):
+        store.append(sid, "user" if i % 2 == 0 else "assistant", f"m{i}")
+    ev = store.rewind(sid, 2)
+    assert ev.type == "rewind" and ev.rewind_to_seq == 2 and ev.seq == 5
+    assert [m.text for m in store.read(sid)] == ["m0", "m1"]
+    assert [m.text for m in store.read_last(sid, 5)] == ["m0", "m1"]
+    assert [e.type for e in store.read_events(sid)] == ["message"] * 4 + ["rewind"]
+    assert len(store.project(sid)["messages"]) == 2
+    store.append(sid, "user", "after")
+    assert [m.text for m in store.read(sid)] == ["m0", "m1", "after"]
+    store.rewind(sid, 0)
+    assert store.read(sid) == []
+    with pytest.raises(sessiondb.InvalidArgument):
+        store.rewind(sid, 99)
+    with pytest.raises(sessiondb.NotFound):
+        store.rewind("missing", 0)
