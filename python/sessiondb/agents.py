@@ -154,13 +154,11 @@ class SessiondbSession:
     async def pop_item(self) -> Optional[Dict[str, Any]]:
         """Removes the most recent item and returns it; None if there is none."""
         self._check_open()
-        self._check_rewind()
         return await asyncio.to_thread(self._pop_item)
 
     async def clear_session(self) -> None:
         """Removes every item (the session's view is rewound to nothing)."""
         self._check_open()
-        self._check_rewind()
         await asyncio.to_thread(self._clear)
 
     # ---- beyond the protocol -------------------------------------------------
@@ -199,11 +197,6 @@ class SessiondbSession:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("SessiondbSession is closed")
-
-    def _check_rewind(self) -> None:
-        # Removing items is a rewind of the session, never a delete and copy.
-        if not hasattr(self.store, "rewind"):
-            raise NotImplementedError("this sessiondb engine has no rewind (Store::Rewind)")
 
     def _ensure_session(self) -> None:
         try:

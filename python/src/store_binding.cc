@@ -286,24 +286,18 @@ void BindHarness(py::class_<PyStore>& cls) {
            py::arg("draft_id"), "Removes the draft.");
 }
 
-// Store::Rewind (the rewind event, docs/harness.md), bound where the engine
-// has it: a template so that the call is compiled only then.
-template <typename S>
-constexpr bool kHasRewind = requires(S& s) { s.Rewind(std::string_view{}, int64_t{0}); };
-
-template <typename S>
+// Store::Rewind: the rewind event (docs/harness.md), what the Agents SDK
+// session's pop_item and clear_session are made of.
 void BindRewind(py::class_<PyStore>& cls) {
-  if constexpr (kHasRewind<S>) {
-    cls.def("rewind",
-            [](PyStore& self, const std::string& session_id, int64_t to_seq) {
-              return self.Run([&](S& s) { return Unwrap(s.Rewind(session_id, to_seq)); });
-            },
-            py::arg("session_id"), py::arg("to_seq"),
-            "Ends the session's view at to_seq (0 empties it): later events leave the view "
-            "(read, read_last, projections, exports) but stay in the log (read_events); what "
-            "is appended next joins the view. Returns the rewind event. InvalidArgument for a "
-            "to_seq outside 0..last_seq.");
-  }
+  cls.def("rewind",
+          [](PyStore& self, const std::string& session_id, int64_t to_seq) {
+            return self.Run([&](Store& s) { return Unwrap(s.Rewind(session_id, to_seq)); });
+          },
+          py::arg("session_id"), py::arg("to_seq"),
+          "Ends the session's view at to_seq (0 empties it): later events leave the view "
+          "(read, read_last, projections, exports) but stay in the log (read_events); what "
+          "is appended next joins the view. Returns the rewind event. InvalidArgument for a "
+          "to_seq outside 0..last_seq.");
 }
 
 void BindBlobsAndHousekeeping(py::class_<PyStore>& cls) {
@@ -406,7 +400,7 @@ void BindStore(py::module_& m) {
   BindSessions(cls);
   BindMessages(cls);
   BindHarness(cls);
-  BindRewind<Store>(cls);
+  BindRewind(cls);
   BindBlobsAndHousekeeping(cls);
   BindSearch(cls);
   BindInterop(cls);

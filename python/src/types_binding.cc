@@ -195,19 +195,6 @@ void BindSession(py::module_& m) {
       });
 }
 
-// Event::rewind (a rewind event's to_seq), where the engine has it.
-template <typename E>
-constexpr bool kHasRewindPoint = requires(E& e) { e.rewind.to_seq; };
-
-template <typename E>
-void BindRewindPoint(py::class_<E>& cls) {
-  if constexpr (kHasRewindPoint<E>) {
-    cls.def_property_readonly(
-        "rewind_to_seq", [](const E& e) { return e.rewind.to_seq; },
-        "For a rewind event: the seq the session's view was ended at.");
-  }
-}
-
 void BindEvents(py::module_& m) {
   py::class_<ResourceView>(m, "ResourceView", "A resource deliberately put back into context.")
       .def_readonly("resource_id", &ResourceView::resource_id)
@@ -222,10 +209,10 @@ void BindEvents(py::module_& m) {
       .def_readonly("model", &Compaction::model)
       .def_readonly("limitations", &Compaction::limitations)
       .def_readonly("images", &Compaction::images);
-  py::class_<Event> event(m, "Event",
-                          "One entry of a session's log; `type` says which of message, "
-                          "resource_view, compaction and rewind is meaningful.");
-  event.def_readonly("id", &Event::id)
+  py::class_<Event>(m, "Event",
+                    "One entry of a session's log; `type` says which of message, resource_view, "
+                    "compaction and rewind is meaningful.")
+      .def_readonly("id", &Event::id)
       .def_readonly("session_id", &Event::session_id)
       .def_readonly("seq", &Event::seq)
       .def_readonly("ts_ms", &Event::ts_ms)
@@ -233,10 +220,12 @@ void BindEvents(py::module_& m) {
       .def_readonly("message", &Event::message)
       .def_readonly("resource_view", &Event::resource_view)
       .def_readonly("compaction", &Event::compaction)
+      .def_property_readonly(
+          "rewind_to_seq", [](const Event& e) { return e.rewind.to_seq; },
+          "For a rewind event: the seq the session's view was ended at.")
       .def("__repr__", [](const Event& e) {
         return "Event(seq=" + std::to_string(e.seq) + ", " + Str(EventTypeName(e.type)) + ")";
       });
-  BindRewindPoint(event);
   py::class_<Draft>(m, "Draft", "Assistant output being streamed, saved as it grows.")
       .def_readonly("id", &Draft::id)
       .def_readonly("session_id", &Draft::session_id)

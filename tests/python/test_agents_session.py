@@ -14,9 +14,6 @@ from conftest import png_bytes
 from sessiondb.agents import SessiondbSession
 
 pytestmark = pytest.mark.asyncio
-# pop_item and clear_session rewind the session (Store::Rewind, the rewind event).
-needs_rewind = pytest.mark.skipif(not hasattr(sessiondb.Store, "rewind"),
-                                  reason="the engine has no Store::Rewind yet")
 
 
 @pytest.fixture
@@ -53,13 +50,11 @@ async def test_session_settings_give_the_default_limit(store):
     assert SessiondbSession("x", store).session_settings.limit is None
 
 
-@needs_rewind
 async def test_a_new_session_is_empty_and_pop_item_on_it_is_none(session):
     assert await session.get_items() == []
     assert await session.pop_item() is None
 
 
-@needs_rewind
 async def test_pop_item_removes_and_returns_the_latest_until_none(session):
     await session.add_items([msg("user", "Hello"), msg("assistant", "Hi there!"),
                              msg("user", "How are you?")])
@@ -71,7 +66,6 @@ async def test_pop_item_removes_and_returns_the_latest_until_none(session):
     assert await session.get_items() == []
 
 
-@needs_rewind
 async def test_items_added_after_a_pop_follow_what_is_left(session):
     await session.add_items([msg("user", "a"), msg("assistant", "b")])
     await session.pop_item()
@@ -81,7 +75,6 @@ async def test_items_added_after_a_pop_follow_what_is_left(session):
     assert await session.get_items() == [msg("user", "a")]
 
 
-@needs_rewind
 async def test_pop_keeps_the_removed_item_in_the_log_for_audit(session, store):
     await session.add_items([msg("user", "a"), msg("assistant", "b")])
     await session.pop_item()
@@ -89,7 +82,6 @@ async def test_pop_keeps_the_removed_item_in_the_log_for_audit(session, store):
     assert [e.message.text for e in events if e.type == "message"] == ["a", "b"]
 
 
-@needs_rewind
 async def test_pop_and_get_affect_only_their_own_session(store):
     one, two = SessiondbSession("s1", store), SessiondbSession("s2", store)
     await one.add_items([msg("user", "Session 1 message")])
@@ -99,7 +91,6 @@ async def test_pop_and_get_affect_only_their_own_session(store):
     assert [i["content"] for i in await two.get_items()] == ["Session 2 message 1"]
 
 
-@needs_rewind
 async def test_clear_session_removes_every_item_and_the_session_goes_on(session):
     await session.add_items([msg("user", "Hello"), msg("assistant", "Hi")])
     await session.clear_session()
@@ -109,7 +100,6 @@ async def test_clear_session_removes_every_item_and_the_session_goes_on(session)
     assert await session.get_items() == [msg("user", "again")]
 
 
-@needs_rewind
 async def test_clearing_a_session_never_written_is_fine(session):
     await session.clear_session()
     assert await session.get_items() == []
@@ -190,7 +180,6 @@ async def test_data_urls_the_store_cannot_keep_stay_inline_and_round_trip(sessio
     assert await session.get_items() == odd
 
 
-@needs_rewind
 async def test_popping_an_image_item_returns_its_data_url(session):
     url = "data:image/png;base64," + base64.b64encode(png_bytes(1, 1, salt=b"pop")).decode()
     item = {"role": "user", "content": [{"type": "input_image", "image_url": url, "detail": "low"}]}

@@ -263,7 +263,6 @@ def test_housekeeping_reports(store, png):
     assert store.collect_garbage(grace_ms=0, dry_run=True)["blobs_deleted"] == 0
 
 
-@pytest.mark.skipif(not hasattr(sessiondb.Store, "rewind"), reason="the engine has no Store::Rewind yet")
 def test_a_rewind_ends_the_view_and_keeps_the_log(store):
     sid = store.create_session().id
     for i in range(4):
