@@ -281,3 +281,20 @@ def test_a_rewind_ends_the_view_and_keeps_the_log(store):
         store.rewind(sid, 99)
     with pytest.raises(sessiondb.NotFound):
         store.rewind("missing", 0)
+
+
+def test_values_of_the_wrong_kind_are_invalid_arguments_before_any_write(store):
+    sid = store.create_session().id
+    with pytest.raises(sessiondb.InvalidArgument):
+        sessiondb.image(12345)
+    with pytest.raises(sessiondb.InvalidArgument):
+        store.append(sid, "user", ["text", 42])
+    with pytest.raises(sessiondb.InvalidArgument):
+        store.append(sid, "user", "x", metadata={"not json": object()})
+    with pytest.raises(sessiondb.InvalidArgument):
+        store.append(sid, "user", "x", usage="lots")
+    with pytest.raises(sessiondb.InvalidArgument):
+        store.append(sid, sessiondb.Message("user", "x"), "and content")
+    with pytest.raises(sessiondb.NotFound):
+        store.append(sid, "user", [sessiondb.image("/nonexistent/cat.png")])
+    assert store.read(sid) == []
