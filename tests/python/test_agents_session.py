@@ -180,6 +180,20 @@ async def test_data_urls_the_store_cannot_keep_stay_inline_and_round_trip(sessio
     assert await session.get_items() == odd
 
 
+async def test_base64_with_stray_bits_stays_inline_and_round_trips(session):
+    data = png_bytes(2, 2, salt=b"strays")
+    while len(data) % 3 != 1:  # two "=" of padding: the last character carries 4 unused bits
+        data += b"\x00"
+    text64 = base64.b64encode(data).decode()
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    last = text64[-3]
+    odd = text64[:-3] + alphabet[alphabet.index(last) + 1] + "=="  # same bytes, other text
+    assert base64.b64decode(odd) == data and odd != text64
+    item = {"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64," + odd}]}
+    await session.add_items([item])
+    assert await session.get_items() == [item]
+
+
 async def test_popping_an_image_item_returns_its_data_url(session):
     url = "data:image/png;base64," + base64.b64encode(png_bytes(1, 1, salt=b"pop")).decode()
     item = {"role": "user", "content": [{"type": "input_image", "image_url": url, "detail": "low"}]}
