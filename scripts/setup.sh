@@ -29,6 +29,8 @@ PACKAGES=(
   groff-base man-db zsh fish      # install_test renders the man page, checks the completions
   jq                              # docs/cli.md examples pipe JSON through it (docs_examples_cli_test)
   curl                            # the README walk fetches the page's API (readme_walk_cli_test)
+  python3-dev pybind11-dev        # the Python package (python/, docs/python.md)
+  python3-pytest python3-pytest-asyncio python3-setuptools python3-wheel  # its tests; pip install . offline
 )
 
 # Node.js and npm run the browser tests. A machine may already have them from

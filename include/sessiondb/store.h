@@ -91,6 +91,14 @@ using BlobSourceFn = std::function<Result<std::string>(std::string_view sha256)>
 // the log, so the store applies it without knowing any provider's shape.
 std::vector<Event> ReplayCompactions(std::vector<Event> events);
 
+// The events of a session's view (see Store::Rewind): the log's events in
+// order, each rewind (to_seq K) dropping those before it with seq > K, the
+// rewind events themselves left out. `events` is a session's whole log in seq
+// order, as Store::ReadEvents returns it. A rule of the log, like
+// ReplayCompactions, which is applied after it: a compaction that a rewind
+// took out of the view no longer stands for its range.
+std::vector<Event> ApplyRewinds(std::vector<Event> events);
+
 // The current schema version of the embedded store.
 inline constexpr int kSchemaVersion = 5;
 
@@ -158,12 +166,16 @@ class Store {
   // Appends several messages in one transaction (for imports): all or none.
   virtual Result<std::vector<AppendResult>> AppendBatch(std::string_view session_id,
                                                         std::span<const Message> messages) = 0;
-  // Messages with seq >= from_seq, in order, at most `limit` (-1: all).
-  // A part whose blob is absent is returned with resource->missing set, and a
-  // warning is logged; the rest of the message loads.
+  // The messages of the session's view (Rewind) with seq >= from_seq, in
+  // order, at most `limit` (-1: all). They keep their seqs in the log, so
+  // after a rewind the seqs may have gaps. A part whose blob is absent is
+  // returned with resource->missing set, and a warning is logged; the rest of
+  // the message loads.
   virtual Result<std::vector<Message>> ReadMessages(std::string_view session_id,
                                                     int64_t from_seq = 1, int64_t limit = -1) = 0;
-  // The last `count` messages, in order.
+  // The last `count` messages of the session's view, in order. A session
+  // never rewound reads only those; a rewound one, one read per stretch of
+  // its view from the end back until `count` are found.
   virtual Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
                                                         int64_t count) = 0;
 
@@ -202,7 +214,8 @@ class Store {
   // See docs/harness.md for how these fit together.
 
   // A new session whose history is the parent's up to `at_seq` (0 .. the
-  // parent's last_seq), then its own. Constant time: nothing is copied, the
+  // parent's last_seq), rewinds included, then its own; its view follows from
+  // that history by the same rule (Rewind). Constant time: nothing is copied, the
   // fork reads the parent's events, blobs included. The parent is never
   // changed. The child's title and preview come from `child` or else from the
   // inherited messages; its metadata from `child` or else the parent's.
@@ -210,15 +223,18 @@ class Store {
   virtual Result<Session> ForkSession(std::string_view parent_id, int64_t at_seq,
                                       const NewSession& child) = 0;
 
-  // Every event (messages, resource views, compactions) with seq >= from_seq,
-  // in order, at most `limit` (-1: all). A fork's inherited events included.
+  // Every event (messages, resource views, compactions, rewinds) with seq >=
+  // from_seq, in order, at most `limit` (-1: all). A fork's inherited events
+  // included. The whole log, for audit: what a rewind took out of the view is
+  // still here, and so are the rewinds.
   virtual Result<std::vector<Event>> ReadEvents(std::string_view session_id, int64_t from_seq = 1,
                                                 int64_t limit = -1) = 0;
 
-  // What a projection needs: the events left after applying the session's
-  // compactions (each summary in place of the range it covers), in order.
-  // Reads from the last compaction on, not the whole log, so resuming costs
-  // what follows the last compaction. Equal to ReplayCompactions(ReadEvents()).
+  // What a projection needs: the events of the session's view left after
+  // applying its compactions (each summary in place of the range it covers),
+  // in order. Reads from the last compaction in the view on, not the whole
+  // log, so resuming costs what follows the last compaction. Equal to
+  // ReplayCompactions(ApplyRewinds(ReadEvents())).
   Result<std::vector<Event>> ReadForProjection(std::string_view session_id);
 
   // Records that `resource_id` (attached by a message of this session, or
@@ -231,17 +247,37 @@ class Store {
 
   // Appends a compaction event whose summary stands in for request.from_seq
   // .. request.to_seq. When that range held images, the stored limitations
-  // add that the summary is not the images and name them. kInvalidArgument
-  // for an empty summary or a range outside 1 .. last_seq; nothing is written.
+  // add that the summary is not the images and name them. After a rewind,
+  // from_seq and to_seq must both be seqs of the session's view (events a
+  // rewind took out, and the rewinds, are not), and only the view's images
+  // count. kInvalidArgument for an empty summary, a range outside 1 ..
+  // last_seq or an end outside the view; nothing is written.
   Result<Event> Compact(std::string_view session_id, const CompactionRequest& request);
 
+  // Ends the session's view at `to_seq`: every event with a seq past to_seq
+  // that was in the view leaves it; events appended later join it again. The
+  // log itself is append-only: the rewind is an event (type kRewind, its
+  // `rewind.to_seq` the target) at the next seq, and ReadEvents still returns
+  // everything (for audit, for forks, until pruned). Reads of the view:
+  // ReadMessages, ReadLastMessages, ReadForProjection (a compaction taken out
+  // of the view no longer applies), and through them projections, exports
+  // and the faces. The session's message_count becomes the number of
+  // messages in its view; title and preview stay. A rewind to the end
+  // (to_seq == last_seq) changes no view but is recorded all the same; 0
+  // empties the view. Returns the rewind event. kInvalidArgument for a
+  // to_seq outside 0 .. last_seq; kNotFound for a missing session; nothing
+  // is written then.
+  virtual Result<Event> Rewind(std::string_view session_id, int64_t to_seq) = 0;
+
   // Drops the text, parts and blob references of the messages covered by the
-  // compaction at `compaction_seq` that this session's own log holds (events
+  // compaction at `compaction_seq` (which must be in the session's view: a
+  // compaction a rewind took out no longer stands for its range, so its
+  // messages may be in the view again) that this session's own log holds (events
   // inherited from a parent are the parent's and stay), then deletes blobs no
   // event refers to any more. For users who need the space or must erase.
   // The messages stay in the log as pruned stubs; the compaction stays.
   // Forks of this session read the pruned stubs too. kInvalidArgument if the
-  // event at that seq is not a compaction of this session.
+  // event at that seq is not a compaction of this session, or was rewound.
   virtual Result<PruneReport> PruneCompaction(std::string_view session_id,
                                               int64_t compaction_seq) = 0;
 
@@ -300,6 +336,9 @@ class Store {
   // (a fork's inherited part included), or nullopt.
   virtual Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
                                                           int64_t upto_seq) = 0;
+  // The rewind events of the session's history (a fork's inherited part
+  // included) with seq <= upto_seq, in seq order.
+  virtual Result<std::vector<Event>> ReadRewinds(std::string_view session_id, int64_t upto_seq) = 0;
   // The message event (in the session's history) whose parts attach
   // `resource_id`, or nullopt; kNotFound for a missing session.
   virtual Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,

@@ -248,8 +248,8 @@ struct StorageStats {
 
 // ---- The agent harness: events beyond messages, drafts, usage ---------------
 
-enum class EventType { kMessage, kResourceView, kCompaction };
-// "message", "resource_view", "compaction".
+enum class EventType { kMessage, kResourceView, kCompaction, kRewind };
+// "message", "resource_view", "compaction", "rewind".
 std::string_view EventTypeName(EventType type);
 Result<EventType> ParseEventType(std::string_view name);
 
@@ -288,8 +288,15 @@ struct Compaction {
   bool operator==(const Compaction&) const = default;
 };
 
-// One entry of a session's log. Exactly one of message, resource_view and
-// compaction is meaningful, chosen by `type`. session_id is the session whose
+// Where a rewind (Store::Rewind) ends the session's view: every event with a
+// seq past to_seq that was in the view before the rewind leaves it.
+struct RewindPoint {
+  int64_t to_seq = 0;
+  bool operator==(const RewindPoint&) const = default;
+};
+
+// One entry of a session's log. Exactly one of message, resource_view,
+// compaction and rewind is meaningful, chosen by `type`. session_id is the session whose
 // log holds the event: for events a fork inherited, its parent (or an older
 // ancestor).
 struct Event {
@@ -301,6 +308,7 @@ struct Event {
   Message message;
   ResourceView resource_view;
   Compaction compaction;
+  RewindPoint rewind;
 };
 
 // What Store::PruneCompaction dropped.

@@ -147,6 +147,9 @@ Json ToJson(const Event& e) {
     case EventType::kCompaction:
       j["compaction"] = ToJson(e.compaction);
       break;
+    case EventType::kRewind:
+      j["rewind"] = {{"to_seq", e.rewind.to_seq}};
+      break;
   }
   return j;
 }

@@ -63,6 +63,14 @@ Status DecodeCompaction(const json& body, Compaction* c) {
   return Status::Ok();
 }
 
+Status DecodeRewind(const json& body, const std::string& id, RewindPoint* rewind) {
+  rewind->to_seq = MemberOr(body, "to_seq", int64_t{-1});
+  if (rewind->to_seq < 0) {
+    return Status::Corruption("rewind event " + id + " has no to_seq, or a negative one");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string EncodeResourceViewBody(const ResourceView& view) {
@@ -80,6 +88,11 @@ std::string EncodeCompactionBody(const Compaction& c) {
   json body = {{"v", kEventBodyVersion},       {"from_seq", c.from_seq},     {"to_seq", c.to_seq},
                {"summary", c.summary},         {"strategy", c.strategy},     {"model", c.model},
                {"limitations", c.limitations}, {"images", std::move(images)}};
+  return body.dump();
+}
+
+std::string EncodeRewindBody(const RewindPoint& rewind) {
+  json body = {{"v", kEventBodyVersion}, {"to_seq", rewind.to_seq}};
   return body.dump();
 }
 
@@ -118,6 +131,11 @@ Result<Event> DecodeEventRow(const EventRow& row) {
       case EventType::kCompaction: {
         ASSIGN_OR_RETURN(json body, ParseBody(row));
         RETURN_IF_ERROR(DecodeCompaction(body, &e.compaction));
+        break;
+      }
+      case EventType::kRewind: {
+        ASSIGN_OR_RETURN(json body, ParseBody(row));
+        RETURN_IF_ERROR(DecodeRewind(body, e.id, &e.rewind));
         break;
       }
     }

@@ -1,5 +1,5 @@
-// The JSON bodies of the log's events that are not messages (resource views
-// and compactions, format version 1, see docs/formats.md), and the decoding
+// The JSON bodies of the log's events that are not messages (resource views,
+// compactions and rewinds, format version 1, see docs/formats.md), and the decoding
 // of a stored event row of any type into an Event. Both backends store the
 // same columns and use these, so they read each other's events alike.
 // Thread-safety: pure functions.
@@ -20,6 +20,9 @@ inline constexpr int kEventBodyVersion = 1;
 std::string EncodeResourceViewBody(const ResourceView& view);
 // Body JSON of a compaction event; its searchable text is the summary.
 std::string EncodeCompactionBody(const Compaction& compaction);
+
+// Body JSON of a rewind event; its searchable text is empty.
+std::string EncodeRewindBody(const RewindPoint& rewind);
 
 // One stored event row, as both backends hold it.
 struct EventRow {

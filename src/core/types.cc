@@ -32,10 +32,11 @@ constexpr std::array<std::pair<Origin, std::string_view>, 3> kOrigins{{
     {Origin::kRemoteLink, "link"},
 }};
 
-constexpr std::array<std::pair<EventType, std::string_view>, 3> kEventTypes{{
+constexpr std::array<std::pair<EventType, std::string_view>, 4> kEventTypes{{
     {EventType::kMessage, "message"},
     {EventType::kResourceView, "resource_view"},
     {EventType::kCompaction, "compaction"},
+    {EventType::kRewind, "rewind"},
 }};
 
 Part AttachmentPart(PartType type, AttachmentSource::Kind kind, std::string data,

@@ -338,6 +338,7 @@ Status ExportAgentsKt(Store& store, std::span<const Session> sessions, const fs:
             ? meta["agents_kt"]
             : json::object();
     ASSIGN_OR_RETURN(std::vector<Event> events, store.ReadEvents(s.id));
+    events = ApplyRewinds(std::move(events));  // the session's view, as a reader sees it
     ordered_json messages = ordered_json::array();
     Usage total;
     bool any_usage = false;

@@ -1,6 +1,7 @@
 // The jsonl export: one JSON object per message per line, for scripts (jq,
 // pandas). Attachments appear as their descriptors, never as bytes. Events
-// that are not messages (resource views, compactions) are not written. Every
+// that are not messages (resource views, compactions, rewinds) are not
+// written, nor messages a rewind took out of the session's view. Every
 // line of a fork, side branch or sub-agent session says where it branched
 // from ("lineage"), so a line stands on its own.
 // Sessions in id order, messages in seq order; keys sorted; so the same
@@ -68,6 +69,7 @@ Status ExportJsonl(Store& store, std::span<const Session> sessions, const fs::pa
     ASSIGN_OR_RETURN(std::vector<Event> events, store.ReadEvents(s->id));
     std::optional<json> lineage;
     if (std::optional<Lineage> l = SessionLineage(*s, events)) lineage = LineageJson(*l);
+    events = ApplyRewinds(std::move(events));  // the session's view, as a reader sees it
     for (const Event& e : events) {
       if (e.type != EventType::kMessage) continue;
       ASSIGN_OR_RETURN(std::string line, MessageLine(e.message, s->id, lineage));

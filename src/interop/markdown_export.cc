@@ -85,7 +85,9 @@ class Transcript {
     }
     if (session_.archived) md_ += "- Archived\n";
     md_ += "\n";
-    for (const Event& e : events) {
+    // The session's view, as a reader sees it: a rewind is not written, nor
+    // what it took out.
+    for (const Event& e : ApplyRewinds(std::move(events))) {
       switch (e.type) {
         case EventType::kMessage:
           RETURN_IF_ERROR(RenderMessage(e.message));
@@ -109,6 +111,8 @@ class Transcript {
           md_ += Quoted(note) + "\n";
           break;
         }
+        case EventType::kRewind:
+          break;
       }
     }
     return md_;

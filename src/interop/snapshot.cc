@@ -81,6 +81,9 @@ Result<json> EventToJson(const Event& e, std::string_view session_id) {
     case EventType::kCompaction:
       j["compaction"] = BodyWithoutVersion(EncodeCompactionBody(e.compaction));
       break;
+    case EventType::kRewind:
+      j["rewind"] = BodyWithoutVersion(EncodeRewindBody(e.rewind));
+      break;
   }
   return j;
 }
@@ -425,7 +428,7 @@ class SnapshotReader {
         body.erase("seq");
         body.erase("ts_ms");
         if (!FilterParts(&body, where, blobs)) return std::nullopt;
-      } else if (type == "resource_view" || type == "compaction") {
+      } else if (type == "resource_view" || type == "compaction" || type == "rewind") {
         body = std::move(je.at(type));
       } else {
         sink_.Skip(where, "unknown event type '" + type + "'");
@@ -693,6 +696,10 @@ class RunRestore {
       } else if (e.type == EventType::kResourceView) {
         auto at = store_seq_of_.find(e.resource_view.message_seq);
         if (at != store_seq_of_.end()) e.resource_view.message_seq = at->second;
+      } else if (e.type == EventType::kRewind) {
+        // Where the snapshot's last event at or before to_seq stands in the store.
+        auto after = store_seq_of_.upper_bound(e.rewind.to_seq);
+        if (after != store_seq_of_.begin()) e.rewind.to_seq = std::prev(after)->second;
       }
       e.seq = seq;
       e.message.seq = seq;

@@ -186,6 +186,8 @@ Result<std::vector<Turn>> BuildTurns(std::span<const Event> events, ProviderForm
         turns.push_back(
             Turn{.role = Role::kUser, .blocks = {TextBlock(CompactionText(e.compaction))}});
         break;
+      case EventType::kRewind:
+        break;  // ReadForProjection has applied it: it is never in the view
     }
   }
   PairToolCalls(&turns);

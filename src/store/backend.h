@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -65,13 +66,38 @@ struct SessionQuery {
   std::optional<std::pair<int64_t, std::string>> after;
 };
 
+// Which types of event a history read returns.
+enum class HistoryFilter {
+  kAll,
+  kMessages,
+  // The rewinds only, through the index of the few events that are not
+  // messages, so a session's view (session_view.h) costs no scan of its log.
+  kRewinds,
+  // Every event that is not a message (the same index): what a count of the
+  // messages in a range of seqs subtracts, as seqs are dense.
+  kNotMessages,
+};
+
 // Which events of a session's history (its fork ancestors' included) to read.
 struct HistoryRead {
   int64_t from_seq = 1;
+  int64_t to_seq = std::numeric_limits<int64_t>::max();
   int64_t limit = -1;  // -1: all
-  bool messages_only = false;
+  HistoryFilter filter = HistoryFilter::kAll;
   // The last `limit` events rather than the first (returned in seq order).
   bool newest_first = false;
+};
+
+// The condition on which a rewind is written, and the count it sets.
+struct RecordGuard {
+  // The record is written only if the session's log holds no rewind past
+  // this seq (where the caller read the view); otherwise
+  // InsertGuardedEventRecord returns nullopt and writes nothing. Appends that
+  // landed since do not matter: they join the view past any rewind target,
+  // so they neither stay in it nor change what it holds up to the target.
+  int64_t no_rewind_after = 0;
+  // The session's message_count once the record is written.
+  int64_t message_count = 0;
 };
 
 class Backend {
@@ -137,6 +163,13 @@ class Backend {
 
   virtual Result<Event> InsertEventRecord(std::string_view session_id, EventType type,
                                           std::string_view text, std::string_view body) = 0;
+  // InsertEventRecord under `guard`, in the same transaction: nullopt when a
+  // rewind has landed past guard.no_rewind_after (the caller decides again).
+  virtual Result<std::optional<Event>> InsertGuardedEventRecord(std::string_view session_id,
+                                                                EventType type,
+                                                                std::string_view text,
+                                                                std::string_view body,
+                                                                const RecordGuard& guard) = 0;
   virtual Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
                                                           int64_t upto_seq) = 0;
   virtual Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,

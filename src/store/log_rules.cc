@@ -80,7 +80,7 @@ Result<int64_t> RemoveArchivedBefore(Backend& backend, int64_t before_ms) {
 }
 
 Result<Session> InsertFork(Backend& backend, std::string_view parent_id, int64_t at_seq,
-                           const ForkRow& child) {
+                           const ForkRow& child, std::span<const SeqRange> view) {
   Session forked;
   RETURN_IF_ERROR(backend.RunWriteTransaction({}, [&](WriteTransaction& txn) -> Status {
     // A share lock: the parent cannot be removed until the fork that reads it commits.
@@ -89,9 +89,20 @@ Result<Session> InsertFork(Backend& backend, std::string_view parent_id, int64_t
     RETURN_IF_ERROR(ValidateForkPoint(*parent, at_seq));
     ASSIGN_OR_RETURN(std::vector<Segment> history, txn.ReadHistorySegments(parent->id));
     const std::vector<Segment> inherited = SegmentsUpTo(std::move(history), at_seq);
-    // Seqs are dense over the history, so its messages are at_seq minus the
-    // few events that are not messages, which an index counts.
-    ASSIGN_OR_RETURN(int64_t not_messages, txn.CountOtherEvents(inherited));
+    // Seqs are dense over the history, so the messages of each range of the
+    // inherited view are its length minus the few events that are not
+    // messages, which an index counts.
+    int64_t message_count = 0;
+    for (const SeqRange& range : view) {
+      std::vector<Segment> within;
+      for (Segment segment : inherited) {
+        segment.from_seq = std::max(segment.from_seq, range.from_seq);
+        segment.to_seq = std::min(segment.to_seq, range.to_seq);
+        if (segment.from_seq <= segment.to_seq) within.push_back(std::move(segment));
+      }
+      ASSIGN_OR_RETURN(int64_t not_messages, txn.CountOtherEvents(within));
+      message_count += range.to_seq - range.from_seq + 1 - not_messages;
+    }
     ASSIGN_OR_RETURN(TitleAndPreview derived, DerivedFromInherited(txn, inherited));
     const TitleAndPreview named = ForkTitleAndPreview(parent->title, at_seq, child.title, derived);
 
@@ -102,7 +113,7 @@ Result<Session> InsertFork(Backend& backend, std::string_view parent_id, int64_t
     row.preview = named.preview;
     row.created_ms = child.created_ms;
     row.updated_ms = child.created_ms;
-    row.message_count = at_seq - not_messages;
+    row.message_count = message_count;
     row.last_seq = at_seq;
     row.metadata_json = child.metadata_json.value_or(parent->metadata_json);
     row.parent_id = parent->id;

@@ -8,12 +8,14 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "sessiondb/status.h"
 #include "sessiondb/store.h"
 #include "store/backend.h"
+#include "store/session_view.h"
 
 namespace sessiondb::store {
 
@@ -36,9 +38,11 @@ struct ForkRow {
 
 // ForkSession's contract (store.h) with the child decided: the fork point is
 // checked against the parent inside the transaction that inserts the child,
-// which holds the parent against deletion.
+// which holds the parent against deletion. `view` is the view of the
+// parent's log up to at_seq (session_view.h), whose messages the child's
+// message_count counts.
 Result<Session> InsertFork(Backend& backend, std::string_view parent_id, int64_t at_seq,
-                           const ForkRow& child);
+                           const ForkRow& child, std::span<const SeqRange> view);
 
 // PruneCompaction's contract (store.h): the session's own messages that the
 // compaction replaced become pruned stubs, a title or preview made from them

@@ -127,8 +127,18 @@ Status ValidateRestore(const Session& session, std::span<const Event> events) {
           std::to_string(first) + ", " + std::to_string(first + 1) + ", " +
           std::to_string(first + 2) + "...");
     }
+    RETURN_IF_ERROR(ValidateRestoredRewind(session.id, events[i]));
   }
   return Status::Ok();
+}
+
+Status ValidateRestoredRewind(std::string_view session_id, const Event& event) {
+  if (event.type != EventType::kRewind) return Status::Ok();
+  if (event.rewind.to_seq >= 0 && event.rewind.to_seq < event.seq) return Status::Ok();
+  return Status::InvalidArgument("session '" + std::string(session_id) + "': the rewind at seq " +
+                                 std::to_string(event.seq) + " goes to seq " +
+                                 std::to_string(event.rewind.to_seq) +
+                                 "; a rewind goes to a seq from 0 to the one before it");
 }
 
 bool IsInherited(const Event& event, std::string_view session_id) {
@@ -154,6 +164,7 @@ Status ValidateRestoredRun(std::string_view session_id, int64_t last_seq,
           "; restored event " + std::to_string(i + 1) + " has seq " +
           std::to_string(events[i].seq) + " where " + std::to_string(want) + " was expected");
     }
+    RETURN_IF_ERROR(ValidateRestoredRewind(session_id, events[i]));
   }
   return Status::Ok();
 }
@@ -188,6 +199,8 @@ Result<StoredEventColumns> EncodeRestoredEvent(const Event& event) {
                                 EncodeResourceViewBody(event.resource_view)};
     case EventType::kCompaction:
       return StoredEventColumns{event.compaction.summary, EncodeCompactionBody(event.compaction)};
+    case EventType::kRewind:
+      return StoredEventColumns{"", EncodeRewindBody(event.rewind)};
   }
   return Err(Status::Internal("unknown event type"));
 }

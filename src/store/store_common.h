@@ -75,9 +75,11 @@ struct IndexEntry : TitleAndPreview {
 // ApplyMessageText, and one more message and seq.
 void ApplyMessageToIndex(Role role, std::string_view text, IndexEntry* entry);
 
+// kInvalidArgument for a restored rewind whose to_seq is not 0 .. its seq - 1.
+Status ValidateRestoredRewind(std::string_view session_id, const Event& event);
 // kInvalidArgument unless `session` has a valid id and `events` are
 // numbered 1, 2, 3... (what RestoreSession accepts); for a fork (parent_id
-// set), its own events, numbered from fork_seq + 1.
+// set), its own events, numbered from fork_seq + 1; and each rewind goes back.
 Status ValidateRestore(const Session& session, std::span<const Event> events);
 
 // The text and body columns of an event RestoreSession writes as it is,

@@ -5,15 +5,23 @@
 
 #include "blob/data_uri.h"
 #include "blob/sha256.h"
+#include "core/event_codec.h"
 #include "core/message_codec.h"
 #include "core/project_path.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/index_backend.h"
 #include "store/log_rules.h"
+#include "store/session_view.h"
 #include "store/store_common.h"
 
 namespace sessiondb::store {
+namespace {
+
+// How many times a rewind is decided again while appends keep landing first.
+constexpr int kRewindAttempts = 16;
+
+}  // namespace
 
 Status Backend::CheckStorable(const PreparedMessage& prepared) {
   RETURN_IF_ERROR(CheckStorableText(prepared.text, "the message text"));
@@ -180,9 +188,10 @@ Result<std::vector<AppendResult>> StoreFront::AppendBatch(std::string_view sessi
 
 Result<std::vector<Message>> StoreFront::ReadMessages(std::string_view session_id, int64_t from_seq,
                                                       int64_t limit) {
+  ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
   ASSIGN_OR_RETURN(std::vector<Event> events,
-                   backend_->ReadHistory(
-                       session_id, {.from_seq = from_seq, .limit = limit, .messages_only = true}));
+                   ReadView(*backend_, view, HistoryFilter::kMessages, from_seq, limit,
+                            /*newest_first=*/false));
   RETURN_IF_ERROR(FlagMissingBlobs(&events));
   return TakeMessages(std::move(events));
 }
@@ -190,9 +199,10 @@ Result<std::vector<Message>> StoreFront::ReadMessages(std::string_view session_i
 Result<std::vector<Message>> StoreFront::ReadLastMessages(std::string_view session_id,
                                                           int64_t count) {
   if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
+  ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
   ASSIGN_OR_RETURN(std::vector<Event> events,
-                   backend_->ReadHistory(
-                       session_id, {.limit = count, .messages_only = true, .newest_first = true}));
+                   ReadView(*backend_, view, HistoryFilter::kMessages, /*from_seq=*/1, count,
+                            /*newest_first=*/true));
   RETURN_IF_ERROR(FlagMissingBlobs(&events));
   return TakeMessages(std::move(events));
 }
@@ -215,10 +225,19 @@ Status StoreFront::RestoreSession(const Session& session, std::span<const Event>
   row.created_ms = session.created_ms;
   row.updated_ms = session.updated_ms;
   // A fork's count includes what it inherits: the source's index entry says.
-  row.message_count =
-      fork ? session.message_count : std::ranges::count_if(events, [](const Event& e) {
-        return e.type == EventType::kMessage;
-      });
+  // A root's is the messages of its view (rewinds applied).
+  if (fork) {
+    row.message_count = session.message_count;
+  } else {
+    std::vector<Event> rewinds;
+    for (const Event& e : events) {
+      if (e.type == EventType::kRewind) rewinds.push_back(e);
+    }
+    const std::vector<SeqRange> ranges = ViewRanges(rewinds, std::ssize(events));
+    row.message_count = std::ranges::count_if(events, [&](const Event& e) {
+      return e.type == EventType::kMessage && InView(ranges, e.seq);
+    });
+  }
   row.fork_seq = fork ? session.fork_seq : 0;
   row.last_seq = row.fork_seq + static_cast<int64_t>(events.size());
   row.archived = session.archived;
@@ -247,7 +266,14 @@ Result<Session> StoreFront::ForkSession(std::string_view parent_id, int64_t at_s
     ASSIGN_OR_RETURN(row.metadata_json, SessionMetadata(child.metadata_json));
   }
   row.created_ms = Now();
-  return InsertFork(*backend_, parent_id, at_seq, row);
+  // The view the fork inherits: the parent's rewinds up to at_seq, which no
+  // later write changes (the log is append-only below the parent's last_seq).
+  ASSIGN_OR_RETURN(Session parent, backend_->LoadSession(parent_id));
+  RETURN_IF_ERROR(ValidateForkPoint(parent, at_seq));
+  ASSIGN_OR_RETURN(
+      std::vector<Event> rewinds,
+      backend_->ReadHistory(parent_id, {.to_seq = at_seq, .filter = HistoryFilter::kRewinds}));
+  return InsertFork(*backend_, parent_id, at_seq, row, ViewRanges(rewinds, at_seq));
 }
 
 Result<std::vector<Event>> StoreFront::ReadEvents(std::string_view session_id, int64_t from_seq,
@@ -261,7 +287,61 @@ Result<std::vector<Event>> StoreFront::ReadEvents(std::string_view session_id, i
 Result<PruneReport> StoreFront::PruneCompaction(std::string_view session_id,
                                                 int64_t compaction_seq) {
   RETURN_IF_ERROR(CheckWritable());
+  // A compaction a rewind took out no longer stands for its range, whose
+  // messages may be in the view again: erasing them would erase the view.
+  ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
+  if (compaction_seq <= view.session.last_seq && !InView(view.ranges, compaction_seq)) {
+    return Err(Status::InvalidArgument(
+        "event " + std::to_string(compaction_seq) + " of session " + view.session.id +
+        " was rewound out of the session's view; a compaction that no longer applies "
+        "cannot be pruned"));
+  }
   return store::PruneCompaction(*backend_, session_id, compaction_seq);
+}
+
+Result<Event> StoreFront::Rewind(std::string_view session_id, int64_t to_seq) {
+  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(ValidateSessionId(session_id));
+  const std::string body = EncodeRewindBody({.to_seq = to_seq});
+  RETURN_IF_ERROR(backend_->CheckStorableText(body, "the event's body"));
+  // Decided on one reading of the view and written only if no other rewind
+  // has changed the view since (a guarded record); decided again then. The
+  // count is of the view's messages up to to_seq, which appends landing in
+  // between do not change.
+  for (int attempt = 1;; ++attempt) {
+    ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
+    const Session& session = view.session;
+    if (to_seq < 0 || to_seq > session.last_seq) {
+      return Err(Status::InvalidArgument(
+          "cannot rewind session " + session.id + " to seq " + std::to_string(to_seq) +
+          ": its log holds seqs 1.." + std::to_string(session.last_seq) + " (0 empties the view)"));
+    }
+    std::vector<SeqRange> dropped;
+    for (const SeqRange& r : view.ranges) {
+      if (r.to_seq > to_seq) dropped.push_back({std::max(r.from_seq, to_seq + 1), r.to_seq});
+    }
+    ASSIGN_OR_RETURN(int64_t dropped_messages, CountMessages(*backend_, session.id, dropped));
+    ASSIGN_OR_RETURN(
+        std::optional<Event> event,
+        backend_->InsertGuardedEventRecord(
+            session.id, EventType::kRewind, /*text=*/"", body,
+            {.no_rewind_after = session.last_seq,
+             .message_count = std::max<int64_t>(0, session.message_count - dropped_messages)}));
+    if (event) {
+      event->rewind.to_seq = to_seq;
+      return std::move(*event);
+    }
+    if (attempt >= kRewindAttempts) {
+      return Err(Status::Busy("session " + session.id +
+                              " was rewound by others while its "
+                              "rewind was decided (" +
+                              std::to_string(attempt) + " attempts); try again"));
+    }
+  }
+}
+
+Result<std::vector<Event>> StoreFront::ReadRewinds(std::string_view session_id, int64_t upto_seq) {
+  return backend_->ReadHistory(session_id, {.to_seq = upto_seq, .filter = HistoryFilter::kRewinds});
 }
 
 Result<UsageReport> StoreFront::GetUsage(std::string_view session_id) {

@@ -48,6 +48,7 @@ class StoreFront final : public Store {
   Result<std::vector<Event>> ReadEvents(std::string_view session_id, int64_t from_seq,
                                         int64_t limit) override;
   Result<PruneReport> PruneCompaction(std::string_view session_id, int64_t compaction_seq) override;
+  Result<Event> Rewind(std::string_view session_id, int64_t to_seq) override;
   Result<UsageReport> GetUsage(std::string_view session_id) override;
   Result<Draft> OpenDraft(std::string_view session_id, Role role, std::string_view model) override;
   Status SaveDraft(const Draft& draft) override;
@@ -75,6 +76,7 @@ class StoreFront final : public Store {
                                                   int64_t upto_seq) override;
   Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
                                                    std::string_view resource_id) override;
+  Result<std::vector<Event>> ReadRewinds(std::string_view session_id, int64_t upto_seq) override;
 
  private:
   int64_t Now() const { return options_.clock(); }

@@ -1,11 +1,12 @@
 // The harness methods every backend shares: they validate, then call the
-// backend primitives (AppendEventRecord, FindLastCompaction,
+// backend primitives (AppendEventRecord, FindLastCompaction, ReadRewinds,
 // FindResourceMessage, ReadEvents).
 #include <algorithm>
 
 #include "core/event_codec.h"
 #include "core/text_rules.h"
 #include "sessiondb/store.h"
+#include "store/session_view.h"
 #include "store/store_common.h"
 
 namespace sessiondb {
@@ -51,12 +52,25 @@ std::string ImageLimitation(const std::vector<Resource>& images) {
 
 Result<std::vector<Event>> Store::ReadForProjection(std::string_view session_id) {
   ASSIGN_OR_RETURN(Session session, GetSession(session_id));
+  // Rewinds first: what they took out of the view, compactions included, is
+  // not there to replay (ApplyRewinds, then ReplayCompactions).
+  ASSIGN_OR_RETURN(std::vector<Event> rewinds, ReadRewinds(session_id, session.last_seq));
+  const std::vector<store::SeqRange> view = store::ViewRanges(rewinds, session.last_seq);
+  // The last compaction at or below `upto` that is in the view.
+  auto last_compaction = [&](int64_t upto) -> Result<std::optional<Event>> {
+    while (upto > 0) {
+      ASSIGN_OR_RETURN(std::optional<Event> found, FindLastCompaction(session_id, upto));
+      if (!found || store::InView(view, found->seq)) return found;
+      upto = found->seq - 1;
+    }
+    return std::optional<Event>();
+  };
   // Walk back from the end: the tail after the last compaction, then what
   // precedes that compaction's range, and so on until a range starts at 1.
   std::vector<std::vector<Event>> pieces;
   int64_t upto = session.last_seq;
   while (upto > 0) {
-    ASSIGN_OR_RETURN(std::optional<Event> last, FindLastCompaction(session_id, upto));
+    ASSIGN_OR_RETURN(std::optional<Event> last, last_compaction(upto));
     if (!last) {
       ASSIGN_OR_RETURN(std::vector<Event> all, ReadRange(*this, session_id, 1, upto));
       pieces.push_back(std::move(all));
@@ -72,7 +86,7 @@ Result<std::vector<Event>> Store::ReadForProjection(std::string_view session_id)
     int64_t from = c.from_seq;
     int64_t below = c.to_seq;
     while (below >= from) {
-      ASSIGN_OR_RETURN(std::optional<Event> inner, FindLastCompaction(session_id, below));
+      ASSIGN_OR_RETURN(std::optional<Event> inner, last_compaction(below));
       if (!inner || inner->seq < from) break;
       from = std::min(from, inner->compaction.from_seq);
       below = inner->seq - 1;
@@ -81,7 +95,9 @@ Result<std::vector<Event>> Store::ReadForProjection(std::string_view session_id)
   }
   std::vector<Event> events;
   for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
-    std::move(it->begin(), it->end(), std::back_inserter(events));
+    for (Event& e : *it) {
+      if (store::InView(view, e.seq)) events.push_back(std::move(e));
+    }
   }
   return ReplayCompactions(std::move(events));
 }
@@ -142,9 +158,22 @@ Result<Event> Store::Compact(std::string_view session_id, const CompactionReques
   c.strategy = request.strategy;
   c.model = request.model;
   c.limitations = request.limitations;
+  // After a rewind the range must start and end in the view: a summary of
+  // what was rewound would bring it back into the view.
+  ASSIGN_OR_RETURN(std::vector<Event> rewinds, ReadRewinds(session_id, session.last_seq));
+  const std::vector<store::SeqRange> view = store::ViewRanges(rewinds, session.last_seq);
+  for (int64_t end : {request.from_seq, request.to_seq}) {
+    if (!store::InView(view, end)) {
+      return Err(Status::InvalidArgument(
+          "compaction range " + std::to_string(request.from_seq) + ".." +
+          std::to_string(request.to_seq) + ": seq " + std::to_string(end) +
+          " is not in the session's view (a rewind took it out, or it is a rewind)"));
+    }
+  }
   ASSIGN_OR_RETURN(std::vector<Event> covered,
                    ReadRange(*this, session_id, request.from_seq, request.to_seq));
   for (const Event& e : covered) {
+    if (!store::InView(view, e.seq)) continue;  // rewound: not the summary's to admit
     if (e.type == EventType::kCompaction) {
       // A summary of a summary still cannot show the images the first one lost.
       for (const Resource& r : e.compaction.images) c.images.push_back(r);

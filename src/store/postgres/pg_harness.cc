@@ -38,15 +38,17 @@ Result<Event> EventFromRow(const PgResult& r, int row) {
 // The query that reads one segment: $1 namespace, $2 session, seqs $3..$4,
 // at most $5 rows (NULL: all).
 const char* SegmentSql(EventFilter filter, bool newest_first) {
-  static const std::array<std::string, 6> kSql = [] {
+  static const std::array<std::string, 10> kSql = [] {
     static constexpr const char* kFilters[] = {
         "",
         " AND type = 'message'",
         // The first condition lets the planner use the index of non-messages.
         " AND type <> 'message' AND type = 'compaction'",
+        " AND type <> 'message' AND type = 'rewind'",
+        " AND type <> 'message'",
     };
-    std::array<std::string, 6> sql;
-    for (size_t f = 0; f < 3; ++f) {
+    std::array<std::string, 10> sql;
+    for (size_t f = 0; f < 5; ++f) {
       for (size_t newest = 0; newest < 2; ++newest) {
         sql[f * 2 + newest] = std::string("SELECT " SESSIONDB_EVENT_COLUMNS
                                           " FROM events WHERE namespace = $1 AND "
@@ -147,11 +149,25 @@ Result<std::vector<Event>> ReadSegments(PgConnection& c, const std::string& ns,
 
 Result<std::vector<Event>> PgStore::ReadHistory(std::string_view session_id,
                                                 const store::HistoryRead& read) {
-  return QueryHistory(session_id,
-                      {.from_seq = read.from_seq,
-                       .limit = read.limit,
-                       .filter = read.messages_only ? EventFilter::kMessages : EventFilter::kAll,
-                       .newest_first = read.newest_first});
+  EventFilter filter = EventFilter::kAll;
+  switch (read.filter) {
+    case store::HistoryFilter::kAll:
+      break;
+    case store::HistoryFilter::kMessages:
+      filter = EventFilter::kMessages;
+      break;
+    case store::HistoryFilter::kRewinds:
+      filter = EventFilter::kRewinds;
+      break;
+    case store::HistoryFilter::kNotMessages:
+      filter = EventFilter::kNotMessages;
+      break;
+  }
+  return QueryHistory(session_id, {.from_seq = read.from_seq,
+                                   .upto_seq = read.to_seq,
+                                   .limit = read.limit,
+                                   .filter = filter,
+                                   .newest_first = read.newest_first});
 }
 
 Result<std::vector<Event>> PgStore::QueryHistory(std::string_view session_id,
@@ -220,6 +236,22 @@ Result<std::optional<Event>> PgStore::FindResourceMessage(std::string_view sessi
 
 Result<Event> PgStore::InsertEventRecord(std::string_view session_id, EventType type,
                                          std::string_view text, std::string_view body) {
+  ASSIGN_OR_RETURN(std::optional<Event> e,
+                   InsertEventRecordGuarded(session_id, type, text, body, std::nullopt));
+  return std::move(*e);
+}
+
+Result<std::optional<Event>> PgStore::InsertGuardedEventRecord(std::string_view session_id,
+                                                               EventType type,
+                                                               std::string_view text,
+                                                               std::string_view body,
+                                                               const store::RecordGuard& guard) {
+  return InsertEventRecordGuarded(session_id, type, text, body, guard);
+}
+
+Result<std::optional<Event>> PgStore::InsertEventRecordGuarded(
+    std::string_view session_id, EventType type, std::string_view text, std::string_view body,
+    const std::optional<store::RecordGuard>& guard) {
   Event event;
   event.id = NewId();
   event.session_id = session_id;
@@ -227,7 +259,7 @@ Result<Event> PgStore::InsertEventRecord(std::string_view session_id, EventType 
   const std::string_view type_name = EventTypeName(type);
 
   bool commit_sent = false;
-  auto appended = Run([&](PgConnection& c) -> Result<Event> {
+  auto appended = Run([&](PgConnection& c) -> Result<std::optional<Event>> {
     if (commit_sent) {
       // The last attempt sent COMMIT and lost the answer: it may have landed.
       PgParams p;
@@ -239,7 +271,7 @@ Result<Event> PgStore::InsertEventRecord(std::string_view session_id, EventType 
       if (r.rows() == 1) {
         event.seq = r.Int(0, 0);
         event.ts_ms = r.Int(0, 1);
-        return event;
+        return std::optional<Event>(event);
       }
     }
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
@@ -249,6 +281,15 @@ Result<Event> PgStore::InsertEventRecord(std::string_view session_id, EventType 
                                         "id = $2 AND NOT deleted FOR UPDATE",
                                         key));
     if (s.rows() == 0) return Err(SessionNotFound(session_id));
+    if (guard && s.Int(0, 0) > guard->no_rewind_after) {
+      PgParams later;
+      later.Add(ns_).Add(session_id).Add(guard->no_rewind_after);
+      ASSIGN_OR_RETURN(PgResult rewound,
+                       c.Exec("SELECT 1 FROM events WHERE namespace = $1 AND session_id = $2 "
+                              "AND seq > $3 AND type <> 'message' AND type = 'rewind' LIMIT 1",
+                              later));
+      if (rewound.rows() > 0) return std::optional<Event>();
+    }
     const int64_t seq = s.Int(0, 0) + 1;
     const int64_t now = Now();
     PgParams p;
@@ -260,14 +301,22 @@ Result<Event> PgStore::InsertEventRecord(std::string_view session_id, EventType 
     RETURN_IF_ERROR(AddEventDocuments(c, ns_, session_id, {seq}, {SearchText(text, body)}));
     PgParams u;
     u.Add(ns_).Add(session_id).Add(seq).Add(now);
-    RETURN_IF_ERROR(c.Run(
-        "UPDATE sessions SET last_seq = $3, updated_ms = $4 WHERE namespace = $1 AND id = $2", u));
+    if (guard) {
+      u.Add(guard->message_count);
+    } else {
+      u.AddNull();
+    }
+    RETURN_IF_ERROR(
+        c.Run("UPDATE sessions SET last_seq = $3, updated_ms = $4, "
+              "message_count = coalesce($5::bigint, message_count) "
+              "WHERE namespace = $1 AND id = $2",
+              u));
     commit_sent = true;
     RETURN_IF_ERROR(txn.Commit());
     commit_sent = false;
     event.seq = seq;
     event.ts_ms = now;
-    return event;
+    return std::optional<Event>(event);
   });
   if (!appended && commit_sent) {
     return Err(Status(appended.error().code(),

@@ -70,6 +70,10 @@ class PgStore final : public store::Backend {
 
   Result<Event> InsertEventRecord(std::string_view session_id, EventType type,
                                   std::string_view text, std::string_view body) override;
+  Result<std::optional<Event>> InsertGuardedEventRecord(std::string_view session_id, EventType type,
+                                                        std::string_view text,
+                                                        std::string_view body,
+                                                        const store::RecordGuard& guard) override;
   Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
                                                   int64_t upto_seq) override;
   Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
@@ -126,6 +130,10 @@ class PgStore final : public store::Backend {
   // Inside the caller's transaction: the batch's blobs, events and usage.
   Status InsertRestored(PgConnection& c, std::string_view session_id, const RestoreBatch& batch,
                         const BlobSourceFn& blob_source);
+  // InsertEventRecord, and InsertGuardedEventRecord when `guard` is given.
+  Result<std::optional<Event>> InsertEventRecordGuarded(
+      std::string_view session_id, EventType type, std::string_view text, std::string_view body,
+      const std::optional<store::RecordGuard>& guard);
   // The events of the session's history that `query` asks for, in seq order,
   // with missing blobs flagged (and warned about). kNotFound for a missing session.
   Result<std::vector<Event>> QueryHistory(std::string_view session_id, const HistoryQuery& query);

@@ -154,7 +154,7 @@ Result<bool> NamespaceHasBlob(PgConnection& c, const std::string& ns, std::strin
 Result<std::vector<Segment>> ResolveHistory(PgConnection& c, const std::string& ns,
                                             std::string_view session_id);
 
-enum class EventFilter { kAll, kMessages, kCompactions };
+enum class EventFilter { kAll, kMessages, kCompactions, kRewinds, kNotMessages };
 
 // Which events of a history to read.
 struct HistoryQuery {

@@ -3,6 +3,8 @@
 // sqlite_write_transaction.cc). Schema: migration
 // 1 -> 2 in schema.cc.
 #include <algorithm>
+#include <array>
+#include <string>
 
 #include "core/event_codec.h"
 #include "core/message_codec.h"
@@ -71,54 +73,74 @@ Status SqliteStore::ReadEventRows(Statement& s, std::vector<Event>* out) {
   }
 }
 
+namespace {
+
+// The statement of a history read of one segment: ?1 session, ?2..?3 seqs,
+// ?4 limit. Built once: the database caches statements by their text's address.
+const char* HistorySql(store::HistoryFilter filter, bool newest_first) {
+  static const std::array<std::string, 8> kSql = [] {
+    std::array<std::string, 8> sql;
+    for (size_t f = 0; f < 4; ++f) {
+      for (size_t newest = 0; newest < 2; ++newest) {
+        const auto filter = static_cast<store::HistoryFilter>(f);
+        std::string& q = sql[f * 2 + newest];
+        q = "SELECT " EVENT_COLUMNS " FROM events";
+        if (filter == store::HistoryFilter::kRewinds ||
+            filter == store::HistoryFilter::kNotMessages) {
+          // The planner would rather walk the primary key back through the
+          // whole log; the partial index holds only the few events that are
+          // not messages.
+          q += " INDEXED BY events_not_messages WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 "
+               "AND type <> 'message'";
+        } else {
+          q += " WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3";
+        }
+        if (filter == store::HistoryFilter::kMessages) q += " AND type = 'message'";
+        if (filter == store::HistoryFilter::kRewinds) q += " AND type = 'rewind'";
+        q += newest ? " ORDER BY seq DESC LIMIT ?4" : " ORDER BY seq LIMIT ?4";
+      }
+    }
+    return sql;
+  }();
+  return kSql[static_cast<size_t>(filter) * 2 + (newest_first ? 1 : 0)].c_str();
+}
+
+}  // namespace
+
 Result<std::vector<Event>> SqliteStore::ReadHistory(std::string_view session_id,
                                                     const store::HistoryRead& read) {
-  const int64_t from_seq = read.from_seq;
   const int64_t limit = read.limit;
-  const bool messages_only = read.messages_only;
   std::vector<Event> events;
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(std::vector<Segment> segments, HistoryLocked(session_id));
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare(HistorySql(read.filter, read.newest_first)));
+  // Reads the part of `seg` the request covers, up to what `limit` still allows.
+  auto read_segment = [&](const Segment& seg) -> Status {
+    const int64_t lo = std::max(seg.from_seq, read.from_seq);
+    const int64_t hi = std::min(seg.to_seq, read.to_seq);
+    if (lo > hi) return Status::Ok();
+    s.Bind(1, seg.session_id).Bind(2, lo).Bind(3, hi);
+    s.Bind(4, limit < 0 ? int64_t{-1} : limit - std::ssize(events));
+    RETURN_IF_ERROR(ReadEventRows(s, &events));
+    s.Reset();
+    return Status::Ok();
+  };
+  const auto full = [&] { return limit >= 0 && std::ssize(events) >= limit; };
   if (read.newest_first) {
-    std::lock_guard lock(mu_);
-    ASSIGN_OR_RETURN(std::vector<Segment> segments, HistoryLocked(session_id));
     // Newest segment first, newest event first, until `limit` are found.
-    ASSIGN_OR_RETURN(
-        Statement s,
-        db_->Prepare(messages_only ? "SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
-                                     "AND seq BETWEEN ?2 AND ?3 AND type = 'message' "
-                                     "ORDER BY seq DESC LIMIT ?4"
-                                   : "SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
-                                     "AND seq BETWEEN ?2 AND ?3 ORDER BY seq DESC LIMIT ?4"));
-    for (auto it = segments.rbegin(); it != segments.rend(); ++it) {
-      if (limit >= 0 && std::ssize(events) >= limit) break;
-      const int64_t lo = std::max(it->from_seq, from_seq);
-      if (lo > it->to_seq) continue;
-      s.Bind(1, it->session_id).Bind(2, lo).Bind(3, it->to_seq);
-      s.Bind(4, limit < 0 ? int64_t{-1} : limit - std::ssize(events));
-      RETURN_IF_ERROR(ReadEventRows(s, &events));
-      s.Reset();
+    for (auto it = segments.rbegin(); it != segments.rend() && !full(); ++it) {
+      RETURN_IF_ERROR(read_segment(*it));
     }
     std::reverse(events.begin(), events.end());
   } else {
-    std::lock_guard lock(mu_);
-    ASSIGN_OR_RETURN(std::vector<Segment> segments, HistoryLocked(session_id));
-    const int64_t expected = std::clamp<int64_t>(
-        segments.back().to_seq - std::max<int64_t>(from_seq, 1) + 1, 0, int64_t{1} << 20);
-    events.reserve(static_cast<size_t>(limit < 0 ? expected : std::min(limit, expected)));
-    ASSIGN_OR_RETURN(
-        Statement s,
-        db_->Prepare(messages_only ? "SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
-                                     "AND seq BETWEEN ?2 AND ?3 AND type = 'message' "
-                                     "ORDER BY seq LIMIT ?4"
-                                   : "SELECT " EVENT_COLUMNS " FROM events WHERE session_id = ?1 "
-                                     "AND seq BETWEEN ?2 AND ?3 ORDER BY seq LIMIT ?4"));
-    for (const Segment& seg : segments) {
-      const int64_t lo = std::max(seg.from_seq, from_seq);
-      if (lo > seg.to_seq) continue;
-      if (limit >= 0 && std::ssize(events) >= limit) break;
-      s.Bind(1, seg.session_id).Bind(2, lo).Bind(3, seg.to_seq);
-      s.Bind(4, limit < 0 ? int64_t{-1} : limit - std::ssize(events));
-      RETURN_IF_ERROR(ReadEventRows(s, &events));
-      s.Reset();
+    if (read.filter == store::HistoryFilter::kAll) {
+      const int64_t expected = std::clamp<int64_t>(
+          std::min(segments.back().to_seq, read.to_seq) - std::max<int64_t>(read.from_seq, 1) + 1,
+          0, int64_t{1} << 20);
+      events.reserve(static_cast<size_t>(limit < 0 ? expected : std::min(limit, expected)));
+    }
+    for (auto it = segments.begin(); it != segments.end() && !full(); ++it) {
+      RETURN_IF_ERROR(read_segment(*it));
     }
   }
   return events;
@@ -128,9 +150,32 @@ Result<std::vector<Event>> SqliteStore::ReadHistory(std::string_view session_id,
 
 Result<Event> SqliteStore::InsertEventRecord(std::string_view session_id, EventType type,
                                              std::string_view text, std::string_view body) {
+  ASSIGN_OR_RETURN(std::optional<Event> e,
+                   InsertEventRecordGuarded(session_id, type, text, body, std::nullopt));
+  return std::move(*e);
+}
+
+Result<std::optional<Event>> SqliteStore::InsertGuardedEventRecord(
+    std::string_view session_id, EventType type, std::string_view text, std::string_view body,
+    const store::RecordGuard& guard) {
+  return InsertEventRecordGuarded(session_id, type, text, body, guard);
+}
+
+Result<std::optional<Event>> SqliteStore::InsertEventRecordGuarded(
+    std::string_view session_id, EventType type, std::string_view text, std::string_view body,
+    const std::optional<store::RecordGuard>& guard) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   ASSIGN_OR_RETURN(Session session, LoadSessionLocked(session_id));
+  if (guard && session.last_seq > guard->no_rewind_after) {
+    ASSIGN_OR_RETURN(Statement later,
+                     db_->Prepare("SELECT 1 FROM events INDEXED BY events_not_messages "
+                                  "WHERE session_id = ?1 AND seq > ?2 AND type <> 'message' "
+                                  "AND type = 'rewind' LIMIT 1"));
+    later.Bind(1, session.id).Bind(2, guard->no_rewind_after);
+    ASSIGN_OR_RETURN(bool rewound, later.Step());
+    if (rewound) return std::optional<Event>();
+  }
   Event e;
   e.id = NewId();
   e.session_id = session.id;
@@ -145,12 +190,14 @@ Result<Event> SqliteStore::InsertEventRecord(std::string_view session_id, EventT
     insert.Bind(5, EventTypeName(type)).Bind(6, text).Bind(7, body);
     RETURN_IF_ERROR(insert.Run());
   }
-  ASSIGN_OR_RETURN(Statement update, db_->Prepare("UPDATE sessions SET last_seq = ?2, "
-                                                  "updated_ms = ?3 WHERE id = ?1"));
+  ASSIGN_OR_RETURN(Statement update,
+                   db_->Prepare("UPDATE sessions SET last_seq = ?2, updated_ms = ?3, "
+                                "message_count = coalesce(?4, message_count) WHERE id = ?1"));
   update.Bind(1, e.session_id).Bind(2, e.seq).Bind(3, e.ts_ms);
+  if (guard) update.Bind(4, guard->message_count);
   RETURN_IF_ERROR(update.Run());
   RETURN_IF_ERROR(txn.Commit());
-  return e;
+  return std::optional<Event>(std::move(e));
 }
 
 Result<std::optional<Event>> SqliteStore::FindLastCompaction(std::string_view session_id,

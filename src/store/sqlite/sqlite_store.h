@@ -61,6 +61,10 @@ class SqliteStore final : public store::Backend {
 
   Result<Event> InsertEventRecord(std::string_view session_id, EventType type,
                                   std::string_view text, std::string_view body) override;
+  Result<std::optional<Event>> InsertGuardedEventRecord(std::string_view session_id, EventType type,
+                                                        std::string_view text,
+                                                        std::string_view body,
+                                                        const store::RecordGuard& guard) override;
   Result<std::optional<Event>> FindLastCompaction(std::string_view session_id,
                                                   int64_t upto_seq) override;
   Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
@@ -114,6 +118,10 @@ class SqliteStore final : public store::Backend {
 
   int64_t Now() const { return options_.clock(); }
   std::string NewId() const;
+  // InsertEventRecord, and InsertGuardedEventRecord when `guard` is given.
+  Result<std::optional<Event>> InsertEventRecordGuarded(
+      std::string_view session_id, EventType type, std::string_view text, std::string_view body,
+      const std::optional<store::RecordGuard>& guard);
   // Writes the blobs of `prepared`, then appends it through group commit: in
   // a savepoint that first runs `also` (when given) under the lock, inside a
   // transaction that may carry other threads' appends too. Fails alone when
