@@ -56,8 +56,8 @@ void Rewind(ApiState& api, const std::string& id, const HttpRequest& req, HttpRe
   auto body = ParseJsonBody(req, res);
   if (!body) return;
   if (!body->contains("to_seq")) {
-    return ReplyError(res, Status::InvalidArgument(
-                               "give \"to_seq\": the last seq the session's view keeps"));
+    return ReplyError(
+        res, Status::InvalidArgument("give \"to_seq\": the last seq the session's view keeps"));
   }
   auto to = IntField(*body, "to_seq", -1);
   if (!to) return ReplyError(res, to.error());
