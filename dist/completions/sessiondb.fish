@@ -2,8 +2,8 @@
 # The verbs are those `sessiondb --help` lists (tests/cli/install_test.cc checks it).
 
 set -l verbs init new ls rename archive unarchive rm purge active append show fork events \
-    compact prune view usage drafts project import export gc verify stats copy search reindex \
-    recall churn hook serve mcp demo open version
+    compact prune rewind view usage drafts project import export gc verify stats copy search \
+    reindex recall churn hook serve mcp demo open version
 
 complete -c sessiondb -f
 complete -c sessiondb -l store -r -F -d 'Store directory or postgresql:// URI'
@@ -32,6 +32,7 @@ complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a fork -d "St
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a events -d "Print a session's whole log"
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a compact -d 'Record a summary of a range of events'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a prune -d 'Erase the messages a compaction covers'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a rewind -d "End a session's view at a seq"
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a view -d 'Record a resource view'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a usage -d "Token totals of a session's turns"
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a drafts -d "List a session's unfinished drafts"

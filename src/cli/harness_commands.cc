@@ -1,5 +1,5 @@
-// Verbs for agent harnesses: fork, events, compact, prune, view, usage,
-// drafts, project.
+// Verbs for agent harnesses: fork, events, compact, prune, rewind, view,
+// usage, drafts, project.
 #include <unistd.h>
 
 #include <fstream>
@@ -52,6 +52,9 @@ void PrintEventLine(const Event& e) {
         std::cout << "  [replaces " << Plural(std::ssize(e.compaction.images), "image") << "]";
       }
       break;
+    case EventType::kRewind:
+      std::cout << "rewind  to #" << e.rewind.to_seq;
+      break;
   }
   std::cout << "\n";
 }
@@ -97,7 +100,7 @@ void AddEvents(CLI::App& app, CliContext& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
-      "events", "Print a session's whole log: messages, resource views and compactions");
+      "events", "Print a session's whole log: messages, resource views, compactions and rewinds");
   cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   cmd->add_option("--from", args->from, "First seq")
       ->check(CLI::PositiveNumber)
@@ -228,6 +231,42 @@ void AddPrune(CLI::App& app, CliContext& ctx) {
     if (!r) return ctx.Fail(r.error());
     if (ctx.options.json) return ctx.PrintJson(ToJson(*r));
     PrintPrune(*r);
+  });
+}
+
+void AddRewind(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string session;
+    int64_t to = -1;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "rewind", "End a session's view at a seq; what follows stays in the log (`events`)");
+  cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
+  // CLI11 refuses a SEQ that is negative or not a number before the store
+  // is opened; one past the end is the store's to refuse (kInvalidArgument).
+  cmd->add_option("--to", args->to, "Last seq left in the view (0: none; see `sessiondb events`)")
+      ->required()
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("SEQ");
+  cmd->footer(
+      "\nMessages after SEQ leave the session's view: `show`, `tail`, projections,\n"
+      "exports and the faces no longer see them, and messages appended later follow\n"
+      "SEQ. The log keeps everything, with the rewind as an event of its own.\n"
+      "\nExamples:\n  sessiondb rewind SID --to 12\n  sessiondb rewind SID --to 0 --json");
+  cmd->callback([&ctx, args] {
+    const std::optional<std::string> id = ctx.SessionId(args->session);
+    if (!id) return;
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    auto event = store->Rewind(*id, args->to);
+    if (!event) return ctx.Fail(event.error());
+    auto session = store->GetSession(*id);
+    if (!session) return ctx.Fail(session.error());
+    if (ctx.options.json) {
+      return ctx.PrintJson({{"event", ToJson(*event)}, {"session", ToJson(*session)}});
+    }
+    std::cout << "rewind #" << event->seq << ": the view of " << session->id << " ends at #"
+              << args->to << " (" << Plural(session->message_count, "message") << ")\n";
   });
 }
 
@@ -370,6 +409,7 @@ void AddHarnessCommands(CLI::App& app, CliContext& ctx) {
   AddEvents(app, ctx);
   AddCompact(app, ctx);
   AddPrune(app, ctx);
+  AddRewind(app, ctx);
   AddView(app, ctx);
   AddUsage(app, ctx);
   AddDrafts(app, ctx);

@@ -92,8 +92,12 @@ void AddMcpCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--no-embed", *no_embed,
                 "Write nothing, not even search vectors (vector search then sees what "
                 "`sessiondb reindex` embedded)");
+  auto allow_rewind = std::make_shared<bool>(false);
+  cmd->add_flag("--allow-rewind", *allow_rewind,
+                "Offer the rewind_session tool, which records rewinds (the server is "
+                "otherwise read-only)");
   cmd->footer(kMcpFooter);
-  cmd->callback([&ctx, embed_limit, no_embed] {
+  cmd->callback([&ctx, embed_limit, no_embed, allow_rewind] {
     // stdout is the JSON-RPC channel: errors go to stderr alone, never as JSON.
     ctx.options.json = false;
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
@@ -107,7 +111,9 @@ void AddMcpCommand(CLI::App& app, CliContext& ctx) {
     }
     // A client that goes away makes writes fail (and Serve return), not kill us.
     signal(SIGPIPE, SIG_IGN);
-    server::McpOptions options{.background_embedding = !*no_embed, .embed_limit = *embed_limit};
+    server::McpOptions options{.background_embedding = !*no_embed,
+                               .embed_limit = *embed_limit,
+                               .allow_rewind = *allow_rewind};
     if (ctx.options.max_image_bytes > 0) options.max_image_bytes = ctx.options.max_image_bytes;
     Status served;
     {

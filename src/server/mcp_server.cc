@@ -190,7 +190,9 @@ McpServer::RpcResult McpServer::Dispatch(const std::string& method, const Json& 
   if (method == "ping") return Json::object();
   if (method == "tools/list") {
     Json tools = Json::array();
-    for (const ToolSpec& spec : ToolSpecs()) tools.push_back(ToolListEntry(spec));
+    for (const ToolSpec& spec : ToolSpecs(options_.allow_rewind)) {
+      tools.push_back(ToolListEntry(spec));
+    }
     return Json{{"tools", std::move(tools)}};
   }
   if (method == "tools/call") return CallTool(params);
@@ -240,10 +242,12 @@ McpServer::RpcResult McpServer::CallTool(const Json& params) {
     return tl::make_unexpected(
         RpcError{kInvalidParams, "Invalid params: tools/call needs the tool's name"});
   }
-  const ToolSpec* spec = FindTool(name->get<std::string>());
+  const ToolSpec* spec = FindTool(name->get<std::string>(), options_.allow_rewind);
   if (spec == nullptr) {
     std::string names;
-    for (const ToolSpec& s : ToolSpecs()) names += (names.empty() ? "" : ", ") + s.name;
+    for (const ToolSpec& s : ToolSpecs(options_.allow_rewind)) {
+      names += (names.empty() ? "" : ", ") + s.name;
+    }
     return tl::make_unexpected(
         RpcError{kInvalidParams,
                  "Unknown tool: " + name->get<std::string>() + " (the tools are " + names + ")"});

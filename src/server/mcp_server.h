@@ -56,6 +56,9 @@ struct McpOptions {
   // embedding when at most this many documents are pending, so it finds what
   // was just written; 0: never waits.
   int64_t embed_limit = 5000;
+  // Offer rewind_session, the one tool that writes (a rewind event). Off by
+  // default: the server is then read-only (docs/mcp.md).
+  bool allow_rewind = false;
   // Where log lines go (never stdout). Default: stderr, "sessiondb mcp: ...".
   std::function<void(std::string_view)> log;
 };

@@ -182,6 +182,24 @@ std::vector<ToolSpec> MakeSpecs() {
             .description = "The attachment's id, res_... (from read_session).",
             .required = true},
        }});
+  specs.push_back(
+      {.name = "rewind_session",
+       .title = "Rewind a session",
+       .description =
+           "End a session's view at a seq, as when a user takes back the last turns: the "
+           "messages after to_seq leave the view (read_session, projections and exports no "
+           "longer see them) and messages appended later follow it. The log keeps everything, "
+           "the rewind included, for audit. to_seq is a seq read_session showed (0 empties the "
+           "view). Offered only when the server runs with --allow-rewind.",
+       .params = {
+           SessionIdParam("The session to rewind (from list_sessions or search_history)."),
+           {.name = "to_seq",
+            .type = Type::kInteger,
+            .description = "The last seq the view keeps (0 .. the session's last seq).",
+            .required = true,
+            .minimum = 0},
+       },
+       .writes = true});
   return specs;
 }
 
@@ -297,13 +315,20 @@ bool ToolArgs::Bool(std::string_view name, bool fallback) const {
   return it != values_.end() && it->is_boolean() ? it->get<bool>() : fallback;
 }
 
-const std::vector<ToolSpec>& ToolSpecs() {
-  static const std::vector<ToolSpec> specs = MakeSpecs();
-  return specs;
+const std::vector<ToolSpec>& ToolSpecs(bool with_writes) {
+  static const std::vector<ToolSpec> all = MakeSpecs();
+  static const std::vector<ToolSpec> reads = [] {
+    std::vector<ToolSpec> out;
+    for (const ToolSpec& spec : all) {
+      if (!spec.writes) out.push_back(spec);
+    }
+    return out;
+  }();
+  return with_writes ? all : reads;
 }
 
-const ToolSpec* FindTool(std::string_view name) {
-  for (const ToolSpec& spec : ToolSpecs()) {
+const ToolSpec* FindTool(std::string_view name, bool with_writes) {
+  for (const ToolSpec& spec : ToolSpecs(with_writes)) {
     if (spec.name == name) return &spec;
   }
   return nullptr;
@@ -332,9 +357,10 @@ Json ToolListEntry(const ToolSpec& spec) {
           {"inputSchema", std::move(input_schema)},
           {"annotations",
            {{"title", spec.title},
-            {"readOnlyHint", true},
+            {"readOnlyHint", !spec.writes},
+            // A rewind only hides: the log keeps what it took out of the view.
             {"destructiveHint", false},
-            {"idempotentHint", true},
+            {"idempotentHint", !spec.writes},
             {"openWorldHint", false}}}};
 }
 

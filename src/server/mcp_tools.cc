@@ -54,7 +54,23 @@ ToolResult McpTools::Call(std::string_view name, const ToolArgs& args) {
   if (name == "search_code_memory") return SearchCodeMemory(args);
   if (name == "code_churn") return CodeChurn(args);
   if (name == "view_resource") return ViewResource(args);
+  if (name == "rewind_session") return RewindSession(args);
   return ToolResult::Error("no tool named '" + std::string(name) + "'");
+}
+
+ToolResult McpTools::RewindSession(const ToolArgs& args) {
+  const std::string id = args.String("session_id");
+  auto event = store_.Rewind(id, args.Int("to_seq"));
+  if (!event) return StoreError(event.error());
+  auto session = store_.GetSession(id);
+  if (!session) return StoreError(session.error());
+  std::string text =
+      "Rewound session " + session->id + " to seq " + std::to_string(event->rewind.to_seq) +
+      " (rewind event #" + std::to_string(event->seq) + "); its view now holds " +
+      std::to_string(session->message_count) + " message" +
+      (session->message_count == 1 ? "" : "s") + ". Messages appended from now on follow it.\n";
+  return ToolResult::Text(std::move(text),
+                          Json{{"event", ToJson(*event)}, {"session", ToJson(*session)}});
 }
 
 ToolResult McpTools::ListSessions(const ToolArgs& args) {

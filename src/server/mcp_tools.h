@@ -1,5 +1,6 @@
 // The tools `sessiondb mcp` offers (list_sessions, read_session,
-// search_history, search_code_memory, code_churn, view_resource): their
+// search_history, search_code_memory, code_churn, view_resource, and with
+// --allow-rewind rewind_session): their
 // declarations (name, description, JSON Schema of the arguments), the check
 // of a call's arguments against that declaration, and the calls themselves.
 // The JSON-RPC side is mcp_server.cc; this file knows nothing of it.
@@ -59,6 +60,9 @@ struct ToolSpec {
   std::string title;
   std::string description;
   std::vector<ToolParam> params;
+  // The tool changes the store (rewind_session): offered only when
+  // McpOptions::allow_rewind says so, and annotated as not read-only.
+  bool writes = false;
 };
 
 // A call's arguments once checked against the tool's params: every declared
@@ -80,13 +84,14 @@ class ToolArgs {
 // adds where session ids come from).
 ToolResult StoreError(const Status& status);
 
-// The declarations of every tool, in the order tools/list gives them.
-const std::vector<ToolSpec>& ToolSpecs();
-// The tool named `name`, or nullptr.
-const ToolSpec* FindTool(std::string_view name);
+// The declarations of every tool, in the order tools/list gives them (those
+// that write only when `with_writes`).
+const std::vector<ToolSpec>& ToolSpecs(bool with_writes = false);
+// The tool named `name` among ToolSpecs(with_writes), or nullptr.
+const ToolSpec* FindTool(std::string_view name, bool with_writes = false);
 // The tools/list entry of a tool: name, title, description, inputSchema
 // (type object, properties, required, additionalProperties false) and
-// annotations (read-only, closed world).
+// annotations (read-only unless it writes, closed world).
 Json ToolListEntry(const ToolSpec& spec);
 // Checks `arguments` (an object, or null for none) against the tool's params:
 // kInvalidArgument naming the argument for one that is missing, unknown, of
@@ -116,6 +121,7 @@ class McpTools {
   ToolResult SearchCodeMemory(const ToolArgs& args);
   ToolResult CodeChurn(const ToolArgs& args);
   ToolResult ViewResource(const ToolArgs& args);
+  ToolResult RewindSession(const ToolArgs& args);
 
   // The search index and the code memory of store_, opened on first use and
   // kept (the first vector search loads the vectors).

@@ -1,4 +1,4 @@
-// Forks, compaction, resource views, projections, usage and drafts
+// Forks, compaction, rewinds, resource views, projections, usage and drafts
 // (docs/http-api.md, "Forks, compaction..." and "Drafts").
 #include <string>
 
@@ -48,6 +48,23 @@ void Compact(ApiState& api, const std::string& id, const HttpRequest& req,
   auto event = api.store.Compact(id, c);
   if (!event) return ReplyError(res, event.error());
   api.hub.NotifyAppended(id);
+  ReplyJson(res, 201, ToJson(*event));
+}
+
+// POST /v1/sessions/{id}/rewind {"to_seq": K}: the rewind event, 201.
+void Rewind(ApiState& api, const std::string& id, const HttpRequest& req, HttpResponse& res) {
+  auto body = ParseJsonBody(req, res);
+  if (!body) return;
+  if (!body->contains("to_seq")) {
+    return ReplyError(
+        res, Status::InvalidArgument("give \"to_seq\": the last seq the session's view keeps"));
+  }
+  auto to = IntField(*body, "to_seq", -1);
+  if (!to) return ReplyError(res, to.error());
+  auto event = api.store.Rewind(id, *to);
+  if (!event) return ReplyError(res, event.error());
+  api.hub.NotifyAppended(id);
+  api.hub.NotifySessionChanged(id);  // its message_count changed
   ReplyJson(res, 201, ToJson(*event));
 }
 
@@ -109,6 +126,8 @@ void AddHarnessRoutes(Router& router, ApiState& api) {
                if (!report) return ReplyError(res, report.error());
                ReplyJson(res, 200, ToJson(*report));
              });
+  router.Add("POST", R"(/v1/sessions/([^/]+)/rewind)",
+             [&api](auto& req, auto& res, auto& path) { Rewind(api, path[0], req, res); });
   router.Add("POST", R"(/v1/sessions/([^/]+)/views)", [&api](auto& req, auto& res, auto& path) {
     auto body = ParseJsonBody(req, res);
     if (!body) return;

@@ -790,3 +790,72 @@ TEST_F(McpTest, OnAPostgresStoreEveryToolWorksInItsNamespace) {
 
 }  // namespace
 }  // namespace sessiondb::testing
+
+namespace sessiondb::testing {
+namespace {
+
+TEST_F(McpTest, RewindSessionIsOfferedOnlyWithAllowRewind) {
+  const json before = StoreState();
+  auto mcp = Start();
+  mcp->Initialize();
+  const json listed = mcp->Call("tools/list")["result"]["tools"];
+  ASSERT_EQ(listed.size(), 6u);
+  for (const json& t : listed) EXPECT_NE(t["name"], "rewind_session");
+  json refused = mcp->Call("tools/call", {{"name", "rewind_session"},
+                                          {"arguments", {{"session_id", "trip"}, {"to_seq", 1}}}});
+  EXPECT_EQ(refused["error"]["code"], -32602) << refused.dump();
+  EXPECT_EQ(mcp->CloseAndWait(), 0);
+  EXPECT_EQ(StoreState(), before);  // read-only unless asked
+}
+
+TEST_F(McpTest, RewindSessionEndsTheViewThatReadSessionReads) {
+  auto mcp = Start({"--allow-rewind"});
+  mcp->Initialize();
+  bool listed = false;
+  const json tools = mcp->Call("tools/list")["result"]["tools"];
+  for (const json& t : tools) {
+    if (t["name"] != "rewind_session") continue;
+    listed = true;
+    EXPECT_EQ(t["annotations"]["readOnlyHint"], false);
+    EXPECT_EQ(t["inputSchema"]["required"], json::array({"session_id", "to_seq"}));
+    EXPECT_EQ(t["inputSchema"]["properties"]["to_seq"]["minimum"], 0);
+  }
+  EXPECT_TRUE(listed);
+
+  json rewound = mcp->Tool("rewind_session", {{"session_id", "trip"}, {"to_seq", 1}});
+  ASSERT_EQ(rewound["isError"], false) << rewound.dump();
+  EXPECT_EQ(rewound["structuredContent"]["event"]["type"], "rewind");
+  EXPECT_EQ(rewound["structuredContent"]["event"]["seq"], 4);
+  EXPECT_EQ(rewound["structuredContent"]["event"]["rewind"]["to_seq"], 1);
+  EXPECT_EQ(rewound["structuredContent"]["session"]["message_count"], 1);
+  EXPECT_TRUE(Contains(TextOf(rewound), "to seq 1")) << TextOf(rewound);
+
+  json read = mcp->Tool("read_session", {{"session_id", "trip"}});
+  const std::string text = TextOf(read);
+  EXPECT_TRUE(Contains(text, "zeppelin parser")) << text;
+  EXPECT_FALSE(Contains(text, "tokenizer drops")) << text;
+  EXPECT_FALSE(Contains(text, "my notes")) << text;
+  json last = mcp->Tool("read_session", {{"session_id", "trip"}, {"last", 5}});
+  EXPECT_FALSE(Contains(TextOf(last), "my notes")) << TextOf(last);
+
+  // Hostile arguments: refused by the schema or by the store, nothing written.
+  const json state = StoreState();
+  for (const json& args :
+       {json{{"session_id", "trip"}, {"to_seq", -1}},
+        json{{"session_id", "trip"}, {"to_seq", "one"}},
+        json{{"session_id", "trip"}, {"to_seq", 1.5}}, json{{"session_id", "trip"}},
+        json{{"session_id", "trip"}, {"to_seq", 1}, {"extra", true}}}) {
+    json answer = mcp->Call("tools/call", {{"name", "rewind_session"}, {"arguments", args}});
+    EXPECT_EQ(answer["error"]["code"], -32602) << args.dump() << " -> " << answer.dump();
+  }
+  json past = mcp->Tool("rewind_session", {{"session_id", "trip"}, {"to_seq", 99}});
+  EXPECT_EQ(past["isError"], true) << past.dump();
+  json unknown = mcp->Tool("rewind_session", {{"session_id", "nope"}, {"to_seq", 0}});
+  EXPECT_EQ(unknown["isError"], true) << unknown.dump();
+  EXPECT_TRUE(Contains(TextOf(unknown), "list_sessions")) << TextOf(unknown);
+  EXPECT_EQ(StoreState(), state);
+  EXPECT_EQ(mcp->CloseAndWait(), 0);
+}
+
+}  // namespace
+}  // namespace sessiondb::testing

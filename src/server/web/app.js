@@ -318,8 +318,32 @@ function renderResourceView(event) {
   return node;
 }
 
+// A rewind: the session's view ends at to_seq; the messages it took out stay
+// in the log, shown dimmed (markRewound).
+function renderRewind(event) {
+  const to = (event.rewind || {}).to_seq ?? 0;
+  const {node} = eventShell('section', 'rewind', event, 'rewind');
+  node.append(el('p', 'compaction-note',
+    `Rewound to #${to}: what came after #${to} left the session's view (the log keeps it).`));
+  return node;
+}
+
+// Dims the shown events a rewind took out of the view: those past its
+// to_seq that were not already out.
+function markRewound(event) {
+  const to = (event.rewind || {}).to_seq ?? 0;
+  for (const node of $('log').querySelectorAll('.event[data-seq]')) {
+    const seq = Number(node.dataset.seq);
+    if (seq > to && seq < event.seq && !node.classList.contains('rewind')) {
+      node.classList.add('rewound');
+    }
+  }
+}
+
 function renderEvent(event, context) {
   switch (event.type) {
+    case 'rewind':
+      return renderRewind(event);
     case 'message':
       return renderMessage(event, context);
     case 'compaction':
@@ -727,6 +751,7 @@ function appendEvent(event) {
   const s = view.session;
   const stick = nearBottom();
   log.querySelector('.empty-log')?.remove();
+  if (event.type === 'rewind') markRewound(event);
   log.append(renderEvent(event, view.context));
   view.lastSeq = event.seq;
   if (s.parent_id && event.seq === s.fork_seq) {
@@ -803,7 +828,9 @@ function follow(sessionId, generation) {
       showError(error);
     }
   };
-  for (const type of ['message', 'compaction', 'resource_view']) stream.addEventListener(type, onEvent);
+  for (const type of ['message', 'compaction', 'resource_view', 'rewind']) {
+    stream.addEventListener(type, onEvent);
+  }
   stream.addEventListener('draft', (e) => {
     if (generation !== view.generation) return;
     try {
