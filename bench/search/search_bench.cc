@@ -10,7 +10,9 @@
 //   hybrid search p50,
 // then adds --code-writes code writes (default 100,000) and measures the p50
 // of a PreToolUse hook call: the real `sessiondb hook claude-code` process
-// fed a Write event on stdin, as Claude Code runs it, and in-process.
+// fed a Write event on stdin, as Claude Code runs it, and in-process; beside
+// the process, its floors in the same run: /bin/true and an empty main()
+// linked like `sessiondb` (bench/process_floor/).
 // Prints one JSON object per measurement.
 //
 // First, unless --reuse: ranking quality (nDCG@10, MRR) of each mode on a
@@ -197,32 +199,38 @@ std::string HookEvent(int i) {
   return e.dump();
 }
 
-// Runs the CLI hook with `input` on stdin; returns the wall time in ns.
+// Runs `args` (args[0] the program's path) as a process with stdin read from
+// `stdin_path`, stdout and stderr to /dev/null; returns the wall time in ns
+// from spawn to exit. Dies unless it exits 0.
 // posix_spawn, not fork: forking this process (gigabytes of vectors in
 // memory) would cost more than the hook itself.
-int64_t RunHookProcess(const std::string& store, const std::string& input, const fs::path& tmp) {
-  const std::string in = (tmp / "hook-in.json").string();
-  { std::ofstream(in) << input; }
+int64_t RunProcess(std::vector<std::string> args, const std::string& stdin_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, in.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  std::vector<std::string> args = {SESSIONDB_CLI_PATH, "--store", store, "hook", "claude-code"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   int64_t t = NowNs();
   pid_t pid = 0;
-  if (posix_spawn(&pid, SESSIONDB_CLI_PATH, &actions, nullptr, argv.data(), environ) != 0) {
-    Die("cannot start " + std::string(SESSIONDB_CLI_PATH));
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+    Die("cannot start " + args[0]);
   }
   int status = 0;
   waitpid(pid, &status, 0);
   int64_t elapsed = NowNs() - t;
   posix_spawn_file_actions_destroy(&actions);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("the hook process failed");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die(args[0] + " failed");
   return elapsed;
+}
+
+// Runs the CLI hook with `input` on stdin; returns the wall time in ns.
+int64_t RunHookProcess(const std::string& store, const std::string& input, const fs::path& tmp) {
+  const std::string in = (tmp / "hook-in.json").string();
+  { std::ofstream(in) << input; }
+  return RunProcess({SESSIONDB_CLI_PATH, "--store", store, "hook", "claude-code"}, in);
 }
 
 }  // namespace
@@ -476,14 +484,29 @@ int main(int argc, char** argv) {
     j.update(Latency(ns));
     Emit(j);
   }
-  Progress("PreToolUse hook, the `sessiondb hook claude-code` process");
+  Progress("PreToolUse hook, the `sessiondb hook claude-code` process, beside its floors");
   {
-    std::vector<int64_t> ns;
+    // The floors run interleaved with the hook, so a machine that gets busier
+    // during the run weighs on all of them alike: /bin/true (exec alone), an
+    // empty main() linked with every shared library `sessiondb` links (exec
+    // and dynamic linking, the floor of this binary) and `sessiondb version`
+    // (that plus the CLI's own start, no store).
+    const std::string empty_in = (dir / "empty-in.json").string();
+    { std::ofstream(empty_in) << ""; }
+    std::vector<int64_t> ns, true_ns, linkage_ns, version_ns;
     for (int i = 0; i < queries; ++i) {
+      true_ns.push_back(RunProcess({"/bin/true"}, empty_in));
+      linkage_ns.push_back(RunProcess({SESSIONDB_EMPTY_PROCESS_PATH}, empty_in));
+      version_ns.push_back(RunProcess({SESSIONDB_CLI_PATH, "version"}, empty_in));
       ns.push_back(RunHookProcess(store_dir.string(), HookEvent(event_base + 1000 + i), dir));
     }
     json j = {{"measure", "hook_pretooluse_process"}, {"code_writes", code_writes}};
     j.update(Latency(ns));
+    j["floor_bin_true_p50_ms"] = PercentileUs(true_ns, 50) / 1000;
+    j["floor_same_linkage_p50_ms"] = PercentileUs(linkage_ns, 50) / 1000;
+    j["cli_version_p50_ms"] = PercentileUs(version_ns, 50) / 1000;
+    j["target_p50_ms"] = 15;
+    j["met"] = PercentileUs(ns, 50) / 1000 <= 15;
     Emit(j);
   }
   if (!keep) fs::remove_all(dir);
