@@ -186,6 +186,9 @@ int64_t IndexBytes(const fs::path& store) {
   return bytes && *bytes ? **bytes : -1;
 }
 
+// A Write of a new file whose function is named like functions of the code
+// writes (each name is in about 20 of 100,000), so recall has something to
+// find and the call is denied once with it, as on a real project.
 std::string HookEvent(int i) {
   json e = {{"session_id", "bench-session"},
             {"cwd", "/bench/project"},
@@ -193,8 +196,8 @@ std::string HookEvent(int i) {
             {"tool_name", "Write"},
             {"tool_input",
              {{"file_path", "/bench/new/module_" + std::to_string(i) + ".py"},
-              {"content", "def handle_request_" + std::to_string(i % 50) +
-                              "(request):\n    payload = parse_payload(request)\n"
+              {"content", "def " + Word(i % 5000) +
+                              "_0(request):\n    payload = parse_payload(request)\n"
                               "    return render_response(payload, status=200)\n"}}}};
   return e.dump();
 }
