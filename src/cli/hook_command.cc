@@ -37,11 +37,10 @@ void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode) {
   // fsync (docs/memory.md). Durable mode would only add the fsync of the
   // blob folder that an embedded store's open does, on every call.
   if (!IsDatabaseUri(path)) options.durability = Durability::kProcessCrashSafe;
-  auto opened = Store::Open(path, options)
-                    .and_then([&store](std::unique_ptr<Store> s) {
-                      store = std::move(s);
-                      return CodeMemory::Open(*store);
-                    });
+  auto opened = Store::Open(path, options).and_then([&store](std::unique_ptr<Store> s) {
+    store = std::move(s);
+    return CodeMemory::Open(*store);
+  });
   if (opened) {
     memory = std::move(*opened);
   } else {

@@ -466,11 +466,21 @@ TEST(FileBlobStorePutAll, WritesAllThenSyncsAllThenRenamesAllThenSyncsEachShardO
   ASSERT_TRUE(s.ok()) << s.ToString();
   const std::string a = digests[0].substr(0, 2), c = digests[2].substr(0, 2);
   const std::vector<std::string> want = {
-      "create", "append", "create", "append", "create", "append",  // every file written
-      "sync",   "sync",   "sync",                                    // then each synced
-      "rename", "rename", "rename",                                  // then named
-      "sync directory " + a, "sync directory " + c,                  // each shard once
-      "sync directory sha256",                                       // the new shards' entries
+      "create",
+      "append",
+      "create",
+      "append",
+      "create",
+      "append",  // every file written
+      "sync",
+      "sync",
+      "sync",  // then each synced
+      "rename",
+      "rename",
+      "rename",  // then named
+      "sync directory " + a,
+      "sync directory " + c,    // each shard once
+      "sync directory sha256",  // the new shards' entries
   };
   EXPECT_EQ(recording.calls, want);
 }

@@ -27,9 +27,9 @@ TEST_F(HookFastPathCli, TheFastPathAndTheFullCliGiveTheSameAnswer) {
   // Two stores, the same past write in each.
   const std::string other = dir_.Sub("other-store");
   for (const std::string& store : {store_, other}) {
-    CliRun post = Run({"--store", store, "hook", "claude-code"},
-                      {.input = Event("PostToolUse", "/work/ledger.py", kPastCode),
-                       .with_store = false});
+    CliRun post =
+        Run({"--store", store, "hook", "claude-code"},
+            {.input = Event("PostToolUse", "/work/ledger.py", kPastCode), .with_store = false});
     ASSERT_EQ(post.exit_code, 0) << post.err;
     EXPECT_TRUE(Contains(post.err, "recorded 1 write(s)")) << post.err;
   }
@@ -47,10 +47,10 @@ TEST_F(HookFastPathCli, TheFastPathAndTheFullCliGiveTheSameAnswer) {
 }
 
 TEST_F(HookFastPathCli, SeenAndTheGlobalOptionsAreReadInEveryPlaceCliElevenTakesThem) {
-  ASSERT_EQ(Run({"hook", "claude-code"},
-                {.input = Event("PostToolUse", "/work/ledger.py", kPastCode)})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Run({"hook", "claude-code"}, {.input = Event("PostToolUse", "/work/ledger.py", kPastCode)})
+          .exit_code,
+      0);
   // --seen file: once per file, whatever the content.
   CliRun first = Run({"hook", "claude-code", "--seen", "file"},
                      {.input = Event("PreToolUse", "/work/billing.py", kNewCode)});
@@ -60,13 +60,13 @@ TEST_F(HookFastPathCli, SeenAndTheGlobalOptionsAreReadInEveryPlaceCliElevenTakes
   EXPECT_EQ(other_content.out, "") << "the file was seen: the call goes on";
   EXPECT_TRUE(Contains(other_content.err, "seen before")) << other_content.err;
   // The default (content) shows a new change to the same file once more.
-  CliRun by_content = Run({"hook", "claude-code"},
-                          {.input = Event("PreToolUse", "/work/billing.py", kPastCode)});
+  CliRun by_content =
+      Run({"hook", "claude-code"}, {.input = Event("PreToolUse", "/work/billing.py", kPastCode)});
   EXPECT_TRUE(Contains(by_content.out, "deny")) << by_content.err;
   // The store after the verb (CLI11's fallthrough), and in its = form.
-  CliRun after = Run({"hook", "claude-code", "--store=" + store_, "--seen", "file"},
-                     {.input = Event("PreToolUse", "/work/billing.py", kNewCode),
-                      .with_store = false});
+  CliRun after =
+      Run({"hook", "claude-code", "--store=" + store_, "--seen", "file"},
+          {.input = Event("PreToolUse", "/work/billing.py", kNewCode), .with_store = false});
   EXPECT_EQ(after.out, "") << "the same store: seen before";
   // An unknown mode is logged, and content is used.
   CliRun bogus = Run({"hook", "claude-code", "--seen", "sometimes"},
