@@ -10,7 +10,9 @@
 //   hybrid search p50,
 // then adds --code-writes code writes (default 100,000) and measures the p50
 // of a PreToolUse hook call: the real `sessiondb hook claude-code` process
-// fed a Write event on stdin, as Claude Code runs it, and in-process.
+// fed a Write event on stdin, as Claude Code runs it, and in-process; beside
+// the process, its floors in the same run: /bin/true and an empty main()
+// linked like `sessiondb` (bench/process_floor/).
 // Prints one JSON object per measurement.
 //
 // First, unless --reuse: ranking quality (nDCG@10, MRR) of each mode on a
@@ -28,6 +30,7 @@
 // (no build, embedding, HNSW build or code writes).
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -317,6 +320,9 @@ int64_t IndexBytes(const fs::path& store) {
   return bytes && *bytes ? **bytes : -1;
 }
 
+// A Write of a new file whose function is named like functions of the code
+// writes (each name is in about 20 of 100,000), so recall has something to
+// find and the call is denied once with it, as on a real project.
 std::string HookEvent(int i) {
   json e = {{"session_id", "bench-session"},
             {"cwd", "/bench/project"},
@@ -324,38 +330,56 @@ std::string HookEvent(int i) {
             {"tool_name", "Write"},
             {"tool_input",
              {{"file_path", "/bench/new/module_" + std::to_string(i) + ".py"},
-              {"content", "def handle_request_" + std::to_string(i % 50) +
-                              "(request):\n    payload = parse_payload(request)\n"
+              {"content", "def " + Word(i % 5000) +
+                              "_0(request):\n    payload = parse_payload(request)\n"
                               "    return render_response(payload, status=200)\n"}}}};
   return e.dump();
 }
 
-// Runs the CLI hook with `input` on stdin; returns the wall time in ns.
+// A process's wall time from spawn to exit, and the CPU time it used (user
+// and system): on a shared machine the CPU time says what the process costs
+// even when waiting for a core stretches its wall time.
+struct ProcessTimes {
+  int64_t wall_ns = 0;
+  int64_t cpu_ns = 0;
+};
+
+// Runs `args` (args[0] the program's path) as a process with stdin read from
+// `stdin_path`, stdout and stderr to /dev/null. Dies unless it exits 0.
 // posix_spawn, not fork: forking this process (gigabytes of vectors in
 // memory) would cost more than the hook itself.
-int64_t RunHookProcess(const std::string& store, const std::string& input, const fs::path& tmp) {
-  const std::string in = (tmp / "hook-in.json").string();
-  { std::ofstream(in) << input; }
+ProcessTimes RunProcess(std::vector<std::string> args, const std::string& stdin_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, in.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  std::vector<std::string> args = {SESSIONDB_CLI_PATH, "--store", store, "hook", "claude-code"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   int64_t t = NowNs();
   pid_t pid = 0;
-  if (posix_spawn(&pid, SESSIONDB_CLI_PATH, &actions, nullptr, argv.data(), environ) != 0) {
-    Die("cannot start " + std::string(SESSIONDB_CLI_PATH));
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+    Die("cannot start " + args[0]);
   }
   int status = 0;
-  waitpid(pid, &status, 0);
-  int64_t elapsed = NowNs() - t;
+  struct rusage usage {};
+  wait4(pid, &status, 0, &usage);
+  ProcessTimes times{.wall_ns = NowNs() - t};
   posix_spawn_file_actions_destroy(&actions);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("the hook process failed");
-  return elapsed;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die(args[0] + " failed");
+  for (const timeval& tv : {usage.ru_utime, usage.ru_stime}) {
+    times.cpu_ns += static_cast<int64_t>(tv.tv_sec) * 1'000'000'000 + tv.tv_usec * 1000;
+  }
+  return times;
+}
+
+// Runs the CLI hook with `input` on stdin.
+ProcessTimes RunHookProcess(const std::string& store, const std::string& input,
+                            const fs::path& tmp) {
+  const std::string in = (tmp / "hook-in.json").string();
+  { std::ofstream(in) << input; }
+  return RunProcess({SESSIONDB_CLI_PATH, "--store", store, "hook", "claude-code"}, in);
 }
 
 }  // namespace
@@ -633,14 +657,39 @@ int main(int argc, char** argv) {
     j.update(Latency(ns));
     Emit(j);
   }
-  Progress("PreToolUse hook, the `sessiondb hook claude-code` process");
+  Progress("PreToolUse hook, the `sessiondb hook claude-code` process, beside its floors");
   {
-    std::vector<int64_t> ns;
+    // The floors run interleaved with the hook, so a machine that gets busier
+    // during the run weighs on all of them alike: /bin/true (exec alone), an
+    // empty main() linked with every shared library `sessiondb` links (exec
+    // and dynamic linking, the floor of this binary) and `sessiondb version`
+    // (that plus the CLI's own start, no store).
+    const std::string empty_in = (dir / "empty-in.json").string();
+    { std::ofstream(empty_in) << ""; }
+    std::vector<ProcessTimes> hook, bin_true, linkage, version;
     for (int i = 0; i < queries; ++i) {
-      ns.push_back(RunHookProcess(store_dir.string(), HookEvent(event_base + 1000 + i), dir));
+      bin_true.push_back(RunProcess({"/bin/true"}, empty_in));
+      linkage.push_back(RunProcess({SESSIONDB_EMPTY_PROCESS_PATH}, empty_in));
+      version.push_back(RunProcess({SESSIONDB_CLI_PATH, "version"}, empty_in));
+      hook.push_back(RunHookProcess(store_dir.string(), HookEvent(event_base + 1000 + i), dir));
     }
+    auto p50_ms = [](const std::vector<ProcessTimes>& runs, int64_t ProcessTimes::*field) {
+      std::vector<int64_t> ns;
+      for (const ProcessTimes& r : runs) ns.push_back(r.*field);
+      return PercentileUs(ns, 50) / 1000;
+    };
+    std::vector<int64_t> ns;
+    for (const ProcessTimes& r : hook) ns.push_back(r.wall_ns);
     json j = {{"measure", "hook_pretooluse_process"}, {"code_writes", code_writes}};
     j.update(Latency(ns));
+    j["floor_bin_true_p50_ms"] = p50_ms(bin_true, &ProcessTimes::wall_ns);
+    j["floor_same_linkage_p50_ms"] = p50_ms(linkage, &ProcessTimes::wall_ns);
+    j["cli_version_p50_ms"] = p50_ms(version, &ProcessTimes::wall_ns);
+    j["cpu_p50_ms"] = p50_ms(hook, &ProcessTimes::cpu_ns);
+    j["floor_bin_true_cpu_p50_ms"] = p50_ms(bin_true, &ProcessTimes::cpu_ns);
+    j["floor_same_linkage_cpu_p50_ms"] = p50_ms(linkage, &ProcessTimes::cpu_ns);
+    j["target_p50_ms"] = 15;
+    j["met"] = PercentileUs(ns, 50) / 1000 <= 15;
     Emit(j);
   }
   if (!keep) fs::remove_all(dir);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "blob/sha256.h"
 #include "core/file_io.h"
@@ -22,6 +23,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int64_t kStaleTempMs = int64_t{60} * 60 * 1000;
+// PutAll holds this many temp files open at most (a batch of messages may
+// carry far more blobs than a process may have files open).
+constexpr size_t kBlobsSyncedTogether = 64;
 
 Status NotADigest(std::string_view sha256) {
   return Status::InvalidArgument("blob name '" + std::string(sha256.substr(0, 80)) +
@@ -129,55 +133,122 @@ std::string BlobFilePath(std::string_view root, std::string_view sha256) {
   return path;
 }
 
-Status FileBlobStore::SyncShardEntry(std::string_view sha256) {
-  std::atomic<bool>& synced =
-      shard_entry_synced_[static_cast<size_t>(HexDigit(sha256[0]) * 16 + HexDigit(sha256[1]))];
-  if (synced.load(std::memory_order_acquire)) return Status::Ok();
+Status FileBlobStore::SyncShardEntries(std::span<const std::string_view> shards) {
+  auto flag = [this](std::string_view shard) -> std::atomic<bool>& {
+    return shard_entry_synced_[static_cast<size_t>(HexDigit(shard[0]) * 16 + HexDigit(shard[1]))];
+  };
+  bool all_synced = true;
+  for (std::string_view shard : shards) {
+    all_synced = all_synced && flag(shard).load(std::memory_order_acquire);
+  }
+  if (all_synced) return Status::Ok();
+  // One fsync of sha256/ makes the entries of all these shards durable.
   RETURN_IF_ERROR(fs_->SyncDirectory(root_ + "/sha256"));
-  synced.store(true, std::memory_order_release);
+  for (std::string_view shard : shards) flag(shard).store(true, std::memory_order_release);
   return Status::Ok();
 }
 
-Status FileBlobStore::Put(std::string_view sha256, std::string_view bytes) {
-  if (!IsSha256Hex(sha256)) return NotADigest(sha256);
-  const std::string final_path = PathFor(sha256);
+Status BlobStore::PutAll(std::span<const BlobToPut> blobs) {
+  for (const BlobToPut& b : blobs) RETURN_IF_ERROR(Put(b.sha256, b.bytes));
+  return Status::Ok();
+}
 
+Result<bool> FileBlobStore::TouchExisting(size_t size, const std::string& final_path) {
   // Same bytes, one copy: a blob of the right size is taken as this one (its
   // name is its hash). Touch it so garbage collection's grace period covers
-  // this re-use. A blob of the wrong size is damaged and is replaced below.
+  // this re-use. A blob of the wrong size is damaged and is replaced.
   struct stat st;
-  if (::stat(final_path.c_str(), &st) == 0 && st.st_size == static_cast<off_t>(bytes.size())) {
-    if (::utimensat(AT_FDCWD, final_path.c_str(), nullptr, 0) == 0) return Status::Ok();
+  if (::stat(final_path.c_str(), &st) == 0 && st.st_size == static_cast<off_t>(size)) {
+    if (::utimensat(AT_FDCWD, final_path.c_str(), nullptr, 0) == 0) return true;
     // ENOENT: removed since the stat (garbage collection); write it again.
-    if (errno != ENOENT) return IoError("cannot touch", final_path);
+    if (errno != ENOENT) return Err(IoError("cannot touch", final_path));
   }
+  return false;
+}
 
-  const std::string shard = root_ + "/sha256/" + std::string(sha256.substr(0, 2));
-  RETURN_IF_ERROR(fs_->CreateDirectory(shard));
+Status FileBlobStore::Put(std::string_view sha256, std::string_view bytes) {
+  const BlobToPut one{sha256, bytes};
+  return PutAll(std::span<const BlobToPut>(&one, 1));
+}
 
-  const std::string temp_path = root_ + "/tmp/" + TempName();
-  Status s = Status::Ok();
-  {
+Status FileBlobStore::PutAll(std::span<const BlobToPut> blobs) {
+  for (const BlobToPut& b : blobs) {
+    if (!IsSha256Hex(b.sha256)) return NotADigest(b.sha256);
+  }
+  // A batch of messages may carry more blobs than a process may hold open.
+  while (blobs.size() > kBlobsSyncedTogether) {
+    RETURN_IF_ERROR(PutTogether(blobs.first(kBlobsSyncedTogether)));
+    blobs = blobs.subspan(kBlobsSyncedTogether);
+  }
+  return PutTogether(blobs);
+}
+
+Status FileBlobStore::PutTogether(std::span<const BlobToPut> blobs) {
+  // The blobs to write: not stored yet, each digest once.
+  struct Pending {
+    const BlobToPut* blob;
+    std::string final_path;
+    std::string temp_path;
+    std::unique_ptr<WritableFile> file;
+    bool renamed = false;
+  };
+  std::vector<Pending> pending;
+  for (const BlobToPut& b : blobs) {
+    bool again = false;
+    for (const Pending& p : pending) again = again || p.blob->sha256 == b.sha256;
+    if (again) continue;
+    std::string final_path = PathFor(b.sha256);
+    ASSIGN_OR_RETURN(bool stored, TouchExisting(b.bytes.size(), final_path));
+    if (!stored) pending.push_back({.blob = &b, .final_path = std::move(final_path)});
+  }
+  if (pending.empty()) return Status::Ok();
+
+  // Whatever fails, temp files not renamed into place go.
+  auto fail = [&](Status s) {
+    for (Pending& p : pending) {
+      if (p.file) (void)p.file->Close();
+      if (!p.temp_path.empty() && !p.renamed) (void)fs_->Remove(p.temp_path);
+    }
+    return s;
+  };
+  // Write every file first, so the syncs below follow one another.
+  for (Pending& p : pending) {
+    const std::string shard = root_ + "/sha256/" + std::string(p.blob->sha256.substr(0, 2));
+    if (Status s = fs_->CreateDirectory(shard); !s.ok()) return fail(s);
+    const std::string temp_path = root_ + "/tmp/" + TempName();
     // Read-only: blobs are immutable, and nothing in the store opens them for writing.
-    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
-                     fs_->Create(temp_path, /*exclusive=*/true, 0444));
-    s = file->Append(bytes);
-    if (s.ok() && sync_) s = file->Sync();
-    Status closed = file->Close();
+    Result<std::unique_ptr<WritableFile>> file =
+        fs_->Create(temp_path, /*exclusive=*/true, 0444);
+    if (!file) return fail(file.error());
+    p.temp_path = temp_path;
+    p.file = std::move(*file);
+    if (Status s = p.file->Append(p.blob->bytes); !s.ok()) return fail(s);
+  }
+  // Each file's bytes durable before any of them gets its name: a crash
+  // leaves whole blobs or none.
+  for (Pending& p : pending) {
+    Status s = sync_ ? p.file->Sync() : Status::Ok();
+    Status closed = p.file->Close();
+    p.file.reset();
     if (s.ok()) s = closed;
+    if (!s.ok()) return fail(s);
   }
   // rename() replaces a concurrent writer's copy atomically; both hold the
   // same bytes, and readers that opened the old file keep reading it.
-  if (s.ok()) s = fs_->Rename(temp_path, final_path);
-  if (!s.ok()) {
-    (void)fs_->Remove(temp_path);
-    return s;
+  for (Pending& p : pending) {
+    if (Status s = fs_->Rename(p.temp_path, p.final_path); !s.ok()) return fail(s);
+    p.renamed = true;
   }
-  if (sync_) {
-    RETURN_IF_ERROR(fs_->SyncDirectory(shard));
-    RETURN_IF_ERROR(SyncShardEntry(sha256));
+  if (!sync_) return Status::Ok();
+  // The names durable: each shard directory that gained one, once.
+  std::vector<std::string_view> synced;
+  for (const Pending& p : pending) {
+    const std::string_view shard = p.blob->sha256.substr(0, 2);
+    if (std::find(synced.begin(), synced.end(), shard) != synced.end()) continue;
+    synced.push_back(shard);
+    RETURN_IF_ERROR(fs_->SyncDirectory(root_ + "/sha256/" + std::string(shard)));
   }
-  return Status::Ok();
+  return SyncShardEntries(synced);
 }
 
 Result<std::string> FileBlobStore::Get(std::string_view sha256, bool verify) {

@@ -8,6 +8,10 @@
 //
 // Writes are atomic: temp file, optional fsync, rename, optional fsync of the
 // directory. A crash leaves either no blob or the whole blob, never a torn one.
+// PutAll stores several blobs with their syncs together: every temp file is
+// written, then each is synced, then all are renamed, then each directory
+// that gained a name is synced once, so a message of n images waits for its
+// disk about as long as a message of one.
 // Thread-safety: all methods may be called concurrently, also from several
 // processes sharing the directory.
 #pragma once
@@ -17,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -36,6 +41,12 @@ struct BlobInfo {
 // and tests that must reach the file itself (to damage it, say).
 std::string BlobFilePath(std::string_view root, std::string_view sha256);
 
+// One blob for PutAll: its bytes and their SHA-256 (computed by the caller).
+struct BlobToPut {
+  std::string_view sha256;
+  std::string_view bytes;
+};
+
 class BlobStore {
  public:
   virtual ~BlobStore() = default;
@@ -44,6 +55,11 @@ class BlobStore {
   // that name already exists: same bytes, one copy. Refreshes the existing
   // blob's mtime so garbage collection's grace period covers a re-use.
   virtual Status Put(std::string_view sha256, std::string_view bytes) = 0;
+  // Put for each of `blobs` (the same digest twice is stored once). On
+  // success every one is stored as Put leaves it (with sync: durable); on
+  // failure some may be stored, whole, and the others are not. This default
+  // puts them one by one.
+  virtual Status PutAll(std::span<const BlobToPut> blobs);
   // kNotFound if absent; with verify, kCorruption if the bytes no longer hash
   // to the name.
   virtual Result<std::string> Get(std::string_view sha256, bool verify) = 0;
@@ -70,6 +86,12 @@ class FileBlobStore : public BlobStore {
                                                      FileSystem* file_system = nullptr);
 
   Status Put(std::string_view sha256, std::string_view bytes) override;
+  // Writes every temp file, then syncs each, renames all, then syncs each
+  // shard directory that gained a name once: the syncs of a message's images
+  // follow one another, with none of the renames and directory syncs between
+  // them. A failure removes the temp files not yet renamed; nothing is
+  // renamed before every file is synced.
+  Status PutAll(std::span<const BlobToPut> blobs) override;
   Result<std::string> Get(std::string_view sha256, bool verify) override;
   Result<BlobInfo> Stat(std::string_view sha256) override;
   Result<std::unique_ptr<BlobReader>> OpenReader(std::string_view sha256) override;
@@ -80,11 +102,16 @@ class FileBlobStore : public BlobStore {
   FileBlobStore(std::string root, bool sync, FileSystem* fs)
       : root_(std::move(root)), sync_(sync), fs_(fs) {}
   std::string PathFor(std::string_view sha256) const;
-  // With sync_: makes sure the entry of the shard directory of `sha256` in
-  // sha256/ is durable, by an fsync of sha256/ the first time this store
-  // writes into that shard (whoever created it: another thread or process
-  // may not have synced it yet).
-  Status SyncShardEntry(std::string_view sha256);
+  // True when a blob of this name and size is stored; touches it, so garbage
+  // collection's grace period covers the re-use.
+  Result<bool> TouchExisting(size_t size, const std::string& final_path);
+  // PutAll for at most kBlobsSyncedTogether blobs of valid names.
+  Status PutTogether(std::span<const BlobToPut> blobs);
+  // With sync_: makes sure the entries of the shard directories `shards`
+  // (two hex digits each) in sha256/ are durable, by one fsync of sha256/
+  // unless this store has done so for each of them before (whoever created a
+  // shard: another thread or process may not have synced it yet).
+  Status SyncShardEntries(std::span<const std::string_view> shards);
 
   const std::string root_;
   const bool sync_;

@@ -1,6 +1,7 @@
 // The `sessiondb` command: parses the global options, dispatches to a verb
 // and turns what happened into an exit code (see output.h).
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/hook_command.h"
 #include "cli/verb_suggestion.h"
 
 #ifndef SESSIONDB_VERSION
@@ -158,6 +160,14 @@ void AddGlobalOptionsToHelp(CLI::App& cmd, const std::string& footer) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Claude Code waits for the hook on every file write: answer it before the
+  // other verbs' options are built.
+  // Its output is flushed; the exit handlers (static destructors, OpenSSL's
+  // cleanup) would only cost it time.
+  if (std::optional<int> hook_exit = RunHookFastPath(argc, argv)) {
+    std::cerr.flush();
+    std::_Exit(*hook_exit);
+  }
   CliContext ctx;
   CLI::App app{"sessiondb: an embedded database for LLM chat sessions and their images",
                "sessiondb"};

@@ -13,6 +13,7 @@
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "cli/hook_command.h"
 #include "cli/hook_settings.h"
 #include "cli/shell_words.h"
 #include "core/json_parse.h"
@@ -204,43 +205,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
       "past code and churn warnings and, the first time it sees the write, denies it\n"
       "with them as the reason; the retry passes. Errors are logged to stderr and the\n"
       "call goes on. Install with `sessiondb hook install claude-code`.");
-  claude->callback([&ctx, mode] {
-    std::string too_big;
-    const std::optional<std::string> event = ReadHookEvent(std::cin, &too_big);
-    if (!event) {  // never buffered whole; the call goes on, as on any error
-      std::cerr << "hook: " << too_big << "; allowed\n";
-      ctx.set_exit_code(kExitOk);
-      return;
-    }
-    std::string log;
-    std::unique_ptr<Store> store;  // before memory: it must outlive it
-    std::unique_ptr<CodeMemory> memory;
-    auto seen = ParseSeenKeyMode(*mode);
-    if (!seen) {
-      log = "hook: " + seen.error().message() + "; using content";
-    }
-    // A hook must not fail the agent: a store that cannot be opened (or is
-    // missing: it is created) only means no context this time.
-    const std::string path = ctx.StorePath();
-    auto opened = Store::Open(path, ctx.MakeStoreOptions(/*create_if_missing=*/true))
-                      .and_then([&store](std::unique_ptr<Store> s) {
-                        store = std::move(s);
-                        return CodeMemory::Open(*store);
-                      });
-    if (opened) {
-      memory = std::move(*opened);
-    } else {
-      log += "hook: cannot open the store at " + path + ": " + opened.error().message();
-    }
-    HookAnswer answer =
-        HandleClaudeCodeHook(*event, memory.get(), seen ? *seen : SeenKeyMode::kContent);
-    std::cout << answer.stdout_text << std::flush;
-    if (!log.empty()) std::cerr << log << "\n";
-    if (!answer.log.empty() && std::getenv("SESSIONDB_HOOK_QUIET") == nullptr) {
-      std::cerr << answer.log << "\n";
-    }
-    ctx.set_exit_code(kExitOk);
-  });
+  claude->callback([&ctx, mode] { RunClaudeCodeHook(ctx, *mode); });
 
   auto* install =
       hook->add_subcommand("install", "Print or write the settings that install a hook");

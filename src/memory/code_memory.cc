@@ -45,13 +45,15 @@ int64_t WallClockMs() {
 }
 
 // The words that characterise a piece of code: distinct identifiers of three
-// or more characters that are not numbers, the longest first, and the file's
-// name (without extension) so the same file ranks well.
+// or more characters that are not numbers or reserved words (language.h), the
+// longest first, and the file's name (without extension) so the same file
+// ranks well.
 std::vector<std::string> RecallWords(std::string_view file_path, std::string_view code) {
   std::set<std::string> seen;
   std::vector<std::string> words;
   for (std::string& w : search::SplitWords(code)) {
     if (w.size() < 3 || std::isdigit(static_cast<unsigned char>(w[0]))) continue;
+    if (IsReservedWord(w)) continue;
     if (seen.insert(w).second) words.push_back(std::move(w));
   }
   std::stable_sort(words.begin(), words.end(),

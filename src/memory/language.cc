@@ -1,5 +1,6 @@
 #include "memory/language.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <utility>
@@ -26,6 +27,29 @@ std::string LanguageForPath(std::string_view path) {
     if (e == ext) return std::string(language);
   }
   return "";
+}
+
+bool IsReservedWord(std::string_view word) {
+  // Of three or more letters (recall drops shorter words anyway), sorted.
+  static constexpr std::array<std::string_view, 109> kReserved = {{
+      "abstract",   "and",       "assert",    "async",    "auto",       "await",       "bool",
+      "boolean",    "break",     "case",      "catch",    "chan",       "char",        "class",
+      "const",      "constexpr", "continue",  "crate",    "def",        "default",     "defer",
+      "del",        "delete",    "double",    "dyn",      "elif",       "else",        "enum",
+      "except",     "explicit",  "export",    "extends",  "extern",     "fallthrough", "false",
+      "final",      "finally",   "float",     "for",      "friend",     "from",        "func",
+      "function",   "global",    "goto",      "impl",     "implements", "import",      "inline",
+      "instanceof", "int",       "interface", "lambda",   "let",        "long",        "mut",
+      "mutable",    "namespace", "new",       "nil",      "noexcept",   "none",        "nonlocal",
+      "not",        "null",      "nullptr",   "operator", "override",   "package",     "pass",
+      "private",    "protected", "pub",       "public",   "raise",      "readonly",    "register",
+      "return",     "self",      "short",     "signed",   "sizeof",     "static",      "struct",
+      "super",      "switch",    "template",  "this",     "throw",      "throws",      "trait",
+      "true",       "try",       "typedef",   "typename", "typeof",     "union",       "unsafe",
+      "unsigned",   "use",       "using",     "var",      "virtual",    "void",        "volatile",
+      "where",      "while",     "with",      "yield",
+  }};
+  return std::binary_search(kReserved.begin(), kReserved.end(), word);
 }
 
 }  // namespace sessiondb::memory

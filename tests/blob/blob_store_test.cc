@@ -365,5 +365,125 @@ TEST_P(FileBlobStoreTest, ProcessesSharingTheFolderWriteOneIntactCopy) {
   EXPECT_TRUE(fs::is_empty(root() + "/tmp"));
 }
 
+TEST_P(FileBlobStoreTest, PutAllStoresEachBlobOnceAndLeavesNoTempFile) {
+  std::vector<std::string> bytes;
+  for (uint32_t i = 0; i < 70; ++i) bytes.push_back(RandomBytes(1000 + i, 100 + i));
+  const std::string already = Put(bytes[3]);
+  std::vector<std::string> digests;
+  std::vector<BlobToPut> blobs;
+  for (const std::string& b : bytes) digests.push_back(Sha256Hex(b));
+  // More than PutAll holds open at once, and one digest twice.
+  for (size_t i = 0; i < bytes.size(); ++i) blobs.push_back({digests[i], bytes[i]});
+  blobs.push_back({digests[0], bytes[0]});
+  Status s = store_->PutAll(blobs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Files().size(), bytes.size());
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    auto got = store_->Get(digests[i], /*verify=*/true);
+    ASSERT_TRUE(got) << i << ": " << got.error().ToString();
+    EXPECT_EQ(*got, bytes[i]);
+  }
+  EXPECT_EQ(already, digests[3]);
+  EXPECT_TRUE(fs::is_empty(root() + "/tmp"));
+}
+
+TEST_P(FileBlobStoreTest, PutAllRefusesABadNameBeforeWritingAnything) {
+  const std::string good = RandomBytes(100, 1);
+  const std::string good_sha = Sha256Hex(good);
+  std::vector<BlobToPut> blobs = {{good_sha, good}, {"not-a-digest", "x"}};
+  Status s = store_->PutAll(blobs);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_TRUE(Files().empty());
+}
+
+// The order PutAll's writes reach the file system, through the seam.
+class RecordingFileSystem final : public FileSystem {
+ public:
+  std::vector<std::string> calls;
+
+  Result<std::unique_ptr<WritableFile>> Create(const std::string& path, bool exclusive,
+                                               int mode) override {
+    calls.push_back("create");
+    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, real_->Create(path, exclusive, mode));
+    return std::unique_ptr<WritableFile>(new File(this, std::move(file)));
+  }
+  Status Rename(const std::string& from, const std::string& to) override {
+    calls.push_back("rename");
+    return real_->Rename(from, to);
+  }
+  Status Remove(const std::string& path) override { return real_->Remove(path); }
+  Status CreateDirectory(const std::string& path) override { return real_->CreateDirectory(path); }
+  Status SyncDirectory(const std::string& path) override {
+    calls.push_back("sync directory " + fs::path(path).filename().string());
+    return real_->SyncDirectory(path);
+  }
+
+ private:
+  class File final : public WritableFile {
+   public:
+    File(RecordingFileSystem* fs, std::unique_ptr<WritableFile> real)
+        : fs_(fs), real_(std::move(real)) {}
+    Status Append(std::string_view bytes) override {
+      fs_->calls.push_back("append");
+      return real_->Append(bytes);
+    }
+    Status Sync() override {
+      fs_->calls.push_back("sync");
+      return real_->Sync();
+    }
+    Status Close() override { return real_->Close(); }
+
+   private:
+    RecordingFileSystem* fs_;
+    std::unique_ptr<WritableFile> real_;
+  };
+  FileSystem* const real_ = FileSystem::Default();
+};
+
+TEST(FileBlobStorePutAll, WritesAllThenSyncsAllThenRenamesAllThenSyncsEachShardOnce) {
+  TempDir dir;
+  RecordingFileSystem recording;
+  auto opened = FileBlobStore::Open(dir.Sub("blobs"), /*sync=*/true, &recording);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  // Three blobs, two of them in the same shard.
+  std::vector<std::string> bytes, digests;
+  std::map<std::string, int> per_shard;
+  for (uint32_t seed = 0; bytes.size() < 3; ++seed) {
+    std::string b = RandomBytes(500, seed);
+    std::string d = Sha256Hex(b);
+    const std::string shard = d.substr(0, 2);
+    // The first blob opens a shard; the second shares it; the third is elsewhere.
+    if (bytes.size() == 1 && shard != digests[0].substr(0, 2)) continue;
+    if (bytes.size() == 2 && shard == digests[0].substr(0, 2)) continue;
+    bytes.push_back(b);
+    digests.push_back(d);
+    ++per_shard[shard];
+  }
+  std::vector<BlobToPut> blobs;
+  for (size_t i = 0; i < 3; ++i) blobs.push_back({digests[i], bytes[i]});
+  recording.calls.clear();
+  Status s = (*opened)->PutAll(blobs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::string a = digests[0].substr(0, 2), c = digests[2].substr(0, 2);
+  const std::vector<std::string> want = {
+      "create",
+      "append",
+      "create",
+      "append",
+      "create",
+      "append",  // every file written
+      "sync",
+      "sync",
+      "sync",  // then each synced
+      "rename",
+      "rename",
+      "rename",  // then named
+      "sync directory " + a,
+      "sync directory " + c,    // each shard once
+      "sync directory sha256",  // the new shards' entries
+  };
+  EXPECT_EQ(recording.calls, want);
+}
+
 }  // namespace
 }  // namespace sessiondb::blob

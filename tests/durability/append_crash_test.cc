@@ -1,5 +1,6 @@
-// Crash safety: a child process appends in a loop (text and images, durable
-// mode) and is killed with SIGKILL at random moments. Every append the child
+// Crash safety: a child process appends in a loop (text, and messages of one
+// or of three images, durable mode) and is killed with SIGKILL at random
+// moments. Every append the child
 // reported as acknowledged must be there afterwards, with the seq it was
 // given; seqs stay dense; the store opens; verify finds nothing missing.
 #include <fcntl.h>
@@ -33,10 +34,18 @@ constexpr int kRounds = 24;
     m.parts.push_back(
         Part::Text("round " + std::to_string(round) + " message " + std::to_string(i)));
     if (i % 4 == 0) {
-      // A fresh image now and then, so blob writes are caught mid-way too.
-      m.parts.push_back(Part::ImageFromBytes(
-          MakePng(16, 16, "r" + std::to_string(round) + "i" + std::to_string(i), 64 * 1024),
-          "image/png"));
+      // Fresh images now and then, so blob writes are caught mid-way too;
+      // every other time three in one message, whose blobs are written and
+      // synced together (FileBlobStore::PutAll).
+      const int images = i % 8 == 0 ? 3 : 1;
+      for (int k = 0; k < images; ++k) {
+        m.parts.push_back(Part::ImageFromBytes(
+            MakePng(16, 16,
+                    "r" + std::to_string(round) + "i" + std::to_string(i) + "k" +
+                        std::to_string(k),
+                    64 * 1024),
+            "image/png"));
+      }
     }
     auto r = (*store)->Append("crashy", m);
     if (!r) _exit(3);

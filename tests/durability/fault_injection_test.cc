@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "blob/sha256.h"
 #include "durability/faulty_file_system.h"
 #include "sessiondb/file_system.h"
 #include "sessiondb/store.h"
@@ -204,6 +205,77 @@ TEST(FaultCrash, ACrashAtEveryWriteBoundaryLosesNothingAcknowledged) {
     CheckStore(store_dir, acked, "crash at boundary " + std::to_string(at));
     if (HasFatalFailure()) return;
   }
+}
+
+// The images of one message are written together (FileBlobStore::PutAll:
+// every temp file, then every sync, then the renames, then the directory
+// syncs). A fault at any boundary of that append, the syncs in the middle
+// included, fails the append: no message, no temp file left, and no image of
+// it stored unless every one of them was synced first; the same append then
+// succeeds.
+TEST(FaultInMultiBlobSync, EveryBoundaryOfAThreeImageAppendFailsItWholly) {
+  const Message message = WithImages("three at once", {"p", "q", "r"});
+  std::vector<std::string> digests;
+  for (const Part& p : message.parts) {
+    if (p.source) digests.push_back(blob::Sha256Hex(p.source->data));
+  }
+  ASSERT_EQ(digests.size(), 3u);
+  // How many boundaries the append crosses.
+  int64_t boundaries = 0;
+  {
+    TempDir dir;
+    FaultyFileSystem counter(0, Fault::kIoError);
+    StoreOptions options;
+    options.file_system = &counter;
+    auto store = Store::Open(dir.Sub("store"), options);
+    ASSERT_TRUE(store) << store.error().ToString();
+    ASSERT_TRUE((*store)->CreateSession({.id = "s"}));
+    const int64_t before = counter.boundaries();
+    ASSERT_TRUE((*store)->Append("s", message));
+    boundaries = counter.boundaries() - before;
+  }
+  // Per image: mkdir, create, append, sync, close, rename; then directory syncs.
+  ASSERT_GE(boundaries, 3 * 6 + 1);
+  int syncs_in_the_middle = 0;
+  for (int64_t at = 1; at <= boundaries; ++at) {
+    SCOPED_TRACE("fault at boundary " + std::to_string(at) + " of the append");
+    TempDir dir;
+    const std::string store_dir = dir.Sub("store");
+    FaultyFileSystem faulty(0, Fault::kIoError);
+    StoreOptions options;
+    options.file_system = &faulty;
+    auto store = Store::Open(store_dir, options);
+    ASSERT_TRUE(store) << store.error().ToString();
+    ASSERT_TRUE((*store)->CreateSession({.id = "s"}));
+    faulty.FailAfter(at);
+    auto appended = (*store)->Append("s", message);
+    ASSERT_FALSE(appended) << "the fault at " << faulty.injected_at() << " was swallowed";
+    EXPECT_NE(appended.error().message().find("(injected)"), std::string::npos)
+        << appended.error().ToString();
+    const std::string where = faulty.injected_at();
+    auto messages = (*store)->ReadMessages("s");
+    ASSERT_TRUE(messages);
+    EXPECT_TRUE(messages->empty()) << where;
+    EXPECT_TRUE(std::filesystem::is_empty(std::filesystem::path(store_dir) / "blobs" / "tmp"))
+        << "a temp file was left after a fault at " << where;
+    // Nothing is renamed into place before every image is synced.
+    if (where.rfind("rename ", 0) != 0 && where.rfind("sync directory ", 0) != 0) {
+      for (const std::string& d : digests) {
+        EXPECT_FALSE((*store)->ReadBlob(d, /*verify=*/false)) << d << " stored after " << where;
+      }
+    }
+    if (where.rfind("sync ", 0) == 0 && where.rfind("sync directory ", 0) != 0 &&
+        where.find("/blobs/tmp/") != std::string::npos) {
+      ++syncs_in_the_middle;
+    }
+    auto again = (*store)->Append("s", message);
+    ASSERT_TRUE(again) << where << ": " << again.error().ToString();
+    for (const std::string& d : digests) {
+      auto bytes = (*store)->ReadBlob(d, /*verify=*/true);
+      EXPECT_TRUE(bytes) << d << " after " << where;
+    }
+  }
+  EXPECT_EQ(syncs_in_the_middle, 3) << "each image's sync is a boundary of the sweep";
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, FaultSweep, ::testing::Values(Fault::kNoSpace, Fault::kIoError),

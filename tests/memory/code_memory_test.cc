@@ -127,6 +127,25 @@ TEST_P(CodeMemoryTest, RecallGivesAtMostThreeFilesOneWriteEachWithCleanPreviews)
   EXPECT_TRUE(none->empty());
 }
 
+// Reserved words are in nearly every write: sharing only them is not being
+// alike (and each made recall walk every write's index entry).
+TEST_P(CodeMemoryTest, RecallDoesNotMatchOnReservedWordsAlone) {
+  Record({.file_path = "/a/alpha.py", .new_code = "def alpha_one(x):\n    return self.x\n"});
+  Record({.file_path = "/b/beta.ts",
+          .new_code = "export function beta_two(): number {\n  return this.count;\n}\n"});
+  auto none = memory_->Recall("/c/gamma.py", "def gamma_three(y):\n    return self.y\n", 3);
+  ASSERT_TRUE(none) << none.error().message();
+  EXPECT_TRUE(none->empty()) << none->front().file_path;
+  auto none_ts = memory_->Recall("/c/delta.ts", "export function delta(): void { return this.z; }", 3);
+  ASSERT_TRUE(none_ts) << none_ts.error().message();
+  EXPECT_TRUE(none_ts->empty()) << none_ts->front().file_path;
+  // A shared identifier still finds its write.
+  auto found = memory_->Recall("/c/gamma.py", "def gamma(y):\n    return alpha_one(y)\n", 3);
+  ASSERT_TRUE(found) << found.error().message();
+  ASSERT_EQ(found->size(), 1u);
+  EXPECT_EQ(found->front().file_path, "/a/alpha.py");
+}
+
 TEST_P(CodeMemoryTest, TiersAtTheirBoundaries) {
   auto edits = [&](const std::string& path, int n, int64_t age) {
     for (int i = 0; i < n; ++i) {

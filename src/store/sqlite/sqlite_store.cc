@@ -320,11 +320,14 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPrepared(
     std::string_view session_id, std::vector<PreparedMessage>& prepared,
     const std::function<Status()>& also) {
   // Blobs first, outside the lock: an event never commits before its bytes.
+  // All of them at once, so their syncs follow one another (PutAll).
   size_t text_bytes = 0;
+  std::vector<blob::BlobToPut> blobs;
   for (const PreparedMessage& p : prepared) {
-    for (const PendingBlob& b : p.blobs) RETURN_IF_ERROR(blobs_->Put(b.sha256, b.bytes));
+    for (const PendingBlob& b : p.blobs) blobs.push_back({b.sha256, b.bytes});
     text_bytes += p.text.size();
   }
+  RETURN_IF_ERROR(blobs_->PutAll(blobs));
 
   PendingAppend request{.session_id = session_id,
                         .prepared = &prepared,

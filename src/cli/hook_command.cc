@@ -1,0 +1,146 @@
+#include "cli/hook_command.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/output.h"
+#include "cli/shell_words.h"
+#include "sessiondb/memory.h"
+#include "sessiondb/store.h"
+
+namespace sessiondb::cli {
+
+void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode) {
+  std::string too_big;
+  const std::optional<std::string> event = ReadHookEvent(std::cin, &too_big);
+  if (!event) {  // never buffered whole; the call goes on, as on any error
+    std::cerr << "hook: " << too_big << "; allowed\n";
+    ctx.set_exit_code(kExitOk);
+    return;
+  }
+  std::string log;
+  std::unique_ptr<Store> store;  // before memory: it must outlive it
+  std::unique_ptr<CodeMemory> memory;
+  auto seen = ParseSeenKeyMode(seen_mode);
+  if (!seen) {
+    log = "hook: " + seen.error().message() + "; using content";
+  }
+  // A hook must not fail the agent: a store that cannot be opened (or is
+  // missing: it is created) only means no context this time.
+  const std::string path = ctx.StorePath();
+  StoreOptions options = ctx.MakeStoreOptions(/*create_if_missing=*/true);
+  // The hook writes no blob and no event: its writes (code writes, seen
+  // keys) go through the index's own connection, which never waits for an
+  // fsync (docs/memory.md). Durable mode would only add the fsync of the
+  // blob folder that an embedded store's open does, on every call.
+  if (!IsDatabaseUri(path)) options.durability = Durability::kProcessCrashSafe;
+  auto opened = Store::Open(path, options).and_then([&store](std::unique_ptr<Store> s) {
+    store = std::move(s);
+    return CodeMemory::Open(*store);
+  });
+  if (opened) {
+    memory = std::move(*opened);
+  } else {
+    log += "hook: cannot open the store at " + path + ": " + opened.error().message();
+  }
+  HookAnswer answer =
+      HandleClaudeCodeHook(*event, memory.get(), seen ? *seen : SeenKeyMode::kContent);
+  std::cout << answer.stdout_text << std::flush;
+  if (!log.empty()) std::cerr << log << "\n";
+  if (!answer.log.empty() && std::getenv("SESSIONDB_HOOK_QUIET") == nullptr) {
+    std::cerr << answer.log << "\n";
+  }
+  ctx.set_exit_code(kExitOk);
+  // The process ends after this. Closing the last connection of an embedded
+  // store would checkpoint its WAL into the database on every call; left to
+  // the process's exit (as a kill would leave them), the WAL is checkpointed
+  // by the commit that takes it past 1,000 pages, once per many calls.
+  (void)memory.release();
+  (void)store.release();
+}
+
+namespace {
+
+enum class Taken {
+  kNo,       // the word is not this option
+  kYes,      // taken
+  kRefused,  // it is, but left to CLI11: repeated, or no plain value
+};
+
+// Takes the value of option `name` at argv[*i] ("--name VALUE" or
+// "--name=VALUE") into *value, moving *i past it.
+Taken TakeValue(int argc, char** argv, int* i, std::string_view name,
+                std::optional<std::string>* value) {
+  const std::string_view arg = argv[*i];
+  if (arg.substr(0, name.size()) != name) return Taken::kNo;
+  std::string_view rest = arg.substr(name.size());
+  if (!rest.empty() && rest[0] != '=') return Taken::kNo;
+  if (value->has_value()) return Taken::kRefused;  // repeated: CLI11's rules, not ours
+  std::string_view given;
+  if (!rest.empty()) {
+    given = rest.substr(1);
+  } else {
+    if (*i + 1 >= argc) return Taken::kRefused;
+    given = argv[*i + 1];
+  }
+  // An empty value, or one that looks like an option: how CLI11 reads it is its own.
+  if (given.empty() || given[0] == '-') return Taken::kRefused;
+  if (rest.empty()) ++*i;
+  *value = std::string(given);
+  return Taken::kYes;
+}
+
+}  // namespace
+
+std::optional<int> RunHookFastPath(int argc, char** argv) {
+  std::optional<std::string> store, name_space, seen;
+  bool json = false, fast = false, no_pager = false;
+  int verbs = 0;  // 1 after `hook`, 2 after `claude-code`
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.empty()) return std::nullopt;
+    if (arg[0] != '-') {
+      if (verbs == 0 && arg == "hook") {
+        verbs = 1;
+      } else if (verbs == 1 && arg == "claude-code") {
+        verbs = 2;
+      } else {
+        return std::nullopt;
+      }
+      continue;
+    }
+    // Global options before `hook` or after `claude-code` (CLI11's fallthrough).
+    if (verbs == 1) return std::nullopt;
+    Taken taken = TakeValue(argc, argv, &i, "--store", &store);
+    if (taken == Taken::kNo) taken = TakeValue(argc, argv, &i, "--namespace", &name_space);
+    // --seen is claude-code's own option: CLI11 takes it only after the verb.
+    if (taken == Taken::kNo && verbs == 2) taken = TakeValue(argc, argv, &i, "--seen", &seen);
+    if (taken == Taken::kRefused) return std::nullopt;
+    if (taken == Taken::kYes) continue;
+    bool* flag = arg == "--json"       ? &json
+                 : arg == "--fast"     ? &fast
+                 : arg == "--no-pager" ? &no_pager
+                                       : nullptr;
+    if (flag == nullptr || *flag) return std::nullopt;  // another option, or a repeated flag
+    *flag = true;
+  }
+  if (verbs != 2) return std::nullopt;
+  CliContext ctx;
+  ctx.options.store = store.value_or("");
+  ctx.options.namespace_name = name_space.value_or("");
+  ctx.options.json = json;
+  ctx.options.fast = fast;
+  ctx.options.no_pager = no_pager;
+  RunClaudeCodeHook(ctx, seen.value_or("content"));
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "sessiondb: error: cannot write to standard output\n";
+    return kExitStorageError;
+  }
+  return ctx.exit_code();
+}
+
+}  // namespace sessiondb::cli

@@ -1,0 +1,32 @@
+// `sessiondb hook claude-code`: one Claude Code hook event read from stdin,
+// answered on stdout. Claude Code runs it as a process before and after every
+// file write and waits for it, so its start is on the agent's critical path:
+// RunHookFastPath answers a plain hook command line before the rest of the
+// CLI (every verb's options) is built (docs/memory.md, "Cost").
+// Thread-safety: single-threaded, like the CLI.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "cli/cli_context.h"
+
+namespace sessiondb::cli {
+
+// Handles one event: reads it from stdin (at most kMaxHookEventBytes), opens
+// the store of `ctx` (created if missing) and its code memory, answers on
+// stdout and logs to stderr. Never fails the agent: every error is logged and
+// the exit code is kExitOk. `seen_mode` is --seen (content, file,
+// session-file; anything else is logged and content is used).
+void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode);
+
+// The hook before the CLI: when argv is `hook claude-code` with at most the
+// global options --store, --namespace (each once, `--opt VALUE` or
+// `--opt=VALUE`), --fast, --json and --no-pager, and `--seen MODE` after the
+// verb, in any order CLI11 accepts, runs RunClaudeCodeHook and returns the
+// process's exit code. Anything else (--help, a size option, an unknown or
+// repeated option, `--`) returns nullopt and the full CLI parses the line,
+// with its own answers and errors.
+std::optional<int> RunHookFastPath(int argc, char** argv);
+
+}  // namespace sessiondb::cli
