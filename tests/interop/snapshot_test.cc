@@ -505,8 +505,8 @@ class SnapshotRewinds : public Snapshot {
     ASSERT_TRUE(source_->CreateSession({.id = "rw", .title = "Rewound"}));
     for (const char* text : {"one", "two", "three"}) Say(text);
     ASSERT_TRUE(source_->Rewind("rw", 1));  // 4: view 1
-    Say("four");                              // 5: view 1 5
-    Say("five");                              // 6: view 1 5 6
+    Say("four");                            // 5: view 1 5
+    Say("five");                            // 6: view 1 5 6
     ASSERT_TRUE(source_->Rewind("rw", 5));  // 7: view 1 5
   }
 
