@@ -197,7 +197,9 @@ TEST(IndexCatchUpCrash, ImportKilledMidwayThenRunAgainIsSearchableOnceEach) {
     kill(pid, SIGKILL);  // it may have finished: then this round imported it all
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    if (WIFEXITED(status)) ASSERT_EQ(WEXITSTATUS(status), 0);
+    if (WIFEXITED(status)) {
+      ASSERT_EQ(WEXITSTATUS(status), 0);
+    }
     killed += WIFSIGNALED(status) ? 1 : 0;
     ExpectIndexWhole(store_dir);
   }
