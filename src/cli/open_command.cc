@@ -40,8 +40,10 @@ Result<std::string> PageBase(const std::string& flag) {
     base = env && *env ? env : kDefaultPageUrl;
   }
   if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0)
-    return Err(Status::InvalidArgument("the page address must begin with http:// or https://, "
-                                       "got '" + base + "' (--url or $SESSIONDB_URL)"));
+    return Err(
+        Status::InvalidArgument("the page address must begin with http:// or https://, "
+                                "got '" +
+                                base + "' (--url or $SESSIONDB_URL)"));
   while (!base.empty() && base.back() == '/') base.pop_back();
   return base;
 }
@@ -65,8 +67,7 @@ Status LaunchBrowser(const std::string& program, const std::string& url) {
   std::vector<char*> argv = {args[0].data(), args[1].data(), nullptr};
   pid_t pid = 0;
   if (posix_spawnp(&pid, program.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
-    return Status::Io("cannot run '" + program + "' to open the page; the address is " +
-                            url);
+    return Status::Io("cannot run '" + program + "' to open the page; the address is " + url);
   int status = 0;
   if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return Status::Io("'" + program + "' could not open " + url);

@@ -114,13 +114,13 @@ class ThreadEmbeddingWorker final : public EmbeddingWorker {
   std::unique_ptr<SearchIndex> index_;
   const std::chrono::milliseconds poll_;
   mutable std::mutex mu_;
-  std::condition_variable wake_;        // the worker waits on it
-  std::condition_variable caught_up_;   // callers of WaitUntilCaughtUp wait on it
-  EmbeddingProgress progress_;          // guarded by mu_
-  uint64_t looks_ = 0;                  // batches tried; guarded by mu_
-  bool nudged_ = false;                 // guarded by mu_
-  bool stopping_ = false;               // guarded by mu_
-  std::thread thread_;                  // last: starts after the rest exists
+  std::condition_variable wake_;       // the worker waits on it
+  std::condition_variable caught_up_;  // callers of WaitUntilCaughtUp wait on it
+  EmbeddingProgress progress_;         // guarded by mu_
+  uint64_t looks_ = 0;                 // batches tried; guarded by mu_
+  bool nudged_ = false;                // guarded by mu_
+  bool stopping_ = false;              // guarded by mu_
+  std::thread thread_;                 // last: starts after the rest exists
 };
 
 }  // namespace

@@ -27,8 +27,7 @@ Result<int64_t> CatchUpTextIndex(IndexBackend& backend, int64_t max_documents,
   if (state.pending == 0) return int64_t{0};
   // What was written before the call: documents added while it runs are the
   // next catch-up's, so a steady stream of writes cannot keep it going.
-  const int64_t total =
-      max_documents < 0 ? state.pending : std::min(state.pending, max_documents);
+  const int64_t total = max_documents < 0 ? state.pending : std::min(state.pending, max_documents);
   int64_t done = 0;
   if (progress) progress(0, total);
   while (done < total) {

@@ -283,8 +283,7 @@ class IndexBackend {
   virtual Result<bool> FirstSighting(std::string_view key, int64_t now_ms, int64_t capacity) = 0;
   // Tool calls of message documents with doc_id > after_doc_id, in doc_id
   // order, at most `limit` messages' worth (so memory stays bounded).
-  virtual Result<std::vector<StoredToolCall>> ToolCallsAfter(int64_t after_doc_id,
-                                                             int limit) = 0;
+  virtual Result<std::vector<StoredToolCall>> ToolCallsAfter(int64_t after_doc_id, int limit) = 0;
   // The largest doc_id of the index (0 when empty).
   virtual Result<int64_t> NewestDocument() = 0;
 };

@@ -26,8 +26,8 @@ class Open : public Cli {
 
   // A "browser": a script that appends its arguments to `log`.
   std::string FakeBrowser(const std::string& log) {
-    const std::string path = WriteFile("browser.sh", "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + log +
-                                                         "\n");
+    const std::string path =
+        WriteFile("browser.sh", "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + log + "\n");
     chmod(path.c_str(), 0755);
     return path;
   }

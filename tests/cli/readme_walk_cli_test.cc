@@ -58,7 +58,8 @@ TEST_F(ReadmeWalk, UsingItStepsGiveTheUsersHistoryInThePageTheHookAndMcpOnOneSto
   const std::string work = dir_.Sub("work");
   std::filesystem::create_directories(work);
   std::filesystem::create_directories(home_ + "/.claude/projects/-home-dev-app");
-  std::ofstream(home_ + "/.claude/projects/-home-dev-app/0a0a0a0a-0000-4000-8000-000000000001.jsonl")
+  std::ofstream(home_ +
+                "/.claude/projects/-home-dev-app/0a0a0a0a-0000-4000-8000-000000000001.jsonl")
       << R"({"type":"user","uuid":"u1","parentUuid":null,"sessionId":"0a0a0a0a-0000-4000-8000-000000000001","timestamp":"2026-01-01T00:00:00Z","cwd":"/home/dev/app","message":{"role":"user","content":"why does the token limit trip on the parser"}})"
       << "\n"
       << R"({"type":"assistant","uuid":"u2","parentUuid":"u1","sessionId":"0a0a0a0a-0000-4000-8000-000000000001","timestamp":"2026-01-01T00:00:05Z","cwd":"/home/dev/app","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4","content":[{"type":"text","text":"The parser reads the whole file first."}]}})"
@@ -70,13 +71,15 @@ TEST_F(ReadmeWalk, UsingItStepsGiveTheUsersHistoryInThePageTheHookAndMcpOnOneSto
   const std::string registered = dir_.Sub("mcp-command");
   const std::string serve_log = dir_.Sub("serve.log");
   std::ostringstream script;
-  script << "set -euo pipefail\n"
-         << "export PATH='" << bin << "':\"$PATH\" HOME='" << home_ << "' NO_COLOR=1"
-         << " SESSIONDB_PAGER=cat\n"
-         << "unset XDG_DATA_HOME SESSIONDB_NAMESPACE SESSIONDB_STORE SESSIONDB_URL BROWSER DISPLAY\n"
-         << "cd '" << work << "'\n"
-         // Claude Code's command: writes down, one word per line, what it would run.
-         << "claude() { shift 4; printf '%s\\n' \"$@\" > '" << registered << "'; }\n";
+  script
+      << "set -euo pipefail\n"
+      << "export PATH='" << bin << "':\"$PATH\" HOME='" << home_ << "' NO_COLOR=1"
+      << " SESSIONDB_PAGER=cat\n"
+      << "unset XDG_DATA_HOME SESSIONDB_NAMESPACE SESSIONDB_STORE SESSIONDB_URL BROWSER DISPLAY\n"
+      << "cd '" << work
+      << "'\n"
+      // Claude Code's command: writes down, one word per line, what it would run.
+      << "claude() { shift 4; printf '%s\\n' \"$@\" > '" << registered << "'; }\n";
   bool saw_serve = false, saw_mcp = false, saw_hook = false;
   for (const std::string& line : lines) {
     if (line == "sessiondb serve") {
@@ -96,8 +99,10 @@ TEST_F(ReadmeWalk, UsingItStepsGiveTheUsersHistoryInThePageTheHookAndMcpOnOneSto
          << "URL=$(grep -o 'http://[^ ]*' '" << serve_log << "' | head -1)\n"
          << "URL=${URL%/}\n"
          << "echo \"walk-store=$SESSIONDB_STORE\"\n"
-         << "echo \"walk-sessions=$(curl -sf \"$URL/v1/sessions?limit=50\" | jq -r '.sessions[].title' | tr '\\n' '|')\"\n"
-         << "IMPORTED=$(sessiondb ls --json --full | jq -r '.sessions[] | select(.title | test(\"token limit\")) | .id')\n"
+         << "echo \"walk-sessions=$(curl -sf \"$URL/v1/sessions?limit=50\" | jq -r "
+            "'.sessions[].title' | tr '\\n' '|')\"\n"
+         << "IMPORTED=$(sessiondb ls --json --full | jq -r '.sessions[] | select(.title | "
+            "test(\"token limit\")) | .id')\n"
          << "echo \"walk-open=$(sessiondb open \"$IMPORTED\" --print --url \"$URL\")\"\n"
          << "kill $SERVE_PID; wait $SERVE_PID || true\n";
   const std::string path = dir_.Sub("walk.sh");

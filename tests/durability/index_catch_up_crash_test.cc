@@ -49,8 +49,8 @@ void ExpectIndexWhole(const std::string& store_dir) {
 
 // How many hits a keyword search for `word` gives, without catching up.
 int64_t KeywordHits(SearchIndex& index, const std::string& word) {
-  auto r = index.Search({.query = word, .mode = SearchMode::kKeyword, .limit = 10,
-                         .catch_up_limit = 0});
+  auto r =
+      index.Search({.query = word, .mode = SearchMode::kKeyword, .limit = 10, .catch_up_limit = 0});
   EXPECT_TRUE(r) << r.error().ToString();
   return r ? static_cast<int64_t>(r->hits.size()) : -1;
 }
@@ -151,13 +151,14 @@ std::string WriteClaudeProjects(const std::string& root, int sessions, int turns
       std::snprintf(parent, sizeof parent, "cccccccc-%04d-4000-8000-%012d", s, t - 1);
       const std::string word = "imp" + std::to_string(s) + "x" + std::to_string(t);
       const bool user = t % 2 == 0;
-      json message = user ? json{{"role", "user"}, {"content", "please look at " + word}}
-                          : json{{"id", "msg_" + word},
-                                 {"type", "message"},
-                                 {"role", "assistant"},
-                                 {"model", "claude-sonnet-4"},
-                                 {"content", json::array({{{"type", "text"},
-                                                           {"text", "looked at " + word}}})}};
+      json message =
+          user
+              ? json{{"role", "user"}, {"content", "please look at " + word}}
+              : json{{"id", "msg_" + word},
+                     {"type", "message"},
+                     {"role", "assistant"},
+                     {"model", "claude-sonnet-4"},
+                     {"content", json::array({{{"type", "text"}, {"text", "looked at " + word}}})}};
       json record = {{"parentUuid", t == 0 ? json(nullptr) : json(parent)},
                      {"isSidechain", false},
                      {"cwd", "/home/dev/app"},

@@ -188,8 +188,8 @@ TEST_F(TextIndexReadOnly, SearchAnswersAsOfTheWatermarkUntilTheWriterCloses) {
   auto pending = (*index)->PendingDocuments();
   ASSERT_TRUE(pending);
   EXPECT_EQ(*pending, 0);
-  auto r = (*index)->Search({.query = "capybara", .mode = SearchMode::kKeyword,
-                             .catch_up_limit = 0});
+  auto r =
+      (*index)->Search({.query = "capybara", .mode = SearchMode::kKeyword, .catch_up_limit = 0});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->hits.size(), 2u);
 }

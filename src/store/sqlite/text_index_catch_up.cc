@@ -8,9 +8,10 @@ namespace sessiondb::sqlite {
 Result<store::TextIndexState> TextIndexStateOf(Database& db) {
   ASSIGN_OR_RETURN(Statement s,
                    db.Prepare("SELECT p.fts_through, (SELECT count(*) FROM search_docs"
-                                " WHERE doc_id > p.fts_through) FROM search_progress p"));
+                              " WHERE doc_id > p.fts_through) FROM search_progress p"));
   ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return Err(Status::Corruption("the search_progress row is missing; run `sessiondb reindex`"));
+  if (!row)
+    return Err(Status::Corruption("the search_progress row is missing; run `sessiondb reindex`"));
   return store::TextIndexState{.indexed_through = s.ColumnInt(0), .pending = s.ColumnInt(1)};
 }
 
@@ -25,12 +26,13 @@ Result<store::TextIndexState> IndexPendingTextOn(Database& db, int64_t max_docum
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(&db));
   ASSIGN_OR_RETURN(std::optional<int64_t> from,
                    db.QueryInt("SELECT fts_through FROM search_progress"));
-  if (!from) return Err(Status::Corruption("the search_progress row is missing; run `sessiondb reindex`"));
+  if (!from)
+    return Err(Status::Corruption("the search_progress row is missing; run `sessiondb reindex`"));
   int64_t through = *from;
   {
     ASSIGN_OR_RETURN(Statement last,
                      db.Prepare("SELECT max(doc_id) FROM (SELECT doc_id FROM search_docs"
-                                  " WHERE doc_id > ?1 ORDER BY doc_id LIMIT ?2)"));
+                                " WHERE doc_id > ?1 ORDER BY doc_id LIMIT ?2)"));
     last.Bind(1, *from).Bind(2, std::max<int64_t>(max_documents, 1));
     ASSIGN_OR_RETURN(bool row, last.Step());
     if (row && !last.ColumnIsNull(0)) through = last.ColumnInt(0);
@@ -40,19 +42,18 @@ Result<store::TextIndexState> IndexPendingTextOn(Database& db, int64_t max_docum
     // memory and writes it once, instead of a segment (and merges) per row.
     ASSIGN_OR_RETURN(Statement index,
                      db.Prepare("INSERT INTO search_fts (rowid, content, code)"
-                                  " SELECT doc_id, coalesce(content, ''), coalesce(code, '')"
-                                  " FROM search_pending_content"
-                                  " WHERE doc_id > ?1 AND doc_id <= ?2 ORDER BY doc_id"));
+                                " SELECT doc_id, coalesce(content, ''), coalesce(code, '')"
+                                " FROM search_pending_content"
+                                " WHERE doc_id > ?1 AND doc_id <= ?2 ORDER BY doc_id"));
     index.Bind(1, *from).Bind(2, through);
     RETURN_IF_ERROR(index.Run());
-    ASSIGN_OR_RETURN(Statement move,
-                     db.Prepare("UPDATE search_progress SET fts_through = ?1"));
+    ASSIGN_OR_RETURN(Statement move, db.Prepare("UPDATE search_progress SET fts_through = ?1"));
     move.Bind(1, through);
     RETURN_IF_ERROR(move.Run());
   }
   ASSIGN_OR_RETURN(std::optional<int64_t> pending,
                    db.QueryInt("SELECT count(*) FROM search_docs WHERE doc_id > "
-                                 "(SELECT fts_through FROM search_progress)"));
+                               "(SELECT fts_through FROM search_progress)"));
   RETURN_IF_ERROR(txn.Commit());
   return store::TextIndexState{.indexed_through = through, .pending = pending.value_or(0)};
 }
