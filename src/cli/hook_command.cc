@@ -13,7 +13,7 @@
 
 namespace sessiondb::cli {
 
-void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode) {
+void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode, bool leave_store_open) {
   std::string too_big;
   const std::optional<std::string> event = ReadHookEvent(std::cin, &too_big);
   if (!event) {  // never buffered whole; the call goes on, as on any error
@@ -54,10 +54,12 @@ void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode) {
     std::cerr << answer.log << "\n";
   }
   ctx.set_exit_code(kExitOk);
-  // The process ends after this. Closing the last connection of an embedded
-  // store would checkpoint its WAL into the database on every call; left to
-  // the process's exit (as a kill would leave them), the WAL is checkpointed
-  // by the commit that takes it past 1,000 pages, once per many calls.
+  if (!leave_store_open) return;  // closed here, memory first
+  // The fast path's process ends after this with _Exit. Closing the last
+  // connection of an embedded store would checkpoint its WAL into the
+  // database on every call; left to the process's end (as a kill would
+  // leave them), the WAL is checkpointed by the commit that takes it past
+  // 1,000 pages, once per many calls.
   (void)memory.release();
   (void)store.release();
 }
@@ -134,7 +136,7 @@ std::optional<int> RunHookFastPath(int argc, char** argv) {
   ctx.options.json = json;
   ctx.options.fast = fast;
   ctx.options.no_pager = no_pager;
-  RunClaudeCodeHook(ctx, seen.value_or("content"));
+  RunClaudeCodeHook(ctx, seen.value_or("content"), /*leave_store_open=*/true);
   std::cout.flush();
   if (!std::cout) {
     std::cerr << "sessiondb: error: cannot write to standard output\n";

@@ -17,8 +17,11 @@ namespace sessiondb::cli {
 // the store of `ctx` (created if missing) and its code memory, answers on
 // stdout and logs to stderr. Never fails the agent: every error is logged and
 // the exit code is kExitOk. `seen_mode` is --seen (content, file,
-// session-file; anything else is logged and content is used).
-void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode);
+// session-file; anything else is logged and content is used). With
+// `leave_store_open`, the store and memory are left to the process's end
+// (the fast path, which then calls _Exit): closing the last connection
+// would checkpoint the WAL on every call. The full CLI closes them.
+void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode, bool leave_store_open);
 
 // The hook before the CLI: when argv is `hook claude-code` with at most the
 // global options --store, --namespace (each once, `--opt VALUE` or
