@@ -63,6 +63,24 @@ class ListWatcher {
     return Next(type, [](const json&) { return true; });
   }
 
+  // Any event so far, in whatever order it came, that `match` accepts,
+  // waiting up to 10 s; takes nothing. For writes whose order on the stream
+  // is not theirs to choose (two in the same millisecond list by id).
+  json Any(const std::string& type, const std::function<bool(const json&)>& match) {
+    std::unique_lock lock(mu_);
+    json found;
+    cv_.wait_for(lock, std::chrono::seconds(10), [&] {
+      for (const SseEvent& e : events_) {
+        if (e.event == type && match(e.data)) {
+          found = e.data;
+          return true;
+        }
+      }
+      return ended_;
+    });
+    return found;
+  }
+
  private:
   std::unique_ptr<httplib::Client> client_;
   std::thread thread_;
@@ -130,11 +148,13 @@ TEST(SessionListStream, WritesByAnotherProcessArrive) {
     ASSERT_TRUE((*store)->Append("shared", m));
     ASSERT_TRUE((*store)->CreateSession({.id = "cli-made"}));
   }
-  json grown = watcher.Next(
+  // The append and the new session may land in the same millisecond; the
+  // list then orders them by id, so look for each in any order.
+  json grown = watcher.Any(
       "session", [](const json& s) { return s["id"] == "shared" && s["message_count"] == 1; });
   ASSERT_TRUE(grown.is_object()) << server.log();
   EXPECT_EQ(grown["preview"], "written by the CLI");
-  EXPECT_TRUE(watcher.Next("session", Id("cli-made")).is_object());
+  EXPECT_TRUE(watcher.Any("session", Id("cli-made")).is_object());
 }
 
 TEST(SessionListStream, NeedsItsAcceptHeaderAndCountsAgainstMaxStreams) {
