@@ -1,0 +1,39 @@
+// A file mapped read-only into memory, for files read in place rather than
+// read whole (the saved HNSW index: search/mapped_hnsw.h).
+//
+// Reads stay outside the FileSystem seam (include/sessiondb/file_system.h),
+// which exists to inject faults into writes; a mapping has no write to fail.
+// The bytes stay valid while the MappedFile lives, even after the file is
+// renamed over or removed. A file truncated in place under a mapping makes
+// reads past its new end fault (SIGBUS): files meant to be mapped are only
+// ever replaced by rename (ReplaceFileDurably), never rewritten in place.
+//
+// Thread-safety: bytes() may be read from any thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "sessiondb/status.h"
+
+namespace sessiondb {
+
+class MappedFile {
+ public:
+  // Maps the whole of `path` (an empty file maps to no bytes). kNotFound if
+  // it does not exist, kIo if it cannot be opened, sized or mapped.
+  static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::string_view bytes() const { return {data_, size_}; }
+
+ private:
+  MappedFile(const char* data, size_t size) : data_(data), size_(size) {}
+  const char* data_;
+  size_t size_;
+};
+
+}  // namespace sessiondb
