@@ -190,6 +190,7 @@ class BackendSearchIndex final : public SearchIndex {
     RETURN_IF_ERROR(backend_->SetMeta("hnsw:" + model, std::to_string(last) + " " +
                                                            std::to_string(all->size()) + " " +
                                                            std::to_string(all->dims())));
+    hnsw_damaged_ = false;  // a new file
     ResetVectors();
     return Status::Ok();
   }
@@ -227,7 +228,7 @@ class BackendSearchIndex final : public SearchIndex {
       ASSIGN_OR_RETURN(std::optional<std::string> saved, backend_->GetMeta("hnsw:" + model));
       int64_t covered = 0, count = 0, dims = 0;
       if (saved) std::istringstream(*saved) >> covered >> count >> dims;
-      if (saved && !files.empty() && count >= options_.approximate_threshold) {
+      if (saved && !files.empty() && count >= options_.approximate_threshold && !hnsw_damaged_) {
         const std::string path = (fs::path(files) / HnswFileName(model)).string();
         Result<std::unique_ptr<HnswIndex>> loaded = HnswIndex::Load(path, static_cast<int>(dims));
         // A file that is not the one the meta describes (a save whose meta
@@ -319,11 +320,24 @@ class BackendSearchIndex final : public SearchIndex {
         return std::binary_search(allowed.doc_ids.begin(), allowed.doc_ids.end(), id);
       };
     }
+    std::vector<VectorHit> approx;
+    if (hnsw_ != nullptr) {
+      Result<std::vector<VectorHit>> found = hnsw_->Search(
+          q[0], want, std::max<size_t>(want, static_cast<size_t>(options_.hnsw_ef)), accept);
+      if (found) {
+        approx = std::move(*found);
+      } else {
+        // The mapped file is damaged where this search walked: it is not used
+        // again by this index (BuildVectorIndex writes a new one), and every
+        // vector is loaded for the exact scan instead.
+        hnsw_damaged_ = true;
+        ResetVectors();
+        RETURN_IF_ERROR(RefreshVectors());
+      }
+    }
     std::vector<VectorHit> hits;
     if (exact_ != nullptr) hits = exact_->Search(q[0], want, accept);
     if (hnsw_ != nullptr) {
-      std::vector<VectorHit> approx = hnsw_->Search(
-          q[0], want, std::max<size_t>(want, static_cast<size_t>(options_.hnsw_ef)), accept);
       hits.insert(hits.end(), approx.begin(), approx.end());
       std::sort(hits.begin(), hits.end(),
                 [](const VectorHit& a, const VectorHit& b) { return a.score > b.score; });
@@ -344,6 +358,8 @@ class BackendSearchIndex final : public SearchIndex {
   std::unique_ptr<Embedder> embedder_;
   Status embedder_error_ = Status::Ok();
   bool vectors_loaded_ = false;
+  // Set when a search found the saved index damaged; cleared by a rebuild.
+  bool hnsw_damaged_ = false;
   int64_t loaded_upto_ = 0;
   std::unique_ptr<VectorSet> exact_;
   std::unique_ptr<HnswIndex> hnsw_;

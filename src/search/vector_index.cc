@@ -34,7 +34,9 @@
 #include <hnswlib/hnswlib.h>
 
 #include "core/file_io.h"
+#include "search/dot.h"
 #include "search/fnv.h"
+#include "search/mapped_hnsw.h"
 
 namespace sessiondb::search {
 namespace {
@@ -44,25 +46,12 @@ using hnswlib::labeltype;
 using hnswlib::linklistsizeint;
 using hnswlib::tableint;
 
-constexpr char kMagic[8] = {'S', 'D', 'B', 'H', 'N', 'S', 'W', '1'};
-constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 + 8 + 8;
+constexpr char kMagicV1[8] = {'S', 'D', 'B', 'H', 'N', 'S', 'W', '1'};
+constexpr size_t kHeaderBytesV1 = 8 + 4 + 4 + 8 + 8 + 8;
 
 // Keeps the best-first order total: higher score, then lower id.
 bool Better(const VectorHit& a, const VectorHit& b) {
   return a.score > b.score || (a.score == b.score && a.id < b.id);
-}
-
-// Eight independent partial sums: a loop the compiler turns into SIMD
-// without -ffast-math (which it may not do for one running float sum).
-float Dot(const float* a, const float* b, size_t n) {
-  float acc[8] = {};
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (size_t j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
-  }
-  float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
 }
 
 // Keeps the k best hits pushed into it; Take() returns them best first.
@@ -120,30 +109,6 @@ class Reader {
   std::string_view bytes_;
   size_t pos_ = 0;
 };
-
-Result<std::string> ReadFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return Err(Status::NotFound("vector index " + path + " does not exist"));
-    return Err(IoError("cannot open", path));
-  }
-  std::string out;
-  char buffer[1 << 16];
-  Status s;
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      s = IoError("cannot read", path);
-      break;
-    }
-    out.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  if (!s.ok()) return Err(std::move(s));
-  return out;
-}
 
 }  // namespace
 
@@ -228,9 +193,14 @@ struct HnswIndex::Graph {
 HnswIndex::HnswIndex(int dims, std::unique_ptr<Graph> graph)
     : dims_(dims), graph_(std::move(graph)) {}
 
+HnswIndex::HnswIndex(int dims, std::unique_ptr<MappedHnsw> mapped)
+    : dims_(dims), mapped_(std::move(mapped)) {}
+
 HnswIndex::~HnswIndex() = default;
 
-size_t HnswIndex::size() const { return graph_->hnsw->cur_element_count; }
+size_t HnswIndex::size() const {
+  return graph_ != nullptr ? graph_->hnsw->cur_element_count : mapped_->size();
+}
 
 Result<std::unique_ptr<HnswIndex>> HnswIndex::Build(const VectorSet& set,
                                                     const ProgressFn& progress, int m,
@@ -303,17 +273,58 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Build(const VectorSet& set,
   return std::unique_ptr<HnswIndex>(new HnswIndex(set.dims(), std::move(graph)));
 }
 
-std::vector<VectorHit> HnswIndex::Search(std::span<const float> query, size_t k, size_t ef,
-                                         const std::function<bool(int64_t)>& accept) const {
+Result<std::vector<VectorHit>> HnswIndex::Nearest(const float* query, size_t breadth) const {
+  std::vector<VectorHit> hits;
+  if (graph_ != nullptr) {
+    for (const auto& candidate : graph_->Candidates(query, breadth)) {
+      hits.push_back(graph_->Hit(candidate));
+    }
+    return hits;
+  }
+  ASSIGN_OR_RETURN(auto candidates, mapped_->Candidates(query, breadth));
+  hits.reserve(candidates.size());
+  for (const auto& [distance, element] : candidates) {
+    ASSIGN_OR_RETURN(int64_t id, mapped_->Id(element));
+    hits.push_back({id, 1.0f - distance});
+  }
+  return hits;
+}
+
+Result<std::vector<VectorHit>> HnswIndex::Scan(const float* query, size_t k,
+                                               const std::function<bool(int64_t)>& accept) const {
+  TopK top(k);
   const size_t n = size();
-  if (query.size() != static_cast<size_t>(dims_) || k == 0 || n == 0) return {};
+  for (size_t i = 0; i < n; ++i) {
+    const auto element = static_cast<tableint>(i);
+    int64_t id = 0;
+    const float* vector = nullptr;
+    if (graph_ != nullptr) {
+      id = static_cast<int64_t>(graph_->hnsw->getExternalLabel(element));
+      vector = reinterpret_cast<const float*>(graph_->hnsw->getDataByInternalId(element));
+    } else {
+      ASSIGN_OR_RETURN(id, mapped_->Id(element));
+      vector = mapped_->Vector(element);
+    }
+    if (accept && !accept(id)) continue;
+    top.Push({id, Dot(query, vector, static_cast<size_t>(dims_))});
+  }
+  return top.Take();
+}
+
+Result<std::vector<VectorHit>> HnswIndex::Search(
+    std::span<const float> query, size_t k, size_t ef,
+    const std::function<bool(int64_t)>& accept) const {
+  const size_t n = size();
+  if (query.size() != static_cast<size_t>(dims_) || k == 0 || n == 0) {
+    return std::vector<VectorHit>{};
+  }
   size_t breadth = std::max(ef, k);
   try {
     for (;;) {
       if (accept && breadth >= n) break;  // as wide as the index: scan it exactly below
+      ASSIGN_OR_RETURN(std::vector<VectorHit> candidates, Nearest(query.data(), breadth));
       std::vector<VectorHit> hits;
-      for (const auto& candidate : graph_->Candidates(query.data(), breadth)) {
-        VectorHit hit = graph_->Hit(candidate);
+      for (const VectorHit& hit : candidates) {
         if (accept && !accept(hit.id)) continue;
         hits.push_back(hit);
         if (hits.size() == k) break;
@@ -324,70 +335,92 @@ std::vector<VectorHit> HnswIndex::Search(std::span<const float> query, size_t k,
       }
       breadth = std::min(n, breadth * 4);
     }
-  } catch (...) {
-    // hnswlib throws only on memory exhaustion here; fall through to the scan.
+  } catch (const std::exception&) {
+    // Only memory runs out here (hnswlib's visited lists and queues, ours);
+    // the scan needs none beyond k hits.
   }
   // Few accepted ids: the graph walk keeps finding rejected ones; scan all.
-  const Hnsw& h = *graph_->hnsw;
-  TopK top(k);
-  for (tableint i = 0; i < h.cur_element_count; ++i) {
-    const int64_t id = static_cast<int64_t>(h.getExternalLabel(i));
-    if (accept && !accept(id)) continue;
-    const float d = h.fstdistfunc_(query.data(), h.getDataByInternalId(i), h.dist_func_param_);
-    top.Push({id, 1.0f - d});
-  }
-  return top.Take();
+  return Scan(query.data(), k, accept);
 }
 
 Status HnswIndex::Save(const std::string& path, FileSystem* fs) const {
+  // A mapped index is already the file: copied as it is.
+  if (mapped_ != nullptr) return ReplaceFileDurably(path, mapped_->bytes(), fs);
   const Hnsw& h = *graph_->hnsw;
-  // hnswlib's own saveIndex layout, written to memory so that it can be
-  // checksummed and written atomically.
-  std::string payload;
-  payload.reserve(128 + h.cur_element_count * (h.size_data_per_element_ + 4));
-  Put(payload, h.offsetLevel0_);
-  Put(payload, h.cur_element_count);  // max_elements_: a loaded index is full
-  Put(payload, h.cur_element_count);
-  Put(payload, h.size_data_per_element_);
-  Put(payload, h.label_offset_);
-  Put(payload, h.offsetData_);
-  Put(payload, h.maxlevel_);
-  Put(payload, h.enterpoint_node_);
-  Put(payload, h.maxM_);
-  Put(payload, h.maxM0_);
-  Put(payload, h.M_);
-  Put(payload, h.mult_);
-  Put(payload, h.ef_construction_);
-  payload.append(h.data_level0_memory_, h.cur_element_count * h.size_data_per_element_);
-  for (size_t i = 0; i < h.cur_element_count; ++i) {
-    const unsigned int bytes =
-        h.element_levels_[i] > 0 ? h.size_links_per_element_ * h.element_levels_[i] : 0;
-    Put(payload, bytes);
-    if (bytes > 0) payload.append(h.linkLists_[i], bytes);
+  const size_t count = h.cur_element_count;
+  HnswFileHeader header{};
+  std::memcpy(header.magic, kHnswMagicV2, sizeof(header.magic));
+  header.dims = static_cast<uint32_t>(dims_);
+  header.m = static_cast<uint32_t>(h.M_);
+  header.count = count;
+  header.max_level = count > 0 ? static_cast<uint32_t>(h.maxlevel_) : 0;
+  header.entry_point = count > 0 ? h.enterpoint_node_ : 0;
+  header.ef_construction = h.ef_construction_;
+  header.mult = h.mult_;
+  header.element_bytes = HnswElementBytes(header.dims, header.m);
+  header.level0_offset = kHnswHeaderBytes;
+  header.upper_offset = kHnswHeaderBytes + count * header.element_bytes;
+  if (h.size_data_per_element_ != header.element_bytes || h.maxM_ != h.M_ ||
+      h.maxM0_ != 2 * h.M_ || h.offsetLevel0_ != 0) {
+    return Status::Internal("hnswlib's layout is not the one the index file describes");
   }
 
-  std::string file(kMagic, sizeof(kMagic));
-  Put(file, static_cast<uint32_t>(dims_));
-  Put(file, uint32_t{0});
-  Put(file, static_cast<uint64_t>(h.cur_element_count));
-  Put(file, static_cast<uint64_t>(payload.size()));
-  Put(file, Fnv1a64(payload));
-  file += payload;
+  // The upper block: an entry per element above level 0, then their lists.
+  std::string upper;
+  for (size_t i = 0; i < count; ++i) {
+    if (h.element_levels_[i] <= 0) continue;
+    Put(upper, static_cast<uint32_t>(i));
+    Put(upper, static_cast<uint32_t>(h.element_levels_[i]));
+    ++header.upper_count;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (h.element_levels_[i] <= 0) continue;
+    upper.append(h.linkLists_[i], h.size_links_per_element_ * h.element_levels_[i]);
+  }
+  const std::string_view level0(h.data_level0_memory_, count * h.size_data_per_element_);
+  header.upper_bytes = upper.size();
+  header.level0_fnv = Fnv1a64(level0);
+  header.upper_fnv = Fnv1a64(upper);
+  header.header_fnv = Fnv1a64(std::string_view(reinterpret_cast<const char*>(&header),
+                                               offsetof(HnswFileHeader, header_fnv)));
 
+  std::string file;
+  file.reserve(kHnswHeaderBytes + level0.size() + upper.size());
+  Put(file, header);
+  file.resize(kHnswHeaderBytes, '\0');
+  file += level0;
+  file += upper;
   return ReplaceFileDurably(path, file, fs);
 }
 
 Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path, int dims) {
   if (dims < 1) return Err(Status::InvalidArgument("vectors need at least one dimension"));
-  ASSIGN_OR_RETURN(std::string file, ReadFile(path));
+  Result<std::unique_ptr<MappedFile>> mapped_file = MappedFile::Open(path);
+  if (!mapped_file && mapped_file.error().code() == StatusCode::kNotFound) {
+    return Err(Status::NotFound("vector index " + path + " does not exist"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, std::move(mapped_file));
+  const std::string_view bytes = file->bytes();
+  if (bytes.size() >= sizeof(kMagicV1) &&
+      std::memcmp(bytes.data(), kMagicV1, sizeof(kMagicV1)) == 0) {
+    return LoadVersion1(bytes, path, dims);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<MappedHnsw> mapped,
+                   MappedHnsw::Open(std::move(file), path, dims));
+  return std::unique_ptr<HnswIndex>(new HnswIndex(dims, std::move(mapped)));
+}
+
+Status HnswIndex::Verify() const { return mapped_ != nullptr ? mapped_->Verify() : Status::Ok(); }
+
+// A version 1 file (before issue 19): checked whole and copied into hnswlib.
+Result<std::unique_ptr<HnswIndex>> HnswIndex::LoadVersion1(std::string_view file,
+                                                           const std::string& path, int dims) {
   auto corrupt = [&path](const std::string& why) {
     return Err(Status::Corruption("vector index " + path + " is damaged (" + why +
                                   "); delete it to rebuild it"));
   };
-  if (file.size() < kHeaderBytes || std::memcmp(file.data(), kMagic, sizeof(kMagic)) != 0) {
-    return corrupt("not a sessiondb HNSW index");
-  }
-  Reader header(std::string_view(file).substr(sizeof(kMagic), kHeaderBytes - sizeof(kMagic)));
+  if (file.size() < kHeaderBytesV1) return corrupt("not a sessiondb HNSW index");
+  Reader header(file.substr(sizeof(kMagicV1), kHeaderBytesV1 - sizeof(kMagicV1)));
   uint32_t file_dims = 0, reserved = 0;
   uint64_t count = 0, payload_bytes = 0, checksum = 0;
   header.Get(&file_dims);
@@ -399,7 +432,7 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path, int 
     return Err(Status::Corruption("vector index " + path + " holds " + std::to_string(file_dims) +
                                   "-dimensional vectors, not " + std::to_string(dims)));
   }
-  const std::string_view payload = std::string_view(file).substr(kHeaderBytes);
+  const std::string_view payload = file.substr(kHeaderBytesV1);
   if (payload.size() != payload_bytes) return corrupt("truncated or overlong");
   if (Fnv1a64(payload) != checksum) return corrupt("checksum mismatch");
 

@@ -2,11 +2,15 @@
 //
 // VectorSet is exact: every vector in memory, scanned on each query (a few
 // milliseconds per 100k 384-dim vectors). HnswIndex is approximate (hnswlib's
-// HNSW graph over inner product), built from a VectorSet, saved beside the
-// store and loaded at open, for collections where a scan is too slow.
+// HNSW graph over inner product), built from a VectorSet and saved beside the
+// store; a saved index is mapped from disk and searched in place, so a fresh
+// process pays for the pages its queries visit, not for reading the file.
 // Scores are dot products, which for unit vectors is the cosine similarity.
 //
-// Index file format (version 1, little-endian; see HnswIndex::Save):
+// Index file format: version 2 (written by Save; mapped and searched in
+// place) is described in search/mapped_hnsw.h. Version 1 (written before
+// issue 19) is still read, the old way: whole, checked and copied into
+// hnswlib (little-endian):
 //   file    := magic:"SDBHNSW1" dims:u32 reserved:u32 count:u64
 //              payload_bytes:u64 payload_fnv1a64:u64 payload
 //   payload := hnswlib 0.6 HierarchicalNSW<float> serialisation (saveIndex)
@@ -17,6 +21,9 @@
 //   std::vector<VectorHit> hits = set.Search(query, 10);
 //   ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> index, HnswIndex::Build(set));
 //   RETURN_IF_ERROR(index->Save(dir + "/vectors.hnsw"));
+//   ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> saved,
+//                    HnswIndex::Load(dir + "/vectors.hnsw", 384));
+//   ASSIGN_OR_RETURN(hits, saved->Search(query, 10));
 //
 // Thread-safety: const methods may run concurrently; Add and Build must not
 // overlap other calls on the same object. hnswlib is included only by
@@ -28,6 +35,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sessiondb/file_system.h"
@@ -35,6 +43,8 @@
 #include "sessiondb/store.h"
 
 namespace sessiondb::search {
+
+class MappedHnsw;  // search/mapped_hnsw.h
 
 struct VectorHit {
   int64_t id;
@@ -77,31 +87,55 @@ class HnswIndex {
   static Result<std::unique_ptr<HnswIndex>> Build(const VectorSet& set,
                                                   const ProgressFn& progress = {}, int m = 16,
                                                   int ef_construction = 100, int threads = 2);
-  // Loads an index written by Save. kNotFound if `path` does not exist,
-  // kCorruption if it is not a complete, intact index of `dims` dimensions,
-  // kIo if it cannot be read.
+  // Opens an index written by Save. A version 2 file is mapped read-only
+  // (core/mapped_file.h): its header and upper levels are checked now, its
+  // level-0 block as searches walk it (see Search). A version 1 file is read
+  // whole, checked and copied into memory (slow at a million vectors:
+  // rebuild it to get version 2). kNotFound if `path` does not exist,
+  // kCorruption if it is not an intact index of `dims` dimensions (as far as
+  // checked), kIo if it cannot be read or mapped.
   static Result<std::unique_ptr<HnswIndex>> Load(const std::string& path, int dims);
   // Writes to path + ".tmp", fsyncs, renames over `path` and fsyncs the
   // directory, through `fs` (null: the real file system): a reader sees the
   // old index or the new one, never half of one. kIo on failure (the
   // temporary file is removed, a previous index at `path` stays whole).
+  // Always writes version 2.
   Status Save(const std::string& path, FileSystem* fs = nullptr) const;
+  // Reads what Load left unchecked (the whole level-0 block of a mapped
+  // index: its checksum, every link and id). OK for an index in memory.
+  // kCorruption on damage.
+  Status Verify() const;
+  // True when the index is a mapped version 2 file.
+  bool mapped() const { return mapped_ != nullptr; }
 
   size_t size() const;
   int dims() const { return dims_; }
   // The (approximately) k best, best first. `ef` is the search breadth (the
   // larger, the better the recall and the slower; at least k is used).
   // With `accept`, candidates it rejects are skipped and the search widens
-  // until k accepted ones are found or the graph is exhausted.
-  std::vector<VectorHit> Search(std::span<const float> query, size_t k, size_t ef = 64,
-                                const std::function<bool(int64_t)>& accept = {}) const;
+  // until k accepted ones are found or the graph is exhausted. kCorruption
+  // when a mapped index's search meets a damaged list or id (never for an
+  // index built or held in memory).
+  Result<std::vector<VectorHit>> Search(std::span<const float> query, size_t k, size_t ef = 64,
+                                        const std::function<bool(int64_t)>& accept = {}) const;
 
  private:
   struct Graph;  // hnswlib state, defined in vector_index.cc
   HnswIndex(int dims, std::unique_ptr<Graph> graph);
+  HnswIndex(int dims, std::unique_ptr<MappedHnsw> mapped);
+  static Result<std::unique_ptr<HnswIndex>> LoadVersion1(std::string_view file,
+                                                         const std::string& path, int dims);
+  // The `breadth` nearest candidates, nearest first, from either form.
+  Result<std::vector<VectorHit>> Nearest(const float* query, size_t breadth) const;
+  // Every element scored, the k best accepted ones kept.
+  Result<std::vector<VectorHit>> Scan(const float* query, size_t k,
+                                      const std::function<bool(int64_t)>& accept) const;
 
   int dims_;
+  // Exactly one is set: a graph built or read from version 1, or a mapped
+  // version 2 file.
   std::unique_ptr<Graph> graph_;
+  std::unique_ptr<MappedHnsw> mapped_;
 };
 
 // Share of the exact top-k ids found by the approximate top-k (recall@k),

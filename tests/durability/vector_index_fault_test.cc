@@ -2,12 +2,17 @@
 // Store the SearchIndex was opened on (IndexBackend::file_system()). A save
 // that fails at any of its write boundaries (ENOSPC) keeps the index saved
 // before usable: in the SearchIndex that tried, and in one opened afterwards.
+// A saved index damaged where no check at open looks (its level-0 block,
+// mapped and read as searches walk it) costs speed, never the answer.
 #include <cctype>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "durability/faulty_file_system.h"
+#include "search/mapped_hnsw.h"
 #include "search/vector_index.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
@@ -82,6 +87,54 @@ TEST(VectorIndexFault, AFailedSaveKeepsTheIndexSavedBefore) {
     faulty.FailAfter(0);
   }
   EXPECT_GE(failures, 5) << "create, append, sync, close, rename at least";
+}
+
+TEST(VectorIndexFault, ADamagedMappedIndexFallsBackToTheExactScan) {
+  TempDir dir;
+  auto store = Store::Open(dir.Sub("store"));
+  ASSERT_TRUE(store) << store.error().ToString();
+  ASSERT_TRUE((*store)->CreateSession({.id = "chat"}));
+  for (int i = 0; i < 60; ++i) {
+    ASSERT_TRUE((*store)->Append(
+        "chat", Message{.parts = {Part::Text("note " + std::to_string(i) + " about topic " +
+                                             std::to_string(i % 7))}}));
+  }
+  SearchOptions approximate{.embedder = {.from_environment = false}, .approximate_threshold = 1};
+  SearchOptions exact = approximate;
+  exact.approximate_threshold = 1'000'000;
+  auto index = SearchIndex::Open(**store, approximate);
+  ASSERT_TRUE(index) << index.error().ToString();
+  ASSERT_TRUE((*index)->Embed());
+  ASSERT_TRUE((*index)->BuildVectorIndex().ok());
+  auto scan = SearchIndex::Open(**store, exact);
+  ASSERT_TRUE(scan);
+  const std::vector<std::string> truth = VectorHits(**scan, "topic 3");
+  ASSERT_FALSE(truth.empty());
+
+  // Every level-0 list's first neighbour pointed past the end: the mapped
+  // search fails on its first step (checked in hnsw_file_test.cc).
+  const std::string saved = dir.Sub("store") + "/index/hash_384_v1.hnsw";
+  std::string bytes;
+  {
+    std::ifstream in(saved, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  search::HnswFileHeader h;
+  ASSERT_GE(bytes.size(), sizeof(h)) << saved;
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  ASSERT_EQ(h.count, 60u);
+  for (uint64_t e = 0; e < h.count; ++e) {
+    const uint32_t outside = 1'000'000;
+    std::memcpy(bytes.data() + h.level0_offset + e * h.element_bytes + 4, &outside, 4);
+  }
+  std::ofstream(saved, std::ios::binary | std::ios::trunc) << bytes;
+  auto opened = search::HnswIndex::Load(saved, 384);
+  ASSERT_TRUE(opened) << "level 0 is not read at open";
+
+  auto reopened = SearchIndex::Open(**store, approximate);
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ(VectorHits(**reopened, "topic 3"), truth);
+  EXPECT_EQ(VectorHits(**reopened, "topic 3"), truth);  // and again, without the file
 }
 
 }  // namespace

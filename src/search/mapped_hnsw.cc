@@ -1,0 +1,255 @@
+#include "search/mapped_hnsw.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <queue>
+
+#include "search/dot.h"
+#include "search/fnv.h"
+
+namespace sessiondb::search {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the index file is little-endian");
+
+uint32_t LoadU32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// hnswlib keeps a list's count in the low 16 bits of its first word.
+uint32_t ListCount(uint32_t word) { return word & 0xffff; }
+
+// Keeps the nearest first: (distance, element) pairs ordered by distance.
+struct Farther {
+  bool operator()(const std::pair<float, uint32_t>& a, const std::pair<float, uint32_t>& b) const {
+    return a.first > b.first;
+  }
+};
+
+}  // namespace
+
+Status MappedHnsw::Corrupt(const std::string& why) const {
+  return Status::Corruption("vector index " + path_ + " is damaged (" + why +
+                            "); delete it to rebuild it");
+}
+
+Result<std::unique_ptr<MappedHnsw>> MappedHnsw::Open(std::unique_ptr<MappedFile> file,
+                                                     const std::string& path, int dims) {
+  std::unique_ptr<MappedHnsw> index(new MappedHnsw());
+  index->path_ = path;
+  const std::string_view bytes = file->bytes();
+  index->file_ = std::move(file);
+  auto corrupt = [&index](const std::string& why) { return Err(index->Corrupt(why)); };
+
+  if (bytes.size() < kHnswHeaderBytes) return corrupt("shorter than its header");
+  HnswFileHeader h;
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  if (std::memcmp(h.magic, kHnswMagicV2, sizeof(h.magic)) != 0) {
+    return corrupt("not a version 2 sessiondb HNSW index");
+  }
+  if (Fnv1a64(bytes.substr(0, offsetof(HnswFileHeader, header_fnv))) != h.header_fnv) {
+    return corrupt("header checksum mismatch");
+  }
+  if (dims < 1 || h.dims != static_cast<uint32_t>(dims)) {
+    return Err(Status::Corruption("vector index " + path + " holds " + std::to_string(h.dims) +
+                                  "-dimensional vectors, not " + std::to_string(dims)));
+  }
+  // Each bound before the arithmetic that relies on it: no sum or product
+  // below can overflow once these hold.
+  if (h.m < 2 || h.m > kHnswMaxM || h.max_level > kHnswMaxLevel ||
+      h.count >= std::numeric_limits<uint32_t>::max() ||
+      h.element_bytes != HnswElementBytes(h.dims, h.m) || h.level0_offset != kHnswHeaderBytes) {
+    return corrupt("inconsistent parameters");
+  }
+  const uint64_t after_header = bytes.size() - kHnswHeaderBytes;
+  if (h.count > after_header / h.element_bytes) return corrupt("truncated level 0");
+  const uint64_t level0_bytes = h.count * h.element_bytes;
+  if (h.upper_offset != kHnswHeaderBytes + level0_bytes ||
+      h.upper_bytes != bytes.size() - h.upper_offset) {
+    return corrupt("truncated or overlong");
+  }
+  if (h.upper_count > h.count || h.upper_count > h.upper_bytes / sizeof(uint64_t) ||
+      h.upper_bytes % sizeof(uint32_t) != 0) {
+    return corrupt("bad upper levels");
+  }
+  if (h.count == 0 ? (h.max_level != 0 || h.entry_point != 0 || h.upper_count != 0)
+                   : h.entry_point >= h.count) {
+    return corrupt("bad entry point");
+  }
+
+  // The upper block is copied before it is checked: what was checked is
+  // what the searches use, whatever happens to the file afterwards.
+  std::vector<uint32_t> words(h.upper_bytes / sizeof(uint32_t));
+  std::memcpy(words.data(), bytes.data() + h.upper_offset, h.upper_bytes);
+  if (Fnv1a64(std::string_view(reinterpret_cast<const char*>(words.data()), h.upper_bytes)) !=
+      h.upper_fnv) {
+    return corrupt("upper levels checksum mismatch");
+  }
+  const uint64_t list_words = 1 + uint64_t{h.m};
+  std::vector<Upper> upper(h.upper_count);
+  std::vector<uint8_t> levels(h.count, 0);  // every element's level, for the link check
+  uint64_t offset = 0;                      // in words, after the entries
+  for (uint64_t i = 0; i < h.upper_count; ++i) {
+    const uint32_t element = words[2 * i];
+    const uint32_t level = words[2 * i + 1];
+    if (element >= h.count || (i > 0 && element <= upper[i - 1].element) || level < 1 ||
+        level > h.max_level) {
+      return corrupt("bad upper level entry");
+    }
+    upper[i] = {element, level, offset};
+    levels[element] = static_cast<uint8_t>(level);
+    offset += level * list_words;
+  }
+  std::vector<uint32_t> links(words.begin() + static_cast<ptrdiff_t>(2 * h.upper_count),
+                              words.end());
+  if (offset != links.size()) return corrupt("upper levels of the wrong size");
+  if (h.count > 0 && levels[h.entry_point] != h.max_level) return corrupt("bad entry point");
+  // Every neighbour above level 0 is an element that has the level it is
+  // linked on: the greedy descent then needs no checks.
+  for (const Upper& u : upper) {
+    for (uint32_t level = 1; level <= u.level; ++level) {
+      const uint32_t* list = links.data() + u.offset + (level - 1) * list_words;
+      const uint32_t n = ListCount(list[0]);
+      if (n > h.m) return corrupt("bad upper links");
+      for (uint32_t j = 1; j <= n; ++j) {
+        if (list[j] >= h.count || levels[list[j]] < level) return corrupt("bad upper links");
+      }
+    }
+  }
+
+  index->level0_ = bytes.data() + kHnswHeaderBytes;
+  index->dims_ = h.dims;
+  index->m_ = h.m;
+  index->count_ = h.count;
+  index->max_level_ = h.max_level;
+  index->entry_point_ = h.entry_point;
+  index->element_bytes_ = h.element_bytes;
+  index->level0_fnv_ = h.level0_fnv;
+  index->upper_ = std::move(upper);
+  index->upper_links_ = std::move(links);
+  return index;
+}
+
+bool MappedHnsw::Links0(uint32_t element, uint32_t* count, const char** neighbours) const {
+  const char* list = level0_ + element * element_bytes_;
+  *count = ListCount(LoadU32(list));
+  *neighbours = list + sizeof(uint32_t);
+  return *count <= 2 * m_;
+}
+
+const float* MappedHnsw::Vector(uint32_t element) const {
+  // The element's start is a multiple of 4 bytes from a page boundary, and
+  // so is its vector: the floats are aligned.
+  return reinterpret_cast<const float*>(level0_ + element * element_bytes_ +
+                                        sizeof(uint32_t) * (1 + 2 * uint64_t{m_}));
+}
+
+Result<int64_t> MappedHnsw::Id(uint32_t element) const {
+  uint64_t id;
+  std::memcpy(&id, level0_ + (element + 1) * element_bytes_ - sizeof(uint64_t), sizeof(id));
+  if (id > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return Err(Corrupt("element " + std::to_string(element) + " has a bad id"));
+  }
+  return static_cast<int64_t>(id);
+}
+
+std::span<const uint32_t> MappedHnsw::UpperLinks(uint32_t element, uint32_t level) const {
+  auto it = std::lower_bound(upper_.begin(), upper_.end(), element,
+                             [](const Upper& u, uint32_t e) { return u.element < e; });
+  // Open checked that every upper neighbour has the level it is linked on.
+  const uint32_t* list = upper_links_.data() + it->offset + (level - 1) * (1 + uint64_t{m_});
+  return {list + 1, ListCount(list[0])};
+}
+
+Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const float* query,
+                                                                       size_t ef) const {
+  std::vector<std::pair<float, uint32_t>> out;
+  if (count_ == 0) return out;
+  auto distance = [&](uint32_t element) { return 1.0f - Dot(query, Vector(element), dims_); };
+  uint32_t current = entry_point_;
+  float current_distance = distance(current);
+  for (uint32_t level = max_level_; level > 0; --level) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (uint32_t neighbour : UpperLinks(current, level)) {
+        const float d = distance(neighbour);
+        if (d < current_distance) {
+          current_distance = d;
+          current = neighbour;
+          changed = true;
+        }
+      }
+    }
+  }
+
+  // Level 0, as hnswlib's searchBaseLayerST: `top` keeps the ef nearest
+  // found (farthest on top), `frontier` the elements still to expand
+  // (nearest on top); the walk ends when the nearest unexpanded element is
+  // farther than the farthest kept.
+  std::vector<uint64_t> visited((count_ + 63) / 64, 0);
+  auto visit = [&visited](uint32_t e) {
+    uint64_t& word = visited[e / 64];
+    const uint64_t bit = uint64_t{1} << (e % 64);
+    const bool seen = (word & bit) != 0;
+    word |= bit;
+    return !seen;
+  };
+  std::priority_queue<std::pair<float, uint32_t>> top;
+  std::priority_queue<std::pair<float, uint32_t>, std::vector<std::pair<float, uint32_t>>, Farther>
+      frontier;
+  top.emplace(current_distance, current);
+  frontier.emplace(current_distance, current);
+  visit(current);
+  float bound = current_distance;
+  while (!frontier.empty()) {
+    const auto [d, element] = frontier.top();
+    if (d > bound) break;
+    frontier.pop();
+    uint32_t n = 0;
+    const char* neighbours = nullptr;
+    if (!Links0(element, &n, &neighbours)) {
+      return Err(Corrupt("element " + std::to_string(element) + " has too many links"));
+    }
+    for (uint32_t j = 0; j < n; ++j) {
+      const uint32_t neighbour = LoadU32(neighbours + j * sizeof(uint32_t));
+      if (neighbour >= count_) {
+        return Err(Corrupt("element " + std::to_string(element) + " links outside the index"));
+      }
+      if (!visit(neighbour)) continue;
+      const float nd = distance(neighbour);
+      if (top.size() < ef || nd < bound) {
+        frontier.emplace(nd, neighbour);
+        top.emplace(nd, neighbour);
+        if (top.size() > ef) top.pop();
+        bound = top.top().first;
+      }
+    }
+  }
+  out.resize(top.size());
+  for (size_t i = out.size(); i-- > 0;) {  // the queue pops the farthest first
+    out[i] = top.top();
+    top.pop();
+  }
+  return out;
+}
+
+Status MappedHnsw::Verify() const {
+  const std::string_view level0(level0_, count_ * element_bytes_);
+  if (Fnv1a64(level0) != level0_fnv_) return Corrupt("level 0 checksum mismatch");
+  for (uint32_t e = 0; e < count_; ++e) {
+    uint32_t n = 0;
+    const char* neighbours = nullptr;
+    if (!Links0(e, &n, &neighbours)) return Corrupt("bad links");
+    for (uint32_t j = 0; j < n; ++j) {
+      if (LoadU32(neighbours + j * sizeof(uint32_t)) >= count_) return Corrupt("bad links");
+    }
+    RETURN_IF_ERROR(Id(e));
+  }
+  return Status::Ok();
+}
+
+}  // namespace sessiondb::search
