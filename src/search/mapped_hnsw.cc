@@ -1,5 +1,8 @@
 #include "search/mapped_hnsw.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -83,6 +86,13 @@ Result<std::unique_ptr<MappedHnsw>> MappedHnsw::Open(std::unique_ptr<MappedFile>
 
   // The upper block is copied before it is checked: what was checked is
   // what the searches use, whatever happens to the file afterwards.
+  // Read whole, and at once: the mapping is advised for random access (no
+  // read-ahead), which would make this copy one page fault per page.
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t from = h.upper_offset / page * page;
+  if (h.upper_bytes > 0) {
+    (void)::madvise(const_cast<char*>(bytes.data() + from), bytes.size() - from, MADV_WILLNEED);
+  }
   std::vector<uint32_t> words(h.upper_bytes / sizeof(uint32_t));
   std::memcpy(words.data(), bytes.data() + h.upper_offset, h.upper_bytes);
   if (Fnv1a64(std::string_view(reinterpret_cast<const char*>(words.data()), h.upper_bytes)) !=
@@ -191,6 +201,7 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
   // (nearest on top); the walk ends when the nearest unexpanded element is
   // farther than the farthest kept.
   std::vector<uint64_t> visited((count_ + 63) / 64, 0);
+  auto seen = [&visited](uint32_t e) { return (visited[e / 64] >> (e % 64) & 1) != 0; };
   auto visit = [&visited](uint32_t e) {
     uint64_t& word = visited[e / 64];
     const uint64_t bit = uint64_t{1} << (e % 64);
@@ -219,6 +230,20 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
       if (neighbour >= count_) {
         return Err(Corrupt("element " + std::to_string(element) + " links outside the index"));
       }
+    }
+    // Neighbours whose pages are not in memory (a fresh process, a file
+    // evicted) are asked for together, so the disk reads them in parallel
+    // instead of one page fault at a time; one probe (the first unseen
+    // neighbour's page) decides, so a cached file pays one system call per
+    // expanded element, not one per neighbour.
+    for (uint32_t j = 0; j < n; ++j) {
+      const uint32_t neighbour = LoadU32(neighbours + j * sizeof(uint32_t));
+      if (seen(neighbour)) continue;
+      if (!Resident(neighbour)) Prefetch(neighbours, n, seen);
+      break;
+    }
+    for (uint32_t j = 0; j < n; ++j) {
+      const uint32_t neighbour = LoadU32(neighbours + j * sizeof(uint32_t));
       if (!visit(neighbour)) continue;
       const float nd = distance(neighbour);
       if (top.size() < ef || nd < bound) {
@@ -235,6 +260,33 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
     top.pop();
   }
   return out;
+}
+
+uintptr_t MappedHnsw::PageOf(uint32_t element) const {
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<uintptr_t>(file_->bytes().data());  // page-aligned
+  const auto start = reinterpret_cast<uintptr_t>(level0_ + element * element_bytes_);
+  return base + (start - base) / page * page;
+}
+
+bool MappedHnsw::Resident(uint32_t element) const {
+  unsigned char in_memory = 0;
+  // Not knowing counts as resident: no advice then, the fault reads it.
+  return ::mincore(reinterpret_cast<void*>(PageOf(element)), 1, &in_memory) != 0 ||
+         (in_memory & 1) != 0;
+}
+
+template <typename Seen>
+void MappedHnsw::Prefetch(const char* neighbours, uint32_t n, const Seen& seen) const {
+  for (uint32_t j = 0; j < n; ++j) {
+    // Checked by the caller: every neighbour is < count_.
+    const uint32_t e = LoadU32(neighbours + j * sizeof(uint32_t));
+    if (seen(e)) continue;
+    const uintptr_t first = PageOf(e);
+    const auto end = reinterpret_cast<uintptr_t>(level0_ + (e + 1) * element_bytes_);
+    // Advice only: a failure leaves the page to be read when touched.
+    (void)::madvise(reinterpret_cast<void*>(first), end - first, MADV_WILLNEED);
+  }
 }
 
 Status MappedHnsw::Verify() const {

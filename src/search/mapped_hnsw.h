@@ -79,6 +79,7 @@ inline uint64_t HnswElementBytes(uint32_t dims, uint32_t m) {
 // An open version-2 file.
 class MappedHnsw {
  public:
+
   // Checks the header and the upper levels of `file` (mapped from `path`,
   // named in errors) for vectors of `dims` dimensions and keeps the mapping.
   // kCorruption if it is not a complete, intact version-2 index of `dims`
@@ -113,6 +114,14 @@ class MappedHnsw {
   // The links of `element` on `level` (1..its level), from the copy made at
   // open.
   std::span<const uint32_t> UpperLinks(uint32_t element, uint32_t level) const;
+  // The first byte of the page holding the start of `element`'s record.
+  uintptr_t PageOf(uint32_t element) const;
+  // Whether the page of `element` is in memory (mincore).
+  bool Resident(uint32_t element) const;
+  // Asks the kernel to read, in the background (MADV_WILLNEED), the pages of
+  // the `n` elements listed at `neighbours` (all < size()) not `seen` yet.
+  template <typename Seen>
+  void Prefetch(const char* neighbours, uint32_t n, const Seen& seen) const;
 
   std::unique_ptr<MappedFile> file_;
   std::string path_;
