@@ -37,8 +37,8 @@ void FixChecksums(std::string& bytes) {
   if (h.upper_offset <= bytes.size() && h.upper_bytes <= bytes.size() - h.upper_offset) {
     h.upper_fnv = Fnv1a64(std::string_view(bytes).substr(h.upper_offset, h.upper_bytes));
   }
-  h.header_fnv = Fnv1a64(std::string_view(reinterpret_cast<const char*>(&h),
-                                          offsetof(HnswFileHeader, header_fnv)));
+  h.header_fnv = Fnv1a64(
+      std::string_view(reinterpret_cast<const char*>(&h), offsetof(HnswFileHeader, header_fnv)));
   std::memcpy(bytes.data(), &h, sizeof(h));
 }
 

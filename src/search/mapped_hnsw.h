@@ -79,7 +79,6 @@ inline uint64_t HnswElementBytes(uint32_t dims, uint32_t m) {
 // An open version-2 file.
 class MappedHnsw {
  public:
-
   // Checks the header and the upper levels of `file` (mapped from `path`,
   // named in errors) for vectors of `dims` dimensions and keeps the mapping.
   // kCorruption if it is not a complete, intact version-2 index of `dims`
@@ -92,8 +91,7 @@ class MappedHnsw {
   // first, as (distance = 1 - dot, element). hnswlib's search: greedy down
   // the upper levels, then a best-first walk of level 0 keeping `ef`.
   // kCorruption when the walk meets a damaged level-0 list.
-  Result<std::vector<std::pair<float, uint32_t>>> Candidates(const float* query,
-                                                             size_t ef) const;
+  Result<std::vector<std::pair<float, uint32_t>>> Candidates(const float* query, size_t ef) const;
   // The id stored for `element` (< size()); kCorruption if it is negative
   // as an int64.
   Result<int64_t> Id(uint32_t element) const;

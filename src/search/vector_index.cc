@@ -311,9 +311,8 @@ Result<std::vector<VectorHit>> HnswIndex::Scan(const float* query, size_t k,
   return top.Take();
 }
 
-Result<std::vector<VectorHit>> HnswIndex::Search(
-    std::span<const float> query, size_t k, size_t ef,
-    const std::function<bool(int64_t)>& accept) const {
+Result<std::vector<VectorHit>> HnswIndex::Search(std::span<const float> query, size_t k, size_t ef,
+                                                 const std::function<bool(int64_t)>& accept) const {
   const size_t n = size();
   if (query.size() != static_cast<size_t>(dims_) || k == 0 || n == 0) {
     return std::vector<VectorHit>{};
@@ -360,8 +359,8 @@ Status HnswIndex::Save(const std::string& path, FileSystem* fs) const {
   header.element_bytes = HnswElementBytes(header.dims, header.m);
   header.level0_offset = kHnswHeaderBytes;
   header.upper_offset = kHnswHeaderBytes + count * header.element_bytes;
-  if (h.size_data_per_element_ != header.element_bytes || h.maxM_ != h.M_ ||
-      h.maxM0_ != 2 * h.M_ || h.offsetLevel0_ != 0) {
+  if (h.size_data_per_element_ != header.element_bytes || h.maxM_ != h.M_ || h.maxM0_ != 2 * h.M_ ||
+      h.offsetLevel0_ != 0) {
     return Status::Internal("hnswlib's layout is not the one the index file describes");
   }
 

@@ -76,8 +76,8 @@ void WriteAll(const std::string& path, const std::string& bytes) {
 class TempDir {
  public:
   TempDir() {
-    path_ = fs::temp_directory_path() / ("sessiondb-hnswfile-" + std::to_string(::getpid()) +
-                                         "-" + std::to_string(counter_++));
+    path_ = fs::temp_directory_path() /
+            ("sessiondb-hnswfile-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
@@ -97,8 +97,8 @@ HnswFileHeader HeaderOf(const std::string& bytes) {
 // Writes `h` into `bytes` with its checksum made right again: what a
 // hostile file can always do, so the checks after the checksum must hold.
 void PutHeader(std::string* bytes, HnswFileHeader h) {
-  h.header_fnv = Fnv1a64(std::string_view(reinterpret_cast<const char*>(&h),
-                                          offsetof(HnswFileHeader, header_fnv)));
+  h.header_fnv = Fnv1a64(
+      std::string_view(reinterpret_cast<const char*>(&h), offsetof(HnswFileHeader, header_fnv)));
   std::memcpy(bytes->data(), &h, sizeof(h));
 }
 
@@ -378,9 +378,8 @@ TEST_F(HnswFileTest, AHeaderClaimingHugeOrInconsistentSizesIsCorruption) {
   lie("upper count + 1", [](HnswFileHeader& h) { h.upper_count += 1; });
   lie("max level 2^32-1", [](HnswFileHeader& h) { h.max_level = ~0u; });
   lie("max level + 1", [](HnswFileHeader& h) { h.max_level += 1; });
-  lie("entry point = count", [](HnswFileHeader& h) {
-    h.entry_point = static_cast<uint32_t>(h.count);
-  });
+  lie("entry point = count",
+      [](HnswFileHeader& h) { h.entry_point = static_cast<uint32_t>(h.count); });
   lie("entry point at level 0", [&](HnswFileHeader& h) {
     // The first element without an upper entry.
     for (uint32_t e = 0;; ++e) {

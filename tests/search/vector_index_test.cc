@@ -213,7 +213,8 @@ class HnswIndexTest : public ::testing::Test {
 
   static double MeanRecall(const HnswIndex& index, size_t k, size_t ef) {
     double sum = 0;
-    for (const auto& q : *queries_) sum += RecallAtK(set_->Search(q, k), index.Search(q, k, ef).value());
+    for (const auto& q : *queries_)
+      sum += RecallAtK(set_->Search(q, k), index.Search(q, k, ef).value());
     return sum / static_cast<double>(queries_->size());
   }
 
@@ -290,7 +291,8 @@ TEST_F(HnswIndexTest, OnlyAcceptedIdsAreReturned) {
     for (const VectorHit& h : more) EXPECT_NE(h.id % 3, 0);
   }
   // A filter that accepts nothing, and one that accepts fewer than k.
-  EXPECT_TRUE(index_->Search((*queries_)[0], 10, 64, [](int64_t) { return false; }).value().empty());
+  EXPECT_TRUE(
+      index_->Search((*queries_)[0], 10, 64, [](int64_t) { return false; }).value().empty());
   std::vector<VectorHit> few =
       index_->Search((*queries_)[0], 10, 64, [](int64_t id) { return id <= 3; }).value();
   std::set<int64_t> ids;
