@@ -10,7 +10,7 @@
 
 namespace sessiondb {
 
-Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, Access access) {
+Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Err(Status::NotFound(path + " does not exist"));
@@ -31,8 +31,6 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, Ac
       ::close(fd);
       return Err(std::move(s));
     }
-    // Advice only: a kernel that ignores it still maps the same bytes.
-    if (access == Access::kRandom) (void)::madvise(data, size, MADV_RANDOM);
   }
   ::close(fd);  // the mapping keeps the file
   return std::unique_ptr<MappedFile>(new MappedFile(static_cast<const char*>(data), size));

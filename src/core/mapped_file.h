@@ -21,14 +21,10 @@ namespace sessiondb {
 
 class MappedFile {
  public:
-  // How the bytes will be read: kRandom tells the kernel not to read ahead
-  // around a page fault (a graph walk touches a page here and there; reading
-  // 128 KiB around each would multiply the I/O of a cold first query).
-  enum class Access { kNormal, kRandom };
   // Maps the whole of `path` (an empty file maps to no bytes). kNotFound if
-  // it does not exist, kIo if it cannot be opened, sized or mapped.
-  static Result<std::unique_ptr<MappedFile>> Open(const std::string& path,
-                                                  Access access = Access::kNormal);
+  // it does not exist, kIo if it cannot be opened, sized or mapped. A reader
+  // that knows how it will read gives the kernel advice (madvise) itself.
+  static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

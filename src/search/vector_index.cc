@@ -394,8 +394,7 @@ Status HnswIndex::Save(const std::string& path, FileSystem* fs) const {
 
 Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path, int dims) {
   if (dims < 1) return Err(Status::InvalidArgument("vectors need at least one dimension"));
-  Result<std::unique_ptr<MappedFile>> mapped_file =
-      MappedFile::Open(path, MappedFile::Access::kRandom);
+  Result<std::unique_ptr<MappedFile>> mapped_file = MappedFile::Open(path);
   if (!mapped_file && mapped_file.error().code() == StatusCode::kNotFound) {
     return Err(Status::NotFound("vector index " + path + " does not exist"));
   }
