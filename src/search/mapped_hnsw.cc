@@ -220,6 +220,8 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
   frontier.emplace(current_distance, current);
   visit(current);
   float bound = current_distance;
+  std::vector<uint32_t> ids;  // the neighbours of the element expanded
+  ids.reserve(2 * m_);
   while (!frontier.empty()) {
     const auto [d, element] = frontier.top();
     if (d > bound) break;
@@ -229,9 +231,12 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
     if (!Links0(element, &n, &neighbours)) {
       return Err(Corrupt("element " + std::to_string(element) + " has too many links"));
     }
+    // Copied, then checked: what is used is what was checked, even if the
+    // file changed under the mapping.
+    ids.resize(n);
     for (uint32_t j = 0; j < n; ++j) {
-      const uint32_t neighbour = LoadU32(neighbours + j * sizeof(uint32_t));
-      if (neighbour >= count_) {
+      ids[j] = LoadU32(neighbours + j * sizeof(uint32_t));
+      if (ids[j] >= count_) {
         return Err(Corrupt("element " + std::to_string(element) + " links outside the index"));
       }
     }
@@ -240,14 +245,12 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
     // instead of one page fault at a time; one probe (the first unseen
     // neighbour's page) decides, so a cached file pays one system call per
     // expanded element, not one per neighbour.
-    for (uint32_t j = 0; j < n; ++j) {
-      const uint32_t neighbour = LoadU32(neighbours + j * sizeof(uint32_t));
+    for (uint32_t neighbour : ids) {
       if (seen(neighbour)) continue;
-      if (!Resident(neighbour)) Prefetch(neighbours, n, seen);
+      if (!Resident(neighbour)) Prefetch(ids, seen);
       break;
     }
-    for (uint32_t j = 0; j < n; ++j) {
-      const uint32_t neighbour = LoadU32(neighbours + j * sizeof(uint32_t));
+    for (uint32_t neighbour : ids) {
       if (!visit(neighbour)) continue;
       const float nd = distance(neighbour);
       if (top.size() < ef || nd < bound) {
@@ -281,10 +284,8 @@ bool MappedHnsw::Resident(uint32_t element) const {
 }
 
 template <typename Seen>
-void MappedHnsw::Prefetch(const char* neighbours, uint32_t n, const Seen& seen) const {
-  for (uint32_t j = 0; j < n; ++j) {
-    // Checked by the caller: every neighbour is < count_.
-    const uint32_t e = LoadU32(neighbours + j * sizeof(uint32_t));
+void MappedHnsw::Prefetch(std::span<const uint32_t> elements, const Seen& seen) const {
+  for (uint32_t e : elements) {
     if (seen(e)) continue;
     const uintptr_t first = PageOf(e);
     const auto end = reinterpret_cast<uintptr_t>(level0_ + (e + 1) * element_bytes_);

@@ -117,9 +117,9 @@ class MappedHnsw {
   // Whether the page of `element` is in memory (mincore).
   bool Resident(uint32_t element) const;
   // Asks the kernel to read, in the background (MADV_WILLNEED), the pages of
-  // the `n` elements listed at `neighbours` (all < size()) not `seen` yet.
+  // the `elements` (all < size()) not `seen` yet.
   template <typename Seen>
-  void Prefetch(const char* neighbours, uint32_t n, const Seen& seen) const;
+  void Prefetch(std::span<const uint32_t> elements, const Seen& seen) const;
 
   std::unique_ptr<MappedFile> file_;
   std::string path_;
