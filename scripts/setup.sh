@@ -10,16 +10,16 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libsqlite3-dev sqlite3          # embedded backend (WAL, FTS5)
-  libpq-dev                       # PostgreSQL backend (client library)
+  libpq-dev                       # PostgreSQL backend (headers; libpq5 is dlopened on first use)
   postgresql                      # the throw-away server the PostgreSQL tests start
   libssl-dev                      # SHA-256, base64
   nlohmann-json3-dev              # JSON codec
   libexpected-dev                 # tl::expected, behind Result<T> (clang 14 builds it)
   libcli11-dev                    # command line parsing
   libzip-dev                      # ChatGPT and Claude.ai export archives (import)
-  libcurl4-openssl-dev            # embeddings from an OpenAI-compatible endpoint
+  libcurl4-openssl-dev            # embeddings from an OpenAI-compatible endpoint (dlopened too)
   libhnswlib-dev                  # approximate vector index (HNSW)
-  libmicrohttpd-dev               # HTTP server (sessiondb serve)
+  libmicrohttpd-dev               # HTTP server (sessiondb serve; dlopened when it starts)
   libcpp-httplib-dev              # HTTP client of the server tests and bench; tests' embedding endpoint
   libgtest-dev libgmock-dev       # tests
   libbenchmark-dev                # bench/

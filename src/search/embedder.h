@@ -68,7 +68,8 @@ struct HttpEmbedderConfig {
 // {"model":M,"input":[...]}, reply {"data":[{"embedding":[...],"index":i},...]},
 // ordered by "index" when present. Returns normalised vectors, all of one
 // dimension. kInvalidArgument if the config has no URL or model, or a
-// batch_size < 1.
+// batch_size < 1; kFailedPrecondition, saying what to install, if libcurl
+// cannot be loaded (the first call loads it: search/libcurl.h).
 Result<std::unique_ptr<Embedder>> MakeHttpEmbedder(const HttpEmbedderConfig& config);
 
 // SESSIONDB_EMBED_URL set (non-empty): the HTTP embedder with

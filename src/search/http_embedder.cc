@@ -1,16 +1,15 @@
-// The HTTP embedder: an OpenAI-compatible /embeddings client over libcurl.
-
-#include <curl/curl.h>
+// The HTTP embedder: an OpenAI-compatible /embeddings client over libcurl,
+// which is loaded when the first one is made (search/libcurl.h).
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "core/json_parse.h"
 #include "search/embedder.h"
+#include "search/libcurl.h"
 
 namespace sessiondb::search {
 namespace {
@@ -25,27 +24,15 @@ std::string Excerpt(std::string_view body) {
   return out;
 }
 
-// libcurl's global state must be set up once, before any thread uses it.
-void InitCurlOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 size_t AppendToString(char* data, size_t size, size_t count, void* user) {
   static_cast<std::string*>(user)->append(data, size * count);
   return size * count;
 }
 
-struct CurlDeleter {
-  void operator()(CURL* curl) const { curl_easy_cleanup(curl); }
-};
-struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
-
 class HttpEmbedder final : public Embedder {
  public:
-  explicit HttpEmbedder(HttpEmbedderConfig config) : config_(std::move(config)) {
+  HttpEmbedder(HttpEmbedderConfig config, const LibCurl* curl)
+      : config_(std::move(config)), curl_(curl) {
     std::string url = config_.url;
     while (!url.empty() && url.back() == '/') url.pop_back();
     endpoint_ = url.ends_with("/embeddings") ? url : url + "/embeddings";
@@ -99,33 +86,35 @@ class HttpEmbedder final : public Embedder {
   }
 
   Result<std::string> Post(const std::string& body) {
-    InitCurlOnce();
-    std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
+    const LibCurl& lib = *curl_;
+    std::unique_ptr<CURL, decltype(LibCurl::easy_cleanup)> curl(lib.easy_init(), lib.easy_cleanup);
     if (!curl) return Err(Status::Internal("cannot start a libcurl session"));
-    curl_slist* raw_headers = curl_slist_append(nullptr, "Content-Type: application/json");
-    raw_headers = curl_slist_append(raw_headers, "Accept: application/json");
+    curl_slist* raw_headers = lib.slist_append(nullptr, "Content-Type: application/json");
+    raw_headers = lib.slist_append(raw_headers, "Accept: application/json");
     if (!config_.api_key.empty()) {
-      raw_headers = curl_slist_append(raw_headers, ("Authorization: Bearer " + config_.api_key).c_str());
+      const std::string authorization = "Authorization: Bearer " + config_.api_key;
+      raw_headers = lib.slist_append(raw_headers, authorization.c_str());
     }
-    std::unique_ptr<curl_slist, SlistDeleter> headers(raw_headers);
+    std::unique_ptr<curl_slist, decltype(LibCurl::slist_free_all)> headers(raw_headers,
+                                                                           lib.slist_free_all);
     std::string reply;
     char error[CURL_ERROR_SIZE] = {};
     CURL* c = curl.get();
-    curl_easy_setopt(c, CURLOPT_URL, endpoint_.c_str());
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, AppendToString);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &reply);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout_ms));
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM: safe in threaded programs
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(c, CURLOPT_MAXREDIRS, 3L);
-    const CURLcode rc = curl_easy_perform(c);
+    lib.easy_setopt(c, CURLOPT_URL, endpoint_.c_str());
+    lib.easy_setopt(c, CURLOPT_POST, 1L);
+    lib.easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+    lib.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    lib.easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+    lib.easy_setopt(c, CURLOPT_WRITEFUNCTION, AppendToString);
+    lib.easy_setopt(c, CURLOPT_WRITEDATA, &reply);
+    lib.easy_setopt(c, CURLOPT_ERRORBUFFER, error);
+    lib.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout_ms));
+    lib.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM: safe in threaded programs
+    lib.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+    lib.easy_setopt(c, CURLOPT_MAXREDIRS, 3L);
+    const CURLcode rc = lib.easy_perform(c);
     if (rc != CURLE_OK) {
-      const std::string why = error[0] != '\0' ? std::string(error) : curl_easy_strerror(rc);
+      const std::string why = error[0] != '\0' ? std::string(error) : lib.easy_strerror(rc);
       return Err(Status::Busy("cannot reach the embedding endpoint " + endpoint_ + ": " + why +
                               (rc == CURLE_OPERATION_TIMEDOUT
                                    ? " (timeout " + std::to_string(config_.timeout_ms) + " ms)"
@@ -133,7 +122,7 @@ class HttpEmbedder final : public Embedder {
                               "; check SESSIONDB_EMBED_URL and that the server is running"));
     }
     long status = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    lib.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     if (status >= 400) return Err(HttpError(status, reply));
     return reply;
   }
@@ -199,6 +188,7 @@ class HttpEmbedder final : public Embedder {
   }
 
   HttpEmbedderConfig config_;
+  const LibCurl* curl_;  // loaded, never unloaded
   std::string endpoint_;
 };
 
@@ -220,7 +210,8 @@ Result<std::unique_ptr<Embedder>> MakeHttpEmbedder(const HttpEmbedderConfig& con
     return Err(Status::InvalidArgument("embedding timeout is " + std::to_string(config.timeout_ms) +
                                        " ms; it must be >= 1"));
   }
-  return std::unique_ptr<Embedder>(std::make_unique<HttpEmbedder>(config));
+  ASSIGN_OR_RETURN(const LibCurl* curl, LoadLibCurl());
+  return std::unique_ptr<Embedder>(std::make_unique<HttpEmbedder>(config, curl));
 }
 
 }  // namespace sessiondb::search

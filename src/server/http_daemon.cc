@@ -1,7 +1,6 @@
 #include "server/http_daemon.h"
 
 #include <arpa/inet.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "server/http_reply.h"
+#include "server/libmicrohttpd.h"
 
 namespace sessiondb::server {
 
@@ -36,7 +36,7 @@ struct HttpDaemon::Exchange {
   uint64_t received = 0;
   MHD_PostProcessor* post = nullptr;
   ~Exchange() {
-    if (post) MHD_destroy_post_processor(post);
+    if (post) Mhd().destroy_post_processor(post);
   }
 };
 
@@ -120,24 +120,25 @@ MHD_Result AddField(void* cls, MHD_ValueKind, const char* key, const char* filen
 MHD_Result Send(MHD_Connection* c, HttpResponse& res) {
   MHD_Response* r = nullptr;
   if (res.source) {
-    const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const MHD_ConnectionInfo* info =
+        Mhd().get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     auto* stream = new Stream(std::move(res.source), info ? info->connect_fd : -1);
-    r = MHD_create_response_from_callback(
+    r = Mhd().create_response_from_callback(
         res.content_length < 0 ? MHD_SIZE_UNKNOWN : static_cast<uint64_t>(res.content_length),
         kStreamBlock, &Stream::Read, stream, &Stream::Free);
     if (!r) delete stream;
   } else {
     auto* body = new std::string(std::move(res.body));
-    r = MHD_create_response_from_buffer_with_free_callback_cls(
+    r = Mhd().create_response_from_buffer_with_free_callback_cls(
         body->size(), body->data(), [](void* p) { delete static_cast<std::string*>(p); }, body);
     if (!r) delete body;
   }
   if (!r) return MHD_NO;
   for (const auto& [name, value] : res.headers) {
-    MHD_add_response_header(r, name.c_str(), value.c_str());
+    Mhd().add_response_header(r, name.c_str(), value.c_str());
   }
-  const MHD_Result queued = MHD_queue_response(c, static_cast<unsigned>(res.status), r);
-  MHD_destroy_response(r);
+  const MHD_Result queued = Mhd().queue_response(c, static_cast<unsigned>(res.status), r);
+  Mhd().destroy_response(r);
   return queued;
 }
 
@@ -209,6 +210,8 @@ Result<int> BindSocket(const std::string& host, int port, int* family) {
 Result<std::unique_ptr<HttpDaemon>> HttpDaemon::Listen(const std::string& host, int port,
                                                        const DaemonLimits& limits,
                                                        HeaderCheck check, RequestHandler handler) {
+  // Before the socket: a missing library is said without binding a port.
+  ASSIGN_OR_RETURN(const LibMicrohttpd* mhd, LoadLibMicrohttpd());
   int family = AF_INET;
   ASSIGN_OR_RETURN(int fd, BindSocket(host, port, &family));
   sockaddr_storage bound{};
@@ -222,7 +225,7 @@ Result<std::unique_ptr<HttpDaemon>> HttpDaemon::Listen(const std::string& host, 
   d->port_ = bound_port;
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
   if (family == AF_INET6) flags |= MHD_USE_IPv6;
-  d->daemon_ = MHD_start_daemon(
+  d->daemon_ = mhd->start_daemon(
       flags, 0, nullptr, nullptr, &OnRequestThunk, d.get(),
       MHD_OPTION_LISTEN_SOCKET, fd,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits.header_memory_bytes,
@@ -252,7 +255,7 @@ void HttpDaemon::Stop() {
   }
   stop_cv_.notify_all();
   if (watchdog_.joinable()) watchdog_.join();
-  if (daemon_) MHD_stop_daemon(daemon_);
+  if (daemon_) Mhd().stop_daemon(daemon_);
   daemon_ = nullptr;
 }
 
@@ -276,7 +279,8 @@ void HttpDaemon::OnConnection(MHD_Connection* c, void** socket_context, bool ope
   std::lock_guard lock(mu_);
   if (opened) {
     auto* w = new Watch;
-    const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const MHD_ConnectionInfo* info =
+        Mhd().get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     w->fd = info ? info->connect_fd : -1;
     // Small answers and stream frames go out at once, not after the client's
     // delayed ACK (Nagle: up to 40 ms each).
@@ -293,7 +297,7 @@ void HttpDaemon::OnConnection(MHD_Connection* c, void** socket_context, bool ope
 }
 
 void HttpDaemon::SetBusy(MHD_Connection* c, bool busy) {
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  const MHD_ConnectionInfo* info = Mhd().get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
   if (!info || !info->socket_context) return;
   std::lock_guard lock(mu_);
   auto* w = static_cast<Watch*>(info->socket_context);
@@ -323,9 +327,10 @@ int HttpDaemon::OnRequest(MHD_Connection* c, const char* url, const char* method
     HttpRequest& req = ex->req;
     req.method = method;
     req.path = url;
-    MHD_get_connection_values(c, MHD_HEADER_KIND, &AddValue, &req.headers);
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, &AddParam, &req.params);
-    if (const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    Mhd().get_connection_values(c, MHD_HEADER_KIND, &AddValue, &req.headers);
+    Mhd().get_connection_values(c, MHD_GET_ARGUMENT_KIND, &AddParam, &req.params);
+    if (const MHD_ConnectionInfo* info =
+            Mhd().get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         info && info->client_addr) {
       char text[INET6_ADDRSTRLEN] = "";
       const sockaddr* a = info->client_addr;
@@ -346,7 +351,7 @@ int HttpDaemon::OnRequest(MHD_Connection* c, const char* url, const char* method
       return answer(ex->early);
     }
     if (req.IsMultipartFormData()) {
-      ex->post = MHD_create_post_processor(c, kStreamBlock, &AddField, &req.files);
+      ex->post = Mhd().create_post_processor(c, kStreamBlock, &AddField, &req.files);
       if (!ex->post) {
         ReplyError(ex->early, 400, "invalid_argument",
                    "a multipart/form-data body needs a boundary in its Content-Type");
@@ -378,7 +383,7 @@ int HttpDaemon::OnRequest(MHD_Connection* c, const char* url, const char* method
       return MHD_YES;
     }
     if (ex->post) {
-      if (MHD_post_process(ex->post, upload_data, size) != MHD_YES) {
+      if (Mhd().post_process(ex->post, upload_data, size) != MHD_YES) {
         ex->refused = true;
         ReplyError(ex->early, 400, "invalid_argument", "the multipart/form-data body is malformed");
       }

@@ -75,7 +75,9 @@ class HttpDaemon {
  public:
   // Binds `host`:`port` (0: any free port) and starts serving. kBusy with
   // "address in use" when another socket holds the port; kInvalidArgument
-  // for a host that is not an address of this machine.
+  // for a host that is not an address of this machine; kFailedPrecondition,
+  // saying what to install, when libmicrohttpd cannot be loaded (the first
+  // Listen loads it: server/libmicrohttpd.h).
   static Result<std::unique_ptr<HttpDaemon>> Listen(const std::string& host, int port,
                                                     const DaemonLimits& limits,
                                                     HeaderCheck check, RequestHandler handler);

@@ -187,7 +187,9 @@ TEST_F(Install, TheZshAndFishCompletionsParse) {
 }
 
 // `cpack -G DEB` (make deb) packs the same files under /usr, with the
-// libraries the program links as dependencies.
+// libraries the program links as dependencies, and those it loads on first
+// use named by hand (libmicrohttpd a dependency, libpq and libcurl
+// recommended).
 TEST_F(Install, TheDebianPackageHoldsTheSameFilesUnderUsr) {
   if (Shell("command -v dpkg-deb && command -v dpkg-shlibdeps").exit_code != 0) {
     GTEST_SKIP() << "dpkg-deb or dpkg-shlibdeps (dpkg-dev) is missing";
@@ -209,6 +211,11 @@ TEST_F(Install, TheDebianPackageHoldsTheSameFilesUnderUsr) {
   }
   ShellRun depends = Shell("dpkg-deb -f " + Sh(out) + "/sessiondb_*.deb Depends");
   EXPECT_NE(depends.out.find("libsqlite3"), std::string::npos) << depends.out;
+  // Loaded on first use, so not found by dpkg-shlibdeps: named by hand.
+  EXPECT_NE(depends.out.find("libmicrohttpd12"), std::string::npos) << depends.out;
+  ShellRun recommends = Shell("dpkg-deb -f " + Sh(out) + "/sessiondb_*.deb Recommends");
+  EXPECT_NE(recommends.out.find("libpq5"), std::string::npos) << recommends.out;
+  EXPECT_NE(recommends.out.find("libcurl4"), std::string::npos) << recommends.out;
 }
 
 // The verbs of --help, the man page and each completion are the same set.

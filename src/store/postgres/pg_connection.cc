@@ -44,8 +44,8 @@ PgParams& PgParams::AddBytes(std::string_view bytes) {
 }
 
 std::string_view PgResult::Text(int row, int col) const {
-  return {PQgetvalue(result_.get(), row, col),
-          static_cast<size_t>(PQgetlength(result_.get(), row, col))};
+  return {Pq().getvalue(result_.get(), row, col),
+          static_cast<size_t>(Pq().getlength(result_.get(), row, col))};
 }
 
 int64_t PgResult::Int(int row, int col) const {
@@ -56,7 +56,7 @@ int64_t PgResult::Int(int row, int col) const {
 }
 
 int64_t PgResult::Affected() const {
-  const char* n = PQcmdTuples(result_.get());
+  const char* n = Pq().cmdTuples(result_.get());
   return (n && *n) ? std::strtoll(n, nullptr, 10) : 0;
 }
 
@@ -104,11 +104,12 @@ std::string PgArray(const std::vector<int64_t>& values) {
 
 Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo,
                                                             const std::string& setup_sql) {
-  PGconn* raw = PQconnectdb(conninfo.c_str());
+  ASSIGN_OR_RETURN(const LibPq* pq, LoadLibPq());
+  PGconn* raw = pq->connectdb(conninfo.c_str());
   if (raw == nullptr) return Err(Status::Io("out of memory connecting to PostgreSQL"));
   std::unique_ptr<PgConnection> conn(new PgConnection(raw));
-  if (PQstatus(raw) != CONNECTION_OK) {
-    std::string why = Trimmed(PQerrorMessage(raw));
+  if (pq->status(raw) != CONNECTION_OK) {
+    std::string why = Trimmed(pq->errorMessage(raw));
     // A server that is starting, stopping or restarting refuses or drops
     // connections for a moment, in many words; callers retry those. What a
     // retry cannot mend fails at once.
@@ -124,23 +125,24 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
     return Err(transient ? Status::Busy(message) : Status::Io(message));
   }
   // CREATE ... IF NOT EXISTS and friends emit notices; they are not ours to print.
-  PQsetNoticeProcessor(
+  pq->setNoticeProcessor(
       raw, [](void*, const char*) {}, nullptr);
-  PGresult* r = PQexec(raw, setup_sql.c_str());
-  const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+  PGresult* r = pq->exec(raw, setup_sql.c_str());
+  const bool ok = pq->resultStatus(r) == PGRES_COMMAND_OK;
   Status failed = ok ? Status::Ok() : conn->ErrorFrom(r, setup_sql.c_str());
-  PQclear(r);
+  pq->clear(r);
   if (!ok) return Err(failed);
   return conn;
 }
 
-PgConnection::~PgConnection() { PQfinish(conn_); }
+PgConnection::~PgConnection() { Pq().finish(conn_); }
 
 Status PgConnection::ErrorFrom(PGresult* result, const char* sql) {
-  const char* state_c = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  const char* state_c = result ? Pq().resultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const std::string state = state_c ? state_c : "";
-  std::string message = Trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn_));
-  if (message.empty()) message = Trimmed(PQerrorMessage(conn_));
+  std::string message =
+      Trimmed(result ? Pq().resultErrorMessage(result) : Pq().errorMessage(conn_));
+  if (message.empty()) message = Trimmed(Pq().errorMessage(conn_));
   // A statement is named by its first words, enough to find it in the code.
   std::string what = std::string(sql).substr(0, 48);
   for (char& c : what) {
@@ -178,19 +180,19 @@ Result<PgResult> PgConnection::Exec(const char* sql, const PgParams& params, boo
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {
     const std::string name = "sdb" + std::to_string(prepared_.size());
-    PGresult* prep = PQprepare(conn_, name.c_str(), sql, static_cast<int>(n), nullptr);
-    const bool ok = prep && PQresultStatus(prep) == PGRES_COMMAND_OK;
+    PGresult* prep = Pq().prepare(conn_, name.c_str(), sql, static_cast<int>(n), nullptr);
+    const bool ok = prep && Pq().resultStatus(prep) == PGRES_COMMAND_OK;
     Status error = ok ? Status::Ok() : ErrorFrom(prep, sql);
-    if (prep) PQclear(prep);
+    if (prep) Pq().clear(prep);
     if (!ok) return Err(std::move(error));
     it = prepared_.emplace(sql, name).first;
   }
-  PGresult* raw = PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(n), values.data(),
+  PGresult* raw = Pq().execPrepared(conn_, it->second.c_str(), static_cast<int>(n), values.data(),
                                  lengths.data(), formats.data(), binary_result ? 1 : 0);
-  const ExecStatusType st = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  const ExecStatusType st = raw ? Pq().resultStatus(raw) : PGRES_FATAL_ERROR;
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return PgResult(raw);
   Status error = ErrorFrom(raw, sql);
-  if (raw) PQclear(raw);
+  if (raw) Pq().clear(raw);
   return Err(std::move(error));
 }
 
@@ -201,11 +203,11 @@ Status PgConnection::Run(const char* sql, const PgParams& params) {
 
 Status PgConnection::RunScript(const char* sql) {
   retryable_ = false;
-  PGresult* raw = PQexec(conn_, sql);
-  const ExecStatusType st = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  PGresult* raw = Pq().exec(conn_, sql);
+  const ExecStatusType st = raw ? Pq().resultStatus(raw) : PGRES_FATAL_ERROR;
   Status result =
       (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) ? Status::Ok() : ErrorFrom(raw, sql);
-  if (raw) PQclear(raw);
+  if (raw) Pq().clear(raw);
   return result;
 }
 
@@ -216,7 +218,7 @@ Result<PgTransaction> PgTransaction::Begin(PgConnection* conn) {
 
 void PgConnection::RollbackQuietly() {
   if (broken()) return;
-  PQclear(PQexec(conn_, "ROLLBACK"));
+  Pq().clear(Pq().exec(conn_, "ROLLBACK"));
 }
 
 PgTransaction::~PgTransaction() {

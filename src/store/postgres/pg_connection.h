@@ -7,8 +7,6 @@
 // Thread-safety: none; PgStore hands a connection to one thread at a time.
 #pragma once
 
-#include <libpq-fe.h>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "sessiondb/status.h"
+#include "store/postgres/libpq.h"
 
 namespace sessiondb::postgres {
 
@@ -47,10 +46,10 @@ class PgParams {
 // The rows of a query. Text format unless the query asked for binary results.
 class PgResult {
  public:
-  explicit PgResult(PGresult* result) : result_(result, &PQclear) {}
+  explicit PgResult(PGresult* result) : result_(result, Pq().clear) {}
 
-  int rows() const { return PQntuples(result_.get()); }
-  bool IsNull(int row, int col) const { return PQgetisnull(result_.get(), row, col) != 0; }
+  int rows() const { return Pq().ntuples(result_.get()); }
+  bool IsNull(int row, int col) const { return Pq().getisnull(result_.get(), row, col) != 0; }
   std::string_view Text(int row, int col) const;
   int64_t Int(int row, int col) const;
   bool Bool(int row, int col) const { return Text(row, col) == "t"; }
@@ -58,7 +57,7 @@ class PgResult {
   int64_t Affected() const;
 
  private:
-  std::unique_ptr<PGresult, decltype(&PQclear)> result_;
+  std::unique_ptr<PGresult, decltype(LibPq::clear)> result_;
 };
 
 // A literal for an array parameter ($1::text[], $1::bigint[]): {"a","b"}
@@ -73,7 +72,8 @@ class PgConnection {
   // `setup_sql` (session settings such as lock_timeout). A refused or failed
   // connection is kBusy when the server is starting, stopping or unreachable
   // for the moment (worth retrying), kIo otherwise; the message names the
-  // server's complaint.
+  // server's complaint. libpq itself is loaded by the first call (LoadLibPq):
+  // kFailedPrecondition, saying what to install, when it cannot be.
   static Result<std::unique_ptr<PgConnection>> Connect(const std::string& conninfo,
                                                        const std::string& setup_sql);
   ~PgConnection();
@@ -95,7 +95,7 @@ class PgConnection {
   // (on a fresh connection when broken()).
   bool retryable() const { return retryable_; }
   // True once the connection is lost; it must be replaced.
-  bool broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+  bool broken() const { return Pq().status(conn_) != CONNECTION_OK; }
   // Ends any open transaction without touching retryable(), which describes
   // the failure that made the caller give the transaction up.
   void RollbackQuietly();
