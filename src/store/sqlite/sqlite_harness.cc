@@ -190,6 +190,7 @@ Result<std::optional<Event>> SqliteStore::InsertEventRecordGuarded(
     insert.Bind(5, EventTypeName(type)).Bind(6, text).Bind(7, body);
     RETURN_IF_ERROR(insert.Run());
   }
+  RETURN_IF_ERROR(RecordDocumentsLocked(e.session_id, e.seq, e.seq));
   ASSIGN_OR_RETURN(Statement update,
                    db_->Prepare("UPDATE sessions SET last_seq = ?2, updated_ms = ?3, "
                                 "message_count = coalesce(?4, message_count) WHERE id = ?1"));
