@@ -18,6 +18,7 @@
 #include "blob/data_uri.h"
 #include "blob/sha256.h"
 #include "floors.h"
+#include "log_layout_floors.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
 #include "stats.h"
@@ -422,6 +423,23 @@ class Runner {
     batch_index_over_append_ = out["index_catch_up_over_append"];
     Emit(out);
     fs::remove_all(dir);
+
+    // The same 200,000 texts, 1,000 per durable transaction, with SQLite
+    // alone, in each layout the log could have (log_layout_floors.h).
+    Progress("floor: the same rows with SQLite alone, per event-log layout");
+    std::vector<std::string> texts;
+    texts.reserve(200000);
+    for (int i = 0; i < 200000; ++i) texts.push_back(data[static_cast<size_t>(i % 10000)].text);
+    fs::path floor_dir = FreshDir(root_ / "floor" / "log_layouts");
+    for (const LogLayoutFloor& f : MeasureLogLayouts(floor_dir.string(), texts, 1000)) {
+      Emit({{"peer", "floor"},
+            {"workload", "batch_import"},
+            {"name", "sqlite_rows_" + f.layout},
+            {"n", 200000},
+            {"ops_per_s", f.rows_per_s},
+            {"over_sessiondb", f.rows_per_s / batch_ops_per_s_}});
+    }
+    fs::remove_all(floor_dir);
   }
 
   void List100k() {

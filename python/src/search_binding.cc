@@ -78,7 +78,7 @@ void BindSearch(py::class_<PyStore>& cls) {
           [](PyStore& self, std::string query, const std::string& mode, std::string session_id,
              std::optional<std::string> role, int64_t since_ms, int64_t until_ms,
              std::string project, const std::string& archived, bool events, bool code_writes,
-             int limit, int offset) {
+             int limit, int offset, int64_t catch_up_limit) {
             SearchRequest request;
             request.query = std::move(query);
             request.mode = SearchModeOf(mode);
@@ -92,6 +92,7 @@ void BindSearch(py::class_<PyStore>& cls) {
             request.filter.code_writes = code_writes;
             request.limit = limit;
             request.offset = offset;
+            request.catch_up_limit = catch_up_limit;
             SearchResults r =
                 self.RunSearch([&](SearchIndex& index) { return Unwrap(index.Search(request)); });
             py::list hits;
@@ -102,6 +103,7 @@ void BindSearch(py::class_<PyStore>& cls) {
             out["bounded"] = r.bounded;
             out["match_expression"] = r.match_expression;
             out["pending_embeddings"] = r.pending_embeddings;
+            out["pending_documents"] = r.pending_documents;
             out["note"] = r.note;
             return out;
           },
@@ -109,9 +111,12 @@ void BindSearch(py::class_<PyStore>& cls) {
           py::arg("role") = py::none(), py::arg("since_ms") = 0, py::arg("until_ms") = 0,
           py::arg("project") = "", py::arg("archived") = "all", py::arg("events") = true,
           py::arg("code_writes") = true, py::arg("limit") = 20, py::arg("offset") = 0,
-          "Searches the history and the code memory (keyword, vector or hybrid). Returns "
+          py::arg("catch_up_limit") = SearchRequest{}.catch_up_limit,
+          "Searches the history and the code memory (keyword, vector or hybrid). First indexes "
+          "what was written before it, when at most catch_up_limit documents wait; past that it "
+          "answers as of the index and says how many it did not see. Returns "
           "{'hits': [...], 'keyword_matches', 'bounded', 'match_expression', "
-          "'pending_embeddings', 'note'}. Never fails on the query's text.")
+          "'pending_embeddings', 'pending_documents', 'note'}. Never fails on the query's text.")
       .def("embed",
            [](PyStore& self, int64_t max_documents) {
              EmbedReport r = self.RunSearch(

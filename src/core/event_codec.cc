@@ -96,16 +96,16 @@ std::string EncodeRewindBody(const RewindPoint& rewind) {
   return body.dump();
 }
 
-Result<Event> DecodeEventRow(const EventRow& row) {
-  Event e;
+Status DecodeEventRowInto(const EventRow& row, Event* out) {
+  Event& e = *out;
   e.id.assign(row.id);
   e.session_id.assign(row.session_id);
   e.seq = row.seq;
   e.ts_ms = row.ts_ms;
   auto type = ParseEventType(row.type);
   if (!type) {
-    return Err(Status::Corruption("event " + e.id + " has an unknown type '" +
-                                  std::string(row.type) + "'; upgrade sessiondb to read it"));
+    return Status::Corruption("event " + e.id + " has an unknown type '" + std::string(row.type) +
+                              "'; upgrade sessiondb to read it");
   }
   e.type = *type;
   try {
@@ -118,7 +118,7 @@ Result<Event> DecodeEventRow(const EventRow& row) {
         m.ts_ms = e.ts_ms;
         auto role = ParseRole(row.role);
         if (!role)
-          return Err(Status::Corruption("message " + e.id + ": " + role.error().message()));
+          return Status::Corruption("message " + e.id + ": " + role.error().message());
         m.role = *role;
         RETURN_IF_ERROR(DecodeMessageBody(row.body, row.text, &m));
         break;
@@ -140,8 +140,14 @@ Result<Event> DecodeEventRow(const EventRow& row) {
       }
     }
   } catch (const json::exception& ex) {
-    return Err(Status::Corruption("event " + e.id + " has a malformed body: " + ex.what()));
+    return Status::Corruption("event " + e.id + " has a malformed body: " + ex.what());
   }
+  return Status::Ok();
+}
+
+Result<Event> DecodeEventRow(const EventRow& row) {
+  Event e;
+  RETURN_IF_ERROR(DecodeEventRowInto(row, &e));
   return e;
 }
 

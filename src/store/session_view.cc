@@ -67,6 +67,9 @@ Result<std::vector<Event>> ReadView(Backend& backend, const SessionView& view, H
       RETURN_IF_ERROR(read(*it));
     }
   }
+  // One range (a session never rewound) is already the answer: moving its
+  // events again would cost as much as reading them.
+  if (pieces.size() == 1) return std::move(pieces.front());
   std::vector<Event> out;
   out.reserve(static_cast<size_t>(found));
   for (std::vector<Event>& piece : pieces) {

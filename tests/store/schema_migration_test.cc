@@ -1,9 +1,10 @@
 // The embedded store opens stores written by older versions: a version 1
 // database (as sessiondb 0.1 wrote it) migrates to version 2 in place, with
 // its usage totals filled from the log, on to version 3 with every message
-// in the full-text index, to version 4, and to version 5, where the index
+// in the full-text index, to version 4, to version 5, where the index
 // follows the log: what was indexed stays indexed, appends wait for a
-// catch-up.
+// catch-up, and to version 6, where no trigger fires on an insert into the
+// log: its writers record their search documents themselves.
 #include <sqlite3.h>
 
 #include "sessiondb/search.h"
@@ -93,6 +94,38 @@ TEST_F(EmbeddedMigration, AVersion1StoreMigratesWithItsUsageFilledIn) {
   ASSERT_EQ(fresh->hits.size(), 1u);
   EXPECT_EQ(fresh->hits[0].seq, 4);
   EXPECT_EQ(fresh->pending_documents, 0);
+
+  // And as a version 6 store: nothing fires on an insert into events, yet a
+  // batch and an event that is not a message are both recorded and found.
+  store_.reset();
+  index->reset();
+  ASSERT_EQ(sqlite3_open((StoreDir() + "/sessiondb.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* triggers = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' "
+                               "AND tbl_name = 'events' AND sql LIKE '%AFTER INSERT%'",
+                               -1, &triggers, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(triggers), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(triggers, 0), 0);
+  sqlite3_finalize(triggers);
+  sqlite3_close(db);
+  Reopen();
+  std::vector<Message> batch(3, later);
+  batch[0].parts = {Part::Text("batched wombat one")};
+  batch[1].parts = {Part::Text("batched wombat two")};
+  batch[2].parts = {Part::Text("batched numbat")};
+  ASSERT_TRUE(store_->AppendBatch("old", batch));
+  ASSERT_TRUE(store_->Compact("old", {.from_seq = 1, .to_seq = 5, .summary = "capybara summary"}));
+  index = SearchIndex::Open(StoreDir(), {.embedder = {.from_environment = false}});
+  ASSERT_TRUE(index) << index.error().ToString();
+  auto wombats = (*index)->Search({.query = "wombat", .mode = SearchMode::kKeyword});
+  ASSERT_TRUE(wombats);
+  ASSERT_EQ(wombats->hits.size(), 2u);
+  auto summary = (*index)->Search({.query = "capybara", .mode = SearchMode::kKeyword});
+  ASSERT_TRUE(summary) << summary.error().ToString();
+  ASSERT_EQ(summary->hits.size(), 1u);
+  EXPECT_EQ(summary->hits[0].seq, 8);
 }
 
 }  // namespace

@@ -309,6 +309,16 @@ CREATE TRIGGER search_code_removed AFTER DELETE ON code_writes BEGIN
   DELETE FROM code_edits WHERE code_id = OLD.id;
 END;
 )sql",
+    // 5 -> 6: every writer of events records their documents itself, one
+    // INSERT ... SELECT per batch (SqliteStore::RecordDocumentsLocked). An
+    // AFTER INSERT trigger on events, even one whose WHEN is false, makes
+    // each row's INSERT a statement that may write twice, so SQLite keeps a
+    // statement journal of every page it touches: measured (bench/
+    // sessiondb_bench, batch_import's layout floors), 26k rows/s with the
+    // trigger against 62-78k without it, same rows, same disk.
+    R"sql(
+DROP TRIGGER search_event_added;
+)sql",
 };
 
 #undef SEARCH_TEXT

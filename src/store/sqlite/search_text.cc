@@ -14,24 +14,12 @@ void SearchTextFunction(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_text64(ctx, out.data(), out.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 
-void EventIndexDeferredFunction(sqlite3_context* ctx, int, sqlite3_value**) {
-  const bool* deferred = static_cast<const bool*>(sqlite3_user_data(ctx));
-  sqlite3_result_int(ctx, *deferred ? 1 : 0);
-}
-
 }  // namespace
 
 int RegisterSearchTextFunction(sqlite3* db) {
   return sqlite3_create_function_v2(db, "sessiondb_search_text", 2,
                                     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
                                     SearchTextFunction, nullptr, nullptr, nullptr);
-}
-
-int RegisterEventIndexDeferredFunction(sqlite3* db, const bool* deferred) {
-  // Not deterministic: the same call answers differently as the flag moves.
-  return sqlite3_create_function_v2(db, "sessiondb_event_index_deferred", 0, SQLITE_UTF8,
-                                    const_cast<bool*>(deferred), EventIndexDeferredFunction,
-                                    nullptr, nullptr, nullptr);
 }
 
 }  // namespace sessiondb::sqlite

@@ -23,10 +23,4 @@ using ::sessiondb::SearchText;
 // Registers sessiondb_search_text on `db`; returns a SQLite result code.
 int RegisterSearchTextFunction(sqlite3* db);
 
-// Registers sessiondb_event_index_deferred() on `db`: 1 while `*deferred` is
-// true, else 0. The events table's insert trigger (schema v4) indexes a new
-// event only when it is 0; a writer that sets it indexes what it inserted
-// itself (SqliteStore::IndexEventsLocked). `deferred` outlives `db`.
-int RegisterEventIndexDeferredFunction(sqlite3* db, const bool* deferred);
-
 }  // namespace sessiondb::sqlite

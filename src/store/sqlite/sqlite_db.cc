@@ -180,11 +180,8 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int bu
   sqlite3_extended_result_codes(db, 1);
   std::unique_ptr<Database> database(new Database(db));
   database->read_only_reason_ = std::move(read_only_reason);
-  // The full-text index's triggers call them (schema v3 and v4).
+  // The full-text index's triggers and views call it (schema v3 on).
   rc = RegisterSearchTextFunction(db);
-  if (rc == SQLITE_OK) {
-    rc = RegisterEventIndexDeferredFunction(db, &database->event_index_deferred_);
-  }
   if (rc != SQLITE_OK) return Err(StatusFromSqlite(rc, db, "registering sessiondb's SQL functions"));
   return database;
 }

@@ -98,16 +98,11 @@ class Database {
   // follow "read-only: " ("its directory ... is not writable by uid 1000").
   const std::string& read_only_reason() const { return read_only_reason_; }
 
-  // While set, inserted events are not indexed for search by the trigger:
-  // the writer indexes them itself (see RegisterEventIndexDeferredFunction).
-  void set_event_index_deferred(bool deferred) { event_index_deferred_ = deferred; }
-
  private:
   explicit Database(sqlite3* db) : db_(db) {}
 
   sqlite3* db_;
   std::string read_only_reason_;
-  bool event_index_deferred_ = false;
   std::unordered_map<const char*, sqlite3_stmt*> cache_;
 };
 

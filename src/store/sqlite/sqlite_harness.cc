@@ -68,8 +68,11 @@ Status SqliteStore::ReadEventRows(Statement& s, std::vector<Event>* out) {
     r.text = s.ColumnText(5);
     if (!s.ColumnIsNull(6)) r.body = s.ColumnText(6);
     r.session_id = s.ColumnText(7);
-    ASSIGN_OR_RETURN(Event e, DecodeEventRow(r));
-    out->push_back(std::move(e));
+    // Decoded in place: moving an Event costs as much as decoding it.
+    if (Status decoded = DecodeEventRowInto(r, &out->emplace_back()); !decoded.ok()) {
+      out->pop_back();
+      return decoded;
+    }
   }
 }
 
@@ -133,7 +136,9 @@ Result<std::vector<Event>> SqliteStore::ReadHistory(std::string_view session_id,
     }
     std::reverse(events.begin(), events.end());
   } else {
-    if (read.filter == store::HistoryFilter::kAll) {
+    if (read.filter == store::HistoryFilter::kAll || read.filter == store::HistoryFilter::kMessages) {
+      // At most one event per seq of the range (fewer when only messages are
+      // read, which are nearly all of a log).
       const int64_t expected = std::clamp<int64_t>(
           std::min(segments.back().to_seq, read.to_seq) - std::max<int64_t>(read.from_seq, 1) + 1,
           0, int64_t{1} << 20);
@@ -190,6 +195,7 @@ Result<std::optional<Event>> SqliteStore::InsertEventRecordGuarded(
     insert.Bind(5, EventTypeName(type)).Bind(6, text).Bind(7, body);
     RETURN_IF_ERROR(insert.Run());
   }
+  RETURN_IF_ERROR(RecordDocumentsLocked(e.session_id, e.seq, e.seq));
   ASSIGN_OR_RETURN(Statement update,
                    db_->Prepare("UPDATE sessions SET last_seq = ?2, updated_ms = ?3, "
                                 "message_count = coalesce(?4, message_count) WHERE id = ?1"));

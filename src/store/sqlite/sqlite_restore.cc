@@ -67,12 +67,6 @@ Status SqliteStore::InsertRestoredLocked(std::string_view session_id, std::span<
                    db_->Prepare("INSERT OR IGNORE INTO blob_refs (sha256, session_id, seq) "
                                 "VALUES (?1, ?2, ?3)"));
   if (events.empty()) return Status::Ok();
-  // Recorded as search documents together, once inserted (RecordDocumentsLocked).
-  db_->set_event_index_deferred(true);
-  struct Undefer {
-    Database* db;
-    ~Undefer() { db->set_event_index_deferred(false); }
-  } undefer{db_.get()};
   for (size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     insert.Bind(1, session_id).Bind(2, e.seq).Bind(4, e.ts_ms).Bind(5, EventTypeName(e.type));
@@ -102,7 +96,7 @@ Status SqliteStore::InsertRestoredLocked(std::string_view session_id, std::span<
     // Tokens an inherited turn spent were the parent's, and counted there.
     if (!IsInherited(e, session_id)) RETURN_IF_ERROR(AddUsageLocked(session_id, m));
   }
-  db_->set_event_index_deferred(false);
+  // Recorded as search documents together, once inserted.
   return RecordDocumentsLocked(session_id, events.front().seq, events.back().seq);
 }
 

@@ -448,6 +448,7 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
   std::vector<AppendResult> results;
   results.reserve(prepared.size());
   const int64_t now = Now();
+  const int64_t first_seq = entry.last_seq + 1;
   for (PreparedMessage& p : prepared) {
     const Message& m = p.message;
     ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(m));
@@ -474,6 +475,7 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
     }
     results.push_back(std::move(r));
   }
+  if (!results.empty()) RETURN_IF_ERROR(RecordDocumentsLocked(session_id, first_seq, entry.last_seq));
 
   ASSIGN_OR_RETURN(Statement update,
                    db_->Prepare("UPDATE sessions SET last_seq = ?2, message_count = ?3, "

@@ -177,8 +177,9 @@ class SqliteStore final : public store::Backend {
   Status InsertRestoredLocked(std::string_view session_id, std::span<const Event> events,
                               const RestoreBatch& batch);
   // Records as search documents the events of session_id from first_seq to
-  // last_seq, inserted with the trigger's recording deferred: one statement
-  // instead of a trigger per row. The full-text index takes them later.
+  // last_seq, just inserted: one statement per batch (schema v6 has no insert
+  // trigger on events; every writer of events calls this). The full-text
+  // index takes them later, past its watermark.
   Status RecordDocumentsLocked(std::string_view session_id, int64_t first_seq,
                                int64_t last_seq);
   Result<Session> LoadSessionLocked(std::string_view id);

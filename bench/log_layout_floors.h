@@ -1,0 +1,31 @@
+// Floors for batched appends: the same rows inserted with SQLite alone, in
+// each layout the event log could have, so the store's batch rate can be read
+// against what one row per message costs on this machine and disk
+// (issue 19, item 2: "a cheaper log: measure, choose").
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sessiondb::bench {
+
+struct LogLayoutFloor {
+  std::string layout;   // see MeasureLogLayouts
+  double rows_per_s = 0;
+};
+
+// Inserts texts.size() rows (texts[i], with an id and a seq like an event's)
+// in batches of `batch` rows, one durable transaction each (WAL,
+// synchronous=FULL), spread over 100 sessions, into a new database in `dir`,
+// once per layout:
+//   rows_only               a rowid table, no index: one row per message, nothing else
+//   integer_key_batch_docs  rowid = session key * 2^32 + seq, the id index, search
+//                           documents recorded by one INSERT ... SELECT per batch
+//   text_key_batch_docs     schema v6: keyed by (session id text, seq) WITHOUT ROWID,
+//                           the id index, documents recorded per batch
+//   text_key_trigger        schema v5: the same, documents recorded by an AFTER
+//                           INSERT trigger per row
+std::vector<LogLayoutFloor> MeasureLogLayouts(const std::string& dir,
+                                              const std::vector<std::string>& texts, int batch);
+
+}  // namespace sessiondb::bench
