@@ -19,6 +19,7 @@
 
 #include "store/sqlite/sqlite_store.h"
 #include "store/store_front.h"
+#include "sessiondb/store.h"
 #include "test_support.h"
 
 namespace sessiondb::testing {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "sessiondb/store.h"
 #include "test_support.h"
 
 namespace sessiondb::testing {

@@ -45,6 +45,13 @@ std::string ForeignEntry(const fs::path& root) {
   return "";
 }
 
+// Whether `options` (defaults applied) stamp times with the system clock
+// rather than a clock a caller injected.
+bool UsesSystemClock(const StoreOptions& options) {
+  auto* const* fn = options.clock.target<int64_t (*)()>();
+  return fn != nullptr && *fn == &SystemNowMs;
+}
+
 }  // namespace
 
 Session SessionFromRow(const Statement& s) {
@@ -162,7 +169,7 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
   store->group_commit_ = GroupCommitQueue::ForFile(
       db_path.string(), (root / kBlobDir).string(),
       store->options_.durability == Durability::kDurable,
-      /*shareable=*/!given.clock && given.file_system == nullptr);
+      /*shareable=*/UsesSystemClock(store->options_) && given.file_system == nullptr);
   return std::unique_ptr<store::Backend>(std::move(store));
 }
 
