@@ -84,8 +84,9 @@ std::vector<int64_t> AppendUntil(Store& store, int writer, int64_t deadline_ns) 
     m.parts.push_back(Part::Text(MessageText(writer, i)));
     const int64_t t = NowNs();
     auto r = store.Append(SessionOf(writer), m);
-    if (!r) Die("append " + std::to_string(i) + " of writer " + std::to_string(writer) + ": " +
-                r.error().ToString());
+    if (!r)
+      Die("append " + std::to_string(i) + " of writer " + std::to_string(writer) + ": " +
+          r.error().ToString());
     ns.push_back(NowNs() - t);
   }
   return ns;
@@ -114,8 +115,11 @@ class Bench {
   void Floor() {
     Progress("floor: 1,000 x (4 KiB pwrite + fdatasync) on the same disk");
     floor_ = MeasureFdatasync4k(root_.string(), 1000);
-    Emit({{"workload", "fdatasync_4k"}, {"n", floor_.n}, {"p50_us", floor_.p50_us},
-          {"p99_us", floor_.p99_us}, {"per_s", 1e6 / floor_.p50_us}});
+    Emit({{"workload", "fdatasync_4k"},
+          {"n", floor_.n},
+          {"p50_us", floor_.p50_us},
+          {"p99_us", floor_.p99_us},
+          {"per_s", 1e6 / floor_.p50_us}});
   }
 
   // Threads appending through `stores` (one each when there are as many
@@ -312,7 +316,7 @@ class Bench {
   // Reads every session back: as many messages as appends, seqs 1..n.
   void Report(const std::string& name, int writers, const Figures& f, const fs::path& dir,
               bool already_named = false) {
-    const std::string key = already_named ? name
+    const std::string key = already_named  ? name
                             : writers == 1 ? name
                                            : name + "_" + std::to_string(writers);
     auto store = Open(dir);
@@ -427,9 +431,14 @@ int main(int argc, char** argv) {
   std::stringstream list(workloads);
   for (std::string item; std::getline(list, item, ',');) selected.insert(item);
   for (const std::string& item : selected) {
-    static const std::set<std::string> kKnown = {
-        "all",       "one_writer", "threads", "stores", "stores_private",
-        "processes", "processes_no_writer_lock", "http"};
+    static const std::set<std::string> kKnown = {"all",
+                                                 "one_writer",
+                                                 "threads",
+                                                 "stores",
+                                                 "stores_private",
+                                                 "processes",
+                                                 "processes_no_writer_lock",
+                                                 "http"};
     if (!kKnown.contains(item)) Die("unknown workload '" + item + "'");
   }
   auto want = [&](const char* name) { return selected.contains("all") || selected.contains(name); };

@@ -30,8 +30,10 @@ class BulkLoadAnalyze : public PostgresStoreTest {
   }
 
   std::string LastAnalyze(const std::string& table) {
-    return pg_->Query("SELECT coalesce(last_analyze::text, 'never') FROM pg_stat_user_tables "
-                      "WHERE relname = '" + table + "'");
+    return pg_->Query(
+        "SELECT coalesce(last_analyze::text, 'never') FROM pg_stat_user_tables "
+        "WHERE relname = '" +
+        table + "'");
   }
   // The planner's row count of `table`, as ANALYZE (or VACUUM) left it.
   int64_t PlannerRows(const std::string& table) {

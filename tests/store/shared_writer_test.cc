@@ -17,9 +17,9 @@
 #include <mutex>
 #include <thread>
 
+#include "sessiondb/store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/store_front.h"
-#include "sessiondb/store.h"
 #include "test_support.h"
 
 namespace sessiondb::testing {
@@ -135,7 +135,8 @@ TEST_F(SharedWriter, AppendsOfFifteenStoresQueuedBehindOneCommitShareTheNextAndF
   BlockWriters();
   Result<AppendResult> ahead = Err(Status::Internal("not appended"));
   threads_.emplace_back([&] { ahead = stores[0]->Append(session->id, TextMessage("ahead")); });
-  WaitFor(*stores[0], [](const auto& s) { return s.appends == 2; }, "the first leader");
+  WaitFor(
+      *stores[0], [](const auto& s) { return s.appends == 2; }, "the first leader");
 
   // Stores 1..15 queue one at a time, so the group's order is known.
   enum Kind { kGood, kDuplicateId, kNoSession, kFinishDraft };
@@ -163,8 +164,9 @@ TEST_F(SharedWriter, AppendsOfFifteenStoresQueuedBehindOneCommitShareTheNextAndF
           break;
       }
     });
-    WaitFor(*stores[0], [i](const auto& s) { return s.queued == i; },
-            "the append of store " + std::to_string(i));
+    WaitFor(
+        *stores[0], [i](const auto& s) { return s.queued == i; },
+        "the append of store " + std::to_string(i));
   }
   UnblockWriters();
   for (std::thread& t : threads_) t.join();

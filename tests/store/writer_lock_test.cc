@@ -142,8 +142,8 @@ TEST_F(WriterLock, AFolderAtItsNameLeavesTheStoreWritingWithoutIt) {
 TEST_F(WriterLock, ASymbolicLinkAtItsNameIsNotFollowed) {
   const std::string target = dir_.Sub("elsewhere");
   ExpectWritesWorkWith([&] { fs::create_symlink(target, LockPath()); });
-  EXPECT_FALSE(fs::exists(target)) << "the writer lock followed a symbolic link and created "
-                                   << target;
+  EXPECT_FALSE(fs::exists(target))
+      << "the writer lock followed a symbolic link and created " << target;
   EXPECT_TRUE(fs::is_symlink(LockPath()));
 }
 

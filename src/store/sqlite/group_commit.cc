@@ -30,7 +30,8 @@ std::map<QueueKey, std::weak_ptr<GroupCommitQueue>>& Registry() {
 std::shared_ptr<GroupCommitQueue> GroupCommitQueue::ForFile(const std::string& db_path,
                                                             const std::string& blob_dir,
                                                             bool durable, bool shareable) {
-  struct stat db {}, blobs {};
+  struct stat db {
+  }, blobs{};
   if (!shareable || ::stat(db_path.c_str(), &db) != 0 || ::stat(blob_dir.c_str(), &blobs) != 0) {
     return std::make_shared<GroupCommitQueue>();
   }

@@ -127,8 +127,7 @@ class Database {
 class Transaction {
  public:
   static Result<Transaction> Begin(Database* db);
-  Transaction(Transaction&& other) noexcept
-      : db_(other.db_), writer_(std::move(other.writer_)) {
+  Transaction(Transaction&& other) noexcept : db_(other.db_), writer_(std::move(other.writer_)) {
     other.db_ = nullptr;
   }
   Transaction(const Transaction&) = delete;

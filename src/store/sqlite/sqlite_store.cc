@@ -316,7 +316,7 @@ Result<std::vector<AppendResult>> SqliteStore::InsertMessages(
   // Runs on the group leader's connection, which may be another store's.
   auto remove_draft = [&](Database& db) -> Status {
     ASSIGN_OR_RETURN(Statement s, db.Prepare("DELETE FROM drafts WHERE id = ?1 AND "
-                                               "updated_ms = ?2 AND text = ?3 AND reasoning = ?4"));
+                                             "updated_ms = ?2 AND text = ?3 AND reasoning = ?4"));
     s.Bind(1, draft.id).Bind(2, draft.updated_ms).Bind(3, draft.text).Bind(4, draft.reasoning);
     RETURN_IF_ERROR(s.Run());
     if (db.Changes() > 0) return Status::Ok();

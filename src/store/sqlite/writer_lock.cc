@@ -131,8 +131,8 @@ Result<WriterLock::Held> WriterLock::Acquire(int timeout_ms) {
   }
   if (wait->error != 0) {
     ::close(wait->fd);
-    return Err(Status::Io("waiting for the writer lock " + path_ + ": " +
-                          std::strerror(wait->error)));
+    return Err(
+        Status::Io("waiting for the writer lock " + path_ + ": " + std::strerror(wait->error)));
   }
   return Held(wait->fd, /*owns_fd=*/true);
 }
