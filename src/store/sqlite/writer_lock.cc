@@ -66,7 +66,11 @@ void RunWait(const std::shared_ptr<Wait>& wait) {
   wait->done = true;
   wait->error = error;
   if (wait->abandoned) {
-    ::close(wait->fd);  // nobody will use it: release at once
+    // Nobody will use it: release at once. Unlocked before the close, as in
+    // Held::Release, in case a fork left a copy of the descriptor behind.
+    struct flock unlock = WholeFile(F_UNLCK);
+    (void)::fcntl(wait->fd, F_OFD_SETLK, &unlock);
+    ::close(wait->fd);
     return;
   }
   wait->done_cv.notify_one();
@@ -86,12 +90,12 @@ WriterLock::Held& WriterLock::Held::operator=(Held&& other) noexcept {
 
 void WriterLock::Held::Release() {
   if (fd_ < 0) return;
-  if (owns_fd_) {
-    ::close(fd_);
-  } else {
-    struct flock fl = WholeFile(F_UNLCK);
-    (void)::fcntl(fd_, F_OFD_SETLK, &fl);
-  }
+  // Unlock explicitly even when the descriptor is about to be closed: a
+  // child forked meanwhile holds a copy of it (the same open file
+  // description), and closing ours alone would leave the lock held by it.
+  struct flock fl = WholeFile(F_UNLCK);
+  (void)::fcntl(fd_, F_OFD_SETLK, &fl);
+  if (owns_fd_) ::close(fd_);
   fd_ = -1;
 }
 

@@ -56,7 +56,7 @@ class WriterLock {
     friend class WriterLock;
     Held(int fd, bool owns_fd) : fd_(fd), owns_fd_(owns_fd) {}
     int fd_ = -1;
-    bool owns_fd_ = false;  // close to release (a wait's own descriptor), else unlock
+    bool owns_fd_ = false;  // closed after the unlock (a wait's own descriptor)
   };
 
   // Opens (creating, mode 0600) `<db_path>-writer`. Returns null when it
