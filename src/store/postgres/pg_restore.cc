@@ -91,7 +91,7 @@ Status PgStore::InsertRestoredSession(const store::SessionRow& row,
                                       const BlobSourceFn& blob_source) {
   ASSIGN_OR_RETURN(RestoreBatch batch, EncodeRestore(row.id, events));
 
-  return Run([&](PgConnection& c) -> Status {
+  Status restored = Run([&](PgConnection& c) -> Status {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
     if (!row.parent_id.empty()) {
       // The parent may be a deleted one kept for its forks: it still counts.
@@ -126,13 +126,15 @@ Status PgStore::InsertRestoredSession(const store::SessionRow& row,
     RETURN_IF_ERROR(InsertRestored(c, row.id, batch, blob_source));
     return txn.Commit();
   });
+  if (restored.ok()) AfterBulkLoad(1 + std::ssize(events));
+  return restored;
 }
 
 Status PgStore::InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
                                      const BlobSourceFn& blob_source) {
   ASSIGN_OR_RETURN(RestoreBatch batch, EncodeRestore(session_id, events));
   bool tried_commit = false;  // a retry may follow a COMMIT that got no answer
-  return Run([&](PgConnection& c) -> Status {
+  Status restored = Run([&](PgConnection& c) -> Status {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
     PgParams q;
     q.Add(ns_).Add(session_id);
@@ -172,6 +174,8 @@ Status PgStore::InsertRestoredEvents(std::string_view session_id, std::span<cons
     tried_commit = true;
     return txn.Commit();
   });
+  if (restored.ok()) AfterBulkLoad(std::ssize(events));
+  return restored;
 }
 
 }  // namespace sessiondb::postgres

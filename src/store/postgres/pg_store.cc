@@ -165,7 +165,7 @@ Result<Session> PgStore::InsertSession(const store::SessionRow& row) {
   const int64_t now = row.created_ms;
 
   bool sent = false;  // an earlier attempt's INSERT may have committed unanswered
-  return Run([&](PgConnection& c) -> Result<Session> {
+  Result<Session> created = Run([&](PgConnection& c) -> Result<Session> {
     const bool retrying_after_send = sent;
     PgParams p;
     p.Add(ns_).Add(id).Add(title).Add(title_fixed).Add(now).Add(metadata);
@@ -194,6 +194,10 @@ Result<Session> PgStore::InsertSession(const store::SessionRow& row) {
     }
     return Err(SessionIdTaken(id));
   });
+  // Many sessions created one by one (a setup, a migration script) leave the
+  // planner as stale as a bulk load does.
+  if (created) AfterBulkLoad(1);
+  return created;
 }
 
 Result<Session> PgStore::LoadSession(std::string_view id) {
@@ -570,6 +574,7 @@ Result<std::vector<AppendResult>> PgStore::InsertMessages(std::string_view sessi
                                             "append may have been stored: look for message id '" +
                                             first_id + "' before appending it again"));
   }
+  if (appended) AfterBulkLoad(std::ssize(prepared));
   return appended;
 }
 

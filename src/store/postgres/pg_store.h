@@ -19,6 +19,7 @@
 #include "sessiondb/store.h"
 #include "store/backend.h"
 #include "store/message_preparer.h"
+#include "store/postgres/pg_analyze.h"
 #include "store/postgres/pg_pool.h"
 
 namespace sessiondb::postgres {
@@ -41,6 +42,9 @@ class PgStore final : public store::Backend {
   // See Store::Open; `options` have their defaults applied.
   static Result<std::unique_ptr<store::Backend>> Open(const std::string& uri,
                                                       const StoreOptions& options);
+  // Analyzes the tables once more when a bulk load is left unanalyzed
+  // (pg_analyze.h).
+  ~PgStore() override;
 
   const std::string& location() const override { return location_.display; }
   std::string read_only_reason() const override { return ""; }
@@ -123,6 +127,11 @@ class PgStore final : public store::Backend {
   auto Run(Fn&& work) -> decltype(work(std::declval<PgConnection&>()));
 
   Result<bool> BlobReferenced(std::string_view sha256);
+  // Counts `rows` a committed write (a restore, created sessions, appended
+  // messages) added and runs ANALYZE when enough have been (pg_analyze.h);
+  // AnalyzeBulkLoadedTables is that one ANALYZE.
+  void AfterBulkLoad(int64_t rows);
+  void AnalyzeBulkLoadedTables();
   // Restored events encoded as rows, with the blobs they need and their usage
   // (pg_restore.cc). Defined there.
   struct RestoreBatch;
@@ -142,6 +151,7 @@ class PgStore final : public store::Backend {
   const std::string ns_;  // the namespace every query is confined to
   const StoreOptions options_;
   PgPool pool_;
+  BulkLoadStatistics bulk_load_statistics_;
 };
 
 }  // namespace sessiondb::postgres

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -183,6 +185,7 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int bu
   // The full-text index's triggers and views call it (schema v3 on).
   rc = RegisterSearchTextFunction(db);
   if (rc != SQLITE_OK) return Err(StatusFromSqlite(rc, db, "registering sessiondb's SQL functions"));
+  if (database->read_only_reason_.empty()) database->writer_lock_ = WriterLock::Open(path);
   return database;
 }
 
@@ -218,17 +221,41 @@ Result<std::optional<int64_t>> Database::QueryInt(const char* sql) {
 }
 
 Result<Transaction> Transaction::Begin(Database* db) {
+  WriterLock::Held writer;
+  if (db->writer_lock_) {
+    // The busy timeout as the connection has it now (a PRAGMA may have changed it).
+    ASSIGN_OR_RETURN(std::optional<int64_t> timeout, db->QueryInt("PRAGMA busy_timeout"));
+    const int timeout_ms = static_cast<int>(timeout.value_or(0));
+    const auto start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RETURN(writer, db->writer_lock_->Acquire(timeout_ms));
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+    if (waited > 0) {
+      // What is left of the timeout is for SQLite's lock (a writer of an
+      // older build, or a statement outside a transaction, may hold it).
+      sqlite3_busy_timeout(db->db_, static_cast<int>(std::max<int64_t>(1, timeout_ms - waited)));
+      Status begun = db->Exec("BEGIN IMMEDIATE");
+      sqlite3_busy_timeout(db->db_, timeout_ms);
+      RETURN_IF_ERROR(begun);
+      return Transaction(db, std::move(writer));
+    }
+  }
   RETURN_IF_ERROR(db->Exec("BEGIN IMMEDIATE"));
-  return Transaction(db);
+  return Transaction(db, std::move(writer));
 }
 
 Transaction::~Transaction() {
   if (db_ != nullptr) (void)db_->Exec("ROLLBACK");
+  writer_.Release();
 }
 
 Status Transaction::Commit() {
   Status s = db_->Exec("COMMIT");
-  if (s.ok()) db_ = nullptr;
+  if (s.ok()) {
+    db_ = nullptr;
+    writer_.Release();
+  }
   return s;
 }
 

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "sessiondb/status.h"
+#include "store/sqlite/writer_lock.h"
 
 namespace sessiondb::sqlite {
 
@@ -98,28 +99,40 @@ class Database {
   // follow "read-only: " ("its directory ... is not writable by uid 1000").
   const std::string& read_only_reason() const { return read_only_reason_; }
 
+  // The store's writer lock (writer_lock.h), taken by Transaction::Begin
+  // before BEGIN IMMEDIATE; null for a read-only connection or when the side
+  // file cannot be used.
+  WriterLock* writer_lock() const { return writer_lock_.get(); }
+
  private:
+  friend class Transaction;
   explicit Database(sqlite3* db) : db_(db) {}
 
   sqlite3* db_;
+  std::unique_ptr<WriterLock> writer_lock_;
   std::string read_only_reason_;
   std::unordered_map<const char*, sqlite3_stmt*> cache_;
 };
 
-// BEGIN IMMEDIATE on construction (the write lock is taken up front, so a
-// writer waits in the busy handler instead of failing on upgrade); ROLLBACK on
-// destruction unless Commit() succeeded.
+// The store's writer lock, then BEGIN IMMEDIATE on construction (the write
+// lock is taken up front, so a writer waits instead of failing on upgrade);
+// ROLLBACK on destruction unless Commit() succeeded, and the writer lock
+// released after either. The wait for both together is bounded by the
+// connection's busy timeout; kBusy past it.
 class Transaction {
  public:
   static Result<Transaction> Begin(Database* db);
-  Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Transaction(Transaction&& other) noexcept : db_(other.db_), writer_(std::move(other.writer_)) {
+    other.db_ = nullptr;
+  }
   Transaction(const Transaction&) = delete;
   ~Transaction();
   Status Commit();
 
  private:
-  explicit Transaction(Database* db) : db_(db) {}
+  Transaction(Database* db, WriterLock::Held writer) : db_(db), writer_(std::move(writer)) {}
   Database* db_;
+  WriterLock::Held writer_;  // released after COMMIT or ROLLBACK (declared after db_)
 };
 
 // SAVEPOINT on construction, inside an open Transaction: a part of it that can

@@ -45,6 +45,13 @@ std::string ForeignEntry(const fs::path& root) {
   return "";
 }
 
+// Whether `options` (defaults applied) stamp times with the system clock
+// rather than a clock a caller injected.
+bool UsesSystemClock(const StoreOptions& options) {
+  auto* const* fn = options.clock.target<int64_t (*)()>();
+  return fn != nullptr && *fn == &SystemNowMs;
+}
+
 }  // namespace
 
 Session SessionFromRow(const Statement& s) {
@@ -156,6 +163,13 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
   auto store = std::unique_ptr<SqliteStore>(
       new SqliteStore(dir, std::move(options), std::move(db), std::move(blobs)));
   store->read_only_reason_ = read_only_reason;
+  // One writer per file in this process: every store opened on it shares the
+  // queue, so their appends share commits (and fsyncs) instead of taking
+  // SQLite's write lock in turn.
+  store->group_commit_ = GroupCommitQueue::ForFile(
+      db_path.string(), (root / kBlobDir).string(),
+      store->options_.durability == Durability::kDurable,
+      /*shareable=*/UsesSystemClock(store->options_) && given.file_system == nullptr);
   return std::unique_ptr<store::Backend>(std::move(store));
 }
 
@@ -299,14 +313,15 @@ Result<std::vector<AppendResult>> SqliteStore::InsertMessages(
     std::string_view session_id, std::vector<PreparedMessage>& prepared, const Draft* finishing) {
   if (!finishing) return AppendPrepared(session_id, prepared, {});
   const Draft& draft = *finishing;
-  auto remove_draft = [&]() -> Status {
-    ASSIGN_OR_RETURN(Statement s, db_->Prepare("DELETE FROM drafts WHERE id = ?1 AND "
-                                               "updated_ms = ?2 AND text = ?3 AND reasoning = ?4"));
+  // Runs on the group leader's connection, which may be another store's.
+  auto remove_draft = [&](Database& db) -> Status {
+    ASSIGN_OR_RETURN(Statement s, db.Prepare("DELETE FROM drafts WHERE id = ?1 AND "
+                                             "updated_ms = ?2 AND text = ?3 AND reasoning = ?4"));
     s.Bind(1, draft.id).Bind(2, draft.updated_ms).Bind(3, draft.text).Bind(4, draft.reasoning);
     RETURN_IF_ERROR(s.Run());
-    if (db_->Changes() > 0) return Status::Ok();
+    if (db.Changes() > 0) return Status::Ok();
     // Gone, or saved again since the front read it (its newer text would be lost).
-    ASSIGN_OR_RETURN(Statement still, db_->Prepare("SELECT 1 FROM drafts WHERE id = ?1"));
+    ASSIGN_OR_RETURN(Statement still, db.Prepare("SELECT 1 FROM drafts WHERE id = ?1"));
     still.Bind(1, draft.id);
     ASSIGN_OR_RETURN(bool exists, still.Step());
     if (!exists) return store::DraftNotFound(draft.id);
@@ -318,7 +333,7 @@ Result<std::vector<AppendResult>> SqliteStore::InsertMessages(
 
 Result<std::vector<AppendResult>> SqliteStore::AppendPrepared(
     std::string_view session_id, std::vector<PreparedMessage>& prepared,
-    const std::function<Status()>& also) {
+    const std::function<Status(Database&)>& also) {
   // Blobs first, outside the lock: an event never commits before its bytes.
   // All of them at once, so their syncs follow one another (PutAll).
   size_t text_bytes = 0;
@@ -329,63 +344,25 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPrepared(
   }
   RETURN_IF_ERROR(blobs_->PutAll(blobs));
 
-  PendingAppend request{.session_id = session_id,
-                        .prepared = &prepared,
-                        .also = &also,
-                        .text_bytes = text_bytes,
-                        .result = Err(Status::Internal("append was never written"))};
-  std::unique_lock queue_lock(queue_mu_);
-  queue_.push_back(&request);
-  while (true) {
-    request.wake.wait(queue_lock, [&] { return request.done || !leader_active_; });
-    if (request.done) return std::move(request.result);
-    // No commit is under way: lead one. No waiting for more writers: the
-    // group is whoever queued while the previous commit ran, so a lone writer
-    // commits at once. If more than one group is ahead of our request, ours
-    // is committed by this loop's next round (or by a later leader).
-    leader_active_ = true;
-    std::vector<PendingAppend*> group = TakeGroup();
-    group_stats_.appends += static_cast<int64_t>(group.size());
-    queue_lock.unlock();
+  GroupCommitQueue::Request request{
+      .session_id = session_id, .prepared = &prepared, .also = &also, .text_bytes = text_bytes};
+  group_commit_->Submit(&request, [this](const std::vector<GroupCommitQueue::Request*>& group) {
     CommitGroup(group);
-    queue_lock.lock();
-    ++group_stats_.commits;
-    leader_active_ = false;
-    // Under queue_mu_: a finished caller returns, and destroys its request,
-    // as soon as it gets the lock.
-    for (PendingAppend* r : group) {
-      r->done = true;
-      r->wake.notify_one();
-    }
-    // Whoever queued during the commit: the oldest of them leads next.
-    if (!queue_.empty()) queue_.front()->wake.notify_one();
-  }
+  });
+  return std::move(request.result);
 }
 
-std::vector<SqliteStore::PendingAppend*> SqliteStore::TakeGroup() {
-  std::vector<PendingAppend*> group;
-  size_t text_bytes = 0;
-  while (!queue_.empty() && group.size() < kMaxGroupAppends) {
-    PendingAppend* next = queue_.front();
-    if (!group.empty() && text_bytes + next->text_bytes > kMaxGroupTextBytes) break;
-    text_bytes += next->text_bytes;
-    group.push_back(next);
-    queue_.pop_front();
-  }
-  return group;
-}
-
-void SqliteStore::CommitGroup(const std::vector<PendingAppend*>& group) noexcept {
+void SqliteStore::CommitGroup(const std::vector<GroupCommitQueue::Request*>& group) noexcept {
   auto fail_all = [&](const Status& s) {
-    for (PendingAppend* r : group) r->result = Err(s);
+    for (GroupCommitQueue::Request* r : group) r->result = Err(s);
   };
   std::lock_guard lock(mu_);
   Result<Transaction> txn = Transaction::Begin(db_.get());
   if (!txn) return fail_all(txn.error());
-  for (PendingAppend* r : group) {
+  for (GroupCommitQueue::Request* r : group) {
     Result<Savepoint> savepoint = Savepoint::Begin(db_.get());
     if (!savepoint) return fail_all(savepoint.error());
-    Status also_done = *r->also ? (*r->also)() : Status::Ok();
+    Status also_done = *r->also ? (*r->also)(*db_) : Status::Ok();
     if (also_done.ok()) {
       r->result = AppendPreparedLocked(r->session_id, *r->prepared);
     } else {
@@ -401,13 +378,6 @@ void SqliteStore::CommitGroup(const std::vector<PendingAppend*>& group) noexcept
     }
   }
   if (Status committed = txn->Commit(); !committed.ok()) fail_all(committed);
-}
-
-SqliteStore::GroupCommitStats SqliteStore::group_commit_stats() {
-  std::lock_guard lock(queue_mu_);
-  GroupCommitStats stats = group_stats_;
-  stats.queued = static_cast<int64_t>(queue_.size());
-  return stats;
 }
 
 Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(

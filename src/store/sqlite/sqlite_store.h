@@ -2,11 +2,13 @@
 // and `blobs/` (a FileBlobStore). See docs/formats.md for the layout.
 // Thread-safety: one connection per SqliteStore, serialised by a mutex; blob
 // files are written outside it so that image ingest runs in parallel.
-// Appends from several threads are group-committed: whoever finds no commit
-// under way writes the appends queued so far (up to a cap) in one transaction
-// (one fsync), each in a savepoint of its own, while the others wait.
-// Several processes coordinate through SQLite's locks (BEGIN IMMEDIATE and a
-// busy timeout), so writers queue instead of failing.
+// Appends from several threads, and from the other stores of this process
+// opened on the same file, are group-committed (group_commit.h): whoever
+// finds no commit under way writes the appends queued so far (up to a cap) in
+// one transaction (one fsync), each in a savepoint of its own, while the
+// others wait. Several processes coordinate through SQLite's locks (BEGIN
+// IMMEDIATE), taken after a fair blocking wait on the store's writer lock
+// (writer_lock.h), so writers queue in turn instead of failing or starving.
 #pragma once
 
 #include <condition_variable>
@@ -20,6 +22,7 @@
 #include "sessiondb/store.h"
 #include "store/backend.h"
 #include "store/message_preparer.h"
+#include "store/sqlite/group_commit.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/store_common.h"
 
@@ -97,18 +100,15 @@ class SqliteStore final : public store::Backend {
   Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackend() override;
 
   // A diagnostic for tests and benchmarks, not part of the Store API. Counts
-  // appends (each Append, AppendBatch or FinishDraft call) since the store
-  // was opened; appends / commits is the mean group size.
-  struct GroupCommitStats {
-    int64_t commits = 0;  // transactions group commit has finished (committed or not)
-    int64_t appends = 0;  // appends taken into those groups or the one being written
-    int64_t queued = 0;   // appends waiting now for a leader to take them
-  };
-  GroupCommitStats group_commit_stats();
+  // appends (each Append, AppendBatch or FinishDraft call) of every store of
+  // this process that shares this one's group-commit queue (group_commit.h),
+  // since the first of them was opened; appends / commits is the mean group size.
+  using GroupCommitStats = GroupCommitQueue::Stats;
+  GroupCommitStats group_commit_stats() { return group_commit_->stats(); }
   // One group commit never carries more than this many appends, nor more
   // text than this beyond its first append; the rest wait for the next.
-  static constexpr size_t kMaxGroupAppends = 256;
-  static constexpr size_t kMaxGroupTextBytes = size_t{4} << 20;
+  static constexpr size_t kMaxGroupAppends = GroupCommitQueue::kMaxGroupAppends;
+  static constexpr size_t kMaxGroupTextBytes = GroupCommitQueue::kMaxGroupTextBytes;
 
  private:
   friend class SqliteWriteTransaction;
@@ -130,31 +130,13 @@ class SqliteStore final : public store::Backend {
   // transaction does not commit. Returns once it has committed or failed.
   Result<std::vector<AppendResult>> AppendPrepared(std::string_view session_id,
                                                    std::vector<PreparedMessage>& prepared,
-                                                   const std::function<Status()>& also);
+                                                   const std::function<Status(Database&)>& also);
 
-  // One AppendPrepared call in the group-commit queue. It lives on the
-  // caller's stack, which waits until `done`.
-  struct PendingAppend {
-    std::string_view session_id;
-    std::vector<PreparedMessage>* prepared;
-    const std::function<Status()>* also;  // may be empty
-    size_t text_bytes = 0;                // of the messages, for the group's cap
-    // Written by the leader before it sets `done`; read by the caller after.
-    Result<std::vector<AppendResult>> result;
-    bool done = false;  // guarded by queue_mu_
-    // Signalled (under queue_mu_) when `done` is set, and when this request
-    // is at the front of the queue as a leader finishes, so that it leads the
-    // next group. One per request: a finished group wakes its own callers
-    // and one more, not every waiting thread.
-    std::condition_variable wake;
-  };
-  // Removes the next group from the front of queue_: at least one request,
-  // then as many as fit under the caps. Needs queue_mu_.
-  std::vector<PendingAppend*> TakeGroup();
-  // Takes mu_ and writes `group` in one transaction, each request in its own
-  // savepoint, then commits once; sets every request's result. noexcept: a
-  // leader that threw would leave its followers waiting forever.
-  void CommitGroup(const std::vector<PendingAppend*>& group) noexcept;
+  // Takes mu_ and writes `group` (requests of this store and of others that
+  // share its queue) in one transaction on this store's connection, each
+  // request in its own savepoint, then commits once; sets every request's
+  // result. noexcept: a leader that threw would leave its followers waiting.
+  void CommitGroup(const std::vector<GroupCommitQueue::Request*>& group) noexcept;
 
   // Restored events, encoded and with their blobs in place, ready to insert.
   struct RestoreBatch {
@@ -209,11 +191,9 @@ class SqliteStore final : public store::Backend {
   std::unique_ptr<Database> db_;  // guarded by mu_
   const std::unique_ptr<blob::BlobStore> blobs_;
 
-  // Group commit. Lock order: queue_mu_ is never held while taking mu_.
-  std::mutex queue_mu_;
-  std::deque<PendingAppend*> queue_;  // guarded by queue_mu_; waiting, oldest first
-  bool leader_active_ = false;        // guarded by queue_mu_; a group is being written
-  GroupCommitStats group_stats_;      // guarded by queue_mu_ (`queued` is queue_.size())
+  // Group commit, shared with the other stores of this process opened on the
+  // same file. Lock order: the queue's mutex is never held while taking mu_.
+  std::shared_ptr<GroupCommitQueue> group_commit_;
 };
 
 }  // namespace sessiondb::sqlite
