@@ -83,8 +83,8 @@ Result<std::unique_ptr<Database>> OpenScratch(const fs::path& path, bool rowid_e
   RETURN_IF_ERROR(db->Exec("PRAGMA cache_size = -32768; PRAGMA temp_store = MEMORY"));
   RETURN_IF_ERROR(sqlite::MigrateSchema(db.get(), path.string()));
   if (rowid_events) RETURN_IF_ERROR(db->Exec(kRowidEvents));
-  // Rows go in without the insert trigger's indexing, as a restore's do.
-  db->set_event_index_deferred(true);
+  // Schema v6: no trigger fires on the inserts; documents are recorded per
+  // run (IndexRows), as a restore records them.
   return db;
 }
 
