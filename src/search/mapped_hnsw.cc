@@ -98,7 +98,9 @@ Result<std::unique_ptr<MappedHnsw>> MappedHnsw::Open(std::unique_ptr<MappedFile>
     (void)::madvise(const_cast<char*>(bytes.data() + from), bytes.size() - from, MADV_WILLNEED);
   }
   std::vector<uint32_t> words(h.upper_bytes / sizeof(uint32_t));
-  std::memcpy(words.data(), bytes.data() + h.upper_offset, h.upper_bytes);
+  // Not with 0 bytes: an empty vector's data() may be null, which memcpy
+  // must never be given (UBSan stops the sanitize tier on it).
+  if (h.upper_bytes > 0) std::memcpy(words.data(), bytes.data() + h.upper_offset, h.upper_bytes);
   if (Fnv1a64(std::string_view(reinterpret_cast<const char*>(words.data()), h.upper_bytes)) !=
       h.upper_fnv) {
     return corrupt("upper levels checksum mismatch");
