@@ -344,8 +344,8 @@ class Runner {
     SearchOptions options;
     options.embedder.from_environment = false;
     auto index = Check(SearchIndex::Open(dir.string(), options), "W6 open");
-    const SearchRequest request{.query = "\"token limit\"", .mode = SearchMode::kKeyword,
-                                .limit = 1000};
+    const SearchRequest request{
+        .query = "\"token limit\"", .mode = SearchMode::kKeyword, .limit = 1000};
     std::vector<int64_t> ns;
     int64_t start = NowNs();
     size_t hits = 0;
@@ -402,9 +402,10 @@ class Runner {
     const int64_t left = Check(index->IndexPending(), "batch index catch-up");
     const double index_seconds = static_cast<double>(NowNs() - index_start) / 1e9;
     if (left != 0) Die("batch_import: the index did not catch up");
-    auto found = Check(index->Search({.query = "the", .mode = SearchMode::kKeyword, .limit = 1,
-                                      .catch_up_limit = 0}),
-                       "batch search");
+    auto found =
+        Check(index->Search(
+                  {.query = "the", .mode = SearchMode::kKeyword, .limit = 1, .catch_up_limit = 0}),
+              "batch search");
     index.reset();
     store.reset();
     json out = Header("batch_import", "append_batch_durable");

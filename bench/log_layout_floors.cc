@@ -19,25 +19,25 @@ struct Layout {
 };
 
 // search_docs as the store has it: doc ids never reused, one per event.
-#define SEARCH_DOCS                                                                         \
-  "CREATE TABLE search_docs (doc_id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT "    \
-  "NOT NULL, seq INTEGER NOT NULL, code_id INTEGER);"                                       \
+#define SEARCH_DOCS                                                                          \
+  "CREATE TABLE search_docs (doc_id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT "     \
+  "NOT NULL, seq INTEGER NOT NULL, code_id INTEGER);"                                        \
   "CREATE UNIQUE INDEX search_docs_by_event ON search_docs (session_id, seq) WHERE code_id " \
   "IS NULL;"
 
-#define TEXT_KEY_EVENTS                                                                        \
-  "CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL, "    \
+#define TEXT_KEY_EVENTS                                                                         \
+  "CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL, "     \
   "ts_ms INTEGER NOT NULL, type TEXT NOT NULL, role TEXT, text TEXT NOT NULL DEFAULT '', body " \
-  "TEXT, PRIMARY KEY (session_id, seq)) WITHOUT ROWID;"                                        \
-  "CREATE UNIQUE INDEX events_by_id ON events (id);"                                           \
+  "TEXT, PRIMARY KEY (session_id, seq)) WITHOUT ROWID;"                                         \
+  "CREATE UNIQUE INDEX events_by_id ON events (id);"                                            \
   "CREATE INDEX events_not_messages ON events (session_id, seq) WHERE type <> 'message';"
 
-#define TEXT_KEY_INSERT                                                                        \
+#define TEXT_KEY_INSERT                                                                          \
   "INSERT INTO events (session_id, seq, id, ts_ms, type, role, text, body) VALUES (?1, ?2, ?4, " \
   "1, 'message', 'user', ?5, NULL)"
 
-#define TEXT_KEY_DOCUMENTS                                                                   \
-  "INSERT INTO search_docs (session_id, seq) SELECT session_id, seq FROM events WHERE "      \
+#define TEXT_KEY_DOCUMENTS                                                              \
+  "INSERT INTO search_docs (session_id, seq) SELECT session_id, seq FROM events WHERE " \
   "session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq"
 
 const Layout kLayouts[] = {
@@ -67,7 +67,9 @@ void Check(int rc, sqlite3* db, const char* what) {
   }
 }
 
-void Exec(sqlite3* db, const char* sql) { Check(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), db, sql); }
+void Exec(sqlite3* db, const char* sql) {
+  Check(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), db, sql);
+}
 
 double Measure(const std::string& path, const Layout& layout, const std::vector<std::string>& texts,
                int batch) {

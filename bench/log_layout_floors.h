@@ -10,7 +10,7 @@
 namespace sessiondb::bench {
 
 struct LogLayoutFloor {
-  std::string layout;   // see MeasureLogLayouts
+  std::string layout;  // see MeasureLogLayouts
   double rows_per_s = 0;
 };
 

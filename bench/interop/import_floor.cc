@@ -111,8 +111,9 @@ Status IndexRows(Database* db, const std::vector<Row>& rows) {
   ASSIGN_OR_RETURN(Statement find,
                    db->Prepare("SELECT doc_id, seq FROM search_docs WHERE session_id = ?1 "
                                "AND seq BETWEEN ?2 AND ?3 AND code_id IS NULL"));
-  ASSIGN_OR_RETURN(Statement fts,
-                   db->Prepare("INSERT INTO search_fts (rowid, content, code) VALUES (?1, ?2, '')"));
+  ASSIGN_OR_RETURN(
+      Statement fts,
+      db->Prepare("INSERT INTO search_fts (rowid, content, code) VALUES (?1, ?2, '')"));
   size_t begin = 0;
   while (begin < rows.size()) {
     size_t end = begin + 1;
@@ -153,8 +154,7 @@ Status WriteRun(Database* db, const Variant& v, const std::vector<Row>& rows) {
 Status WriteVariant(Database* source, const fs::path& scratch_dir, const Variant& v,
                     ImportFloor* floor) {
   const bool count = v.seconds == &floor->rows_and_search;
-  ASSIGN_OR_RETURN(std::unique_ptr<Database> db,
-                   OpenScratch(scratch_dir / v.file, v.rowid_events));
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> db, OpenScratch(scratch_dir / v.file, v.rowid_events));
   ASSIGN_OR_RETURN(Statement read,
                    source->Prepare("SELECT session_id, seq, id, ts_ms, type, role, text, body "
                                    "FROM events ORDER BY session_id, seq"));

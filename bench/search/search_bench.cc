@@ -619,7 +619,8 @@ int main(int argc, char** argv) {
     j["target_met"] = p50 <= 5 && p99 <= 50;
     if (name != "mid_and_frequent") {
       // One word: the floor is the same FTS5 walk without the rest.
-      KeywordFloor floor = MeasureKeywordFloor(store_dir, *list, exact_options.max_keyword_candidates);
+      KeywordFloor floor =
+          MeasureKeywordFloor(store_dir, *list, exact_options.max_keyword_candidates);
       j["floor_fts5_walk_p50_ms"] = PercentileUs(floor.rowids_ns, 50) / 1000;
       j["floor_fts5_bm25_p50_ms"] = PercentileUs(floor.bm25_ns, 50) / 1000;
       j["floor_fts5_bm25_p99_ms"] = PercentileUs(floor.bm25_ns, 99) / 1000;
@@ -799,8 +800,8 @@ int main(int argc, char** argv) {
                                     HookEvent(event_base + 1000 + i), dir));
       if (baseline_cli.empty()) continue;
       base_linkage.push_back(RunProcess({baseline_empty_process}, empty_in));
-      base_hook.push_back(RunHookProcess(baseline_cli, store_dir.string(),
-                                         HookEvent(event_base + 2000 + i), dir));
+      base_hook.push_back(
+          RunHookProcess(baseline_cli, store_dir.string(), HookEvent(event_base + 2000 + i), dir));
     }
     auto p50_ms = [](const std::vector<ProcessTimes>& runs, int64_t ProcessTimes::*field) {
       std::vector<int64_t> ns;

@@ -117,8 +117,7 @@ Status DecodeEventRowInto(const EventRow& row, Event* out) {
         m.seq = e.seq;
         m.ts_ms = e.ts_ms;
         auto role = ParseRole(row.role);
-        if (!role)
-          return Status::Corruption("message " + e.id + ": " + role.error().message());
+        if (!role) return Status::Corruption("message " + e.id + ": " + role.error().message());
         m.role = *role;
         RETURN_IF_ERROR(DecodeMessageBody(row.body, row.text, &m));
         break;

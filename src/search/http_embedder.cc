@@ -145,16 +145,17 @@ class HttpEmbedder final : public Embedder {
                                    "; check that the URL is an OpenAI-compatible /v1 endpoint");
   }
 
-  Result<std::vector<std::vector<float>>> ParseReply(std::string_view reply, size_t expected) const {
+  Result<std::vector<std::vector<float>>> ParseReply(std::string_view reply,
+                                                     size_t expected) const {
     const json doc = ParseJson(reply).value_or(json(json::value_t::discarded));
     if (doc.is_discarded()) return Err(Malformed("not JSON", reply));
     if (!doc.is_object()) return Err(Malformed("not a JSON object", reply));
     const auto data = doc.find("data");
     if (data == doc.end() || !data->is_array()) return Err(Malformed("no \"data\" array", reply));
     if (data->size() != expected) {
-      return Err(Malformed(std::to_string(data->size()) + " embeddings for " +
-                               std::to_string(expected) + " inputs",
-                           reply));
+      return Err(Malformed(
+          std::to_string(data->size()) + " embeddings for " + std::to_string(expected) + " inputs",
+          reply));
     }
     std::vector<std::vector<float>> out(expected);
     std::vector<bool> seen(expected, false);
@@ -180,7 +181,8 @@ class HttpEmbedder final : public Embedder {
       for (const json& x : *embedding) {
         if (!x.is_number()) return Err(Malformed("an embedding holds a non-number", reply));
         const double d = x.get<double>();
-        if (!std::isfinite(d)) return Err(Malformed("an embedding holds a non-finite number", reply));
+        if (!std::isfinite(d))
+          return Err(Malformed("an embedding holds a non-finite number", reply));
         v.push_back(static_cast<float>(d));
       }
     }
@@ -199,8 +201,8 @@ Result<std::unique_ptr<Embedder>> MakeHttpEmbedder(const HttpEmbedderConfig& con
     return Err(Status::InvalidArgument("the embedding endpoint needs a URL (SESSIONDB_EMBED_URL)"));
   }
   if (config.model.empty()) {
-    return Err(Status::InvalidArgument(
-        "the embedding endpoint " + config.url + " needs a model name (SESSIONDB_EMBED_MODEL)"));
+    return Err(Status::InvalidArgument("the embedding endpoint " + config.url +
+                                       " needs a model name (SESSIONDB_EMBED_MODEL)"));
   }
   if (config.batch_size < 1) {
     return Err(Status::InvalidArgument("embedding batch size is " +

@@ -24,10 +24,14 @@ namespace sessiondb {
 
 std::string_view HitKindName(HitKind kind) {
   switch (kind) {
-    case HitKind::kMessage: return "message";
-    case HitKind::kCompaction: return "compaction";
-    case HitKind::kResourceView: return "resource_view";
-    case HitKind::kCodeWrite: return "code_write";
+    case HitKind::kMessage:
+      return "message";
+    case HitKind::kCompaction:
+      return "compaction";
+    case HitKind::kResourceView:
+      return "resource_view";
+    case HitKind::kCodeWrite:
+      return "code_write";
   }
   return "message";
 }
@@ -45,8 +49,7 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderConfig& config) {
     if (config.model.empty()) {
       return Err(Status::InvalidArgument("an embeddings URL needs a model name too"));
     }
-    return MakeHttpEmbedder({.url = config.url, .model = config.model,
-                             .api_key = config.api_key});
+    return MakeHttpEmbedder({.url = config.url, .model = config.model, .api_key = config.api_key});
   }
   if (config.from_environment) return EmbedderFromEnvironment();
   return MakeHashEmbedder();

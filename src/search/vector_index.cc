@@ -79,7 +79,6 @@ class TopK {
   std::vector<VectorHit> heap_;
 };
 
-
 template <typename T>
 void Put(std::string& out, const T& value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof(T));
@@ -220,7 +219,8 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Build(const VectorSet& set,
   ids.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const int64_t id = set.id_at(i);
-    if (id < 0) return Err(Status::InvalidArgument("vector id " + std::to_string(id) + " is negative"));
+    if (id < 0)
+      return Err(Status::InvalidArgument("vector id " + std::to_string(id) + " is negative"));
     if (!ids.insert(id).second) {
       return Err(Status::InvalidArgument("vector id " + std::to_string(id) + " appears twice"));
     }
@@ -228,9 +228,9 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Build(const VectorSet& set,
 
   auto graph = std::make_unique<Graph>(set.dims());
   try {
-    graph->hnsw = std::make_unique<Hnsw>(&graph->space, std::max<size_t>(n, 1),
-                                         static_cast<size_t>(m),
-                                         static_cast<size_t>(ef_construction));
+    graph->hnsw =
+        std::make_unique<Hnsw>(&graph->space, std::max<size_t>(n, 1), static_cast<size_t>(m),
+                               static_cast<size_t>(ef_construction));
     std::atomic<size_t> next{0};
     std::atomic<size_t> done{0};
     std::atomic<bool> failed{false};
@@ -509,8 +509,8 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::LoadVersion1(std::string_view file
   try {
     // A freshly constructed index of the right shape, then filled in: its
     // allocations and locks are hnswlib's own.
-    graph->hnsw = std::make_unique<Hnsw>(&graph->space, std::max<size_t>(count, 1), m,
-                                         ef_construction);
+    graph->hnsw =
+        std::make_unique<Hnsw>(&graph->space, std::max<size_t>(count, 1), m, ef_construction);
     Hnsw& h = *graph->hnsw;
     if (h.size_data_per_element_ != size_per_element) return corrupt("unsupported layout");
     std::memcpy(h.data_level0_memory_, level0.data(), level0.size());

@@ -176,7 +176,8 @@ Result<int> BindSocket(const std::string& host, int port, int* family) {
   addrinfo* found = nullptr;
   const std::string service = std::to_string(port);
   std::string name = host;
-  if (name.size() > 2 && name.front() == '[' && name.back() == ']') name = name.substr(1, name.size() - 2);
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']')
+    name = name.substr(1, name.size() - 2);
   if (int rc = getaddrinfo(name.c_str(), service.c_str(), &hints, &found); rc != 0) {
     return Err(Status::InvalidArgument("cannot listen on " + host + ": " + gai_strerror(rc) +
                                        "; give --host an address of this machine"));
@@ -184,7 +185,8 @@ Result<int> BindSocket(const std::string& host, int port, int* family) {
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(found, &freeaddrinfo);
   const std::string where = host + ":" + service;
   int fd = socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
-  if (fd < 0) return Err(Status::Io("cannot open a socket for " + where + ": " + std::strerror(errno)));
+  if (fd < 0)
+    return Err(Status::Io("cannot open a socket for " + where + ": " + std::strerror(errno)));
   // SO_REUSEADDR lets a restarted server bind while old connections linger in
   // TIME_WAIT; unlike SO_REUSEPORT it never lets two servers share the port.
   const int on = 1;
@@ -217,25 +219,22 @@ Result<std::unique_ptr<HttpDaemon>> HttpDaemon::Listen(const std::string& host, 
   sockaddr_storage bound{};
   socklen_t length = sizeof(bound);
   getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
-  const int bound_port = ntohs(family == AF_INET6
-                                   ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                   : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  const int bound_port =
+      ntohs(family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                               : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
 
   std::unique_ptr<HttpDaemon> d(new HttpDaemon(limits, std::move(check), std::move(handler)));
   d->port_ = bound_port;
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
   if (family == AF_INET6) flags |= MHD_USE_IPv6;
   d->daemon_ = mhd->start_daemon(
-      flags, 0, nullptr, nullptr, &OnRequestThunk, d.get(),
-      MHD_OPTION_LISTEN_SOCKET, fd,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits.header_memory_bytes,
-      MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections),
-      MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections_per_ip),
-      MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits.idle_timeout_seconds),
-      MHD_OPTION_NOTIFY_COMPLETED, &OnCompletedThunk, d.get(),
-      MHD_OPTION_NOTIFY_CONNECTION, &OnConnectionThunk, d.get(),
-      MHD_OPTION_STRICT_FOR_CLIENT, 1,
-      MHD_OPTION_END);
+      flags, 0, nullptr, nullptr, &OnRequestThunk, d.get(), MHD_OPTION_LISTEN_SOCKET, fd,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits.header_memory_bytes, MHD_OPTION_CONNECTION_LIMIT,
+      static_cast<unsigned>(limits.max_connections), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+      static_cast<unsigned>(limits.max_connections_per_ip), MHD_OPTION_CONNECTION_TIMEOUT,
+      static_cast<unsigned>(limits.idle_timeout_seconds), MHD_OPTION_NOTIFY_COMPLETED,
+      &OnCompletedThunk, d.get(), MHD_OPTION_NOTIFY_CONNECTION, &OnConnectionThunk, d.get(),
+      MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_END);
   if (!d->daemon_) {
     close(fd);
     return Err(Status::Internal("the HTTP server (libmicrohttpd) did not start on " + host + ":" +
@@ -337,7 +336,8 @@ int HttpDaemon::OnRequest(MHD_Connection* c, const char* url, const char* method
       if (a->sa_family == AF_INET) {
         inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, text, sizeof(text));
       } else if (a->sa_family == AF_INET6) {
-        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, text, sizeof(text));
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, text,
+                  sizeof(text));
       }
       req.remote_address = text;
     }

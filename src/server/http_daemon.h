@@ -79,8 +79,8 @@ class HttpDaemon {
   // saying what to install, when libmicrohttpd cannot be loaded (the first
   // Listen loads it: server/libmicrohttpd.h).
   static Result<std::unique_ptr<HttpDaemon>> Listen(const std::string& host, int port,
-                                                    const DaemonLimits& limits,
-                                                    HeaderCheck check, RequestHandler handler);
+                                                    const DaemonLimits& limits, HeaderCheck check,
+                                                    RequestHandler handler);
   ~HttpDaemon();
   HttpDaemon(const HttpDaemon&) = delete;
   HttpDaemon& operator=(const HttpDaemon&) = delete;
@@ -113,7 +113,7 @@ class HttpDaemon {
 
   std::mutex mu_;
   std::condition_variable stop_cv_;
-  bool stopping_ = false;   // guarded by mu_
+  bool stopping_ = false;     // guarded by mu_
   std::set<Watch*> watches_;  // guarded by mu_: the open connections
   std::thread watchdog_;
 };

@@ -66,8 +66,8 @@ std::vector<int64_t> Ids(const std::vector<VectorHit>& hits) {
 class TempDir {
  public:
   TempDir() {
-    path_ = fs::temp_directory_path() / ("sessiondb-vec-" + std::to_string(::getpid()) + "-" +
-                                         std::to_string(counter_++));
+    path_ = fs::temp_directory_path() /
+            ("sessiondb-vec-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
@@ -197,9 +197,8 @@ class HnswIndexTest : public ::testing::Test {
     queries_ = new std::vector<std::vector<float>>();
     for (int q = 0; q < 50; ++q) queries_->push_back(RandomUnit(rng, 64));
     std::vector<std::pair<int64_t, int64_t>> calls;
-    auto index = HnswIndex::Build(*set_, [&calls](int64_t done, int64_t total) {
-      calls.emplace_back(done, total);
-    });
+    auto index = HnswIndex::Build(
+        *set_, [&calls](int64_t done, int64_t total) { calls.emplace_back(done, total); });
     ASSERT_TRUE(index) << index.error().ToString();
     index_ = index->release();
     progress_ = new std::vector<std::pair<int64_t, int64_t>>(std::move(calls));

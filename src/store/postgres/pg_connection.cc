@@ -188,7 +188,7 @@ Result<PgResult> PgConnection::Exec(const char* sql, const PgParams& params, boo
     it = prepared_.emplace(sql, name).first;
   }
   PGresult* raw = Pq().execPrepared(conn_, it->second.c_str(), static_cast<int>(n), values.data(),
-                                 lengths.data(), formats.data(), binary_result ? 1 : 0);
+                                    lengths.data(), formats.data(), binary_result ? 1 : 0);
   const ExecStatusType st = raw ? Pq().resultStatus(raw) : PGRES_FATAL_ERROR;
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return PgResult(raw);
   Status error = ErrorFrom(raw, sql);

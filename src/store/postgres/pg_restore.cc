@@ -86,8 +86,7 @@ Status PgStore::InsertRestored(PgConnection& c, std::string_view session_id,
   return AddUsage(c, ns_, session_id, batch.usage);
 }
 
-Status PgStore::InsertRestoredSession(const store::SessionRow& row,
-                                      std::span<const Event> events,
+Status PgStore::InsertRestoredSession(const store::SessionRow& row, std::span<const Event> events,
                                       const BlobSourceFn& blob_source) {
   ASSIGN_OR_RETURN(RestoreBatch batch, EncodeRestore(row.id, events));
 

@@ -213,7 +213,8 @@ CREATE TRIGGER search_code_added AFTER INSERT ON code_writes BEGIN
 END;
 CREATE TRIGGER search_code_removed AFTER DELETE ON code_writes BEGIN
   INSERT INTO search_fts (search_fts, rowid, content, code)
-    SELECT 'delete', doc_id, '', )sql" CODE_TEXT("OLD") R"sql( FROM search_docs WHERE code_id = OLD.id;
+    SELECT 'delete', doc_id, '', )sql" CODE_TEXT(
+        "OLD") R"sql( FROM search_docs WHERE code_id = OLD.id;
   DELETE FROM search_docs WHERE code_id = OLD.id;
   DELETE FROM code_edits WHERE code_id = OLD.id;
 END;
@@ -303,7 +304,8 @@ END;
 DROP TRIGGER search_code_removed;
 CREATE TRIGGER search_code_removed AFTER DELETE ON code_writes BEGIN
   INSERT INTO search_fts (search_fts, rowid, content, code)
-    SELECT 'delete', doc_id, '', )sql" CODE_TEXT("OLD") R"sql( FROM search_docs WHERE code_id = OLD.id
+    SELECT 'delete', doc_id, '', )sql" CODE_TEXT(
+        "OLD") R"sql( FROM search_docs WHERE code_id = OLD.id
       AND doc_id <= (SELECT fts_through FROM search_progress);
   DELETE FROM search_docs WHERE code_id = OLD.id;
   DELETE FROM code_edits WHERE code_id = OLD.id;

@@ -31,8 +31,9 @@ Status StatusFromSqlite(int rc, sqlite3* db, std::string_view context) {
       return Status::Corruption(message);
     case SQLITE_READONLY:
       return Status::FailedPrecondition(
-          message + "; the store is open read-only (its files or folder are not writable by this "
-                    "user)");
+          message +
+          "; the store is open read-only (its files or folder are not writable by this "
+          "user)");
     case SQLITE_FULL:
     case SQLITE_IOERR:
     case SQLITE_CANTOPEN:
@@ -184,7 +185,8 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int bu
   database->read_only_reason_ = std::move(read_only_reason);
   // The full-text index's triggers and views call it (schema v3 on).
   rc = RegisterSearchTextFunction(db);
-  if (rc != SQLITE_OK) return Err(StatusFromSqlite(rc, db, "registering sessiondb's SQL functions"));
+  if (rc != SQLITE_OK)
+    return Err(StatusFromSqlite(rc, db, "registering sessiondb's SQL functions"));
   if (database->read_only_reason_.empty()) database->writer_lock_ = WriterLock::Open(path);
   return database;
 }

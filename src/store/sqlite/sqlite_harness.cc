@@ -136,7 +136,8 @@ Result<std::vector<Event>> SqliteStore::ReadHistory(std::string_view session_id,
     }
     std::reverse(events.begin(), events.end());
   } else {
-    if (read.filter == store::HistoryFilter::kAll || read.filter == store::HistoryFilter::kMessages) {
+    if (read.filter == store::HistoryFilter::kAll ||
+        read.filter == store::HistoryFilter::kMessages) {
       // At most one event per seq of the range (fewer when only messages are
       // read, which are nearly all of a log).
       const int64_t expected = std::clamp<int64_t>(

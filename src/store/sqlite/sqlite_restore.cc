@@ -148,8 +148,7 @@ Status SqliteStore::InsertRestoredSession(const store::SessionRow& row,
   return txn.Commit();
 }
 
-Status SqliteStore::InsertRestoredEvents(std::string_view session_id,
-                                         std::span<const Event> events,
+Status SqliteStore::InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
                                          const BlobSourceFn& blob_source) {
   ASSIGN_OR_RETURN(RestoreBatch batch, PrepareRestore(session_id, events, blob_source));
   std::lock_guard lock(mu_);

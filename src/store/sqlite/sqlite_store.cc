@@ -13,8 +13,8 @@
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/sqlite/schema.h"
-#include "store/sqlite/text_index_catch_up.h"
 #include "store/sqlite/sqlite_rows.h"
+#include "store/sqlite/text_index_catch_up.h"
 #include "store/store_common.h"
 
 namespace sessiondb::sqlite {
@@ -445,7 +445,8 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
     }
     results.push_back(std::move(r));
   }
-  if (!results.empty()) RETURN_IF_ERROR(RecordDocumentsLocked(session_id, first_seq, entry.last_seq));
+  if (!results.empty())
+    RETURN_IF_ERROR(RecordDocumentsLocked(session_id, first_seq, entry.last_seq));
 
   ASSIGN_OR_RETURN(Statement update,
                    db_->Prepare("UPDATE sessions SET last_seq = ?2, message_count = ?3, "

@@ -162,8 +162,7 @@ class SqliteStore final : public store::Backend {
   // last_seq, just inserted: one statement per batch (schema v6 has no insert
   // trigger on events; every writer of events calls this). The full-text
   // index takes them later, past its watermark.
-  Status RecordDocumentsLocked(std::string_view session_id, int64_t first_seq,
-                               int64_t last_seq);
+  Status RecordDocumentsLocked(std::string_view session_id, int64_t first_seq, int64_t last_seq);
   Result<Session> LoadSessionLocked(std::string_view id);
   void CheckDatabaseLocked(VerifyReport* report);
   // Reads the session's index entry and every event it stores, and finds each
