@@ -205,8 +205,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
       "past code and churn warnings and, the first time it sees the write, denies it\n"
       "with them as the reason; the retry passes. Errors are logged to stderr and the\n"
       "call goes on. Install with `sessiondb hook install claude-code`.");
-  claude->callback(
-      [&ctx, mode] { RunClaudeCodeHook(ctx, *mode, /*leave_store_open=*/false); });
+  claude->callback([&ctx, mode] { RunClaudeCodeHook(ctx, *mode, /*leave_store_open=*/false); });
 
   auto* install =
       hook->add_subcommand("install", "Print or write the settings that install a hook");
