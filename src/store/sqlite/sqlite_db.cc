@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "store/sqlite/cached_bm25.h"
 #include "store/sqlite/search_text.h"
 
 namespace sessiondb::sqlite {
@@ -185,6 +186,8 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int bu
   database->read_only_reason_ = std::move(read_only_reason);
   // The full-text index's triggers and views call it (schema v3 on).
   rc = RegisterSearchTextFunction(db);
+  // Keyword search ranks with it (sqlite_index_keyword.cc).
+  if (rc == SQLITE_OK) rc = RegisterCachedBm25Function(db);
   if (rc != SQLITE_OK)
     return Err(StatusFromSqlite(rc, db, "registering sessiondb's SQL functions"));
   if (database->read_only_reason_.empty()) database->writer_lock_ = WriterLock::Open(path);

@@ -21,18 +21,18 @@ namespace {
   " LEFT JOIN code_writes c ON c.id = d.code_id "
 #define EVENT_JOIN \
   " LEFT JOIN events e ON d.code_id IS NULL AND e.session_id = d.session_id AND e.seq = d.seq"
-#define SESSION_WHERE                                                               \
-  " (d.code_id IS NOT NULL OR s.deleted = 0)"                                       \
-  " AND (?2 IS NULL OR d.session_id = ?2)"                                          \
-  " AND (?3 = 1 OR d.code_id IS NOT NULL)"                                          \
-  " AND (?4 = 1 OR d.code_id IS NULL)"                                              \
-  " AND (?8 IS NULL OR d.code_id IS NOT NULL OR s.archived = ?8)"                   \
-  " AND (?9 IS NULL OR substr(coalesce(c.project, s.metadata->>'project', '') || '/',"  \
-  "      1, length(?9)) = ?9 OR substr(coalesce(c.file_path, s.metadata->>'cwd', '')"     \
+#define SESSION_WHERE                                                                  \
+  " (d.code_id IS NOT NULL OR s.deleted = 0)"                                          \
+  " AND (?2 IS NULL OR d.session_id = ?2)"                                             \
+  " AND (?3 = 1 OR d.code_id IS NOT NULL)"                                             \
+  " AND (?4 = 1 OR d.code_id IS NULL)"                                                 \
+  " AND (?8 IS NULL OR d.code_id IS NOT NULL OR s.archived = ?8)"                      \
+  " AND (?9 IS NULL OR substr(coalesce(c.project, s.metadata->>'project', '') || '/'," \
+  "      1, length(?9)) = ?9 OR substr(coalesce(c.file_path, s.metadata->>'cwd', '')"  \
   "      || '/', 1, length(?9)) = ?9)"
-#define EVENT_WHERE                                                \
-  " AND (?5 IS NULL OR e.role = ?5)"                               \
-  " AND (?6 IS NULL OR coalesce(e.ts_ms, c.created_ms) >= ?6)"     \
+#define EVENT_WHERE                                            \
+  " AND (?5 IS NULL OR e.role = ?5)"                           \
+  " AND (?6 IS NULL OR coalesce(e.ts_ms, c.created_ms) >= ?6)" \
   " AND (?7 IS NULL OR coalesce(e.ts_ms, c.created_ms) < ?7)"
 #define FILTER_JOINS EVENT_JOIN SESSION_JOINS
 #define FILTER_WHERE SESSION_WHERE EVENT_WHERE
@@ -133,18 +133,17 @@ Result<store::KeywordRanking> SqliteIndexBackend::RankKeyword(const store::TextQ
   // match, only per hit shown (LoadHitDetails). Otherwise only the joins
   // the filter reads.
   ASSIGN_OR_RETURN(const bool fts_alone, EveryMatchPassesFilter(filter));
-  const char* sql =
-      fts_alone ? "SELECT rowid, bm25(search_fts) FROM search_fts"
-                  " WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?10"
-      : FilterReadsEvents(filter)
-          ? "SELECT d.doc_id, bm25(search_fts) FROM search_fts"
-            " CROSS JOIN search_docs d ON d.doc_id = search_fts.rowid" FILTER_JOINS
-            " WHERE search_fts MATCH ?1 AND" FILTER_WHERE
-            " ORDER BY search_fts.rowid DESC LIMIT ?10"
-          : "SELECT d.doc_id, bm25(search_fts) FROM search_fts"
-            " CROSS JOIN search_docs d ON d.doc_id = search_fts.rowid" SESSION_JOINS
-            " WHERE search_fts MATCH ?1 AND" SESSION_WHERE
-            " ORDER BY search_fts.rowid DESC LIMIT ?10";
+  const char* sql = fts_alone ? "SELECT rowid, sessiondb_bm25(search_fts, ?1) FROM search_fts"
+                                " WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?10"
+                    : FilterReadsEvents(filter)
+                        ? "SELECT d.doc_id, sessiondb_bm25(search_fts, ?1) FROM search_fts"
+                          " CROSS JOIN search_docs d ON d.doc_id = search_fts.rowid" FILTER_JOINS
+                          " WHERE search_fts MATCH ?1 AND" FILTER_WHERE
+                          " ORDER BY search_fts.rowid DESC LIMIT ?10"
+                        : "SELECT d.doc_id, sessiondb_bm25(search_fts, ?1) FROM search_fts"
+                          " CROSS JOIN search_docs d ON d.doc_id = search_fts.rowid" SESSION_JOINS
+                          " WHERE search_fts MATCH ?1 AND" SESSION_WHERE
+                          " ORDER BY search_fts.rowid DESC LIMIT ?10";
   ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql));
   s.Bind(1, std::string_view(match));
   BindFilter(s, filter);
