@@ -94,6 +94,8 @@ class Database {
   Result<std::optional<int64_t>> QueryInt(const char* sql);
 
   int64_t Changes() const { return sqlite3_changes64(db_); }
+  // Rows this connection has changed since it opened.
+  int64_t TotalChanges() const { return sqlite3_total_changes64(db_); }
 
   // Empty when the connection may write; else why it is read-only, worded to
   // follow "read-only: " ("its directory ... is not writable by uid 1000").

@@ -85,6 +85,14 @@ class SqliteIndexBackend final : public store::IndexBackend {
   const std::string store_dir_;
   const std::unique_ptr<Database> db_;
   FileSystem* const file_system_;
+  // Whether any session was deleted, as of the database's version: read from
+  // the sessions table again only once something changed (a scan of every
+  // session, ~1 ms of each query at 10,000 sessions).
+  struct DeletedSessions {
+    int64_t data_version = -1;  // PRAGMA data_version: commits by other connections
+    int64_t own_changes = -1;   // and this connection's own
+    bool any = false;
+  } deleted_sessions_;
 };
 
 }  // namespace sessiondb::sqlite

@@ -110,9 +110,16 @@ Result<bool> SqliteIndexBackend::EveryMatchPassesFilter(const SearchFilter& filt
   // (kept only while forks read them), so one look at the sessions table
   // usually spares a join per match.
   if (!filter.events) return true;
-  ASSIGN_OR_RETURN(std::optional<int64_t> deleted,
-                   db_->QueryInt("SELECT EXISTS (SELECT 1 FROM sessions WHERE deleted <> 0)"));
-  return !deleted || *deleted == 0;
+  ASSIGN_OR_RETURN(std::optional<int64_t> version, db_->QueryInt("PRAGMA data_version"));
+  const int64_t data_version = version.value_or(0);
+  const int64_t own_changes = db_->TotalChanges();
+  if (data_version != deleted_sessions_.data_version ||
+      own_changes != deleted_sessions_.own_changes) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> deleted,
+                     db_->QueryInt("SELECT EXISTS (SELECT 1 FROM sessions WHERE deleted <> 0)"));
+    deleted_sessions_ = {data_version, own_changes, deleted.value_or(0) != 0};
+  }
+  return !deleted_sessions_.any;
 }
 
 Result<store::KeywordRanking> SqliteIndexBackend::RankKeyword(const store::TextQuery& query,
