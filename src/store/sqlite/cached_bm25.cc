@@ -14,9 +14,11 @@ namespace {
 // bm25()'s constants (sqlite/ext/fts5/fts5_aux.c); the scores must be its.
 constexpr double kK1 = 1.2;
 constexpr double kB = 0.75;
-// Distinct queries whose counts are kept; past it the cache starts over, so
-// a stream of distinct queries cannot grow it without bound.
+// Distinct queries whose counts are kept, and the bytes of their
+// expressions; past either the cache starts over, so a stream of distinct
+// (or huge) queries cannot grow it without bound.
 constexpr size_t kMaxKeys = 4096;
+constexpr size_t kMaxKeyBytes = size_t{4} << 20;
 
 // Docsize ids past this many are not kept (32 MiB of lengths); their
 // lengths are read from FTS5 on every row, as bm25() does.
@@ -36,8 +38,10 @@ struct IndexStatistics {
   int64_t tokens = -1;
   int64_t last_id = 0;
   std::unordered_map<std::string, std::vector<int64_t>> counts_by_key;
+  size_t key_bytes = 0;
   std::vector<uint16_t> lengths;
 };
+
 // What one query weighs every row with, kept as the query's aux data.
 struct QueryWeights {
   std::vector<double> idf;
@@ -111,6 +115,7 @@ int Revalidate(IndexStatistics* stats, int64_t rows, int64_t tokens) {
       !first && added == rows - stats->rows && added_tokens == tokens - stats->tokens;
   if (!only_grew) stats->lengths.clear();
   stats->counts_by_key.clear();
+  stats->key_bytes = 0;
   stats->rows = rows;
   stats->tokens = tokens;
   stats->last_id = last_id;
@@ -130,13 +135,19 @@ int MakeWeights(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_value* ke
   if (rc != SQLITE_OK) return rc;
   rc = Revalidate(cache, rows, tokens);
   if (rc != SQLITE_OK) return rc;
-  if (cache->counts_by_key.size() >= kMaxKeys) cache->counts_by_key.clear();
+  if (cache->counts_by_key.size() >= kMaxKeys || cache->key_bytes >= kMaxKeyBytes) {
+    cache->counts_by_key.clear();
+    cache->key_bytes = 0;
+  }
   std::vector<int64_t> uncached;
   const std::vector<int64_t>* counts = &uncached;
   if (key_value != nullptr && sqlite3_value_type(key_value) == SQLITE_TEXT) {
     std::string key(reinterpret_cast<const char*>(sqlite3_value_text(key_value)),
                     static_cast<size_t>(sqlite3_value_bytes(key_value)));
-    std::vector<int64_t>& kept = cache->counts_by_key[std::move(key)];
+    const size_t key_size = key.size();
+    auto [at, inserted] = cache->counts_by_key.try_emplace(std::move(key));
+    if (inserted) cache->key_bytes += key_size;
+    std::vector<int64_t>& kept = at->second;
     if (kept.size() != static_cast<size_t>(phrases)) {
       rc = CountDocuments(api, fts, phrases, &kept);
       if (rc != SQLITE_OK) {
