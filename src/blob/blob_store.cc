@@ -85,10 +85,11 @@ std::string TempName() {
 }
 
 // Runs every task, all at once: the first on the calling thread, each other
-// on a thread of its own (they are syncs, which wait on the disk, not on a
-// core; issued together the file system can commit them in one journal
-// transaction instead of one after another). Returns the first error in
-// task order, after every task has ended.
+// on a thread of its own. They are the fdatasyncs of several files, which
+// wait on the disk, not on a core: issued together, their data is written
+// side by side and the file system commits them in one journal transaction
+// instead of one after another. Returns the first error in task order,
+// after every task has ended.
 Status RunAtOnce(std::vector<std::function<Status()>>& tasks) {
   if (tasks.empty()) return Status::Ok();
   std::vector<Status> results(tasks.size());
@@ -269,14 +270,16 @@ Status FileBlobStore::PutTogether(std::span<const BlobToPut> blobs) {
   std::vector<std::function<Status()>> syncs;
   for (Pending& p : pending) {
     if (!p.file) continue;
-    syncs.push_back([this, &p]() -> Status {
-      Status s = sync_ ? p.file->Sync() : Status::Ok();
-      Status closed = p.file->Close();
-      return s.ok() ? closed : s;
-    });
+    if (sync_) syncs.push_back([&p] { return p.file->Sync(); });
   }
   Status synced = RunAtOnce(syncs);
-  for (Pending& p : pending) p.file.reset();
+  // Closed here, in order, so that only the syncs run side by side.
+  for (Pending& p : pending) {
+    if (!p.file) continue;
+    Status closed = p.file->Close();
+    p.file.reset();
+    if (synced.ok()) synced = closed;
+  }
   if (!synced.ok()) return fail(synced);
   // rename() replaces a concurrent writer's copy atomically; both hold the
   // same bytes, and readers that opened the old file keep reading it.
@@ -286,23 +289,23 @@ Status FileBlobStore::PutTogether(std::span<const BlobToPut> blobs) {
     if (p.blob->staged != nullptr) p.blob->staged->MarkRenamed();
   }
   if (!sync_) return Status::Ok();
-  // The names durable: each shard directory that gained one, once, and
-  // sha256/ for the entries of shards that may be new, all at once.
+  // The names durable: each shard directory that gained one, once, then
+  // sha256/ for the entries of shards that may be new. One after another:
+  // the first fsync commits the file system's journal with every rename in
+  // it, so the others find little left to do (unlike the files' syncs, which
+  // each wait for their own data).
   std::vector<std::string_view> shards;
   for (const Pending& p : pending) {
     const std::string_view shard = p.blob->sha256.substr(0, 2);
     if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
   }
-  std::vector<std::function<Status()>> dir_syncs;
   for (std::string_view shard : shards) {
-    dir_syncs.push_back(
-        [this, shard] { return fs_->SyncDirectory(root_ + "/sha256/" + std::string(shard)); });
+    RETURN_IF_ERROR(fs_->SyncDirectory(root_ + "/sha256/" + std::string(shard)));
   }
-  const bool entries_synced = ShardEntriesSynced(shards);
-  if (!entries_synced)
-    dir_syncs.push_back([this] { return fs_->SyncDirectory(root_ + "/sha256"); });
-  RETURN_IF_ERROR(RunAtOnce(dir_syncs));
-  if (!entries_synced) MarkShardEntriesSynced(shards);
+  if (!ShardEntriesSynced(shards)) {
+    RETURN_IF_ERROR(fs_->SyncDirectory(root_ + "/sha256"));
+    MarkShardEntriesSynced(shards);
+  }
   return Status::Ok();
 }
 

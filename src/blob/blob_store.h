@@ -11,8 +11,8 @@
 // PutAll stores several blobs with their syncs together: every temp file is
 // written, then each is synced, then all are renamed, then each directory
 // that gained a name is synced once, so a message of n images waits for its
-// disk about as long as a message of one. The syncs of one step run at once,
-// each on a thread of its own, so the file system can flush them together.
+// disk about as long as a message of one. The files' syncs are issued at
+// once, each on a thread of its own, so the disk writes them side by side.
 // Stage writes a large blob before its name is known (staged_blob.h), so that
 // hashing overlaps the write and the sync.
 // Thread-safety: all methods may be called concurrently, also from several
@@ -98,10 +98,10 @@ class FileBlobStore : public BlobStore {
                                                      FileSystem* file_system = nullptr);
 
   Status Put(std::string_view sha256, std::string_view bytes) override;
-  // Writes every temp file, then syncs each, renames all, then syncs each
-  // shard directory that gained a name once: the syncs of a message's images
-  // follow one another, with none of the renames and directory syncs between
-  // them. A failure removes the temp files not yet renamed; nothing is
+  // Writes every temp file, then syncs them all at once, renames all, then
+  // syncs each shard directory that gained a name once: a message's images
+  // wait for the disk together, with none of the renames and directory
+  // syncs between their syncs. A failure removes the temp files not yet renamed; nothing is
   // renamed before every file is synced.
   Status PutAll(std::span<const BlobToPut> blobs) override;
   // Null while kMaxStagedInFlight staged writers of this store are running
