@@ -136,7 +136,7 @@ class Backend {
   // Starts writing a large attachment's bytes while the front still hashes
   // them (BlobStageFn); null, the default, when the backend stores blobs
   // only in InsertMessages.
-  virtual std::unique_ptr<blob::StagedBlob> StageBlob(std::string_view bytes) {
+  virtual std::shared_ptr<blob::StagedBlob> StageBlob(std::string_view bytes) {
     (void)bytes;
     return nullptr;
   }

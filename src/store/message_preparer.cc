@@ -9,6 +9,7 @@
 #include "blob/data_uri.h"
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "blob/staged_blob.h"
 #include "core/message_codec.h"
 #include "core/text_rules.h"
 
@@ -262,7 +263,7 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
                            LoadSource(*part.source, part.type == PartType::kImage, options, label));
           // Declared after `in`, so that a refusal below drops it (waiting
           // for its writer, removing its temp file) before the bytes go.
-          std::unique_ptr<blob::StagedBlob> staged;
+          std::shared_ptr<blob::StagedBlob> staged;
           if (stage && in.bytes.size() >= kStageAtLeast) staged = stage(in.bytes);
           ASSIGN_OR_RETURN(Resource r, DescribeAttachment(part, in, label));
           r.resource_id = "res_" + new_id();

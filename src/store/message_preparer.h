@@ -13,19 +13,25 @@
 #include <string_view>
 #include <vector>
 
-#include "blob/staged_blob.h"
 #include "sessiondb/status.h"
 #include "sessiondb/store.h"
 #include "sessiondb/types.h"
+
+// Named only: search and the CLI see this header but not the blob module
+// (docs/ARCHITECTURE.md), hence shared_ptr, which needs no complete type
+// where it is destroyed.
+namespace sessiondb::blob {
+class StagedBlob;
+}  // namespace sessiondb::blob
 
 namespace sessiondb {
 
 struct PendingBlob {
   std::string sha256;
   std::string bytes;
-  // The bytes already on their way to disk (Backend::StageBlob), or null.
-  // After `bytes`, so it is destroyed first: it never outlives what it wrote.
-  std::unique_ptr<blob::StagedBlob> staged;
+  // The bytes already written to a temp file, synced or being synced
+  // (Backend::StageBlob), or null. Its writer no longer reads `bytes`.
+  std::shared_ptr<blob::StagedBlob> staged;
 };
 
 struct PreparedMessage {
@@ -42,7 +48,7 @@ using BlobExistsFn = std::function<bool(std::string_view sha256)>;
 // Starts writing an attachment's bytes before they are hashed (the SQLite
 // backend's blob folder, FileBlobStore::Stage); returns null to decline. The
 // bytes stay put until the StagedBlob's WaitWritten returns.
-using BlobStageFn = std::function<std::unique_ptr<blob::StagedBlob>(std::string_view bytes)>;
+using BlobStageFn = std::function<std::shared_ptr<blob::StagedBlob>(std::string_view bytes)>;
 
 // Which rules a message is held to.
 enum class Admission {

@@ -309,7 +309,7 @@ Status SqliteStore::StoreActiveSession(std::string_view id) {
 
 bool SqliteStore::HoldsBlob(std::string_view sha256) { return blobs_->Stat(sha256).has_value(); }
 
-std::unique_ptr<blob::StagedBlob> SqliteStore::StageBlob(std::string_view bytes) {
+std::shared_ptr<blob::StagedBlob> SqliteStore::StageBlob(std::string_view bytes) {
   return blobs_->Stage(bytes);
 }
 
