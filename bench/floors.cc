@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 
 #include "blob/base64.h"
@@ -43,6 +44,92 @@ LatencyFloor MeasureFdatasync4k(const std::string& dir, int n, bool preallocated
   ::close(fd);
   ::unlink(path.c_str());
   return {n, PercentileUs(ns, 50), PercentileUs(ns, 99), MedianMs(ns)};
+}
+
+namespace {
+
+// Writes all of `bytes` to `fd` or throws, naming `path`.
+void WriteAll(int fd, std::string_view bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n <= 0) throw std::runtime_error("floor: cannot write " + path);
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+void SyncOrThrow(int fd, bool data_only, const std::string& path) {
+  if ((data_only ? ::fdatasync(fd) : ::fsync(fd)) != 0) {
+    throw std::runtime_error("floor: cannot sync " + path);
+  }
+}
+
+void SyncDirectory(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("floor: cannot open " + path);
+  try {
+    SyncOrThrow(fd, /*data_only=*/false, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+DurableWriteFloor MeasureDurableBlobWrites(const std::string& dir,
+                                           const std::vector<std::string>& payloads, bool rename) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(dir) / (rename ? "durable-floor-rename" : "durable-floor");
+  fs::remove_all(root);
+  fs::create_directories(root / "tmp");
+  fs::create_directories(root / "final");
+  SyncDirectory(root.string());
+
+  // The log, preallocated and synced so that each commit flushes data only.
+  const std::string log_path = (root / "log").string();
+  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log < 0) throw std::runtime_error("floor: cannot create " + log_path);
+  const std::string page(4096, 'l');
+  for (size_t i = 0; i < payloads.size(); ++i) WriteAll(log, page, log_path);
+  SyncOrThrow(log, /*data_only=*/false, log_path);
+  SyncDirectory(root.string());
+
+  std::vector<int64_t> ns;
+  ns.reserve(payloads.size());
+  int64_t bytes = 0;
+  const int64_t start = NowNs();
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    const int64_t t = NowNs();
+    const std::string name = std::to_string(i);
+    const std::string final_path = (root / "final" / name).string();
+    const std::string path = rename ? (root / "tmp" / name).string() : final_path;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    if (fd < 0) throw std::runtime_error("floor: cannot create " + path);
+    WriteAll(fd, payloads[i], path);
+    SyncOrThrow(fd, /*data_only=*/true, path);
+    ::close(fd);
+    if (rename) {
+      if (::rename(path.c_str(), final_path.c_str()) != 0) {
+        throw std::runtime_error("floor: cannot rename " + path);
+      }
+      SyncDirectory((root / "final").string());
+    }
+    if (::pwrite(log, page.data(), page.size(), static_cast<off_t>(i) * 4096) != 4096) {
+      throw std::runtime_error("floor: cannot write " + log_path);
+    }
+    SyncOrThrow(log, /*data_only=*/true, log_path);
+    ns.push_back(NowNs() - t);
+    bytes += static_cast<int64_t>(payloads[i].size());
+  }
+  const double seconds = static_cast<double>(NowNs() - start) / 1e9;
+  ::close(log);
+  fs::remove_all(root);
+  DurableWriteFloor out;
+  out.latency = {static_cast<int>(ns.size()), PercentileUs(ns, 50), PercentileUs(ns, 99),
+                 MedianMs(ns)};
+  out.mib_per_s = static_cast<double>(bytes) / (1024.0 * 1024.0) / seconds;
+  return out;
 }
 
 namespace {

@@ -21,6 +21,21 @@ struct LatencyFloor {
 // extends the file (the issue's floor).
 LatencyFloor MeasureFdatasync4k(const std::string& dir, int n, bool preallocated = false);
 
+// The least any engine honouring "a blob is durable before the event that
+// names it" does to ingest `payloads` one per append: for each, create a file
+// in `dir`, write the payload, fdatasync it, close it, then (the event's
+// commit) pwrite 4 KiB to a preallocated log and fdatasync the log, as a
+// recycled SQLite WAL is. With `rename`, the file is written under a temp
+// name and renamed into a final folder whose fsync makes the name durable
+// before the log's commit (what a crash-safe content-addressed store needs).
+// `mib_per_s` counts payload bytes.
+struct DurableWriteFloor {
+  LatencyFloor latency;  // per payload
+  double mib_per_s = 0;
+};
+DurableWriteFloor MeasureDurableBlobWrites(const std::string& dir,
+                                           const std::vector<std::string>& payloads, bool rename);
+
 // Base64-decode each data URI's payload and SHA-256 the bytes; returns MiB/s
 // of decoded bytes, the faster of OpenSSL's decoder and sessiondb's.
 double MeasureHashDecodeMiBps(const std::vector<std::string>& data_uris);

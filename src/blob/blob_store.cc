@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -82,6 +84,32 @@ std::string TempName() {
          std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + ".tmp";
 }
 
+// Runs every task, all at once: the first on the calling thread, each other
+// on a thread of its own. They are the fdatasyncs of several files, which
+// wait on the disk, not on a core: issued together, their data is written
+// side by side and the file system commits them in one journal transaction
+// instead of one after another. Returns the first error in task order,
+// after every task has ended.
+Status RunAtOnce(std::vector<std::function<Status()>>& tasks) {
+  if (tasks.empty()) return Status::Ok();
+  std::vector<Status> results(tasks.size());
+  std::vector<std::thread> threads;
+  threads.reserve(tasks.size() - 1);
+  for (size_t i = 1; i < tasks.size(); ++i) {
+    try {
+      threads.emplace_back([&tasks, &results, i] { results[i] = tasks[i](); });
+    } catch (const std::system_error&) {
+      results[i] = tasks[i]();  // no thread to be had: run it here, in turn
+    }
+  }
+  results[0] = tasks[0]();
+  for (std::thread& t : threads) t.join();
+  for (Status& r : results) {
+    if (!r.ok()) return std::move(r);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::string& root, bool sync,
@@ -133,25 +161,27 @@ std::string BlobFilePath(std::string_view root, std::string_view sha256) {
   return path;
 }
 
-Status FileBlobStore::SyncShardEntries(std::span<const std::string_view> shards) {
-  auto flag = [this](std::string_view shard) -> std::atomic<bool>& {
-    return shard_entry_synced_[static_cast<size_t>(HexDigit(shard[0]) * 16 + HexDigit(shard[1]))];
-  };
-  bool all_synced = true;
+bool FileBlobStore::ShardEntriesSynced(std::span<const std::string_view> shards) {
   for (std::string_view shard : shards) {
-    all_synced = all_synced && flag(shard).load(std::memory_order_acquire);
+    const size_t i = static_cast<size_t>(HexDigit(shard[0]) * 16 + HexDigit(shard[1]));
+    if (!shard_entry_synced_[i].load(std::memory_order_acquire)) return false;
   }
-  if (all_synced) return Status::Ok();
-  // One fsync of sha256/ makes the entries of all these shards durable.
-  RETURN_IF_ERROR(fs_->SyncDirectory(root_ + "/sha256"));
-  for (std::string_view shard : shards) flag(shard).store(true, std::memory_order_release);
-  return Status::Ok();
+  return true;
+}
+
+void FileBlobStore::MarkShardEntriesSynced(std::span<const std::string_view> shards) {
+  for (std::string_view shard : shards) {
+    const size_t i = static_cast<size_t>(HexDigit(shard[0]) * 16 + HexDigit(shard[1]));
+    shard_entry_synced_[i].store(true, std::memory_order_release);
+  }
 }
 
 Status BlobStore::PutAll(std::span<const BlobToPut> blobs) {
   for (const BlobToPut& b : blobs) RETURN_IF_ERROR(Put(b.sha256, b.bytes));
   return Status::Ok();
 }
+
+std::unique_ptr<StagedBlob> BlobStore::Stage(std::string_view) { return nullptr; }
 
 Result<bool> FileBlobStore::TouchExisting(size_t size, const std::string& final_path) {
   // Same bytes, one copy: a blob of the right size is taken as this one (its
@@ -196,29 +226,40 @@ Status FileBlobStore::PutTogether(std::span<const BlobToPut> blobs) {
   for (const BlobToPut& b : blobs) {
     bool again = false;
     for (const Pending& p : pending) again = again || p.blob->sha256 == b.sha256;
-    if (again) continue;
+    if (again) continue;  // a staged copy of it is dropped with its StagedBlob
     std::string final_path = PathFor(b.sha256);
+    if (b.staged != nullptr) {
+      // Written (and synced) already, or a stored copy kept instead.
+      RETURN_IF_ERROR(b.staged->Finish());
+      if (b.staged->existing()) continue;
+      pending.push_back(
+          {.blob = &b, .final_path = std::move(final_path), .temp_path = b.staged->temp_path()});
+      continue;
+    }
     ASSIGN_OR_RETURN(bool stored, TouchExisting(b.bytes.size(), final_path));
     if (!stored) pending.push_back({.blob = &b, .final_path = std::move(final_path)});
   }
   if (pending.empty()) return Status::Ok();
 
-  // Whatever fails, temp files not renamed into place go.
+  // Whatever fails, temp files not renamed into place go (a staged one with
+  // its StagedBlob).
   auto fail = [&](Status s) {
     for (Pending& p : pending) {
       if (p.file) (void)p.file->Close();
-      if (!p.temp_path.empty() && !p.renamed) (void)fs_->Remove(p.temp_path);
+      if (p.blob->staged == nullptr && !p.temp_path.empty() && !p.renamed) {
+        (void)fs_->Remove(p.temp_path);
+      }
     }
     return s;
   };
-  // Write every file first, so the syncs below follow one another.
+  // Write every file first, so the syncs below are issued together.
   for (Pending& p : pending) {
     const std::string shard = root_ + "/sha256/" + std::string(p.blob->sha256.substr(0, 2));
     if (Status s = fs_->CreateDirectory(shard); !s.ok()) return fail(s);
+    if (p.blob->staged != nullptr) continue;
     const std::string temp_path = root_ + "/tmp/" + TempName();
     // Read-only: blobs are immutable, and nothing in the store opens them for writing.
-    Result<std::unique_ptr<WritableFile>> file =
-        fs_->Create(temp_path, /*exclusive=*/true, 0444);
+    Result<std::unique_ptr<WritableFile>> file = fs_->Create(temp_path, /*exclusive=*/true, 0444);
     if (!file) return fail(file.error());
     p.temp_path = temp_path;
     p.file = std::move(*file);
@@ -226,29 +267,99 @@ Status FileBlobStore::PutTogether(std::span<const BlobToPut> blobs) {
   }
   // Each file's bytes durable before any of them gets its name: a crash
   // leaves whole blobs or none.
+  std::vector<std::function<Status()>> syncs;
   for (Pending& p : pending) {
-    Status s = sync_ ? p.file->Sync() : Status::Ok();
+    if (!p.file) continue;
+    if (sync_) syncs.push_back([&p] { return p.file->Sync(); });
+  }
+  Status synced = RunAtOnce(syncs);
+  // Closed here, in order, so that only the syncs run side by side.
+  for (Pending& p : pending) {
+    if (!p.file) continue;
     Status closed = p.file->Close();
     p.file.reset();
-    if (s.ok()) s = closed;
-    if (!s.ok()) return fail(s);
+    if (synced.ok()) synced = closed;
   }
+  if (!synced.ok()) return fail(synced);
   // rename() replaces a concurrent writer's copy atomically; both hold the
   // same bytes, and readers that opened the old file keep reading it.
   for (Pending& p : pending) {
     if (Status s = fs_->Rename(p.temp_path, p.final_path); !s.ok()) return fail(s);
     p.renamed = true;
+    if (p.blob->staged != nullptr) p.blob->staged->MarkRenamed();
   }
   if (!sync_) return Status::Ok();
-  // The names durable: each shard directory that gained one, once.
-  std::vector<std::string_view> synced;
+  // The names durable: each shard directory that gained one, once, then
+  // sha256/ for the entries of shards that may be new. One after another:
+  // the first fsync commits the file system's journal with every rename in
+  // it, so the others find little left to do (unlike the files' syncs, which
+  // each wait for their own data).
+  std::vector<std::string_view> shards;
   for (const Pending& p : pending) {
     const std::string_view shard = p.blob->sha256.substr(0, 2);
-    if (std::find(synced.begin(), synced.end(), shard) != synced.end()) continue;
-    synced.push_back(shard);
+    if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
+  }
+  for (std::string_view shard : shards) {
     RETURN_IF_ERROR(fs_->SyncDirectory(root_ + "/sha256/" + std::string(shard)));
   }
-  return SyncShardEntries(synced);
+  if (!ShardEntriesSynced(shards)) {
+    RETURN_IF_ERROR(fs_->SyncDirectory(root_ + "/sha256"));
+    MarkShardEntriesSynced(shards);
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<StagedBlob> FileBlobStore::Stage(std::string_view bytes) {
+  if (staged_in_flight_.fetch_add(1, std::memory_order_acq_rel) >= kMaxStagedInFlight) {
+    staged_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    return nullptr;
+  }
+  std::unique_ptr<StagedBlob> staged(new StagedBlob(fs_));
+  try {
+    staged->writer_ = std::thread([this, raw = staged.get(), bytes] { WriteStaged(raw, bytes); });
+  } catch (const std::system_error&) {
+    staged_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    return nullptr;  // no thread to be had: PutAll writes the bytes itself
+  }
+  return staged;
+}
+
+void FileBlobStore::WriteStaged(StagedBlob* staged, std::string_view bytes) {
+  Status status;
+  std::unique_ptr<WritableFile> file;
+  const std::string temp_path = root_ + "/tmp/" + TempName();
+  // Read-only: blobs are immutable, and nothing in the store opens them for writing.
+  Result<std::unique_ptr<WritableFile>> created = fs_->Create(temp_path, /*exclusive=*/true, 0444);
+  if (created) {
+    staged->temp_path_ = temp_path;  // published to the owner by SignalWritten
+    file = std::move(*created);
+    status = file->Append(bytes);
+  } else {
+    status = created.error();
+  }
+  staged->SignalWritten(status);  // `bytes` is not read after this
+  bool existing = false;
+  std::string sha256;
+  if (status.ok() && staged->AwaitDigest(&sha256)) {
+    if (!IsSha256Hex(sha256)) {
+      status = NotADigest(sha256);
+    } else {
+      Result<bool> stored = TouchExisting(bytes.size(), PathFor(sha256));
+      if (!stored) {
+        status = stored.error();
+      } else if (*stored) {
+        existing = true;  // same bytes, one copy: no sync, the owner drops the temp file
+      } else if (sync_) {
+        status = file->Sync();
+      }
+    }
+  }
+  if (file) {
+    Status closed = file->Close();
+    if (status.ok()) status = closed;
+  }
+  staged->SignalDone(std::move(status), existing);
+  staged_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 Result<std::string> FileBlobStore::Get(std::string_view sha256, bool verify) {
@@ -286,7 +397,8 @@ class FileBlobReader final : public BlobReader {
   int64_t size() const override { return size_; }
 
   Result<std::string> Read(size_t max) override {
-    const size_t want = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(max), size_ - done_));
+    const size_t want =
+        static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(max), size_ - done_));
     std::string out(want, '\0');
     size_t got = 0;
     while (got < want) {

@@ -11,7 +11,10 @@
 // PutAll stores several blobs with their syncs together: every temp file is
 // written, then each is synced, then all are renamed, then each directory
 // that gained a name is synced once, so a message of n images waits for its
-// disk about as long as a message of one.
+// disk about as long as a message of one. The files' syncs are issued at
+// once, each on a thread of its own, so the disk writes them side by side.
+// Stage writes a large blob before its name is known (staged_blob.h), so that
+// hashing overlaps the write and the sync.
 // Thread-safety: all methods may be called concurrently, also from several
 // processes sharing the directory.
 #pragma once
@@ -25,6 +28,7 @@
 #include <string>
 #include <string_view>
 
+#include "blob/staged_blob.h"
 #include "sessiondb/blob_reader.h"
 #include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
@@ -41,10 +45,13 @@ struct BlobInfo {
 // and tests that must reach the file itself (to damage it, say).
 std::string BlobFilePath(std::string_view root, std::string_view sha256);
 
-// One blob for PutAll: its bytes and their SHA-256 (computed by the caller).
+// One blob for PutAll: its bytes and their SHA-256 (computed by the caller),
+// and, when Stage wrote them already, the staged temp file (named with
+// SetDigest), which PutAll renames into place instead of writing `bytes`.
 struct BlobToPut {
   std::string_view sha256;
   std::string_view bytes;
+  StagedBlob* staged = nullptr;
 };
 
 class BlobStore {
@@ -60,6 +67,11 @@ class BlobStore {
   // failure some may be stored, whole, and the others are not. This default
   // puts them one by one.
   virtual Status PutAll(std::span<const BlobToPut> blobs);
+  // Starts writing `bytes` (which must stay put until StagedBlob::WaitWritten
+  // returns) to a temp file in the background, for a PutAll that names them
+  // later; null when this store does not stage (then PutAll writes the
+  // bytes). The default does not stage.
+  virtual std::unique_ptr<StagedBlob> Stage(std::string_view bytes);
   // kNotFound if absent; with verify, kCorruption if the bytes no longer hash
   // to the name.
   virtual Result<std::string> Get(std::string_view sha256, bool verify) = 0;
@@ -86,12 +98,16 @@ class FileBlobStore : public BlobStore {
                                                      FileSystem* file_system = nullptr);
 
   Status Put(std::string_view sha256, std::string_view bytes) override;
-  // Writes every temp file, then syncs each, renames all, then syncs each
-  // shard directory that gained a name once: the syncs of a message's images
-  // follow one another, with none of the renames and directory syncs between
-  // them. A failure removes the temp files not yet renamed; nothing is
+  // Writes every temp file, then syncs them all at once, renames all, then
+  // syncs each shard directory that gained a name once: a message's images
+  // wait for the disk together, with none of the renames and directory
+  // syncs between their syncs. A failure removes the temp files not yet renamed; nothing is
   // renamed before every file is synced.
   Status PutAll(std::span<const BlobToPut> blobs) override;
+  // Null while kMaxStagedInFlight staged writers of this store are running
+  // (a batch of many large attachments must not start a thread for each).
+  std::unique_ptr<StagedBlob> Stage(std::string_view bytes) override;
+  static constexpr int kMaxStagedInFlight = 16;
   Result<std::string> Get(std::string_view sha256, bool verify) override;
   Result<BlobInfo> Stat(std::string_view sha256) override;
   Result<std::unique_ptr<BlobReader>> OpenReader(std::string_view sha256) override;
@@ -107,11 +123,16 @@ class FileBlobStore : public BlobStore {
   Result<bool> TouchExisting(size_t size, const std::string& final_path);
   // PutAll for at most kBlobsSyncedTogether blobs of valid names.
   Status PutTogether(std::span<const BlobToPut> blobs);
-  // With sync_: makes sure the entries of the shard directories `shards`
-  // (two hex digits each) in sha256/ are durable, by one fsync of sha256/
-  // unless this store has done so for each of them before (whoever created a
-  // shard: another thread or process may not have synced it yet).
-  Status SyncShardEntries(std::span<const std::string_view> shards);
+  // With sync_, the entries of the shard directories `shards` (two hex
+  // digits each) in sha256/ must be durable too: true when this store has
+  // fsynced sha256/ since each existed, else one fsync of sha256/ is due
+  // (whoever created a shard, another thread or process, may not have synced
+  // it yet). Mark records that fsync.
+  bool ShardEntriesSynced(std::span<const std::string_view> shards);
+  void MarkShardEntriesSynced(std::span<const std::string_view> shards);
+  // The staged writer's thread: writes `bytes` to a temp file, waits for the
+  // name, then keeps an existing blob of it or syncs the temp file.
+  void WriteStaged(StagedBlob* staged, std::string_view bytes);
 
   const std::string root_;
   const bool sync_;
@@ -119,6 +140,8 @@ class FileBlobStore : public BlobStore {
   // Indexed by the shard's two hex digits; true once sha256/ was fsynced
   // after the shard existed.
   std::array<std::atomic<bool>, 256> shard_entry_synced_{};
+  // Staged writers running: each is a thread holding a temp file open.
+  std::atomic<int> staged_in_flight_{0};
 };
 
 }  // namespace sessiondb::blob

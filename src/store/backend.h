@@ -133,6 +133,13 @@ class Backend {
   // True if a message may name this blob by digest alone: the store holds
   // its bytes (PostgreSQL: and the namespace refers to it).
   virtual bool HoldsBlob(std::string_view sha256) = 0;
+  // Starts writing a large attachment's bytes while the front still hashes
+  // them (BlobStageFn); null, the default, when the backend stores blobs
+  // only in InsertMessages.
+  virtual std::shared_ptr<blob::StagedBlob> StageBlob(std::string_view bytes) {
+    (void)bytes;
+    return nullptr;
+  }
   // Appends prepared messages as the session's next seqs, with their blobs,
   // references, usage and index entry, in one transaction. With `finishing`,
   // that draft is removed in the same transaction: kNotFound if it is gone,

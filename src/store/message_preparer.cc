@@ -9,6 +9,7 @@
 #include "blob/data_uri.h"
 #include "blob/media_type.h"
 #include "blob/sha256.h"
+#include "blob/staged_blob.h"
 #include "core/message_codec.h"
 #include "core/text_rules.h"
 
@@ -16,6 +17,10 @@ namespace sessiondb {
 namespace {
 
 constexpr size_t kMaxMessageIdLength = 128;
+// Attachments at least this large are staged (written while they are hashed,
+// synced while the rest of the batch is prepared); below it a thread costs
+// more than the overlap gains.
+constexpr size_t kStageAtLeast = 128 * 1024;
 
 std::string PartLabel(const Part& part, size_t index) {
   return std::string(PartTypeName(part.type)) + " part " + std::to_string(index + 1);
@@ -194,7 +199,8 @@ bool PartHasContent(const Part& p) {
 
 Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOptions& options,
                                        Admission admission, const BlobExistsFn& blob_exists,
-                                       const std::function<std::string()>& new_id) {
+                                       const std::function<std::string()>& new_id,
+                                       const BlobStageFn& stage) {
   PreparedMessage out;
   out.message = message;
   Message& m = out.message;
@@ -255,10 +261,18 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
         if (part.source) {
           ASSIGN_OR_RETURN(Ingested in,
                            LoadSource(*part.source, part.type == PartType::kImage, options, label));
+          // Declared after `in`, so that a refusal below drops it (waiting
+          // for its writer, removing its temp file) before the bytes go.
+          std::shared_ptr<blob::StagedBlob> staged;
+          if (stage && in.bytes.size() >= kStageAtLeast) staged = stage(in.bytes);
           ASSIGN_OR_RETURN(Resource r, DescribeAttachment(part, in, label));
           r.resource_id = "res_" + new_id();
           if (seen_blobs.insert(r.content_sha256).second) {
-            out.blobs.push_back({r.content_sha256, std::move(in.bytes)});
+            if (staged) {
+              staged->SetDigest(r.content_sha256);
+              staged->WaitWritten();  // the bytes move below
+            }
+            out.blobs.push_back({r.content_sha256, std::move(in.bytes), std::move(staged)});
           }
           part.resource = std::move(r);
           part.source.reset();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,11 +17,21 @@
 #include "sessiondb/store.h"
 #include "sessiondb/types.h"
 
+// Named only: search and the CLI see this header but not the blob module
+// (docs/ARCHITECTURE.md), hence shared_ptr, which needs no complete type
+// where it is destroyed.
+namespace sessiondb::blob {
+class StagedBlob;
+}  // namespace sessiondb::blob
+
 namespace sessiondb {
 
 struct PendingBlob {
   std::string sha256;
   std::string bytes;
+  // The bytes already written to a temp file, synced or being synced
+  // (Backend::StageBlob), or null. Its writer no longer reads `bytes`.
+  std::shared_ptr<blob::StagedBlob> staged;
 };
 
 struct PreparedMessage {
@@ -33,6 +44,11 @@ struct PreparedMessage {
 // Answers whether a blob with this digest is already stored, for parts that
 // refer to an existing blob by descriptor instead of carrying bytes.
 using BlobExistsFn = std::function<bool(std::string_view sha256)>;
+
+// Starts writing an attachment's bytes before they are hashed (the SQLite
+// backend's blob folder, FileBlobStore::Stage); returns null to decline. The
+// bytes stay put until the StagedBlob's WaitWritten returns.
+using BlobStageFn = std::function<std::shared_ptr<blob::StagedBlob>(std::string_view bytes)>;
 
 // Which rules a message is held to.
 enum class Admission {
@@ -59,8 +75,11 @@ bool PartHasContent(const Part& p);
 // that are not the image they claim to be, an unsupported image type, or an attachment beyond the
 // limits in `options` (for `admission` kAppend, also more images than max_images_per_message);
 // kNotFound for a local file that does not exist. `new_id` makes ids for messages and resources.
+// With `stage`, a large attachment's bytes are written while they are hashed
+// (PendingBlob::staged); a refused message drops what was staged, leaving no file.
 Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOptions& options,
                                        Admission admission, const BlobExistsFn& blob_exists,
-                                       const std::function<std::string()>& new_id);
+                                       const std::function<std::string()>& new_id,
+                                       const BlobStageFn& stage = nullptr);
 
 }  // namespace sessiondb

@@ -76,11 +76,11 @@ Status ParseListCursor(const std::string& cursor, int64_t* updated_ms, std::stri
 Result<std::vector<PreparedMessage>> PrepareBatch(
     std::span<const Message> messages, const StoreOptions& options, const BlobExistsFn& blob_exists,
     const std::function<std::string()>& new_id,
-    const std::function<Status(const PreparedMessage&)>& check) {
+    const std::function<Status(const PreparedMessage&)>& check, const BlobStageFn& stage) {
   std::vector<PreparedMessage> prepared;
   prepared.reserve(messages.size());
   for (size_t i = 0; i < messages.size(); ++i) {
-    auto p = PrepareMessage(messages[i], options, Admission::kAppend, blob_exists, new_id);
+    auto p = PrepareMessage(messages[i], options, Admission::kAppend, blob_exists, new_id, stage);
     Status s = !p ? p.error() : check ? check(*p) : Status::Ok();
     if (!s.ok()) {
       if (messages.size() == 1) return Err(s);
@@ -263,10 +263,9 @@ Status ValidateForkPoint(const Session& parent, int64_t at_seq) {
 }
 
 Status MissingForkParent(std::string_view id, std::string_view parent_id, int64_t fork_seq) {
-  return Status::FailedPrecondition("session '" + std::string(id) + "' is a fork of '" +
-                                    std::string(parent_id) + "' at seq " +
-                                    std::to_string(fork_seq) +
-                                    ", which this store does not hold; restore the parent first");
+  return Status::FailedPrecondition(
+      "session '" + std::string(id) + "' is a fork of '" + std::string(parent_id) + "' at seq " +
+      std::to_string(fork_seq) + ", which this store does not hold; restore the parent first");
 }
 
 Status SessionIdTaken(std::string_view id) {

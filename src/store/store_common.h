@@ -49,12 +49,14 @@ std::string ListCursor(const Session& last);
 Status ParseListCursor(const std::string& cursor, int64_t* updated_ms, std::string* id);
 
 // Prepares each message of a batch with PrepareMessage, then runs `check`
-// (a backend's own rule) on it when given. The error of a message in a batch
-// of more than one names its place ("message 3 of the batch: ...").
+// (a backend's own rule) on it when given; `stage` as PrepareMessage's. The
+// error of a message in a batch of more than one names its place ("message 3
+// of the batch: ...").
 Result<std::vector<PreparedMessage>> PrepareBatch(
     std::span<const Message> messages, const StoreOptions& options, const BlobExistsFn& blob_exists,
     const std::function<std::string()>& new_id,
-    const std::function<Status(const PreparedMessage&)>& check = {});
+    const std::function<Status(const PreparedMessage&)>& check = {},
+    const BlobStageFn& stage = nullptr);
 
 // a + b for counts that are never negative, or INT64_MAX where the sum
 // would pass it: token totals saturate rather than wrap (docs/harness.md).
@@ -106,8 +108,8 @@ Status ValidateRestoredRun(std::string_view session_id, int64_t last_seq,
 // Moves the index entry on over restored `events` (holding `message_count`
 // messages): last_seq, count, a title and preview not yet fixed, and
 // updated_ms to the newest event's time if later.
-void ApplyRestoredToIndex(std::span<const Event> events, int64_t message_count,
-                          IndexEntry* entry, int64_t* updated_ms);
+void ApplyRestoredToIndex(std::span<const Event> events, int64_t message_count, IndexEntry* entry,
+                          int64_t* updated_ms);
 
 // True for the events EncodeRestoredEvent takes.
 bool RestoresAsStored(const Event& event);

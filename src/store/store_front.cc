@@ -50,7 +50,8 @@ Result<std::vector<PreparedMessage>> StoreFront::Prepare(std::span<const Message
   return PrepareBatch(
       messages, options_, [this](std::string_view sha) { return backend_->HoldsBlob(sha); },
       [this] { return NewId(); },
-      [this](const PreparedMessage& p) { return backend_->CheckStorable(p); });
+      [this](const PreparedMessage& p) { return backend_->CheckStorable(p); },
+      [this](std::string_view bytes) { return backend_->StageBlob(bytes); });
 }
 
 Status StoreFront::FlagMissingBlobs(std::vector<Event>* events) {

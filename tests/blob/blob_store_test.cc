@@ -7,11 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -396,39 +398,58 @@ TEST_P(FileBlobStoreTest, PutAllRefusesABadNameBeforeWritingAnything) {
   EXPECT_TRUE(Files().empty());
 }
 
-// The order PutAll's writes reach the file system, through the seam.
+// The order PutAll's writes reach the file system, through the seam. The
+// files' syncs run on threads of their own (all "sync", so their order does
+// not show), and staged files are written on another: calls are recorded
+// under a lock. With
+// `fail_syncs`, every file sync fails with EIO (after nothing was synced).
 class RecordingFileSystem final : public FileSystem {
  public:
-  std::vector<std::string> calls;
+  bool fail_syncs = false;
+
+  std::vector<std::string> calls() {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+  void clear() {
+    std::lock_guard lock(mu_);
+    calls_.clear();
+  }
 
   Result<std::unique_ptr<WritableFile>> Create(const std::string& path, bool exclusive,
                                                int mode) override {
-    calls.push_back("create");
+    Record("create");
     ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, real_->Create(path, exclusive, mode));
     return std::unique_ptr<WritableFile>(new File(this, std::move(file)));
   }
   Status Rename(const std::string& from, const std::string& to) override {
-    calls.push_back("rename");
+    Record("rename");
     return real_->Rename(from, to);
   }
   Status Remove(const std::string& path) override { return real_->Remove(path); }
   Status CreateDirectory(const std::string& path) override { return real_->CreateDirectory(path); }
   Status SyncDirectory(const std::string& path) override {
-    calls.push_back("sync directory " + fs::path(path).filename().string());
+    Record("sync directory " + fs::path(path).filename().string());
     return real_->SyncDirectory(path);
   }
 
  private:
+  void Record(std::string call) {
+    std::lock_guard lock(mu_);
+    calls_.push_back(std::move(call));
+  }
+
   class File final : public WritableFile {
    public:
     File(RecordingFileSystem* fs, std::unique_ptr<WritableFile> real)
         : fs_(fs), real_(std::move(real)) {}
     Status Append(std::string_view bytes) override {
-      fs_->calls.push_back("append");
+      fs_->Record("append");
       return real_->Append(bytes);
     }
     Status Sync() override {
-      fs_->calls.push_back("sync");
+      fs_->Record("sync");
+      if (fs_->fail_syncs) return Status::Io("injected: fdatasync failed (EIO)");
       return real_->Sync();
     }
     Status Close() override { return real_->Close(); }
@@ -438,6 +459,8 @@ class RecordingFileSystem final : public FileSystem {
     std::unique_ptr<WritableFile> real_;
   };
   FileSystem* const real_ = FileSystem::Default();
+  std::mutex mu_;
+  std::vector<std::string> calls_;
 };
 
 TEST(FileBlobStorePutAll, WritesAllThenSyncsAllThenRenamesAllThenSyncsEachShardOnce) {
@@ -461,11 +484,11 @@ TEST(FileBlobStorePutAll, WritesAllThenSyncsAllThenRenamesAllThenSyncsEachShardO
   }
   std::vector<BlobToPut> blobs;
   for (size_t i = 0; i < 3; ++i) blobs.push_back({digests[i], bytes[i]});
-  recording.calls.clear();
+  recording.clear();
   Status s = (*opened)->PutAll(blobs);
   ASSERT_TRUE(s.ok()) << s.ToString();
   const std::string a = digests[0].substr(0, 2), c = digests[2].substr(0, 2);
-  const std::vector<std::string> want = {
+  std::vector<std::string> want = {
       "create",
       "append",
       "create",
@@ -482,7 +505,165 @@ TEST(FileBlobStorePutAll, WritesAllThenSyncsAllThenRenamesAllThenSyncsEachShardO
       "sync directory " + c,    // each shard once
       "sync directory sha256",  // the new shards' entries
   };
-  EXPECT_EQ(recording.calls, want);
+  EXPECT_EQ(recording.calls(), want);
+}
+
+// ---- Staged blobs: written while the caller hashes, named by PutAll --------
+
+// The temp files left in tmp/.
+size_t TempFiles(const std::string& root) {
+  size_t n = 0;
+  for (auto& e : fs::directory_iterator(root + "/tmp")) n += e.is_regular_file() ? 1 : 0;
+  return n;
+}
+
+TEST_P(FileBlobStoreTest, AStagedBlobGetsItsNameOnlyFromPutAll) {
+  const std::string bytes = RandomBytes(300 * 1024, 7);
+  std::unique_ptr<StagedBlob> staged = store_->Stage(bytes);
+  ASSERT_NE(staged, nullptr);
+  const std::string sha = Sha256Hex(bytes);
+  staged->SetDigest(sha);
+  staged->WaitWritten();
+  // Written, maybe synced, but under no final name yet.
+  EXPECT_TRUE(Files().empty());
+  EXPECT_EQ(TempFiles(root()), 1u);
+  const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
+  Status s = store_->PutAll(blobs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  staged.reset();
+  EXPECT_EQ(*store_->Get(sha, /*verify=*/true), bytes);
+  EXPECT_EQ(Files().size(), 1u);
+  EXPECT_EQ(TempFiles(root()), 0u);
+}
+
+TEST_P(FileBlobStoreTest, AStagedBlobDroppedBeforePutAllLeavesNoFile) {
+  const std::string unnamed = RandomBytes(200 * 1024, 8);
+  const std::string named = RandomBytes(200 * 1024, 9);
+  // Dropped before it was named (a refused message), and after (a failed append).
+  std::unique_ptr<StagedBlob> a = store_->Stage(unnamed);
+  std::unique_ptr<StagedBlob> b = store_->Stage(named);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  b->SetDigest(Sha256Hex(named));
+  a.reset();
+  b.reset();
+  EXPECT_TRUE(Files().empty());
+  EXPECT_EQ(TempFiles(root()), 0u);
+}
+
+TEST_P(FileBlobStoreTest, PuttingAStagedBlobBeforeNamingItIsRefused) {
+  const std::string bytes = RandomBytes(150 * 1024, 10);
+  std::unique_ptr<StagedBlob> staged = store_->Stage(bytes);
+  ASSERT_NE(staged, nullptr);
+  const std::string sha = Sha256Hex(bytes);
+  const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
+  EXPECT_EQ(store_->PutAll(blobs).code(), StatusCode::kInternal);
+  staged.reset();
+  EXPECT_TRUE(Files().empty());
+  EXPECT_EQ(TempFiles(root()), 0u);
+}
+
+TEST_P(FileBlobStoreTest, StagingDeclinesPastTheWritersInFlightCap) {
+  const std::string bytes = RandomBytes(1024, 11);
+  // Unnamed, each writer waits for its name: all of them stay in flight.
+  std::vector<std::unique_ptr<StagedBlob>> in_flight;
+  for (int i = 0; i < FileBlobStore::kMaxStagedInFlight; ++i) {
+    in_flight.push_back(store_->Stage(bytes));
+    ASSERT_NE(in_flight.back(), nullptr) << i;
+  }
+  EXPECT_EQ(store_->Stage(bytes), nullptr);
+  in_flight.pop_back();  // its writer ends
+  EXPECT_NE(store_->Stage(bytes), nullptr);
+  in_flight.clear();
+  EXPECT_EQ(TempFiles(root()), 0u);
+}
+
+TEST(FileBlobStoreStage, AStagedBlobIsSyncedBeforeItIsNamed) {
+  TempDir dir;
+  RecordingFileSystem recording;
+  auto opened = FileBlobStore::Open(dir.Sub("blobs"), /*sync=*/true, &recording);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  const std::string bytes = RandomBytes(256 * 1024, 12);
+  const std::string sha = Sha256Hex(bytes);
+  recording.clear();
+  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes);
+  ASSERT_NE(staged, nullptr);
+  staged->SetDigest(sha);
+  staged->WaitWritten();
+  const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
+  Status s = (*opened)->PutAll(blobs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::vector<std::string> want = {"create",
+                                         "append",
+                                         "sync",
+                                         "rename",
+                                         "sync directory " + sha.substr(0, 2),
+                                         "sync directory sha256"};
+  EXPECT_EQ(recording.calls(), want);
+}
+
+TEST(FileBlobStoreStage, StagingBytesAlreadyStoredSyncsAndRenamesNothing) {
+  TempDir dir;
+  RecordingFileSystem recording;
+  const std::string root = dir.Sub("blobs");
+  auto opened = FileBlobStore::Open(root, /*sync=*/true, &recording);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  const std::string bytes = RandomBytes(256 * 1024, 13);
+  const std::string sha = Sha256Hex(bytes);
+  ASSERT_TRUE((*opened)->Put(sha, bytes).ok());
+  recording.clear();
+  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes);
+  ASSERT_NE(staged, nullptr);
+  staged->SetDigest(sha);
+  const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
+  Status s = (*opened)->PutAll(blobs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  staged.reset();
+  // Written before its name was known, then dropped unsynced: one copy.
+  EXPECT_EQ(recording.calls(), (std::vector<std::string>{"create", "append"}));
+  EXPECT_EQ(TempFiles(root), 0u);
+  EXPECT_EQ(*(*opened)->Get(sha, /*verify=*/true), bytes);
+}
+
+TEST(FileBlobStoreStage, AFailedSyncOfAStagedBlobFailsPutAllAndNamesNothing) {
+  TempDir dir;
+  RecordingFileSystem recording;
+  const std::string root = dir.Sub("blobs");
+  auto opened = FileBlobStore::Open(root, /*sync=*/true, &recording);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  recording.fail_syncs = true;
+  const std::string bytes = RandomBytes(256 * 1024, 14);
+  const std::string sha = Sha256Hex(bytes);
+  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes);
+  ASSERT_NE(staged, nullptr);
+  staged->SetDigest(sha);
+  const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
+  Status s = (*opened)->PutAll(blobs);
+  EXPECT_EQ(s.code(), StatusCode::kIo) << s.ToString();
+  staged.reset();
+  EXPECT_EQ((*opened)->Stat(sha).error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(TempFiles(root), 0u);
+  for (const std::string& call : recording.calls()) EXPECT_NE(call, "rename");
+}
+
+TEST(FileBlobStorePutAll, AFailedSyncAmongSeveralNamesNoneAndLeavesNoTempFile) {
+  TempDir dir;
+  RecordingFileSystem recording;
+  const std::string root = dir.Sub("blobs");
+  auto opened = FileBlobStore::Open(root, /*sync=*/true, &recording);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  recording.fail_syncs = true;
+  std::vector<std::string> bytes, digests;
+  for (uint32_t i = 0; i < 4; ++i) {
+    bytes.push_back(RandomBytes(4096, 20 + i));
+    digests.push_back(Sha256Hex(bytes.back()));
+  }
+  std::vector<BlobToPut> blobs;
+  for (size_t i = 0; i < bytes.size(); ++i) blobs.push_back({digests[i], bytes[i]});
+  Status s = (*opened)->PutAll(blobs);
+  EXPECT_EQ(s.code(), StatusCode::kIo) << s.ToString();
+  for (const std::string& d : digests) EXPECT_FALSE((*opened)->Stat(d)) << d;
+  EXPECT_EQ(TempFiles(root), 0u);
 }
 
 }  // namespace

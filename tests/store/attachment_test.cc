@@ -1,5 +1,6 @@
 // Images and files: ingest from data URIs, bytes and paths; sniffing; limits;
 // one blob per content; missing and corrupt blobs; garbage collection; verify.
+#include <filesystem>
 #include <fstream>
 
 #include "blob/base64.h"
@@ -287,6 +288,67 @@ TEST_F(EmbeddedAttachments, ABlobThatCannotBeWrittenFailsTheAppendAndCommitsNoth
   EXPECT_EQ(BlobCount(), 0u);
   // Text-only appends do not touch the blob folder and still work.
   EXPECT_EQ(AppendText(id, "after").seq, 2);
+}
+
+// Large images are staged: written to blobs/tmp/ while they are hashed,
+// before the message is known to be acceptable (FileBlobStore::Stage).
+size_t TempFiles(const std::string& store_dir) {
+  size_t n = 0;
+  for (auto& e : std::filesystem::directory_iterator(store_dir + "/blobs/tmp")) {
+    n += e.is_regular_file() ? 1 : 0;
+  }
+  return n;
+}
+
+TEST_F(EmbeddedAttachments, ARefusedMessageLeavesNoTempFileOfItsStagedImages) {
+  std::string id = NewSessionId();
+  const std::string big = MakePng(64, 64, "staged", 300 * 1024);
+  // Refused after the good image was staged (a bad part after it), and
+  // refused for the staged image itself (declared JPEG, bytes PNG).
+  auto bad_after =
+      store_->Append(id, WithParts({Part::ImageFromDataUri(PngDataUri(big)),
+                                    Part::ImageFromDataUri("data:image/png;base64,@@")}));
+  ASSERT_FALSE(bad_after);
+  EXPECT_EQ(bad_after.error().code(), StatusCode::kInvalidArgument);
+  auto misdeclared = store_->Append(
+      id, WithParts({Part::ImageFromDataUri("data:image/jpeg;base64," + blob::Base64Encode(big))}));
+  ASSERT_FALSE(misdeclared);
+  EXPECT_NE(misdeclared.error().message().find("declared image/jpeg"), std::string::npos)
+      << misdeclared.error().message();
+  EXPECT_EQ(store_->GetSession(id)->message_count, 0);
+  EXPECT_EQ(BlobCount(), 0u);
+  EXPECT_EQ(TempFiles(StoreDir()), 0u);
+}
+
+TEST_F(EmbeddedAttachments, AStagedImageThatCannotBeWrittenFailsTheAppendAndCommitsNothing) {
+  std::string id = NewSessionId();
+  AppendText(id, "before");
+  std::string tmp = StoreDir() + "/blobs/tmp";
+  std::filesystem::remove_all(tmp);
+  { std::ofstream(tmp) << "in the way"; }
+  const std::string big = MakePng(64, 64, "staged-io", 400 * 1024);
+  auto r = store_->Append(
+      id, WithParts({Part::Text("with image"), Part::ImageFromDataUri(PngDataUri(big))}));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), StatusCode::kIo);
+  EXPECT_NE(r.error().message().find("blobs/tmp"), std::string::npos) << r.error().message();
+  EXPECT_EQ(store_->GetSession(id)->message_count, 1);
+  EXPECT_EQ(BlobCount(), 0u);
+}
+
+TEST_F(EmbeddedAttachments, ALargeImageSentTwiceIsOneBlobAndLeavesNoTempFile) {
+  std::string id = NewSessionId();
+  const std::string big = MakePng(64, 64, "twice", 500 * 1024);
+  const std::string uri = PngDataUri(big);
+  // Twice in one message, then again in the next: one blob, whole.
+  auto first =
+      store_->Append(id, WithParts({Part::ImageFromDataUri(uri), Part::ImageFromDataUri(uri)}));
+  ASSERT_TRUE(first) << first.error().ToString();
+  auto again = store_->Append(id, WithParts({Part::ImageFromDataUri(uri)}));
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_EQ(BlobCount(), 1u);
+  EXPECT_EQ(TempFiles(StoreDir()), 0u);
+  EXPECT_EQ(*store_->ReadBlob(blob::Sha256Hex(big), /*verify=*/true), big);
 }
 
 // ---- Garbage collection ----

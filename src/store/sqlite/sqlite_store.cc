@@ -309,6 +309,10 @@ Status SqliteStore::StoreActiveSession(std::string_view id) {
 
 bool SqliteStore::HoldsBlob(std::string_view sha256) { return blobs_->Stat(sha256).has_value(); }
 
+std::shared_ptr<blob::StagedBlob> SqliteStore::StageBlob(std::string_view bytes) {
+  return blobs_->Stage(bytes);
+}
+
 Result<std::vector<AppendResult>> SqliteStore::InsertMessages(
     std::string_view session_id, std::vector<PreparedMessage>& prepared, const Draft* finishing) {
   if (!finishing) return AppendPrepared(session_id, prepared, {});
@@ -335,11 +339,13 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPrepared(
     std::string_view session_id, std::vector<PreparedMessage>& prepared,
     const std::function<Status(Database&)>& also) {
   // Blobs first, outside the lock: an event never commits before its bytes.
-  // All of them at once, so their syncs follow one another (PutAll).
+  // All of them at once, so their syncs are issued together (PutAll); the
+  // large ones the front staged are written and syncing already, and PutAll
+  // waits for them before it names them.
   size_t text_bytes = 0;
   std::vector<blob::BlobToPut> blobs;
   for (const PreparedMessage& p : prepared) {
-    for (const PendingBlob& b : p.blobs) blobs.push_back({b.sha256, b.bytes});
+    for (const PendingBlob& b : p.blobs) blobs.push_back({b.sha256, b.bytes, b.staged.get()});
     text_bytes += p.text.size();
   }
   RETURN_IF_ERROR(blobs_->PutAll(blobs));

@@ -1,0 +1,84 @@
+// A blob written before its name is known: FileBlobStore::Stage starts
+// writing an attachment's bytes to a temp file on a thread of its own while
+// the caller sniffs and hashes the same bytes; once named (SetDigest) the
+// writer keeps an existing blob of that name instead, or fdatasyncs its temp
+// file, still in the background. FileBlobStore::PutAll then only renames it
+// into place and syncs the directory. So hashing overlaps the write, and the
+// sync of one image overlaps the decoding and hashing of the next.
+//
+// The temp file never gets its final name here: only PutAll renames it, and
+// only after the sync succeeded. Dropping a StagedBlob that PutAll did not
+// rename (a refused message, a failed append) waits for its writer and
+// removes the temp file; a crash leaves it in tmp/, which Open clears.
+//
+// Example (what PrepareMessage and the SQLite backend do):
+//   std::unique_ptr<StagedBlob> staged = store.Stage(bytes);  // may be null
+//   std::string sha = Sha256Hex(bytes);                       // meanwhile
+//   staged->SetDigest(sha);
+//   staged->WaitWritten();                                    // bytes may move now
+//   store.PutAll({{sha, bytes, staged.get()}});
+//
+// Thread-safety: one owner thread calls the methods; the writer thread is
+// internal.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "sessiondb/file_system.h"
+#include "sessiondb/status.h"
+
+namespace sessiondb::blob {
+
+class FileBlobStore;
+
+class StagedBlob {
+ public:
+  ~StagedBlob();
+  StagedBlob(const StagedBlob&) = delete;
+  StagedBlob& operator=(const StagedBlob&) = delete;
+
+  // Blocks until the writer no longer reads the bytes given to Stage (they
+  // are in the temp file, or the write failed): the caller may then move or
+  // free them.
+  void WaitWritten();
+  // Names the bytes (their SHA-256, which the caller computed); the writer
+  // then checks for a stored copy and syncs its temp file if there is none.
+  void SetDigest(std::string sha256);
+
+ private:
+  friend class FileBlobStore;
+  explicit StagedBlob(FileSystem* fs) : fs_(fs) {}
+  // Blocks until the writer is done: its error, or OK with `existing()`
+  // telling whether a stored blob of the name was kept (and touched) instead.
+  Status Finish();
+  // After Finish: the blob was stored already, the temp file is not needed.
+  bool existing() const { return existing_; }
+  const std::string& temp_path() const { return temp_path_; }
+  // PutAll renamed the temp file into place: nothing to remove.
+  void MarkRenamed() { renamed_ = true; }
+
+  // The writer's side of the hand-over (called on its thread).
+  void SignalWritten(Status status);
+  // Waits for SetDigest or the owner giving up; false when given up.
+  bool AwaitDigest(std::string* sha256);
+  void SignalDone(Status status, bool existing);
+
+  FileSystem* const fs_;
+  std::string temp_path_;  // set by the writer before SignalWritten
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool written_ = false;    // guarded by mu_
+  bool named_ = false;      // guarded by mu_
+  bool abandoned_ = false;  // guarded by mu_
+  bool done_ = false;       // guarded by mu_
+  std::string sha256_;      // guarded by mu_
+  Status status_;           // guarded by mu_
+  bool existing_ = false;   // guarded by mu_ until done_
+  bool renamed_ = false;    // owner's thread only
+  std::thread writer_;
+};
+
+}  // namespace sessiondb::blob
