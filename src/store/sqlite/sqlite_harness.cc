@@ -90,7 +90,7 @@ Status SqliteStore::ReadMessageRows(Statement& s, std::vector<Message>* out) {
     r.text = s.ColumnText(4);
     if (!s.ColumnIsNull(5)) r.body = s.ColumnText(5);
     r.session_id = s.ColumnText(6);
-    // Decoded in place, like events: a Message is ~370 bytes of members.
+    // Decoded in place, like events: a Message is 336 bytes of members.
     if (Status decoded = DecodeMessageRowInto(r, &out->emplace_back()); !decoded.ok()) {
       out->pop_back();
       return decoded;
