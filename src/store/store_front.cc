@@ -28,16 +28,6 @@ Status Backend::CheckStorable(const PreparedMessage& prepared) {
   return CheckStorableText(prepared.message.id, "the message id");
 }
 
-Status Backend::ReadMessages(std::string_view session_id, const HistoryRead& read,
-                             std::vector<Message>* out) {
-  HistoryRead messages = read;
-  messages.filter = HistoryFilter::kMessages;
-  ASSIGN_OR_RETURN(std::vector<Event> events, ReadHistory(session_id, messages));
-  out->reserve(out->size() + events.size());
-  for (Event& e : events) out->push_back(std::move(e.message));
-  return Status::Ok();
-}
-
 Status DraftNotFound(std::string_view draft_id) {
   return Status::NotFound("draft " + std::string(draft_id) +
                           " does not exist (finished or discarded)");
