@@ -19,6 +19,7 @@
 #include "blob/sha256.h"
 #include "floors.h"
 #include "log_layout_floors.h"
+#include "read_floor.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
 #include "stats.h"
@@ -198,10 +199,26 @@ class Runner {
     }
     double seconds = static_cast<double>(NowNs() - start) / 1e9;
     store.reset();
+
+    // The floor: the same rows of the same file stepped by SQLite alone, in
+    // the same run.
+    Progress("floor: the same 10,000 rows read by SQLite alone x20");
+    const ReadFloor floor =
+        MeasureMessageRowRead((dir / kEmbeddedDatabaseFile).string(), "w1-s0", 20);
+    if (floor.rows != static_cast<int64_t>(loaded)) Die("W3 floor read a different row count");
+    Emit({{"peer", "floor"},
+          {"workload", "W3"},
+          {"name", "sqlite_step_rows"},
+          {"rows", floor.rows},
+          {"median_ms", floor.median_ms}});
+
     json out = Header("W3", "load_session");
     out.update(LatencyFields(ns, seconds));
     out["bytes_on_disk"] = BytesOnDisk(dir);
     out["messages"] = loaded;
+    // The figure beside the floor of the same run.
+    out["floor_sqlite_step_median_ms"] = floor.median_ms;
+    out["over_sqlite_step_floor"] = out["median_ms"].get<double>() / floor.median_ms;
     w3_median_ms_ = out["median_ms"];
     Emit(out);
   }

@@ -96,6 +96,18 @@ std::string EncodeRewindBody(const RewindPoint& rewind) {
   return body.dump();
 }
 
+Status DecodeMessageRowInto(const EventRow& row, Message* m) {
+  m->id.assign(row.id);
+  m->session_id.assign(row.session_id);
+  m->seq = row.seq;
+  m->ts_ms = row.ts_ms;
+  auto role = ParseRole(row.role);
+  if (!role) return Status::Corruption("message " + m->id + ": " + role.error().message());
+  m->role = *role;
+  // DecodeMessageBody fences the JSON library's exceptions itself.
+  return DecodeMessageBody(row.body, row.text, m);
+}
+
 Status DecodeEventRowInto(const EventRow& row, Event* out) {
   Event& e = *out;
   e.id.assign(row.id);
@@ -110,18 +122,9 @@ Status DecodeEventRowInto(const EventRow& row, Event* out) {
   e.type = *type;
   try {
     switch (e.type) {
-      case EventType::kMessage: {
-        Message& m = e.message;
-        m.id = e.id;
-        m.session_id = e.session_id;
-        m.seq = e.seq;
-        m.ts_ms = e.ts_ms;
-        auto role = ParseRole(row.role);
-        if (!role) return Status::Corruption("message " + e.id + ": " + role.error().message());
-        m.role = *role;
-        RETURN_IF_ERROR(DecodeMessageBody(row.body, row.text, &m));
+      case EventType::kMessage:
+        RETURN_IF_ERROR(DecodeMessageRowInto(row, &e.message));
         break;
-      }
       case EventType::kResourceView: {
         ASSIGN_OR_RETURN(json body, ParseBody(row));
         RETURN_IF_ERROR(DecodeResourceView(body, &e.resource_view));

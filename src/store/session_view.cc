@@ -37,45 +37,84 @@ Result<SessionView> LoadSessionView(Backend& backend, std::string_view session_i
   return view;
 }
 
-Result<std::vector<Event>> ReadView(Backend& backend, const SessionView& view, HistoryFilter filter,
-                                    int64_t from_seq, int64_t limit, bool newest_first) {
-  // Newest range first when reading the last ones; each read comes back in
-  // seq order, so the pieces are put together oldest first at the end.
-  std::vector<std::vector<Event>> pieces;
-  int64_t found = 0;
-  auto read = [&](const SeqRange& r) -> Status {
-    const int64_t lo = std::max(r.from_seq, from_seq);
-    if (lo > r.to_seq) return Status::Ok();
-    ASSIGN_OR_RETURN(std::vector<Event> piece,
-                     backend.ReadHistory(view.session.id, {.from_seq = lo,
-                                                           .to_seq = r.to_seq,
-                                                           .limit = limit < 0 ? -1 : limit - found,
-                                                           .filter = filter,
-                                                           .newest_first = newest_first}));
-    found += std::ssize(piece);
-    pieces.push_back(std::move(piece));
-    return Status::Ok();
+namespace {
+
+// The walk of a view's ranges that ReadView and ReadViewMessages share.
+// `read_range(lo, hi, left, piece)` appends to `*piece`, in seq order, what
+// the backend holds of lo..hi, at most `left` (-1: all). Oldest first, every
+// range appends to one vector; newest first, the newest range is read
+// first, into a piece of its own, and the pieces are joined oldest first.
+template <typename T, typename ReadRange>
+Result<std::vector<T>> ReadRanges(const SessionView& view, int64_t from_seq, int64_t limit,
+                                  bool newest_first, ReadRange read_range) {
+  std::vector<T> out;
+  const auto left = [&] { return limit < 0 ? int64_t{-1} : limit - std::ssize(out); };
+  const auto full = [&] { return limit >= 0 && std::ssize(out) >= limit; };
+  auto bounds = [&](const SeqRange& r) {
+    return std::pair(std::max(r.from_seq, from_seq), r.to_seq);
   };
-  const auto full = [&] { return limit >= 0 && found >= limit; };
-  if (newest_first) {
-    for (auto it = view.ranges.rbegin(); it != view.ranges.rend() && !full(); ++it) {
-      RETURN_IF_ERROR(read(*it));
-    }
-    std::reverse(pieces.begin(), pieces.end());
-  } else {
+  if (!newest_first) {
     for (auto it = view.ranges.begin(); it != view.ranges.end() && !full(); ++it) {
-      RETURN_IF_ERROR(read(*it));
+      const auto [lo, hi] = bounds(*it);
+      if (lo <= hi) RETURN_IF_ERROR(read_range(lo, hi, left(), &out));
     }
+    return out;
   }
-  // One range (a session never rewound) is already the answer: moving its
-  // events again would cost as much as reading them.
+  std::vector<std::vector<T>> pieces;
+  int64_t found = 0;
+  for (auto it = view.ranges.rbegin(); it != view.ranges.rend(); ++it) {
+    if (limit >= 0 && found >= limit) break;
+    const auto [lo, hi] = bounds(*it);
+    if (lo > hi) continue;
+    std::vector<T>& piece = pieces.emplace_back();
+    RETURN_IF_ERROR(read_range(lo, hi, limit < 0 ? int64_t{-1} : limit - found, &piece));
+    found += std::ssize(piece);
+  }
+  // One piece (a session never rewound) is already the answer: moving its
+  // elements again would cost as much as reading them.
   if (pieces.size() == 1) return std::move(pieces.front());
-  std::vector<Event> out;
   out.reserve(static_cast<size_t>(found));
-  for (std::vector<Event>& piece : pieces) {
-    std::move(piece.begin(), piece.end(), std::back_inserter(out));
+  for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
+    std::move(it->begin(), it->end(), std::back_inserter(out));
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<Event>> ReadView(Backend& backend, const SessionView& view, HistoryFilter filter,
+                                    int64_t from_seq, int64_t limit, bool newest_first) {
+  return ReadRanges<Event>(
+      view, from_seq, limit, newest_first,
+      [&](int64_t lo, int64_t hi, int64_t left, std::vector<Event>* piece) -> Status {
+        ASSIGN_OR_RETURN(std::vector<Event> read,
+                         backend.ReadHistory(view.session.id, {.from_seq = lo,
+                                                               .to_seq = hi,
+                                                               .limit = left,
+                                                               .filter = filter,
+                                                               .newest_first = newest_first}));
+        if (piece->empty()) {
+          *piece = std::move(read);
+        } else {
+          std::move(read.begin(), read.end(), std::back_inserter(*piece));
+        }
+        return Status::Ok();
+      });
+}
+
+Result<std::vector<Message>> ReadViewMessages(Backend& backend, const SessionView& view,
+                                              int64_t from_seq, int64_t limit, bool newest_first) {
+  return ReadRanges<Message>(
+      view, from_seq, limit, newest_first,
+      [&](int64_t lo, int64_t hi, int64_t left, std::vector<Message>* piece) {
+        return backend.ReadMessages(view.session.id,
+                                    {.from_seq = lo,
+                                     .to_seq = hi,
+                                     .limit = left,
+                                     .filter = HistoryFilter::kMessages,
+                                     .newest_first = newest_first},
+                                    piece);
+      });
 }
 
 Result<int64_t> CountMessages(Backend& backend, std::string_view session_id,

@@ -54,6 +54,12 @@ Result<SessionView> LoadSessionView(Backend& backend, std::string_view session_i
 Result<std::vector<Event>> ReadView(Backend& backend, const SessionView& view, HistoryFilter filter,
                                     int64_t from_seq, int64_t limit, bool newest_first);
 
+// ReadView's messages (filter kMessages), built by Backend::ReadMessages
+// straight from the rows, with no Event between: the read of ReadMessages
+// and ReadLastMessages.
+Result<std::vector<Message>> ReadViewMessages(Backend& backend, const SessionView& view,
+                                              int64_t from_seq, int64_t limit, bool newest_first);
+
 // How many messages the view holds within `ranges` (a part of the view):
 // seqs are dense over a history, so it is their length less the events that
 // are not messages, which the index of those finds.

@@ -234,13 +234,6 @@ std::vector<Segment> SegmentsUpTo(std::vector<Segment> segments, int64_t upto_se
   return out;
 }
 
-std::vector<Message> TakeMessages(std::vector<Event> events) {
-  std::vector<Message> out;
-  out.reserve(events.size());
-  for (Event& e : events) out.push_back(std::move(e.message));
-  return out;
-}
-
 Message FinalDraftMessage(const Draft& draft, const Message& message) {
   Message out = message;
   out.role = draft.role;

@@ -145,9 +145,6 @@ std::vector<Segment> SegmentsUpTo(std::vector<Segment> segments, int64_t upto_se
 // fork looks at no more than this, so forking stays constant-time.
 inline constexpr int kForkIndexScan = 64;
 
-// The messages of `events` (which must all be message events), moved out.
-std::vector<Message> TakeMessages(std::vector<Event> events);
-
 // The message FinishDraft appends: `message` in the draft's role, with the
 // draft's reasoning and text as its parts when it has none, and the draft's
 // model when it names none.

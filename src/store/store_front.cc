@@ -54,14 +54,23 @@ Result<std::vector<PreparedMessage>> StoreFront::Prepare(std::span<const Message
       [this](std::string_view bytes) { return backend_->StageBlob(bytes); });
 }
 
+namespace {
+
+// The digests of the blobs the message's parts name, into `*out`.
+void CollectDigests(const Message& m, std::set<std::string>* out) {
+  for (const Part& part : m.parts) {
+    if (part.resource && !part.resource->content_sha256.empty()) {
+      out->insert(part.resource->content_sha256);
+    }
+  }
+}
+
+}  // namespace
+
 Status StoreFront::FlagMissingBlobs(std::vector<Event>* events) {
   std::set<std::string> referenced;
   for (const Event& e : *events) {
-    for (const Part& part : e.message.parts) {
-      if (part.resource && !part.resource->content_sha256.empty()) {
-        referenced.insert(part.resource->content_sha256);
-      }
-    }
+    CollectDigests(e.message, &referenced);
     if (e.type == EventType::kResourceView && !e.resource_view.resource.content_sha256.empty()) {
       referenced.insert(e.resource_view.resource.content_sha256);
     }
@@ -70,14 +79,7 @@ Status StoreFront::FlagMissingBlobs(std::vector<Event>* events) {
   ASSIGN_OR_RETURN(std::set<std::string> present,
                    backend_->PresentBlobs({referenced.begin(), referenced.end()}));
   for (Event& e : *events) {
-    Message& m = e.message;
-    for (size_t i = 0; i < m.parts.size(); ++i) {
-      Part& part = m.parts[i];
-      if (!part.resource || part.resource->content_sha256.empty()) continue;
-      if (present.contains(part.resource->content_sha256)) continue;
-      part.resource->missing = true;
-      options_.warn(MissingBlobWarning(m, i));
-    }
+    FlagMissingParts(present, &e.message);
     // A view's descriptor reads as missing too; the message it came from warns.
     Resource& viewed = e.resource_view.resource;
     if (e.type == EventType::kResourceView && !viewed.content_sha256.empty() &&
@@ -86,6 +88,26 @@ Status StoreFront::FlagMissingBlobs(std::vector<Event>* events) {
     }
   }
   return Status::Ok();
+}
+
+Status StoreFront::FlagMissingBlobs(std::vector<Message>* messages) {
+  std::set<std::string> referenced;
+  for (const Message& m : *messages) CollectDigests(m, &referenced);
+  if (referenced.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(std::set<std::string> present,
+                   backend_->PresentBlobs({referenced.begin(), referenced.end()}));
+  for (Message& m : *messages) FlagMissingParts(present, &m);
+  return Status::Ok();
+}
+
+void StoreFront::FlagMissingParts(const std::set<std::string>& present, Message* m) {
+  for (size_t i = 0; i < m->parts.size(); ++i) {
+    Part& part = m->parts[i];
+    if (!part.resource || part.resource->content_sha256.empty()) continue;
+    if (present.contains(part.resource->content_sha256)) continue;
+    part.resource->missing = true;
+    options_.warn(MissingBlobWarning(*m, i));
+  }
 }
 
 Result<std::string> StoreFront::SessionMetadata(std::string_view metadata) {
@@ -190,22 +212,20 @@ Result<std::vector<AppendResult>> StoreFront::AppendBatch(std::string_view sessi
 Result<std::vector<Message>> StoreFront::ReadMessages(std::string_view session_id, int64_t from_seq,
                                                       int64_t limit) {
   ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
-  ASSIGN_OR_RETURN(std::vector<Event> events,
-                   ReadView(*backend_, view, HistoryFilter::kMessages, from_seq, limit,
-                            /*newest_first=*/false));
-  RETURN_IF_ERROR(FlagMissingBlobs(&events));
-  return TakeMessages(std::move(events));
+  ASSIGN_OR_RETURN(std::vector<Message> messages,
+                   ReadViewMessages(*backend_, view, from_seq, limit, /*newest_first=*/false));
+  RETURN_IF_ERROR(FlagMissingBlobs(&messages));
+  return messages;
 }
 
 Result<std::vector<Message>> StoreFront::ReadLastMessages(std::string_view session_id,
                                                           int64_t count) {
   if (count < 0) return Err(Status::InvalidArgument("count must not be negative"));
   ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
-  ASSIGN_OR_RETURN(std::vector<Event> events,
-                   ReadView(*backend_, view, HistoryFilter::kMessages, /*from_seq=*/1, count,
-                            /*newest_first=*/true));
-  RETURN_IF_ERROR(FlagMissingBlobs(&events));
-  return TakeMessages(std::move(events));
+  ASSIGN_OR_RETURN(std::vector<Message> messages,
+                   ReadViewMessages(*backend_, view, /*from_seq=*/1, count, /*newest_first=*/true));
+  RETURN_IF_ERROR(FlagMissingBlobs(&messages));
+  return messages;
 }
 
 // ---- Restores ---------------------------------------------------------------

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 
 #include "sessiondb/store.h"
@@ -89,6 +90,9 @@ class StoreFront final : public Store {
   // Marks the parts (and viewed resources) whose blob the store lacks as
   // missing, with a warning for each part: the rest of the history loads.
   Status FlagMissingBlobs(std::vector<Event>* events);
+  Status FlagMissingBlobs(std::vector<Message>* messages);
+  // Flags (and warns of) the parts of `*m` whose blob is not in `present`.
+  void FlagMissingParts(const std::set<std::string>& present, Message* m);
   // Session metadata as stored: a canonical JSON object whose "project" is
   // normal, or made from its "cwd" (core/project_path.h).
   Result<std::string> SessionMetadata(std::string_view metadata);

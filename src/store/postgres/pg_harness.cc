@@ -7,6 +7,7 @@
 // range scan of the events primary key.
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <set>
 
 #include "core/event_codec.h"
@@ -20,10 +21,10 @@
 namespace sessiondb::postgres {
 namespace {
 
-// The columns EventFromRow reads, in its order.
+// The columns RowAt reads, in its order.
 #define SESSIONDB_EVENT_COLUMNS "id, session_id, seq, ts_ms, type, role, text, body"
 
-Result<Event> EventFromRow(const PgResult& r, int row) {
+EventRow RowAt(const PgResult& r, int row) {
   EventRow e{.id = r.Text(row, 0),
              .session_id = r.Text(row, 1),
              .seq = r.Int(row, 2),
@@ -32,7 +33,7 @@ Result<Event> EventFromRow(const PgResult& r, int row) {
              .role = r.Text(row, 5),
              .text = r.Text(row, 6)};
   if (!r.IsNull(row, 7)) e.body = r.Text(row, 7);
-  return DecodeEventRow(e);
+  return e;
 }
 
 // The query that reads one segment: $1 namespace, $2 session, seqs $3..$4,
@@ -109,13 +110,17 @@ Result<std::vector<Segment>> ResolveHistory(PgConnection& c, const std::string& 
   return HistorySegments(chain);
 }
 
-Result<std::vector<Event>> ReadSegments(PgConnection& c, const std::string& ns,
-                                        const std::vector<Segment>& history,
-                                        const HistoryQuery& query) {
-  std::vector<Event> out;
-  const auto full = [&] {
-    return query.limit >= 0 && static_cast<int64_t>(out.size()) >= query.limit;
-  };
+namespace {
+
+// Reads the rows of `history` that `query` asks for onto `*out` (after what
+// it holds), each decoded in place by `decode(row, element)`: an Event or a
+// Message is hundreds of bytes of members, which a copy per row would move.
+template <typename T, typename Decode>
+Status ReadSegmentRows(PgConnection& c, const std::string& ns, const std::vector<Segment>& history,
+                       const HistoryQuery& query, std::vector<T>* out, Decode decode) {
+  const size_t first = out->size();
+  const auto added = [&] { return static_cast<int64_t>(out->size() - first); };
+  const auto full = [&] { return query.limit >= 0 && added() >= query.limit; };
   auto read = [&](const Segment& segment) -> Status {
     const int64_t lo = std::max(segment.from_seq, query.from_seq);
     const int64_t hi = std::min(segment.to_seq, query.upto_seq);
@@ -125,12 +130,15 @@ Result<std::vector<Event>> ReadSegments(PgConnection& c, const std::string& ns,
     if (query.limit < 0) {
       p.AddNull();
     } else {
-      p.Add(query.limit - static_cast<int64_t>(out.size()));
+      p.Add(query.limit - added());
     }
     ASSIGN_OR_RETURN(PgResult r, c.Exec(SegmentSql(query.filter, query.newest_first), p));
+    out->reserve(out->size() + static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i) {
-      ASSIGN_OR_RETURN(Event e, EventFromRow(r, i));
-      out.push_back(std::move(e));
+      if (Status decoded = decode(RowAt(r, i), &out->emplace_back()); !decoded.ok()) {
+        out->pop_back();
+        return decoded;
+      }
     }
     return Status::Ok();
   };
@@ -138,12 +146,22 @@ Result<std::vector<Event>> ReadSegments(PgConnection& c, const std::string& ns,
     for (auto it = history.rbegin(); it != history.rend() && !full(); ++it) {
       RETURN_IF_ERROR(read(*it));
     }
-    std::reverse(out.begin(), out.end());
+    std::reverse(out->begin() + static_cast<std::ptrdiff_t>(first), out->end());
   } else {
     for (auto it = history.begin(); it != history.end() && !full(); ++it) {
       RETURN_IF_ERROR(read(*it));
     }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<Event>> ReadSegments(PgConnection& c, const std::string& ns,
+                                        const std::vector<Segment>& history,
+                                        const HistoryQuery& query) {
+  std::vector<Event> out;
+  RETURN_IF_ERROR(ReadSegmentRows(c, ns, history, query, &out, DecodeEventRowInto));
   return out;
 }
 
@@ -175,6 +193,22 @@ Result<std::vector<Event>> PgStore::QueryHistory(std::string_view session_id,
   return Run([&](PgConnection& c) -> Result<std::vector<Event>> {
     ASSIGN_OR_RETURN(std::vector<Segment> history, ResolveHistory(c, ns_, session_id));
     return ReadSegments(c, ns_, history, query);
+  });
+}
+
+Status PgStore::ReadMessages(std::string_view session_id, const store::HistoryRead& read,
+                             std::vector<Message>* out) {
+  const size_t first = out->size();
+  return Run([&](PgConnection& c) -> Status {
+    out->erase(out->begin() + static_cast<std::ptrdiff_t>(first), out->end());  // a retry
+    ASSIGN_OR_RETURN(std::vector<Segment> history, ResolveHistory(c, ns_, session_id));
+    return ReadSegmentRows(c, ns_, history,
+                           {.from_seq = read.from_seq,
+                            .upto_seq = read.to_seq,
+                            .limit = read.limit,
+                            .filter = EventFilter::kMessages,
+                            .newest_first = read.newest_first},
+                           out, DecodeMessageRowInto);
   });
 }
 
@@ -220,7 +254,7 @@ Result<std::optional<Event>> PgStore::FindResourceMessage(std::string_view sessi
                               "strpos(body, $5) > 0 ORDER BY seq",
                               p));
       for (int i = 0; i < r.rows(); ++i) {
-        ASSIGN_OR_RETURN(Event e, EventFromRow(r, i));
+        ASSIGN_OR_RETURN(Event e, DecodeEventRow(RowAt(r, i)));
         for (const Part& part : e.message.parts) {
           if (part.resource && part.resource->resource_id == resource_id) {
             return std::optional<Event>(std::move(e));

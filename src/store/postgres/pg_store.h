@@ -66,6 +66,8 @@ class PgStore final : public store::Backend {
   // The agent harness (pg_harness.cc).
   Result<std::vector<Event>> ReadHistory(std::string_view session_id,
                                          const store::HistoryRead& read) override;
+  Status ReadMessages(std::string_view session_id, const store::HistoryRead& read,
+                      std::vector<Message>* out) override;
   // Restores (pg_restore.cc).
   Status InsertRestoredSession(const store::SessionRow& row, std::span<const Event> events,
                                const BlobSourceFn& blob_source) override;

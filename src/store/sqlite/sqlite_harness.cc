@@ -4,6 +4,8 @@
 // 1 -> 2 in schema.cc.
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <span>
 #include <string>
 
 #include "core/event_codec.h"
@@ -76,6 +78,26 @@ Status SqliteStore::ReadEventRows(Statement& s, std::vector<Event>* out) {
   }
 }
 
+Status SqliteStore::ReadMessageRows(Statement& s, std::vector<Message>* out) {
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return Status::Ok();
+    EventRow r;
+    r.seq = s.ColumnInt(0);
+    r.id = s.ColumnText(1);
+    r.ts_ms = s.ColumnInt(2);
+    r.role = s.ColumnText(3);
+    r.text = s.ColumnText(4);
+    if (!s.ColumnIsNull(5)) r.body = s.ColumnText(5);
+    r.session_id = s.ColumnText(6);
+    // Decoded in place, like events: a Message is 336 bytes of members.
+    if (Status decoded = DecodeMessageRowInto(r, &out->emplace_back()); !decoded.ok()) {
+      out->pop_back();
+      return decoded;
+    }
+  }
+}
+
 namespace {
 
 // The statement of a history read of one segment: ?1 session, ?2..?3 seqs,
@@ -108,48 +130,91 @@ const char* HistorySql(store::HistoryFilter filter, bool newest_first) {
   return kSql[static_cast<size_t>(filter) * 2 + (newest_first ? 1 : 0)].c_str();
 }
 
-}  // namespace
+// The same for ReadMessages: the messages of one segment, MESSAGE_COLUMNS.
+const char* MessageHistorySql(bool newest_first) {
+  static constexpr const char* kSql[2] = {
+      "SELECT " MESSAGE_COLUMNS
+      " FROM events WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 "
+      "AND type = 'message' ORDER BY seq LIMIT ?4",
+      "SELECT " MESSAGE_COLUMNS
+      " FROM events WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 "
+      "AND type = 'message' ORDER BY seq DESC LIMIT ?4",
+  };
+  return kSql[newest_first ? 1 : 0];
+}
 
-Result<std::vector<Event>> SqliteStore::ReadHistory(std::string_view session_id,
-                                                    const store::HistoryRead& read) {
-  const int64_t limit = read.limit;
-  std::vector<Event> events;
-  std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(std::vector<Segment> segments, HistoryLocked(session_id));
-  ASSIGN_OR_RETURN(Statement s, db_->Prepare(HistorySql(read.filter, read.newest_first)));
+// How many rows a read of `segments` oldest first may return: at most one
+// per seq of the range (fewer when only messages are read, which are nearly
+// all of a log), capped so a huge range reserves no more than 2^20.
+size_t ExpectedRows(std::span<const Segment> segments, const store::HistoryRead& read) {
+  const int64_t expected = std::clamp<int64_t>(
+      std::min(segments.back().to_seq, read.to_seq) - std::max<int64_t>(read.from_seq, 1) + 1, 0,
+      int64_t{1} << 20);
+  return static_cast<size_t>(read.limit < 0 ? expected : std::min(read.limit, expected));
+}
+
+// Reads the part of each segment of `segments` that `read` covers through
+// `s` (a HistorySql or MessageHistorySql statement), in the order `read`
+// asks, onto `*out` by `read_rows`, until read.limit rows have been added.
+// Newest first, the rows added come back in seq order all the same.
+template <typename T, typename ReadRows>
+Status ReadSegments(std::span<const Segment> segments, const store::HistoryRead& read, Statement& s,
+                    std::vector<T>* out, ReadRows read_rows) {
+  const size_t first = out->size();
+  const auto added = [&] { return static_cast<int64_t>(out->size() - first); };
+  const auto full = [&] { return read.limit >= 0 && added() >= read.limit; };
   // Reads the part of `seg` the request covers, up to what `limit` still allows.
   auto read_segment = [&](const Segment& seg) -> Status {
     const int64_t lo = std::max(seg.from_seq, read.from_seq);
     const int64_t hi = std::min(seg.to_seq, read.to_seq);
     if (lo > hi) return Status::Ok();
     s.Bind(1, seg.session_id).Bind(2, lo).Bind(3, hi);
-    s.Bind(4, limit < 0 ? int64_t{-1} : limit - std::ssize(events));
-    RETURN_IF_ERROR(ReadEventRows(s, &events));
+    s.Bind(4, read.limit < 0 ? int64_t{-1} : read.limit - added());
+    RETURN_IF_ERROR(read_rows(s, out));
     s.Reset();
     return Status::Ok();
   };
-  const auto full = [&] { return limit >= 0 && std::ssize(events) >= limit; };
   if (read.newest_first) {
     // Newest segment first, newest event first, until `limit` are found.
     for (auto it = segments.rbegin(); it != segments.rend() && !full(); ++it) {
       RETURN_IF_ERROR(read_segment(*it));
     }
-    std::reverse(events.begin(), events.end());
-  } else {
-    if (read.filter == store::HistoryFilter::kAll ||
-        read.filter == store::HistoryFilter::kMessages) {
-      // At most one event per seq of the range (fewer when only messages are
-      // read, which are nearly all of a log).
-      const int64_t expected = std::clamp<int64_t>(
-          std::min(segments.back().to_seq, read.to_seq) - std::max<int64_t>(read.from_seq, 1) + 1,
-          0, int64_t{1} << 20);
-      events.reserve(static_cast<size_t>(limit < 0 ? expected : std::min(limit, expected)));
-    }
-    for (auto it = segments.begin(); it != segments.end() && !full(); ++it) {
-      RETURN_IF_ERROR(read_segment(*it));
-    }
+    std::reverse(out->begin() + static_cast<std::ptrdiff_t>(first), out->end());
+    return Status::Ok();
   }
+  if (read.filter == store::HistoryFilter::kAll || read.filter == store::HistoryFilter::kMessages) {
+    out->reserve(first + ExpectedRows(segments, read));
+  }
+  for (auto it = segments.begin(); it != segments.end() && !full(); ++it) {
+    RETURN_IF_ERROR(read_segment(*it));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<Event>> SqliteStore::ReadHistory(std::string_view session_id,
+                                                    const store::HistoryRead& read) {
+  std::vector<Event> events;
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(std::vector<Segment> segments, HistoryLocked(session_id));
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare(HistorySql(read.filter, read.newest_first)));
+  RETURN_IF_ERROR(ReadSegments(
+      segments, read, s, &events,
+      [this](Statement& st, std::vector<Event>* out) { return ReadEventRows(st, out); }));
   return events;
+}
+
+Status SqliteStore::ReadMessages(std::string_view session_id, const store::HistoryRead& read,
+                                 std::vector<Message>* out) {
+  store::HistoryRead messages = read;
+  messages.filter = store::HistoryFilter::kMessages;
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(std::vector<Segment> segments, HistoryLocked(session_id));
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare(MessageHistorySql(read.newest_first)));
+  return ReadSegments(segments, messages, s, out, [this](Statement& st, std::vector<Message>* m) {
+    return ReadMessageRows(st, m);
+  });
 }
 
 // ---- Events beyond messages -------------------------------------------------------

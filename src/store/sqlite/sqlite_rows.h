@@ -20,3 +20,7 @@ Session SessionFromRow(const Statement& s);
 
 // Read by SqliteStore::ReadEventRows.
 #define EVENT_COLUMNS "seq, id, ts_ms, type, coalesce(role, ''), text, body, session_id"
+
+// Read by SqliteStore::ReadMessageRows: a history of messages only has no use
+// for the type, and a role is never NULL on a message.
+#define MESSAGE_COLUMNS "seq, id, ts_ms, role, text, body, session_id"

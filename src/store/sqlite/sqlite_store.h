@@ -57,6 +57,8 @@ class SqliteStore final : public store::Backend {
   // The agent harness (sqlite_harness.cc).
   Result<std::vector<Event>> ReadHistory(std::string_view session_id,
                                          const store::HistoryRead& read) override;
+  Status ReadMessages(std::string_view session_id, const store::HistoryRead& read,
+                      std::vector<Message>* out) override;
   // Restores (sqlite_restore.cc).
   Status InsertRestoredSession(const store::SessionRow& row, std::span<const Event> events,
                                const BlobSourceFn& blob_source) override;
@@ -182,6 +184,8 @@ class SqliteStore final : public store::Backend {
   Result<std::vector<Segment>> HistoryLocked(std::string_view session_id);
   // Decodes the rows of `stmt` (selecting EVENT_COLUMNS) onto `out`.
   Status ReadEventRows(Statement& stmt, std::vector<Event>* out);
+  // Decodes the rows of `stmt` (selecting MESSAGE_COLUMNS) onto `out`.
+  Status ReadMessageRows(Statement& stmt, std::vector<Message>* out);
 
   const std::string dir_;
   const StoreOptions options_;
