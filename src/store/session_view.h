@@ -15,15 +15,9 @@
 #include "sessiondb/status.h"
 #include "sessiondb/types.h"
 #include "store/backend.h"
+#include "store/seq_ranges.h"
 
 namespace sessiondb::store {
-
-// Seqs from_seq .. to_seq, both included.
-struct SeqRange {
-  int64_t from_seq = 0;
-  int64_t to_seq = 0;
-  bool operator==(const SeqRange&) const = default;
-};
 
 // The ranges of seqs the view of a log 1 .. last_seq holds, in order, given
 // the log's rewind events (seq order, each seq <= last_seq). The rule: the
