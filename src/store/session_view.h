@@ -54,4 +54,12 @@ Result<std::vector<Event>> ReadView(Backend& backend, const SessionView& view, H
 Result<int64_t> CountMessages(Backend& backend, std::string_view session_id,
                               std::span<const SeqRange> ranges);
 
+// How many messages the rewinds of `run` take out of the view: messages of
+// `view` and of the run itself. `run` continues the log of view's session
+// (its first seq is view.session.last_seq + 1), in seq order, as
+// Store::RestoreEvents writes it. The session's message_count after the run
+// is view.session.message_count plus the run's messages less this.
+Result<int64_t> CountRewoundByRun(Backend& backend, const SessionView& view,
+                                  std::span<const Event> run);
+
 }  // namespace sessiondb::store

@@ -250,7 +250,17 @@ Status StoreFront::RestoreEvents(std::string_view session_id, std::span<const Ev
   RETURN_IF_ERROR(CheckWritable());
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   if (events.empty()) return Status::Ok();
-  return backend_->InsertRestoredEvents(session_id, events, blob_source);
+  // message_count counts the view, and a run's rewinds take messages out of
+  // it: the earlier runs' and the run's own. They are counted over the view
+  // as it is before the run; the backend writes the run only if it still
+  // continues the log, so the view cannot have changed in between.
+  int64_t rewound = 0;
+  if (std::ranges::any_of(events, [](const Event& e) { return e.type == EventType::kRewind; })) {
+    ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
+    RETURN_IF_ERROR(ValidateRestoredRun(view.session.id, view.session.last_seq, events));
+    ASSIGN_OR_RETURN(rewound, CountRewoundByRun(*backend_, view, events));
+  }
+  return backend_->InsertRestoredEvents(session_id, events, blob_source, rewound);
 }
 
 // ---- The harness ------------------------------------------------------------
