@@ -11,8 +11,6 @@
 // (writer_lock.h), so writers queue in turn instead of failing or starving.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
