@@ -3,19 +3,27 @@
 // `sessiondb` binary would otherwise load and relocate before main(), on every
 // command, the Claude Code hook included (docs/benchmarks.md, "Issue 19").
 // Each user (the PostgreSQL backend, the HTTP embedder, the HTTP server) keeps
-// a table of the functions it calls, bound here once, and is never unloaded.
+// a table of the functions it calls in a LazyLibrary, bound once, and is
+// never unloaded.
 //
 // Example:
-//   static constexpr LibrarySpec kLibPq = {
+//   constexpr LibrarySpec kLibPq = {
 //       .soname = "libpq.so.5", .path_variable = "SESSIONDB_LIBPQ",
 //       .feature = "PostgreSQL support", .package = "libpq5"};
-//   ASSIGN_OR_RETURN(SharedLibrary lib, SharedLibrary::Open(kLibPq));
-//   RETURN_IF_ERROR(lib.Bind("PQconnectdb", &table.connectdb));
+//   Status BindLibPq(const SharedLibrary& lib, LibPq* table) {
+//     return lib.Bind("PQconnectdb", &table->connectdb);
+//   }
+//   LazyLibrary<LibPq> libpq(kLibPq, BindLibPq);
+//   ASSIGN_OR_RETURN(const LibPq* pq, libpq.Load());
 //
 // Thread-safety: Open and Bind may run on any thread (dlopen and dlsym are);
-// callers make their tables once, under a lock of their own.
+// a LazyLibrary's Load and Get may run on any thread, and bind its table once.
 #pragma once
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "sessiondb/status.h"
@@ -59,6 +67,55 @@ class SharedLibrary {
   void* handle_;  // never closed: the bound functions live as long as the process
   std::string file_;
   LibrarySpec spec_;
+};
+
+// A library's table of functions (`Table`, plain function pointers), bound
+// the first time it is asked for and then kept for the life of the process.
+// `bind` sets the table's members from the opened library and may do the
+// library's own one-time setup (libcurl's global init); it runs at most once
+// successfully, under the lock. A failure is not remembered: a later Load
+// tries again. Meant for an object of static storage duration.
+template <typename Table>
+class LazyLibrary {
+ public:
+  using BindFn = Status (*)(const SharedLibrary& library, Table* table);
+
+  constexpr LazyLibrary(const LibrarySpec& spec, BindFn bind) : spec_(spec), bind_(bind) {}
+  LazyLibrary(const LazyLibrary&) = delete;
+  LazyLibrary& operator=(const LazyLibrary&) = delete;
+
+  // The bound table, opening the library and binding it the first time.
+  // kFailedPrecondition when the library or one of its functions is missing
+  // (SharedLibrary::Open, Bind), or what `bind` returned.
+  Result<const Table*> Load() {
+    if (const Table* t = loaded_.load(std::memory_order_acquire)) return t;
+    std::lock_guard lock(mu_);
+    if (const Table* t = loaded_.load(std::memory_order_relaxed)) return t;
+    ASSIGN_OR_RETURN(SharedLibrary library, SharedLibrary::Open(spec_));
+    Table bound;
+    RETURN_IF_ERROR(bind_(library, &bound));
+    table_ = bound;
+    loaded_.store(&table_, std::memory_order_release);
+    return &table_;
+  }
+
+  // The table Load bound. Only for code that runs after Load succeeded (a
+  // connection or a daemon exists); aborts otherwise, a programming error.
+  const Table& Get() const {
+    const Table* t = loaded_.load(std::memory_order_acquire);
+    if (t == nullptr) {
+      std::fprintf(stderr, "sessiondb: %s used before it was loaded\n", spec_.soname);
+      std::abort();
+    }
+    return *t;
+  }
+
+ private:
+  const LibrarySpec spec_;
+  const BindFn bind_;
+  std::mutex mu_;
+  Table table_{};  // written once, under mu_, before loaded_
+  std::atomic<const Table*> loaded_{nullptr};
 };
 
 }  // namespace sessiondb

@@ -170,9 +170,14 @@ class Backend {
   // must hold at least fork_seq events (MissingForkParent otherwise).
   virtual Status InsertRestoredSession(const SessionRow& row, std::span<const Event> events,
                                        const BlobSourceFn& blob_source) = 0;
-  // RestoreEvents' contract (store.h): `events` are non-empty.
+  // RestoreEvents' contract (store.h): `events` are non-empty. The session's
+  // message_count grows by the run's messages less `rewound_messages`, the
+  // messages its rewinds take out of the view (CountRewoundByRun), which the
+  // front counted over the view before the run: the check that the run
+  // continues the log, inside the transaction, keeps that count current.
   virtual Status InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
-                                      const BlobSourceFn& blob_source) = 0;
+                                      const BlobSourceFn& blob_source,
+                                      int64_t rewound_messages) = 0;
 
   // ---- The harness ----------------------------------------------------------
 

@@ -157,6 +157,20 @@ Result<PruneReport> PruneCompaction(Backend& backend, std::string_view session_i
                                      " is not a compaction this session recorded; "
                                      "`sessiondb events` lists them");
     }
+    // A compaction a rewind took out of the view no longer stands for its
+    // range, whose messages may be in the view again: erasing them would
+    // erase the view. Checked here, under the session's lock, so no rewind
+    // lands between the check and the erasure. Only a later rewind of this
+    // session's own log can take out one of its own events.
+    ASSIGN_OR_RETURN(std::vector<Event> rewinds,
+                     txn.ReadOwnRewinds(session->id, compaction_seq + 1, session->last_seq));
+    for (const Event& rewind : rewinds) {
+      if (rewind.rewind.to_seq >= compaction_seq) continue;
+      return Status::InvalidArgument(
+          "event " + std::to_string(compaction_seq) + " of session " + session->id +
+          " was rewound out of the session's view (by the rewind at seq " +
+          std::to_string(rewind.seq) + "); a compaction that no longer applies cannot be pruned");
+    }
     // Only this session's own events: what it inherited belongs to its parent.
     const int64_t from = std::max(compaction->compaction.from_seq, session->fork_seq + 1);
     const int64_t to = compaction->compaction.to_seq;

@@ -131,6 +131,27 @@ Result<int64_t> CountMessages(Backend& backend, std::string_view session_id,
   return count;
 }
 
+Result<int64_t> CountRewoundByRun(Backend& backend, const SessionView& view,
+                                  std::span<const Event> run) {
+  std::vector<Event> rewinds = view.rewinds;
+  for (const Event& e : run) {
+    if (e.type == EventType::kRewind) rewinds.push_back(e);
+  }
+  const std::vector<SeqRange> after = ViewRanges(rewinds, view.session.last_seq + std::ssize(run));
+  SeqRangeSet kept;
+  for (const SeqRange& r : after) kept.Add(r.from_seq, r.to_seq);
+  // The view before the run, less what it still holds after it.
+  std::vector<SeqRange> dropped;
+  for (const SeqRange& r : view.ranges) {
+    for (const SeqRange& gap : kept.Gaps(r.from_seq, r.to_seq)) dropped.push_back(gap);
+  }
+  ASSIGN_OR_RETURN(int64_t rewound, CountMessages(backend, view.session.id, dropped));
+  for (const Event& e : run) {
+    rewound += e.type == EventType::kMessage && !kept.Holds(e.seq);
+  }
+  return rewound;
+}
+
 }  // namespace sessiondb::store
 
 namespace sessiondb {

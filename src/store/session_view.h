@@ -15,15 +15,9 @@
 #include "sessiondb/status.h"
 #include "sessiondb/types.h"
 #include "store/backend.h"
+#include "store/seq_ranges.h"
 
 namespace sessiondb::store {
-
-// Seqs from_seq .. to_seq, both included.
-struct SeqRange {
-  int64_t from_seq = 0;
-  int64_t to_seq = 0;
-  bool operator==(const SeqRange&) const = default;
-};
 
 // The ranges of seqs the view of a log 1 .. last_seq holds, in order, given
 // the log's rewind events (seq order, each seq <= last_seq). The rule: the
@@ -65,5 +59,13 @@ Result<std::vector<Message>> ReadViewMessages(Backend& backend, const SessionVie
 // are not messages, which the index of those finds.
 Result<int64_t> CountMessages(Backend& backend, std::string_view session_id,
                               std::span<const SeqRange> ranges);
+
+// How many messages the rewinds of `run` take out of the view: messages of
+// `view` and of the run itself. `run` continues the log of view's session
+// (its first seq is view.session.last_seq + 1), in seq order, as
+// Store::RestoreEvents writes it. The session's message_count after the run
+// is view.session.message_count plus the run's messages less this.
+Result<int64_t> CountRewoundByRun(Backend& backend, const SessionView& view,
+                                  std::span<const Event> run);
 
 }  // namespace sessiondb::store

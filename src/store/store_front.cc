@@ -271,7 +271,17 @@ Status StoreFront::RestoreEvents(std::string_view session_id, std::span<const Ev
   RETURN_IF_ERROR(CheckWritable());
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   if (events.empty()) return Status::Ok();
-  return backend_->InsertRestoredEvents(session_id, events, blob_source);
+  // message_count counts the view, and a run's rewinds take messages out of
+  // it: the earlier runs' and the run's own. They are counted over the view
+  // as it is before the run; the backend writes the run only if it still
+  // continues the log, so the view cannot have changed in between.
+  int64_t rewound = 0;
+  if (std::ranges::any_of(events, [](const Event& e) { return e.type == EventType::kRewind; })) {
+    ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
+    RETURN_IF_ERROR(ValidateRestoredRun(view.session.id, view.session.last_seq, events));
+    ASSIGN_OR_RETURN(rewound, CountRewoundByRun(*backend_, view, events));
+  }
+  return backend_->InsertRestoredEvents(session_id, events, blob_source, rewound);
 }
 
 // ---- The harness ------------------------------------------------------------
@@ -308,15 +318,9 @@ Result<std::vector<Event>> StoreFront::ReadEvents(std::string_view session_id, i
 Result<PruneReport> StoreFront::PruneCompaction(std::string_view session_id,
                                                 int64_t compaction_seq) {
   RETURN_IF_ERROR(CheckWritable());
-  // A compaction a rewind took out no longer stands for its range, whose
-  // messages may be in the view again: erasing them would erase the view.
-  ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
-  if (compaction_seq <= view.session.last_seq && !InView(view.ranges, compaction_seq)) {
-    return Err(Status::InvalidArgument(
-        "event " + std::to_string(compaction_seq) + " of session " + view.session.id +
-        " was rewound out of the session's view; a compaction that no longer applies "
-        "cannot be pruned"));
-  }
+  // Whether a rewind took the compaction out of the view is checked inside
+  // the prune's transaction (log_rules.cc): checked here, a rewind could
+  // land before the prune writes.
   return store::PruneCompaction(*backend_, session_id, compaction_seq);
 }
 

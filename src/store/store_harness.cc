@@ -6,6 +6,7 @@
 #include "core/event_codec.h"
 #include "core/text_rules.h"
 #include "sessiondb/store.h"
+#include "store/seq_ranges.h"
 #include "store/session_view.h"
 #include "store/store_common.h"
 
@@ -65,33 +66,30 @@ Result<std::vector<Event>> Store::ReadForProjection(std::string_view session_id)
     }
     return std::optional<Event>();
   };
-  // Walk back from the end: the tail after the last compaction, then what
-  // precedes that compaction's range, and so on until a range starts at 1.
-  std::vector<std::vector<Event>> pieces;
+  // Walk back from the end, one compaction at a time. A compaction's range
+  // lies below its own seq, so once the walk is below an event, every
+  // compaction that could hide it has been met: the events between two
+  // compactions are read except where a range met so far holds them. The
+  // walk ends at the start of the log, or once those ranges hold everything
+  // below it: all that is there is hidden, compactions too, and a hidden
+  // compaction neither shows nor places a summary (ReplayCompactions).
+  store::SeqRangeSet hidden;
+  std::vector<std::vector<Event>> pieces;  // newest first
   int64_t upto = session.last_seq;
-  while (upto > 0) {
+  while (upto > 0 && !hidden.HoldsAll(1, upto)) {
     ASSIGN_OR_RETURN(std::optional<Event> last, last_compaction(upto));
-    if (!last) {
-      ASSIGN_OR_RETURN(std::vector<Event> all, ReadRange(*this, session_id, 1, upto));
-      pieces.push_back(std::move(all));
-      break;
+    const int64_t lo = last ? last->seq + 1 : 1;
+    const std::vector<store::SeqRange> gaps = hidden.Gaps(lo, upto);
+    for (auto gap = gaps.rbegin(); gap != gaps.rend(); ++gap) {
+      ASSIGN_OR_RETURN(std::vector<Event> piece,
+                       ReadRange(*this, session_id, gap->from_seq, gap->to_seq));
+      pieces.push_back(std::move(piece));
     }
-    const Compaction& c = last->compaction;
-    // The tail holds the compaction itself: its seq is past its range.
-    ASSIGN_OR_RETURN(std::vector<Event> tail, ReadRange(*this, session_id, c.to_seq + 1, upto));
-    pieces.push_back(std::move(tail));
-    // Compactions inside the range were summarised along with what they
-    // stood for, so the summary covers their ranges too (ReplayCompactions
-    // treats them the same way).
-    int64_t from = c.from_seq;
-    int64_t below = c.to_seq;
-    while (below >= from) {
-      ASSIGN_OR_RETURN(std::optional<Event> inner, last_compaction(below));
-      if (!inner || inner->seq < from) break;
-      from = std::min(from, inner->compaction.from_seq);
-      below = inner->seq - 1;
-    }
-    upto = from - 1;
+    if (!last) break;
+    const bool shown = !hidden.Holds(last->seq);
+    hidden.Add(last->compaction.from_seq, last->compaction.to_seq);
+    upto = last->seq - 1;
+    if (shown) pieces.push_back({std::move(*last)});
   }
   std::vector<Event> events;
   for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {

@@ -99,6 +99,10 @@ class WriteTransaction {
   virtual Result<std::vector<StoredMessageText>> ReadOwnMessages(std::string_view session_id,
                                                                  int64_t from_seq,
                                                                  int64_t to_seq) = 0;
+  // The rewind events of the session's own log with seqs from..to, in seq
+  // order: whether one of its own events is still in the view.
+  virtual Result<std::vector<Event>> ReadOwnRewinds(std::string_view session_id, int64_t from_seq,
+                                                    int64_t to_seq) = 0;
   virtual Status UpdateTitleAndPreview(std::string_view id, std::string_view title,
                                        std::string_view preview) = 0;
   // Sets each message's body and clears its text, so the full-text index no

@@ -80,5 +80,58 @@ TEST_F(SharedLibraryTest, AFunctionTheLibraryLacksIsNamed) {
   EXPECT_EQ(missing, nullptr);
 }
 
+// A table for LazyLibrary, and a bind that counts its runs and can be told
+// to fail once (a library's own setup failing, like libcurl's global init).
+struct MathTable {
+  double (*cbrt)(double) = nullptr;
+};
+int math_binds = 0;
+bool fail_next_bind = false;
+Status BindMath(const SharedLibrary& lib, MathTable* table) {
+  ++math_binds;
+  if (fail_next_bind) {
+    fail_next_bind = false;
+    return Status::Internal("the setup failed");
+  }
+  return lib.Bind("cbrt", &table->cbrt);
+}
+
+TEST_F(SharedLibraryTest, ALazyLibraryBindsOnceAndTriesAgainAfterAFailure) {
+  constexpr LibrarySpec kLater = {.soname = "libsessiondb-absent.so.1",
+                                  .path_variable = "SESSIONDB_TEST_LATER",
+                                  .feature = "the test",
+                                  .package = "nothing"};
+  static LazyLibrary<MathTable> math(kLater, BindMath);
+  unsetenv(kLater.path_variable);
+  math_binds = 0;
+  Result<const MathTable*> missing = math.Load();
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(math_binds, 0);
+
+  setenv(kLater.path_variable, "libm.so.6", 1);
+  fail_next_bind = true;
+  Result<const MathTable*> failed = math.Load();
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().message(), "the setup failed");
+
+  Result<const MathTable*> loaded = math.Load();
+  ASSERT_TRUE(loaded) << loaded.error().ToString();
+  EXPECT_DOUBLE_EQ((*loaded)->cbrt(27.0), 3.0);
+  EXPECT_EQ(math_binds, 2);
+  // Bound once: later calls hand out the same table without binding again.
+  unsetenv(kLater.path_variable);
+  Result<const MathTable*> again = math.Load();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *loaded);
+  EXPECT_EQ(&math.Get(), *loaded);
+  EXPECT_EQ(math_binds, 2);
+}
+
+TEST(SharedLibraryDeathTest, ALazyLibraryUsedBeforeItLoadedAborts) {
+  static LazyLibrary<MathTable> never(kLibM, BindMath);
+  EXPECT_DEATH((void)never.Get(), "libm.so.6 used before it was loaded");
+}
+
 }  // namespace
 }  // namespace sessiondb

@@ -105,5 +105,29 @@ TEST(ReplayCompactions, ReplayingAReplayedLogChangesNothing) {
   EXPECT_EQ(Seqs(ReplayCompactions(once)), Seqs(once));
 }
 
+// Ranges that partly overlap: each summary stands at the start of its own
+// range (store.h), not at the start of a summary it covered, so the order
+// does not depend on which of two covering summaries is found first.
+TEST(ReplayCompactions, ASummaryStandsAtTheStartOfItsOwnRangeWhenRangesPartlyOverlap) {
+  std::vector<Event> log = Texts(1, 2);
+  log.push_back(CompactionEvent(3, 1, 2, "first"));
+  log.push_back(CompactionEvent(4, 2, 3, "second"));  // over m2 and "first"
+  log.push_back(CompactionEvent(5, 3, 3, "third"));   // over "first" alone
+  std::vector<Event> out = ReplayCompactions(log);
+  ASSERT_EQ(Seqs(out), (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(Seqs(ReplayCompactions(out)), Seqs(out));
+}
+
+// What lies between a summary's range and the range of a summary it covered
+// is no summary's: it stays, before the later summary.
+TEST(ReplayCompactions, EventsBetweenTwoRangesStayInPlace) {
+  std::vector<Event> log = Texts(1, 4);
+  log.push_back(CompactionEvent(5, 1, 2, "first"));
+  log.push_back(CompactionEvent(6, 5, 5, "second"));  // over "first", which stood for 1..2
+  std::vector<Event> out = ReplayCompactions(log);
+  ASSERT_EQ(Seqs(out), (std::vector<int64_t>{3, 4, 6}));
+  EXPECT_EQ(Seqs(ReplayCompactions(out)), Seqs(out));
+}
+
 }  // namespace
 }  // namespace sessiondb::testing

@@ -1,6 +1,13 @@
 // Events beyond messages: compactions (and what they admit about images),
 // resource views, the prune that erases what a summary covers, and the
 // projection input that resumes from the last compaction.
+#include <libpq-fe.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <sstream>
+#include <thread>
+
 #include "blob/base64.h"
 #include "blob/sha256.h"
 #include "sessiondb/projection.h"
@@ -283,6 +290,131 @@ TEST_P(Compactions, PruneNeedsACompactionAndNeverTouchesAParent) {
   EXPECT_EQ((*parent_read)[0].Text(), "parent words");
   EXPECT_FALSE((*parent_read)[0].pruned);
   EXPECT_TRUE(store_->ReadBlob(img.content_sha256, true));
+}
+
+// Holds the store's write lock from outside it, as a writer of another
+// program would, and counts the store's writers lined up behind it. Embedded:
+// a plain SQLite connection in BEGIN IMMEDIATE; a store's writer takes the
+// side file's lock (writer_lock.h) and then waits for SQLite's, and the next
+// one waits for the side file's (both show in /proc/locks). PostgreSQL: a
+// connection holding the session's row lock; the store's writers wait for it
+// in line (pg_stat_activity).
+class OutsideWriter {
+ public:
+  OutsideWriter(bool embedded, const std::string& store_dir, const std::string& uri,
+                const std::string& session_id)
+      : embedded_(embedded), uri_(uri) {
+    if (embedded_) {
+      struct stat st {};
+      EXPECT_EQ(::stat((store_dir + "/sessiondb.db-writer").c_str(), &st), 0);
+      writer_inode_ = st.st_ino;
+      EXPECT_EQ(sqlite3_open((store_dir + "/sessiondb.db").c_str(), &sqlite_), SQLITE_OK);
+      EXPECT_EQ(sqlite3_exec(sqlite_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+      baseline_ = Writers();
+      return;
+    }
+    pg_ = PQconnectdb(uri.c_str());
+    EXPECT_EQ(PQstatus(pg_), CONNECTION_OK) << PQerrorMessage(pg_);
+    Exec("BEGIN");
+    Exec("SELECT 1 FROM sessions WHERE id = '" + session_id + "' FOR UPDATE");
+    baseline_ = Writers();
+  }
+  ~OutsideWriter() {
+    Release();
+    if (pg_) PQfinish(pg_);
+  }
+
+  // Returns once `n` more of the store's writers wait behind this one than
+  // when it took the lock.
+  void AwaitWriters(int n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (Writers() < baseline_ + n) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the writers never lined up";
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
+  void Release() {
+    if (sqlite_) {
+      sqlite3_exec(sqlite_, "ROLLBACK", nullptr, nullptr, nullptr);
+      sqlite3_close(sqlite_);
+      sqlite_ = nullptr;
+    }
+    if (pg_ && !released_) Exec("ROLLBACK");
+    released_ = true;
+  }
+
+ private:
+  void Exec(const std::string& sql) {
+    PGresult* r = PQexec(pg_, sql.c_str());
+    EXPECT_NE(PQresultStatus(r), PGRES_FATAL_ERROR) << sql << ": " << PQerrorMessage(pg_);
+    PQclear(r);
+  }
+
+  int Writers() const {
+    if (!embedded_) {
+      return std::stoi(PgQuery(uri_,
+                               "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                               "current_database() AND wait_event_type = 'Lock'"));
+    }
+    // Lines like "1: OFDLCK ADVISORY WRITE -1 00:2d:1234 0 EOF", a waiter's
+    // with "->" after the number: the third number of the device field is
+    // the inode.
+    std::ifstream in("/proc/locks");
+    int n = 0;
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream words(line);
+      for (std::string w; words >> w;) {
+        const size_t last = w.rfind(':');
+        if (last == std::string::npos || last == 0 || w.find(':') == last) continue;
+        if (w.substr(last + 1) == std::to_string(writer_inode_)) ++n;
+      }
+    }
+    return n;
+  }
+
+  bool embedded_;
+  std::string uri_;
+  ino_t writer_inode_ = 0;
+  sqlite3* sqlite_ = nullptr;
+  PGconn* pg_ = nullptr;
+  bool released_ = false;
+  int baseline_ = 0;
+};
+
+// A rewind that lands after PruneCompaction has seen its compaction in the
+// view, but before the prune writes, takes the compaction out of the view:
+// its messages are the view's again and must not be erased. A second Store
+// rewinds; the outside writer makes the rewind wait first and the prune
+// second, then lets both go, so the rewind commits between the two.
+TEST_P(Compactions, APruneRefusesACompactionARewindTookOutWhileItWaited) {
+  std::string s = NewSessionId();
+  AppendText(s, "secret one");                                                      // 1
+  AppendText(s, "secret two");                                                      // 2
+  AppendText(s, "three");                                                           // 3
+  ASSERT_TRUE(store_->Compact(s, {.from_seq = 1, .to_seq = 2, .summary = "sum"}));  // 4
+  auto other = Store::Open(Location(), Options());
+  ASSERT_TRUE(other) << other.error().ToString();
+
+  OutsideWriter outside(embedded(), StoreDir(), embedded() ? "" : pg_->uri(), s);
+  Result<Event> rewound = Err(Status::Internal("not run"));
+  Result<PruneReport> pruned = Err(Status::Internal("not run"));
+  std::thread rewinder([&] { rewound = (*other)->Rewind(s, 3); });  // takes 4 out
+  outside.AwaitWriters(1);
+  std::thread pruner([&] { pruned = store_->PruneCompaction(s, 4); });
+  outside.AwaitWriters(2);
+  outside.Release();
+  rewinder.join();
+  pruner.join();
+
+  ASSERT_TRUE(rewound) << rewound.error().ToString();
+  ASSERT_FALSE(pruned) << "pruned " << pruned->events_pruned << " messages of the view";
+  EXPECT_EQ(pruned.error().code(), StatusCode::kInvalidArgument) << pruned.error().ToString();
+  auto view = store_->ReadMessages(s);
+  ASSERT_TRUE(view);
+  ASSERT_EQ(view->size(), 3u);
+  EXPECT_EQ((*view)[0].Text(), "secret one");
+  EXPECT_FALSE((*view)[1].pruned);
 }
 
 }  // namespace

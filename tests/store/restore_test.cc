@@ -93,6 +93,58 @@ TEST_P(Restores, EventsThatDoNotContinueTheLogAreRefusedAndNothingIsWritten) {
             StatusCode::kNotFound);
 }
 
+Event RewindEvent(int64_t seq, int64_t to_seq) {
+  Event e;
+  e.id = "evt-" + std::to_string(seq);
+  e.seq = seq;
+  e.ts_ms = 1'000 * seq;
+  e.type = EventType::kRewind;
+  e.rewind.to_seq = to_seq;
+  return e;
+}
+
+// message_count counts the view (store.h, Rewind): a later run's rewinds
+// take out messages of earlier runs and of the run itself.
+TEST_P(Restores, ALaterRunsRewindsCountOnlyTheViewsMessages) {
+  ASSERT_TRUE(store_
+                  ->RestoreSession({.id = "rew", .title = "x"},
+                                   std::vector<Event>{TextEvent(1, "one"), TextEvent(2, "two"),
+                                                      TextEvent(3, "three")},
+                                   {})
+                  .ok());
+  // 4, then back to 1 (2, 3 and 4 leave the view), then 6, back to 5 (the
+  // rewind at 5 is never in the view, so 6 leaves it too), then 8.
+  std::vector<Event> run = {TextEvent(4, "four"), RewindEvent(5, 1), TextEvent(6, "six"),
+                            RewindEvent(7, 5), TextEvent(8, "eight")};
+  ASSERT_TRUE(store_->RestoreEvents("rew", run, {}).ok());
+  std::vector<int64_t> view;
+  for (const Message& m : *store_->ReadMessages("rew")) view.push_back(m.seq);
+  EXPECT_EQ(view, (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(store_->GetSession("rew")->message_count, 2);
+  EXPECT_EQ(store_->GetSession("rew")->last_seq, 8);
+
+  // A run without rewinds adds its messages; one whose rewind keeps
+  // everything changes nothing.
+  ASSERT_TRUE(store_->RestoreEvents("rew", std::vector<Event>{TextEvent(9, "nine")}, {}).ok());
+  EXPECT_EQ(store_->GetSession("rew")->message_count, 3);
+  ASSERT_TRUE(store_->RestoreEvents("rew", std::vector<Event>{RewindEvent(10, 9)}, {}).ok());
+  EXPECT_EQ(store_->GetSession("rew")->message_count, 3);
+
+  // A fork of it restored with a run that rewinds into what it inherited.
+  auto fork = store_->ForkSession("rew", 10, {});
+  ASSERT_TRUE(fork);
+  ASSERT_TRUE(store_
+                  ->RestoreEvents(fork->id,
+                                  std::vector<Event>{TextEvent(11, "own"), RewindEvent(12, 8),
+                                                     TextEvent(13, "later")},
+                                  {})
+                  .ok());
+  view.clear();
+  for (const Message& m : *store_->ReadMessages(fork->id)) view.push_back(m.seq);
+  EXPECT_EQ(view, (std::vector<int64_t>{1, 8, 13}));
+  EXPECT_EQ(store_->GetSession(fork->id)->message_count, 3);
+}
+
 // History is kept as it was written: a restored message may hold more
 // images than an append may, and an attachment an import did not store
 // stays as a descriptor that says why. Appends keep every limit.

@@ -130,7 +130,7 @@ Status PgStore::InsertRestoredSession(const store::SessionRow& row, std::span<co
 }
 
 Status PgStore::InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
-                                     const BlobSourceFn& blob_source) {
+                                     const BlobSourceFn& blob_source, int64_t rewound_messages) {
   ASSIGN_OR_RETURN(RestoreBatch batch, EncodeRestore(session_id, events));
   bool tried_commit = false;  // a retry may follow a COMMIT that got no answer
   Status restored = Run([&](PgConnection& c) -> Status {
@@ -161,7 +161,7 @@ Status PgStore::InsertRestoredEvents(std::string_view session_id, std::span<cons
     int64_t updated_ms = row.Int(0, 5);
     RETURN_IF_ERROR(ValidateRestoredRun(session_id, last_seq, events));
     RETURN_IF_ERROR(InsertRestored(c, session_id, batch, blob_source));
-    ApplyRestoredToIndex(events, batch.message_count, &entry, &updated_ms);
+    ApplyRestoredToIndex(events, batch.message_count - rewound_messages, &entry, &updated_ms);
     PgParams u;
     u.Add(ns_).Add(session_id).Add(entry.last_seq).Add(entry.message_count).Add(updated_ms);
     u.Add(entry.title).Add(entry.title_fixed).Add(entry.preview);

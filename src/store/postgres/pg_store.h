@@ -72,7 +72,7 @@ class PgStore final : public store::Backend {
   Status InsertRestoredSession(const store::SessionRow& row, std::span<const Event> events,
                                const BlobSourceFn& blob_source) override;
   Status InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
-                              const BlobSourceFn& blob_source) override;
+                              const BlobSourceFn& blob_source, int64_t rewound_messages) override;
 
   Result<Event> InsertEventRecord(std::string_view session_id, EventType type,
                                   std::string_view text, std::string_view body) override;

@@ -162,6 +162,13 @@ class PgWriteTransaction final : public store::WriteTransaction {
     return std::optional<Event>(std::move(found.front()));
   }
 
+  Result<std::vector<Event>> ReadOwnRewinds(std::string_view session_id, int64_t from_seq,
+                                            int64_t to_seq) override {
+    if (from_seq > to_seq) return std::vector<Event>();
+    const std::vector<Segment> own = {{std::string(session_id), from_seq, to_seq}};
+    return ReadSegments(c_, ns_, own, HistoryQuery{.filter = EventFilter::kRewinds});
+  }
+
   Result<std::vector<store::StoredMessageText>> ReadOwnMessages(std::string_view session_id,
                                                                 int64_t from_seq,
                                                                 int64_t to_seq) override {

@@ -149,7 +149,8 @@ Status SqliteStore::InsertRestoredSession(const store::SessionRow& row,
 }
 
 Status SqliteStore::InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
-                                         const BlobSourceFn& blob_source) {
+                                         const BlobSourceFn& blob_source,
+                                         int64_t rewound_messages) {
   ASSIGN_OR_RETURN(RestoreBatch batch, PrepareRestore(session_id, events, blob_source));
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
@@ -171,7 +172,7 @@ Status SqliteStore::InsertRestoredEvents(std::string_view session_id, std::span<
   }
   RETURN_IF_ERROR(ValidateRestoredRun(session_id, entry.last_seq, events));
   RETURN_IF_ERROR(InsertRestoredLocked(session_id, events, batch));
-  ApplyRestoredToIndex(events, batch.message_count, &entry, &updated_ms);
+  ApplyRestoredToIndex(events, batch.message_count - rewound_messages, &entry, &updated_ms);
   ASSIGN_OR_RETURN(Statement update,
                    db_->Prepare("UPDATE sessions SET last_seq = ?2, message_count = ?3, "
                                 "updated_ms = ?4, title = ?5, title_fixed = ?6, preview = ?7 "

@@ -11,8 +11,6 @@
 // (writer_lock.h), so writers queue in turn instead of failing or starving.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -63,7 +61,7 @@ class SqliteStore final : public store::Backend {
   Status InsertRestoredSession(const store::SessionRow& row, std::span<const Event> events,
                                const BlobSourceFn& blob_source) override;
   Status InsertRestoredEvents(std::string_view session_id, std::span<const Event> events,
-                              const BlobSourceFn& blob_source) override;
+                              const BlobSourceFn& blob_source, int64_t rewound_messages) override;
 
   Result<Event> InsertEventRecord(std::string_view session_id, EventType type,
                                   std::string_view text, std::string_view body) override;

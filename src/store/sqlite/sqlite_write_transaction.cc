@@ -129,6 +129,19 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
     return std::optional<Event>(std::move(found.front()));
   }
 
+  Result<std::vector<Event>> ReadOwnRewinds(std::string_view session_id, int64_t from_seq,
+                                            int64_t to_seq) override {
+    ASSIGN_OR_RETURN(Statement s, db_.Prepare("SELECT " EVENT_COLUMNS " FROM events "
+                                              "INDEXED BY events_not_messages "
+                                              "WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 "
+                                              "AND type <> 'message' AND type = 'rewind' "
+                                              "ORDER BY seq"));
+    s.Bind(1, session_id).Bind(2, from_seq).Bind(3, to_seq);
+    std::vector<Event> found;
+    RETURN_IF_ERROR(store_.ReadEventRows(s, &found));
+    return found;
+  }
+
   Result<std::vector<store::StoredMessageText>> ReadOwnMessages(std::string_view session_id,
                                                                 int64_t from_seq,
                                                                 int64_t to_seq) override {
