@@ -40,10 +40,10 @@
 // so a change to the process's start is measured before and after in one run
 // on one machine load (issue 19: the libraries loaded on first use).
 #include <fcntl.h>
-#include <time.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmath>
