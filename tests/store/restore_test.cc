@@ -117,8 +117,12 @@ TEST_P(Restores, ALaterRunsRewindsCountOnlyTheViewsMessages) {
   std::vector<Event> run = {TextEvent(4, "four"), RewindEvent(5, 1), TextEvent(6, "six"),
                             RewindEvent(7, 5), TextEvent(8, "eight")};
   ASSERT_TRUE(store_->RestoreEvents("rew", run, {}).ok());
+  // The Result is kept: a range-for over *ReadMessages(...) would walk a
+  // destroyed temporary.
+  auto messages = store_->ReadMessages("rew");
+  ASSERT_TRUE(messages) << messages.error().ToString();
   std::vector<int64_t> view;
-  for (const Message& m : *store_->ReadMessages("rew")) view.push_back(m.seq);
+  for (const Message& m : *messages) view.push_back(m.seq);
   EXPECT_EQ(view, (std::vector<int64_t>{1, 8}));
   EXPECT_EQ(store_->GetSession("rew")->message_count, 2);
   EXPECT_EQ(store_->GetSession("rew")->last_seq, 8);
@@ -140,7 +144,9 @@ TEST_P(Restores, ALaterRunsRewindsCountOnlyTheViewsMessages) {
                                   {})
                   .ok());
   view.clear();
-  for (const Message& m : *store_->ReadMessages(fork->id)) view.push_back(m.seq);
+  auto fork_messages = store_->ReadMessages(fork->id);
+  ASSERT_TRUE(fork_messages) << fork_messages.error().ToString();
+  for (const Message& m : *fork_messages) view.push_back(m.seq);
   EXPECT_EQ(view, (std::vector<int64_t>{1, 8, 13}));
   EXPECT_EQ(store_->GetSession(fork->id)->message_count, 3);
 }
