@@ -57,7 +57,15 @@ Result<std::vector<Segment>> SqliteStore::HistoryLocked(std::string_view session
   return HistorySegments(chain);
 }
 
-Status SqliteStore::ReadEventRows(Statement& s, std::vector<Event>* out) {
+namespace {
+
+// Decodes every row of `s` onto `*out`, each in place by `decode` (an Event
+// or a Message is hundreds of bytes of members, which a move per row would
+// copy). The columns are EVENT_COLUMNS, or MESSAGE_COLUMNS when `with_type`
+// is false (the same, less `type`).
+template <typename T, typename Decode>
+Status DecodeRows(Statement& s, bool with_type, std::vector<T>* out, Decode decode) {
+  const int t = with_type ? 1 : 0;  // the columns after `type` move by one
   while (true) {
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) return Status::Ok();
@@ -65,37 +73,26 @@ Status SqliteStore::ReadEventRows(Statement& s, std::vector<Event>* out) {
     r.seq = s.ColumnInt(0);
     r.id = s.ColumnText(1);
     r.ts_ms = s.ColumnInt(2);
-    r.type = s.ColumnText(3);
-    r.role = s.ColumnText(4);
-    r.text = s.ColumnText(5);
-    if (!s.ColumnIsNull(6)) r.body = s.ColumnText(6);
-    r.session_id = s.ColumnText(7);
-    // Decoded in place: moving an Event costs as much as decoding it.
-    if (Status decoded = DecodeEventRowInto(r, &out->emplace_back()); !decoded.ok()) {
+    if (with_type) r.type = s.ColumnText(3);
+    r.role = s.ColumnText(3 + t);
+    r.text = s.ColumnText(4 + t);
+    if (!s.ColumnIsNull(5 + t)) r.body = s.ColumnText(5 + t);
+    r.session_id = s.ColumnText(6 + t);
+    if (Status decoded = decode(r, &out->emplace_back()); !decoded.ok()) {
       out->pop_back();
       return decoded;
     }
   }
 }
 
+}  // namespace
+
+Status SqliteStore::ReadEventRows(Statement& s, std::vector<Event>* out) {
+  return DecodeRows(s, /*with_type=*/true, out, DecodeEventRowInto);
+}
+
 Status SqliteStore::ReadMessageRows(Statement& s, std::vector<Message>* out) {
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) return Status::Ok();
-    EventRow r;
-    r.seq = s.ColumnInt(0);
-    r.id = s.ColumnText(1);
-    r.ts_ms = s.ColumnInt(2);
-    r.role = s.ColumnText(3);
-    r.text = s.ColumnText(4);
-    if (!s.ColumnIsNull(5)) r.body = s.ColumnText(5);
-    r.session_id = s.ColumnText(6);
-    // Decoded in place, like events: a Message is 336 bytes of members.
-    if (Status decoded = DecodeMessageRowInto(r, &out->emplace_back()); !decoded.ok()) {
-      out->pop_back();
-      return decoded;
-    }
-  }
+  return DecodeRows(s, /*with_type=*/false, out, DecodeMessageRowInto);
 }
 
 namespace {
