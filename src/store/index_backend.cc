@@ -28,10 +28,11 @@ Result<int64_t> CatchUpTextIndex(IndexBackend& backend, int64_t max_documents,
   // What was written before the call: documents added while it runs are the
   // next catch-up's, so a steady stream of writes cannot keep it going.
   const int64_t total = max_documents < 0 ? state.pending : std::min(state.pending, max_documents);
+  const int64_t per_batch = max_documents < 0 ? kBulkTextIndexBatch : kTextIndexBatch;
   int64_t done = 0;
   if (progress) progress(0, total);
   while (done < total) {
-    const int64_t batch = std::min(kTextIndexBatch, total - done);
+    const int64_t batch = std::min(per_batch, total - done);
     ASSIGN_OR_RETURN(state, backend.IndexPendingText(batch));
     done += batch;
     if (progress) progress(std::min(done, total), total);

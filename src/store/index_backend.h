@@ -148,10 +148,18 @@ struct TextIndexState {
 // FTS5 writes few segments, small enough that a writer waiting for the lock
 // waits tens of milliseconds, not seconds.
 inline constexpr int64_t kTextIndexBatch = 4096;
+// The same when a caller asked for everything (-1: the end of an import,
+// reindex, `sessiondb index`): each transaction becomes one FTS5 segment, and
+// segments are what FTS5 merges again and again as the index grows; 8 times
+// fewer of them halve the cost of a bulk catch-up (docs/benchmarks.md, issue
+// 19). A writer may then wait a few hundred milliseconds for the lock, which
+// a bulk load makes it do anyway.
+inline constexpr int64_t kBulkTextIndexBatch = 32768;
 
 // Brings the full-text index up to the documents written before the call,
-// kTextIndexBatch at a time, each batch committed with the watermark, calling
-// `progress(done, total)` after each; at most `max_documents` (-1: all).
+// kTextIndexBatch at a time (kBulkTextIndexBatch when `max_documents` is -1),
+// each batch committed with the watermark, calling `progress(done, total)`
+// after each; at most `max_documents` (-1: all).
 // Returns the documents still pending. Safe beside another catch-up (another
 // thread, process or the server's indexer): each batch reads the watermark
 // it moves under the write lock, so no document is indexed twice. A store

@@ -151,6 +151,43 @@ TEST_P(TextIndexFollowsLog, TwoCatchUpsAtOnceIndexEachDocumentOnce) {
   }
 }
 
+// A catch-up asked for everything (an import's end, reindex) takes large
+// batches, and FTS5 keeps each one in memory until it commits: so each
+// becomes one segment, which FTS5 would otherwise write (and later merge
+// again and again) per 4,096 documents and per MiB of terms.
+TEST_P(TextIndexFollowsLog, ABulkCatchUpWritesEachLargeBatchAsOneSegment) {
+  if (!embedded()) return;  // PostgreSQL indexes inside its writers' transactions
+  const std::string s = NewSessionId();
+  constexpr int kDocuments = 40'000;  // two bulk batches
+  for (int first = 0; first < kDocuments; first += 1000) {
+    std::vector<Message> batch;
+    for (int i = first; i < first + 1000; ++i) {
+      Message m;
+      // About 30 words each: some 5 MiB of terms per batch, past FTS5's
+      // default 1 MiB.
+      std::string text = "okapi" + std::to_string(i);
+      for (int w = 0; w < 30; ++w) text += " w" + std::to_string((i * 31 + w * 7) % 5000);
+      m.parts.push_back(Part::Text(text));
+      batch.push_back(std::move(m));
+    }
+    ASSERT_TRUE(store_->AppendBatch(s, batch));
+  }
+  auto index = Index();
+  ASSERT_TRUE(index);
+  auto left = index->IndexPending(-1);
+  ASSERT_TRUE(left) << left.error().ToString();
+  EXPECT_EQ(*left, 0);
+  ExpectIndexMatchesContent();
+  auto db = sqlite::Database::Open(StoreDir() + "/" + std::string(kEmbeddedDatabaseFile), 10'000);
+  ASSERT_TRUE(db) << db.error().ToString();
+  auto segments = (*db)->QueryInt("SELECT count(DISTINCT segid) FROM search_fts_idx");
+  ASSERT_TRUE(segments) << segments.error().ToString();
+  EXPECT_EQ(segments->value_or(0), 2);
+  for (int i : {0, 32'767, 32'768, kDocuments - 1}) {
+    EXPECT_EQ(Keyword(*index, "okapi" + std::to_string(i), 0).hits.size(), 1u) << i;
+  }
+}
+
 SESSIONDB_FOR_EACH_BACKEND(TextIndexFollowsLog);
 
 // A read-only store cannot be indexed: its searches answer as of the

@@ -91,9 +91,10 @@ void SqliteStore::CatchUpTextIndexOnClose() {
   // (the next redoes it, the watermark moving with it), never the log. So no
   // fsync for it, and no long wait behind another writer.
   if (!db_->Exec("PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 1000").ok()) return;
+  // Bulk batches: nothing else of this process waits for the lock now.
   for (int64_t done = 0; done < std::min(pending->pending, kCloseCatchUp);
-       done += store::kTextIndexBatch) {
-    auto state = IndexPendingTextOn(*db_, store::kTextIndexBatch);
+       done += store::kBulkTextIndexBatch) {
+    auto state = IndexPendingTextOn(*db_, store::kBulkTextIndexBatch);
     if (!state || state->pending == 0) break;
   }
 }

@@ -15,6 +15,28 @@ Result<store::TextIndexState> TextIndexStateOf(Database& db) {
   return store::TextIndexState{.indexed_through = s.ColumnInt(0), .pending = s.ColumnInt(1)};
 }
 
+namespace {
+
+// FTS5 writes its in-memory terms out as a new segment when they pass its
+// "hashsize" (1 MiB by default), so a bulk batch (kBulkTextIndexBatch, about
+// 1 KiB of terms per message) would become some 30 segments, each merged
+// again later. Large enough for one segment per batch; the memory is held
+// only while a catch-up runs. A setting of the index itself, so it is written
+// once, by the first catch-up that finds it different (stores of any version).
+constexpr int64_t kFts5HashSize = int64_t{48} << 20;
+
+Status EnsureHashSize(Database& db) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> now,
+                   db.QueryInt("SELECT v FROM search_fts_config WHERE k = 'hashsize'"));
+  if (now == kFts5HashSize) return Status::Ok();
+  ASSIGN_OR_RETURN(Statement set,
+                   db.Prepare("INSERT INTO search_fts (search_fts, rank) VALUES ('hashsize', ?1)"));
+  set.Bind(1, kFts5HashSize);
+  return set.Run();
+}
+
+}  // namespace
+
 Result<store::TextIndexState> IndexPendingTextOn(Database& db, int64_t max_documents) {
   if (!db.read_only_reason().empty()) {
     return Err(Status::FailedPrecondition("the full-text index cannot catch up: " +
@@ -28,6 +50,7 @@ Result<store::TextIndexState> IndexPendingTextOn(Database& db, int64_t max_docum
                    db.QueryInt("SELECT fts_through FROM search_progress"));
   if (!from)
     return Err(Status::Corruption("the search_progress row is missing; run `sessiondb reindex`"));
+  RETURN_IF_ERROR(EnsureHashSize(db));
   int64_t through = *from;
   {
     ASSIGN_OR_RETURN(Statement last,
