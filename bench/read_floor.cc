@@ -82,11 +82,8 @@ ReadFloor MeasureMessageRowRead(const std::string& db_path, const std::string& s
   sqlite3_stmt* stmt = nullptr;
   ReadFloor floor;
   try {
-    // The store's page cache and its mapping of the file (sqlite_store.cc),
-    // so both read the same pages the same way.
-    Check(sqlite3_exec(db, "PRAGMA cache_size = -32768; PRAGMA mmap_size = 268435456", nullptr,
-                       nullptr, nullptr),
-          db, "pragma");
+    // The store's page cache (sqlite_store.cc), so neither reads more pages.
+    Check(sqlite3_exec(db, "PRAGMA cache_size = -32768", nullptr, nullptr, nullptr), db, "pragma");
     Check(sqlite3_prepare_v2(db, kSelect, -1, &stmt, nullptr), db, "prepare");
     Check(sqlite3_bind_text(stmt, 1, session_id.data(), static_cast<int>(session_id.size()),
                             SQLITE_TRANSIENT),

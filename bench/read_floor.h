@@ -29,7 +29,7 @@ struct ReadFloor {
 // Reads the message rows of `session_id` in seq order from the store's
 // database file `db_path`, `repeats` times after one warm-up read, on a
 // read-only connection of its own opened as the store opens its own (no
-// mutex of SQLite's, the store's page cache size and file mapping); then `repeats` times
+// mutex of SQLite's, the store's page cache size); then `repeats` times
 // more building `Message`s. Throws std::runtime_error when SQLite fails or
 // a row has a JSON body (the build floor reads plain-text messages only, as
 // W1 writes them).

@@ -25,8 +25,6 @@ namespace fs = std::filesystem;
 constexpr const char* kDatabaseFile = kEmbeddedDatabaseFile.data();  // a literal: NUL-terminated
 constexpr const char* kBlobDir = "blobs";
 constexpr const char* kActiveSessionKey = "active_session";
-// How much of the database file reads map (PRAGMA mmap_size; see Open).
-constexpr int64_t kMmapBytes = int64_t{256} << 20;
 
 int64_t FileSize(const fs::path& p) {
   std::error_code ec;
@@ -142,11 +140,6 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
                                ? "PRAGMA synchronous = FULL"
                                : "PRAGMA synchronous = NORMAL"));
   RETURN_IF_ERROR(db->Exec("PRAGMA cache_size = -32768; PRAGMA temp_store = MEMORY"));
-  // Reads map the file's first kMmapBytes rather than copying each page into
-  // the page cache: a history's load allocates no page buffers among its
-  // messages, so the heap it leaves stays whole for the next (W3:
-  // docs/benchmarks.md). Writes still go through the page cache.
-  RETURN_IF_ERROR(db->Exec("PRAGMA mmap_size = " + std::to_string(kMmapBytes)));
   if (read_only_reason.empty()) {
     // WAL mode (persistent) and the schema; retried while other processes
     // creating the same store hold the locks this needs.
