@@ -3,8 +3,10 @@
 #include <sqlite3.h>
 
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
+#include "sessiondb/types.h"
 #include "stats.h"
 
 namespace sessiondb::bench {
@@ -41,6 +43,35 @@ int64_t ReadOnce(sqlite3* db, sqlite3_stmt* stmt, uint64_t* sink) {
   return rows;
 }
 
+std::string_view Text(sqlite3_stmt* stmt, int col) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, col));
+  if (text == nullptr) return {};
+  return {text, static_cast<size_t>(sqlite3_column_bytes(stmt, col))};
+}
+
+// One read of every row into `*out` (reserved for `rows`), each row built
+// into a Message with no more than its type requires.
+void BuildOnce(sqlite3* db, sqlite3_stmt* stmt, int64_t rows, std::vector<Message>* out) {
+  out->reserve(static_cast<size_t>(rows));
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    if (sqlite3_column_type(stmt, 5) != SQLITE_NULL) {
+      throw std::runtime_error("read floor: a message row has a JSON body; W1 writes none");
+    }
+    Message& m = out->emplace_back();
+    m.seq = sqlite3_column_int64(stmt, 0);
+    m.id.assign(Text(stmt, 1));
+    m.ts_ms = sqlite3_column_int64(stmt, 2);
+    Result<Role> role = ParseRole(Text(stmt, 3));
+    if (!role) throw std::runtime_error("read floor: " + role.error().message());
+    m.role = *role;
+    m.parts.emplace_back().text.assign(Text(stmt, 4));
+    m.session_id.assign(Text(stmt, 6));
+  }
+  Check(rc, db, "step");
+  Check(sqlite3_reset(stmt), db, "reset");
+}
+
 }  // namespace
 
 ReadFloor MeasureMessageRowRead(const std::string& db_path, const std::string& session_id,
@@ -59,15 +90,33 @@ ReadFloor MeasureMessageRowRead(const std::string& db_path, const std::string& s
           db, "bind");
     uint64_t sink = 0;
     floor.rows = ReadOnce(db, stmt, &sink);  // warms the page cache
-    std::vector<int64_t> ns;
+    std::vector<int64_t> ns, cpu;
     for (int i = 0; i < repeats; ++i) {
       const int64_t t = NowNs();
+      const int64_t c = ThreadCpuNs();
       ReadOnce(db, stmt, &sink);
+      cpu.push_back(ThreadCpuNs() - c);
       ns.push_back(NowNs() - t);
     }
     volatile uint64_t keep = sink;
     (void)keep;
     floor.median_ms = MedianMs(ns);
+    floor.cpu_median_ms = MedianMs(cpu);
+    ns.clear();
+    cpu.clear();
+    for (int i = 0; i < repeats; ++i) {
+      std::vector<Message> messages;
+      const int64_t t = NowNs();
+      const int64_t c = ThreadCpuNs();
+      BuildOnce(db, stmt, floor.rows, &messages);
+      cpu.push_back(ThreadCpuNs() - c);
+      ns.push_back(NowNs() - t);
+      if (static_cast<int64_t>(messages.size()) != floor.rows) {
+        throw std::runtime_error("read floor: the build read a different row count");
+      }
+    }
+    floor.build_median_ms = MedianMs(ns);
+    floor.build_cpu_median_ms = MedianMs(cpu);
   } catch (...) {
     sqlite3_finalize(stmt);
     sqlite3_close(db);
