@@ -36,7 +36,9 @@ class ToolTextReader {
       return std::nullopt;
     }
     SkipSpace();
-    if (p_ != end_) return std::nullopt;
+    // nlohmann takes a NUL byte for the end of its input (a C string's), so
+    // whatever follows one after the document is not read.
+    if (p_ != end_ && *p_ != '\0') return std::nullopt;
     return lines;
   }
 
