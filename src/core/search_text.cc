@@ -62,10 +62,11 @@ class ToolTextReader {
     return true;
   }
 
-  // The root object: the last "parts" member that is an array gives the
-  // lines (a later "parts" that is not one leaves none).
-  bool Body(std::vector<std::string>* lines) {
-    ++p_;  // '{'
+  // The members of the object at p_ ('{'); `read_value(key)` reads each
+  // member's value, p_ at its first byte.
+  template <typename ReadValue>
+  bool Members(ReadValue read_value) {
+    ++p_;
     SkipSpace();
     if (Peek() == '}') return ++p_, true;
     for (;;) {
@@ -73,78 +74,62 @@ class ToolTextReader {
       SkipSpace();
       if (!String(&key) || !Consume(':')) return false;
       SkipSpace();
-      if (key == "parts") {
-        lines->clear();
-        if (Peek() == '[') {
-          if (!Parts(lines)) return false;
-        } else if (!Value(1)) {
-          return false;
-        }
-      } else if (!Value(1)) {
-        return false;
-      }
+      if (!read_value(key)) return false;
       SkipSpace();
-      if (Peek() == ',') {
-        ++p_;
-        continue;
-      }
-      return Consume('}');
+      if (Peek() != ',') return Consume('}');
+      ++p_;
     }
   }
 
-  // The parts array, at depth 2: each object part adds its line.
-  bool Parts(std::vector<std::string>* lines) {
-    ++p_;  // '['
+  // The elements of the array at p_ ('['), each read by `read_element()`.
+  template <typename ReadElement>
+  bool Elements(ReadElement read_element) {
+    ++p_;
     SkipSpace();
     if (Peek() == ']') return ++p_, true;
     for (;;) {
       SkipSpace();
-      if (Peek() == '{') {
-        PartFields part;
-        if (!Part(&part)) return false;
-        if (part.type == "tool_call") lines->push_back(part.name + ' ' + part.arguments);
-        if (part.type == "tool_result") lines->push_back(part.output);
-      } else if (!Value(2)) {
-        return false;
-      }
+      if (!read_element()) return false;
       SkipSpace();
-      if (Peek() == ',') {
-        ++p_;
-        continue;
-      }
-      return Consume(']');
+      if (Peek() != ',') return Consume(']');
+      ++p_;
     }
+  }
+
+  // The root object: the last "parts" member that is an array gives the
+  // lines (a later "parts" that is not one leaves none).
+  bool Body(std::vector<std::string>* lines) {
+    return Members([&](const std::string& key) {
+      if (key != "parts") return Value(1);
+      lines->clear();
+      return Peek() == '[' ? Parts(lines) : Value(1);
+    });
+  }
+
+  // The parts array, at depth 2: each object part adds its line.
+  bool Parts(std::vector<std::string>* lines) {
+    return Elements([&] {
+      if (Peek() != '{') return Value(2);
+      PartFields part;
+      if (!Part(&part)) return false;
+      if (part.type == "tool_call") lines->push_back(part.name + ' ' + part.arguments);
+      if (part.type == "tool_result") lines->push_back(part.output);
+      return true;
+    });
   }
 
   // One part object, at depth 3.
   bool Part(PartFields* part) {
-    ++p_;  // '{'
-    SkipSpace();
-    if (Peek() == '}') return ++p_, true;
-    for (;;) {
-      std::string key;
-      SkipSpace();
-      if (!String(&key) || !Consume(':')) return false;
-      SkipSpace();
+    return Members([&](const std::string& key) {
       std::string* field = key == "type"        ? &part->type
                            : key == "name"      ? &part->name
                            : key == "arguments" ? &part->arguments
                            : key == "output"    ? &part->output
                                                 : nullptr;
-      if (field != nullptr && Peek() == '"') {
-        field->clear();
-        if (!String(field)) return false;
-      } else {
-        if (field != nullptr) field->clear();
-        if (!Value(3)) return false;
-      }
-      SkipSpace();
-      if (Peek() == ',') {
-        ++p_;
-        continue;
-      }
-      return Consume('}');
-    }
+      if (field == nullptr) return Value(3);
+      field->clear();
+      return Peek() == '"' ? String(field) : Value(3);
+    });
   }
 
   // Any value, checked and skipped; `depth` is the levels around it. Arrays

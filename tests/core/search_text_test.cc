@@ -158,18 +158,18 @@ TEST(SearchText, ADamagedOrHostileBodyAddsWhatNlohmannReadsFromIt) {
   EXPECT_EQ(SearchText("t", bodies[0]), "t\ngrep {\"q\":\"x\"}\nfound it");
   EXPECT_EQ(SearchText("t", bodies[1]), "t\ngrep {\"q\":\"x\"}");
   EXPECT_EQ(SearchText("t", deep), "t");
-  // The deepest nesting the cap allows is read.
-  std::string deepest = R"({"parts":[)" + call + R"(],"x":)";
-  for (int i = 1; i < kMaxJsonDepth; ++i) deepest += "[";
-  for (int i = 1; i < kMaxJsonDepth; ++i) deepest += "]";
-  deepest += "}";
+  // A body whose member "x" holds `levels` nested arrays under the root.
+  auto nested = [&](int levels) {
+    std::string body = R"({"parts":[)" + call + R"(],"x":)";
+    body += std::string(static_cast<size_t>(levels), '[');
+    body += std::string(static_cast<size_t>(levels), ']');
+    return body + "}";
+  };
+  // The deepest nesting the cap allows is read; one level more is refused.
+  const std::string deepest = nested(kMaxJsonDepth - 1);
   EXPECT_EQ(SearchText("t", deepest), ReferenceSearchText("t", deepest));
   EXPECT_EQ(SearchText("t", deepest), "t\ngrep {\"q\":\"x\"}");
-  // One level more is refused.
-  std::string too_deep = R"({"parts":[)" + call + R"(],"x":)";
-  for (int i = 0; i < kMaxJsonDepth; ++i) too_deep += "[";
-  for (int i = 0; i < kMaxJsonDepth; ++i) too_deep += "]";
-  too_deep += "}";
+  const std::string too_deep = nested(kMaxJsonDepth);
   EXPECT_EQ(SearchText("t", too_deep), ReferenceSearchText("t", too_deep));
   EXPECT_EQ(SearchText("t", too_deep), "t");
 }
