@@ -106,6 +106,10 @@ class Database {
   // file cannot be used.
   WriterLock* writer_lock() const { return writer_lock_.get(); }
 
+  // The connection itself, for what this layer does not wrap (the WAL hook
+  // of wal_checkpointer.h). Owned by this Database.
+  sqlite3* handle() const { return db_; }
+
  private:
   friend class Transaction;
   explicit Database(sqlite3* db) : db_(db) {}

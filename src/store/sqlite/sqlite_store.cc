@@ -164,6 +164,13 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
   auto store = std::unique_ptr<SqliteStore>(
       new SqliteStore(dir, std::move(options), std::move(db), std::move(blobs)));
   store->read_only_reason_ = read_only_reason;
+  // Commits wake a checkpointer instead of copying the WAL into the database
+  // file themselves (wal_checkpointer.h).
+  if (read_only_reason.empty()) {
+    store->checkpointer_ =
+        WalCheckpointer::Attach(store->db_->handle(), db_path.string(),
+                                store->options_.durability == Durability::kDurable);
+  }
   // One writer per file in this process: every store opened on it shares the
   // queue, so their appends share commits (and fsyncs) instead of taking
   // SQLite's write lock in turn.
