@@ -40,6 +40,9 @@ class Statement {
   // in a loop.
   Statement& Bind(int index, int64_t value);
   Statement& Bind(int index, std::string_view text);  // SQLITE_TRANSIENT: copied
+  // Not copied (SQLITE_STATIC): `text` must stay put until the statement is
+  // stepped to its end, reset by Run, or bound again.
+  Statement& BindStatic(int index, std::string_view text);
   Statement& BindDouble(int index, double value);
   Statement& BindBlob(int index, std::string_view bytes);  // copied
   Statement& BindNull(int index);
