@@ -12,7 +12,11 @@
 // more therefore waits for the thread's pass and copies the rest itself
 // (little: the thread copied the bulk), and the log restarts at the next
 // write: the -wal file never holds more than kInlineFrames plus one commit's
-// frames (while no reader pins an old snapshot, as with SQLite's own). A
+// frames (while no reader pins an old snapshot, as with SQLite's own).
+// Small commits (single appends) mostly find the thread done with little
+// left, at most kFinishFrames: the commit copies that rest at once and the
+// log restarts near kBackgroundFrames, as with SQLite's own, so their fsyncs
+// overwrite the -wal file instead of extending it (W1's latency). A
 // checkpoint only copies committed frames, and SQLite restarts the log only
 // once they are all in the synced database file, so nothing acknowledged
 // depends on the thread having run.
@@ -50,11 +54,16 @@ class WalCheckpointer {
   // A commit that leaves at least this many frames checkpoints in line: the
   // bound on the log when the thread cannot keep up.
   static constexpr int kInlineFrames = 4000;
+  // A commit past kBackgroundFrames that finds the thread idle with at most
+  // this many frames left uncopied copies them itself (a few pages and an
+  // fsync), so that the log restarts: what small appends leave after a pass.
+  static constexpr int kFinishFrames = 64;
 
   // Counts since Attach, for tests and benchmarks.
   struct Stats {
     int64_t background = 0;  // PASSIVE checkpoints the thread ran
-    int64_t in_line = 0;     // checkpoints a commit ran itself
+    int64_t in_line = 0;     // checkpoints a commit past kInlineFrames ran itself
+    int64_t rest_in_line = 0;  // checkpoints of the last kFinishFrames a commit ran
   };
 
   // Installs the hook on `writer` (replacing SQLite's autocheckpoint) for the
@@ -95,6 +104,13 @@ class WalCheckpointer {
   std::condition_variable idle_;  // an in-line checkpoint waits here for !running_
   bool wanted_ = false;           // guarded by mu_: a commit asked for a checkpoint
   bool running_ = false;          // guarded by mu_: the thread is checkpointing
+  // Guarded by mu_. The log's restarts the hook has seen (cycle_), the frames
+  // the last commit left (last_frames_), and how far the thread's last pass
+  // copied (copied_) in which of them (copied_cycle_).
+  int64_t cycle_ = 0;
+  int last_frames_ = 0;
+  int copied_ = 0;
+  int64_t copied_cycle_ = -1;
   bool stop_ = false;    // guarded by mu_
   Stats stats_;          // guarded by mu_
   std::thread thread_;   // started by the first OnCommit that wakes it
