@@ -28,7 +28,13 @@ std::mt19937_64 SeededGenerator() {
 // The state lives in a page the kernel zeroes in a forked child
 // (MADV_WIPEONFORK, any fork, however made): a zero `seeded` means seed
 // again, with no syscall per id. Where the kernel lacks it, getpid() is
-// compared on every draw instead, as before.
+// compared on every id instead, as before.
+//
+// The ids one thread makes within a millisecond ascend (RFC 9562's
+// monotonic random, method 2): the 74 random bits of the first are drawn,
+// each next one adds a random step of 1 to 65,536 to them. The log's id
+// index then takes a batch's ids at its right edge, packing its pages,
+// instead of at random places among the millisecond's earlier ones.
 class ThreadGenerator {
  public:
   ThreadGenerator() {
@@ -52,24 +58,48 @@ class ThreadGenerator {
   ThreadGenerator(const ThreadGenerator&) = delete;
   ThreadGenerator& operator=(const ThreadGenerator&) = delete;
 
-  uint64_t Next() {
+  // The 74 random bits of the next id for `ms`: 12 in `*rand_a`, 62 in `*rand_b`.
+  void Next(uint64_t ms, uint64_t* rand_a, uint64_t* rand_b) {
     if (!wiped_on_fork_) {
       if (const pid_t now = getpid(); now != owner_) {
         state_->seeded = 0;
         owner_ = now;
       }
     }
-    if (state_->seeded == 0) {
+    State& s = *state_;
+    if (s.seeded == 0) {
       // mt19937_64 is trivially destructible: the zeroed bytes need no destructor.
-      new (&state_->gen) std::mt19937_64(SeededGenerator());
-      state_->seeded = 1;
+      new (&s.gen) std::mt19937_64(SeededGenerator());
+      s.seeded = 1;
+      s.has_last = 0;
     }
-    return state_->gen();
+    constexpr uint64_t kRandB = (uint64_t{1} << 62) - 1;
+    if (s.has_last != 0 && ms == s.last_ms) {
+      s.rand_b += 1 + (s.gen() >> 48);
+      if (s.rand_b > kRandB) {
+        s.rand_b &= kRandB;
+        ++s.rand_a;
+      }
+    }
+    // A new millisecond, or a step past the 74 bits (drawn below 2^73, the
+    // counter would need 2^57 ids in one millisecond to get there).
+    if (s.has_last == 0 || ms != s.last_ms || s.rand_a > 0xFFF) {
+      s.rand_a = s.gen() & 0x7FF;  // the top bit clear: room to count up
+      s.rand_b = s.gen() & kRandB;
+    }
+    s.last_ms = ms;
+    s.has_last = 1;
+    *rand_a = s.rand_a;
+    *rand_b = s.rand_b;
   }
 
  private:
   struct State {
     uint64_t seeded = 0;  // 0 in a fresh page and in a forked child's copy
+    uint64_t has_last = 0;
+    uint64_t last_ms = 0;
+    uint64_t rand_a = 0;
+    uint64_t rand_b = 0;
     std::mt19937_64 gen;
   };
   static constexpr size_t kPageBytes = 4096;
@@ -80,25 +110,19 @@ class ThreadGenerator {
   pid_t owner_ = 0;  // the fallback's process; no process has pid 0
 };
 
-uint64_t NextRandom() {
-  thread_local ThreadGenerator generator;
-  return generator.Next();
-}
-
 }  // namespace
 
 std::string NewUuidV7(int64_t unix_ms) {
+  thread_local ThreadGenerator generator;
+  const uint64_t ms = static_cast<uint64_t>(unix_ms) & 0xFFFFFFFFFFFFull;
+  uint64_t rand_a = 0, rand_b = 0;
+  generator.Next(ms, &rand_a, &rand_b);
   unsigned char b[16];
-  uint64_t ms = static_cast<uint64_t>(unix_ms) & 0xFFFFFFFFFFFFull;
   for (int i = 0; i < 6; ++i) b[i] = static_cast<unsigned char>(ms >> (8 * (5 - i)));
-  uint64_t r1 = NextRandom();
-  uint64_t r2 = NextRandom();
-  for (int i = 6; i < 16; ++i) {
-    uint64_t src = i < 14 ? r1 : r2;
-    b[i] = static_cast<unsigned char>(src >> (8 * (i % 8)));
-  }
-  b[6] = static_cast<unsigned char>(0x70 | (b[6] & 0x0F));  // version 7
-  b[8] = static_cast<unsigned char>(0x80 | (b[8] & 0x3F));  // variant 10
+  b[6] = static_cast<unsigned char>(0x70 | (rand_a >> 8));  // version 7
+  b[7] = static_cast<unsigned char>(rand_a);
+  b[8] = static_cast<unsigned char>(0x80 | (rand_b >> 56));  // variant 10
+  for (int i = 9; i < 16; ++i) b[i] = static_cast<unsigned char>(rand_b >> (8 * (15 - i)));
   static constexpr char kHex[] = "0123456789abcdef";
   char out[36];
   size_t n = 0;
