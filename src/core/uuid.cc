@@ -38,8 +38,8 @@ std::mt19937_64 SeededGenerator() {
 class ThreadGenerator {
  public:
   ThreadGenerator() {
-    void* page = mmap(nullptr, kPageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                      -1, 0);
+    void* page =
+        mmap(nullptr, kPageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (page != MAP_FAILED && madvise(page, kPageBytes, MADV_WIPEONFORK) == 0) {
       state_ = static_cast<State*>(page);  // zeroed: seeded on first use
       wiped_on_fork_ = true;

@@ -102,7 +102,6 @@ bool PartHasContent(const Part& p);
 Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOptions& options,
                                        Admission admission, const BlobExistsFn& blob_exists,
                                        const std::function<std::string()>& new_id,
-                                       const BlobStageFn& stage = nullptr,
-                                       bool may_borrow = false);
+                                       const BlobStageFn& stage = nullptr, bool may_borrow = false);
 
 }  // namespace sessiondb

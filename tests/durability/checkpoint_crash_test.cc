@@ -46,8 +46,8 @@ int64_t FileBytes(const std::string& path) {
     }
     auto r = (*store)->AppendBatch("crashy", batch);
     if (!r || r->size() != static_cast<size_t>(kBatch)) _exit(3);
-    std::string line = std::to_string(r->front().seq) + " " + std::to_string(r->back().seq) +
-                       " " + r->front().message_id + " " + r->back().message_id + "\n";
+    std::string line = std::to_string(r->front().seq) + " " + std::to_string(r->back().seq) + " " +
+                       r->front().message_id + " " + r->back().message_id + "\n";
     if (write(ack_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) _exit(4);
   }
 }
@@ -110,9 +110,8 @@ TEST(CheckpointCrash, NoAcknowledgedBatchIsLostWhenSigkillLandsDuringBackgroundC
       ASSERT_EQ((*messages)[i].seq, static_cast<int64_t>(i + 1)) << "seqs are not dense";
     }
     for (const auto& [first_seq, ack] : acknowledged) {
-      ASSERT_LE(ack.last_seq, std::ssize(*messages))
-          << "acknowledged batch " << first_seq << ".." << ack.last_seq << " lost in round "
-          << round;
+      ASSERT_LE(ack.last_seq, std::ssize(*messages)) << "acknowledged batch " << first_seq << ".."
+                                                     << ack.last_seq << " lost in round " << round;
       EXPECT_EQ((*messages)[static_cast<size_t>(first_seq - 1)].id, ack.first_id);
       EXPECT_EQ((*messages)[static_cast<size_t>(ack.last_seq - 1)].id, ack.last_id);
     }

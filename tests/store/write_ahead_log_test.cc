@@ -32,7 +32,9 @@ int64_t FileBytes(const std::string& path) {
   return ec ? 0 : static_cast<int64_t>(size);
 }
 
-int64_t WalBytes(const std::string& store_dir) { return FileBytes(store_dir + "/sessiondb.db-wal"); }
+int64_t WalBytes(const std::string& store_dir) {
+  return FileBytes(store_dir + "/sessiondb.db-wal");
+}
 
 // The most the -wal file may hold: the in-line bound plus the frames of the
 // one commit that passed it (4 KiB pages, 24-byte frame headers, the

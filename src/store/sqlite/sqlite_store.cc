@@ -167,9 +167,8 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
   // Commits wake a checkpointer instead of copying the WAL into the database
   // file themselves (wal_checkpointer.h).
   if (read_only_reason.empty()) {
-    store->checkpointer_ =
-        WalCheckpointer::Attach(store->db_->handle(), db_path.string(),
-                                store->options_.durability == Durability::kDurable);
+    store->checkpointer_ = WalCheckpointer::Attach(
+        store->db_->handle(), db_path.string(), store->options_.durability == Durability::kDurable);
   }
   // One writer per file in this process: every store opened on it shares the
   // queue, so their appends share commits (and fsyncs) instead of taking

@@ -1,5 +1,7 @@
 #include "store/sqlite/wal_checkpointer.h"
 
+#include <system_error>
+
 namespace sessiondb::sqlite {
 
 std::unique_ptr<WalCheckpointer> WalCheckpointer::Attach(sqlite3* writer, std::string path,
@@ -47,8 +49,7 @@ int WalCheckpointer::OnCommit(void* arg, sqlite3* db, const char* schema, int fr
     // towards kInlineFrames (appending past the -wal file's end makes every
     // fsync extend the file too, which costs single appends dear).
     small_rest = frames >= kBackgroundFrames && !self->running_ &&
-                 self->copied_cycle_ == self->cycle_ &&
-                 frames - self->copied_ <= kFinishFrames;
+                 self->copied_cycle_ == self->cycle_ && frames - self->copied_ <= kFinishFrames;
   }
   if (finish || small_rest) {
     // Past kInlineFrames the thread has not let the log restart (the writer
@@ -77,7 +78,14 @@ int WalCheckpointer::OnCommit(void* arg, sqlite3* db, const char* schema, int fr
   // Only commits start it (under the writer's lock, as the destructor runs):
   // a store that only reads never has a thread.
   if (!self->thread_.joinable()) {
-    self->thread_ = std::thread([self] { self->Run(); });
+    // This runs inside SQLite's C frames: nothing may be thrown through them.
+    // Without a thread, commits past kInlineFrames still checkpoint in line.
+    try {
+      self->thread_ = std::thread([self] { self->Run(); });
+    } catch (const std::system_error&) {
+      std::lock_guard lock(self->mu_);
+      self->wanted_ = false;
+    }
   } else {
     self->wake_.notify_one();
   }

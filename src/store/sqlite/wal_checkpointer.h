@@ -61,8 +61,8 @@ class WalCheckpointer {
 
   // Counts since Attach, for tests and benchmarks.
   struct Stats {
-    int64_t background = 0;  // PASSIVE checkpoints the thread ran
-    int64_t in_line = 0;     // checkpoints a commit past kInlineFrames ran itself
+    int64_t background = 0;    // PASSIVE checkpoints the thread ran
+    int64_t in_line = 0;       // checkpoints a commit past kInlineFrames ran itself
     int64_t rest_in_line = 0;  // checkpoints of the last kFinishFrames a commit ran
   };
 
@@ -111,9 +111,9 @@ class WalCheckpointer {
   int last_frames_ = 0;
   int copied_ = 0;
   int64_t copied_cycle_ = -1;
-  bool stop_ = false;    // guarded by mu_
-  Stats stats_;          // guarded by mu_
-  std::thread thread_;   // started by the first OnCommit that wakes it
+  bool stop_ = false;   // guarded by mu_
+  Stats stats_;         // guarded by mu_
+  std::thread thread_;  // started by the first OnCommit that wakes it
 };
 
 }  // namespace sessiondb::sqlite
