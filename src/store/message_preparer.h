@@ -35,10 +35,29 @@ struct PendingBlob {
 };
 
 struct PreparedMessage {
-  Message message;                             // attachment parts carry `resource`, not `source`
+  // The message's id: the caller's, or one made for it. Read this rather than
+  // message().id, which a borrowed message that came without one leaves empty.
+  std::string id;
   std::string text;                            // the text parts joined, for the index columns
   std::vector<PendingBlob> blobs;              // distinct digests only
   std::vector<std::string> referenced_sha256;  // every blob the message refers to, distinct
+
+  // The message as stored: attachment parts carry `resource`, not `source`.
+  const Message& message() const { return borrowed_ != nullptr ? *borrowed_ : owned_; }
+  // The message is `m` itself, which must outlive this (no copy).
+  void Borrow(const Message& m) { borrowed_ = &m; }
+  // The message is a copy of `m`, which preparing may then change.
+  Message& Own(const Message& m) {
+    owned_ = m;
+    borrowed_ = nullptr;
+    return owned_;
+  }
+  // The copy, or null when borrowed.
+  Message* owned() { return borrowed_ != nullptr ? nullptr : &owned_; }
+
+ private:
+  const Message* borrowed_ = nullptr;
+  Message owned_;
 };
 
 // Answers whether a blob with this digest is already stored, for parts that
@@ -77,9 +96,12 @@ bool PartHasContent(const Part& p);
 // kNotFound for a local file that does not exist. `new_id` makes ids for messages and resources.
 // With `stage`, a large attachment's bytes are written while they are hashed
 // (PendingBlob::staged); a refused message drops what was staged, leaving no file.
+// With `may_borrow`, a message none of whose parts preparing changes (no
+// attachment, no link) is not copied: the result refers to `message`, which
+// must then outlive it (an append's, whose caller waits for it).
 Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOptions& options,
                                        Admission admission, const BlobExistsFn& blob_exists,
                                        const std::function<std::string()>& new_id,
-                                       const BlobStageFn& stage = nullptr);
+                                       const BlobStageFn& stage = nullptr, bool may_borrow = false);
 
 }  // namespace sessiondb

@@ -80,7 +80,9 @@ Result<std::vector<PreparedMessage>> PrepareBatch(
   std::vector<PreparedMessage> prepared;
   prepared.reserve(messages.size());
   for (size_t i = 0; i < messages.size(); ++i) {
-    auto p = PrepareMessage(messages[i], options, Admission::kAppend, blob_exists, new_id, stage);
+    // Borrowed: the caller's messages outlive the append (see the header).
+    auto p = PrepareMessage(messages[i], options, Admission::kAppend, blob_exists, new_id, stage,
+                            /*may_borrow=*/true);
     Status s = !p ? p.error() : check ? check(*p) : Status::Ok();
     if (!s.ok()) {
       if (messages.size() == 1) return Err(s);

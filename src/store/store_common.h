@@ -51,7 +51,8 @@ Status ParseListCursor(const std::string& cursor, int64_t* updated_ms, std::stri
 // Prepares each message of a batch with PrepareMessage, then runs `check`
 // (a backend's own rule) on it when given; `stage` as PrepareMessage's. The
 // error of a message in a batch of more than one names its place ("message 3
-// of the batch: ...").
+// of the batch: ..."). The result may refer to `messages` (PrepareMessage's
+// `may_borrow`): they must outlive it.
 Result<std::vector<PreparedMessage>> PrepareBatch(
     std::span<const Message> messages, const StoreOptions& options, const BlobExistsFn& blob_exists,
     const std::function<std::string()>& new_id,

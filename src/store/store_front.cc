@@ -25,7 +25,7 @@ constexpr int kRewindAttempts = 16;
 
 Status Backend::CheckStorable(const PreparedMessage& prepared) {
   RETURN_IF_ERROR(CheckStorableText(prepared.text, "the message text"));
-  return CheckStorableText(prepared.message.id, "the message id");
+  return CheckStorableText(prepared.id, "the message id");
 }
 
 Status DraftNotFound(std::string_view draft_id) {

@@ -29,6 +29,21 @@ TEST(UuidV7, IdsAreUniqueAndSortByTime) {
   EXPECT_LT(NewUuidV7(1'700'000'000'000), NewUuidV7(1'700'000'000'001));
 }
 
+// Within a millisecond one thread's ids ascend (RFC 9562, method 2), so a
+// batch's ids reach the log's id index at its right edge; the version and
+// variant bits stay.
+TEST(UuidV7, IdsOneThreadMakesWithinAMillisecondAscend) {
+  std::string previous = NewUuidV7(1'700'000'000'000);
+  for (int i = 0; i < 10000; ++i) {
+    const std::string id = NewUuidV7(1'700'000'000'000);
+    ASSERT_LT(previous, id) << "id " << i;
+    ASSERT_EQ(id[14], '7');
+    ASSERT_NE(std::string("89ab").find(id[19]), std::string::npos);
+    previous = id;
+  }
+  EXPECT_LT(previous, NewUuidV7(1'700'000'000'001));
+}
+
 }  // namespace
 }  // namespace sessiondb
 

@@ -216,5 +216,45 @@ TEST_P(MessageLog, ABatchCommitsWholeOrNotAtAll) {
   EXPECT_EQ(store_->GetSession(id)->message_count, 3);
 }
 
+// A batch's plain messages are stored from the caller's own (not copied),
+// its attachments and links from a rewritten copy: both keep the id given or
+// made for them, their parts, and the caller's messages are left as they were.
+TEST_P(MessageLog, ABatchOfPlainAndAttachedMessagesReadsBackAsAppended) {
+  std::string id = NewSessionId();
+  std::vector<Message> batch(5);
+  batch[0].parts = {Part::Text("plain, no id")};
+  batch[1].id = "given-id-1";
+  batch[1].parts = {Part::Text("plain, given id")};
+  batch[2].parts = {Part::Text("with an image"),
+                    Part::ImageFromBytes(MakePng(4, 4, "batch-borrow"), "image/png")};
+  batch[3].parts = {Part::Text("tool call"), Part::ToolCall("call-1", "grep", R"({"q":"x"})")};
+  batch[3].role = Role::kAssistant;
+  batch[4].parts = {Part::Link("https://example.com/a.pdf", "a.pdf")};
+  const std::vector<Message> before = batch;
+  auto appended = store_->AppendBatch(id, batch);
+  ASSERT_TRUE(appended) << appended.error().ToString();
+  ASSERT_EQ(appended->size(), 5u);
+  EXPECT_EQ((*appended)[1].message_id, "given-id-1");
+  EXPECT_EQ((*appended)[0].message_id.size(), 36u);
+  EXPECT_EQ((*appended)[2].resources.size(), 1u);
+  EXPECT_EQ((*appended)[4].resources.size(), 1u);
+  auto read = store_->ReadMessages(id);
+  ASSERT_TRUE(read) << read.error().ToString();
+  ASSERT_EQ(read->size(), 5u);
+  for (size_t i = 0; i < read->size(); ++i) {
+    EXPECT_EQ((*read)[i].id, (*appended)[i].message_id) << "message " << i;
+    EXPECT_EQ((*read)[i].Text(), before[i].Text()) << "message " << i;
+    ASSERT_EQ((*read)[i].parts.size(), before[i].parts.size()) << "message " << i;
+  }
+  EXPECT_EQ((*read)[3].role, Role::kAssistant);
+  EXPECT_EQ((*read)[3].parts[1].tool_name, "grep");
+  ASSERT_TRUE((*read)[2].parts[1].resource);
+  EXPECT_EQ((*read)[2].parts[1].resource->mime, "image/png");
+  // The caller's messages are untouched: no id written into them, sources kept.
+  EXPECT_TRUE(batch[0].id.empty());
+  EXPECT_TRUE(batch[2].parts[1].source.has_value());
+  EXPECT_FALSE(batch[2].parts[1].resource.has_value());
+}
+
 }  // namespace
 }  // namespace sessiondb::testing

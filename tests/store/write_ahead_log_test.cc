@@ -1,19 +1,54 @@
 // The SQLite write-ahead log stays bounded: checkpoints backfill every
 // committed frame and the log restarts from its beginning, instead of growing
-// with every append (which also makes each fsync extend the file).
+// with every append (which also makes each fsync extend the file). Commits
+// leave the checkpoint to the store's checkpointer thread
+// (wal_checkpointer.h) and checkpoint in line only past its bound.
 #include <filesystem>
+#include <thread>
 
+#include "core/uuid.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/sqlite/wal_checkpointer.h"
 #include "store/store_fixture.h"
+#include "store/store_front.h"
 
 namespace sessiondb::testing {
 namespace {
 
-class WriteAheadLog : public EmbeddedStoreTest {};
+using sqlite::SqliteStore;
+using sqlite::WalCheckpointer;
+
+class WriteAheadLog : public EmbeddedStoreTest {
+ protected:
+  WalCheckpointer::Stats CheckpointStats() {
+    auto& front = dynamic_cast<store::StoreFront&>(*store_);
+    return dynamic_cast<SqliteStore&>(front.backend()).checkpoint_stats();
+  }
+};
+
+int64_t FileBytes(const std::string& path) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  return ec ? 0 : static_cast<int64_t>(size);
+}
 
 int64_t WalBytes(const std::string& store_dir) {
-  std::error_code ec;
-  auto size = std::filesystem::file_size(store_dir + "/sessiondb.db-wal", ec);
-  return ec ? 0 : static_cast<int64_t>(size);
+  return FileBytes(store_dir + "/sessiondb.db-wal");
+}
+
+// The most the -wal file may hold: the in-line bound plus the frames of the
+// one commit that passed it (4 KiB pages, 24-byte frame headers, the
+// 32-byte file header).
+int64_t WalBound(int64_t frames_per_commit) {
+  return 32 + (WalCheckpointer::kInlineFrames + frames_per_commit) * (4096 + 24);
+}
+
+std::vector<Message> Batch(size_t n, size_t text_bytes) {
+  std::vector<Message> batch(n);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    batch[i].parts.push_back(Part::Text(std::string(text_bytes, 'y') + std::to_string(i)));
+  }
+  return batch;
 }
 
 TEST_F(WriteAheadLog, IsRecycledAfterCheckpointsInsteadOfGrowingWithEveryAppend) {
@@ -23,23 +58,70 @@ TEST_F(WriteAheadLog, IsRecycledAfterCheckpointsInsteadOfGrowingWithEveryAppend)
   std::string id = NewSessionId();
   const std::string text(500, 'x');
   // About 4 pages per append: 3,000 appends write some 12,000 frames (~50 MB),
-  // while the autocheckpoint restarts the log every ~1,000 frames (~4 MB).
-  for (int i = 0; i < 3000; ++i) AppendText(id, text + std::to_string(i));
-  EXPECT_LT(WalBytes(StoreDir()), 8 << 20);
+  // three times the in-line bound.
+  int64_t largest = 0;
+  for (int i = 0; i < 3000; ++i) {
+    AppendText(id, text + std::to_string(i));
+    largest = std::max(largest, WalBytes(StoreDir()));
+  }
+  EXPECT_LE(largest, WalBound(64));  // an append writes a dozen frames
 }
 
-TEST_F(WriteAheadLog, IsRecycledAfterBatchesToo) {
+TEST_F(WriteAheadLog, StaysUnderTheBoundThroughSustainedDurableBatches) {
+  StoreOptions options = Options();
+  options.durability = Durability::kDurable;
+  // Ids made now, as a store's are: with the fixture's frozen clock every id
+  // falls at random in the id index, and a commit writes some 1,300 frames.
+  options.clock = &SystemNowMs;
+  Reopen(options);
+  std::string id = NewSessionId();
+  const std::vector<Message> batch = Batch(1000, 500);  // 250 to 600 frames a commit
+  // 150 batches: some 60,000 frames (~250 MB) through the log, 15 times its bound.
+  int64_t largest = 0;
+  for (int i = 0; i < 150; ++i) {
+    ASSERT_TRUE(store_->AppendBatch(id, batch));
+    largest = std::max(largest, WalBytes(StoreDir()));
+  }
+  EXPECT_LE(largest, WalBound(1000));
+  EXPECT_GT(FileBytes(StoreDir() + "/sessiondb.db"), 50 << 20) << "the log was not checkpointed";
+}
+
+TEST_F(WriteAheadLog, CommitsLeaveTheCheckpointToTheCheckpointerThread) {
   StoreOptions options = Options();
   options.durability = Durability::kProcessCrashSafe;
   Reopen(options);
   std::string id = NewSessionId();
-  std::vector<Message> batch(100);
-  for (size_t i = 0; i < batch.size(); ++i) {
-    batch[i].parts.push_back(Part::Text(std::string(500, 'y') + std::to_string(i)));
+  const std::vector<Message> batch = Batch(100, 500);
+  // Past the thread's threshold, far short of the in-line bound: no commit
+  // checkpoints itself, and only the thread can have checkpointed.
+  const int64_t frame_bytes = 4096 + 24;
+  while (WalBytes(StoreDir()) < (WalCheckpointer::kBackgroundFrames + 200) * frame_bytes) {
+    ASSERT_TRUE(store_->AppendBatch(id, batch));
   }
-  for (int i = 0; i < 300; ++i) ASSERT_TRUE(store_->AppendBatch(id, batch));
-  EXPECT_LT(WalBytes(StoreDir()), 8 << 20);
+  ASSERT_LT(WalBytes(StoreDir()), (WalCheckpointer::kInlineFrames - 1000) * frame_bytes);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (CheckpointStats().background == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GT(CheckpointStats().background, 0);
+  EXPECT_EQ(CheckpointStats().in_line, 0) << "no commit came near the in-line bound";
+}
+
+TEST_F(WriteAheadLog, ClosingTheStoreStopsTheCheckpointerAndRemovesTheLog) {
+  std::string id = NewSessionId();
+  const std::vector<Message> batch = Batch(100, 500);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(store_->AppendBatch(id, batch));
+  ASSERT_GT(WalBytes(StoreDir()), 0);
+  // The last connection to close checkpoints and deletes the -wal; a
+  // checkpointer connection left open would keep it.
+  store_.reset();
+  EXPECT_FALSE(std::filesystem::exists(StoreDir() + "/sessiondb.db-wal"));
+  Reopen();
+  auto messages = store_->ReadMessages(id);
+  ASSERT_TRUE(messages) << messages.error().ToString();
+  EXPECT_EQ(messages->size(), 100u * batch.size());
 }
 
 }  // namespace
+
 }  // namespace sessiondb::testing

@@ -49,8 +49,8 @@ Result<PgStore::RestoreBatch> PgStore::EncodeRestore(std::string_view session_id
                          e.message, options_, Admission::kRestore,
                          [](std::string_view) { return true; }, [this] { return NewId(); }));
     RETURN_IF_ERROR(CheckNoNul(p.text, "the text of message " + std::to_string(e.seq)));
-    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message));
-    rows.ids.push_back(p.message.id);
+    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message()));
+    rows.ids.push_back(p.id);
     rows.texts.push_back(p.text);
     rows.bodies.push_back(std::move(body));
     for (const std::string& sha : p.referenced_sha256) {
@@ -59,7 +59,7 @@ Result<PgStore::RestoreBatch> PgStore::EncodeRestore(std::string_view session_id
       rows.ref_seqs.push_back(e.seq);
     }
     // Tokens an inherited turn spent were the parent's, and counted there.
-    if (p.message.usage && !IsInherited(original, session_id)) with_usage.push_back(std::move(p));
+    if (p.message().usage && !IsInherited(original, session_id)) with_usage.push_back(std::move(p));
   }
   batch.needed.assign(needed.begin(), needed.end());
   batch.usage = UsageOf(with_usage);

@@ -409,7 +409,7 @@ Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view ses
 UsageDelta UsageOf(const std::vector<PreparedMessage>& prepared) {
   UsageDelta delta;
   for (const PreparedMessage& p : prepared) {
-    const Message& m = p.message;
+    const Message& m = p.message();
     if (!m.usage) continue;
     ModelUsage& u = delta[{m.provider, m.model}];
     u.provider = m.provider;
@@ -454,11 +454,11 @@ Result<EncodedBatch> EncodeBatch(const std::vector<PreparedMessage>& prepared) {
   EncodedBatch batch;
   std::set<std::string> needed;
   for (const PreparedMessage& p : prepared) {
-    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message));
-    batch.rows.ids.push_back(p.message.id);
-    batch.rows.roles.emplace_back(RoleName(p.message.role));
+    ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(p.message()));
+    batch.rows.ids.push_back(p.id);
+    batch.rows.roles.emplace_back(RoleName(p.message().role));
     batch.rows.texts.push_back(p.text);
-    batch.rows.search_texts.push_back(MessageSearchText(p.text, p.message));
+    batch.rows.search_texts.push_back(MessageSearchText(p.text, p.message()));
     batch.rows.bodies.push_back(std::move(body));
     for (const std::string& sha : p.referenced_sha256) needed.insert(sha);
     for (const PendingBlob& b : p.blobs) batch.pending.emplace(b.sha256, &b.bytes);
@@ -501,7 +501,7 @@ Result<int64_t> AppendInTransaction(PgConnection& c, const std::string& ns,
   rows.ref_shas.clear();
   rows.ref_seqs.clear();
   for (const PreparedMessage& p : prepared) {
-    ApplyMessageToIndex(p.message.role, p.text, &entry);
+    ApplyMessageToIndex(p.message().role, p.text, &entry);
     rows.seqs.push_back(entry.last_seq);
     for (const std::string& sha : p.referenced_sha256) {
       rows.ref_shas.push_back(sha);
@@ -526,10 +526,10 @@ std::vector<AppendResult> AppendResults(const std::vector<PreparedMessage>& prep
   std::vector<AppendResult> results;
   for (size_t i = 0; i < prepared.size(); ++i) {
     AppendResult& out = results.emplace_back();
-    out.message_id = prepared[i].message.id;
+    out.message_id = prepared[i].id;
     out.seq = first_seq + static_cast<int64_t>(i);
     out.ts_ms = ts;
-    for (const Part& part : prepared[i].message.parts) {
+    for (const Part& part : prepared[i].message().parts) {
       if (part.resource) out.resources.push_back(*part.resource);
     }
   }

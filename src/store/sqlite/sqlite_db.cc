@@ -66,6 +66,12 @@ Statement& Statement::Bind(int index, std::string_view text) {
   return *this;
 }
 
+Statement& Statement::BindStatic(int index, std::string_view text) {
+  if (sqlite3_stmt_busy(stmt_)) sqlite3_reset(stmt_);
+  sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8);
+  return *this;
+}
+
 Statement& Statement::BindDouble(int index, double value) {
   if (sqlite3_stmt_busy(stmt_)) sqlite3_reset(stmt_);
   sqlite3_bind_double(stmt_, index, value);

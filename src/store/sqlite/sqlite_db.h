@@ -40,6 +40,9 @@ class Statement {
   // in a loop.
   Statement& Bind(int index, int64_t value);
   Statement& Bind(int index, std::string_view text);  // SQLITE_TRANSIENT: copied
+  // Not copied (SQLITE_STATIC): `text` must stay put until the statement is
+  // stepped to its end, reset by Run, or bound again.
+  Statement& BindStatic(int index, std::string_view text);
   Statement& BindDouble(int index, double value);
   Statement& BindBlob(int index, std::string_view bytes);  // copied
   Statement& BindNull(int index);
@@ -105,6 +108,10 @@ class Database {
   // before BEGIN IMMEDIATE; null for a read-only connection or when the side
   // file cannot be used.
   WriterLock* writer_lock() const { return writer_lock_.get(); }
+
+  // The connection itself, for what this layer does not wrap (the WAL hook
+  // of wal_checkpointer.h). Owned by this Database.
+  sqlite3* handle() const { return db_; }
 
  private:
   friend class Transaction;

@@ -82,12 +82,12 @@ Status SqliteStore::InsertRestoredLocked(std::string_view session_id, std::span<
       RETURN_IF_ERROR(insert.Run());
       continue;
     }
-    const Message& m = prepared->message;
+    const Message& m = prepared->message();
     ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(m));
-    insert.Bind(3, m.id).Bind(7, prepared->text).BindOptional(8, body);
+    insert.Bind(3, prepared->id).Bind(7, prepared->text).BindOptional(8, body);
     if (Status s = insert.Run(); !s.ok()) {
       if (s.code() != StatusCode::kAlreadyExists) return s;
-      return Status::AlreadyExists("event id '" + m.id + "' already exists in this store");
+      return Status::AlreadyExists("event id '" + prepared->id + "' already exists in this store");
     }
     for (const std::string& sha : prepared->referenced_sha256) {
       add_ref.Bind(1, sha).Bind(2, session_id).Bind(3, e.seq);

@@ -164,6 +164,12 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
   auto store = std::unique_ptr<SqliteStore>(
       new SqliteStore(dir, std::move(options), std::move(db), std::move(blobs)));
   store->read_only_reason_ = read_only_reason;
+  // Commits wake a checkpointer instead of copying the WAL into the database
+  // file themselves (wal_checkpointer.h).
+  if (read_only_reason.empty()) {
+    store->checkpointer_ = WalCheckpointer::Attach(
+        store->db_->handle(), db_path.string(), store->options_.durability == Durability::kDurable);
+  }
   // One writer per file in this process: every store opened on it shares the
   // queue, so their appends share commits (and fsyncs) instead of taking
   // SQLite's write lock in turn.
@@ -427,15 +433,21 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
   const int64_t now = Now();
   const int64_t first_seq = entry.last_seq + 1;
   for (PreparedMessage& p : prepared) {
-    const Message& m = p.message;
+    const Message& m = p.message();
     ASSIGN_OR_RETURN(std::optional<std::string> body, EncodeMessageBody(m));
     ApplyMessageToIndex(m.role, p.text, &entry);
     const int64_t seq = entry.last_seq;
-    insert.Bind(1, session_id).Bind(2, seq).Bind(3, m.id).Bind(4, now).Bind(5, RoleName(m.role));
-    insert.Bind(6, p.text).BindOptional(7, body);
+    // Not copied into SQLite (BindStatic): each outlives the Run below.
+    insert.BindStatic(1, session_id).Bind(2, seq).BindStatic(3, p.id).Bind(4, now);
+    insert.BindStatic(5, RoleName(m.role)).BindStatic(6, p.text);
+    if (body) {
+      insert.BindStatic(7, *body);
+    } else {
+      insert.BindNull(7);
+    }
     if (Status s = insert.Run(); !s.ok()) {
       if (s.code() != StatusCode::kAlreadyExists) return Err(s);
-      return Err(Status::AlreadyExists("message id '" + m.id + "' already exists in this store"));
+      return Err(Status::AlreadyExists("message id '" + p.id + "' already exists in this store"));
     }
     for (const std::string& sha : p.referenced_sha256) {
       add_ref.Bind(1, sha).Bind(2, session_id).Bind(3, seq);
@@ -444,7 +456,7 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
     RETURN_IF_ERROR(AddUsageLocked(session_id, m));
 
     AppendResult r;
-    r.message_id = m.id;
+    r.message_id = p.id;
     r.seq = seq;
     r.ts_ms = now;
     for (const Part& part : m.parts) {

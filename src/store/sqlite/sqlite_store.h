@@ -22,6 +22,7 @@
 #include "store/message_preparer.h"
 #include "store/sqlite/group_commit.h"
 #include "store/sqlite/sqlite_db.h"
+#include "store/sqlite/wal_checkpointer.h"
 #include "store/store_common.h"
 
 namespace sessiondb::sqlite {
@@ -110,6 +111,11 @@ class SqliteStore final : public store::Backend {
   // text than this beyond its first append; the rest wait for the next.
   static constexpr size_t kMaxGroupAppends = GroupCommitQueue::kMaxGroupAppends;
   static constexpr size_t kMaxGroupTextBytes = GroupCommitQueue::kMaxGroupTextBytes;
+  // A diagnostic for tests and benchmarks: the checkpoints of this store's
+  // WAL checkpointer (wal_checkpointer.h); zeros when read-only.
+  WalCheckpointer::Stats checkpoint_stats() {
+    return checkpointer_ ? checkpointer_->stats() : WalCheckpointer::Stats{};
+  }
 
  private:
   friend class SqliteWriteTransaction;
@@ -191,6 +197,9 @@ class SqliteStore final : public store::Backend {
   std::string read_only_reason_;
   std::mutex mu_;
   std::unique_ptr<Database> db_;  // guarded by mu_
+  // Checkpoints db_'s WAL on a thread of its own (null when read-only).
+  // Declared after db_: stopped before the connection it hooks closes.
+  std::unique_ptr<WalCheckpointer> checkpointer_;
   const std::unique_ptr<blob::BlobStore> blobs_;
 
   // Group commit, shared with the other stores of this process opened on the

@@ -233,7 +233,11 @@ Status SqliteStore::RunWriteTransaction(const store::WriteOptions& options,
   }
   // Best effort: a reader of another process may hold old frames a while
   // longer; the next checkpoint then drops them.
-  if (options.erases_text) (void)db_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  // The checkpointer's pass would make this one give up: let it finish first.
+  if (options.erases_text) {
+    if (checkpointer_) checkpointer_->Quiesce();
+    (void)db_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
   return Status::Ok();
 }
 

@@ -1,0 +1,139 @@
+#include "store/sqlite/wal_checkpointer.h"
+
+#include <system_error>
+
+namespace sessiondb::sqlite {
+
+std::unique_ptr<WalCheckpointer> WalCheckpointer::Attach(sqlite3* writer, std::string path,
+                                                         bool durable) {
+  std::unique_ptr<WalCheckpointer> checkpointer(
+      new WalCheckpointer(writer, std::move(path), durable));
+  // Replaces the hook sqlite3_wal_autocheckpoint installed: one per connection.
+  sqlite3_wal_hook(writer, &WalCheckpointer::OnCommit, checkpointer.get());
+  return checkpointer;
+}
+
+WalCheckpointer::~WalCheckpointer() {
+  sqlite3_wal_autocheckpoint(writer_, kBackgroundFrames);
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void WalCheckpointer::Quiesce() {
+  std::unique_lock lock(mu_);
+  idle_.wait(lock, [&] { return !running_; });
+  wanted_ = false;
+}
+
+WalCheckpointer::Stats WalCheckpointer::stats() {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+int WalCheckpointer::OnCommit(void* arg, sqlite3* db, const char* schema, int frames) {
+  auto* self = static_cast<WalCheckpointer*>(arg);
+  bool finish = frames >= kInlineFrames;
+  bool small_rest = false;
+  {
+    std::lock_guard lock(self->mu_);
+    // Fewer frames than the last commit saw: the log restarted, and what the
+    // thread copied of the one before says nothing of this one.
+    if (frames < self->last_frames_) ++self->cycle_;
+    self->last_frames_ = frames;
+    // The thread copied nearly all of it: copy the rest now, while it is
+    // little, so that the log restarts at the next write instead of growing
+    // towards kInlineFrames (appending past the -wal file's end makes every
+    // fsync extend the file too, which costs single appends dear).
+    small_rest = frames >= kBackgroundFrames && !self->running_ &&
+                 self->copied_cycle_ == self->cycle_ && frames - self->copied_ <= kFinishFrames;
+  }
+  if (finish || small_rest) {
+    // Past kInlineFrames the thread has not let the log restart (the writer
+    // keeps adding frames while it copies, so it seldom catches up): finish
+    // here, as SQLite's autocheckpoint would. Wait for the thread's pass
+    // first, which holds SQLite's checkpoint lock (ours would give up at
+    // once); after it, little is left to copy. No new pass starts meanwhile:
+    // only this hook, on the writer, asks for one.
+    self->Quiesce();
+    // Errors are not the commit's (it has committed); a checkpoint that
+    // another process runs makes this one give up, and the next commit
+    // past the bound tries again.
+    (void)sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    std::lock_guard lock(self->mu_);
+    ++(finish ? self->stats_.in_line : self->stats_.rest_in_line);
+    return SQLITE_OK;
+  }
+  if (frames < kBackgroundFrames) return SQLITE_OK;
+  {
+    std::lock_guard lock(self->mu_);
+    // A pass under way is not asked for another: the first commit after it
+    // ends decides, seeing how much it left.
+    if (self->running_) return SQLITE_OK;
+    self->wanted_ = true;
+  }
+  // Only commits start it (under the writer's lock, as the destructor runs):
+  // a store that only reads never has a thread.
+  if (!self->thread_.joinable()) {
+    // This runs inside SQLite's C frames: nothing may be thrown through them.
+    // Without a thread, commits past kInlineFrames still checkpoint in line.
+    try {
+      self->thread_ = std::thread([self] { self->Run(); });
+    } catch (const std::system_error&) {
+      std::lock_guard lock(self->mu_);
+      self->wanted_ = false;
+    }
+  } else {
+    self->wake_.notify_one();
+  }
+  return SQLITE_OK;
+}
+
+void WalCheckpointer::Run() {
+  sqlite3* db = nullptr;
+  // No CREATE: the writer's file exists. If this fails, commits past
+  // kInlineFrames still checkpoint in line.
+  if (sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    sqlite3_close(db);
+    db = nullptr;
+  } else {
+    // The checkpoint syncs the database file before the log may restart;
+    // never OFF, which would let a power loss take frames the log dropped.
+    (void)sqlite3_exec(db, durable_ ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+                       nullptr, nullptr, nullptr);
+  }
+  std::unique_lock lock(mu_);
+  while (true) {
+    wake_.wait(lock, [&] { return stop_ || wanted_; });
+    if (stop_) break;
+    wanted_ = false;
+    running_ = true;
+    const int64_t cycle = cycle_;
+    lock.unlock();
+    // PASSIVE: never waits for readers or the writer; copies what it can.
+    int copied = -1;
+    if (db != nullptr) {
+      int in_log = 0;
+      if (sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, &in_log, &copied) !=
+          SQLITE_OK) {
+        copied = -1;
+      }
+    }
+    lock.lock();
+    running_ = false;
+    if (copied >= 0) {
+      copied_ = copied;
+      copied_cycle_ = cycle;
+    }
+    if (db != nullptr) ++stats_.background;
+    idle_.notify_all();
+  }
+  lock.unlock();
+  sqlite3_close(db);
+}
+
+}  // namespace sessiondb::sqlite
