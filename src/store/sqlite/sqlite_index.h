@@ -17,6 +17,7 @@
 
 #include "store/index_backend.h"
 #include "store/sqlite/sqlite_db.h"
+#include "store/sqlite/wal_checkpointer.h"
 
 namespace sessiondb::sqlite {
 
@@ -84,6 +85,10 @@ class SqliteIndexBackend final : public store::IndexBackend {
 
   const std::string store_dir_;
   const std::unique_ptr<Database> db_;
+  // Checkpoints the WAL that catch-ups and embeddings write off their commit
+  // path, as the store's writer does (null when read-only). After db_: it is
+  // stopped before the connection it hooks closes.
+  std::unique_ptr<WalCheckpointer> checkpointer_;
   FileSystem* const file_system_;
   // Whether any session was deleted, as of the database's version: read from
   // the sessions table again only once something changed (a scan of every
