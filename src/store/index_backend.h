@@ -150,11 +150,11 @@ struct TextIndexState {
 inline constexpr int64_t kTextIndexBatch = 4096;
 // The same when a caller asked for everything (-1: the end of an import,
 // reindex, `sessiondb index`): each transaction becomes one FTS5 segment, and
-// segments are what FTS5 merges again and again as the index grows; 8 times
-// fewer of them halve the cost of a bulk catch-up (docs/benchmarks.md, issue
-// 19). A writer may then wait a few hundred milliseconds for the lock, which
-// a bulk load makes it do anyway.
-inline constexpr int64_t kBulkTextIndexBatch = 32768;
+// segments are what FTS5 merges again and again as the index grows; 16 times
+// fewer of them make a bulk catch-up 2 to 2.5 times faster (docs/benchmarks.md,
+// issue 19). A writer may then wait half a second for the lock, which a bulk
+// load makes it do anyway.
+inline constexpr int64_t kBulkTextIndexBatch = 65536;
 
 // Brings the full-text index up to the documents written before the call,
 // kTextIndexBatch at a time (kBulkTextIndexBatch when `max_documents` is -1),

@@ -19,11 +19,11 @@ namespace {
 
 // FTS5 writes its in-memory terms out as a new segment when they pass its
 // "hashsize" (1 MiB by default), so a bulk batch (kBulkTextIndexBatch, about
-// 1 KiB of terms per message) would become some 30 segments, each merged
+// 1 KiB of terms per message) would become some 60 segments, each merged
 // again later. Large enough for one segment per batch; the memory is held
 // only while a catch-up runs. A setting of the index itself, so it is written
 // once, by the first catch-up that finds it different (stores of any version).
-constexpr int64_t kFts5HashSize = int64_t{48} << 20;
+constexpr int64_t kFts5HashSize = int64_t{96} << 20;
 
 Status EnsureHashSize(Database& db) {
   ASSIGN_OR_RETURN(std::optional<int64_t> now,
