@@ -298,7 +298,7 @@ class ToolTextReader {
         if (b == '"' || b == '\\' || b < 0x20 || b >= 0x80) break;
         ++p_;
       }
-      if (out != nullptr) out->append(run, p_);
+      if (out != nullptr) out->append(run, static_cast<size_t>(p_ - run));
       if (p_ == end_) return false;
       const auto b = static_cast<unsigned char>(*p_);
       if (b == '"') return ++p_, true;
