@@ -24,6 +24,9 @@ class WritableFile {
   virtual Status Append(std::string_view bytes) = 0;
   // Makes what was appended (and the size) durable: fdatasync.
   virtual Status Sync() = 0;
+  // A hint, no promise: start writing what was appended to the disk now, so
+  // a later Sync has less to wait for. Nothing is durable until Sync returns.
+  virtual void StartSync() {}
   // Closes it; further calls fail. The destructor closes without a status.
   virtual Status Close() = 0;
 };

@@ -131,70 +131,81 @@ std::string Base64Encode(std::string_view bytes) {
   return out;
 }
 
-Result<std::string> Base64Decode(std::string_view text) {
+Result<size_t> Base64DecodedSize(std::string_view text) {
   if (text.size() % 4 != 0) {
     return Err(Status::InvalidArgument("invalid base64: length " + std::to_string(text.size()) +
                                        " is not a multiple of 4 (is the padding missing?)"));
   }
-  if (text.empty()) return std::string();
-
+  if (text.empty()) return size_t{0};
   // The last quad may carry padding: "xx==" (one byte) or "xxx=" (two).
-  const auto* in = reinterpret_cast<const unsigned char*>(text.data());
   const size_t last = text.size() - 4;
   size_t padding = 0;
-  if (in[last + 3] == '=') padding = in[last + 2] == '=' ? 2 : 1;
-  const size_t out_size = text.size() / 4 * 3 - padding;
+  if (text[last + 3] == '=') padding = text[last + 2] == '=' ? 2 : 1;
+  return text.size() / 4 * 3 - padding;
+}
 
-  std::string out;
-  bool bad = false;
-  out.resize_and_overwrite(out_size, [&](char* o, size_t) {
-    // All quads but the last are full. Each stores 4 bytes and advances 3; the
-    // spare byte is overwritten by the next quad, and the last quad (decoded
-    // byte by byte below) always follows, so nothing is written past the end.
-    constexpr size_t kBlockQuads = 16;  // check for bad characters once per block
-    size_t i = 0;
-    uint32_t seen = 0;
-    for (; i + 4 * kBlockQuads <= last; i += 4 * kBlockQuads) {
-      for (size_t q = 0; q < kBlockQuads; ++q) {
-        const uint32_t v = DecodeQuad(in + i + 4 * q);
-        seen |= v;
-        std::memcpy(o, &v, 4);
-        o += 3;
-      }
-      if (seen & kBadBit) {
-        bad = true;
-        return size_t{0};
-      }
-    }
-    for (; i < last; i += 4) {
-      const uint32_t v = DecodeQuad(in + i);
+Status Base64DecodeInto(std::string_view text, char* out, size_t report_every,
+                        const std::function<void(size_t)>& decoded) {
+  ASSIGN_OR_RETURN(const size_t out_size, Base64DecodedSize(text));
+  if (out_size == 0) return Status::Ok();
+  const auto* in = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t last = text.size() - 4;
+  const size_t padding = text.size() / 4 * 3 - out_size;
+  char* o = out;
+  // All quads but the last are full. Each stores 4 bytes and advances 3; the
+  // spare byte is overwritten by the next quad, and the last quad (decoded
+  // byte by byte below) always follows, so nothing is written past the end.
+  // The bytes before `o` are final, so they may be reported.
+  constexpr size_t kBlockQuads = 16;  // check for bad characters once per block
+  size_t i = 0;
+  size_t next_report = report_every;
+  uint32_t seen = 0;
+  for (; i + 4 * kBlockQuads <= last; i += 4 * kBlockQuads) {
+    for (size_t q = 0; q < kBlockQuads; ++q) {
+      const uint32_t v = DecodeQuad(in + i + 4 * q);
       seen |= v;
       std::memcpy(o, &v, 4);
       o += 3;
     }
-    if (seen & kBadBit) {
-      bad = true;
-      return size_t{0};
+    if (seen & kBadBit) return BadCharacter(text, 0);
+    if (decoded && static_cast<size_t>(o - out) >= next_report) {
+      decoded(static_cast<size_t>(o - out));
+      next_report = static_cast<size_t>(o - out) + report_every;
     }
-    // The last quad: its data characters must be in the alphabet; padding is
-    // decoded as zero. Non-zero bits left over in the character before the
-    // padding are accepted (RFC 4648 section 3.5 allows either choice).
-    const size_t data_chars = 4 - padding;
-    uint32_t v = 0;
-    for (size_t k = 0; k < data_chars; ++k) {
-      const uint8_t d = kValue[in[last + k]];
-      if (d == kInvalid) {
-        bad = true;
-        return size_t{0};
-      }
-      v |= uint32_t{d} << (18 - 6 * k);
-    }
-    const char tail[3] = {static_cast<char>(v >> 16), static_cast<char>((v >> 8) & 0xFF),
-                          static_cast<char>(v & 0xFF)};
-    std::memcpy(o, tail, 3 - padding);
-    return out_size;
+  }
+  for (; i < last; i += 4) {
+    const uint32_t v = DecodeQuad(in + i);
+    seen |= v;
+    std::memcpy(o, &v, 4);
+    o += 3;
+  }
+  if (seen & kBadBit) return BadCharacter(text, 0);
+  // The last quad: its data characters must be in the alphabet; padding is
+  // decoded as zero. Non-zero bits left over in the character before the
+  // padding are accepted (RFC 4648 section 3.5 allows either choice).
+  const size_t data_chars = 4 - padding;
+  uint32_t v = 0;
+  for (size_t k = 0; k < data_chars; ++k) {
+    const uint8_t d = kValue[in[last + k]];
+    if (d == kInvalid) return BadCharacter(text, 0);
+    v |= uint32_t{d} << (18 - 6 * k);
+  }
+  const char tail[3] = {static_cast<char>(v >> 16), static_cast<char>((v >> 8) & 0xFF),
+                        static_cast<char>(v & 0xFF)};
+  std::memcpy(o, tail, 3 - padding);
+  if (decoded) decoded(out_size);
+  return Status::Ok();
+}
+
+Result<std::string> Base64Decode(std::string_view text) {
+  ASSIGN_OR_RETURN(const size_t out_size, Base64DecodedSize(text));
+  std::string out;
+  Status status;
+  out.resize_and_overwrite(out_size, [&](char* o, size_t) {
+    status = Base64DecodeInto(text, o, out_size, nullptr);
+    return status.ok() ? out_size : size_t{0};
   });
-  if (bad) return Err(BadCharacter(text, 0));
+  if (!status.ok()) return Err(std::move(status));
   return out;
 }
 

@@ -181,7 +181,7 @@ Status BlobStore::PutAll(std::span<const BlobToPut> blobs) {
   return Status::Ok();
 }
 
-std::unique_ptr<StagedBlob> BlobStore::Stage(std::string_view) { return nullptr; }
+std::unique_ptr<StagedBlob> BlobStore::Stage(std::string_view, size_t) { return nullptr; }
 
 Result<bool> FileBlobStore::TouchExisting(size_t size, const std::string& final_path) {
   // Same bytes, one copy: a blob of the right size is taken as this one (its
@@ -309,12 +309,12 @@ Status FileBlobStore::PutTogether(std::span<const BlobToPut> blobs) {
   return Status::Ok();
 }
 
-std::unique_ptr<StagedBlob> FileBlobStore::Stage(std::string_view bytes) {
+std::unique_ptr<StagedBlob> FileBlobStore::Stage(std::string_view bytes, size_t ready) {
   if (staged_in_flight_.fetch_add(1, std::memory_order_acq_rel) >= kMaxStagedInFlight) {
     staged_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
     return nullptr;
   }
-  std::unique_ptr<StagedBlob> staged(new StagedBlob(fs_));
+  std::unique_ptr<StagedBlob> staged(new StagedBlob(fs_, std::min(ready, bytes.size())));
   try {
     staged->writer_ = std::thread([this, raw = staged.get(), bytes] { WriteStaged(raw, bytes); });
   } catch (const std::system_error&) {
@@ -333,9 +333,22 @@ void FileBlobStore::WriteStaged(StagedBlob* staged, std::string_view bytes) {
   if (created) {
     staged->temp_path_ = temp_path;  // published to the owner by SignalWritten
     file = std::move(*created);
-    status = file->Append(bytes);
   } else {
     status = created.error();
+  }
+  // Each piece goes to the disk as soon as it is written, while the owner
+  // decodes and hashes the rest: the sync below then waits for little more
+  // than the file system's journal.
+  size_t written = 0;
+  while (status.ok() && written < bytes.size()) {
+    const size_t ready = staged->AwaitReady(written);
+    if (ready == written) {
+      status = Status::Internal("the staged blob was dropped before all its bytes were ready");
+      break;
+    }
+    status = file->Append(bytes.substr(written, ready - written));
+    written = ready;
+    if (status.ok() && sync_) file->StartSync();
   }
   staged->SignalWritten(status);  // `bytes` is not read after this
   bool existing = false;

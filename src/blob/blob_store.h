@@ -70,8 +70,10 @@ class BlobStore {
   // Starts writing `bytes` (which must stay put until StagedBlob::WaitWritten
   // returns) to a temp file in the background, for a PutAll that names them
   // later; null when this store does not stage (then PutAll writes the
-  // bytes). The default does not stage.
-  virtual std::unique_ptr<StagedBlob> Stage(std::string_view bytes);
+  // bytes). The first `ready` bytes are final; StagedBlob::Ready announces
+  // the rest as the caller fills them in (an image being decoded), and the
+  // writer writes each piece as it comes. The default does not stage.
+  virtual std::unique_ptr<StagedBlob> Stage(std::string_view bytes, size_t ready);
   // kNotFound if absent; with verify, kCorruption if the bytes no longer hash
   // to the name.
   virtual Result<std::string> Get(std::string_view sha256, bool verify) = 0;
@@ -106,7 +108,7 @@ class FileBlobStore : public BlobStore {
   Status PutAll(std::span<const BlobToPut> blobs) override;
   // Null while kMaxStagedInFlight staged writers of this store are running
   // (a batch of many large attachments must not start a thread for each).
-  std::unique_ptr<StagedBlob> Stage(std::string_view bytes) override;
+  std::unique_ptr<StagedBlob> Stage(std::string_view bytes, size_t ready) override;
   static constexpr int kMaxStagedInFlight = 16;
   Result<std::string> Get(std::string_view sha256, bool verify) override;
   Result<BlobInfo> Stat(std::string_view sha256) override;
@@ -130,8 +132,9 @@ class FileBlobStore : public BlobStore {
   // it yet). Mark records that fsync.
   bool ShardEntriesSynced(std::span<const std::string_view> shards);
   void MarkShardEntriesSynced(std::span<const std::string_view> shards);
-  // The staged writer's thread: writes `bytes` to a temp file, waits for the
-  // name, then keeps an existing blob of it or syncs the temp file.
+  // The staged writer's thread: writes `bytes` to a temp file as they are
+  // ready, waits for the name, then keeps an existing blob of it or syncs the
+  // temp file.
   void WriteStaged(StagedBlob* staged, std::string_view bytes);
 
   const std::string root_;

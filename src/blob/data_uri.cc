@@ -33,7 +33,7 @@ std::string Excerpt(std::string_view uri) {
 
 }  // namespace
 
-Result<DataUri> ParseDataUri(std::string_view uri) {
+Result<DataUriParts> SplitDataUri(std::string_view uri) {
   constexpr std::string_view kScheme = "data:";
   if (uri.size() < kScheme.size() || !EqualsIgnoringCase(uri.substr(0, kScheme.size()), kScheme)) {
     return Err(Status::InvalidArgument(
@@ -53,13 +53,20 @@ Result<DataUri> ParseDataUri(std::string_view uri) {
         "(\"data:<mime>;base64,<data>\") are accepted, not percent-encoded ones"));
   }
   header.remove_suffix(kBase64.size());
-  auto bytes = Base64Decode(uri.substr(comma + 1));
-  if (!bytes) {
-    // Offsets in the message count from the first character after the comma.
-    return Err(Status::InvalidArgument("data URI payload: " + bytes.error().message()));
-  }
+  return DataUriParts{NormalizeMime(header), uri.substr(comma + 1)};
+}
+
+Status DataUriPayloadError(const Status& base64_error) {
+  // Offsets in the message count from the first character after the comma.
+  return Status::InvalidArgument("data URI payload: " + base64_error.message());
+}
+
+Result<DataUri> ParseDataUri(std::string_view uri) {
+  ASSIGN_OR_RETURN(DataUriParts parts, SplitDataUri(uri));
+  auto bytes = Base64Decode(parts.base64);
+  if (!bytes) return Err(DataUriPayloadError(bytes.error()));
   DataUri out;
-  out.mime = NormalizeMime(header);
+  out.mime = std::move(parts.mime);
   out.bytes = std::move(*bytes);
   return out;
 }

@@ -19,6 +19,16 @@ struct DataUri {
 // or its payload is not valid base64; the message says which.
 Result<DataUri> ParseDataUri(std::string_view uri);
 
+// ParseDataUri's first half: the header checked, the payload not decoded, so
+// a caller can decode it itself (blob/base64.h), into a buffer of its own.
+struct DataUriParts {
+  std::string mime;         // as DataUri::mime
+  std::string_view base64;  // the payload, inside the uri given
+};
+Result<DataUriParts> SplitDataUri(std::string_view uri);
+// The error ParseDataUri gives for a payload Base64Decode refused.
+Status DataUriPayloadError(const Status& base64_error);
+
 // "data:" + mime + ";base64," + base64(bytes).
 std::string MakeDataUri(std::string_view mime, std::string_view bytes);
 

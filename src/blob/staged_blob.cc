@@ -15,6 +15,21 @@ StagedBlob::~StagedBlob() {
   if (!renamed_ && !temp_path_.empty()) (void)fs_->Remove(temp_path_);
 }
 
+void StagedBlob::Ready(size_t n) {
+  {
+    std::lock_guard lock(mu_);
+    if (n <= ready_) return;
+    ready_ = n;
+  }
+  cv_.notify_all();
+}
+
+size_t StagedBlob::AwaitReady(size_t written) {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return ready_ > written || abandoned_; });
+  return abandoned_ ? written : ready_;
+}
+
 void StagedBlob::WaitWritten() {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [this] { return written_; });

@@ -11,11 +11,17 @@
 // rename (a refused message, a failed append) waits for its writer and
 // removes the temp file; a crash leaves it in tmp/, which Open clears.
 //
+// The bytes may also be staged while they are being made: the writer writes
+// each piece the owner announces with Ready, so the disk starts on an image
+// while the rest of it is still being decoded.
+//
 // Example (what PrepareMessage and the SQLite backend do):
-//   std::unique_ptr<StagedBlob> staged = store.Stage(bytes);  // may be null
-//   std::string sha = Sha256Hex(bytes);                       // meanwhile
+//   std::string bytes(size, '\0');
+//   std::unique_ptr<StagedBlob> staged = store.Stage(bytes, 0);  // may be null
+//   ... fill bytes, calling staged->Ready(n) as the first n are final ...
+//   std::string sha = Sha256Hex(bytes);                          // meanwhile
 //   staged->SetDigest(sha);
-//   staged->WaitWritten();                                    // bytes may move now
+//   staged->WaitWritten();                                       // bytes may move now
 //   store.PutAll({{sha, bytes, staged.get()}});
 //
 // Thread-safety: one owner thread calls the methods; the writer thread is
@@ -23,6 +29,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstddef>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -40,9 +47,13 @@ class StagedBlob {
   StagedBlob(const StagedBlob&) = delete;
   StagedBlob& operator=(const StagedBlob&) = delete;
 
+  // The first `n` bytes given to Stage are final (more than it was told so
+  // far, at most all): the writer may write them. Needed before WaitWritten
+  // until all are.
+  void Ready(size_t n);
   // Blocks until the writer no longer reads the bytes given to Stage (they
   // are in the temp file, or the write failed): the caller may then move or
-  // free them.
+  // free them. Every byte must have been announced ready.
   void WaitWritten();
   // Names the bytes (their SHA-256, which the caller computed); the writer
   // then checks for a stored copy and syncs its temp file if there is none.
@@ -50,7 +61,7 @@ class StagedBlob {
 
  private:
   friend class FileBlobStore;
-  explicit StagedBlob(FileSystem* fs) : fs_(fs) {}
+  StagedBlob(FileSystem* fs, size_t ready) : fs_(fs), ready_(ready) {}
   // Blocks until the writer is done: its error, or OK with `existing()`
   // telling whether a stored blob of the name was kept (and touched) instead.
   Status Finish();
@@ -61,6 +72,9 @@ class StagedBlob {
   void MarkRenamed() { renamed_ = true; }
 
   // The writer's side of the hand-over (called on its thread).
+  // Waits until more than `written` bytes are ready and returns how many
+  // are; returns `written` when the owner gave up.
+  size_t AwaitReady(size_t written);
   void SignalWritten(Status status);
   // Waits for SetDigest or the owner giving up; false when given up.
   bool AwaitDigest(std::string* sha256);
@@ -70,6 +84,7 @@ class StagedBlob {
   std::string temp_path_;  // set by the writer before SignalWritten
   std::mutex mu_;
   std::condition_variable cv_;
+  size_t ready_;            // guarded by mu_
   bool written_ = false;    // guarded by mu_
   bool named_ = false;      // guarded by mu_
   bool abandoned_ = false;  // guarded by mu_

@@ -136,8 +136,9 @@ class Backend {
   // Starts writing a large attachment's bytes while the front still hashes
   // them (BlobStageFn); null, the default, when the backend stores blobs
   // only in InsertMessages.
-  virtual std::shared_ptr<blob::StagedBlob> StageBlob(std::string_view bytes) {
+  virtual std::shared_ptr<blob::StagedBlob> StageBlob(std::string_view bytes, size_t ready) {
     (void)bytes;
+    (void)ready;
     return nullptr;
   }
   // Appends prepared messages as the session's next seqs, with their blobs,

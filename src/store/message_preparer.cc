@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "blob/base64.h"
 #include "blob/data_uri.h"
 #include "blob/media_type.h"
 #include "blob/sha256.h"
@@ -84,10 +85,44 @@ struct Ingested {
   std::string name;
   std::string uri;
   Origin origin = Origin::kInline;
+  // Writing `bytes` since they were decoded, or null. Declared after them, so
+  // it is dropped first (waiting for its writer, removing its temp file).
+  std::shared_ptr<blob::StagedBlob> staged;
 };
 
+// The decoded size of a data URI's payload goes up in steps of this between
+// announcements to its staged writer: a write and a writeback request each.
+constexpr size_t kStagePieceBytes = 128 * 1024;
+
+// Decodes a data URI's payload into out->bytes. A large one is staged first
+// and written as it is decoded, so the disk starts on it at once.
+Status DecodeDataUri(std::string_view payload, const BlobStageFn& stage, int64_t limit,
+                     const std::string& label, const std::string& limit_name, Ingested* out) {
+  Result<size_t> size = blob::Base64DecodedSize(payload);
+  if (!size)
+    return Status::InvalidArgument(label + ": " +
+                                   blob::DataUriPayloadError(size.error()).message());
+  // Checked before anything is allocated.
+  if (static_cast<int64_t>(*size) > limit) {
+    return Status::InvalidArgument(label + " is " + FormatBytes(static_cast<int64_t>(*size)) +
+                                   "; the limit is " + FormatBytes(limit) + " (" + limit_name +
+                                   ")");
+  }
+  out->bytes.resize(*size);
+  if (stage && *size >= kStageAtLeast) out->staged = stage(out->bytes, 0);
+  blob::StagedBlob* staged = out->staged.get();
+  Status decoded =
+      blob::Base64DecodeInto(payload, out->bytes.data(), kStagePieceBytes, [staged](size_t n) {
+        if (staged != nullptr) staged->Ready(n);
+      });
+  if (!decoded.ok()) {
+    return Status::InvalidArgument(label + ": " + blob::DataUriPayloadError(decoded).message());
+  }
+  return Status::Ok();
+}
+
 Result<Ingested> LoadSource(const AttachmentSource& src, bool is_image, const StoreOptions& options,
-                            const std::string& label) {
+                            const std::string& label, const BlobStageFn& stage) {
   const int64_t limit = is_image ? options.max_image_bytes : options.max_file_bytes;
   const std::string limit_name = is_image ? "max_image_bytes" : "max_file_bytes";
   Ingested out;
@@ -100,9 +135,9 @@ Result<Ingested> LoadSource(const AttachmentSource& src, bool is_image, const St
             label + " is about " + FormatBytes(static_cast<int64_t>(src.data.size()) / 4 * 3) +
             "; the limit is " + FormatBytes(limit) + " (" + limit_name + ")"));
       }
-      auto uri = blob::ParseDataUri(src.data);
+      auto uri = blob::SplitDataUri(src.data);
       if (!uri) return Err(Status::InvalidArgument(label + ": " + uri.error().message()));
-      out.bytes = std::move(uri->bytes);
+      RETURN_IF_ERROR(DecodeDataUri(uri->base64, stage, limit, label, limit_name, &out));
       out.declared_mime = blob::NormalizeMime(uri->mime);
       break;
     }
@@ -276,12 +311,14 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
       case PartType::kFile: {
         Part& part = out.owned()->parts[i];
         if (part.source) {
-          ASSIGN_OR_RETURN(Ingested in,
-                           LoadSource(*part.source, part.type == PartType::kImage, options, label));
+          ASSIGN_OR_RETURN(Ingested in, LoadSource(*part.source, part.type == PartType::kImage,
+                                                   options, label, stage));
           // Declared after `in`, so that a refusal below drops it (waiting
           // for its writer, removing its temp file) before the bytes go.
-          std::shared_ptr<blob::StagedBlob> staged;
-          if (stage && in.bytes.size() >= kStageAtLeast) staged = stage(in.bytes);
+          std::shared_ptr<blob::StagedBlob> staged = std::move(in.staged);
+          if (!staged && stage && in.bytes.size() >= kStageAtLeast) {
+            staged = stage(in.bytes, in.bytes.size());
+          }
           ASSIGN_OR_RETURN(Resource r, DescribeAttachment(part, in, label));
           r.resource_id = "res_" + new_id();
           if (seen_blobs.insert(r.content_sha256).second) {

@@ -64,10 +64,12 @@ struct PreparedMessage {
 // refer to an existing blob by descriptor instead of carrying bytes.
 using BlobExistsFn = std::function<bool(std::string_view sha256)>;
 
-// Starts writing an attachment's bytes before they are hashed (the SQLite
-// backend's blob folder, FileBlobStore::Stage); returns null to decline. The
-// bytes stay put until the StagedBlob's WaitWritten returns.
-using BlobStageFn = std::function<std::shared_ptr<blob::StagedBlob>(std::string_view bytes)>;
+// Starts writing an attachment's bytes before they are hashed, the first
+// `ready` of them at once and the rest as StagedBlob::Ready announces them
+// (the SQLite backend's blob folder, FileBlobStore::Stage); returns null to
+// decline. The bytes stay put until the StagedBlob's WaitWritten returns.
+using BlobStageFn =
+    std::function<std::shared_ptr<blob::StagedBlob>(std::string_view bytes, size_t ready)>;
 
 // Which rules a message is held to.
 enum class Admission {

@@ -51,7 +51,7 @@ Result<std::vector<PreparedMessage>> StoreFront::Prepare(std::span<const Message
       messages, options_, [this](std::string_view sha) { return backend_->HoldsBlob(sha); },
       [this] { return NewId(); },
       [this](const PreparedMessage& p) { return backend_->CheckStorable(p); },
-      [this](std::string_view bytes) { return backend_->StageBlob(bytes); });
+      [this](std::string_view bytes, size_t ready) { return backend_->StageBlob(bytes, ready); });
 }
 
 namespace {

@@ -3,6 +3,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -127,6 +128,73 @@ TEST(Base64, LeftoverBitsBeforeThePaddingAreAccepted) {
   // RFC 4648 section 3.5 lets a decoder accept or refuse these; we accept.
   EXPECT_EQ(*Base64Decode("Zh=="), "f");
   EXPECT_EQ(*Base64Decode("Zm9="), "fo");
+}
+
+// ---- Decoding into a buffer, reporting what is final (a staged image) ------
+
+// Decodes `text` with Base64DecodeInto, checking at every report that the
+// bytes reported final already equal `want`'s; returns the reports.
+std::vector<size_t> DecodeIntoChecked(std::string_view text, const std::string& want,
+                                      size_t report_every) {
+  std::string out(want.size(), '\0');
+  std::vector<size_t> reports;
+  Status s = Base64DecodeInto(text, out.data(), report_every, [&](size_t n) {
+    EXPECT_LE(n, want.size());
+    EXPECT_EQ(out.compare(0, n, want, 0, n), 0)
+        << "reported " << n << " bytes before they were final";
+    reports.push_back(n);
+  });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(out, want);
+  return reports;
+}
+
+TEST(Base64DecodeInto, DecodesWhatBase64DecodeDoesForEveryLengthFromZeroToThreeHundred) {
+  for (size_t len = 0; len <= 300; ++len) {
+    const std::string bytes = RandomBytes(len, static_cast<uint32_t>(len) + 1000);
+    const std::string encoded = Base64Encode(bytes);
+    ASSERT_EQ(*Base64DecodedSize(encoded), len);
+    const std::vector<size_t> reports = DecodeIntoChecked(encoded, bytes, 7);
+    if (len == 0) continue;
+    ASSERT_FALSE(reports.empty()) << len;
+    EXPECT_EQ(reports.back(), len) << "the last report is the whole size";
+  }
+}
+
+TEST(Base64DecodeInto, ReportsAMebibyteInGrowingStepsOfAboutTheAskedSize) {
+  const std::string bytes = RandomBytes(1 << 20, 43);
+  const std::vector<size_t> reports = DecodeIntoChecked(Base64Encode(bytes), bytes, 128 * 1024);
+  ASSERT_GE(reports.size(), 8u);
+  ASSERT_LE(reports.size(), 9u);
+  for (size_t i = 1; i < reports.size(); ++i) {
+    EXPECT_GT(reports[i], reports[i - 1]);
+    EXPECT_GE(reports[i] - reports[i - 1], i + 1 < reports.size() ? 128u * 1024 : 1u);
+  }
+  EXPECT_EQ(reports.back(), bytes.size());
+}
+
+TEST(Base64DecodeInto, RefusesWhatBase64DecodeRefusesWithTheSameMessage) {
+  const std::string good = Base64Encode(RandomBytes(200 * 1024, 44));
+  std::vector<std::string> bad = {"Zm9v*m9v", "Zm9vYg", "Zm=vYg==", "===="};
+  for (size_t at : {size_t{5}, good.size() / 2, good.size() - 6, good.size() - 3}) {
+    std::string text = good;
+    text[at] = '*';
+    bad.push_back(text);
+  }
+  for (const std::string& text : bad) {
+    const std::string want = RefusalOf(text);
+    Result<size_t> size = Base64DecodedSize(text);
+    if (!size) {
+      EXPECT_EQ(size.error().message(), want);
+      continue;
+    }
+    std::string out(*size, '\0');
+    size_t last_report = 0;
+    Status s = Base64DecodeInto(text, out.data(), 4096, [&](size_t n) { last_report = n; });
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.message(), want);
+    EXPECT_LT(last_report, *size) << "a refused text was reported whole";
+  }
 }
 
 }  // namespace

@@ -519,7 +519,7 @@ size_t TempFiles(const std::string& root) {
 
 TEST_P(FileBlobStoreTest, AStagedBlobGetsItsNameOnlyFromPutAll) {
   const std::string bytes = RandomBytes(300 * 1024, 7);
-  std::unique_ptr<StagedBlob> staged = store_->Stage(bytes);
+  std::unique_ptr<StagedBlob> staged = store_->Stage(bytes, bytes.size());
   ASSERT_NE(staged, nullptr);
   const std::string sha = Sha256Hex(bytes);
   staged->SetDigest(sha);
@@ -540,8 +540,8 @@ TEST_P(FileBlobStoreTest, AStagedBlobDroppedBeforePutAllLeavesNoFile) {
   const std::string unnamed = RandomBytes(200 * 1024, 8);
   const std::string named = RandomBytes(200 * 1024, 9);
   // Dropped before it was named (a refused message), and after (a failed append).
-  std::unique_ptr<StagedBlob> a = store_->Stage(unnamed);
-  std::unique_ptr<StagedBlob> b = store_->Stage(named);
+  std::unique_ptr<StagedBlob> a = store_->Stage(unnamed, unnamed.size());
+  std::unique_ptr<StagedBlob> b = store_->Stage(named, named.size());
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   b->SetDigest(Sha256Hex(named));
@@ -551,9 +551,59 @@ TEST_P(FileBlobStoreTest, AStagedBlobDroppedBeforePutAllLeavesNoFile) {
   EXPECT_EQ(TempFiles(root()), 0u);
 }
 
+// The size of the one temp file in tmp/, once it reaches `want` (the writer
+// is a thread of its own); its last size when 10 s pass first.
+uintmax_t TempFileSizeOnceItReaches(const std::string& root, uintmax_t want) {
+  uintmax_t size = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (auto& e : fs::directory_iterator(root + "/tmp")) size = e.file_size();
+    if (size >= want) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return size;
+}
+
+TEST_P(FileBlobStoreTest, AStagedBlobIsWrittenPieceByPieceAsItsBytesAreReady) {
+  // An image being decoded: the writer starts on the first half before the
+  // second half exists, and writes the second half as it was when announced.
+  const std::string want = RandomBytes(400 * 1024, 15);
+  const size_t half = want.size() / 2;
+  std::string bytes(want.size(), '\0');
+  std::unique_ptr<StagedBlob> staged = store_->Stage(bytes, 0);
+  ASSERT_NE(staged, nullptr);
+  bytes.replace(0, half, want, 0, half);
+  staged->Ready(half);
+  EXPECT_EQ(TempFileSizeOnceItReaches(root(), half), half);
+  bytes.replace(half, want.size() - half, want, half);
+  staged->Ready(want.size());
+  const std::string sha = Sha256Hex(want);
+  staged->SetDigest(sha);
+  staged->WaitWritten();
+  const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
+  Status s = store_->PutAll(blobs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  staged.reset();
+  EXPECT_EQ(*store_->Get(sha, /*verify=*/true), want);
+  EXPECT_EQ(TempFiles(root()), 0u);
+}
+
+TEST_P(FileBlobStoreTest, AStagedBlobDroppedBeforeAllItsBytesWereReadyLeavesNoFile) {
+  // A data URI whose base64 breaks halfway: its writer waits for bytes that
+  // never come, and must still end, and take its temp file with it.
+  std::string bytes = RandomBytes(300 * 1024, 16);
+  std::unique_ptr<StagedBlob> staged = store_->Stage(bytes, 0);
+  ASSERT_NE(staged, nullptr);
+  staged->Ready(bytes.size() / 3);
+  EXPECT_EQ(TempFileSizeOnceItReaches(root(), bytes.size() / 3), bytes.size() / 3);
+  staged.reset();
+  EXPECT_TRUE(Files().empty());
+  EXPECT_EQ(TempFiles(root()), 0u);
+}
+
 TEST_P(FileBlobStoreTest, PuttingAStagedBlobBeforeNamingItIsRefused) {
   const std::string bytes = RandomBytes(150 * 1024, 10);
-  std::unique_ptr<StagedBlob> staged = store_->Stage(bytes);
+  std::unique_ptr<StagedBlob> staged = store_->Stage(bytes, bytes.size());
   ASSERT_NE(staged, nullptr);
   const std::string sha = Sha256Hex(bytes);
   const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
@@ -568,12 +618,12 @@ TEST_P(FileBlobStoreTest, StagingDeclinesPastTheWritersInFlightCap) {
   // Unnamed, each writer waits for its name: all of them stay in flight.
   std::vector<std::unique_ptr<StagedBlob>> in_flight;
   for (int i = 0; i < FileBlobStore::kMaxStagedInFlight; ++i) {
-    in_flight.push_back(store_->Stage(bytes));
+    in_flight.push_back(store_->Stage(bytes, bytes.size()));
     ASSERT_NE(in_flight.back(), nullptr) << i;
   }
-  EXPECT_EQ(store_->Stage(bytes), nullptr);
+  EXPECT_EQ(store_->Stage(bytes, bytes.size()), nullptr);
   in_flight.pop_back();  // its writer ends
-  EXPECT_NE(store_->Stage(bytes), nullptr);
+  EXPECT_NE(store_->Stage(bytes, bytes.size()), nullptr);
   in_flight.clear();
   EXPECT_EQ(TempFiles(root()), 0u);
 }
@@ -586,7 +636,7 @@ TEST(FileBlobStoreStage, AStagedBlobIsSyncedBeforeItIsNamed) {
   const std::string bytes = RandomBytes(256 * 1024, 12);
   const std::string sha = Sha256Hex(bytes);
   recording.clear();
-  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes);
+  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes, bytes.size());
   ASSERT_NE(staged, nullptr);
   staged->SetDigest(sha);
   staged->WaitWritten();
@@ -612,7 +662,7 @@ TEST(FileBlobStoreStage, StagingBytesAlreadyStoredSyncsAndRenamesNothing) {
   const std::string sha = Sha256Hex(bytes);
   ASSERT_TRUE((*opened)->Put(sha, bytes).ok());
   recording.clear();
-  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes);
+  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes, bytes.size());
   ASSERT_NE(staged, nullptr);
   staged->SetDigest(sha);
   const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
@@ -634,7 +684,7 @@ TEST(FileBlobStoreStage, AFailedSyncOfAStagedBlobFailsPutAllAndNamesNothing) {
   recording.fail_syncs = true;
   const std::string bytes = RandomBytes(256 * 1024, 14);
   const std::string sha = Sha256Hex(bytes);
-  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes);
+  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes, bytes.size());
   ASSERT_NE(staged, nullptr);
   staged->SetDigest(sha);
   const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};

@@ -320,6 +320,33 @@ TEST_F(EmbeddedAttachments, ARefusedMessageLeavesNoTempFileOfItsStagedImages) {
   EXPECT_EQ(TempFiles(StoreDir()), 0u);
 }
 
+TEST_F(EmbeddedAttachments, ALargeImageWhoseBase64BreaksLateIsRefusedAndLeavesNoTempFile) {
+  // Large images are written while they are decoded: most of this one is in
+  // blobs/tmp/ when its decoding fails.
+  std::string id = NewSessionId();
+  AppendText(id, "before");
+  const std::string big = MakePng(64, 64, "breaks-late", 600 * 1024);
+  std::string uri = PngDataUri(big);
+  const size_t comma = uri.find(',');
+  const size_t bad_at = uri.size() - 10;
+  uri[bad_at] = '*';
+  auto r = store_->Append(id, WithParts({Part::Text("see"), Part::ImageFromDataUri(uri)}));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.error().message().find("data URI payload: invalid base64: '*' at offset " +
+                                     std::to_string(bad_at - comma - 1) + " "),
+            std::string::npos)
+      << r.error().message();
+  EXPECT_EQ(store_->GetSession(id)->message_count, 1);
+  EXPECT_EQ(BlobCount(), 0u);
+  EXPECT_EQ(TempFiles(StoreDir()), 0u);
+  // The same image whole is taken, and reads back byte for byte.
+  auto whole = store_->Append(id, WithParts({Part::ImageFromDataUri(PngDataUri(big))}));
+  ASSERT_TRUE(whole) << whole.error().ToString();
+  EXPECT_EQ(*store_->ReadBlob(blob::Sha256Hex(big), /*verify=*/true), big);
+  EXPECT_EQ(TempFiles(StoreDir()), 0u);
+}
+
 TEST_F(EmbeddedAttachments, AStagedImageThatCannotBeWrittenFailsTheAppendAndCommitsNothing) {
   std::string id = NewSessionId();
   AppendText(id, "before");

@@ -316,8 +316,8 @@ Status SqliteStore::StoreActiveSession(std::string_view id) {
 
 bool SqliteStore::HoldsBlob(std::string_view sha256) { return blobs_->Stat(sha256).has_value(); }
 
-std::shared_ptr<blob::StagedBlob> SqliteStore::StageBlob(std::string_view bytes) {
-  return blobs_->Stage(bytes);
+std::shared_ptr<blob::StagedBlob> SqliteStore::StageBlob(std::string_view bytes, size_t ready) {
+  return blobs_->Stage(bytes, ready);
 }
 
 Result<std::vector<AppendResult>> SqliteStore::InsertMessages(

@@ -49,7 +49,7 @@ class SqliteStore final : public store::Backend {
   Status StoreActiveSession(std::string_view id) override;
 
   bool HoldsBlob(std::string_view sha256) override;
-  std::shared_ptr<blob::StagedBlob> StageBlob(std::string_view bytes) override;
+  std::shared_ptr<blob::StagedBlob> StageBlob(std::string_view bytes, size_t ready) override;
   Result<std::vector<AppendResult>> InsertMessages(std::string_view session_id,
                                                    std::vector<PreparedMessage>& prepared,
                                                    const Draft* finishing) override;
