@@ -202,6 +202,54 @@ Result<Resource> DescribeAttachment(Part& part, const Ingested& in, const std::s
   return r;
 }
 
+// A copy of `m` whose attachment parts keep their source's kind, claim and
+// name but not its data: PrepareMessage reads the data from `m` itself, and
+// a data URI is megabytes (copying each one, and faulting in the pages of
+// the copy, was a sixth of a one-image append).
+// NOTE: a field added to Message or Part must be copied here too; the
+// static_asserts below fail on the usual platform when the size changes.
+Message CopyWithoutSourceData(const Message& m) {
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+  static_assert(sizeof(Message) == 336, "Message changed: copy its new field below");
+  static_assert(sizeof(Part) == 520, "Part changed: copy its new field below");
+#endif
+  Message copy;
+  copy.id = m.id;
+  copy.session_id = m.session_id;
+  copy.seq = m.seq;
+  copy.ts_ms = m.ts_ms;
+  copy.role = m.role;
+  copy.files = m.files;
+  copy.files_modified = m.files_modified;
+  copy.edit_results_json = m.edit_results_json;
+  copy.model = m.model;
+  copy.provider = m.provider;
+  copy.usage = m.usage;
+  copy.metadata_json = m.metadata_json;
+  copy.pruned = m.pruned;
+  copy.parts.reserve(m.parts.size());
+  for (const Part& p : m.parts) {
+    if (!p.source) {
+      copy.parts.push_back(p);
+      continue;
+    }
+    Part& part = copy.parts.emplace_back();
+    part.type = p.type;
+    part.text = p.text;
+    part.resource = p.resource;
+    part.source.emplace();
+    part.source->kind = p.source->kind;
+    part.source->declared_mime = p.source->declared_mime;
+    part.source->name = p.source->name;
+    part.tool_call_id = p.tool_call_id;
+    part.tool_name = p.tool_name;
+    part.arguments_json = p.arguments_json;
+    part.is_error = p.is_error;
+    part.signature = p.signature;
+  }
+  return copy;
+}
+
 Status CheckLink(const Part& part, const std::string& label) {
   if (!part.resource || part.resource->uri.empty()) {
     return Status::InvalidArgument(label + " has no URL");
@@ -247,7 +295,7 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
   if (may_borrow && !rewrites_parts) {
     out.Borrow(message);
   } else {
-    out.Own(message);
+    out.Own(CopyWithoutSourceData(message));
   }
   const Message& m = out.message();
 
@@ -311,8 +359,10 @@ Result<PreparedMessage> PrepareMessage(const Message& message, const StoreOption
       case PartType::kFile: {
         Part& part = out.owned()->parts[i];
         if (part.source) {
-          ASSIGN_OR_RETURN(Ingested in, LoadSource(*part.source, part.type == PartType::kImage,
-                                                   options, label, stage));
+          // The copy has no data: the source is read from the caller's message.
+          const AttachmentSource& source = *message.parts[i].source;
+          ASSIGN_OR_RETURN(Ingested in, LoadSource(source, part.type == PartType::kImage, options,
+                                                   label, stage));
           // Declared after `in`, so that a refusal below drops it (waiting
           // for its writer, removing its temp file) before the bytes go.
           std::shared_ptr<blob::StagedBlob> staged = std::move(in.staged);

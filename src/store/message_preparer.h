@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sessiondb/status.h"
@@ -46,9 +47,9 @@ struct PreparedMessage {
   const Message& message() const { return borrowed_ != nullptr ? *borrowed_ : owned_; }
   // The message is `m` itself, which must outlive this (no copy).
   void Borrow(const Message& m) { borrowed_ = &m; }
-  // The message is a copy of `m`, which preparing may then change.
-  Message& Own(const Message& m) {
-    owned_ = m;
+  // The message is `m`, a copy preparing may then change.
+  Message& Own(Message m) {
+    owned_ = std::move(m);
     borrowed_ = nullptr;
     return owned_;
   }
