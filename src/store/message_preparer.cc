@@ -99,9 +99,10 @@ constexpr size_t kStagePieceBytes = 128 * 1024;
 Status DecodeDataUri(std::string_view payload, const BlobStageFn& stage, int64_t limit,
                      const std::string& label, const std::string& limit_name, Ingested* out) {
   Result<size_t> size = blob::Base64DecodedSize(payload);
-  if (!size)
+  if (!size) {
     return Status::InvalidArgument(label + ": " +
                                    blob::DataUriPayloadError(size.error()).message());
+  }
   // Checked before anything is allocated.
   if (static_cast<int64_t>(*size) > limit) {
     return Status::InvalidArgument(label + " is " + FormatBytes(static_cast<int64_t>(*size)) +
