@@ -4,8 +4,6 @@
 // reported as acknowledged must be there afterwards, with the seq it was
 // given; seqs stay dense; the store opens; verify finds nothing missing.
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <map>
@@ -13,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "durability/killed_child.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
 
@@ -41,8 +40,7 @@ constexpr int kRounds = 24;
       for (int k = 0; k < images; ++k) {
         m.parts.push_back(Part::ImageFromBytes(
             MakePng(16, 16,
-                    "r" + std::to_string(round) + "i" + std::to_string(i) + "k" +
-                        std::to_string(k),
+                    "r" + std::to_string(round) + "i" + std::to_string(i) + "k" + std::to_string(k),
                     64 * 1024),
             "image/png"));
       }
@@ -71,27 +69,12 @@ TEST_P(AppendCrash, EveryAcknowledgedAppendSurvivesSigkillAtRandomMoments) {
   std::map<int64_t, std::string> acknowledged;  // seq -> message id
 
   for (int round = 0; round < kRounds; ++round) {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      AppendUntilKilled(store_dir, GetParam(), fds[1], round);
-    }
-    close(fds[1]);
-    std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
+    const KilledChild child = RunChildAndKill(
+        [&](int ack_fd) { AppendUntilKilled(store_dir, GetParam(), ack_fd, round); },
+        std::chrono::microseconds(delay_us(rng)));
+    ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
 
-    std::string acks;
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof(buf))) > 0) acks.append(buf, static_cast<size_t>(n));
-    close(fds[0]);
-    std::istringstream lines(acks);
+    std::istringstream lines(child.acks);
     int64_t seq;
     std::string id;
     while (lines >> seq >> id) acknowledged[seq] = id;

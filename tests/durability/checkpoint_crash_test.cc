@@ -5,8 +5,6 @@
 // moments. Every batch the child reported as acknowledged must be there
 // afterwards, with the seqs and ids it was given; the store opens and
 // verifies clean.
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "durability/killed_child.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
 
@@ -74,28 +73,13 @@ TEST(CheckpointCrash, NoAcknowledgedBatchIsLostWhenSigkillLandsDuringBackgroundC
     // Every frame is in the database file now (the last close checkpointed),
     // so the file grows during the round only by the child's checkpoints.
     const int64_t db_before = FileBytes(db_file);
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      AppendBatchesUntilKilled(store_dir, fds[1], round);
-    }
-    close(fds[1]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
+    const KilledChild child =
+        RunChildAndKill([&](int ack_fd) { AppendBatchesUntilKilled(store_dir, ack_fd, round); },
+                        std::chrono::milliseconds(delay_ms(rng)));
+    ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
     if (FileBytes(db_file) > db_before) ++rounds_that_checkpointed;
 
-    std::string acks;
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof(buf))) > 0) acks.append(buf, static_cast<size_t>(n));
-    close(fds[0]);
-    std::istringstream lines(acks);
+    std::istringstream lines(child.acks);
     int64_t first = 0, last = 0;
     std::string first_id, last_id;
     while (lines >> first >> last >> first_id >> last_id) {

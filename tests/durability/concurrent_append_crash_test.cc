@@ -4,9 +4,6 @@
 // reported as acknowledged must be there afterwards, in its session, at the
 // seq it was given, with its text; seqs stay dense; verify finds nothing
 // missing.
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "durability/killed_child.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
 
@@ -62,26 +60,6 @@ std::string SessionName(int s) { return "crashy-" + std::to_string(s); }
   _exit(5);
 }
 
-// Reads what is in `fd` until `deadline` (or, with no deadline, until EOF).
-void ReadAcks(int fd, std::chrono::steady_clock::time_point deadline, bool until_eof,
-              std::string* out) {
-  char buf[16384];
-  while (true) {
-    int timeout_ms = -1;
-    if (!until_eof) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return;
-      timeout_ms = static_cast<int>(left.count());
-    }
-    pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
-    if (poll(&p, 1, timeout_ms) <= 0) continue;
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n <= 0) return;
-    out->append(buf, static_cast<size_t>(n));
-  }
-}
-
 class ConcurrentAppendCrash : public ::testing::TestWithParam<Durability> {};
 
 TEST_P(ConcurrentAppendCrash, EveryAcknowledgedAppendOfSixteenThreadsSurvivesSigkill) {
@@ -100,27 +78,13 @@ TEST_P(ConcurrentAppendCrash, EveryAcknowledgedAppendOfSixteenThreadsSurvivesSig
   std::map<std::pair<std::string, int64_t>, std::string> acknowledged;
 
   for (int round = 0; round < kRounds; ++round) {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      AppendFromManyThreadsUntilKilled(store_dir, GetParam(), fds[1], round);
-    }
-    close(fds[1]);
-    // Drain the pipe while the child runs, so its writers never block on a
-    // full pipe instead of appending.
-    std::string acks;
-    ReadAcks(fds[0], std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms(rng)),
-             /*until_eof=*/false, &acks);
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
-    ReadAcks(fds[0], {}, /*until_eof=*/true, &acks);
-    close(fds[0]);
-    std::istringstream lines(acks);
+    // The pipe is drained while the child runs, so its writers never block
+    // on a full pipe instead of appending.
+    const KilledChild child = RunChildAndKill(
+        [&](int ack_fd) { AppendFromManyThreadsUntilKilled(store_dir, GetParam(), ack_fd, round); },
+        std::chrono::milliseconds(delay_ms(rng)));
+    ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
+    std::istringstream lines(child.acks);
     std::string session;
     int64_t seq;
     std::string text;

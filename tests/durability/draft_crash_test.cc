@@ -3,8 +3,6 @@
 // SIGKILL mid-stream. Afterwards the draft is there, listed as unfinished,
 // holds a prefix of what was streamed, and is at most one interval (plus the
 // time a save takes) behind what the writer had been given.
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,6 +10,7 @@
 #include <thread>
 
 #include "core/uuid.h"
+#include "durability/killed_child.h"
 #include "sessiondb/draft_writer.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
@@ -55,26 +54,12 @@ TEST(DraftCrash, AKilledWriterLeavesAnIncompleteDraftAtMostOneIntervalBehind) {
   std::string expected;
   for (int i = 0; expected.size() < 1'000'000; ++i) expected += Token(i);
 
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(fds[0]);
-    StreamUntilKilled(store_dir, fds[1]);
-  }
-  close(fds[1]);
-  std::this_thread::sleep_for(5500ms);  // two saves and most of a third interval
-  const int64_t killed_ms = SystemNowMs();
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
-
-  std::string progress;
-  char buf[65536];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) progress.append(buf, n);
-  close(fds[0]);
+  // Two saves and most of a third interval.
+  const KilledChild child =
+      RunChildAndKill([&](int ack_fd) { StreamUntilKilled(store_dir, ack_fd); }, 5500ms);
+  ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
+  const int64_t killed_ms = child.killed_at_ms;
+  const std::string& progress = child.acks;
   // What the writer had been given 2 s (the interval) plus 1 s (a save's own
   // time on a slow disk) before the kill must be in the store.
   const int64_t must_have_ms = killed_ms - 3000;

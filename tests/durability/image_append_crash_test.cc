@@ -6,8 +6,6 @@
 // readable and byte-equal to what was sent; every acknowledged append is
 // there; and no file under blobs/sha256/ holds bytes other than those its
 // name is the hash of (a half-written blob under a final name).
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -20,6 +18,7 @@
 
 #include "blob/data_uri.h"
 #include "blob/sha256.h"
+#include "durability/killed_child.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
 
@@ -95,27 +94,12 @@ TEST(ImageAppendCrash, EveryStoredImageIsWholeAfterSigkillMidIngest) {
   size_t image_reads = 0;                       // every round reads every stored image again
 
   for (int round = 0; round < kRounds; ++round) {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      AppendImagesUntilKilled(store_dir, fds[1], round);
-    }
-    close(fds[1]);
-    std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
+    const KilledChild child =
+        RunChildAndKill([&](int ack_fd) { AppendImagesUntilKilled(store_dir, ack_fd, round); },
+                        std::chrono::microseconds(delay_us(rng)));
+    ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
 
-    std::string acks;
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof(buf))) > 0) acks.append(buf, static_cast<size_t>(n));
-    close(fds[0]);
-    std::istringstream lines(acks);
+    std::istringstream lines(child.acks);
     int64_t seq;
     std::string id;
     while (lines >> seq >> id) acknowledged[seq] = id;

@@ -5,8 +5,6 @@
 // holds every event exactly once: FTS5's own integrity check (index against
 // its content), one index row per document, and every message found once by
 // a word only it holds.
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "durability/killed_child.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
@@ -93,26 +92,12 @@ TEST(IndexCatchUpCrash, KilledWhileIndexingTheIndexCatchesUpWithEveryEventOnce) 
   std::vector<int> acknowledged;  // per round: the last word number acknowledged, -1 for none
   constexpr int kRounds = 10;
   for (int round = 0; round < kRounds; ++round) {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      AppendAndIndexUntilKilled(store_dir, fds[1], round);
-    }
-    close(fds[1]);
-    std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
-    std::string acks;
-    char buf[4096];
-    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) acks.append(buf, n);
-    close(fds[0]);
+    const KilledChild child =
+        RunChildAndKill([&](int ack_fd) { AppendAndIndexUntilKilled(store_dir, ack_fd, round); },
+                        std::chrono::microseconds(delay_us(rng)));
+    ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
     int last = -1;
-    std::istringstream in(acks);
+    std::istringstream in(child.acks);
     for (int n; in >> n;) last = n;
     acknowledged.push_back(last);
     // After every kill the index as it stands is whole: no batch half done.
@@ -183,25 +168,20 @@ TEST(IndexCatchUpCrash, ImportKilledMidwayThenRunAgainIsSearchableOnceEach) {
   std::uniform_int_distribution<int> delay_us(30'000, 250'000);
   int killed = 0;
   for (int round = 0; round < 4; ++round) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      auto store = Store::Open(store_dir);
-      if (!store) _exit(2);
-      auto report = ImportPath(**store, projects, {});
-      if (!report) _exit(3);
-      auto index = SearchIndex::Open(**store);
-      if (!index || !(*index)->IndexPending()) _exit(4);
-      _exit(0);
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
-    kill(pid, SIGKILL);  // it may have finished: then this round imported it all
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    if (WIFEXITED(status)) {
-      ASSERT_EQ(WEXITSTATUS(status), 0);
-    }
-    killed += WIFSIGNALED(status) ? 1 : 0;
+    const KilledChild child = RunChildAndKill(
+        [&](int) {
+          auto store = Store::Open(store_dir);
+          if (!store) _exit(2);
+          auto report = ImportPath(**store, projects, {});
+          if (!report) _exit(3);
+          auto index = SearchIndex::Open(**store);
+          if (!index || !(*index)->IndexPending()) _exit(4);
+          _exit(0);
+        },
+        std::chrono::microseconds(delay_us(rng)));
+    // It may have finished: then this round imported it all.
+    if (!child.killed) ASSERT_EQ(child.exit_status, 0);
+    killed += child.killed ? 1 : 0;
     ExpectIndexWhole(store_dir);
   }
   EXPECT_GT(killed, 0) << "every import finished before its kill: nothing was tested mid-way";

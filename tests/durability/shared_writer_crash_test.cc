@@ -4,9 +4,6 @@
 // transaction. It is killed with SIGKILL at random moments. Every append a
 // thread reported as acknowledged must be there afterwards, in its session,
 // at the seq it was given, exactly once; seqs stay dense.
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "durability/killed_child.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
 
@@ -61,26 +59,6 @@ std::string SessionName(int s) { return "shared-" + std::to_string(s); }
   _exit(5);
 }
 
-// Appends what `fd` holds to `out` until `deadline`, or to EOF without one.
-void ReadAcks(int fd, std::optional<std::chrono::steady_clock::time_point> deadline,
-              std::string* out) {
-  char buf[16384];
-  while (true) {
-    int timeout_ms = -1;
-    if (deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          *deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return;
-      timeout_ms = static_cast<int>(left.count());
-    }
-    pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
-    if (poll(&p, 1, timeout_ms) <= 0) continue;
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n <= 0) return;
-    out->append(buf, static_cast<size_t>(n));
-  }
-}
-
 TEST(SharedWriterCrash, EveryAcknowledgedAppendOfFourStoresInOneProcessSurvivesSigkill) {
   TempDir dir;
   const std::string store_dir = dir.Sub("store");
@@ -96,25 +74,11 @@ TEST(SharedWriterCrash, EveryAcknowledgedAppendOfFourStoresInOneProcessSurvivesS
   std::map<std::pair<std::string, int64_t>, std::string> acknowledged;  // (session, seq) -> text
 
   for (int round = 0; round < kRounds; ++round) {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      AppendThroughManyStoresUntilKilled(store_dir, fds[1], round);
-    }
-    close(fds[1]);
-    std::string acks;
-    ReadAcks(fds[0], std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms(rng)),
-             &acks);
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
-    ReadAcks(fds[0], std::nullopt, &acks);
-    close(fds[0]);
-    std::istringstream lines(acks);
+    const KilledChild child = RunChildAndKill(
+        [&](int ack_fd) { AppendThroughManyStoresUntilKilled(store_dir, ack_fd, round); },
+        std::chrono::milliseconds(delay_ms(rng)));
+    ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
+    std::istringstream lines(child.acks);
     std::string session, text;
     int64_t seq;
     while (lines >> session >> seq >> text) {
