@@ -18,16 +18,21 @@ StagedBlob::~StagedBlob() {
 void StagedBlob::Ready(size_t n) {
   {
     std::lock_guard lock(mu_);
-    if (n <= ready_) return;
-    ready_ = n;
+    if (n <= announced_) return;
+    piece_ends_.push_back(n);
+    announced_ = n;
   }
   cv_.notify_all();
 }
 
 size_t StagedBlob::AwaitReady(size_t written) {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return ready_ > written || abandoned_; });
-  return abandoned_ ? written : ready_;
+  while (!piece_ends_.empty() && piece_ends_.front() <= written) piece_ends_.pop_front();
+  cv_.wait(lock, [&] { return !piece_ends_.empty() || abandoned_; });
+  if (abandoned_) return written;
+  const size_t end = piece_ends_.front();
+  piece_ends_.pop_front();
+  return end;
 }
 
 void StagedBlob::WaitWritten() {

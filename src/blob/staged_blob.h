@@ -30,6 +30,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -49,7 +50,9 @@ class StagedBlob {
 
   // The first `n` bytes given to Stage are final (more than it was told so
   // far, at most all): the writer may write them. Needed before WaitWritten
-  // until all are.
+  // until all are. The writer writes each announced piece with a write of
+  // its own, however far behind it is, so the file sees the same writes in
+  // every run (the fault tests count them).
   void Ready(size_t n);
   // Blocks until the writer no longer reads the bytes given to Stage (they
   // are in the temp file, or the write failed): the caller may then move or
@@ -61,7 +64,9 @@ class StagedBlob {
 
  private:
   friend class FileBlobStore;
-  StagedBlob(FileSystem* fs, size_t ready) : fs_(fs), ready_(ready) {}
+  StagedBlob(FileSystem* fs, size_t ready) : fs_(fs), announced_(ready) {
+    if (ready > 0) piece_ends_.push_back(ready);
+  }
   // Blocks until the writer is done: its error, or OK with `existing()`
   // telling whether a stored blob of the name was kept (and touched) instead.
   Status Finish();
@@ -72,8 +77,9 @@ class StagedBlob {
   void MarkRenamed() { renamed_ = true; }
 
   // The writer's side of the hand-over (called on its thread).
-  // Waits until more than `written` bytes are ready and returns how many
-  // are; returns `written` when the owner gave up.
+  // Waits until more than `written` bytes are ready and returns the end of
+  // the next piece announced past `written`; returns `written` when the
+  // owner gave up.
   size_t AwaitReady(size_t written);
   void SignalWritten(Status status);
   // Waits for SetDigest or the owner giving up; false when given up.
@@ -84,15 +90,16 @@ class StagedBlob {
   std::string temp_path_;  // set by the writer before SignalWritten
   std::mutex mu_;
   std::condition_variable cv_;
-  size_t ready_;            // guarded by mu_
-  bool written_ = false;    // guarded by mu_
-  bool named_ = false;      // guarded by mu_
-  bool abandoned_ = false;  // guarded by mu_
-  bool done_ = false;       // guarded by mu_
-  std::string sha256_;      // guarded by mu_
-  Status status_;           // guarded by mu_
-  bool existing_ = false;   // guarded by mu_ until done_
-  bool renamed_ = false;    // owner's thread only
+  std::deque<size_t> piece_ends_;  // announced, not yet taken; guarded by mu_
+  size_t announced_;               // the last announced end; guarded by mu_
+  bool written_ = false;           // guarded by mu_
+  bool named_ = false;             // guarded by mu_
+  bool abandoned_ = false;         // guarded by mu_
+  bool done_ = false;              // guarded by mu_
+  std::string sha256_;             // guarded by mu_
+  Status status_;                  // guarded by mu_
+  bool existing_ = false;          // guarded by mu_ until done_
+  bool renamed_ = false;           // owner's thread only
   std::thread writer_;
 };
 
