@@ -27,7 +27,8 @@ void StagedBlob::Ready(size_t n) {
 
 size_t StagedBlob::AwaitReady(size_t written) {
   std::unique_lock lock(mu_);
-  while (!piece_ends_.empty() && piece_ends_.front() <= written) piece_ends_.pop_front();
+  // The ends only grow, and the writer takes each in turn: the front is
+  // always past `written`.
   cv_.wait(lock, [&] { return !piece_ends_.empty() || abandoned_; });
   if (abandoned_) return written;
   const size_t end = piece_ends_.front();

@@ -56,6 +56,13 @@ Status CheckUsage(const Usage& usage) {
   return Status::Ok();
 }
 
+// The refusal of an attachment `what` of `size` bytes over its `limit`.
+Status OverLimit(const std::string& what, int64_t size, int64_t limit,
+                 const std::string& limit_name) {
+  return Status::InvalidArgument(what + " is " + FormatBytes(size) + "; the limit is " +
+                                 FormatBytes(limit) + " (" + limit_name + ")");
+}
+
 // Reads a local file, refusing before reading when it is larger than `limit`.
 Result<std::string> ReadLocalFile(const std::string& path, int64_t limit, const std::string& label,
                                   const std::string& limit_name) {
@@ -67,9 +74,7 @@ Result<std::string> ReadLocalFile(const std::string& path, int64_t limit, const 
     return Err(Status::InvalidArgument(label + ": '" + path + "' is not a regular file"));
   }
   if (st.st_size > limit) {
-    return Err(Status::InvalidArgument(label + " ('" + path + "') is " + FormatBytes(st.st_size) +
-                                       "; the limit is " + FormatBytes(limit) + " (" + limit_name +
-                                       ")"));
+    return Err(OverLimit(label + " ('" + path + "')", st.st_size, limit, limit_name));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Err(Status::Io(label + ": cannot open '" + path + "'"));
@@ -105,9 +110,7 @@ Status DecodeDataUri(std::string_view payload, const BlobStageFn& stage, int64_t
   }
   // Checked before anything is allocated.
   if (static_cast<int64_t>(*size) > limit) {
-    return Status::InvalidArgument(label + " is " + FormatBytes(static_cast<int64_t>(*size)) +
-                                   "; the limit is " + FormatBytes(limit) + " (" + limit_name +
-                                   ")");
+    return OverLimit(label, static_cast<int64_t>(*size), limit, limit_name);
   }
   out->bytes.resize(*size);
   if (stage && *size >= kStageAtLeast) out->staged = stage(out->bytes, 0);
@@ -155,9 +158,7 @@ Result<Ingested> LoadSource(const AttachmentSource& src, bool is_image, const St
     }
   }
   if (static_cast<int64_t>(out.bytes.size()) > limit) {
-    return Err(Status::InvalidArgument(
-        label + " is " + FormatBytes(static_cast<int64_t>(out.bytes.size())) + "; the limit is " +
-        FormatBytes(limit) + " (" + limit_name + ")"));
+    return Err(OverLimit(label, static_cast<int64_t>(out.bytes.size()), limit, limit_name));
   }
   return out;
 }
