@@ -730,6 +730,100 @@ TEST(FileBlobStoreStage, AFailedSyncOfAStagedBlobFailsPutAllAndNamesNothing) {
   for (const std::string& call : recording.calls()) EXPECT_NE(call, "rename");
 }
 
+// ---- Staged blobs named by their own writer (PlaceWhenSynced) ------------
+
+TEST(FileBlobStoreStage, AStagedBlobToldToPlaceItselfIsNamedByItsWriterOnceSynced) {
+  TempDir dir;
+  RecordingFileSystem recording;
+  const std::string root = dir.Sub("blobs");
+  auto opened = FileBlobStore::Open(root, /*sync=*/true, &recording);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  const std::string bytes = RandomBytes(256 * 1024, 15);
+  const std::string sha = Sha256Hex(bytes);
+  recording.clear();
+  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes, bytes.size());
+  ASSERT_NE(staged, nullptr);
+  staged->SetDigest(sha);
+  staged->PlaceWhenSynced();
+  Status s = staged->WaitPlaced();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  // Named only after its bytes were synced, then its name made durable (its
+  // shard folder is new: sha256/ too), with no PutAll.
+  const std::vector<std::string> want = {"create",
+                                         "append",
+                                         "sync",
+                                         "rename",
+                                         "sync directory " + sha.substr(0, 2),
+                                         "sync directory sha256"};
+  EXPECT_EQ(recording.calls(), want);
+  EXPECT_EQ(*(*opened)->Get(sha, /*verify=*/true), bytes);
+  // Dropping it leaves the blob, and no temp file.
+  staged.reset();
+  EXPECT_EQ(*(*opened)->Get(sha, /*verify=*/true), bytes);
+  EXPECT_EQ(TempFiles(root), 0u);
+}
+
+TEST(FileBlobStoreStage, AStagedBlobPlacingItselfWhoseSyncFailsIsNeverNamed) {
+  TempDir dir;
+  RecordingFileSystem recording;
+  const std::string root = dir.Sub("blobs");
+  auto opened = FileBlobStore::Open(root, /*sync=*/true, &recording);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  recording.fail_syncs = true;
+  const std::string bytes = RandomBytes(256 * 1024, 16);
+  const std::string sha = Sha256Hex(bytes);
+  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes, bytes.size());
+  ASSERT_NE(staged, nullptr);
+  staged->SetDigest(sha);
+  staged->PlaceWhenSynced();
+  Status s = staged->WaitPlaced();
+  EXPECT_EQ(s.code(), StatusCode::kIo) << s.ToString();
+  staged.reset();
+  EXPECT_EQ((*opened)->Stat(sha).error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(TempFiles(root), 0u);
+  for (const std::string& call : recording.calls()) EXPECT_NE(call, "rename");
+}
+
+TEST(FileBlobStoreStage, AStagedBlobPlacingItselfKeepsACopyStoredAlready) {
+  TempDir dir;
+  RecordingFileSystem recording;
+  const std::string root = dir.Sub("blobs");
+  auto opened = FileBlobStore::Open(root, /*sync=*/true, &recording);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  const std::string bytes = RandomBytes(256 * 1024, 17);
+  const std::string sha = Sha256Hex(bytes);
+  ASSERT_TRUE((*opened)->Put(sha, bytes).ok());
+  recording.clear();
+  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes, bytes.size());
+  ASSERT_NE(staged, nullptr);
+  staged->SetDigest(sha);
+  staged->PlaceWhenSynced();
+  Status s = staged->WaitPlaced();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  staged.reset();
+  // Written before its name was known, then dropped unsynced: one copy.
+  EXPECT_EQ(recording.calls(), (std::vector<std::string>{"create", "append"}));
+  EXPECT_EQ(TempFiles(root), 0u);
+  EXPECT_EQ(*(*opened)->Get(sha, /*verify=*/true), bytes);
+}
+
+TEST(FileBlobStoreStage, WaitingForAPlacementNobodyAskedForIsRefused) {
+  TempDir dir;
+  auto opened = FileBlobStore::Open(dir.Sub("blobs"), /*sync=*/true);
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  const std::string bytes = RandomBytes(256 * 1024, 18);
+  const std::string sha = Sha256Hex(bytes);
+  std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes, bytes.size());
+  ASSERT_NE(staged, nullptr);
+  staged->SetDigest(sha);
+  EXPECT_EQ(staged->WaitPlaced().code(), StatusCode::kInternal);
+  // Still the owner's to hand to PutAll.
+  const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
+  Status s = (*opened)->PutAll(blobs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(*(*opened)->Get(sha, /*verify=*/true), bytes);
+}
+
 TEST(FileBlobStorePutAll, AFailedSyncAmongSeveralNamesNoneAndLeavesNoTempFile) {
   TempDir dir;
   RecordingFileSystem recording;

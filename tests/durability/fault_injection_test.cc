@@ -216,16 +216,22 @@ TEST(FaultCrash, ACrashAtEveryWriteBoundaryLosesNothingAcknowledged) {
 // it stored unless every one of them was synced first; the same append then
 // succeeds. Small images are written by PutAll; large ones (data URIs of
 // 200 KiB and more) are staged, written and synced on threads of their own
-// while the message is prepared, and only renamed by PutAll.
-class FaultInMultiBlobSync : public ::testing::TestWithParam<bool> {};
+// while the message is prepared, and only renamed by PutAll. A message's one
+// large image is also named by its own thread, while the rows are written
+// (StagedBlob::PlaceWhenSynced).
+enum class Images { kThreeSmall, kThreeStaged, kOneStaged };
 
-TEST_P(FaultInMultiBlobSync, EveryBoundaryOfAThreeImageAppendFailsItWholly) {
-  const bool large = GetParam();
+class FaultInImageAppend : public ::testing::TestWithParam<Images> {};
+
+TEST_P(FaultInImageAppend, EveryBoundaryOfTheAppendFailsItWholly) {
+  const bool large = GetParam() != Images::kThreeSmall;
+  const size_t count = GetParam() == Images::kOneStaged ? 1 : 3;
   Message message;
   std::vector<std::string> digests;
   if (large) {
-    message.parts.push_back(Part::Text("three large at once"));
-    for (const std::string salt : {"P", "Q", "R"}) {
+    message.parts.push_back(Part::Text("large images at once"));
+    for (const std::string salt : std::vector<std::string>{"P", "Q", "R"}) {
+      if (digests.size() == count) break;
       const std::string png = MakePng(8, 8, salt, 200 * 1024);
       message.parts.push_back(Part::ImageFromDataUri(blob::MakeDataUri("image/png", png)));
       digests.push_back(blob::Sha256Hex(png));
@@ -236,7 +242,7 @@ TEST_P(FaultInMultiBlobSync, EveryBoundaryOfAThreeImageAppendFailsItWholly) {
       if (p.source) digests.push_back(blob::Sha256Hex(p.source->data));
     }
   }
-  ASSERT_EQ(digests.size(), 3u);
+  ASSERT_EQ(digests.size(), count);
   // How many boundaries the append crosses.
   int64_t boundaries = 0;
   {
@@ -252,7 +258,7 @@ TEST_P(FaultInMultiBlobSync, EveryBoundaryOfAThreeImageAppendFailsItWholly) {
     boundaries = counter.boundaries() - before;
   }
   // Per image: mkdir, create, append, sync, close, rename; then directory syncs.
-  ASSERT_GE(boundaries, 3 * 6 + 1);
+  ASSERT_GE(boundaries, static_cast<int64_t>(count) * 6 + 1);
   int syncs_in_the_middle = 0;
   for (int64_t at = 1; at <= boundaries; ++at) {
     SCOPED_TRACE("fault at boundary " + std::to_string(at) + " of the append");
@@ -292,27 +298,33 @@ TEST_P(FaultInMultiBlobSync, EveryBoundaryOfAThreeImageAppendFailsItWholly) {
       EXPECT_TRUE(bytes) << d << " after " << where;
     }
   }
-  if (large) {
+  if (large && count > 1) {
     // The staged writers run side by side, so boundary n is not the same
     // call from one run to the next: some sync is hit, not each in turn.
     EXPECT_GE(syncs_in_the_middle, 1) << "a staged image's sync is a boundary of the sweep";
   } else {
-    EXPECT_EQ(syncs_in_the_middle, 3) << "each image's sync is a boundary of the sweep";
+    EXPECT_EQ(syncs_in_the_middle, static_cast<int>(count))
+        << "each image's sync is a boundary of the sweep";
   }
 }
 
-// A power loss at every boundary of two appends of three large (staged)
-// images each: what the child acknowledged is there with its images intact,
-// and no file under a final blob name lost bytes that were never synced (the
-// crash empties every file not synced since its last write).
-TEST(FaultCrashStaged, ACrashAtEveryBoundaryOfStagedImagesLosesNoAcknowledgedImage) {
+// A power loss at every boundary of two appends of large (staged) images,
+// three each (named together by PutAll) or one each (named by its own
+// writer while the rows are written): what the child acknowledged is there
+// with its images intact, and no file under a final blob name lost bytes
+// that were never synced (the crash empties every file not synced since its
+// last write).
+class FaultCrashStaged : public ::testing::TestWithParam<int> {};
+
+TEST_P(FaultCrashStaged, ACrashAtEveryBoundaryOfStagedImagesLosesNoAcknowledgedImage) {
+  const int per_message = GetParam();
   std::vector<Message> messages;
   std::vector<std::vector<std::string>> digests;
   for (const std::string text : {"first", "second"}) {
     Message m;
     m.parts.push_back(Part::Text(text));
     digests.emplace_back();
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < per_message; ++k) {
       const std::string png = MakePng(8, 8, text + std::to_string(k), 160 * 1024);
       m.parts.push_back(Part::ImageFromDataUri(blob::MakeDataUri("image/png", png)));
       digests.back().push_back(blob::Sha256Hex(png));
@@ -341,7 +353,7 @@ TEST(FaultCrashStaged, ACrashAtEveryBoundaryOfStagedImagesLosesNoAcknowledgedIma
     ASSERT_TRUE(run(**store, -1).ok());
     boundaries = counter.boundaries() - before;
   }
-  ASSERT_GE(boundaries, 2 * 3 * 5);
+  ASSERT_GE(boundaries, 2 * per_message * 5);
   for (int64_t at = 1; at <= boundaries; ++at) {
     SCOPED_TRACE("crash at boundary " + std::to_string(at));
     TempDir dir;
@@ -401,9 +413,21 @@ TEST(FaultCrashStaged, ACrashAtEveryBoundaryOfStagedImagesLosesNoAcknowledgedIma
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(SmallAndStaged, FaultInMultiBlobSync, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "StagedLargeImages" : "SmallImages";
+INSTANTIATE_TEST_SUITE_P(ImagesPerMessage, FaultCrashStaged, ::testing::Values(3, 1),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return info.param == 1 ? "OneEach" : "ThreeEach";
+                         });
+
+INSTANTIATE_TEST_SUITE_P(SmallAndStaged, FaultInImageAppend,
+                         ::testing::Values(Images::kThreeSmall, Images::kThreeStaged,
+                                           Images::kOneStaged),
+                         [](const ::testing::TestParamInfo<Images>& info) {
+                           switch (info.param) {
+                             case Images::kThreeSmall: return "ThreeSmallImages";
+                             case Images::kThreeStaged: return "ThreeStagedLargeImages";
+                             case Images::kOneStaged: return "OneStagedLargeImage";
+                           }
+                           return "";
                          });
 
 INSTANTIATE_TEST_SUITE_P(Faults, FaultSweep, ::testing::Values(Fault::kNoSpace, Fault::kIoError),

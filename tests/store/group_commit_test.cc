@@ -10,10 +10,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
 
+#include "blob/data_uri.h"
+#include "blob/sha256.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/store_front.h"
 #include "store/store_fixture.h"
@@ -231,6 +234,44 @@ TEST_F(GroupCommit, FailedAppendsAreUndoneAloneWithTheirOwnErrorWhileTheRestOfTh
   auto storage = store_->Stats();
   ASSERT_TRUE(storage);
   EXPECT_EQ(storage->messages, std::ssize(expected)) << "a failed append left a message behind";
+}
+
+// A message's one large image is named by its own writer while the rows
+// are written, and the group's leader waits for it before the commit: here
+// the leader waits for images that other threads brought.
+TEST_F(GroupCommit, AGroupOfImageAppendsCommitsOnceEveryImageIsStored) {
+  const std::string session = NewSessionId();
+  StartBlockedLeader(session);
+  constexpr int kImages = 4;
+  std::vector<std::string> digests;
+  std::vector<Result<AppendResult>> results(kImages, Err(Status::Internal("not appended")));
+  for (int i = 0; i < kImages; ++i) {
+    // Large enough to be staged (written while it is decoded).
+    const std::string png = MakePng(8, 8, "group " + std::to_string(i), 300 * 1024);
+    digests.push_back(blob::Sha256Hex(png));
+    threads_.emplace_back([this, &results, session, i, png] {
+      Message m = TextMessage("image " + std::to_string(i));
+      m.parts.push_back(Part::ImageFromDataUri(blob::MakeDataUri("image/png", png)));
+      results[i] = store_->Append(session, m);
+    });
+    WaitFor([i](const auto& s) { return s.queued == i + 1; }, "append " + std::to_string(i));
+  }
+  UnblockWriters();
+  JoinAll();
+  ASSERT_TRUE(ahead_) << ahead_.error().ToString();
+  for (int i = 0; i < kImages; ++i) {
+    ASSERT_TRUE(results[i]) << i << ": " << results[i].error().ToString();
+    ASSERT_EQ(results[i]->resources.size(), 1u);
+    EXPECT_EQ(results[i]->resources[0].content_sha256, digests[i]);
+    auto bytes = store_->ReadBlob(digests[i], /*verify=*/true);
+    EXPECT_TRUE(bytes) << i << ": " << bytes.error().ToString();
+  }
+  // The blocked leader's commit, then one for the four.
+  EXPECT_EQ(Stats().commits, 2);
+  auto messages = store_->ReadMessages(session);
+  ASSERT_TRUE(messages);
+  EXPECT_EQ(messages->size(), static_cast<size_t>(kImages + 1));
+  EXPECT_TRUE(std::filesystem::is_empty(std::filesystem::path(StoreDir()) / "blobs" / "tmp"));
 }
 
 TEST_F(GroupCommit, AGroupCarriesAtMost256Appends) {
