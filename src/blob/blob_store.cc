@@ -224,9 +224,6 @@ Status FileBlobStore::PutTogether(std::span<const BlobToPut> blobs) {
   };
   std::vector<Pending> pending;
   for (const BlobToPut& b : blobs) {
-    if (b.staged != nullptr) b.staged->LeaveNamingToPutAll();
-  }
-  for (const BlobToPut& b : blobs) {
     bool again = false;
     for (const Pending& p : pending) again = again || p.blob->sha256 == b.sha256;
     if (again) continue;  // a staged copy of it is dropped with its StagedBlob
@@ -302,10 +299,6 @@ Status FileBlobStore::PutTogether(std::span<const BlobToPut> blobs) {
     const std::string_view shard = p.blob->sha256.substr(0, 2);
     if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
   }
-  return SyncNames(shards);
-}
-
-Status FileBlobStore::SyncNames(std::span<const std::string_view> shards) {
   for (std::string_view shard : shards) {
     RETURN_IF_ERROR(fs_->SyncDirectory(root_ + "/sha256/" + std::string(shard)));
   }
@@ -314,15 +307,6 @@ Status FileBlobStore::SyncNames(std::span<const std::string_view> shards) {
     MarkShardEntriesSynced(shards);
   }
   return Status::Ok();
-}
-
-Status FileBlobStore::PlaceSynced(StagedBlob* staged, std::string_view sha256) {
-  const std::string_view shard = sha256.substr(0, 2);
-  RETURN_IF_ERROR(fs_->CreateDirectory(root_ + "/sha256/" + std::string(shard)));
-  RETURN_IF_ERROR(fs_->Rename(staged->temp_path_, PathFor(sha256)));
-  staged->renamed_ = true;
-  if (!sync_) return Status::Ok();
-  return SyncNames(std::span<const std::string_view>(&shard, 1));
 }
 
 std::unique_ptr<StagedBlob> FileBlobStore::Stage(std::string_view bytes, size_t ready) {
@@ -386,10 +370,6 @@ void FileBlobStore::WriteStaged(StagedBlob* staged, std::string_view bytes) {
   if (file) {
     Status closed = file->Close();
     if (status.ok()) status = closed;
-  }
-  // Synced: named here if the owner asks (PlaceWhenSynced), else by PutAll.
-  if (status.ok() && !existing && !sha256.empty() && staged->AwaitPlacement()) {
-    status = PlaceSynced(staged, sha256);
   }
   staged->SignalDone(std::move(status), existing);
   staged_in_flight_.fetch_sub(1, std::memory_order_acq_rel);

@@ -14,8 +14,7 @@
 // disk about as long as a message of one. The files' syncs are issued at
 // once, each on a thread of its own, so the disk writes them side by side.
 // Stage writes a large blob before its name is known (staged_blob.h), so that
-// hashing overlaps the write and the sync; its writer may also name it
-// itself once synced (StagedBlob::PlaceWhenSynced).
+// hashing overlaps the write and the sync.
 // Thread-safety: all methods may be called concurrently, also from several
 // processes sharing the directory.
 #pragma once
@@ -135,14 +134,8 @@ class FileBlobStore : public BlobStore {
   void MarkShardEntriesSynced(std::span<const std::string_view> shards);
   // The staged writer's thread: writes `bytes` to a temp file as they are
   // ready, waits for the name, then keeps an existing blob of it or syncs the
-  // temp file, and names it if the owner asks (StagedBlob::PlaceWhenSynced).
+  // temp file.
   void WriteStaged(StagedBlob* staged, std::string_view bytes);
-  // Renames a staged blob's synced temp file into place, then SyncNames.
-  Status PlaceSynced(StagedBlob* staged, std::string_view sha256);
-  // With sync_, the names just given in `shards` (two hex digits each)
-  // durable: each shard folder's, then sha256/'s for the shards that may be
-  // new (ShardEntriesSynced).
-  Status SyncNames(std::span<const std::string_view> shards);
 
   const std::string root_;
   const bool sync_;

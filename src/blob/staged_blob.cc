@@ -50,41 +50,14 @@ void StagedBlob::SetDigest(std::string sha256) {
   cv_.notify_all();
 }
 
-void StagedBlob::PlaceWhenSynced() {
-  {
-    std::lock_guard lock(mu_);
-    place_ = true;
-  }
-  cv_.notify_all();
-}
-
-Status StagedBlob::WaitPlaced() {
-  {
-    std::lock_guard lock(mu_);
-    if (!place_) return Status::Internal("WaitPlaced on a staged blob not told to place itself");
-  }
-  return Finish();
-}
-
-void StagedBlob::LeaveNamingToPutAll() {
-  {
-    std::lock_guard lock(mu_);
-    put_ = true;
-  }
-  cv_.notify_all();
-}
-
 Status StagedBlob::Finish() {
-  bool places_itself = false;
   {
     std::unique_lock lock(mu_);
     // A blob handed to PutAll unnamed would wait forever; name it first.
     if (!named_ && !done_) {
       return Status::Internal("a staged blob was put before SetDigest named it");
     }
-    places_itself = place_;
   }
-  if (!places_itself) LeaveNamingToPutAll();
   if (writer_.joinable()) writer_.join();
   std::lock_guard lock(mu_);
   return status_;
@@ -105,12 +78,6 @@ bool StagedBlob::AwaitDigest(std::string* sha256) {
   if (abandoned_) return false;
   *sha256 = sha256_;
   return true;
-}
-
-bool StagedBlob::AwaitPlacement() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return place_ || put_ || abandoned_; });
-  return place_ && !abandoned_;
 }
 
 void StagedBlob::SignalDone(Status status, bool existing) {

@@ -6,12 +6,10 @@
 // into place and syncs the directory. So hashing overlaps the write, and the
 // sync of one image overlaps the decoding and hashing of the next.
 //
-// The temp file gets its final name only after its sync succeeded: from
-// PutAll, or from the writer itself when the owner asks (PlaceWhenSynced:
-// the SQLite backend does so for a message's one image, and writes the
-// message's rows meanwhile). Dropping a StagedBlob that was not renamed (a
-// refused message, a failed append) waits for its writer and removes the
-// temp file; a crash leaves it in tmp/, which Open clears.
+// The temp file never gets its final name here: only PutAll renames it, and
+// only after the sync succeeded. Dropping a StagedBlob that PutAll did not
+// rename (a refused message, a failed append) waits for its writer and
+// removes the temp file; a crash leaves it in tmp/, which Open clears.
 //
 // The bytes may also be staged while they are being made: the writer writes
 // each piece the owner announces with Ready, so the disk starts on an image
@@ -26,9 +24,8 @@
 //   staged->WaitWritten();                                       // bytes may move now
 //   store.PutAll({{sha, bytes, staged.get()}});
 //
-// Thread-safety: one thread at a time calls the methods (the owner, or the
-// thread it hands the blob to, as a group commit's leader calls WaitPlaced);
-// the writer thread is internal.
+// Thread-safety: one owner thread calls the methods; the writer thread is
+// internal.
 #pragma once
 
 #include <condition_variable>
@@ -64,26 +61,12 @@ class StagedBlob {
   // Names the bytes (their SHA-256, which the caller computed); the writer
   // then checks for a stored copy and syncs its temp file if there is none.
   void SetDigest(std::string sha256);
-  // After SetDigest, instead of handing the blob to PutAll: the writer names
-  // it itself once its temp file is synced (renames it into place and syncs
-  // its folder), while the caller goes on, say to write the rows that name
-  // it. WaitPlaced tells when it is stored; the caller must not commit those
-  // rows before. Only for a blob that need not wait for others (PutAll names
-  // a message's images together, none before all are synced).
-  void PlaceWhenSynced();
-  // After PlaceWhenSynced: blocks until the blob is stored, durable with
-  // its name (or a stored copy of it was kept instead), or the writer failed.
-  Status WaitPlaced();
 
  private:
   friend class FileBlobStore;
   StagedBlob(FileSystem* fs, size_t ready) : fs_(fs), announced_(ready) {
     if (ready > 0) piece_ends_.push_back(ready);
   }
-  // PutAll names the blob: once synced, the writer is done. PutAll tells
-  // every staged blob of a call at once, so that none waits for the others'
-  // Finish to end.
-  void LeaveNamingToPutAll();
   // Blocks until the writer is done: its error, or OK with `existing()`
   // telling whether a stored blob of the name was kept (and touched) instead.
   Status Finish();
@@ -101,10 +84,6 @@ class StagedBlob {
   void SignalWritten(Status status);
   // Waits for SetDigest or the owner giving up; false when given up.
   bool AwaitDigest(std::string* sha256);
-  // Once synced: waits for the owner to choose who names the blob; true
-  // when the writer is to (PlaceWhenSynced), false when PutAll will
-  // (Finish) or the owner gave up.
-  bool AwaitPlacement();
   void SignalDone(Status status, bool existing);
 
   FileSystem* const fs_;
@@ -116,15 +95,11 @@ class StagedBlob {
   bool written_ = false;           // guarded by mu_
   bool named_ = false;             // guarded by mu_
   bool abandoned_ = false;         // guarded by mu_
-  bool place_ = false;             // guarded by mu_: PlaceWhenSynced was called
-  bool put_ = false;               // guarded by mu_: PutAll names it
   bool done_ = false;              // guarded by mu_
   std::string sha256_;             // guarded by mu_
   Status status_;                  // guarded by mu_
   bool existing_ = false;          // guarded by mu_ until done_
-  // Set by the writer before it ends (PlaceWhenSynced) or by PutAll after
-  // Finish; read by the owner after the writer ended.
-  bool renamed_ = false;
+  bool renamed_ = false;           // owner's thread only
   std::thread writer_;
 };
 

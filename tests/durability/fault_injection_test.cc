@@ -216,9 +216,8 @@ TEST(FaultCrash, ACrashAtEveryWriteBoundaryLosesNothingAcknowledged) {
 // it stored unless every one of them was synced first; the same append then
 // succeeds. Small images are written by PutAll; large ones (data URIs of
 // 200 KiB and more) are staged, written and synced on threads of their own
-// while the message is prepared, and only renamed by PutAll. A message's one
-// large image is also named by its own thread, while the rows are written
-// (StagedBlob::PlaceWhenSynced).
+// while the message is prepared, and only renamed by PutAll; a message of
+// one large image (the common case: a screenshot) takes the same path alone.
 enum class Images { kThreeSmall, kThreeStaged, kOneStaged };
 
 class FaultInImageAppend : public ::testing::TestWithParam<Images> {};
@@ -309,11 +308,10 @@ TEST_P(FaultInImageAppend, EveryBoundaryOfTheAppendFailsItWholly) {
 }
 
 // A power loss at every boundary of two appends of large (staged) images,
-// three each (named together by PutAll) or one each (named by its own
-// writer while the rows are written): what the child acknowledged is there
-// with its images intact, and no file under a final blob name lost bytes
-// that were never synced (the crash empties every file not synced since its
-// last write).
+// three each or one each: what the child acknowledged is there with its
+// images intact, and no file under a final blob name lost bytes that were
+// never synced (the crash empties every file not synced since its last
+// write).
 class FaultCrashStaged : public ::testing::TestWithParam<int> {};
 
 TEST_P(FaultCrashStaged, ACrashAtEveryBoundaryOfStagedImagesLosesNoAcknowledgedImage) {

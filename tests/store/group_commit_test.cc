@@ -236,9 +236,9 @@ TEST_F(GroupCommit, FailedAppendsAreUndoneAloneWithTheirOwnErrorWhileTheRestOfTh
   EXPECT_EQ(storage->messages, std::ssize(expected)) << "a failed append left a message behind";
 }
 
-// A message's one large image is named by its own writer while the rows
-// are written, and the group's leader waits for it before the commit: here
-// the leader waits for images that other threads brought.
+// Appends of one large image each, from threads of their own, queued
+// behind one commit: each image is staged, synced and named by its own
+// append before it queues, and the group commits them all at once.
 TEST_F(GroupCommit, AGroupOfImageAppendsCommitsOnceEveryImageIsStored) {
   const std::string session = NewSessionId();
   StartBlockedLeader(session);

@@ -26,19 +26,6 @@ constexpr const char* kDatabaseFile = kEmbeddedDatabaseFile.data();  // a litera
 constexpr const char* kBlobDir = "blobs";
 constexpr const char* kActiveSessionKey = "active_session";
 
-// A message with one blob, staged and of at most this size, has its writer
-// name it once synced (StagedBlob::PlaceWhenSynced) while the rows are
-// written: the commit waits for it with the write lock held, so a larger
-// blob, whose sync takes long, is named before the lock is taken.
-constexpr size_t kNamedWhileRowsAreWrittenBytes = 4 * 1024 * 1024;
-
-// Whether `p`'s blob is named that way; several blobs of a message are named
-// together by PutAll, none before all are synced.
-bool NamesItsOwnBlob(const PreparedMessage& p) {
-  return p.blobs.size() == 1 && p.blobs.front().staged != nullptr &&
-         p.blobs.front().bytes.size() <= kNamedWhileRowsAreWrittenBytes;
-}
-
 int64_t FileSize(const fs::path& p) {
   std::error_code ec;
   auto size = fs::file_size(p, ec);
@@ -359,20 +346,14 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPrepared(
     std::string_view session_id, std::vector<PreparedMessage>& prepared,
     const std::function<Status(Database&)>& also) {
   // Blobs first, outside the lock: an event never commits before its bytes.
-  // A message whose one blob the front staged lets its writer name it once
-  // synced, while the rows are written (AppendPreparedLocked waits for it
-  // before the commit). The others are put here, all at once, so their
-  // syncs are issued together and a message's images are named together
-  // (PutAll); the staged ones among them are written and syncing already.
+  // All of them at once, so their syncs are issued together (PutAll); the
+  // large ones the front staged are written and syncing already, and PutAll
+  // waits for them before it names them.
   size_t text_bytes = 0;
   std::vector<blob::BlobToPut> blobs;
   for (const PreparedMessage& p : prepared) {
-    text_bytes += p.text.size();
-    if (NamesItsOwnBlob(p)) {
-      p.blobs.front().staged->PlaceWhenSynced();
-      continue;
-    }
     for (const PendingBlob& b : p.blobs) blobs.push_back({b.sha256, b.bytes, b.staged.get()});
+    text_bytes += p.text.size();
   }
   RETURN_IF_ERROR(blobs_->PutAll(blobs));
 
@@ -433,6 +414,14 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
     entry.preview = load.ColumnText(4);
   }
 
+  // Garbage collection deletes only under the write lock we now hold, so a
+  // blob present here stays until our references commit.
+  for (const PreparedMessage& p : prepared) {
+    for (const PendingBlob& b : p.blobs) {
+      if (!blobs_->Stat(b.sha256)) RETURN_IF_ERROR(blobs_->Put(b.sha256, b.bytes));
+    }
+  }
+
   ASSIGN_OR_RETURN(Statement insert,
                    db_->Prepare("INSERT INTO events (session_id, seq, id, ts_ms, type, role, "
                                 "text, body) VALUES (?1, ?2, ?3, ?4, 'message', ?5, ?6, ?7)"));
@@ -485,17 +474,6 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
   update.Bind(1, session_id).Bind(2, entry.last_seq).Bind(3, entry.message_count).Bind(4, now);
   update.Bind(5, entry.title).Bind(6, int64_t{entry.title_fixed}).Bind(7, entry.preview);
   RETURN_IF_ERROR(update.Run());
-
-  // Every blob stored before the rows that name it commit: a blob naming
-  // itself has been synced while the rows above were written. Garbage
-  // collection deletes only under the write lock we now hold, so a blob
-  // present here stays until our references commit.
-  for (const PreparedMessage& p : prepared) {
-    if (NamesItsOwnBlob(p)) RETURN_IF_ERROR(p.blobs.front().staged->WaitPlaced());
-    for (const PendingBlob& b : p.blobs) {
-      if (!blobs_->Stat(b.sha256)) RETURN_IF_ERROR(blobs_->Put(b.sha256, b.bytes));
-    }
-  }
   return results;
 }
 
