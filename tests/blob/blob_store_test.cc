@@ -517,6 +517,16 @@ size_t TempFiles(const std::string& root) {
   return n;
 }
 
+// Names a staged blob `sha` and, once its writer has taken the bytes, puts
+// it (the staged writer's usual end).
+Status NameAndPut(BlobStore& store, StagedBlob& staged, const std::string& sha,
+                  std::string_view bytes) {
+  staged.SetDigest(sha);
+  staged.WaitWritten();
+  const std::vector<BlobToPut> blobs = {{sha, bytes, &staged}};
+  return store.PutAll(blobs);
+}
+
 TEST_P(FileBlobStoreTest, AStagedBlobGetsItsNameOnlyFromPutAll) {
   const std::string bytes = RandomBytes(300 * 1024, 7);
   std::unique_ptr<StagedBlob> staged = store_->Stage(bytes, bytes.size());
@@ -578,10 +588,7 @@ TEST_P(FileBlobStoreTest, AStagedBlobIsWrittenPieceByPieceAsItsBytesAreReady) {
   bytes.replace(half, want.size() - half, want, half);
   staged->Ready(want.size());
   const std::string sha = Sha256Hex(want);
-  staged->SetDigest(sha);
-  staged->WaitWritten();
-  const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
-  Status s = store_->PutAll(blobs);
+  Status s = NameAndPut(*store_, *staged, sha, bytes);
   ASSERT_TRUE(s.ok()) << s.ToString();
   staged.reset();
   EXPECT_EQ(*store_->Get(sha, /*verify=*/true), want);
@@ -638,10 +645,7 @@ TEST(FileBlobStoreStage, AStagedBlobIsSyncedBeforeItIsNamed) {
   recording.clear();
   std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes, bytes.size());
   ASSERT_NE(staged, nullptr);
-  staged->SetDigest(sha);
-  staged->WaitWritten();
-  const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
-  Status s = (*opened)->PutAll(blobs);
+  Status s = NameAndPut(**opened, *staged, sha, bytes);
   ASSERT_TRUE(s.ok()) << s.ToString();
   const std::vector<std::string> want = {"create",
                                          "append",
@@ -666,10 +670,7 @@ TEST(FileBlobStoreStage, EachAnnouncedPieceIsOneWriteHoweverFarBehindTheWriterIs
   std::unique_ptr<StagedBlob> staged = (*opened)->Stage(bytes, 100 * 1024);
   ASSERT_NE(staged, nullptr);
   for (size_t n : {200 * 1024, 150 * 1024, 300 * 1024, 400 * 1024}) staged->Ready(n);
-  staged->SetDigest(sha);
-  staged->WaitWritten();
-  const std::vector<BlobToPut> blobs = {{sha, bytes, staged.get()}};
-  Status s = (*opened)->PutAll(blobs);
+  Status s = NameAndPut(**opened, *staged, sha, bytes);
   ASSERT_TRUE(s.ok()) << s.ToString();
   // 100, 200, 300 and 400 KiB: the 150 came after 200 and says nothing new.
   const std::vector<std::string> want = {"create",

@@ -421,9 +421,12 @@ INSTANTIATE_TEST_SUITE_P(SmallAndStaged, FaultInImageAppend,
                                            Images::kOneStaged),
                          [](const ::testing::TestParamInfo<Images>& info) {
                            switch (info.param) {
-                             case Images::kThreeSmall: return "ThreeSmallImages";
-                             case Images::kThreeStaged: return "ThreeStagedLargeImages";
-                             case Images::kOneStaged: return "OneStagedLargeImage";
+                             case Images::kThreeSmall:
+                               return "ThreeSmallImages";
+                             case Images::kThreeStaged:
+                               return "ThreeStagedLargeImages";
+                             case Images::kOneStaged:
+                               return "OneStagedLargeImage";
                            }
                            return "";
                          });

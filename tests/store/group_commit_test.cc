@@ -18,8 +18,8 @@
 #include "blob/data_uri.h"
 #include "blob/sha256.h"
 #include "store/sqlite/sqlite_store.h"
-#include "store/store_front.h"
 #include "store/store_fixture.h"
+#include "store/store_front.h"
 
 namespace sessiondb::testing {
 namespace {
@@ -255,6 +255,9 @@ TEST_F(GroupCommit, AGroupOfImageAppendsCommitsOnceEveryImageIsStored) {
       results[i] = store_->Append(session, m);
     });
     WaitFor([i](const auto& s) { return s.queued == i + 1; }, "append " + std::to_string(i));
+    // Queued behind the blocked commit, its image is stored already.
+    auto queued_bytes = store_->ReadBlob(digests[i], /*verify=*/true);
+    EXPECT_TRUE(queued_bytes) << i << ": " << queued_bytes.error().ToString();
   }
   UnblockWriters();
   JoinAll();
