@@ -1,0 +1,213 @@
+#include "ingest_pipeline_floor.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "blob/base64.h"
+#include "stats.h"
+
+namespace sessiondb::bench {
+
+namespace {
+
+// The same piece size as the store's staged writer (message_preparer.cc).
+constexpr size_t kPieceBytes = 128 * 1024;
+
+std::string Hex(const unsigned char* digest, unsigned int length) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(2 * length, '\0');
+  for (unsigned int i = 0; i < length; ++i) {
+    out[2 * i] = kHex[digest[i] >> 4];
+    out[2 * i + 1] = kHex[digest[i] & 0x0F];
+  }
+  return out;
+}
+
+void SyncFolder(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("floor: cannot sync " + path);
+  }
+  ::close(fd);
+}
+
+// Writes the pieces of one file at a time as they become ready, asking the
+// kernel to write each out at once, then fdatasyncs the file. One thread for
+// the whole run: the floor pays no thread start per image.
+class PieceWriter {
+ public:
+  PieceWriter() : thread_([this] { Run(); }) {}
+  ~PieceWriter() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  // A new file: `fd` will receive `size` bytes of `bytes`, announced by Ready.
+  void Start(int fd, const char* bytes, size_t size) {
+    std::lock_guard lock(mu_);
+    fd_ = fd;
+    bytes_ = bytes;
+    size_ = size;
+    ready_ = 0;
+    synced_ = false;
+    ok_ = true;
+  }
+  void Ready(size_t n) {
+    {
+      std::lock_guard lock(mu_);
+      ready_ = n;
+    }
+    cv_.notify_all();
+  }
+  // Blocks until the file is written and synced; false if a call failed.
+  bool WaitSynced() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return synced_; });
+    return ok_;
+  }
+
+ private:
+  void Run() {
+    std::unique_lock lock(mu_);
+    size_t written = 0;
+    int fd = -1;
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || (fd_ >= 0 && ready_ > written); });
+      if (stop_) return;
+      if (fd != fd_) {
+        fd = fd_;
+        written = 0;
+      }
+      const size_t end = ready_;
+      const char* bytes = bytes_;
+      const size_t size = size_;
+      lock.unlock();
+      const bool last = end == size;
+      bool ok = ::pwrite(fd, bytes + written, end - written, static_cast<off_t>(written)) ==
+                static_cast<ssize_t>(end - written);
+      ok = ok && ::sync_file_range(fd, static_cast<off_t>(written),
+                                   static_cast<off_t>(end - written), SYNC_FILE_RANGE_WRITE) == 0;
+      if (last) ok = ::fdatasync(fd) == 0 && ok;
+      written = end;
+      lock.lock();
+      if (!ok) ok_ = false;
+      if (last) {
+        synced_ = true;
+        fd_ = -1;
+        fd = -1;
+        written = 0;
+        cv_.notify_all();
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int fd_ = -1;                  // guarded by mu_
+  const char* bytes_ = nullptr;  // guarded by mu_
+  size_t size_ = 0;              // guarded by mu_
+  size_t ready_ = 0;             // guarded by mu_
+  bool synced_ = false;          // guarded by mu_
+  bool ok_ = true;               // guarded by mu_
+  bool stop_ = false;            // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace
+
+DurableWriteFloor MeasurePipelinedImageIngest(const std::string& dir,
+                                              const std::vector<std::string>& data_uris) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(dir) / "pipelined-ingest-floor";
+  fs::remove_all(root);
+  fs::create_directories(root / "tmp");
+  fs::create_directories(root / "final");
+  SyncFolder(root.string());
+
+  // The log, preallocated and synced so that each commit flushes data only.
+  const std::string log_path = (root / "log").string();
+  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log < 0) throw std::runtime_error("floor: cannot create " + log_path);
+  const std::string page(4096, 'l');
+  for (size_t i = 0; i < data_uris.size(); ++i) {
+    if (::pwrite(log, page.data(), page.size(), static_cast<off_t>(i) * 4096) != 4096) {
+      throw std::runtime_error("floor: cannot write " + log_path);
+    }
+  }
+  if (::fsync(log) != 0) throw std::runtime_error("floor: cannot sync " + log_path);
+  SyncFolder(root.string());
+
+  PieceWriter writer;
+
+  std::vector<int64_t> ns;
+  ns.reserve(data_uris.size());
+  int64_t bytes = 0;
+  const int64_t start = NowNs();
+  for (size_t i = 0; i < data_uris.size(); ++i) {
+    const int64_t t = NowNs();
+    const std::string_view payload =
+        std::string_view(data_uris[i]).substr(data_uris[i].find(',') + 1);
+    Result<size_t> size = blob::Base64DecodedSize(payload);
+    // An empty image would leave the writer nothing to wait for.
+    if (!size || *size == 0) throw std::runtime_error("floor: bad base64 in a workload data URI");
+    std::string decoded(*size, '\0');
+    const std::string temp = (root / "tmp" / std::to_string(i)).string();
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    if (fd < 0) throw std::runtime_error("floor: cannot create " + temp);
+    writer.Start(fd, decoded.data(), decoded.size());
+    if (!blob::Base64DecodeInto(payload, decoded.data(), kPieceBytes, [&writer](size_t n) {
+           writer.Ready(n);
+         }).ok()) {
+      throw std::runtime_error("floor: bad base64 in a workload data URI");
+    }
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    EVP_Digest(decoded.data(), decoded.size(), digest, &length, EVP_sha256(), nullptr);
+    const std::string final_path = (root / "final" / Hex(digest, length)).string();
+    if (!writer.WaitSynced()) throw std::runtime_error("floor: cannot write " + temp);
+    ::close(fd);
+    if (::rename(temp.c_str(), final_path.c_str()) != 0) {
+      throw std::runtime_error("floor: cannot rename " + temp);
+    }
+    SyncFolder((root / "final").string());
+    if (::pwrite(log, page.data(), page.size(), static_cast<off_t>(i) * 4096) != 4096 ||
+        ::fdatasync(log) != 0) {
+      throw std::runtime_error("floor: cannot commit to " + log_path);
+    }
+    ns.push_back(NowNs() - t);
+    bytes += static_cast<int64_t>(decoded.size());
+  }
+  const double seconds = static_cast<double>(NowNs() - start) / 1e9;
+  ::close(log);
+  // Every image under its name with all of its bytes, or the figure means
+  // nothing (the workload's images are all different).
+  size_t files = 0;
+  int64_t stored = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(root / "final")) {
+    ++files;
+    stored += static_cast<int64_t>(e.file_size());
+  }
+  if (files != data_uris.size() || stored != bytes) {
+    throw std::runtime_error("floor: the pipelined ingest did not store every image whole");
+  }
+  fs::remove_all(root);
+  DurableWriteFloor out;
+  out.latency = {static_cast<int>(ns.size()), PercentileUs(ns, 50), PercentileUs(ns, 99),
+                 MedianMs(ns)};
+  out.mib_per_s = static_cast<double>(bytes) / (1024.0 * 1024.0) / seconds;
+  return out;
+}
+
+}  // namespace sessiondb::bench
