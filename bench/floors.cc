@@ -63,6 +63,10 @@ void SyncOrThrow(int fd, bool data_only, const std::string& path) {
   }
 }
 
+const std::string kLogPage(4096, 'l');
+
+}  // namespace
+
 void SyncDirectory(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("floor: cannot open " + path);
@@ -75,26 +79,37 @@ void SyncDirectory(const std::string& path) {
   ::close(fd);
 }
 
-}  // namespace
+FloorScene::FloorScene(std::filesystem::path root, size_t commits)
+    : root_(std::move(root)), log_path_((root_ / "log").string()) {
+  namespace fs = std::filesystem;
+  fs::remove_all(root_);
+  fs::create_directories(root_ / "tmp");
+  fs::create_directories(root_ / "final");
+  SyncDirectory(root_.string());
+  log_ = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_ < 0) throw std::runtime_error("floor: cannot create " + log_path_);
+  for (size_t i = 0; i < commits; ++i) WriteAll(log_, kLogPage, log_path_);
+  SyncOrThrow(log_, /*data_only=*/false, log_path_);
+  SyncDirectory(root_.string());
+}
+
+FloorScene::~FloorScene() {
+  if (log_ >= 0) ::close(log_);
+  std::error_code ignored;
+  std::filesystem::remove_all(root_, ignored);
+}
+
+void FloorScene::Commit(size_t i) {
+  if (::pwrite(log_, kLogPage.data(), kLogPage.size(), static_cast<off_t>(i) * 4096) != 4096) {
+    throw std::runtime_error("floor: cannot write " + log_path_);
+  }
+  SyncOrThrow(log_, /*data_only=*/true, log_path_);
+}
 
 DurableWriteFloor MeasureDurableBlobWrites(const std::string& dir,
                                            const std::vector<std::string>& payloads, bool rename) {
-  namespace fs = std::filesystem;
-  const fs::path root = fs::path(dir) / (rename ? "durable-floor-rename" : "durable-floor");
-  fs::remove_all(root);
-  fs::create_directories(root / "tmp");
-  fs::create_directories(root / "final");
-  SyncDirectory(root.string());
-
-  // The log, preallocated and synced so that each commit flushes data only.
-  const std::string log_path = (root / "log").string();
-  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log < 0) throw std::runtime_error("floor: cannot create " + log_path);
-  const std::string page(4096, 'l');
-  for (size_t i = 0; i < payloads.size(); ++i) WriteAll(log, page, log_path);
-  SyncOrThrow(log, /*data_only=*/false, log_path);
-  SyncDirectory(root.string());
-
+  FloorScene scene(std::filesystem::path(dir) / (rename ? "durable-floor-rename" : "durable-floor"),
+                   payloads.size());
   std::vector<int64_t> ns;
   ns.reserve(payloads.size());
   int64_t bytes = 0;
@@ -102,8 +117,8 @@ DurableWriteFloor MeasureDurableBlobWrites(const std::string& dir,
   for (size_t i = 0; i < payloads.size(); ++i) {
     const int64_t t = NowNs();
     const std::string name = std::to_string(i);
-    const std::string final_path = (root / "final" / name).string();
-    const std::string path = rename ? (root / "tmp" / name).string() : final_path;
+    const std::string final_path = scene.final_folder() + "/" + name;
+    const std::string path = rename ? scene.tmp(name) : final_path;
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
     if (fd < 0) throw std::runtime_error("floor: cannot create " + path);
     WriteAll(fd, payloads[i], path);
@@ -113,18 +128,13 @@ DurableWriteFloor MeasureDurableBlobWrites(const std::string& dir,
       if (::rename(path.c_str(), final_path.c_str()) != 0) {
         throw std::runtime_error("floor: cannot rename " + path);
       }
-      SyncDirectory((root / "final").string());
+      SyncDirectory(scene.final_folder());
     }
-    if (::pwrite(log, page.data(), page.size(), static_cast<off_t>(i) * 4096) != 4096) {
-      throw std::runtime_error("floor: cannot write " + log_path);
-    }
-    SyncOrThrow(log, /*data_only=*/true, log_path);
+    scene.Commit(i);
     ns.push_back(NowNs() - t);
     bytes += static_cast<int64_t>(payloads[i].size());
   }
   const double seconds = static_cast<double>(NowNs() - start) / 1e9;
-  ::close(log);
-  fs::remove_all(root);
   DurableWriteFloor out;
   out.latency = {static_cast<int>(ns.size()), PercentileUs(ns, 50), PercentileUs(ns, 99),
                  MedianMs(ns)};

@@ -2,6 +2,7 @@
 // ratios against this machine and disk rather than absolute numbers.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,31 @@ struct DurableWriteFloor {
 };
 DurableWriteFloor MeasureDurableBlobWrites(const std::string& dir,
                                            const std::vector<std::string>& payloads, bool rename);
+
+// Where a durable-write floor writes: `root` made afresh with tmp/ and final/
+// folders, and a log preallocated and synced so that each commit (a 4 KiB
+// pwrite + fdatasync) flushes data only, as a recycled SQLite WAL does.
+// Throws std::runtime_error on any failure. Removes `root` when destroyed.
+class FloorScene {
+ public:
+  FloorScene(std::filesystem::path root, size_t commits);
+  ~FloorScene();
+  FloorScene(const FloorScene&) = delete;
+  FloorScene& operator=(const FloorScene&) = delete;
+
+  std::string tmp(const std::string& name) const { return (root_ / "tmp" / name).string(); }
+  std::string final_folder() const { return (root_ / "final").string(); }
+  // The event's commit: page `i` of the log written and fdatasynced.
+  void Commit(size_t i);
+
+ private:
+  std::filesystem::path root_;
+  std::string log_path_;
+  int log_ = -1;
+};
+
+// fsyncs the folder at `path`; throws std::runtime_error on failure.
+void SyncDirectory(const std::string& path);
 
 // Base64-decode each data URI's payload and SHA-256 the bytes; returns MiB/s
 // of decoded bytes, the faster of OpenSSL's decoder and sessiondb's.

@@ -1,7 +1,6 @@
 #include "ingest_pipeline_floor.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -11,6 +10,7 @@
 #include <thread>
 
 #include "blob/base64.h"
+#include "blob/sha256.h"
 #include "stats.h"
 
 namespace sessiondb::bench {
@@ -19,25 +19,6 @@ namespace {
 
 // The same piece size as the store's staged writer (message_preparer.cc).
 constexpr size_t kPieceBytes = 128 * 1024;
-
-std::string Hex(const unsigned char* digest, unsigned int length) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(2 * length, '\0');
-  for (unsigned int i = 0; i < length; ++i) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 0x0F];
-  }
-  return out;
-}
-
-void SyncFolder(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error("floor: cannot sync " + path);
-  }
-  ::close(fd);
-}
 
 // Writes the pieces of one file at a time as they become ready, asking the
 // kernel to write each out at once, then fdatasyncs the file. One thread for
@@ -129,26 +110,7 @@ class PieceWriter {
 
 DurableWriteFloor MeasurePipelinedImageIngest(const std::string& dir,
                                               const std::vector<std::string>& data_uris) {
-  namespace fs = std::filesystem;
-  const fs::path root = fs::path(dir) / "pipelined-ingest-floor";
-  fs::remove_all(root);
-  fs::create_directories(root / "tmp");
-  fs::create_directories(root / "final");
-  SyncFolder(root.string());
-
-  // The log, preallocated and synced so that each commit flushes data only.
-  const std::string log_path = (root / "log").string();
-  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log < 0) throw std::runtime_error("floor: cannot create " + log_path);
-  const std::string page(4096, 'l');
-  for (size_t i = 0; i < data_uris.size(); ++i) {
-    if (::pwrite(log, page.data(), page.size(), static_cast<off_t>(i) * 4096) != 4096) {
-      throw std::runtime_error("floor: cannot write " + log_path);
-    }
-  }
-  if (::fsync(log) != 0) throw std::runtime_error("floor: cannot sync " + log_path);
-  SyncFolder(root.string());
-
+  FloorScene scene(std::filesystem::path(dir) / "pipelined-ingest-floor", data_uris.size());
   PieceWriter writer;
 
   std::vector<int64_t> ns;
@@ -163,7 +125,7 @@ DurableWriteFloor MeasurePipelinedImageIngest(const std::string& dir,
     // An empty image would leave the writer nothing to wait for.
     if (!size || *size == 0) throw std::runtime_error("floor: bad base64 in a workload data URI");
     std::string decoded(*size, '\0');
-    const std::string temp = (root / "tmp" / std::to_string(i)).string();
+    const std::string temp = scene.tmp(std::to_string(i));
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
     if (fd < 0) throw std::runtime_error("floor: cannot create " + temp);
     writer.Start(fd, decoded.data(), decoded.size());
@@ -172,37 +134,29 @@ DurableWriteFloor MeasurePipelinedImageIngest(const std::string& dir,
          }).ok()) {
       throw std::runtime_error("floor: bad base64 in a workload data URI");
     }
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    EVP_Digest(decoded.data(), decoded.size(), digest, &length, EVP_sha256(), nullptr);
-    const std::string final_path = (root / "final" / Hex(digest, length)).string();
+    const std::string final_path = scene.final_folder() + "/" + blob::Sha256Hex(decoded);
     if (!writer.WaitSynced()) throw std::runtime_error("floor: cannot write " + temp);
     ::close(fd);
     if (::rename(temp.c_str(), final_path.c_str()) != 0) {
       throw std::runtime_error("floor: cannot rename " + temp);
     }
-    SyncFolder((root / "final").string());
-    if (::pwrite(log, page.data(), page.size(), static_cast<off_t>(i) * 4096) != 4096 ||
-        ::fdatasync(log) != 0) {
-      throw std::runtime_error("floor: cannot commit to " + log_path);
-    }
+    SyncDirectory(scene.final_folder());
+    scene.Commit(i);
     ns.push_back(NowNs() - t);
     bytes += static_cast<int64_t>(decoded.size());
   }
   const double seconds = static_cast<double>(NowNs() - start) / 1e9;
-  ::close(log);
   // Every image under its name with all of its bytes, or the figure means
   // nothing (the workload's images are all different).
   size_t files = 0;
   int64_t stored = 0;
-  for (const fs::directory_entry& e : fs::directory_iterator(root / "final")) {
+  for (const auto& e : std::filesystem::directory_iterator(scene.final_folder())) {
     ++files;
     stored += static_cast<int64_t>(e.file_size());
   }
   if (files != data_uris.size() || stored != bytes) {
     throw std::runtime_error("floor: the pipelined ingest did not store every image whole");
   }
-  fs::remove_all(root);
   DurableWriteFloor out;
   out.latency = {static_cast<int>(ns.size()), PercentileUs(ns, 50), PercentileUs(ns, 99),
                  MedianMs(ns)};
