@@ -62,15 +62,13 @@ class PieceWriter {
  private:
   void Run() {
     std::unique_lock lock(mu_);
+    // Of the current file; a new one starts only after the last piece of
+    // the one before, which resets it.
     size_t written = 0;
-    int fd = -1;
     for (;;) {
       cv_.wait(lock, [&] { return stop_ || (fd_ >= 0 && ready_ > written); });
       if (stop_) return;
-      if (fd != fd_) {
-        fd = fd_;
-        written = 0;
-      }
+      const int fd = fd_;
       const size_t end = ready_;
       const char* bytes = bytes_;
       const size_t size = size_;
@@ -87,7 +85,6 @@ class PieceWriter {
       if (last) {
         synced_ = true;
         fd_ = -1;
-        fd = -1;
         written = 0;
         cv_.notify_all();
       }
