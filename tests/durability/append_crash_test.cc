@@ -71,7 +71,7 @@ TEST_P(AppendCrash, EveryAcknowledgedAppendSurvivesSigkillAtRandomMoments) {
   for (int round = 0; round < kRounds; ++round) {
     const KilledChild child = RunChildAndKill(
         [&](int ack_fd) { AppendUntilKilled(store_dir, GetParam(), ack_fd, round); },
-        std::chrono::microseconds(delay_us(rng)));
+        std::chrono::microseconds(delay_us(rng)), KillClock::kFromFirstAck);
     ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
 
     std::istringstream lines(child.acks);

@@ -75,7 +75,7 @@ TEST(CheckpointCrash, NoAcknowledgedBatchIsLostWhenSigkillLandsDuringBackgroundC
     const int64_t db_before = FileBytes(db_file);
     const KilledChild child =
         RunChildAndKill([&](int ack_fd) { AppendBatchesUntilKilled(store_dir, ack_fd, round); },
-                        std::chrono::milliseconds(delay_ms(rng)));
+                        std::chrono::milliseconds(delay_ms(rng)), KillClock::kFromFirstAck);
     ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
     if (FileBytes(db_file) > db_before) ++rounds_that_checkpointed;
 

@@ -82,7 +82,7 @@ TEST_P(ConcurrentAppendCrash, EveryAcknowledgedAppendOfSixteenThreadsSurvivesSig
     // on a full pipe instead of appending.
     const KilledChild child = RunChildAndKill(
         [&](int ack_fd) { AppendFromManyThreadsUntilKilled(store_dir, GetParam(), ack_fd, round); },
-        std::chrono::milliseconds(delay_ms(rng)));
+        std::chrono::milliseconds(delay_ms(rng)), KillClock::kFromFirstAck);
     ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
     std::istringstream lines(child.acks);
     std::string session;

@@ -96,7 +96,7 @@ TEST(ImageAppendCrash, EveryStoredImageIsWholeAfterSigkillMidIngest) {
   for (int round = 0; round < kRounds; ++round) {
     const KilledChild child =
         RunChildAndKill([&](int ack_fd) { AppendImagesUntilKilled(store_dir, ack_fd, round); },
-                        std::chrono::microseconds(delay_us(rng)));
+                        std::chrono::microseconds(delay_us(rng)), KillClock::kFromFirstAck);
     ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
 
     std::istringstream lines(child.acks);

@@ -14,8 +14,10 @@ namespace sessiondb {
 namespace {
 
 // Appends what `fd` holds to `out` until `deadline` (or, with none, until
-// the writer's end closes).
-void Drain(int fd, const std::chrono::steady_clock::time_point* deadline, std::string* out) {
+// the writer's end closes). With `first_only`, returns as soon as something
+// was read (or the deadline passed, or the writer's end closed).
+void Drain(int fd, const std::chrono::steady_clock::time_point* deadline, std::string* out,
+           bool first_only = false) {
   char buf[16384];
   while (true) {
     int timeout_ms = -1;
@@ -29,26 +31,27 @@ void Drain(int fd, const std::chrono::steady_clock::time_point* deadline, std::s
     if (poll(&p, 1, timeout_ms) <= 0) continue;
     const ssize_t n = read(fd, buf, sizeof(buf));
     if (n <= 0) {
-      if (deadline == nullptr) return;
+      if (deadline == nullptr || first_only) return;
       // The child closed its end early: wait out the time without spinning.
       std::this_thread::sleep_until(*deadline);
       return;
     }
     out->append(buf, static_cast<size_t>(n));
+    if (first_only) return;
   }
 }
 
 }  // namespace
 
 KilledChild RunChildAndKill(const std::function<void(int ack_fd)>& body,
-                            std::chrono::steady_clock::duration after) {
+                            std::chrono::steady_clock::duration after, KillClock clock) {
   KilledChild child;
   int fds[2];
   if (pipe(fds) != 0) {
     ADD_FAILURE() << "pipe failed";
     return child;
   }
-  const auto deadline = std::chrono::steady_clock::now() + after;
+  auto deadline = std::chrono::steady_clock::now() + after;
   const pid_t pid = fork();
   if (pid < 0) {
     ADD_FAILURE() << "fork failed";
@@ -62,6 +65,11 @@ KilledChild RunChildAndKill(const std::function<void(int ack_fd)>& body,
     _exit(99);
   }
   close(fds[1]);
+  if (clock == KillClock::kFromFirstAck) {
+    const auto first_ack_by = std::chrono::steady_clock::now() + kFirstAckWait;
+    Drain(fds[0], &first_ack_by, &child.acks, /*first_only=*/true);
+    deadline = std::chrono::steady_clock::now() + after;
+  }
   Drain(fds[0], &deadline, &child.acks);
   child.killed_at_ms = SystemNowMs();
   kill(pid, SIGKILL);  // it may have ended already: `killed` says

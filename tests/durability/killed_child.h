@@ -22,12 +22,25 @@ struct KilledChild {
   int64_t killed_at_ms = 0;  // the wall clock just before the kill (SystemNowMs)
 };
 
+// When the time before the kill starts.
+enum class KillClock {
+  kFromFork,
+  // From the child's first byte on its pipe (its first acknowledgment), so
+  // that a loaded machine, where a process takes long to start, still kills
+  // it mid-write rather than before its first write. A child silent for
+  // kFirstAckWait is killed then.
+  kFromFirstAck,
+};
+inline constexpr std::chrono::seconds kFirstAckWait{60};
+
 // Forks a child that runs `body(ack_fd)`, which should not return (it works
 // until killed; a return is an _exit(99)). The parent reads the pipe while
 // the child runs (so a child that acknowledges much never blocks on a full
-// pipe), kills it with SIGKILL `after` the fork, waits for it, and reads what
-// is left. A failure to fork or wait fails the calling test.
+// pipe), kills it with SIGKILL `after` the fork or its first acknowledgment
+// (`clock`), waits for it, and reads what is left. A failure to fork or wait
+// fails the calling test.
 KilledChild RunChildAndKill(const std::function<void(int ack_fd)>& body,
-                            std::chrono::steady_clock::duration after);
+                            std::chrono::steady_clock::duration after,
+                            KillClock clock = KillClock::kFromFork);
 
 }  // namespace sessiondb

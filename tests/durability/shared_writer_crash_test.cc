@@ -76,7 +76,7 @@ TEST(SharedWriterCrash, EveryAcknowledgedAppendOfFourStoresInOneProcessSurvivesS
   for (int round = 0; round < kRounds; ++round) {
     const KilledChild child = RunChildAndKill(
         [&](int ack_fd) { AppendThroughManyStoresUntilKilled(store_dir, ack_fd, round); },
-        std::chrono::milliseconds(delay_ms(rng)));
+        std::chrono::milliseconds(delay_ms(rng)), KillClock::kFromFirstAck);
     ASSERT_TRUE(child.killed) << "child exited early with " << child.exit_status;
     std::istringstream lines(child.acks);
     std::string session, text;
