@@ -63,7 +63,7 @@ bench-search: build
 	$(BUILD)/bench/sessiondb_search_bench --dir $(BUILD)/bench-data-search
 
 format:
-	clang-format -i $$(git ls-files '*.cc' '*.h')
+	clang-format-14 -i $$(git ls-files '*.cc' '*.h')
 
 clean:
 	rm -rf $(BUILD)

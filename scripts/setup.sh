@@ -25,6 +25,7 @@ PACKAGES=(
   libbenchmark-dev                # bench/
   libxapian-dev                   # bench/xapian: Xapian beside FTS5 (issue 19; the product does not link it)
   clang-14 libclang-rt-14-dev     # fuzz/: libFuzzer, ASan and UBSan runtimes (scripts/fuzz.sh)
+  clang-format-14 clang-tidy-14   # scripts/lint.sh: the layout and tidy checks of .ci/run
   chromium                        # the web page's tests run in it (tests/web, playwright-core)
   groff-base man-db zsh fish      # install_test renders the man page, checks the completions
   jq                              # docs/cli.md examples pipe JSON through it (docs_examples_cli_test)
