@@ -118,8 +118,12 @@ TEST_F(ToolPairing, AResultWithoutItsCallIsAUserNoteWithItsOutput) {
   EXPECT_EQ(m[0]["content"][0]["text"],
             "[Result of tool call \"call_gone\", whose call is not part of this conversation:]\n"
             "the file's text");
+  // One user message: the first result, the user's words, then the note.
   json last = m.back()["content"];
-  EXPECT_EQ(last[1]["text"],
+  ASSERT_EQ(last.size(), 3u) << last.dump();
+  EXPECT_EQ(last[0]["type"], "tool_result");
+  EXPECT_EQ(last[1]["text"], "and?");
+  EXPECT_EQ(last[2]["text"],
             "[Error from tool call \"call_x\", whose call is not part of this conversation:]\n"
             "answered after the user spoke");
   Chat(events);
