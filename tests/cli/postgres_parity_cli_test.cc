@@ -70,7 +70,8 @@ TEST_F(PostgresParityCli, AnImportLearnsItsCodeWritesAsOnAnEmbeddedStore) {
   // Nothing else changed: one session, one message.
   CliRun listed = Pg(pg, {"--json", "ls"});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
-  EXPECT_EQ(listed.Json().size(), 1u) << listed.out;
+  ASSERT_EQ(listed.Json()["sessions"].size(), 1u) << listed.out;
+  EXPECT_EQ(listed.Json()["sessions"][0]["message_count"], 1);
 }
 
 // `reindex --hnsw` on PostgreSQL said "vector_index": "hnsw" though no
