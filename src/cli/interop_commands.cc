@@ -88,9 +88,10 @@ void AddImport(CLI::App& app, CliContext& ctx) {
     }
     if (!report) return ctx.Fail(report.error());
     if (report->sessions_added > 0) cleanup.remove = false;
-    // Code writes in what came in (Claude Code, Codex) join the code memory.
+    // Code writes in what came in (Claude Code, Codex) join the code memory,
+    // on either backend: churn and recall know them when this returns.
     std::optional<HistoryScan> learned;
-    if (ctx.StorePath().find("://") == std::string::npos) {
+    {
       CodeMemory* memory = ctx.OpenCodeMemory();
       if (!memory) return;
       Progress progress(isatty(STDERR_FILENO) != 0, "code writes in the history");

@@ -203,8 +203,17 @@ void AddReindex(CLI::App& app, CliContext& ctx) {
     report["embedded"] = embedded->embedded;
     auto vectors = index->VectorCount();
     if (!vectors) return ctx.Fail(vectors.error());
-    // The approximate index pays off past the threshold only.
-    if (args->hnsw || *vectors >= SearchOptions{}.approximate_threshold) {
+    // The approximate index pays off past the threshold only. A PostgreSQL
+    // store keeps no HNSW file: its vectors are always scanned exactly, and
+    // the report says so rather than name an index that was not built.
+    const bool keeps_hnsw = StoreKindOf(ctx.StorePath()) == StoreKind::kEmbedded;
+    if (!keeps_hnsw) {
+      report["vector_index"] = "exact scan";
+      if (args->hnsw) {
+        report["vector_index_note"] =
+            "a PostgreSQL store keeps no HNSW index; its vectors are always scanned exactly";
+      }
+    } else if (args->hnsw || *vectors >= SearchOptions{}.approximate_threshold) {
       Progress progress(tty, "vector index (HNSW)");
       if (Status s = index->BuildVectorIndex(std::ref(progress)); !s.ok()) return ctx.Fail(s);
       report["vector_index"] = "hnsw";
@@ -221,6 +230,9 @@ void AddReindex(CLI::App& app, CliContext& ctx) {
               << "embeddings (" << embedded->model << "): " << embedded->embedded << " computed, "
               << *vectors << " in all\n"
               << "vector search: " << report["vector_index"].get<std::string>() << "\n";
+    if (report.contains("vector_index_note")) {
+      std::cout << "  (" << report["vector_index_note"].get<std::string>() << ")\n";
+    }
   });
 }
 

@@ -107,13 +107,29 @@ class ConversationImport {
       lines.push_back(std::move(line));
       fork_nodes.push_back(fork);
     };
+    // A leaf: a node none of whose children the file holds. A child the file
+    // does not hold (seen in genuine exports) ends its branch there, said.
+    std::map<std::string, bool> leaf;
+    for (auto it = mapping.begin(); it != mapping.end(); ++it) {
+      bool is_leaf = true;
+      for (const json& child : MemberOr(*it, "children", json::array())) {
+        if (!child.is_string()) continue;
+        if (mapping.contains(child.get<std::string>())) {
+          is_leaf = false;
+        } else {
+          sink_.Skip(where + " node " + it.key(),
+                     "the node names a child, " + child.get<std::string>() +
+                         ", that the file does not hold; its branch ends at this node");
+        }
+      }
+      leaf[it.key()] = is_leaf;
+    }
     std::string current = Str(c, "current_node");
     if (current.empty() || !mapping.contains(current)) {
       // No pointer to the active leaf: the latest leaf stands in for it.
       int64_t best = -1;
       for (auto it = mapping.begin(); it != mapping.end(); ++it) {
-        const json children = MemberOr(*it, "children", json::array());
-        if (!children.empty()) continue;
+        if (!leaf[it.key()]) continue;
         const int64_t t = Millis(MemberOr(*it, "message", json()), "create_time");
         if (t >= best) {
           best = t;
@@ -123,9 +139,17 @@ class ConversationImport {
     }
     if (!current.empty()) take(current);
     for (auto it = mapping.begin(); it != mapping.end(); ++it) {
-      const json children = MemberOr(*it, "children", json::array());
-      if ((children.is_array() && !children.empty()) || owner.contains(it.key())) continue;
+      if (!leaf[it.key()] || owner.contains(it.key())) continue;
       take(it.key());
+    }
+    bool shown = false;
+    for (const auto& line : lines) {
+      for (const std::string& n : line)
+        shown = shown || IsShown(MemberOr(mapping[n], "message", json()));
+    }
+    if (!shown) {
+      sink_.Skip(where, "the conversation " + conv_id + " has no message to import");
+      return Status::Ok();
     }
     const std::string main_id = StableSessionId(kFormat, conv_id);
     for (size_t i = 0; i < lines.size(); ++i) {
@@ -157,7 +181,7 @@ class ConversationImport {
       s.updated_ms = Millis(c, "update_time");
       s.metadata_json = meta.dump();
       RETURN_IF_ERROR(sink_.BeginSession(s));
-      last_call_id_.clear();
+      pending_.clear();
       for (size_t k = 0; k < nodes.size(); ++k) {
         RETURN_IF_ERROR(Node(id, lines[i][k], *nodes[k], where + " node " + lines[i][k]));
       }
@@ -167,27 +191,86 @@ class ConversationImport {
   }
 
  private:
+  // Whether a message's `parts` hold a non-empty string.
+  static bool HasText(const json& content) {
+    for (const json& p : MemberOr(content, "parts", json::array())) {
+      if (p.is_string() && !p.get<std::string>().empty()) return true;
+    }
+    return false;
+  }
+
+  static bool IsHidden(const json& m) {
+    const json meta = MemberOr(m, "metadata", json::object());
+    return meta.is_object() && MemberOr(meta, "is_visually_hidden_from_conversation", false);
+  }
+
+  // Whether message `m` comes in. A hidden user message with text is a real
+  // prompt (a scheduled task's): the model answered it, so it is kept.
   static bool IsShown(const json& m) {
     if (!m.is_object()) return false;
-    const json meta = MemberOr(m, "metadata", json::object());
-    if (meta.is_object() && MemberOr(meta, "is_visually_hidden_from_conversation", false))
-      return false;
     const std::string role = Str(MemberOr(m, "author", json::object()), "role");
     const json content = MemberOr(m, "content", json::object());
     const std::string type = Str(content, "content_type");
-    if (role == "system" && type == "text") {
-      for (const json& p : MemberOr(content, "parts", json::array())) {
-        if (p.is_string() && !p.get<std::string>().empty()) return true;
-      }
-      return false;
+    if (IsHidden(m)) return role == "user" && HasText(content);
+    if (role == "system" && type == "text") return HasText(content);
+    return type != "user_editable_context" && type != "model_editable_context" &&
+           type != "reasoning_recap";
+  }
+
+  // Why message `m`, which does not come in, is left out; "" when it holds
+  // nothing (the root, an empty hidden system message).
+  static std::string LeftOutReason(const json& m) {
+    if (!m.is_object()) return "";
+    const json content = MemberOr(m, "content", json::object());
+    const std::string type = Str(content, "content_type");
+    if (type == "user_editable_context" || type == "model_editable_context") {
+      return "the ChatGPT app's own context for the model ('" + type +
+             "': custom instructions or memory) is left out";
     }
-    return type != "user_editable_context" && type != "model_editable_context";
+    if (type == "reasoning_recap") {
+      return "a reasoning recap ('Thought for ...') is left out: the thoughts before it are kept "
+             "as reasoning";
+    }
+    if (IsHidden(m) && (HasText(content) || !Str(content, "text").empty())) {
+      return "a message hidden in ChatGPT (is_visually_hidden_from_conversation) that is not a "
+             "user's prompt is left out";
+    }
+    return "";
+  }
+
+  // The call a tool message from `name` answers: the latest unanswered call
+  // addressed to it (its recipient is the name, or the name and a dotted
+  // suffix: "browser" answers "browser.search"), else the latest answered one
+  // (ChatGPT writes two results for one web.run call). nullptr if none:
+  // the tool message answers no call.
+  struct PendingCall {
+    std::string recipient;
+    std::string id;
+    bool answered = false;
+  };
+  PendingCall* CallAnsweredBy(const std::string& name) {
+    if (name.empty()) return nullptr;
+    auto addressed = [&name](const std::string& recipient) {
+      return recipient == name || (recipient.size() > name.size() && recipient.starts_with(name) &&
+                                   recipient[name.size()] == '.');
+    };
+    PendingCall* answered = nullptr;
+    for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
+      if (!addressed(it->recipient)) continue;
+      if (!it->answered) return &*it;
+      if (answered == nullptr) answered = &*it;
+    }
+    return answered;
   }
 
   Status Node(const std::string& session_id, const std::string& node_id, const json& node,
               const std::string& where) {
     const json m = MemberOr(node, "message", json());
-    if (!IsShown(m)) return Status::Ok();
+    if (!IsShown(m)) {
+      const std::string reason = LeftOutReason(m);
+      if (!reason.empty()) sink_.Skip(where, reason);
+      return Status::Ok();
+    }
     const json author = MemberOr(m, "author", json::object());
     const std::string role = Str(author, "role");
     const json content = MemberOr(m, "content", json::object());
@@ -227,33 +310,41 @@ class ConversationImport {
       // The thoughts come as `thoughts`, or as `parts` in some exports.
       const json& thoughts = MemberOf(content, "thoughts");
       AddThoughts(thoughts.is_array() ? thoughts : MemberOf(content, "parts"), &parts);
-    } else if (type == "reasoning_recap") {
-      return Status::Ok();  // "Thought for 5s": the thoughts carry it
     } else {
       unknown = true;
       text = Str(content, "text");
     }
-    if (msg.role == Role::kAssistant && !recipient.empty() && recipient != "all") {
-      // The assistant speaking to a tool is a tool call.
-      last_call_id_ = node_id;
+    const bool thoughts = type == "thoughts" || type == "reasoning";
+    PendingCall* answers = msg.role == Role::kTool ? CallAnsweredBy(Str(author, "name")) : nullptr;
+    if (msg.role == Role::kUser) pending_.clear();  // a new turn: no call is still open
+    if (msg.role == Role::kAssistant && !recipient.empty() && recipient != "all" && !thoughts) {
+      // The assistant speaking to a tool is a tool call. Thoughts addressed to
+      // a tool (a connector's status) are still the model's reasoning.
+      pending_.push_back({recipient, node_id});
       std::string input = text;
       for (const Part& p : parts) input += p.text;
       parts.clear();
       parts.push_back(Part::ToolCall(node_id, recipient, json{{"input", input}}.dump()));
-    } else if (msg.role == Role::kTool) {
+    } else if (answers != nullptr) {
+      // Its output is every text it holds, thoughts included (they are what
+      // the tool said).
+      answers->answered = true;
       std::string output = text;
       std::vector<Part> images;
       for (Part& p : parts) {
-        if (p.type == PartType::kText) {
+        if (p.type == PartType::kText || p.type == PartType::kReasoning) {
           output += (output.empty() ? "" : "\n") + p.text;
         } else {
           images.push_back(std::move(p));
         }
       }
       parts.clear();
-      parts.push_back(
-          Part::ToolResult(last_call_id_.empty() ? Str(author, "name") : last_call_id_, output));
+      parts.push_back(Part::ToolResult(answers->id, output));
       for (Part& p : images) parts.push_back(std::move(p));
+    } else if (msg.role == Role::kTool && thoughts) {
+      // Thoughts a tool writes answering no call (GPT-5 Pro's reasoning
+      // summaries, author a8km123) are the model's reasoning.
+      msg.role = Role::kAssistant;
     } else if (!text.empty()) {
       parts.insert(parts.begin(), Part::Text(text));
     }
@@ -273,6 +364,7 @@ class ConversationImport {
     }
     json mm = {{"node_id", node_id}};
     if (!Str(author, "name").empty()) mm["author_name"] = Str(author, "name");
+    if (IsHidden(m)) mm["hidden_in_source"] = true;
     msg.metadata_json = mm.dump();
     return sink_.Add(std::move(e), where);
   }
@@ -323,7 +415,7 @@ class ConversationImport {
   ImportSink& sink_;
   const ExportArchive& archive_;
   const std::unordered_map<std::string, std::string>& files_;
-  std::string last_call_id_;
+  std::vector<PendingCall> pending_;  // the calls of the current turn, oldest first
 };
 
 bool LooksLikeChatGpt(std::string_view head) {

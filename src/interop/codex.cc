@@ -309,6 +309,15 @@ class RolloutImport {
     sink_.Progress(reader->bytes_read(), reader->total_bytes());
     if (!prepared_) PrepareSession(json::object());
     RETURN_IF_ERROR(FlushPending());
+    if (!opened_ && held_.empty()) {
+      // Nothing to import: no empty "New Session" for it, and it is said.
+      sink_.Skip(label_,
+                 "the rollout holds no message, tool call or compaction sessiondb can import; "
+                 "no session is made for it");
+      return Status::Ok();
+    }
+    // A session_meta without its time: the rollout's first line that has one.
+    if (session_.created_ms == 0 && first_ts_) session_.created_ms = *first_ts_;
     RETURN_IF_ERROR(Release(/*at_end=*/true));
     return sink_.EndSession();
   }
@@ -370,6 +379,7 @@ class RolloutImport {
   // of those after it that have none.
   void NoteTime(int64_t ts) {
     last_ts_ = ts;
+    if (!first_ts_) first_ts_ = ts;
     auto fill = [ts](Held& h) {
       if (!h.untimed) return;
       h.event.ts_ms = ts;
@@ -618,7 +628,8 @@ class RolloutImport {
   std::string session_cwd_;  // session_meta's cwd
   std::string turn_cwd_;     // the latest turn_context's cwd
   int64_t seq_ = 0;
-  std::optional<int64_t> last_ts_;  // the time of the last line that had one
+  std::optional<int64_t> last_ts_;   // the time of the last line that had one
+  std::optional<int64_t> first_ts_;  // the time of the first line that had one
   std::optional<Held> pending_;
   std::deque<Held> held_;  // handed over, waiting for the session to begin
   int64_t held_bytes_ = 0;

@@ -115,6 +115,17 @@ Result<ImportReport> ImportPath(Store& store, const std::string& path,
     interop::ImportSink sink(store, &report, options.progress, {}, options.max_attachment_bytes);
     RETURN_IF_ERROR(f.run(path, sink));
     RETURN_IF_ERROR(sink.Finish());
+    // A source in which the importer found nothing at all (no session, not
+    // even one already here, no record it could not use) is in a shape it
+    // does not know: said, rather than "0 added, 0 skipped".
+    if (report.sessions_added == 0 && report.sessions_extended == 0 &&
+        report.sessions_unchanged == 0 && report.records_skipped == 0 &&
+        report.attachments_not_stored == 0) {
+      sink.Skip(path, "nothing here is a " + std::string(ImportFormatName(format)) +
+                          " session or record sessiondb can read (an empty export, or a file "
+                          "in another shape: name its format with --format); nothing was "
+                          "imported");
+    }
     return report;
   }
   return Err(Status::Internal("import format '" + std::string(ImportFormatName(format)) +

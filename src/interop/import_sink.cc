@@ -476,6 +476,10 @@ Status ImportSink::Flush() {
     if (s.preview.empty()) s.preview = entry.preview;
     if (s.created_ms == 0) s.created_ms = pending_.front().ts_ms;
     if (s.updated_ms == 0) s.updated_ms = pending_.back().ts_ms;
+    // A source whose events are older than the session it names (a Codex
+    // sub-agent's rollout starts with the history it was given) must not
+    // give a session updated before it was created.
+    s.updated_ms = std::max(s.updated_ms, s.created_ms);
     run.create = std::move(s);
     written_ = true;
   }

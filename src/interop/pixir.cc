@@ -54,16 +54,27 @@ bool IsEnvelope(const json& e) {
          e.contains("seq") && e.contains("ts");
 }
 
+// The logs of a folder decide by their first line that is not blank: the
+// first log by name may be empty (a session started and left), so empty
+// logs are passed over, up to kDetectLogs of them.
+constexpr size_t kDetectLogs = 64;
+
 int Detect(const fs::path& path) {
   const auto files = LogFiles(path);
-  if (files.empty()) return 0;
-  auto reader = JsonlReader::Open(files.front().string(), size_t{1} << 20);
-  if (!reader) return 0;
-  JsonlReader::Line line;
-  auto more = (*reader)->Next(&line);
-  if (!more || !*more || line.too_long) return 0;
-  json first = ParseJson(line.text).value_or(json());
-  return IsEnvelope(first) ? 90 : 0;
+  for (size_t i = 0; i < files.size() && i < kDetectLogs; ++i) {
+    auto reader = JsonlReader::Open(files[i].string(), size_t{1} << 20);
+    if (!reader) return 0;
+    JsonlReader::Line line;
+    while (true) {
+      auto more = (*reader)->Next(&line);
+      if (!more || !*more) break;  // empty (or unreadable): the next log decides
+      if (line.too_long) return 0;
+      if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      json first = ParseJson(line.text).value_or(json());
+      return IsEnvelope(first) ? 90 : 0;
+    }
+  }
+  return 0;
 }
 
 std::string Str(const json& object, const char* key) {
@@ -377,14 +388,28 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
   reader->OnLongLine(kWaitForWriterBytes, [&sink] { WaitForWriter(sink); });
   const std::string name = ToValidUtf8(file.filename().string());  // names records
   LogState state;
-  const std::string file_session = file.stem().string();
-  state.session_id = StableSessionId(kFormat, file_session);
-  state.resources_dir = file.parent_path() / file_session / "resources";
+  // The log's session: the session_id of its first event. Pixir names a log
+  // after it, but a log renamed or copied (Pixir's own published example)
+  // keeps its events' id, which is what they name.
+  const std::string file_stem = file.stem().string();
+  std::string log_session;
   Session session;
-  session.id = state.session_id;
-  session.metadata_json =
-      json{{"source", std::string(kFormat)}, {"pixir_session_id", ToValidUtf8(file_session)}}
-          .dump();
+  auto name_session = [&](const std::string& id) {
+    log_session = id;
+    state.session_id = StableSessionId(kFormat, id);
+    std::error_code ec;
+    state.resources_dir = file.parent_path() / id / "resources";
+    if (!fs::is_directory(state.resources_dir, ec) &&
+        fs::is_directory(file.parent_path() / file_stem / "resources", ec)) {
+      state.resources_dir = file.parent_path() / file_stem / "resources";
+    }
+    session.id = state.session_id;
+    json meta = {{"source", std::string(kFormat)}, {"pixir_session_id", ToValidUtf8(id)}};
+    if (id != file_stem) meta["source_file"] = ToValidUtf8(file.filename().string());
+    session.metadata_json = meta.dump();
+  };
+  name_session(file_stem);
+  bool named = false;
   // The session begins with its first event the sink keeps: a log of
   // status lines, or of events with no equivalent, is no empty session.
   bool begun = false;
@@ -429,9 +454,11 @@ Status ImportLog(const fs::path& file, ImportSink& sink, int64_t* done, int64_t 
       sink.Skip(where, "not a Pixir event (no session_id/seq/ts/type/data envelope); left out");
       continue;
     }
-    if (Str(e, "session_id") != file_session) {
-      sink.Skip(where, "the event belongs to session '" + Str(e, "session_id") +
-                           "', not this log's; left out");
+    if (!named && !Str(e, "session_id").empty()) name_session(Str(e, "session_id"));
+    named = true;
+    if (Str(e, "session_id") != log_session) {
+      sink.Skip(where, "the event belongs to session '" + ToValidUtf8(Str(e, "session_id")) +
+                           "', not this log's ('" + ToValidUtf8(log_session) + "'); left out");
       continue;
     }
     const int64_t seq = Int(e, "seq");

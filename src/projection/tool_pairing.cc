@@ -1,5 +1,6 @@
 // PairToolCalls: three passes over the turns. The first pairs each result
-// with the earliest unanswered call of its id before it; the second gives
+// with the earliest unanswered call of its id before it (a further result of
+// a call just answered joins that call's result); the second gives
 // every kept call its id; the third writes the turns again, results moved
 // right after the assistant turn of their calls.
 #include "projection/tool_pairing.h"
@@ -45,21 +46,32 @@ std::string ToolName(const std::string& name) {
 struct Pairs {
   std::map<Position, Position> call_of;  // result -> the call it answers
   std::set<Position> answered;           // calls with a result
+  // A further result of a call already answered, with no user or assistant
+  // turn between (ChatGPT writes two for one web.run call) -> that call: it
+  // goes out with the first result, one result per call for every provider.
+  std::map<Position, Position> more_of;
 };
 
 Pairs PairResults(const std::vector<Turn>& turns) {
   Pairs pairs;
   std::map<std::string, std::deque<Position>> open;  // id -> calls not yet answered
+  std::map<std::string, Position> just_answered;     // id -> its call, since the last turn
   for (size_t t = 0; t < turns.size(); ++t) {
+    if (turns[t].role != Role::kTool) just_answered.clear();
     for (size_t b = 0; b < turns[t].blocks.size(); ++b) {
       const Block& block = turns[t].blocks[b];
       if (block.kind == Block::Kind::kToolCall) {
         open[block.tool_call_id].push_back({t, b});
       } else if (block.kind == Block::Kind::kToolResult) {
         auto it = open.find(block.tool_call_id);
-        if (it == open.end() || it->second.empty()) continue;
+        if (it == open.end() || it->second.empty()) {
+          auto again = just_answered.find(block.tool_call_id);
+          if (again != just_answered.end()) pairs.more_of[{t, b}] = again->second;
+          continue;
+        }
         pairs.call_of[{t, b}] = it->second.front();
         pairs.answered.insert(it->second.front());
+        just_answered[block.tool_call_id] = it->second.front();
         it->second.pop_front();
       }
     }
@@ -90,6 +102,7 @@ void PairToolCalls(std::vector<Turn>* turns) {
   const std::map<Position, std::string> ids = CallIds(*turns, pairs);
   std::vector<Turn> out;
   std::map<Position, size_t> results_turn;  // call -> index in `out` of its results
+  std::map<Position, size_t> result_block;  // call -> index of its result in that turn
   // The assistant turn with calls that later assistant turns join: while
   // its results turn is the last one written and still empty.
   bool group_open = false;
@@ -100,6 +113,13 @@ void PairToolCalls(std::vector<Turn>* turns) {
       for (size_t b = 0; b < turn.blocks.size(); ++b) {
         Block& result = turn.blocks[b];
         auto paired = pairs.call_of.find({t, b});
+        auto more = pairs.more_of.find({t, b});
+        if (more != pairs.more_of.end() && result_block.contains(more->second)) {
+          Block& first = out[results_turn.at(more->second)].blocks[result_block.at(more->second)];
+          first.text += (first.text.empty() ? "" : "\n\n") + result.text;
+          first.is_error = first.is_error || result.is_error;
+          continue;
+        }
         if (paired == pairs.call_of.end()) {
           Block note;
           note.text = ToolResultWithoutCall(result.tool_call_id, result.text, result.is_error);
@@ -107,7 +127,9 @@ void PairToolCalls(std::vector<Turn>* turns) {
           continue;
         }
         result.tool_call_id = ids.at(paired->second);
-        out[results_turn.at(paired->second)].blocks.push_back(std::move(result));
+        Turn& results = out[results_turn.at(paired->second)];
+        result_block[paired->second] = results.blocks.size();
+        results.blocks.push_back(std::move(result));
       }
       if (!notes.blocks.empty()) {
         out.push_back(std::move(notes));

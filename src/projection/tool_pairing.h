@@ -18,8 +18,12 @@
 //    results follow it together;
 //  - a call no result answers is dropped (a request cannot hold it); an
 //    assistant turn left empty goes with it;
-//  - a result no call is paired with becomes a user text block in its place,
-//    worded by descriptor.h (its output is part of what was seen);
+//  - a further result of a call already answered, with only tool turns
+//    since (ChatGPT writes two for one web.run call), is appended to the
+//    first result's text (a blank line between; an error if either is):
+//    one result per call;
+//  - any other result no call is paired with becomes a user text block in
+//    its place, worded by descriptor.h (its output is part of what was seen);
 //  - a call keeps its id when it matches [A-Za-z0-9_-]{1,40} and no other
 //    call of the turns has it, else gets "call_" and 24 hex digits of the
 //    SHA-256 of its call_key and id (40 is OpenAI Chat's limit, the smallest;

@@ -4,7 +4,11 @@
 // timestamps) and blobs; the active session comes along.
 //
 // Each session is written in one transaction, so an interrupted copy leaves
-// whole sessions only; running it again skips what is already there.
+// whole sessions only; running it again skips what is already there. A fork
+// whose parent was deleted (kept hidden for its forks) stays a fork: the
+// ancestors it reads are restored with the events it inherits, under their
+// own ids, and deleted again in the destination, where they are kept hidden
+// for it as in the source.
 // Thread-safety: as the two stores'.
 #pragma once
 

@@ -8,6 +8,7 @@
 
 #include "interop/interop_test_support.h"
 #include "projection/window_checks.h"
+#include "sessiondb/projection.h"
 
 namespace sessiondb::testing {
 namespace {
@@ -310,6 +311,266 @@ TEST_F(ChatGptImport, AnImageFileNameThatIsNotUtf8DoesNotStopTheImport) {
   ASSERT_FALSE(ev.empty());
   ASSERT_EQ(ev[0].message.parts[0].type, PartType::kImage);
   EXPECT_EQ(ev[0].message.parts[0].resource->name, "file-Abc123-ch\xEF\xBF\xBDt.png");
+}
+
+// One turn of a GPT-5 Pro conversation with search and a scheduled task, as
+// ChatGPT writes it: custom instructions hidden near the root; a thoughts
+// node addressed to a connector; a web.run call answered by two tool
+// messages; the model's reasoning summaries as tool messages of author
+// a8km123 that answer no call; a reasoning recap; a scheduled task's prompt
+// as a hidden user message; a python output after the user spoke again.
+json ProConversation() {
+  json m = json::object();
+  m["root"] = Node("root", nullptr, nullptr, {"ctx"});
+  json ctx = Msg("ctx", "user", 1717000000.5,
+                 {{"content_type", "user_editable_context"},
+                  {"user_profile", "I live in Porto."},
+                  {"user_instructions", "Be brief."}});
+  ctx["metadata"]["is_visually_hidden_from_conversation"] = true;
+  m["ctx"] = Node("ctx", ctx, "root", {"u1"});
+  m["u1"] = Node("u1", Msg("u1", "user", 1717000001.0, Text("Flights to Lisbon tomorrow?")), "ctx",
+                 {"th"});
+  m["th"] = Node("th",
+                 Msg("th", "assistant", 1717000002.0,
+                     {{"content_type", "thoughts"},
+                      {"thoughts", json::array({{{"summary", "Checking calendar"},
+                                                 {"content", "Looking at the user's calendar."},
+                                                 {"finished", true}}})},
+                      {"source_analysis_msg_id", "x1"}},
+                     "api_tool.call_tool"),
+                 "u1", {"pro1"});
+  m["pro1"] = Node("pro1",
+                   Msg("pro1", "tool", 1717000003.0,
+                       {{"content_type", "thoughts"},
+                        {"thoughts", json::array({{{"summary", "Planning the search"},
+                                                   {"content", "Search TAP and Ryanair."}}})}},
+                       "all", "a8km123"),
+                   "th", {"c1"});
+  m["c1"] = Node("c1",
+                 Msg("c1", "assistant", 1717000004.0,
+                     {{"content_type", "code"},
+                      {"language", "unknown"},
+                      {"text", R"({"search_query":[{"q":"OPO LIS flights"}]})"}},
+                     "web.run"),
+                 "pro1", {"t1"});
+  m["t1"] =
+      Node("t1",
+           Msg("t1", "tool", 1717000005.0,
+               {{"content_type", "text"}, {"parts", {"3 results for OPO LIS"}}}, "all", "web.run"),
+           "c1", {"t2"});
+  m["t2"] =
+      Node("t2",
+           Msg("t2", "tool", 1717000006.0,
+               {{"content_type", "text"}, {"parts", {"TAP 09:40 129 EUR"}}}, "all", "web.run"),
+           "t1", {"pro2"});
+  m["pro2"] =
+      Node("pro2",
+           Msg("pro2", "tool", 1717000007.0,
+               {{"content_type", "thoughts"},
+                {"thoughts",
+                 json::array({{{"summary", "Comparing fares"}, {"content", "TAP is cheapest."}}})}},
+               "all", "a8km123"),
+           "t2", {"rc"});
+  m["rc"] = Node("rc",
+                 Msg("rc", "assistant", 1717000008.0,
+                     {{"content_type", "reasoning_recap"}, {"content", "Thought for 41s"}}),
+                 "pro2", {"a1"});
+  m["a1"] = Node("a1", Msg("a1", "assistant", 1717000009.0, Text("TAP at 09:40, 129 EUR.")), "rc",
+                 {"task"});
+  json task = Msg("task", "user", 1717086400.0, Text("Daily check: any cheaper fare today?"));
+  task["metadata"]["is_visually_hidden_from_conversation"] = true;
+  task["metadata"]["scheduled_task_id"] = "task_1";
+  m["task"] = Node("task", task, "a1", {"a2"});
+  m["a2"] = Node("a2", Msg("a2", "assistant", 1717086410.0, Text("No, TAP is still cheapest.")),
+                 "task", {"c2"});
+  m["c2"] = Node(
+      "c2",
+      Msg("c2", "assistant", 1717086411.0,
+          {{"content_type", "code"}, {"language", "unknown"}, {"text", "print(129)"}}, "python"),
+      "a2", {"t3"});
+  m["t3"] = Node("t3",
+                 Msg("t3", "tool", 1717086412.0,
+                     {{"content_type", "execution_output"}, {"text", "129"}}, "all", "python"),
+                 "c2", {"u3"});
+  m["u3"] = Node("u3", Msg("u3", "user", 1717086420.0, Text("Thanks")), "t3", {"t4"});
+  m["t4"] = Node(
+      "t4",
+      Msg("t4", "tool", 1717086421.0,
+          {{"content_type", "execution_output"}, {"text", "kernel restarted"}}, "all", "python"),
+      "u3", json::array());
+  return {{"title", "Lisbon fares"},
+          {"create_time", 1717000000.25},
+          {"update_time", 1717086421.0},
+          {"mapping", m},
+          {"current_node", "t4"},
+          {"conversation_id", kConv},
+          {"id", kConv},
+          {"default_model_slug", "gpt-5-pro"}};
+}
+
+class ChatGptCalls : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = dir_.Sub("pro");
+    std::filesystem::create_directories(folder_);
+    WriteFile(folder_ + "/conversations.json", json::array({ProConversation()}).dump());
+    store_ = OpenTestStore(dir_);
+    report_ = MustImport(*store_, folder_, "chatgpt");
+    events_ = EventsOf(*store_, kConv);
+  }
+
+  // The stored message of source node `node`, or nullptr.
+  const sessiondb::Message* NodeMessage(const std::string& node) const {
+    for (const Event& e : events_) {
+      if (json::parse(e.message.metadata_json).value("node_id", "") == node) return &e.message;
+    }
+    return nullptr;
+  }
+
+  TempDir dir_;
+  std::string folder_;
+  std::unique_ptr<Store> store_;
+  ImportReport report_;
+  std::vector<Event> events_;
+};
+
+// Both tool messages of the web.run call answer it; the projection sends
+// them as the call's one result, never as a note "whose call is not part of
+// this conversation".
+TEST_F(ChatGptCalls, BothResultsOfOneWebRunCallAnswerIt) {
+  const sessiondb::Message* call = NodeMessage("c1");
+  ASSERT_NE(call, nullptr);
+  ASSERT_EQ(call->parts[0].type, PartType::kToolCall);
+  EXPECT_EQ(call->parts[0].tool_name, "web.run");
+  for (const char* node : {"t1", "t2"}) {
+    const sessiondb::Message* result = NodeMessage(node);
+    ASSERT_NE(result, nullptr) << node;
+    ASSERT_EQ(result->parts[0].type, PartType::kToolResult) << node;
+    EXPECT_EQ(result->parts[0].tool_call_id, call->parts[0].tool_call_id) << node;
+  }
+  for (ProviderFormat f : {ProviderFormat::kAnthropic, ProviderFormat::kOpenAiChat,
+                           ProviderFormat::kOpenAiResponses}) {
+    auto body = ProjectSession(*store_, kConv, {.format = f});
+    ASSERT_TRUE(body) << body.error().ToString();
+    EXPECT_EQ(body->find("not part of this conversation"), std::string::npos) << *body;
+    EXPECT_NE(body->find("3 results for OPO LIS\\n\\nTAP 09:40 129 EUR"), std::string::npos)
+        << *body;
+  }
+}
+
+// The a8km123 reasoning summaries answer no call: they were results of the
+// last call seen (or of a call named "a8km123"), empty, shown as user notes.
+// They are the model's reasoning now, their text whole.
+TEST_F(ChatGptCalls, ReasoningSummariesOfAToolAnswerNoCall) {
+  for (const char* node : {"pro1", "pro2"}) {
+    const sessiondb::Message* m = NodeMessage(node);
+    ASSERT_NE(m, nullptr) << node;
+    EXPECT_EQ(m->role, Role::kAssistant) << node;
+    ASSERT_EQ(m->parts.size(), 1u) << node;
+    EXPECT_EQ(m->parts[0].type, PartType::kReasoning) << node;
+    EXPECT_EQ(json::parse(m->metadata_json)["author_name"], "a8km123");
+  }
+  EXPECT_EQ(NodeMessage("pro2")->parts[0].text, "Comparing fares\nTAP is cheapest.");
+  for (const Event& e : events_) {
+    for (const Part& p : e.message.parts) {
+      EXPECT_NE(p.tool_call_id, "a8km123");
+      if (p.type == PartType::kToolResult) EXPECT_FALSE(p.text.empty()) << e.message.metadata_json;
+    }
+  }
+  auto body = ProjectSession(*store_, kConv, {.format = ProviderFormat::kAnthropic});
+  ASSERT_TRUE(body);
+  EXPECT_EQ(body->find("a8km123"), std::string::npos) << *body;
+}
+
+// Thoughts addressed to a connector were a tool call whose input was the
+// status text; they are reasoning, and no call is left open for them.
+TEST_F(ChatGptCalls, ThoughtsAddressedToAConnectorAreReasoningNotACall) {
+  const sessiondb::Message* m = NodeMessage("th");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->role, Role::kAssistant);
+  ASSERT_EQ(m->parts.size(), 1u);
+  EXPECT_EQ(m->parts[0].type, PartType::kReasoning);
+  EXPECT_EQ(m->parts[0].text, "Checking calendar\nLooking at the user's calendar.");
+}
+
+// A scheduled task's prompt is a hidden user message; it was dropped with no
+// reason, so the answer looked unprompted. It comes in, marked hidden.
+TEST_F(ChatGptCalls, AHiddenScheduledPromptIsKeptBeforeItsAnswer) {
+  const sessiondb::Message* task = NodeMessage("task");
+  ASSERT_NE(task, nullptr);
+  EXPECT_EQ(task->role, Role::kUser);
+  EXPECT_EQ(task->Text(), "Daily check: any cheaper fare today?");
+  EXPECT_EQ(json::parse(task->metadata_json)["hidden_in_source"], true);
+  auto body = ProjectSession(*store_, kConv, {.format = ProviderFormat::kOpenAiChat});
+  ASSERT_TRUE(body);
+  const json messages = json::parse(*body)["messages"];
+  bool prompt_before_answer = false;
+  for (size_t i = 0; i + 1 < messages.size(); ++i) {
+    prompt_before_answer |= messages[i]["role"] == "user" &&
+                            messages[i].dump().find("Daily check") != std::string::npos &&
+                            messages[i + 1]["role"] == "assistant";
+  }
+  EXPECT_TRUE(prompt_before_answer) << *body;
+}
+
+// A user message ends the turn: python's output after it answers no call
+// (it was a result of the call before the user spoke).
+TEST_F(ChatGptCalls, AToolMessageAfterTheUserSpokeAnswersNoEarlierCall) {
+  const sessiondb::Message* late = NodeMessage("t4");
+  ASSERT_NE(late, nullptr);
+  EXPECT_EQ(late->role, Role::kTool);
+  ASSERT_EQ(late->parts.size(), 1u);
+  EXPECT_EQ(late->parts[0].type, PartType::kText);
+  EXPECT_EQ(late->parts[0].text, "kernel restarted");
+  const sessiondb::Message* output = NodeMessage("t3");
+  ASSERT_NE(output, nullptr);
+  EXPECT_EQ(output->parts[0].tool_call_id, NodeMessage("c2")->parts[0].tool_call_id);
+}
+
+// Every message left out says why, and nothing else is skipped.
+TEST_F(ChatGptCalls, EveryLeftOutMessageIsReportedWithItsReason) {
+  EXPECT_TRUE(SkippedFor(report_, "'user_editable_context'"));
+  EXPECT_TRUE(SkippedFor(report_, "reasoning recap"));
+  EXPECT_EQ(report_.records_skipped, 2);
+  EXPECT_EQ(NodeMessage("ctx"), nullptr);
+  EXPECT_EQ(NodeMessage("rc"), nullptr);
+  EXPECT_EQ(events_.size(), 14u);  // 16 nodes with a message, 2 left out
+  ExpectEveryWindowReplays(*store_, "chatgpt pro sample");
+}
+
+// A genuine export held a conversation without current_node whose tree
+// names a child the file does not hold: nothing was imported and nothing
+// said. The reachable tree comes in, and the missing child is reported.
+TEST_F(ChatGptImport, ATreeNamingAMissingChildImportsWhatItHoldsAndSaysSo) {
+  json c = Conversation();
+  c.erase("current_node");
+  c["mapping"]["a2"]["children"] = {"gone-node"};
+  c["mapping"].erase("a1b");
+  c["mapping"]["u1"]["children"] = {"a1"};
+  const std::string folder = dir_.Sub("missing-child");
+  std::filesystem::create_directories(folder);
+  WriteFile(folder + "/file-Abc123-cat.png", png_);
+  WriteFile(folder + "/conversations.json", json::array({c}).dump());
+  ImportReport r = MustImport(*store_, folder, "chatgpt");
+  EXPECT_EQ(r.sessions_added, 1);
+  EXPECT_EQ(r.records_skipped, 1);
+  EXPECT_TRUE(SkippedFor(r, "gone-node")) << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  std::vector<Event> ev = EventsOf(*store_, kConv);
+  ASSERT_EQ(ev.size(), 6u);
+  EXPECT_EQ(ev.back().message.Text(), "It has 4 legs.");
+}
+
+// A conversation with nothing to import is reported, not passed over.
+TEST_F(ChatGptImport, AConversationWithNoMessageIsReported) {
+  json c = Conversation();
+  c["mapping"] = {{"root", Node("root", nullptr, nullptr, json::array())}};
+  const std::string folder = dir_.Sub("empty-conversation");
+  std::filesystem::create_directories(folder);
+  WriteFile(folder + "/conversations.json", json::array({c}).dump());
+  ImportReport r = MustImport(*store_, folder, "chatgpt");
+  EXPECT_EQ(r.sessions_added, 0);
+  EXPECT_TRUE(SkippedFor(r, "has no message to import"));
+  EXPECT_TRUE(AllSessions(*store_).empty());
 }
 
 }  // namespace

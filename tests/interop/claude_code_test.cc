@@ -748,8 +748,7 @@ TEST_F(ClaudeCodeImport, AWhitespaceOnlyPromptIsSkippedNotTheImport) {
   std::string t;
   t += User(1, 0, "2025-06-01T10:00:00.000Z", "first").dump() + "\n";
   t += User(2, 1, "2025-06-01T10:00:01.000Z", " \n\t ").dump() + "\n";
-  t += User(3, 2, "2025-06-01T10:00:02.000Z",
-            json::array({{{"type", "text"}, {"text", "\n\n"}}}))
+  t += User(3, 2, "2025-06-01T10:00:02.000Z", json::array({{{"type", "text"}, {"text", "\n\n"}}}))
            .dump() +
        "\n";
   t += Assistant(4, 3, "2025-06-01T10:00:03.000Z", "msg_1",
@@ -824,6 +823,32 @@ TEST_F(ClaudeCodeImport, AnImageOnlyPromptIsTheUsers) {
   EXPECT_EQ(ev[0].message.role, Role::kUser);
   ASSERT_EQ(ev[0].message.parts.size(), 1u);
   EXPECT_EQ(ev[0].message.parts[0].type, PartType::kImage);
+}
+
+// A file in a shape no importer knows, named with --format (here JSON Lines
+// of an analytics log): every line passed over, and the report said "0
+// new sessions ... 0 skipped". It now says nothing here was readable, and
+// the store is as it was.
+TEST(ImportOfAnUnknownShape, ReportsThatNothingWasRecognised) {
+  TempDir dir;
+  auto store = OpenTestStore(dir);
+  ASSERT_TRUE(store->CreateSession({.id = "kept", .title = "Before"}));
+  const std::string file = dir.Sub("events.jsonl");
+  WriteFile(file, "{\"event\":\"click\",\"x\":1}\n{\"event\":\"scroll\",\"y\":240}\n");
+  ImportReport r = MustImport(*store, file, "claude-code");
+  EXPECT_EQ(r.sessions_added, 0);
+  EXPECT_EQ(r.records_skipped, 1);
+  ASSERT_FALSE(r.skipped.empty());
+  EXPECT_EQ(r.skipped[0].where, file);
+  EXPECT_NE(r.skipped[0].reason.find("nothing was imported"), std::string::npos)
+      << r.skipped[0].reason;
+  // Codex says it in its own words (a rollout with nothing to import).
+  ImportReport codex = MustImport(*store, file, "codex");
+  EXPECT_EQ(codex.sessions_added, 0);
+  EXPECT_EQ(codex.records_skipped, 1);
+  std::vector<Session> all = AllSessions(*store);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].title, "Before");
 }
 
 }  // namespace

@@ -520,5 +520,62 @@ TEST_F(CodexImport, AFileNameThatIsNotUtf8IsKeptWithAReplacementCharacter) {
   EXPECT_EQ(meta["source_session_id"], "rollout-caf\xEF\xBF\xBD");
 }
 
+// A rollout with nothing to import (Codex started and quit: its meta, with
+// no time of its own, and events that show nothing) made an empty "New
+// Session" dated 1970 although its lines carry times. It makes no session,
+// and the report says why.
+TEST_F(CodexImport, ARolloutWithNothingImportableMakesNoSessionAndSaysSo) {
+  std::string t = Line("2025-10-29T00:59:38.317Z", "session_meta",
+                       {{"id", kId}, {"cwd", "/home/dev/app"}, {"source", "cli"}})
+                      .dump() +
+                  "\n";
+  t += Line("2025-10-29T00:59:38.400Z", "turn_context", {{"model", "gpt-5-codex"}}).dump() + "\n";
+  t +=
+      Line("2025-10-29T00:59:39.000Z", "event_msg", {{"type", "session_configured"}}).dump() + "\n";
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "codex");
+  EXPECT_EQ(r.sessions_added, 0);
+  EXPECT_EQ(r.records_skipped, 1);
+  EXPECT_TRUE(SkippedFor(r, "no session is made"))
+      << (r.skipped.empty() ? "" : r.skipped[0].reason);
+  EXPECT_TRUE(AllSessions(*store_).empty());
+  // The rest of a sessions tree still comes in.
+  const std::string other =
+      day_ + "/rollout-2025-10-29T01-00-00-" + std::string(kParentId) + ".jsonl";
+  WriteFile(other, Rollout(png_));
+  ImportReport tree = MustImport(*store_, dir_.Sub("sessions"), "codex");
+  EXPECT_EQ(tree.sessions_added, 1);
+  EXPECT_EQ(AllSessions(*store_).size(), 1u);
+}
+
+// A sub-agent's rollout: its session_meta (source subagent) is written when
+// it is spawned, after the history it was handed, which comes first with
+// its own older times. The session was updated before it was created.
+TEST_F(CodexImport, ASubAgentSessionIsNeverUpdatedBeforeItWasCreated) {
+  std::string t = Line("2025-10-29T01:05:00.000Z", "session_meta",
+                       {{"id", kId},
+                        {"timestamp", "2025-10-29T01:05:00.000Z"},
+                        {"cwd", "/home/dev/app"},
+                        {"source", {{"subagent", "review"}}},
+                        {"forked_from_id", kParentId}})
+                      .dump() +
+                  "\n";
+  t += Line("2025-10-29T00:59:38.320Z", "response_item", UserText("Review the footer change"))
+           .dump() +
+       "\n";
+  t += Line("2025-10-29T00:59:50.000Z", "response_item",
+            Msg("assistant", json::array({{{"type", "output_text"}, {"text", "Looks right."}}})))
+           .dump() +
+       "\n";
+  WriteFile(file_, t);
+  ImportReport r = MustImport(*store_, file_, "codex");
+  EXPECT_EQ(r.sessions_added, 1);
+  auto s = store_->GetSession(kId);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->created_ms, *ParseIsoTime("2025-10-29T01:05:00Z"));
+  EXPECT_GE(s->updated_ms, s->created_ms);
+  EXPECT_EQ(EventsOf(*store_, kId).size(), 2u);
+}
+
 }  // namespace
 }  // namespace sessiondb::testing

@@ -417,8 +417,69 @@ TEST(PixirImport, ALogNamedInLatin1DoesNotEndTheImport) {
   auto store = OpenStore(tmp);
   auto report = ImportPath(*store, fx.root.string(), {.format = ImportFormat::kPixir});
   ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  // The log's session is its events' (UTF-8) id; the name is kept repaired.
+  EXPECT_EQ(report->sessions_added, 2);
+  EXPECT_EQ(report->records_skipped, 1);  // the fixture's 'reasoning' event, as ever
+  bool found = false;
+  auto listed = store->ListSessions({.limit = 10});
+  ASSERT_TRUE(listed.has_value());
+  for (const Session& s : listed->sessions) {
+    const json meta = json::parse(s.metadata_json);
+    if (meta["pixir_session_id"] != "ses_caf\xC3\xA9") continue;
+    found = true;
+    EXPECT_EQ(meta["source_file"], "ses_caf\xEF\xBF\xBD.ndjson");
+  }
+  EXPECT_TRUE(found);
+}
+
+// Pixir's published example is a log whose file name is not its events'
+// session_id: every event was skipped ("belongs to session ..., not this
+// log's") and nothing imported. The log's session is its events' id, and
+// its resources are found under that id.
+TEST(PixirImport, ALogNamedOtherThanItsSessionImportsUnderItsEventsId) {
+  TempDir tmp;
+  PixirFixture fx(tmp.path());
+  fx.Build();
+  std::string text;
+  for (const json& e : fx.lines) text += e.dump() + "\n";
+  WriteFile(fx.sessions / "example-session.ndjson", text);
+  auto store = OpenStore(tmp);
+  auto report = ImportPath(*store, (fx.sessions / "example-session.ndjson").string(), {});
+  ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  EXPECT_EQ(report->format, ImportFormat::kPixir);
   EXPECT_EQ(report->sessions_added, 1);
-  EXPECT_TRUE(HasSkip(*report, "ses_caf\xEF\xBF\xBD.ndjson:1", "belongs to session"));
+  EXPECT_EQ(report->messages_added, 9);
+  EXPECT_EQ(report->records_skipped, 1);  // the 'reasoning' event, as for any log
+  EXPECT_EQ(report->images_added, 1);
+  auto session = store->GetSession(kSession);
+  ASSERT_TRUE(session.has_value());
+  const json meta = json::parse(session->metadata_json);
+  EXPECT_EQ(meta["pixir_session_id"], kSession);
+  EXPECT_EQ(meta["source_file"], "example-session.ndjson");
+  auto msgs = store->ReadMessages(kSession);
+  ASSERT_TRUE(msgs.has_value());
+  ASSERT_FALSE(msgs->empty());
+  EXPECT_EQ((*msgs)[0].Text(), "What does this screenshot show?");
+}
+
+// A .pixir folder whose first log by name is empty (a session started and
+// left) was not recognised ("not in a format sessiondb recognises"). The
+// first log with a line decides.
+TEST(PixirImport, AFolderWhoseFirstLogIsEmptyIsStillDetected) {
+  TempDir tmp;
+  PixirFixture fx(tmp.path());
+  fx.Build();
+  fx.Write();
+  WriteFile(fx.sessions / "ses_000empty.ndjson", "");
+  WriteFile(fx.sessions / "ses_001blank.ndjson", "\n\n");
+  auto detected = DetectImportFormat(fx.root.string());
+  ASSERT_TRUE(detected.has_value()) << detected.error().ToString();
+  EXPECT_EQ(*detected, ImportFormat::kPixir);
+  auto store = OpenStore(tmp);
+  auto report = ImportPath(*store, fx.root.string(), {});
+  ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  EXPECT_EQ(report->sessions_added, 1);
+  EXPECT_EQ(report->messages_added, 9);
 }
 
 }  // namespace

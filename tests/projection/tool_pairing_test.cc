@@ -107,21 +107,48 @@ TEST_F(ToolPairing, ACallWithoutAResultIsLeftOut) {
 }
 
 TEST_F(ToolPairing, AResultWithoutItsCallIsAUserNoteWithItsOutput) {
-  std::vector<Event> events = {
-      Result(1, "call_gone", "the file's text"), TextEvent(2, Role::kUser, "what did it say?"),
-      Call(3, "call_x"), Result(4, "call_x", "first"), Result(5, "call_x", "answered twice", true)};
+  std::vector<Event> events = {Result(1, "call_gone", "the file's text"),
+                               TextEvent(2, Role::kUser, "what did it say?"),
+                               Call(3, "call_x"),
+                               Result(4, "call_x", "first"),
+                               TextEvent(5, Role::kUser, "and?"),
+                               Result(6, "call_x", "answered after the user spoke", true)};
   json m = Anthropic(events)["messages"];
   ASSERT_GE(m.size(), 3u);
   EXPECT_EQ(m[0]["content"][0]["text"],
             "[Result of tool call \"call_gone\", whose call is not part of this conversation:]\n"
             "the file's text");
+  // One user message: the first result, the user's words, then the note.
   json last = m.back()["content"];
+  ASSERT_EQ(last.size(), 3u) << last.dump();
   EXPECT_EQ(last[0]["type"], "tool_result");
-  EXPECT_EQ(last[1]["text"],
+  EXPECT_EQ(last[1]["text"], "and?");
+  EXPECT_EQ(last[2]["text"],
             "[Error from tool call \"call_x\", whose call is not part of this conversation:]\n"
-            "answered twice");
+            "answered after the user spoke");
   Chat(events);
   Responses(events);
+}
+
+// ChatGPT writes two tool messages for one web.run call, the call just
+// before them: the second was a note "whose call is not part of this
+// conversation". It now goes out with the first, as one result of the call.
+TEST_F(ToolPairing, ASecondResultOfTheCallJustAnsweredJoinsTheFirst) {
+  std::vector<Event> events = {TextEvent(1, Role::kUser, "search"), Call(2, "call_x", "web.run"),
+                               Result(3, "call_x", "3 results"), Result(4, "call_x", "TAP 09:40"),
+                               TextEvent(5, Role::kAssistant, "TAP at 09:40.")};
+  json m = Anthropic(events)["messages"];
+  ASSERT_EQ(m.size(), 4u);
+  ASSERT_EQ(m[2]["content"].size(), 1u);
+  EXPECT_EQ(m[2]["content"][0]["type"], "tool_result");
+  EXPECT_EQ(m[2]["content"][0]["content"], "3 results\n\nTAP 09:40");
+  EXPECT_EQ(json(m).dump().find("not part of this conversation"), std::string::npos);
+  json chat = Chat(events)["messages"];
+  ASSERT_EQ(chat.size(), 4u);
+  EXPECT_EQ(chat[2]["role"], "tool");
+  EXPECT_EQ(chat[2]["content"], "3 results\n\nTAP 09:40");
+  EXPECT_EQ(json(Responses(events)).dump().find("not part of this conversation"),
+            std::string::npos);
 }
 
 TEST_F(ToolPairing, IdsNoProviderTakesAreReplacedTheSameInCallAndResult) {

@@ -198,26 +198,63 @@ TEST_F(StoreCopy, ASessionThatDiffersInTheDestinationIsAConflictAndIsLeftAlone) 
   EXPECT_EQ(target->GetSession("chat")->message_count, 0);
 }
 
-TEST_F(StoreCopy, AForkWhoseParentWasDeletedArrivesWithItsWholeHistory) {
+// A fork whose parent was deleted (kept hidden for it) lost its fork link in
+// a copy and its inherited messages got new ids, against "embedded ->
+// PostgreSQL -> embedded gives back the same history". It stays a fork of
+// the same events, and the parent stays deleted.
+TEST_F(StoreCopy, AForkWhoseParentWasDeletedStaysAForkOfTheSameHistory) {
   FillSource();
   ASSERT_TRUE(store_->DeleteSession("chat").ok());  // kept, hidden, for "fork"
   auto target = OpenAt(dir_.Sub("target"));
   ASSERT_TRUE(target);
   auto copied = CopyStore(*store_, *target);
   ASSERT_TRUE(copied) << copied.error().ToString();
+  EXPECT_EQ(copied->sessions_copied, 4);  // old, empty, pruned and the fork; not "chat"
   auto fork = target->GetSession("fork");
   ASSERT_TRUE(fork);
-  EXPECT_EQ(fork->parent_id, "");
+  EXPECT_EQ(fork->parent_id, "chat");
+  EXPECT_EQ(fork->fork_seq, 3);
+  EXPECT_EQ(target->GetSession("chat").error().code(), StatusCode::kNotFound);  // still deleted
   auto events = target->ReadEvents("fork");
   ASSERT_TRUE(events);
   ASSERT_EQ(events->size(), 4u);
   EXPECT_EQ((*events)[0].message.Text(), "What is this?");
   EXPECT_EQ((*events)[3].message.Text(), "the fork's own");
-  // The parent's events keep their ids in the source; the copies got new ones.
-  EXPECT_NE((*events)[0].id, store_->ReadEvents("fork")->front().id);
-  EXPECT_EQ(target->GetUsage("fork")->turns, 0);  // the parent's tokens, not the fork's
-  EXPECT_EQ(target->ReadMessages("fork")->size(), 4u);
+  EXPECT_EQ((*events)[0].id, store_->ReadEvents("fork")->front().id);
+  EXPECT_EQ(Dump(*target), Dump(*store_));
   EXPECT_TRUE(target->Verify()->clean());
+  // A second run finds everything there and changes nothing.
+  auto again = CopyStore(*store_, *target);
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_EQ(again->sessions_copied, 0);
+  EXPECT_EQ(again->sessions_skipped, 4);
+  EXPECT_EQ(Dump(*target), Dump(*store_));
+}
+
+TEST_F(StoreCopy, ADeletedParentSurvivesEmbeddedToPostgresAndBack) {
+  FillSource();
+  ASSERT_TRUE(store_->ForkSession("chat", 2, {.id = "fork2"}));  // an earlier fork point
+  ASSERT_TRUE(store_->ForkSession("fork", 4, {.id = "grandchild"}));
+  ASSERT_TRUE(store_->DeleteSession("chat").ok());
+  ASSERT_TRUE(store_->DeleteSession("fork").ok());  // hidden for the grandchild
+  PgTestDatabase pg;
+  ASSERT_TRUE(pg.ok());
+  auto middle = OpenAt(pg.uri());
+  ASSERT_TRUE(middle);
+  auto there = CopyStore(*store_, *middle);
+  ASSERT_TRUE(there) << there.error().ToString();
+  auto back = OpenAt(dir_.Sub("back"));
+  ASSERT_TRUE(back);
+  auto home = CopyStore(*middle, *back);
+  ASSERT_TRUE(home) << home.error().ToString();
+  const std::string original = Dump(*store_);
+  EXPECT_NE(original.find("grandchild"), std::string::npos);
+  EXPECT_EQ(Dump(*middle), original);
+  EXPECT_EQ(Dump(*back), original);
+  EXPECT_EQ(back->GetSession("grandchild")->parent_id, "fork");
+  EXPECT_EQ(back->GetSession("fork").error().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(middle->Verify()->clean());
+  EXPECT_TRUE(back->Verify()->clean());
 }
 
 TEST_F(StoreCopy, AForkIsNotRestoredBeforeItsParent) {

@@ -17,7 +17,10 @@ namespace sessiondb::postgres {
 #define SESSIONDB_LIBPQ_FUNCTIONS(X) \
   X(clear) \
   X(cmdTuples) \
-  X(connectdb) \
+  X(connectPoll) \
+  X(connectStart) \
+  X(conninfo) \
+  X(conninfoFree) \
   X(errorMessage) \
   X(exec) \
   X(execPrepared) \
@@ -31,6 +34,7 @@ namespace sessiondb::postgres {
   X(resultErrorMessage) \
   X(resultStatus) \
   X(setNoticeProcessor) \
+  X(socket) \
   X(status)
 // clang-format on
 

@@ -1,7 +1,13 @@
 #include "store/postgres/pg_connection.h"
 
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
+#include <optional>
 
 namespace sessiondb::postgres {
 namespace {
@@ -14,6 +20,25 @@ std::string Trimmed(const char* text) {
 }
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+// When a connection being made gives up: `connect_timeout` seconds of its
+// parameters from now (at least 2, as libpq counts it), or never (nullopt)
+// without one, as PQconnectdb would.
+std::optional<std::chrono::steady_clock::time_point> ConnectDeadline(const LibPq& pq,
+                                                                     PGconn* conn) {
+  PQconninfoOption* options = pq.conninfo(conn);
+  if (options == nullptr) return std::nullopt;
+  int seconds = 0;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (std::strcmp(o->keyword, "connect_timeout") == 0 && o->val != nullptr) {
+      const char* end = o->val + std::strlen(o->val);
+      (void)std::from_chars(o->val, end, seconds);
+    }
+  }
+  pq.conninfoFree(options);
+  if (seconds <= 0) return std::nullopt;
+  return std::chrono::steady_clock::now() + std::chrono::seconds(std::max(seconds, 2));
+}
 
 // SQLSTATEs after which the same transaction may succeed if run again.
 bool IsTransientState(std::string_view state) {
@@ -105,9 +130,43 @@ std::string PgArray(const std::vector<int64_t>& values) {
 Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo,
                                                             const std::string& setup_sql) {
   ASSIGN_OR_RETURN(const LibPq* pq, LoadLibPq());
-  PGconn* raw = pq->connectdb(conninfo.c_str());
+  // Started, not made at once (PQconnectdb), so that notices are not ours to
+  // print from the first byte on: a server sends WARNINGs while a session
+  // starts (a database setting that no longer applies, a collation version
+  // mismatch), which libpq's default processor writes raw to stderr.
+  PGconn* raw = pq->connectStart(conninfo.c_str());
   if (raw == nullptr) return Err(Status::Io("out of memory connecting to PostgreSQL"));
   std::unique_ptr<PgConnection> conn(new PgConnection(raw));
+  pq->setNoticeProcessor(
+      raw, [](void*, const char*) {}, nullptr);
+  bool timed_out = false;
+  if (pq->status(raw) != CONNECTION_BAD) {
+    const auto deadline = ConnectDeadline(*pq, raw);
+    PostgresPollingStatusType state = PGRES_POLLING_WRITING;
+    while (state != PGRES_POLLING_OK && state != PGRES_POLLING_FAILED) {
+      pollfd wait{.fd = pq->socket(raw),
+                  .events = static_cast<short>(state == PGRES_POLLING_READING ? POLLIN : POLLOUT),
+                  .revents = 0};
+      if (wait.fd < 0) break;
+      int timeout_ms = -1;
+      if (deadline) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            *deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+          timed_out = true;
+          break;
+        }
+        timeout_ms = static_cast<int>(left.count());
+      }
+      const int ready = ::poll(&wait, 1, timeout_ms);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) continue;  // the deadline is checked above
+      state = pq->connectPoll(raw);
+    }
+  }
+  if (timed_out) {
+    return Err(Status::Busy("cannot connect to PostgreSQL: timeout expired (connect_timeout)"));
+  }
   if (pq->status(raw) != CONNECTION_OK) {
     std::string why = Trimmed(pq->errorMessage(raw));
     // A server that is starting, stopping or restarting refuses or drops
@@ -124,9 +183,7 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
     std::string message = "cannot connect to PostgreSQL: " + why;
     return Err(transient ? Status::Busy(message) : Status::Io(message));
   }
-  // CREATE ... IF NOT EXISTS and friends emit notices; they are not ours to print.
-  pq->setNoticeProcessor(
-      raw, [](void*, const char*) {}, nullptr);
+  // CREATE ... IF NOT EXISTS and friends emit notices too (set above).
   PGresult* r = pq->exec(raw, setup_sql.c_str());
   const bool ok = pq->resultStatus(r) == PGRES_COMMAND_OK;
   Status failed = ok ? Status::Ok() : conn->ErrorFrom(r, setup_sql.c_str());
