@@ -231,7 +231,13 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     }
     const sigset_t stop_signals = BlockStopSignals();
     auto server = server::HttpServer::Start(*store, ctx.StorePath(), options);
-    if (!server) return ctx.Fail(server.error());
+    if (!server) {
+      ctx.Fail(server.error());
+      // The only busy thing at start is the port (docs/cli.md): a value of
+      // --port to change, like a usage error, not a store to wait for.
+      if (server.error().code() == StatusCode::kBusy) ctx.set_exit_code(kExitUsage);
+      return;
+    }
     std::cout << "sessiondb: serving " << ctx.StorePath() << " at " << (*server)->url()
               << std::endl;
     std::cerr << "open that address in a browser; Ctrl-C stops the server\n";
