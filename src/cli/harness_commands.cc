@@ -10,6 +10,7 @@
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/session_ref.h"
 #include "core/text_rules.h"
 #include "sessiondb/projection.h"
@@ -69,7 +70,7 @@ void AddFork(CLI::App& app, CliContext& ctx) {
       "fork", "Start a session from another's history up to a seq (nothing is copied)");
   cmd->add_option("SESSION", args->parent, kSessionArgHelp)->required();
   cmd->add_option("--at", args->at, "Last seq the fork inherits (default: the whole log; 0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NumberIn(0, kMaxCount))
       ->option_text("SEQ");
   cmd->add_option("--id", args->id, "Id for the fork (default: a new UUIDv7)");
   cmd->add_option("--title", args->title, "Title (default: the inherited one)");
@@ -103,10 +104,10 @@ void AddEvents(CLI::App& app, CliContext& ctx) {
       "events", "Print a session's whole log: messages, resource views, compactions and rewinds");
   cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   cmd->add_option("--from", args->from, "First seq")
-      ->check(CLI::PositiveNumber)
+      ->check(NumberIn(1, kMaxCount))
       ->option_text("SEQ");
   cmd->add_option("--limit", args->limit, "At most N events")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NumberIn(0, kMaxCount))
       ->option_text("N");
   cmd->footer("\nExample:\n  sessiondb events SID --from 100 --limit 20 --json");
   cmd->callback([&ctx, args] {
@@ -155,11 +156,11 @@ void AddCompact(CLI::App& app, CliContext& ctx) {
   cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   cmd->add_option("--from", args->from, "First seq the summary covers")
       ->required()
-      ->check(CLI::PositiveNumber)
+      ->check(NumberIn(1, kMaxCount))
       ->option_text("SEQ");
   cmd->add_option("--to", args->to, "Last seq it covers")
       ->required()
-      ->check(CLI::PositiveNumber)
+      ->check(NumberIn(1, kMaxCount))
       ->option_text("SEQ");
   auto* summary = cmd->add_option("--summary", args->summary, "The summary text");
   cmd->add_option("--summary-file", args->summary_file, "Read the summary from a file")
@@ -219,7 +220,7 @@ void AddPrune(CLI::App& app, CliContext& ctx) {
   cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   cmd->add_option("SEQ", args->seq, "Seq of the compaction event (see `sessiondb events`)")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(NumberIn(1, kMaxCount));
   cmd->footer(
       "\nThe messages stay in the log as pruned stubs (role, id, time); events a fork\n"
       "inherited from its parent are the parent's and are not touched.\n"
@@ -247,7 +248,7 @@ void AddRewind(CLI::App& app, CliContext& ctx) {
   // is opened; one past the end is the store's to refuse (kInvalidArgument).
   cmd->add_option("--to", args->to, "Last seq left in the view (0: none; see `sessiondb events`)")
       ->required()
-      ->check(CLI::NonNegativeNumber)
+      ->check(NumberIn(0, kMaxCount))
       ->option_text("SEQ");
   cmd->footer(
       "\nMessages after SEQ leave the session's view: `show`, `tail`, projections,\n"

@@ -8,6 +8,7 @@
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "core/text_rules.h"
 #include "store/store_copy.h"
 
@@ -25,7 +26,7 @@ void AddGc(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--grace-minutes", args->grace_minutes,
                   "Keep unreferenced blobs younger than this, so appends in flight keep theirs "
                   "(default 10)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(FractionIn(0, 1e9))
       ->option_text("N");
   cmd->footer("\nExamples:\n  sessiondb gc --dry-run\n  sessiondb gc --grace-minutes 0");
   cmd->callback([&ctx, args] {

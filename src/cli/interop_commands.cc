@@ -41,7 +41,6 @@ void AddImport(CLI::App& app, CliContext& ctx) {
                   "Largest image or file whose bytes are stored, e.g. 1GiB (default 100 MiB); "
                   "a larger one is kept as a descriptor that says why")
       ->transform(CLI::AsSizeValue(true))
-      ->check(CLI::PositiveNumber)
       ->option_text("SIZE");
   cmd->footer(
       "\nImporting the same source twice adds nothing; a source that grew adds what is new.\n"

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/hook_command.h"
+#include "cli/numeric_options.h"
 #include "cli/verb_suggestion.h"
 
 #ifndef SESSIONDB_VERSION
@@ -77,15 +78,13 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
   app.add_option("--max-image-bytes", options.max_image_bytes,
                  "Largest image accepted, e.g. 20MiB (default 5 MiB)")
       ->transform(CLI::AsSizeValue(true))
-      ->check(CLI::PositiveNumber)
       ->option_text("SIZE");
   app.add_option("--max-file-bytes", options.max_file_bytes,
                  "Largest non-image attachment accepted, e.g. 1GiB (default 100 MiB)")
       ->transform(CLI::AsSizeValue(true))
-      ->check(CLI::PositiveNumber)
       ->option_text("SIZE");
   app.add_option("--max-images", options.max_images, "Most images per message (default 5)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NumberIn(0, std::numeric_limits<int32_t>::max()))
       ->option_text("N");
 }
 
@@ -126,7 +125,7 @@ bool RejectUnknownVerb(const CLI::App& app, int argc, char** argv, bool json) {
     verbs.push_back(sub->get_name());
   }
   const std::string message = UnknownVerbMessage(*typed, SimilarVerbs(*typed, verbs));
-  std::cerr << message;
+  std::cerr << EscapeForTerminal(message);
   if (json) {
     PrintJson({{"error",
                 {{"code", "usage"}, {"message", "'" + *typed + "' is not a sessiondb command"}}}});
@@ -191,16 +190,24 @@ int main(int argc, char** argv) {
   // Set after the verbs exist: CLI11 gives a new subcommand its parent's
   // footer, and the root's examples are no verb's.
   AddGlobalOptionsToHelp(app, GlobalOptionsFooter(app));
+  RequireStrictNumbers(app);
   app.footer(kFooter);
   if (RejectUnknownVerb(app, argc, argv, JsonRequested(argc, argv))) return kExitUsage;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    if (JsonRequested(argc, argv))
-      PrintJson({{"error", {{"code", "usage"}, {"message", e.what()}}}});
-    app.exit(e);
-    return kExitUsage;
+    // A value the option's check refused ("--to -1", "--port 0x2") is an
+    // invalid argument, like one the library refuses; the rest is usage.
+    const bool invalid = dynamic_cast<const CLI::ValidationError*>(&e) != nullptr ||
+                         dynamic_cast<const CLI::ConversionError*>(&e) != nullptr;
+    if (JsonRequested(argc, argv)) {
+      PrintJson(
+          {{"error", {{"code", invalid ? "invalid_argument" : "usage"}, {"message", e.what()}}}});
+    }
+    // What the user typed is quoted in the message: escaped, as all output is.
+    std::cerr << EscapeForTerminal(CLI::FailureMessage::simple(&app, e));
+    return invalid ? kExitInvalidArgument : kExitUsage;
   } catch (const std::exception& e) {
     // The library returns errors as values; this is a bug or an allocation failure.
     ctx.Fail(sessiondb::Status::Internal(e.what()));

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "server/mcp_server.h"
 
 namespace sessiondb::cli {
@@ -87,7 +88,7 @@ void AddMcpCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--embed-limit", *embed_limit,
                   "A vector or hybrid search waits (up to 2 s) for the background embedding "
                   "when at most N documents are pending (default 5000; 0 never waits)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NumberIn(0, kMaxCount))
       ->option_text("N");
   cmd->add_flag("--no-embed", *no_embed,
                 "Write nothing, not even search vectors (vector search then sees what "

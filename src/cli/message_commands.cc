@@ -11,6 +11,7 @@
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/session_ref.h"
 #include "core/text_rules.h"
 
@@ -155,7 +156,7 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
                   "Provider usage of the turn: input,output[,cached[,reasoning]] tokens")
       ->delimiter(',')
       ->expected(2, 4)
-      ->check(CLI::NonNegativeNumber)
+      ->check(NumberIn(0, kMaxCount))
       ->option_text("IN,OUT[,CACHED[,REASONING]]");
   cmd->footer(
       "\nExamples:\n"
@@ -223,13 +224,13 @@ void AddShow(CLI::App& app, CliContext& ctx) {
   cmd->add_option("SESSION", args->session,
                   "Session id, a unique prefix of one, or - (the default) for the active one");
   auto* from = cmd->add_option("--from", args->from, "First seq to show")
-                   ->check(CLI::PositiveNumber)
+                   ->check(NumberIn(1, kMaxCount))
                    ->option_text("SEQ");
   auto* limit = cmd->add_option("--limit", args->limit, "At most N messages")
-                    ->check(CLI::NonNegativeNumber)
+                    ->check(NumberIn(0, kMaxCount))
                     ->option_text("N");
   cmd->add_option("--last", args->last, "Only the last N messages")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NumberIn(0, kMaxCount))
       ->excludes(from)
       ->excludes(limit)
       ->option_text("N");

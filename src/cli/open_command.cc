@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -31,8 +32,9 @@ struct OpenArgs {
 };
 
 // The page's base address: --url, else $SESSIONDB_URL, else serve's default,
-// without a trailing slash. kInvalidArgument for anything but http(s)://, so a
-// mistyped address is said, not handed to a browser.
+// without a trailing slash. kInvalidArgument for anything but http(s)://, or
+// one with a space or control character, so a mistyped address is said, not
+// handed to a browser.
 Result<std::string> PageBase(const std::string& flag) {
   std::string base = flag;
   if (base.empty()) {
@@ -44,6 +46,15 @@ Result<std::string> PageBase(const std::string& flag) {
         Status::InvalidArgument("the page address must begin with http:// or https://, "
                                 "got '" +
                                 base + "' (--url or $SESSIONDB_URL)"));
+  // A URL has neither; a control character would reach the browser's
+  // command line and, printed, the terminal.
+  if (std::any_of(base.begin(), base.end(),
+                  [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7F; })) {
+    return Err(
+        Status::InvalidArgument("the page address may not hold spaces or control "
+                                "characters, got '" +
+                                base + "' (--url or $SESSIONDB_URL)"));
+  }
   while (!base.empty() && base.back() == '/') base.pop_back();
   return base;
 }

@@ -201,7 +201,9 @@ void PrintJson(const Json& value) {
 }
 
 void PrintError(std::string_view code, std::string_view message, bool as_json) {
-  std::cerr << "sessiondb: error: " << message << "\n";
+  // Messages quote what the user or a file gave (an id, a URL): escaped like
+  // everything printed, so it cannot command the terminal. JSON escapes itself.
+  std::cerr << "sessiondb: error: " << EscapeForTerminal(message) << "\n";
   if (as_json) PrintJson({{"error", {{"code", code}, {"message", message}}}});
 }
 

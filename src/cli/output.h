@@ -51,7 +51,8 @@ int ExitCodeFor(StatusCode code);
 // with U+FFFD rather than aborting the command.
 void PrintJson(const Json& value);
 
-// Reports an error: "sessiondb: error: <message>" on stderr, and with `json`
+// Reports an error: "sessiondb: error: <message>" on stderr (the message
+// through EscapeForTerminal, whatever stderr is), and with `json`
 // also {"error":{"code","message"}} on stdout for the program parsing it.
 // `code` is a StatusCodeName ("not_found") or "usage".
 void PrintError(std::string_view code, std::string_view message, bool json);

@@ -1,15 +1,21 @@
 // `sessiondb serve`: the HTTP API, live events and the web history browser
 // over the store (docs/http-api.md, docs/web.md).
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/shell_words.h"
 #include "server/demo_history.h"
 #include "server/http_server.h"
@@ -57,6 +63,72 @@ void SuggestImports(const CliContext& ctx) {
   }
 }
 
+// The longest token file read; a token is a line, not a document.
+constexpr size_t kMaxTokenFileBytes = 4096;
+
+// The token in the file at `path`: its first line, without the line ending.
+// The file must be a regular file owned by this user and unreadable by
+// anyone else, or the token it keeps is no secret: kInvalidArgument names
+// the `chmod 600` that fixes it. kNotFound when it does not exist.
+Result<std::string> ReadTokenFile(const std::string& path) {
+  const std::string where = "--token-file " + path;
+  // O_NONBLOCK: a FIFO in its place must not hang the server before it starts.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ENOENT) return Err(Status::NotFound(where + ": no such file"));
+    return Err(Status::InvalidArgument(where + ": " + std::strerror(error)));
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return Err(Status::Io(where + ": " + std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) {
+    return Err(Status::InvalidArgument(where + ": not a regular file; put the token alone in a "
+                                               "file only you can read (chmod 600)"));
+  }
+  if (st.st_uid != geteuid()) {
+    return Err(Status::InvalidArgument(where + ": owned by another user (uid " +
+                                       std::to_string(st.st_uid) +
+                                       "), who can read or change the token; use a file of "
+                                       "your own, chmod 600"));
+  }
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return Err(Status::InvalidArgument(where + ": mode " + mode +
+                                       " lets other users read or change the token; run `chmod "
+                                       "600 " +
+                                       path + "` first"));
+  }
+  std::string text(kMaxTokenFileBytes + 1, '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Err(Status::Io(where + ": " + std::strerror(errno)));
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got > kMaxTokenFileBytes) {
+    return Err(Status::InvalidArgument(where + ": larger than " +
+                                       std::to_string(kMaxTokenFileBytes) +
+                                       " bytes; the file holds the token alone, on one line"));
+  }
+  text.resize(got);
+  if (const size_t end = text.find_first_of("\r\n"); end != std::string::npos) {
+    if (text.find_first_not_of("\r\n", end) != std::string::npos) {
+      return Err(Status::InvalidArgument(
+          where + ": more than one line; the file holds the token alone, on one line"));
+    }
+    text.resize(end);
+  }
+  if (text.empty()) return Err(Status::InvalidArgument(where + ": the file is empty"));
+  return text;
+}
+
 }  // namespace
 
 void AddServeCommand(CLI::App& app, CliContext& ctx) {
@@ -64,6 +136,8 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     server::ServerOptions options;
     bool demo = false;
     bool no_embed = false;
+    std::string inline_token;  // refused: see --token below
+    std::string token_file;
   };
   auto args = std::make_shared<Args>();
   server::ServerOptions& o = args->options;
@@ -73,11 +147,15 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
                   "Address to listen on (default 127.0.0.1; any other needs a token)")
       ->option_text("ADDR");
   cmd->add_option("--port", o.port, "Port (default 7411; 0 picks a free one)")
-      ->check(CLI::Range(0, 65535))
+      ->check(NumberIn(0, 65535))
       ->option_text("N");
-  cmd->add_option("--token", o.token,
-                  "Require this token (Authorization: Bearer); default $SESSIONDB_TOKEN")
-      ->option_text("TOKEN");
+  // Parsed only to be refused with a message that names the safe ways: a
+  // token in the arguments is in /proc/PID/cmdline for every local user.
+  CLI::Option* inline_token = cmd->add_option("--token", args->inline_token)->group("");
+  cmd->add_option("--token-file", args->token_file,
+                  "Require the token in this file (Authorization: Bearer); the file must be "
+                  "yours and chmod 600. Default: $SESSIONDB_TOKEN")
+      ->option_text("PATH");
   cmd->add_option("--allow-dir", o.allowed_dirs,
                   "A folder whose files /v1/import/path and /v1/export may use (repeatable; "
                   "default none)")
@@ -119,12 +197,23 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
       "On an empty store, if ~/.claude/projects or ~/.codex/sessions exist, it prints the\n"
       "`sessiondb import` command for each; it never imports by itself.\n"
       "\nExamples:\n  sessiondb serve --demo\n  sessiondb serve --store ~/chats --port 0\n"
-      "  SESSIONDB_TOKEN=s3cret sessiondb serve --host 0.0.0.0 --allow-dir ~/exports");
-  cmd->callback([&ctx, args] {
+      "  sessiondb serve --host 0.0.0.0 --token-file ~/.config/sessiondb/token --allow-dir "
+      "~/exports");
+  cmd->callback([&ctx, args, inline_token] {
     server::ServerOptions options = args->options;
     options.background_embedding = !args->no_embed;
-    if (options.token.empty()) {
-      if (const char* token = std::getenv("SESSIONDB_TOKEN")) options.token = token;
+    if (inline_token->count() > 0) {
+      return ctx.Fail(Status::InvalidArgument(
+          "--token puts the token in the command line, which every local user can read "
+          "(ps, /proc/PID/cmdline); give it in $SESSIONDB_TOKEN, or in a file only you can "
+          "read with --token-file PATH (chmod 600)"));
+    }
+    if (!args->token_file.empty()) {
+      auto token = ReadTokenFile(args->token_file);
+      if (!token) return ctx.Fail(token.error());
+      options.token = std::move(*token);
+    } else if (const char* token = std::getenv("SESSIONDB_TOKEN")) {
+      options.token = token;
     }
     Store* store = ctx.OpenStore(/*create_if_missing=*/true);
     if (!store) return;
@@ -142,7 +231,13 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     }
     const sigset_t stop_signals = BlockStopSignals();
     auto server = server::HttpServer::Start(*store, ctx.StorePath(), options);
-    if (!server) return ctx.Fail(server.error());
+    if (!server) {
+      ctx.Fail(server.error());
+      // The only busy thing at start is the port (docs/cli.md): a value of
+      // --port to change, like a usage error, not a store to wait for.
+      if (server.error().code() == StatusCode::kBusy) ctx.set_exit_code(kExitUsage);
+      return;
+    }
     std::cout << "sessiondb: serving " << ctx.StorePath() << " at " << (*server)->url()
               << std::endl;
     std::cerr << "open that address in a browser; Ctrl-C stops the server\n";

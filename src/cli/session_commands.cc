@@ -10,6 +10,7 @@
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/session_ref.h"
 #include "sessiondb/postgres_schema.h"
 
@@ -128,7 +129,7 @@ void AddList(CLI::App& app, CliContext& ctx) {
   auto* archived = cmd->add_flag("--archived", args->archived, "Only archived sessions");
   cmd->add_flag("--all", args->all, "Active and archived sessions")->excludes(archived);
   cmd->add_option("--limit", args->limit, "Sessions per page, 1-1000 (default 20)")
-      ->check(CLI::Range(1, 1000))
+      ->check(NumberIn(1, 1000))
       ->option_text("N");
   cmd->add_option("--cursor", args->cursor, "Continue after a previous page (printed by ls)");
   cmd->add_option("--meta", args->meta, "Only sessions whose metadata has KEY equal to VALUE")
@@ -263,7 +264,7 @@ void AddPurge(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("purge", "Delete archived sessions not updated for DAYS days");
   cmd->add_option("--older-than", *days, "Age in days (fractions allowed; 0: every archived one)")
       ->required()
-      ->check(CLI::NonNegativeNumber)
+      ->check(FractionIn(0, 1e9))
       ->option_text("DAYS");
   cmd->footer("\nExample:\n  sessiondb purge --older-than 30");
   cmd->callback([&ctx, days] {

@@ -7,9 +7,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <cstdarg>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "server/http_reply.h"
@@ -33,6 +38,7 @@ struct HttpDaemon::Exchange {
   HttpResponse early;
   bool refused = false;  // `early` is the answer
   bool queued = false;   // an answer was handed to MHD
+  bool written = false;  // the answer went out on the socket itself (WriteRefusal)
   uint64_t received = 0;
   MHD_PostProcessor* post = nullptr;
   ~Exchange() {
@@ -91,6 +97,146 @@ class Stream final : public ContentSink {
   size_t offset_ = 0;
   bool done_ = false;
 };
+
+// What this connection's thread is doing, for OnLibraryMessage: libmicrohttpd
+// gives its log no connection, but each connection has a thread of its own.
+struct ThreadExchange {
+  int fd = -1;                // the connection's socket
+  bool reading_body = false;  // our handler accepted the headers; the body is being read
+};
+thread_local ThreadExchange this_thread_exchange;
+
+// True when header names (or codings) `a` and `b` differ only in case.
+bool SameName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// True for the characters RFC 9110 allows in a header name (a token).
+bool IsTokenChar(unsigned char c) {
+  if (c >= '0' && c <= '9') return true;
+  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+bool IsDecimal(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+std::string Trimmed(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return "";
+  return std::string(text.substr(first, text.find_last_not_of(" \t") - first + 1));
+}
+
+// Why the request's framing (where its body ends) cannot be trusted, or ""
+// when it can. A request whose framing two readers could read differently is
+// how one request is smuggled inside another (RFC 9112 section 6.3), so
+// anything ambiguous is refused rather than guessed: a header name that is
+// not a token ("Transfer-Encoding : chunked", which MHD files under another
+// name), Content-Length beside Transfer-Encoding, two Content-Lengths, one
+// that is not a decimal number, and any transfer coding but one "chunked".
+std::string FramingFault(const HttpRequest& req) {
+  int lengths = 0;
+  int encodings = 0;
+  for (const auto& [name, value] : req.headers) {
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
+          return IsTokenChar(static_cast<unsigned char>(c));
+        })) {
+      std::string shown;
+      for (char c : name) shown += (c >= 0x20 && c < 0x7F) ? c : '?';
+      return "the header name '" + shown +
+             "' is not a token (no spaces, even before the colon: RFC 9112 section 5.1)";
+    }
+    if (SameName(name, "Content-Length")) {
+      ++lengths;
+      if (!IsDecimal(Trimmed(value))) return "Content-Length must be a decimal number of bytes";
+    } else if (SameName(name, "Transfer-Encoding")) {
+      ++encodings;
+      const std::string coding = Trimmed(value);
+      if (!SameName(coding, "chunked")) {
+        return "Transfer-Encoding may only be \"chunked\" (this server decodes no other coding)";
+      }
+    }
+  }
+  if (lengths > 0 && encodings > 0) {
+    return "a request may not carry both Content-Length and Transfer-Encoding (RFC 9112 "
+           "section 6.3): send one";
+  }
+  if (lengths > 1)
+    return "a request may carry one Content-Length header, not " + std::to_string(lengths);
+  if (encodings > 1)
+    return "a request may carry one Transfer-Encoding header, not " + std::to_string(encodings);
+  return "";
+}
+
+// The reason phrase for the statuses WriteRefusal sends.
+const char* ReasonPhrase(int status) {
+  switch (status) {
+    case 400:
+      return "Bad Request";
+    case 413:
+      return "Content Too Large";
+    default:
+      return "Error";
+  }
+}
+
+// Writes `res` (a small error answer) to `fd` itself, with "Connection:
+// close", and shuts the socket's sending side. For refusals MHD cannot make:
+// it queues an answer only before the body is read or after all of it, and
+// answers some faults in the middle of one (a chunk line past its buffer)
+// with 500 of its own. Anything MHD sends afterwards fails (EPIPE) and it
+// closes the connection. Gives up after a second if the client reads nothing.
+void WriteRefusal(int fd, const HttpResponse& res) {
+  if (fd < 0) return;
+  std::string out =
+      "HTTP/1.1 " + std::to_string(res.status) + " " + ReasonPhrase(res.status) + "\r\n";
+  for (const auto& [name, value] : res.headers) {
+    if (SameName(name, "Connection") || SameName(name, "Content-Length")) {
+      continue;
+    }
+    out += name + ": " + value + "\r\n";
+  }
+  out += "Content-Length: " + std::to_string(res.body.size()) + "\r\nConnection: close\r\n\r\n";
+  out += res.body;
+  std::string_view rest = out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (!rest.empty() && std::chrono::steady_clock::now() < deadline) {
+    const ssize_t n = send(fd, rest.data(), rest.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      rest.remove_prefix(static_cast<size_t>(n));
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      pollfd p{fd, POLLOUT, 0};
+      poll(&p, 1, 100);
+    } else {
+      break;
+    }
+  }
+  shutdown(fd, SHUT_WR);
+}
+
+// libmicrohttpd's log (MHD_OPTION_EXTERNAL_LOGGER). Silent, as the server
+// was before it had one, but for one message: MHD is about to answer a fault
+// in the middle of a body we accepted with its own 5xx (a chunk size line,
+// extensions included, longer than its buffer). That is the client's fault,
+// and too large: it gets our 400 first, and the connection ends.
+void OnLibraryMessage(void*, const char* format, va_list args) {
+  ThreadExchange& ex = this_thread_exchange;
+  if (!ex.reading_body || format == nullptr) return;
+  constexpr std::string_view kErrorAnswer = "Error processing request (HTTP response code is %u";
+  if (std::string_view(format).substr(0, kErrorAnswer.size()) != kErrorAnswer) return;
+  const unsigned status = va_arg(args, unsigned);
+  if (status < 500) return;  // MHD's own 4xx (a malformed chunk) is right as it is
+  HttpResponse res;
+  ReplyError(res, 400, "invalid_argument",
+             "a line of the chunked body (a chunk size with its extensions) is longer than this "
+             "server reads; send chunks without extensions");
+  WriteRefusal(ex.fd, res);
+  ex.reading_body = false;
+}
 
 MHD_Result AddValue(void* cls, MHD_ValueKind, const char* key, const char* value) {
   auto* out = static_cast<std::multimap<std::string, std::string, CaseInsensitiveLess>*>(cls);
@@ -158,6 +304,7 @@ MHD_Result OnRequestThunk(void* cls, MHD_Connection* c, const char* url, const c
 }
 
 void OnCompletedThunk(void* cls, MHD_Connection* c, void** exchange, MHD_RequestTerminationCode) {
+  this_thread_exchange = ThreadExchange{};
   static_cast<HttpDaemon*>(cls)->OnCompleted(c, exchange);
 }
 
@@ -225,11 +372,15 @@ Result<std::unique_ptr<HttpDaemon>> HttpDaemon::Listen(const std::string& host, 
 
   std::unique_ptr<HttpDaemon> d(new HttpDaemon(limits, std::move(check), std::move(handler)));
   d->port_ = bound_port;
-  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
+  // MHD_USE_ERROR_LOG: its messages go to OnLibraryMessage (which must be
+  // the first option), the one way to see a fault it answers by itself.
+  unsigned flags =
+      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
   if (family == AF_INET6) flags |= MHD_USE_IPv6;
   d->daemon_ = mhd->start_daemon(
-      flags, 0, nullptr, nullptr, &OnRequestThunk, d.get(), MHD_OPTION_LISTEN_SOCKET, fd,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits.header_memory_bytes, MHD_OPTION_CONNECTION_LIMIT,
+      flags, 0, nullptr, nullptr, &OnRequestThunk, d.get(), MHD_OPTION_EXTERNAL_LOGGER,
+      &OnLibraryMessage, nullptr, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      limits.header_memory_bytes, MHD_OPTION_CONNECTION_LIMIT,
       static_cast<unsigned>(limits.max_connections), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
       static_cast<unsigned>(limits.max_connections_per_ip), MHD_OPTION_CONNECTION_TIMEOUT,
       static_cast<unsigned>(limits.idle_timeout_seconds), MHD_OPTION_NOTIFY_COMPLETED,
@@ -318,6 +469,12 @@ int HttpDaemon::OnRequest(MHD_Connection* c, const char* url, const char* method
     if (ex->req.method == "GET" && res.ranges_allowed) ApplyRange(ex->req.Header("Range"), res);
     return Send(c, res);
   };
+  // Before the body: MHD closes the connection after an answer queued now,
+  // and reads nothing more of it; the header says so to the client.
+  auto refuse = [&] {
+    ex->early.SetHeader("Connection", "close");
+    return answer(ex->early);
+  };
   if (!ex) {
     // The headers are in; none of the body is read yet.
     ex = new Exchange;
@@ -341,23 +498,31 @@ int HttpDaemon::OnRequest(MHD_Connection* c, const char* url, const char* method
       }
       req.remote_address = text;
     }
-    if (!check_(req, ex->early)) return answer(ex->early);
-    const std::string length = req.Header("Content-Length");
+    // Framing first: where this request ends decides what the next one is.
+    if (const std::string fault = FramingFault(req); !fault.empty()) {
+      ReplyError(ex->early, 400, "invalid_argument", fault);
+      return refuse();
+    }
+    if (!check_(req, ex->early)) return refuse();
+    const std::string length = Trimmed(req.Header("Content-Length"));
     uint64_t declared = 0;
     if (!length.empty() &&
-        std::from_chars(length.data(), length.data() + length.size(), declared).ec == std::errc() &&
-        declared > static_cast<uint64_t>(limits_.max_body_bytes)) {
+        (std::from_chars(length.data(), length.data() + length.size(), declared).ec !=
+             std::errc() ||
+         declared > static_cast<uint64_t>(limits_.max_body_bytes))) {
       TooLarge(ex->early, limits_.max_body_bytes);
-      return answer(ex->early);
+      return refuse();
     }
     if (req.IsMultipartFormData()) {
       ex->post = Mhd().create_post_processor(c, kStreamBlock, &AddField, &req.files);
       if (!ex->post) {
         ReplyError(ex->early, 400, "invalid_argument",
                    "a multipart/form-data body needs a boundary in its Content-Type");
-        return answer(ex->early);
+        return refuse();
       }
     }
+    const MHD_ConnectionInfo* fd = Mhd().get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    this_thread_exchange = {.fd = fd ? fd->connect_fd : -1, .reading_body = true};
     return MHD_YES;
   }
   if (*upload_size > 0) {
@@ -367,19 +532,23 @@ int HttpDaemon::OnRequest(MHD_Connection* c, const char* url, const char* method
     ex->received += size;
     const uint64_t cap = static_cast<uint64_t>(limits_.max_body_bytes);
     if (ex->refused) {
-      // Past the cap: what arrives is dropped. MHD cannot answer in the
-      // middle of a body, so a client that ends its body soon after gets its
-      // 413; one that goes on is cut off.
+      // Past the cap: the 413 is out (WriteRefusal) and what arrives is
+      // dropped, for a while, so that a client still sending reads its
+      // answer before the connection closes (closing on unread bytes resets
+      // it); one that goes on is cut off.
       return ex->received > cap + std::min<uint64_t>(cap, kDiscardAfterCap) ? MHD_NO : MHD_YES;
     }
     if (ex->received > cap) {
       // A chunked body (no Content-Length) reached the cap: nothing of it is
-      // kept.
+      // kept, and the 413 goes out now, as MHD cannot queue one mid-body.
       ex->refused = true;
+      ex->written = true;
       ex->req.body.clear();
       ex->req.body.shrink_to_fit();
       ex->req.files.clear();
       TooLarge(ex->early, limits_.max_body_bytes);
+      this_thread_exchange.reading_body = false;
+      WriteRefusal(this_thread_exchange.fd, ex->early);
       return MHD_YES;
     }
     if (ex->post) {
@@ -393,8 +562,10 @@ int HttpDaemon::OnRequest(MHD_Connection* c, const char* url, const char* method
     return MHD_YES;
   }
   // The whole body is in.
+  this_thread_exchange.reading_body = false;
+  if (ex->written) return MHD_NO;  // answered on the socket: MHD closes it
   if (ex->queued) return MHD_YES;
-  if (ex->refused) return answer(ex->early);
+  if (ex->refused) return refuse();
   // `early` holds what the check added for an accepted request (CORS headers).
   handler_(ex->req, ex->early);
   return answer(ex->early);

@@ -13,12 +13,19 @@
 //     of the connection opening or of the previous answer (a watchdog shuts
 //     the socket otherwise), and any connection idle for
 //     `idle_timeout_seconds` is closed;
+//   - framing: a request whose body's end two readers could see differently
+//     (a header name that is not a token, Content-Length with
+//     Transfer-Encoding, two Content-Lengths, a coding but "chunked") gets
+//     400 before its body is read, and the connection is closed, so nothing
+//     after it is read as a request; a chunk line too long for MHD's buffer
+//     gets 400 rather than MHD's own 500;
 //   - the body, however framed: a Content-Length over `max_body_bytes` is
 //     refused (413) before any of it is read; a chunked body is counted as it
-//     arrives and nothing past the cap is kept: a client that ends it within
-//     another min(cap, 8 MiB) gets 413, one that goes on is disconnected
-//     (MHD cannot answer in the middle of a body); multipart bodies are split
-//     into fields as they arrive (MHD's post processor);
+//     arrives and nothing past the cap is kept: the 413 is written to the
+//     socket at once (MHD cannot queue an answer in the middle of a body),
+//     what follows is dropped for another min(cap, 8 MiB) so the client
+//     reads it, then the connection is cut; multipart bodies are split into
+//     fields as they arrive (MHD's post processor);
 //   - connections: `max_connections` in all and `max_connections_per_ip` per
 //     client address; beyond them a new connection is closed at once.
 // The listening socket is our own: SO_REUSEADDR but never SO_REUSEPORT, so a

@@ -129,7 +129,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(Store& store, const std::s
     return Err(Status::InvalidArgument(
         "refusing to listen on " + options.host +
         " without a token: anyone who can reach it could read every conversation. Set one with "
-        "--token or $SESSIONDB_TOKEN, or listen on 127.0.0.1"));
+        "$SESSIONDB_TOKEN or --token-file PATH, or listen on 127.0.0.1"));
   }
   if (options.threads < 2 || options.threads > 1024) {
     return Err(Status::InvalidArgument("--threads must be from 2 to 1024"));
@@ -148,7 +148,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(Store& store, const std::s
   if (options.header_timeout_seconds < 1 || options.idle_timeout_seconds < 1) {
     return Err(Status::InvalidArgument("--header-timeout must be at least 1 second"));
   }
-  if (options.max_body_bytes < 1024) return Err(Status::InvalidArgument("--max-body must be at least 1KiB"));
+  if (options.max_body_bytes < 1024)
+    return Err(Status::InvalidArgument("--max-body must be at least 1KiB"));
   std::unique_ptr<HttpServer> server(new HttpServer(store, store_path, options));
   HttpServer* raw = server.get();
   ASSIGN_OR_RETURN(
@@ -159,8 +160,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(Store& store, const std::s
            .max_connections = options.max_connections,
            .max_connections_per_ip = options.max_connections_per_ip,
            .header_timeout_seconds = options.header_timeout_seconds,
-           .idle_timeout_seconds = std::max(options.idle_timeout_seconds,
-                                            options.keepalive_ms / 1000 + 5)},
+           .idle_timeout_seconds =
+               std::max(options.idle_timeout_seconds, options.keepalive_ms / 1000 + 5)},
           [raw](const HttpRequest& req, HttpResponse& res) { return raw->CheckHeaders(req, res); },
           [raw](const HttpRequest& req, HttpResponse& res) { raw->Handle(req, res); }));
   if (options.background_embedding) {

@@ -30,7 +30,7 @@ TEST_F(Cli, EveryVerbHasHelpWithAnExample) {
 TEST_F(Cli, AnUnknownVerbOrABadOptionIsAUsageError) {
   EXPECT_EQ(Sdb({"frobnicate"}).exit_code, 1);
   EXPECT_EQ(Sdb({}).exit_code, 1);
-  EXPECT_EQ(Sdb({"ls", "--limit", "0"}).exit_code, 1);
+  EXPECT_EQ(Sdb({"ls", "--limit", "0"}).exit_code, 2);  // a value out of range: invalid
   EXPECT_EQ(Sdb({"append"}).exit_code, 1);  // SESSION is required (show's defaults to `-`)
   CliRun j = Sdb({"--json", "frobnicate"});
   EXPECT_EQ(j.exit_code, 1);
@@ -340,7 +340,7 @@ TEST_F(Cli, PurgeRemovesOnlyOldArchivedSessions) {
   ASSERT_EQ(Sdb({"archive", old}).exit_code, 0);
   // Nothing is older than a day yet.
   EXPECT_EQ(Sdb({"--json", "purge", "--older-than", "1"}).Json()["purged"], 0);
-  EXPECT_EQ(Sdb({"purge", "--older-than", "-1"}).exit_code, 1);
+  EXPECT_EQ(Sdb({"purge", "--older-than", "-1"}).exit_code, 2);
   CliRun purged = Sdb({"purge", "--older-than", "0"});
   EXPECT_EQ(purged.exit_code, 0);
   EXPECT_EQ(purged.out, "purged 1 archived session\n");
@@ -520,8 +520,9 @@ TEST_F(Cli, APostgresUriWorksWhereADirectoryDoesAndNamespacesKeepApart) {
                       {"cwd", "/work/project"},
                       {"hook_event_name", "PostToolUse"},
                       {"tool_name", "Write"},
-                      {"tool_input", {{"file_path", "/work/project/hello.py"},
-                                      {"content", "def hello():\n    return 'postgres'\n"}}},
+                      {"tool_input",
+                       {{"file_path", "/work/project/hello.py"},
+                        {"content", "def hello():\n    return 'postgres'\n"}}},
                       {"tool_response", {{"success", true}}}};
   CliRun hooked = Run({"--store", pg.uri(), "--namespace", "alice", "hook", "claude-code"},
                       {.input = write.dump(), .with_store = false});
@@ -530,7 +531,8 @@ TEST_F(Cli, APostgresUriWorksWhereADirectoryDoesAndNamespacesKeepApart) {
   ASSERT_EQ(churn.exit_code, 0) << churn.err;
   ASSERT_EQ(json::parse(churn.out).size(), 1u) << churn.out;
   EXPECT_EQ(json::parse(churn.out)[0]["file_path"], "/work/project/hello.py");
-  CliRun code = at("alice", {"--json", "search", "postgres", "--kind", "code", "--mode", "keyword"});
+  CliRun code =
+      at("alice", {"--json", "search", "postgres", "--kind", "code", "--mode", "keyword"});
   EXPECT_EQ(json::parse(code.out)["hits"].size(), 1u) << code.out;
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"--json", "search", "hello", "--mode", "keyword"},

@@ -134,8 +134,8 @@ TEST_F(HarnessCli, UsageTotalsTheTurnsTokens) {
   EXPECT_EQ(u["total"]["reasoning_tokens"], 7);
   EXPECT_EQ(u["by_model"][0]["provider"], "openai");
   EXPECT_TRUE(Contains(Sdb({"usage", sid}).out, "gpt-5"));
-  EXPECT_EQ(Sdb({"append", sid, "c", "--tokens", "1"}).exit_code, 1);  // IN,OUT at least
-  EXPECT_EQ(Sdb({"append", sid, "c", "--tokens", "1,-2"}).exit_code, 1);
+  EXPECT_EQ(Sdb({"append", sid, "c", "--tokens", "1"}).exit_code, 1);     // IN,OUT at least
+  EXPECT_EQ(Sdb({"append", sid, "c", "--tokens", "1,-2"}).exit_code, 2);  // not a count
   EXPECT_EQ(Sdb({"--json", "usage", sid}).Json()["turns"], 2);
 }
 

@@ -102,7 +102,7 @@ TEST_F(InteropCli, AnImageOverTheImportByteLimitIsReportedAndKeptAsADescriptor) 
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_TRUE(Contains(text.out, "kept 1 attachment as a descriptor without its bytes:"))
       << text.out;
-  EXPECT_EQ(Sdb({"import", file, "--max-attachment-bytes", "0"}).exit_code, 1);  // usage
+  EXPECT_EQ(Sdb({"import", file, "--max-attachment-bytes", "0"}).exit_code, 2);  // out of range
 }
 
 }  // namespace

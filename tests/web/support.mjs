@@ -23,8 +23,11 @@ export async function startServer({token = '', extra = []} = {}) {
   if (!cli) throw new Error('set SESSIONDB_CLI to the sessiondb binary (CTest does)');
   const store = mkdtempSync(join(tmpdir(), 'sessiondb-web-'));
   const args = ['serve', '--store', store, '--port', '0', ...extra];
-  if (token) args.push('--token', token);
-  const child = spawn(cli, args, {stdio: ['ignore', 'pipe', 'pipe']});
+  // The token goes in the environment: serve refuses it on the command line.
+  const env = {...process.env};
+  delete env.SESSIONDB_TOKEN;
+  if (token) env.SESSIONDB_TOKEN = token;
+  const child = spawn(cli, args, {stdio: ['ignore', 'pipe', 'pipe'], env});
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
   const url = await new Promise((resolve, reject) => {

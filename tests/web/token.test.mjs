@@ -1,4 +1,4 @@
-// A server started with --token: the page asks for it once, keeps it, and
+// A server started with a token ($SESSIONDB_TOKEN): the page asks for it once, keeps it, and
 // then everything works with it: the list, images (fetched with the token),
 // and the live stream (?token=).
 import assert from 'node:assert/strict';

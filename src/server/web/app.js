@@ -89,8 +89,8 @@ function askForToken(refused) {
   const input = $('token-input');
   $('token-hint').textContent = refused
       ? 'The server refused that token. Enter the one it was started with ' +
-        '(--token or $SESSIONDB_TOKEN).'
-      : 'This server needs the token it was started with (--token or $SESSIONDB_TOKEN). ' +
+        '($SESSIONDB_TOKEN or --token-file).'
+      : 'This server needs the token it was started with ($SESSIONDB_TOKEN or --token-file). ' +
         'It is kept in this browser\'s local storage.';
   input.value = '';
   return new Promise((resolve) => {
