@@ -89,8 +89,9 @@ void SqliteStore::CatchUpTextIndexOnClose() {
   if (!pending || pending->pending == 0) return;
   // The index is derived from the log: a power loss may lose this catch-up
   // (the next redoes it, the watermark moving with it), never the log. So no
-  // fsync for it, and no long wait behind another writer.
-  if (!db_->Exec("PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 1000").ok()) return;
+  // fsync for it, and no wait behind another writer (who indexes when it
+  // closes): each batch only tries the write lock.
+  if (!db_->Exec("PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 0").ok()) return;
   // Bulk batches: nothing else of this process waits for the lock now.
   for (int64_t done = 0; done < std::min(pending->pending, kCloseCatchUp);
        done += store::kBulkTextIndexBatch) {
