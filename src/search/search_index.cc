@@ -195,7 +195,7 @@ class BackendSearchIndex final : public SearchIndex {
     // saved before (file and meta) as it was, still answering queries.
     FileSystem& file_system = backend_->file_system();
     const fs::path dir(files);
-    RETURN_IF_ERROR(file_system.CreateDirectory(dir.string()));
+    RETURN_IF_ERROR(file_system.CreateDirectory(dir.string(), 0700));  // the store's: private
     RETURN_IF_ERROR(hnsw->Save((dir / HnswFileName(model)).string(), &file_system));
     RETURN_IF_ERROR(backend_->SetMeta("hnsw:" + model, std::to_string(last) + " " +
                                                            std::to_string(all->size()) + " " +
