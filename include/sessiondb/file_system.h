@@ -42,8 +42,12 @@ class FileSystem {
   virtual Status Rename(const std::string& from, const std::string& to) = 0;
   // Removes a file; OK when it is already gone.
   virtual Status Remove(const std::string& path) = 0;
-  // Creates the directory (not its parents); OK when it exists.
-  virtual Status CreateDirectory(const std::string& path) = 0;
+  // Creates the directory (not its parents) with permission bits `mode`
+  // (a store's folders are 0700); OK when it exists, whatever its mode.
+  virtual Status CreateDirectory(const std::string& path, int mode) = 0;
+  // The same with mode 0755 (less the umask): a folder of the user's, such
+  // as an export's.
+  Status CreateDirectory(const std::string& path) { return CreateDirectory(path, 0755); }
   // Makes the names created, renamed or removed in the directory durable.
   virtual Status SyncDirectory(const std::string& path) = 0;
 

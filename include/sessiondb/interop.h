@@ -92,11 +92,11 @@ struct SkippedRecord {
 
 struct ImportReport {
   ImportFormat format = ImportFormat::kSnapshot;  // the format that was read
-  int64_t sessions_added = 0;      // new in the store
-  int64_t sessions_extended = 0;   // already there, and the source had more
-  int64_t sessions_unchanged = 0;  // already there in full (a re-import)
+  int64_t sessions_added = 0;                     // new in the store
+  int64_t sessions_extended = 0;                  // already there, and the source had more
+  int64_t sessions_unchanged = 0;                 // already there in full (a re-import)
   int64_t messages_added = 0;
-  int64_t images_added = 0;     // image parts stored
+  int64_t images_added = 0;     // image parts stored with their bytes (not mere digests)
   int64_t records_skipped = 0;  // all of them; `skipped` lists the first 100
   std::vector<SkippedRecord> skipped;
   // Attachments over ImportOptions::max_attachment_bytes, kept as descriptors

@@ -43,7 +43,7 @@ namespace sessiondb {
 enum class SearchMode { kKeyword, kVector, kHybrid };
 
 struct SearchFilter {
-  std::string session_id;  // empty: every session (only events the session holds itself)
+  std::string session_id;    // empty: every session (only events the session holds itself)
   std::optional<Role> role;  // messages of this role only (code writes have none)
   int64_t since_ms = 0;      // 0: no lower bound; else time >= since_ms
   int64_t until_ms = 0;      // 0: no upper bound; else time < until_ms
@@ -65,23 +65,25 @@ struct SearchRequest {
   // indexes before answering (read-your-writes: what the caller appended is
   // found). Past this many it answers as of the index's watermark and says
   // how many it did not see (SearchResults::pending_documents); 0 never
-  // indexes. A read-only store is searched as of its watermark.
+  // indexes. A read-only store, or one whose write lock another writer holds,
+  // is searched as of its watermark at once (never waiting for the lock).
   int64_t catch_up_limit = 50'000;
 };
 
 enum class HitKind { kMessage, kCompaction, kResourceView, kCodeWrite };
-std::string_view HitKindName(HitKind kind);  // "message", "compaction", "resource_view", "code_write"
+std::string_view HitKindName(
+    HitKind kind);  // "message", "compaction", "resource_view", "code_write"
 
 struct SearchHit {
   HitKind kind = HitKind::kMessage;
   std::string session_id;  // the session holding the event (or that made the write)
   std::string session_title;
-  int64_t seq = 0;         // the event's seq; 0 for a code write
+  int64_t seq = 0;  // the event's seq; 0 for a code write
   std::string event_id;
   std::optional<Role> role;
   int64_t time_ms = 0;
-  std::string file_path;   // code writes
-  int64_t code_id = 0;     // code writes
+  std::string file_path;  // code writes
+  int64_t code_id = 0;    // code writes
   // A short excerpt; `highlights` are [begin, end) byte ranges of it that
   // matched the query's terms.
   std::string snippet;
@@ -110,7 +112,10 @@ struct SearchResults {
   // Documents written but not in the full-text index when the search
   // answered (see SearchRequest::catch_up_limit): no mode saw them.
   int64_t pending_documents = 0;
-  std::string note;  // why nothing could match, when the query had no term
+  // What the answer leaves out: why nothing could match, when the query had
+  // no term; and, when documents were pending, how many and why (another
+  // writer held the store's write lock: a search never waits for it).
+  std::string note;
 };
 
 // Where vectors come from. Empty url: the built-in offline embedder (hashed
@@ -151,8 +156,7 @@ class SearchIndex {
  public:
   // Search over `store` (either backend), in its namespace. The index must
   // not outlive `store`.
-  static Result<std::unique_ptr<SearchIndex>> Open(Store& store,
-                                                   const SearchOptions& options = {});
+  static Result<std::unique_ptr<SearchIndex>> Open(Store& store, const SearchOptions& options = {});
   // Opens the store at `store_path` (a directory or a postgresql:// URI) and
   // searches it; the index owns that Store. kNotFound if there is no store
   // there; kFailedPrecondition for a store written by a newer sessiondb.
@@ -197,9 +201,9 @@ class SearchIndex {
 
 // How far the background embedding is behind (EmbeddingWorker::progress).
 struct EmbeddingProgress {
-  int64_t pending = 0;   // documents without a vector of the model, at the last look
+  int64_t pending = 0;       // documents without a vector of the model, at the last look
   int64_t pending_text = 0;  // documents not yet in the full-text index, at the last look
-  int64_t embedded = 0;  // documents this worker embedded since it started
+  int64_t embedded = 0;      // documents this worker embedded since it started
   std::string model;
   std::string last_error;  // empty while the last batch succeeded
 };
@@ -222,8 +226,8 @@ struct EmbeddingProgress {
 class EmbeddingWorker {
  public:
   static Result<std::unique_ptr<EmbeddingWorker>> Start(Store& store,
-                                                         const SearchOptions& options = {},
-                                                         int poll_ms = 2000);
+                                                        const SearchOptions& options = {},
+                                                        int poll_ms = 2000);
   virtual ~EmbeddingWorker() = default;
 
   virtual void Nudge() = 0;

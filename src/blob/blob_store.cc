@@ -117,9 +117,19 @@ Result<std::unique_ptr<FileBlobStore>> FileBlobStore::Open(const std::string& ro
   if (file_system == nullptr) file_system = FileSystem::Default();
   std::error_code ec;
   const bool root_existed = fs::exists(root, ec);
-  fs::create_directories(fs::path(root) / "sha256", ec);
-  if (!ec) fs::create_directories(fs::path(root) / "tmp", ec);
-  if (ec) return Err(Status::Io("cannot create blob folder " + root + ": " + ec.message()));
+  // The folders a store makes are its owner's alone (mode 0700 whatever the
+  // umask); the parents, if any are missing, are the caller's.
+  if (!root_existed && fs::path(root).has_parent_path()) {
+    fs::create_directories(fs::path(root).parent_path(), ec);
+    ec.clear();  // the mkdir below says what is wrong
+  }
+  for (const fs::path& dir : {fs::path(root), fs::path(root) / "sha256", fs::path(root) / "tmp"}) {
+    if (fs::is_directory(dir, ec)) continue;
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return Err(
+          Status::Io("cannot create blob folder " + dir.string() + ": " + std::strerror(errno)));
+    }
+  }
   if (sync) {
     // Make the folders themselves durable: sha256/ and tmp/ in root, and, when
     // root is new, root in its parent (best effort: the parent is the
@@ -255,11 +265,12 @@ Status FileBlobStore::PutTogether(std::span<const BlobToPut> blobs) {
   // Write every file first, so the syncs below are issued together.
   for (Pending& p : pending) {
     const std::string shard = root_ + "/sha256/" + std::string(p.blob->sha256.substr(0, 2));
-    if (Status s = fs_->CreateDirectory(shard); !s.ok()) return fail(s);
+    if (Status s = fs_->CreateDirectory(shard, 0700); !s.ok()) return fail(s);
     if (p.blob->staged != nullptr) continue;
     const std::string temp_path = root_ + "/tmp/" + TempName();
-    // Read-only: blobs are immutable, and nothing in the store opens them for writing.
-    Result<std::unique_ptr<WritableFile>> file = fs_->Create(temp_path, /*exclusive=*/true, 0444);
+    // Read-only, and its owner's alone: blobs are immutable, nothing in the
+    // store opens them for writing, and they hold private conversations.
+    Result<std::unique_ptr<WritableFile>> file = fs_->Create(temp_path, /*exclusive=*/true, 0400);
     if (!file) return fail(file.error());
     p.temp_path = temp_path;
     p.file = std::move(*file);
@@ -328,8 +339,8 @@ void FileBlobStore::WriteStaged(StagedBlob* staged, std::string_view bytes) {
   Status status;
   std::unique_ptr<WritableFile> file;
   const std::string temp_path = root_ + "/tmp/" + TempName();
-  // Read-only: blobs are immutable, and nothing in the store opens them for writing.
-  Result<std::unique_ptr<WritableFile>> created = fs_->Create(temp_path, /*exclusive=*/true, 0444);
+  // Read-only and private, as PutAll's.
+  Result<std::unique_ptr<WritableFile>> created = fs_->Create(temp_path, /*exclusive=*/true, 0400);
   if (created) {
     staged->temp_path_ = temp_path;  // published to the owner by SignalWritten
     file = std::move(*created);

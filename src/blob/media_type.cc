@@ -87,8 +87,40 @@ Result<MediaInfo> SniffJpeg(std::string_view b) {
   return Err(Malformed("JPEG", "it is truncated before a frame header (SOF) gives its size"));
 }
 
+// Signature (6), the logical screen descriptor (width(2), height(2),
+// flags(1), background(1), aspect(1)), the global color table when the flags
+// say so (3 << (size + 1) bytes), then blocks up to the first image
+// descriptor (2C, left(2), top(2), width(2), height(2), flags(1)), past
+// extensions (21, label, sub-blocks up to an empty one). As with a PNG's IHDR
+// or a JPEG's SOF, what gives the size must be whole and an image must
+// follow: 17 bytes of "GIF89a" and text are not a 28205x29807 image.
 Result<MediaInfo> SniffGif(std::string_view b) {
-  if (b.size() < 10) return Err(Malformed("GIF", "the logical screen descriptor is truncated"));
+  constexpr size_t kImageDescriptorBytes = 10;
+  if (b.size() < 13) return Err(Malformed("GIF", "the logical screen descriptor is truncated"));
+  size_t at = 13;
+  const uint8_t flags = static_cast<uint8_t>(b[10]);
+  if ((flags & 0x80) != 0) at += size_t{3} << ((flags & 7) + 1);
+  while (true) {
+    if (at >= b.size()) return Err(Malformed("GIF", "it is truncated before its first image"));
+    const uint8_t block = static_cast<uint8_t>(b[at]);
+    if (block == 0x2C) {
+      if (at + kImageDescriptorBytes > b.size()) {
+        return Err(Malformed("GIF", "its first image descriptor is truncated"));
+      }
+      break;
+    }
+    if (block == 0x3B) return Err(Malformed("GIF", "it ends before any image"));
+    if (block != 0x21) {
+      return Err(Malformed("GIF", "a block is missing at offset " + std::to_string(at)));
+    }
+    at += 2;  // the introducer and the label, then the sub-blocks
+    while (true) {
+      if (at >= b.size()) return Err(Malformed("GIF", "it is truncated before its first image"));
+      const size_t length = static_cast<uint8_t>(b[at]);
+      at += 1 + length;
+      if (length == 0) break;
+    }
+  }
   return Image("image/gif", Le16(b, 6), Le16(b, 8), "GIF");
 }
 

@@ -131,7 +131,9 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
         why << "  vector #" << h.vector_rank << " (cosine " << h.vector_score << ")";
       std::cout << why.str() << "\n";
     }
-    if (results->hits.empty() && results->note.empty()) std::cout << "no matches\n";
+    if (results->hits.empty() && (results->note.empty() || results->pending_documents > 0)) {
+      std::cout << "no matches\n";
+    }
     if (request.mode != SearchMode::kVector) {
       std::cout << results->keyword_matches << " keyword match"
                 << (results->keyword_matches == 1 ? "" : "es")
@@ -141,10 +143,6 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
     if (results->pending_embeddings > 0) {
       std::cout << results->pending_embeddings
                 << " documents are not embedded yet; run `sessiondb reindex`\n";
-    }
-    if (results->pending_documents > 0) {
-      std::cout << results->pending_documents
-                << " documents are not in the full-text index yet; run `sessiondb reindex`\n";
     }
   });
 }

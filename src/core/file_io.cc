@@ -34,13 +34,14 @@ Status FsyncDirectory(const std::string& path) {
   return Status::Ok();
 }
 
-Status ReplaceFileDurably(const std::string& path, std::string_view bytes, FileSystem* fs) {
+Status ReplaceFileDurably(const std::string& path, std::string_view bytes, FileSystem* fs,
+                          int mode) {
   if (fs == nullptr) fs = FileSystem::Default();
   const std::string temp = path + ".tmp";
   Status s = Status::Ok();
   {
     ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
-                     fs->Create(temp, /*exclusive=*/false, 0644));
+                     fs->Create(temp, /*exclusive=*/false, mode));
     s = file->Append(bytes);
     if (s.ok()) s = file->Sync();
     Status closed = file->Close();

@@ -27,9 +27,10 @@ Status FsyncDirectory(const std::string& path);
 // Replaces the file at `path` with `bytes` durably and atomically through
 // `fs` (null: the real file system): written to path + ".tmp", fsynced,
 // renamed over `path`, then its directory fsynced. A crash leaves the old
-// file or the new one, never a half-written one.
-Status ReplaceFileDurably(const std::string& path, std::string_view bytes,
-                          FileSystem* fs = nullptr);
+// file or the new one, never a half-written one. The file gets permission
+// bits `mode` (0600: the files sessiondb replaces are a store's, private).
+Status ReplaceFileDurably(const std::string& path, std::string_view bytes, FileSystem* fs = nullptr,
+                          int mode = 0600);
 
 // True when `inner` is `outer` or below it, comparing whole components (so
 // /data/allowed-not is not inside /data/allowed). Both should be resolved

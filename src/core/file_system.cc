@@ -78,8 +78,9 @@ class PosixFileSystem final : public FileSystem {
     return Status::Ok();
   }
 
-  Status CreateDirectory(const std::string& path) override {
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return IoError("cannot create", path);
+  Status CreateDirectory(const std::string& path, int mode) override {
+    if (::mkdir(path.c_str(), static_cast<mode_t>(mode)) != 0 && errno != EEXIST)
+      return IoError("cannot create", path);
     return Status::Ok();
   }
 

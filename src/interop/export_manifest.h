@@ -67,7 +67,9 @@ class ExportFileSystem : public FileSystem {
                                                int mode) override;
   Status Rename(const std::string& from, const std::string& to) override;
   Status Remove(const std::string& path) override { return base_.Remove(path); }
-  Status CreateDirectory(const std::string& path) override { return base_.CreateDirectory(path); }
+  Status CreateDirectory(const std::string& path, int mode) override {
+    return base_.CreateDirectory(path, mode);
+  }
   Status SyncDirectory(const std::string& path) override { return base_.SyncDirectory(path); }
 
  private:

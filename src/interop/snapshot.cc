@@ -254,6 +254,10 @@ class SessionBlobs {
     };
   }
 
+  // True when the snapshot carries bytes under `sha` that passed the checks
+  // (or have not been found bad yet).
+  bool Carries(const std::string& sha) const { return raw_.contains(sha) && !bad_.contains(sha); }
+
   // Drops the bytes decoded so far, once the run that needed them is in the
   // store; a blob found bad stays bad.
   void Forget() {
@@ -510,11 +514,15 @@ class SnapshotReader {
   int version_;
 };
 
-int64_t CountImages(std::span<const Event> events) {
+// The image parts of `events` whose bytes `blobs` carried: a part that only
+// names a digest brought no image into the store, whatever its reference.
+int64_t CountImages(std::span<const Event> events, const SessionBlobs& blobs) {
   int64_t n = 0;
   for (const Event& e : events) {
     if (e.type != EventType::kMessage) continue;
-    for (const Part& p : e.message.parts) n += p.type == PartType::kImage;
+    for (const Part& p : e.message.parts) {
+      n += p.type == PartType::kImage && p.resource && blobs.Carries(p.resource->content_sha256);
+    }
   }
   return n;
 }
@@ -655,7 +663,7 @@ class RunRestore {
     }
     ImportReport& report = sink_.report();
     report.messages_added += CountMessages(run_);
-    report.images_added += CountImages(run_);
+    report.images_added += CountImages(run_, blobs_);
     restored_ = restored_ || !run_.empty();
     run_.clear();
     run_text_bytes_ = 0;

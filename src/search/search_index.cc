@@ -90,13 +90,20 @@ class BackendSearchIndex final : public SearchIndex {
       return Err(Status::InvalidArgument("catch_up_limit must be >= 0"));
     }
     SearchResults results;
-    ASSIGN_OR_RETURN(results.pending_documents,
+    ASSIGN_OR_RETURN(store::QueryCatchUp caught_up,
                      store::CatchUpBeforeQuery(*backend_, request.catch_up_limit));
+    results.pending_documents = caught_up.pending;
     ParsedQuery parsed = ParseUserQuery(request.query);
     SearchFilter filter = request.filter;
     if (!filter.project.empty()) filter.project = FolderPrefix(filter.project);
     results.match_expression = backend_->Expression(parsed.query);
     results.note = parsed.note;
+    if (caught_up.pending > 0) {
+      if (!results.note.empty()) results.note += "; ";
+      results.note += std::to_string(caught_up.pending) +
+                      (caught_up.pending == 1 ? " document" : " documents") +
+                      " not yet indexed: " + caught_up.why;
+    }
     const size_t want = static_cast<size_t>(request.offset + request.limit);
 
     std::vector<ListEntry> keyword;
@@ -188,7 +195,7 @@ class BackendSearchIndex final : public SearchIndex {
     // saved before (file and meta) as it was, still answering queries.
     FileSystem& file_system = backend_->file_system();
     const fs::path dir(files);
-    RETURN_IF_ERROR(file_system.CreateDirectory(dir.string()));
+    RETURN_IF_ERROR(file_system.CreateDirectory(dir.string(), 0700));  // the store's: private
     RETURN_IF_ERROR(hnsw->Save((dir / HnswFileName(model)).string(), &file_system));
     RETURN_IF_ERROR(backend_->SetMeta("hnsw:" + model, std::to_string(last) + " " +
                                                            std::to_string(all->size()) + " " +

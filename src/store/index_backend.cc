@@ -41,14 +41,42 @@ Result<int64_t> CatchUpTextIndex(IndexBackend& backend, int64_t max_documents,
   return state.pending;
 }
 
-Result<int64_t> CatchUpBeforeQuery(IndexBackend& backend, int64_t limit) {
+Result<QueryCatchUp> CatchUpBeforeQuery(IndexBackend& backend, int64_t limit) {
   ASSIGN_OR_RETURN(TextIndexState state, backend.TextIndexProgress());
-  if (state.pending == 0 || state.pending > limit) return state.pending;
-  Result<int64_t> left = CatchUpTextIndex(backend, limit);
-  if (left) return *left;
-  const StatusCode code = left.error().code();
-  if (code == StatusCode::kFailedPrecondition || code == StatusCode::kBusy) return state.pending;
-  return Err(left.error());
+  if (state.pending == 0) return QueryCatchUp{};
+  if (state.pending > limit) {
+    return QueryCatchUp{.pending = state.pending,
+                        .why = limit == 0
+                                   ? "this search was asked not to index first (catch-up limit 0)"
+                                   : "more than the " + std::to_string(limit) +
+                                         " a search indexes before answering; `sessiondb reindex` "
+                                         "(or a running server) indexes them"};
+  }
+  // What was written before the query, in batches, each a try of the write
+  // lock: a writer holding it (a bulk import, a long transaction) would make
+  // a wait last up to the busy timeout, and the query can answer without it.
+  const int64_t total = state.pending;
+  for (int64_t done = 0; done < total && state.pending > 0; done += kTextIndexBatch) {
+    Result<TextIndexState> next =
+        backend.TryIndexPendingText(std::min(kTextIndexBatch, total - done));
+    if (!next) {
+      const StatusCode code = next.error().code();
+      if (code == StatusCode::kBusy) {
+        return QueryCatchUp{.pending = state.pending,
+                            .why =
+                                "another writer holds the store's write lock, so this answer "
+                                "is as of the index; a search after the lock is free "
+                                "catches up"};
+      }
+      if (code == StatusCode::kFailedPrecondition) {  // read-only
+        return QueryCatchUp{.pending = state.pending, .why = next.error().message()};
+      }
+      return Err(next.error());
+    }
+    state = *next;
+  }
+  if (state.pending == 0) return QueryCatchUp{};
+  return QueryCatchUp{.pending = state.pending, .why = "written while this search ran"};
 }
 
 }  // namespace sessiondb::store

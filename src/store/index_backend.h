@@ -168,13 +168,22 @@ class IndexBackend;
 Result<int64_t> CatchUpTextIndex(IndexBackend& backend, int64_t max_documents,
                                  const std::function<void(int64_t, int64_t)>& progress = {});
 
+// What a query's catch-up left: the documents the query will not see, and
+// why (a clause for a note, e.g. "another writer holds the store's write
+// lock..."; empty when nothing is pending).
+struct QueryCatchUp {
+  int64_t pending = 0;
+  std::string why;
+};
+
 // What a query does first (a search, a recall): indexes the documents written
 // before it when at most `limit` are pending, so a caller finds what it just
-// wrote. Returns the documents the query will not see: those past the limit,
-// or all pending ones on a store that cannot be written now (read-only, or
-// its write lock busy), where the query answers as of the watermark instead
-// of failing.
-Result<int64_t> CatchUpBeforeQuery(IndexBackend& backend, int64_t limit);
+// wrote. Never waits for another writer: when one holds the write lock (or
+// the store cannot be written, or more than `limit` are pending) the query
+// answers as of the watermark instead, and the result says how many
+// documents it did not see and why; a later query catches up once the lock
+// is free.
+Result<QueryCatchUp> CatchUpBeforeQuery(IndexBackend& backend, int64_t limit);
 
 // True when `filter` lets every document through.
 bool FilterIsEmpty(const SearchFilter& filter);
@@ -229,6 +238,12 @@ class IndexBackend {
   // or neither, so no document is indexed twice or skipped. Returns the state
   // after. CatchUpTextIndex is how callers use it.
   virtual Result<TextIndexState> IndexPendingText(int64_t max_documents) = 0;
+  // The same as a try: kBusy at once, with nothing done, when another writer
+  // holds the write lock (what a query's catch-up uses, so a search never
+  // queues behind a writer). A backend with nothing to wait for keeps this.
+  virtual Result<TextIndexState> TryIndexPendingText(int64_t max_documents) {
+    return IndexPendingText(max_documents);
+  }
 
   // ---- Vectors ------------------------------------------------------------
 

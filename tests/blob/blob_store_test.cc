@@ -427,7 +427,9 @@ class RecordingFileSystem final : public FileSystem {
     return real_->Rename(from, to);
   }
   Status Remove(const std::string& path) override { return real_->Remove(path); }
-  Status CreateDirectory(const std::string& path) override { return real_->CreateDirectory(path); }
+  Status CreateDirectory(const std::string& path, int mode) override {
+    return real_->CreateDirectory(path, mode);
+  }
   Status SyncDirectory(const std::string& path) override {
     Record("sync directory " + fs::path(path).filename().string());
     return real_->SyncDirectory(path);

@@ -87,10 +87,17 @@ std::string WebpExtended(uint32_t width, uint32_t height) {
   return Webp("VP8X", Bytes({0x10, 0, 0, 0}) + Le24(width - 1) + Le24(height - 1));
 }
 
+// A whole GIF: the screen, a global color table of 2 entries, a graphic
+// control extension, then one image (descriptor, LZW data) and the trailer.
 std::string Gif(std::string_view version, int width, int height) {
   return std::string(version) + Le16(width) + Le16(height) + Bytes({0x80, 0, 0}) +
-         std::string(6, '\0') + Bytes({0x3B});
+         std::string(6, '\0') + Bytes({0x21, 0xF9, 0x04, 0x01, 0, 0, 0, 0}) + Bytes({0x2C}) +
+         Le16(0) + Le16(0) + Le16(width) + Le16(height) + Bytes({0, 0x02, 0x02, 0x44, 0x01, 0}) +
+         Bytes({0x3B});
 }
+
+// Where a GIF's first image descriptor ends: what the sniffer must see whole.
+size_t GifHeaderBytes(const std::string& gif) { return gif.find('\x2C') + 10; }
 
 void ExpectImage(const std::string& bytes, std::string_view mime, int width, int height) {
   auto info = SniffMedia(bytes);
@@ -175,9 +182,12 @@ TEST(SniffMedia, EveryTruncationOfAnImageHeaderIsMalformed) {
   };
   const std::string jpeg = Jpeg(0xC0, 640, 480);
   const Case cases[] = {
-      {OnePixelPng(), 8, 24},          {jpeg, 3, jpeg.find(Be16(480) + Be16(640)) + 4},
-      {Gif("GIF89a", 3, 2), 6, 10},    {WebpLossy(320, 200), 12, 30},
-      {WebpLossless(100, 50), 12, 25}, {WebpExtended(4096, 2048), 12, 30},
+      {OnePixelPng(), 8, 24},
+      {jpeg, 3, jpeg.find(Be16(480) + Be16(640)) + 4},
+      {Gif("GIF89a", 3, 2), 6, GifHeaderBytes(Gif("GIF89a", 3, 2))},
+      {WebpLossy(320, 200), 12, 30},
+      {WebpLossless(100, 50), 12, 25},
+      {WebpExtended(4096, 2048), 12, 30},
   };
   for (const Case& c : cases) {
     const std::string format = c.bytes.substr(0, 4);
@@ -202,6 +212,26 @@ TEST(SniffMedia, ErrorsNameTheFormatAndWhatIsWrong) {
   EXPECT_NE(RefusalOf(no_vp8l_signature).find("VP8L signature"), std::string::npos);
   EXPECT_NE(RefusalOf(Webp("ALPH", std::string(20, '\0'))).find("not VP8, VP8L or VP8X"),
             std::string::npos);
+}
+
+// Found from outside (issue 33): 17 bytes starting "GIF89a" were taken for a
+// 28205x29807 GIF while truncated PNG, JPEG and WebP were refused.
+TEST(SniffMedia, AGifWithoutAWholeScreenAndFirstImageIsMalformed) {
+  const std::string text = "GIF89a-some-text!";
+  ASSERT_EQ(text.size(), 17u);
+  EXPECT_NE(RefusalOf(text).find("GIF signature but"), std::string::npos) << RefusalOf(text);
+  const std::string screen_only = "GIF89a" + Le16(3) + Le16(2) + Bytes({0, 0, 0});
+  EXPECT_NE(RefusalOf(screen_only).find("truncated before its first image"), std::string::npos);
+  EXPECT_NE(RefusalOf(screen_only + Bytes({0x3B})).find("ends before any image"),
+            std::string::npos);
+  EXPECT_NE(RefusalOf(screen_only + "rest").find("block is missing at offset 13"),
+            std::string::npos);
+  // An extension whose sub-blocks run past the end.
+  EXPECT_NE(RefusalOf(screen_only + Bytes({0x21, 0xFE, 0x20, 'a'})).find("truncated"),
+            std::string::npos);
+  // Without a global color table, straight to the image: fine.
+  ExpectImage(screen_only + Bytes({0x2C}) + Le16(0) + Le16(0) + Le16(3) + Le16(2) + Bytes({0}),
+              "image/gif", 3, 2);
 }
 
 TEST(SniffMedia, AJpegWhoseScanStartsBeforeAFrameIsMalformed) {

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include "cli/cli_fixture.h"
 #include "sessiondb/store.h"
 
@@ -38,20 +40,24 @@ class ReadOnlyStore : public Cli {
     chmod(out_dir_.c_str(), 0777);
   }
 
-  // Runs `sessiondb --store <store> ARGS` as nobody.
-  CliRun RunAsNobody(const std::vector<std::string>& args) {
+  // Runs `sessiondb --store <store> ARGS` as nobody, with `input` on stdin.
+  CliRun RunAsNobody(const std::vector<std::string>& args, const std::string& input = "") {
     std::vector<std::string> argv = {SESSIONDB_CLI_PATH, "--store", store_};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> c_argv;
     for (auto& a : argv) c_argv.push_back(a.data());
     c_argv.push_back(nullptr);
     const std::string out = out_dir_ + "/stdout", err = out_dir_ + "/stderr";
+    const std::string in = out_dir_ + "/stdin";
+    { std::ofstream(in, std::ios::binary) << input; }
     const pid_t pid = fork();
     if (pid == 0) {
       if (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0) _exit(125);
       const int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       const int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (out_fd < 0 || err_fd < 0) _exit(126);
+      const int in_fd = open(in.c_str(), O_RDONLY);
+      if (out_fd < 0 || err_fd < 0 || in_fd < 0) _exit(126);
+      dup2(in_fd, STDIN_FILENO);
       dup2(out_fd, STDOUT_FILENO);
       dup2(err_fd, STDERR_FILENO);
       setenv("HOME", out_dir_.c_str(), 1);
@@ -97,8 +103,7 @@ TEST_F(ReadOnlyStore, AnotherUsersStoreCanBeListedShownSearchedAndExported) {
   EXPECT_EQ(search.exit_code, 0) << search.err;
   EXPECT_TRUE(Contains(search.out, "s1")) << search.out;
 
-  CliRun exported =
-      RunAsNobody({"export", "--format", "jsonl", "--out", out_dir_ + "/all.jsonl"});
+  CliRun exported = RunAsNobody({"export", "--format", "jsonl", "--out", out_dir_ + "/all.jsonl"});
   EXPECT_EQ(exported.exit_code, 0) << exported.err;
   EXPECT_TRUE(Contains(Slurp(out_dir_ + "/all.jsonl"), "kept safe"));
 
@@ -108,9 +113,11 @@ TEST_F(ReadOnlyStore, AnotherUsersStoreCanBeListedShownSearchedAndExported) {
 
 TEST_F(ReadOnlyStore, WritesFailWithAClearErrorAndChangeNothing) {
   const auto before = Snapshot();
-  for (const std::vector<std::string>& write :
-       {std::vector<std::string>{"new", "--title", "x"}, {"append", "s1", "more"},
-        {"rename", "s1", "Renamed"}, {"rm", "s1", "--yes"}, {"gc"}}) {
+  for (const std::vector<std::string>& write : {std::vector<std::string>{"new", "--title", "x"},
+                                                {"append", "s1", "more"},
+                                                {"rename", "s1", "Renamed"},
+                                                {"rm", "s1", "--yes"},
+                                                {"gc"}}) {
     CliRun r = RunAsNobody(write);
     EXPECT_EQ(r.exit_code, 7) << write[0] << ": " << r.err;
     EXPECT_TRUE(Contains(r.err, "the store at " + store_ + " is read-only: its folder"))
@@ -119,6 +126,36 @@ TEST_F(ReadOnlyStore, WritesFailWithAClearErrorAndChangeNothing) {
   EXPECT_EQ(Snapshot(), before);
   // Its owner still writes.
   EXPECT_EQ(Sdb({"append", "s1", "owner writes"}).exit_code, 0);
+}
+
+// Found from outside (issue 33): `reindex` on a read-only store, and the
+// Claude Code hook's stderr, showed the SQL statement SQLite refused. They
+// say what failed and what to do, and change nothing.
+TEST_F(ReadOnlyStore, ReindexAndTheHookSayTheStoreIsReadOnlyWithoutSql) {
+  const auto before = Snapshot();
+  auto no_sql = [](const std::string& text) {
+    for (const char* sql : {"INSERT", "SELECT", "UPDATE", "DELETE", "BEGIN", "sqlite code"}) {
+      if (Contains(text, sql)) return false;
+    }
+    return true;
+  };
+  CliRun reindex = RunAsNobody({"reindex"});
+  EXPECT_EQ(reindex.exit_code, 7) << reindex.err;
+  EXPECT_TRUE(Contains(reindex.err, "read-only")) << reindex.err;
+  EXPECT_TRUE(no_sql(reindex.err)) << reindex.err;
+
+  const json event = {{"session_id", "cc-session-1"},
+                      {"transcript_path", out_dir_ + "/t.jsonl"},
+                      {"cwd", "/work/project"},
+                      {"hook_event_name", "PostToolUse"},
+                      {"tool_name", "Write"},
+                      {"tool_input", {{"file_path", "/work/project/a.py"}, {"content", "x = 1\n"}}},
+                      {"tool_response", {{"success", true}}}};
+  CliRun hook = RunAsNobody({"hook", "claude-code"}, event.dump());
+  EXPECT_EQ(hook.exit_code, 0) << hook.err;  // the tool call is never held up
+  EXPECT_TRUE(Contains(hook.err, "read-only")) << hook.err;
+  EXPECT_TRUE(no_sql(hook.err)) << hook.err;
+  EXPECT_EQ(Snapshot(), before);
 }
 
 TEST_F(ReadOnlyStore, AReaderSeesWritesStillInTheWriteAheadLog) {

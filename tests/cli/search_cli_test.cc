@@ -1,7 +1,10 @@
 // The search, reindex, recall, churn and hook verbs through the real binary.
 // The hook tests pipe Claude Code-shaped events through `sessiondb hook
 // claude-code` exactly as Claude Code does.
+#include <chrono>
+
 #include "cli_fixture.h"
+#include "held_write_lock.h"
 
 namespace sessiondb::testing {
 namespace {
@@ -26,6 +29,37 @@ class SearchCli : public Cli {
   }
 };
 
+// Found from outside (issue 33): while another process held the write lock,
+// `sessiondb search` waited 64 s (the busy timeout) and answered 0 hits with
+// an empty note. It answers at once as of the index, says what it did not
+// see and why, and the next search after the lock is free finds it.
+TEST_F(SearchCli, SearchAnswersAtOnceWhileAnotherProcessHoldsTheWriteLock) {
+  std::string s = NewSession();
+  ASSERT_EQ(Sdb({"append", s, "the first okapi"}).exit_code, 0);
+  HeldWriteLock writer(store_, s, "the second okapi");
+  ASSERT_TRUE(writer.holding());
+
+  const auto start = std::chrono::steady_clock::now();
+  CliRun r = Sdb({"--json", "search", "okapi", "--mode", "keyword"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = r.Json();
+  ASSERT_EQ(j["hits"].size(), 1u) << r.out;
+  EXPECT_EQ(j["hits"][0]["seq"], 1);
+  EXPECT_EQ(j["pending_documents"], 1);
+  EXPECT_TRUE(Contains(j["note"].get<std::string>(), "1 document not yet indexed")) << r.out;
+  EXPECT_TRUE(Contains(j["note"].get<std::string>(), "write lock")) << r.out;
+  CliRun text = Sdb({"search", "okapi", "--mode", "keyword"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(Contains(text.out, "1 document not yet indexed")) << text.out;
+
+  EXPECT_EQ(writer.Release(), 0);
+  json after = Sdb({"--json", "search", "okapi", "--mode", "keyword"}).Json();
+  EXPECT_EQ(after["hits"].size(), 2u);
+  EXPECT_EQ(after["pending_documents"], 0);
+  EXPECT_EQ(after["note"], "");
+}
+
 TEST_F(SearchCli, SearchFindsWithJsonFiltersAndModes) {
   std::string a = NewSession();
   ASSERT_EQ(Sdb({"append", a, "the gyroscope drifts when the token limit is near"}).exit_code, 0);
@@ -39,7 +73,8 @@ TEST_F(SearchCli, SearchFindsWithJsonFiltersAndModes) {
   for (const auto& h : k["hits"]) {
     EXPECT_EQ(h["session_id"], a);
     auto range = h["highlights"][0];
-    EXPECT_EQ(h["snippet"].get<std::string>().substr(range[0], range[1].get<size_t>() - range[0].get<size_t>()),
+    EXPECT_EQ(h["snippet"].get<std::string>().substr(
+                  range[0], range[1].get<size_t>() - range[0].get<size_t>()),
               "gyroscope");
   }
   json role = Sdb({"--json", "search", "gyroscope", "--role", "assistant"}).Json();
@@ -132,8 +167,8 @@ TEST_F(SearchCli, HookDeniesOnceWithContextThenAllowsAndRecordsOnPost) {
   EXPECT_TRUE(Contains(retry.err, "seen before")) << retry.err;
 
   // Recall shows the recorded write; churn counts it.
-  json recalled = Run({"--json", "recall", next, "--code-file", WriteFile("n.py", similar)}, {})
-                      .Json();
+  json recalled =
+      Run({"--json", "recall", next, "--code-file", WriteFile("n.py", similar)}, {}).Json();
   ASSERT_EQ(recalled.size(), 1u);
   EXPECT_EQ(recalled[0]["file_path"], "/work/project/billing.py");
   json churn = Sdb({"--json", "churn"}).Json();
@@ -149,11 +184,14 @@ TEST_F(SearchCli, HookWarnsBeforeTheThirdEditOfAFunctionToday) {
   };
   const std::string file = WriteFile("svc.go", source("return x"));
   auto edit_event = [&](const std::string& event, int n) {
-    json e = {{"session_id", "s1"}, {"cwd", dir_.path().string()},
-              {"hook_event_name", event}, {"tool_name", "Edit"},
-              {"tool_input", {{"file_path", file},
-                              {"old_string", "\treturn x"},
-                              {"new_string", "\treturn x + " + std::to_string(n)}}}};
+    json e = {{"session_id", "s1"},
+              {"cwd", dir_.path().string()},
+              {"hook_event_name", event},
+              {"tool_name", "Edit"},
+              {"tool_input",
+               {{"file_path", file},
+                {"old_string", "\treturn x"},
+                {"new_string", "\treturn x + " + std::to_string(n)}}}};
     return e.dump();
   };
   // Two edits of Handle, recorded after they ran: the file on disk holds the
@@ -178,21 +216,27 @@ TEST_F(SearchCli, HookWarnsBeforeTheThirdEditOfAFunctionToday) {
 }
 
 TEST_F(SearchCli, ImportedCodexPatchesJoinTheCodeMemory) {
-  json meta = {{"type", "session_meta"}, {"timestamp", "2026-01-01T00:00:00Z"},
-               {"payload", {{"id", "rollout-1"}, {"timestamp", "2026-01-01T00:00:00Z"},
-                            {"cwd", "/w"}}}};
-  json call = {{"type", "response_item"}, {"timestamp", "2026-01-01T00:00:01Z"},
-               {"payload", {{"type", "custom_tool_call"}, {"call_id", "c1"},
-                            {"name", "apply_patch"},
-                            {"input", "*** Begin Patch\n*** Add File: src/tally.py\n"
-                                      "+def tally_votes(ballots):\n+    return len(ballots)\n"
-                                      "*** End Patch\n"}}}};
+  json meta = {
+      {"type", "session_meta"},
+      {"timestamp", "2026-01-01T00:00:00Z"},
+      {"payload", {{"id", "rollout-1"}, {"timestamp", "2026-01-01T00:00:00Z"}, {"cwd", "/w"}}}};
+  json call = {{"type", "response_item"},
+               {"timestamp", "2026-01-01T00:00:01Z"},
+               {"payload",
+                {{"type", "custom_tool_call"},
+                 {"call_id", "c1"},
+                 {"name", "apply_patch"},
+                 {"input",
+                  "*** Begin Patch\n*** Add File: src/tally.py\n"
+                  "+def tally_votes(ballots):\n+    return len(ballots)\n"
+                  "*** End Patch\n"}}}};
   const std::string rollout = WriteFile("rollout.jsonl", meta.dump() + "\n" + call.dump() + "\n");
   json first = Sdb({"--json", "import", rollout, "--format", "codex"}).Json();
   EXPECT_EQ(first["code_writes_learned"], 1);
   json again = Sdb({"--json", "import", rollout, "--format", "codex"}).Json();
   EXPECT_EQ(again["code_writes_learned"], 0);
-  json hits = Sdb({"--json", "search", "tally_votes", "--kind", "code", "--mode", "keyword"}).Json();
+  json hits =
+      Sdb({"--json", "search", "tally_votes", "--kind", "code", "--mode", "keyword"}).Json();
   ASSERT_EQ(hits["hits"].size(), 1u);
   // Recorded by absolute path: the patch's relative path against the rollout's cwd.
   EXPECT_EQ(hits["hits"][0]["file_path"], "/w/src/tally.py");
@@ -233,10 +277,13 @@ TEST_F(SearchCli, HookInstallPrintsAndMergesSettings) {
   std::string command = snippet["hooks"]["PostToolUse"][0]["hooks"][0]["command"];
   EXPECT_TRUE(Contains(command, " hook claude-code")) << command;
 
-  const std::string settings = WriteFile(
-      "settings.json", R"({"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[]}]}})");
-  ASSERT_EQ(Sdb({"hook", "install", "claude-code", "--write", "--settings", settings}).exit_code, 0);
-  ASSERT_EQ(Sdb({"hook", "install", "claude-code", "--write", "--settings", settings}).exit_code, 0);
+  const std::string settings =
+      WriteFile("settings.json",
+                R"({"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[]}]}})");
+  ASSERT_EQ(Sdb({"hook", "install", "claude-code", "--write", "--settings", settings}).exit_code,
+            0);
+  ASSERT_EQ(Sdb({"hook", "install", "claude-code", "--write", "--settings", settings}).exit_code,
+            0);
   json merged = json::parse(Slurp(settings));
   EXPECT_EQ(merged["model"], "opus");
   ASSERT_EQ(merged["hooks"]["PreToolUse"].size(), 2u);  // theirs, and ours once

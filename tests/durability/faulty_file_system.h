@@ -61,9 +61,9 @@ class FaultyFileSystem final : public FileSystem {
     RETURN_IF_ERROR(Boundary("remove " + path));
     return real_->Remove(path);
   }
-  Status CreateDirectory(const std::string& path) override {
+  Status CreateDirectory(const std::string& path, int mode) override {
     RETURN_IF_ERROR(Boundary("mkdir " + path));
-    return real_->CreateDirectory(path);
+    return real_->CreateDirectory(path, mode);
   }
   Status SyncDirectory(const std::string& path) override {
     RETURN_IF_ERROR(Boundary("sync directory " + path));

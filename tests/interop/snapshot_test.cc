@@ -2,9 +2,8 @@
 // forks kept as forks, idempotent re-import, and damaged input skipped with a
 // reason while the rest comes in.
 #include <algorithm>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "blob/base64.h"
 #include "blob/sha256.h"
@@ -127,7 +126,8 @@ TEST_F(Snapshot, ALongSessionIsWrittenAPageAtATimeInCanonicalForm) {
     std::vector<Part> parts = {
         Part::Text("line " + std::to_string(i) + " \"q\" \\ \t\x01\x1f\x7f é 😀")};
     if (i % 700 == 0) parts.push_back(Part::ImageFromBytes(png_, "image/png"));
-    if (i % 3 == 0) parts.push_back(Part::ToolCall("c" + std::to_string(i), "Read", "{\"b\":1, \"a\":2}"));
+    if (i % 3 == 0)
+      parts.push_back(Part::ToolCall("c" + std::to_string(i), "Read", "{\"b\":1, \"a\":2}"));
     batch.push_back(Msg(i % 2 ? Role::kAssistant : Role::kUser, std::move(parts)));
   }
   auto appended = source_->AppendBatch("long", batch);
@@ -217,7 +217,8 @@ TEST_F(Snapshot, BadEventAfterSomeRunsKeepsThoseRunsAndLeavesOutTheRest) {
   ImportReport r = ImportInRuns(*target, WriteDoc(doc, "bad.json"), 2);
   ASSERT_EQ(r.records_skipped, 2);
   EXPECT_NE(r.skipped[0].where.find("events[5]"), std::string::npos);
-  EXPECT_NE(r.skipped[1].reason.find("1 events after it"), std::string::npos) << r.skipped[1].reason;
+  EXPECT_NE(r.skipped[1].reason.find("1 events after it"), std::string::npos)
+      << r.skipped[1].reason;
   EXPECT_EQ(target->GetSession("chat-main")->last_seq, 5);
   EXPECT_EQ(target->GetSession("chat-fork")->last_seq, 4);
 }
@@ -387,6 +388,37 @@ TEST_F(Snapshot, BlobThatDoesNotHashToItsNameIsSkipped) {
   ASSERT_GE(r.records_skipped, 1);
   EXPECT_NE(r.skipped[0].reason.find("hash"), std::string::npos) << r.skipped[0].reason;
   EXPECT_EQ(Events(*target, "chat-main")[0].message.parts.size(), 2u);
+}
+
+// Found from outside (issue 33): a snapshot naming an image's digest without
+// its bytes reported `images_added: 1`. Only images whose bytes came in count;
+// the message still comes in whole, the part a descriptor whose bytes read
+// missing.
+TEST_F(Snapshot, AnImageNamedWithoutItsBytesIsNotCountedAsAdded) {
+  json doc = SampleDoc();
+  auto whole = OpenStore("whole");
+  const ImportReport all = Import(*whole, WriteDoc(doc, "whole.json"));
+  ASSERT_GT(all.images_added, 0);
+
+  // Every session names the JPEG's digest and carries no bytes for it.
+  const std::string jpeg_sha = blob::Sha256Hex(jpeg_);
+  int jpeg_parts = 0;
+  for (json& session : doc["sessions"]) {
+    session["blobs"].erase(jpeg_sha);
+    for (const json& e : session["events"]) {
+      if (!e.contains("message")) continue;
+      for (const json& part : e["message"]["parts"]) {
+        jpeg_parts +=
+            part.contains("resource") && part["resource"].value("content_sha256", "") == jpeg_sha;
+      }
+    }
+  }
+  ASSERT_GT(jpeg_parts, 0);
+  auto target = OpenStore("target");
+  const ImportReport r = Import(*target, WriteDoc(doc, "named-only.json"));
+  EXPECT_EQ(r.messages_added, all.messages_added);
+  EXPECT_EQ(r.images_added, all.images_added - jpeg_parts);
+  EXPECT_FALSE(target->ReadBlob(jpeg_sha));
 }
 
 TEST_F(Snapshot, TruncatedDocumentImportsNothing) {

@@ -95,7 +95,8 @@ TEST_P(Attachments, ImagesFromBytesAndFromAFileCarryTheirOrigin) {
   std::string jpeg = MakeJpeg(1024, 768, "from-file");
   std::string path = dir_.Sub("photo.jpg");
   { std::ofstream(path, std::ios::binary) << jpeg; }
-  std::string gif = "GIF89a" + std::string("\x03\x00\x02\x00\x00\x00\x00", 7) + "rest";
+  std::string gif = "GIF89a" + std::string("\x03\x00\x02\x00\x00\x00\x00", 7) +
+                    std::string("\x2C\x00\x00\x00\x00\x03\x00\x02\x00\x00", 10) + "rest";
   auto r = store_->Append(id, WithParts({Part::ImageFromFile(path),
                                          Part::ImageFromBytes(gif, "image/gif", "anim.gif")}));
   ASSERT_TRUE(r) << r.error().ToString();

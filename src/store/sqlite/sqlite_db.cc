@@ -15,26 +15,31 @@
 namespace sessiondb::sqlite {
 
 Status StatusFromSqlite(int rc, sqlite3* db, std::string_view context) {
-  std::string message = std::string(context) + ": " +
-                        (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) + " (sqlite code " +
-                        std::to_string(rc) + ")";
+  const std::string sqlite_says = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string message =
+      std::string(context) + ": " + sqlite_says + " (sqlite code " + std::to_string(rc) + ")";
   switch (rc & 0xFF) {
     case SQLITE_OK:
     case SQLITE_ROW:
     case SQLITE_DONE:
       return Status::Ok();
+    // What a user meets in normal use says what happened and what to do,
+    // never the SQL that met it (`context` is often a statement).
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
     case SQLITE_PROTOCOL:  // lost a race for the WAL index with another process
-      return Status::Busy(message + "; another writer held the store past the busy timeout");
+      return Status::Busy("another writer held the store past the busy timeout (SQLite: " +
+                          sqlite_says + "); try again when it is done");
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return Status::Corruption(message);
     case SQLITE_READONLY:
       return Status::FailedPrecondition(
-          message +
-          "; the store is open read-only (its files or folder are not writable by this "
-          "user)");
+          "cannot write the store: it is open read-only (its files or folder are not "
+          "writable by this user, or it was opened read-only; SQLite: " +
+          sqlite_says +
+          "); it can be listed, shown, searched and exported; run this as the user who "
+          "owns it to change it");
     case SQLITE_FULL:
     case SQLITE_IOERR:
     case SQLITE_CANTOPEN:

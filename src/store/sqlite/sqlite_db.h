@@ -20,7 +20,9 @@ namespace sessiondb::sqlite {
 
 // Maps a SQLite result code to a Status: BUSY/LOCKED -> kBusy,
 // CORRUPT/NOTADB -> kCorruption, READONLY -> kFailedPrecondition,
-// FULL/IOERR/CANTOPEN/PERM -> kIo, else kInternal.
+// FULL/IOERR/CANTOPEN/PERM -> kIo, else kInternal. `context` (what was being
+// done, often the SQL) heads the message, except for BUSY and READONLY, which
+// a user meets in normal use: those say what happened and what to do instead.
 Status StatusFromSqlite(int rc, sqlite3* db, std::string_view context);
 
 // A prepared statement borrowed from the connection's cache. Reset and its

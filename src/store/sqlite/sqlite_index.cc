@@ -104,6 +104,10 @@ Result<store::TextIndexState> SqliteIndexBackend::IndexPendingText(int64_t max_d
   return IndexPendingTextOn(*db_, max_documents);
 }
 
+Result<store::TextIndexState> SqliteIndexBackend::TryIndexPendingText(int64_t max_documents) {
+  return TryIndexPendingTextOn(*db_, max_documents);
+}
+
 Result<int64_t> SqliteIndexBackend::NewestDocument() {
   ASSIGN_OR_RETURN(std::optional<int64_t> newest,
                    db_->QueryInt("SELECT coalesce(max(doc_id), 0) FROM search_docs"));

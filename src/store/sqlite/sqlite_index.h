@@ -42,6 +42,7 @@ class SqliteIndexBackend final : public store::IndexBackend {
   Status RebuildKeywordIndex() override;
   Result<store::TextIndexState> TextIndexProgress() override;
   Result<store::TextIndexState> IndexPendingText(int64_t max_documents) override;
+  Result<store::TextIndexState> TryIndexPendingText(int64_t max_documents) override;
 
   Result<int64_t> CountPendingEmbeddings(const std::string& model) override;
   Result<std::vector<store::DocumentText>> PendingDocuments(const std::string& model,

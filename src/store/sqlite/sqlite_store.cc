@@ -1,5 +1,9 @@
 #include "store/sqlite/sqlite_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <limits>
@@ -89,8 +93,9 @@ void SqliteStore::CatchUpTextIndexOnClose() {
   if (!pending || pending->pending == 0) return;
   // The index is derived from the log: a power loss may lose this catch-up
   // (the next redoes it, the watermark moving with it), never the log. So no
-  // fsync for it, and no long wait behind another writer.
-  if (!db_->Exec("PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 1000").ok()) return;
+  // fsync for it, and no wait behind another writer (who indexes when it
+  // closes): each batch only tries the write lock.
+  if (!db_->Exec("PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 0").ok()) return;
   // Bulk batches: nothing else of this process waits for the lock now.
   for (int64_t done = 0; done < std::min(pending->pending, kCloseCatchUp);
        done += store::kBulkTextIndexBatch) {
@@ -98,6 +103,34 @@ void SqliteStore::CatchUpTextIndexOnClose() {
     if (!state || state->pending == 0) break;
   }
 }
+
+namespace {
+
+// Takes group and other permission bits off `path` when it is ours; best
+// effort (a file of another user, a read-only file system: left as it is).
+void DropGroupAndOtherBits(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || st.st_uid != ::geteuid()) return;
+  if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) return;
+  if ((st.st_mode & 077) != 0) (void)::chmod(path.c_str(), st.st_mode & 07700);
+}
+
+// Private conversations: a store is its owner's alone, whatever the umask and
+// whoever made its folder (other local users could otherwise read every
+// message and blob). A new store's folder, even one the user made, loses its
+// group and other bits, and its database is created 0600 (SQLite gives the
+// -wal and -shm the database's mode); the writer lock, blobs, their folders
+// and the index files are created 0600, 0400, 0700 and 0600 by their writers.
+// An existing store keeps the modes its owner gave its folder and files (it
+// may be opened to others on purpose, to be read: docs/security.md); only
+// what is created from now on is private.
+void MakeNewStorePrivate(const fs::path& root, const fs::path& db_path) {
+  DropGroupAndOtherBits(root);
+  const int fd = ::open(db_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0) ::close(fd);  // an empty file is a new database to SQLite
+}
+
+}  // namespace
 
 Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir,
                                                           const StoreOptions& given) {
@@ -113,12 +146,6 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
     }
     fs::create_directories(root, ec);
     if (ec) return Err(Status::Io("cannot create store directory " + dir + ": " + ec.message()));
-    // Private conversations: a store we create is readable by its owner only,
-    // whatever the umask (other local users could otherwise read every
-    // message and blob). A folder the user made themselves keeps its mode.
-    fs::permissions(root, fs::perms::owner_all, fs::perm_options::replace, ec);
-    if (ec)
-      return Err(Status::Io("cannot make store directory " + dir + " private: " + ec.message()));
   } else if (!fs::is_directory(root, ec)) {
     return Err(Status::InvalidArgument(dir + " is not a directory; a store is a directory"));
   } else if (!fs::exists(db_path, ec)) {
@@ -133,6 +160,7 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
   if (options.read_only && !fs::exists(db_path, ec)) {
     return Err(Status::NotFound("no store at " + dir + " to open read-only"));
   }
+  if (!options.read_only && !fs::exists(db_path, ec)) MakeNewStorePrivate(root, db_path);
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db,
                    Database::Open(db_path.string(), options.busy_timeout_ms,
                                   options.read_only ? Access::kReadOnly : Access::kAuto));

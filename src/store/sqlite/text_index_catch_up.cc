@@ -2,6 +2,7 @@
 #include "store/sqlite/text_index_catch_up.h"
 
 #include <algorithm>
+#include <string>
 
 namespace sessiondb::sqlite {
 
@@ -79,6 +80,18 @@ Result<store::TextIndexState> IndexPendingTextOn(Database& db, int64_t max_docum
                                "(SELECT fts_through FROM search_progress)"));
   RETURN_IF_ERROR(txn.Commit());
   return store::TextIndexState{.indexed_through = through, .pending = pending.value_or(0)};
+}
+
+Result<store::TextIndexState> TryIndexPendingTextOn(Database& db, int64_t max_documents) {
+  // A busy timeout of 0 makes Transaction::Begin a try of the writer lock
+  // and BEGIN IMMEDIATE fail at once on SQLite's lock; the connection's own
+  // timeout comes back for its other work whatever happens.
+  ASSIGN_OR_RETURN(std::optional<int64_t> timeout, db.QueryInt("PRAGMA busy_timeout"));
+  RETURN_IF_ERROR(db.Exec("PRAGMA busy_timeout = 0"));
+  Result<store::TextIndexState> state = IndexPendingTextOn(db, max_documents);
+  Status restored = db.Exec("PRAGMA busy_timeout = " + std::to_string(timeout.value_or(0)));
+  if (state && !restored.ok()) return Err(restored);
+  return state;
 }
 
 }  // namespace sessiondb::sqlite

@@ -25,4 +25,8 @@ Result<store::TextIndexState> TextIndexStateOf(Database& db);
 // connection.
 Result<store::TextIndexState> IndexPendingTextOn(Database& db, int64_t max_documents);
 
+// The same without waiting for another writer: kBusy at once when another
+// connection (of this process or another) holds the store's write lock.
+Result<store::TextIndexState> TryIndexPendingTextOn(Database& db, int64_t max_documents);
+
 }  // namespace sessiondb::sqlite

@@ -114,6 +114,10 @@ Result<WriterLock::Held> WriterLock::Acquire(int timeout_ms) {
   if (errno != EAGAIN && errno != EACCES) {
     return Err(Status::Io("locking " + path_ + ": " + std::strerror(errno)));
   }
+  // A try (a search's catch-up): no waiter thread left to queue for it.
+  if (timeout_ms <= 0) {
+    return Err(Status::Busy("the writer lock " + path_ + " is held by another writer"));
+  }
   // Held by another connection: wait in the kernel's queue, on a descriptor
   // of our own (the same description would count as the same owner).
   auto wait = std::make_shared<Wait>();

@@ -68,7 +68,8 @@ class WriterLock {
 
   // Takes the lock: at once when it is free, else blocks until it is
   // released (woken by the kernel, no polling) or `timeout_ms` passes.
-  // kBusy after the timeout, as SQLite's busy handler would give; kIo when
+  // kBusy after the timeout, as SQLite's busy handler would give (at once,
+  // with no wait, when `timeout_ms` is 0: a try-lock); kIo when
   // the kernel refuses the lock. A Held that holds nothing when no thread
   // can be started for the wait (the caller then meets SQLite's lock alone).
   // Not reentrant: call it only while no Held of this WriterLock is alive
