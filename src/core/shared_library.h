@@ -23,9 +23,9 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 
+#include "core/mutex.h"
 #include "sessiondb/status.h"
 
 namespace sessiondb {
@@ -87,9 +87,9 @@ class LazyLibrary {
   // The bound table, opening the library and binding it the first time.
   // kFailedPrecondition when the library or one of its functions is missing
   // (SharedLibrary::Open, Bind), or what `bind` returned.
-  Result<const Table*> Load() {
+  Result<const Table*> Load() EXCLUDES(mu_) {
     if (const Table* t = loaded_.load(std::memory_order_acquire)) return t;
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (const Table* t = loaded_.load(std::memory_order_relaxed)) return t;
     ASSIGN_OR_RETURN(SharedLibrary library, SharedLibrary::Open(spec_));
     Table bound;
@@ -113,8 +113,9 @@ class LazyLibrary {
  private:
   const LibrarySpec spec_;
   const BindFn bind_;
-  std::mutex mu_;
-  Table table_{};  // written once, under mu_, before loaded_
+  Mutex mu_;
+  // Written once, under mu_, before loaded_; read through loaded_ after that.
+  Table table_ GUARDED_BY(mu_){};
   std::atomic<const Table*> loaded_{nullptr};
 };
 

@@ -4,50 +4,50 @@ namespace sessiondb::interop {
 
 RunWriter::~RunWriter() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
 Status RunWriter::Submit(ImportRun run) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return !next_.has_value(); });
+  MutexLock lock(&mu_);
+  while (next_.has_value()) cv_.Wait(&mu_);
   if (!error_.ok()) return error_;
   next_ = std::move(run);
   if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
-  lock.unlock();
-  cv_.notify_all();
+  lock.Unlock();
+  cv_.SignalAll();
   return Status::Ok();
 }
 
 Status RunWriter::Wait() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return !next_.has_value(); });
+  MutexLock lock(&mu_);
+  while (next_.has_value()) cv_.Wait(&mu_);
   return error_;
 }
 
 bool RunWriter::InFlight(const std::string& session_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return next_.has_value() && next_->session_id == session_id;
 }
 
 void RunWriter::Loop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    cv_.wait(lock, [this] { return stop_ || next_.has_value(); });
+    while (!stop_ && !next_.has_value()) cv_.Wait(&mu_);
     if (!next_) return;  // stopping, and nothing is left to write
     // The run stays in next_ while it is written: Submit and Wait wait for
     // it to go. Only this thread touches it meanwhile.
     const ImportRun& run = *next_;
     const bool failed = !error_.ok();
-    lock.unlock();
+    lock.Unlock();
     Status s = failed ? Status::Ok() : Write(store_, run);
-    lock.lock();
+    lock.Lock();
     if (error_.ok() && !s.ok()) error_ = s;
     next_.reset();
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 }
 

@@ -12,14 +12,13 @@
 // importer's; the store must take calls from two threads (every Store does).
 #pragma once
 
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/mutex.h"
 #include "sessiondb/store.h"
 
 namespace sessiondb::interop {
@@ -44,23 +43,23 @@ class RunWriter {
 
   // Waits for the run before, then hands `run` over; the error of an
   // earlier run if there was one (then `run` is dropped).
-  Status Submit(ImportRun run);
+  Status Submit(ImportRun run) EXCLUDES(mu_);
   // Waits until every run handed over is written; the first error.
-  Status Wait();
+  Status Wait() EXCLUDES(mu_);
   // Whether a run of `session_id` is handed over and not yet written.
-  bool InFlight(const std::string& session_id);
+  bool InFlight(const std::string& session_id) EXCLUDES(mu_);
 
  private:
-  void Loop();
+  void Loop() EXCLUDES(mu_);
   static Status Write(Store& store, const ImportRun& run);
 
   Store& store_;
   std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::optional<ImportRun> next_;  // guarded by mu_; written by the thread
-  bool stop_ = false;              // guarded by mu_
-  Status error_ = Status::Ok();    // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  std::optional<ImportRun> next_ GUARDED_BY(mu_);  // written by the thread
+  bool stop_ GUARDED_BY(mu_) = false;
+  Status error_ GUARDED_BY(mu_) = Status::Ok();
 };
 
 }  // namespace sessiondb::interop

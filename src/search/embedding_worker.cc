@@ -2,10 +2,9 @@
 // pending in small batches, so stopping it waits for one batch at most.
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "core/mutex.h"
 #include "sessiondb/search.h"
 
 namespace sessiondb {
@@ -28,77 +27,81 @@ class ThreadEmbeddingWorker final : public EmbeddingWorker {
 
   ~ThreadEmbeddingWorker() override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       stopping_ = true;
     }
-    wake_.notify_all();
+    wake_.SignalAll();
     thread_.join();
   }
 
-  void Nudge() override {
+  void Nudge() override EXCLUDES(mu_) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       nudged_ = true;
     }
-    wake_.notify_all();
+    wake_.SignalAll();
   }
 
-  EmbeddingProgress progress() const override {
-    std::lock_guard lock(mu_);
+  EmbeddingProgress progress() const override EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     return progress_;
   }
 
-  bool WaitUntilCaughtUp(int64_t max_pending, int timeout_ms) override {
-    std::unique_lock lock(mu_);
+  bool WaitUntilCaughtUp(int64_t max_pending, int timeout_ms) override EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     // The count may be stale: let the worker look again before judging.
     const uint64_t look = looks_;
     nudged_ = true;
-    wake_.notify_all();
+    wake_.SignalAll();
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
-    if (!caught_up_.wait_until(lock, deadline, [&] { return looks_ > look || stopping_; })) {
-      return false;
+    while (looks_ <= look && !stopping_) {
+      if (!caught_up_.WaitUntil(&mu_, deadline)) break;
     }
+    if (looks_ <= look && !stopping_) return false;
     if (progress_.pending > max_pending || !progress_.last_error.empty()) {
       return progress_.pending == 0;
     }
-    caught_up_.wait_until(lock, deadline, [&] {
-      return progress_.pending == 0 || !progress_.last_error.empty() || stopping_;
-    });
+    while (progress_.pending != 0 && progress_.last_error.empty() && !stopping_) {
+      if (!caught_up_.WaitUntil(&mu_, deadline)) break;
+    }
     return progress_.pending == 0;
   }
 
  private:
-  void Run() {
-    std::unique_lock lock(mu_);
+  void Run() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     while (!stopping_) {
       nudged_ = false;
-      lock.unlock();
+      lock.Unlock();
       const bool more = EmbedOneBatch();
-      lock.lock();
+      lock.Lock();
       ++looks_;
-      caught_up_.notify_all();
+      caught_up_.SignalAll();
       if (more && progress_.last_error.empty()) continue;  // keep going while behind
-      wake_.wait_for(lock, poll_, [this] { return stopping_ || nudged_; });
+      const auto deadline = std::chrono::steady_clock::now() + poll_;
+      while (!stopping_ && !nudged_) {
+        if (!wake_.WaitUntil(&mu_, deadline)) break;
+      }
     }
   }
 
   // Indexes one batch of new documents for full text, then embeds one batch;
   // true when documents remain. Only this thread uses index_, so it needs no
   // lock; progress_ does.
-  bool EmbedOneBatch() {
+  bool EmbedOneBatch() EXCLUDES(mu_) {
     // A read-only store cannot be indexed; its searches answer as of the
     // index's watermark, and embedding fails on its own below.
     Result<int64_t> text_left = index_->IndexPending(kTextBatchDocuments);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       progress_.pending_text = text_left ? *text_left : progress_.pending_text;
     }
     const bool more_text = text_left && *text_left > 0;
     Result<EmbedReport> report = index_->Embed(kBatchDocuments);
     Result<int64_t> pending =
         report ? Result<int64_t>(report->remaining) : index_->PendingEmbeddings();
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (!report) {
       progress_.last_error = report.error().message();
       if (pending) progress_.pending = *pending;
@@ -113,14 +116,14 @@ class ThreadEmbeddingWorker final : public EmbeddingWorker {
 
   std::unique_ptr<SearchIndex> index_;
   const std::chrono::milliseconds poll_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;       // the worker waits on it
-  std::condition_variable caught_up_;  // callers of WaitUntilCaughtUp wait on it
-  EmbeddingProgress progress_;         // guarded by mu_
-  uint64_t looks_ = 0;                 // batches tried; guarded by mu_
-  bool nudged_ = false;                // guarded by mu_
-  bool stopping_ = false;              // guarded by mu_
-  std::thread thread_;                 // last: starts after the rest exists
+  mutable Mutex mu_;
+  CondVar wake_;       // the worker waits on it
+  CondVar caught_up_;  // callers of WaitUntilCaughtUp wait on it
+  EmbeddingProgress progress_ GUARDED_BY(mu_);
+  uint64_t looks_ GUARDED_BY(mu_) = 0;  // batches tried
+  bool nudged_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: starts after the rest exists
 };
 
 }  // namespace

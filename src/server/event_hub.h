@@ -22,13 +22,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace sessiondb::server {
 
@@ -44,18 +44,18 @@ class EventHub {
     // Waits until the session's log moved on, a draft was published, the hub
     // is closing, or `timeout` passed; returns the drafts published since the
     // last call (JSON texts, oldest first).
-    std::vector<std::string> Wait(std::chrono::milliseconds timeout);
+    std::vector<std::string> Wait(std::chrono::milliseconds timeout) EXCLUDES(hub_.mu_);
     // For kAllSessions: the ids of the sessions written since the last call
     // (at most kMaxChangedIds; beyond that the list itself tells).
-    std::vector<std::string> TakeChangedSessions();
+    std::vector<std::string> TakeChangedSessions() EXCLUDES(hub_.mu_);
 
    private:
     friend class EventHub;
     EventHub& hub_;
     const std::string session_id_;
-    bool woken_ = false;                // guarded by hub_.mu_
-    std::deque<std::string> drafts_;    // guarded by hub_.mu_
-    std::set<std::string, std::less<>> changed_ids_;  // guarded by hub_.mu_
+    bool woken_ GUARDED_BY(hub_.mu_) = false;
+    std::deque<std::string> drafts_ GUARDED_BY(hub_.mu_);
+    std::set<std::string, std::less<>> changed_ids_ GUARDED_BY(hub_.mu_);
   };
 
   // The session id of a subscription to every session's list entry (no
@@ -63,22 +63,29 @@ class EventHub {
   static constexpr std::string_view kAllSessions = "";
   static constexpr size_t kMaxChangedIds = 256;
 
-  void NotifyAppended(std::string_view session_id);
+  void NotifyAppended(std::string_view session_id) EXCLUDES(mu_);
   // A session was created, renamed, archived or deleted (an empty id: some
   // sessions, unnamed, as after an import or a purge).
-  void NotifySessionChanged(std::string_view session_id);
-  void PublishDraft(std::string_view session_id, std::string draft_json);
+  void NotifySessionChanged(std::string_view session_id) EXCLUDES(mu_);
+  void PublishDraft(std::string_view session_id, std::string draft_json) EXCLUDES(mu_);
   // Ends every Wait at once and makes later ones return immediately.
-  void Close();
-  bool closed() const;
+  void Close() EXCLUDES(mu_);
+  bool closed() const EXCLUDES(mu_);
   // Streams open now.
-  int subscribers() const;
+  int subscribers() const EXCLUDES(mu_);
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable changed_;
-  std::set<Subscription*> subscriptions_;  // guarded by mu_
-  bool closed_ = false;                    // guarded by mu_
+  // Tells the analysis that `s`'s fields, guarded by s->hub_.mu_, may be
+  // used: every subscription in subscriptions_ was made on this hub, so its
+  // hub_.mu_ is this mu_, which the caller holds (an alias the analysis
+  // cannot see).
+  void AssertSubscriptionLocked(const Subscription* s) const REQUIRES(mu_)
+      SESSIONDB_THREAD_ANNOTATION(assert_capability(s->hub_.mu_));
+
+  mutable Mutex mu_;
+  CondVar changed_;
+  std::set<Subscription*> subscriptions_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace sessiondb::server

@@ -5,34 +5,34 @@
 namespace sessiondb::server {
 
 Result<Draft> LiveDrafts::Open(std::string_view session_id, Role role, std::string_view model) {
-  ASSIGN_OR_RETURN(std::unique_ptr<DraftWriter> writer,
-                   DraftWriter::Open(&store_, session_id,
-                                     {.role = role, .model = std::string(model)}));
-  auto live = std::make_shared<Live>();
-  live->state.id = writer->draft_id();
-  live->state.session_id = std::string(session_id);
-  live->state.role = role;
-  live->state.model = std::string(model);
-  live->writer = std::move(writer);
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<DraftWriter> writer,
+      DraftWriter::Open(&store_, session_id, {.role = role, .model = std::string(model)}));
+  Draft state;
+  state.id = writer->draft_id();
+  state.session_id = std::string(session_id);
+  state.role = role;
+  state.model = std::string(model);
   // The stored row has the times; the rest is what we were given.
   ASSIGN_OR_RETURN(std::vector<Draft> stored, store_.ListDrafts(session_id));
   for (const Draft& d : stored) {
-    if (d.id == live->state.id) live->state = d;
+    if (d.id == state.id) state = d;
   }
-  Draft opened = live->state;
-  std::lock_guard lock(mu_);
+  Draft opened = state;
+  auto live = std::make_shared<Live>(std::move(writer), std::move(state));
+  MutexLock lock(&mu_);
   live_[opened.id] = std::move(live);
   return opened;
 }
 
 std::shared_ptr<LiveDrafts::Live> LiveDrafts::Find(std::string_view draft_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = live_.find(draft_id);
   return it == live_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<LiveDrafts::Live> LiveDrafts::Take(std::string_view draft_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = live_.find(draft_id);
   if (it == live_.end()) return nullptr;
   std::shared_ptr<Live> live = std::move(it->second);
@@ -61,7 +61,7 @@ Status LiveDrafts::Delta(std::string_view draft_id, std::string_view text,
                             "' is not open in this server (finished, discarded, or opened by "
                             "another process); open one with POST /v1/sessions/{id}/drafts");
   }
-  std::lock_guard lock(live->mu);
+  MutexLock lock(&live->mu);
   if (!live->writer) return Status::NotFound("draft '" + std::string(draft_id) + "' is finished");
   if (!text.empty()) live->writer->AppendText(text);
   if (!reasoning.empty()) live->writer->AppendReasoning(reasoning);
@@ -77,7 +77,7 @@ Result<AppendResult> LiveDrafts::Finish(std::string_view draft_id, const Message
     ASSIGN_OR_RETURN(AppendResult r, store_.FinishDraft(draft_id, message));
     return r;
   }
-  std::lock_guard lock(live->mu);
+  MutexLock lock(&live->mu);
   Result<AppendResult> r = live->writer->Finish(message);
   live->writer.reset();
   if (r) {
@@ -89,7 +89,7 @@ Result<AppendResult> LiveDrafts::Finish(std::string_view draft_id, const Message
 
 Status LiveDrafts::Discard(std::string_view draft_id) {
   if (std::shared_ptr<Live> live = Take(draft_id)) {
-    std::lock_guard lock(live->mu);
+    MutexLock lock(&live->mu);
     RETURN_IF_ERROR(live->writer->Close());
     live->writer.reset();
     Publish(live->state, Ending::kDiscarded, 0);
@@ -100,11 +100,11 @@ Status LiveDrafts::Discard(std::string_view draft_id) {
 void LiveDrafts::CloseAll() {
   std::map<std::string, std::shared_ptr<Live>, std::less<>> all;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     all.swap(live_);
   }
   for (auto& [id, live] : all) {
-    std::lock_guard lock(live->mu);
+    MutexLock lock(&live->mu);
     if (live->writer) (void)live->writer->Close();
     live->writer.reset();
   }

@@ -10,10 +10,10 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "core/mutex.h"
 #include "server/event_hub.h"
 #include "sessiondb/draft_writer.h"
 #include "sessiondb/store.h"
@@ -25,24 +25,26 @@ class LiveDrafts {
   LiveDrafts(Store& store, EventHub& hub) : store_(store), hub_(hub) {}
   ~LiveDrafts() { CloseAll(); }
 
-  Result<Draft> Open(std::string_view session_id, Role role, std::string_view model);
+  Result<Draft> Open(std::string_view session_id, Role role, std::string_view model) EXCLUDES(mu_);
   // Appends to the draft's text and reasoning and tells its watchers.
-  Status Delta(std::string_view draft_id, std::string_view text, std::string_view reasoning);
+  Status Delta(std::string_view draft_id, std::string_view text, std::string_view reasoning)
+      EXCLUDES(mu_);
   // Appends the final message (its parts default to the streamed text) and
   // wakes the session's streams.
-  Result<AppendResult> Finish(std::string_view draft_id, const Message& message);
-  Status Discard(std::string_view draft_id);
+  Result<AppendResult> Finish(std::string_view draft_id, const Message& message) EXCLUDES(mu_);
+  Status Discard(std::string_view draft_id) EXCLUDES(mu_);
   // Saves every open draft and stops their writers; they stay unfinished.
-  void CloseAll();
+  void CloseAll() EXCLUDES(mu_);
 
  private:
   struct Live {
-    std::mutex mu;  // one delta at a time; guards the fields below
-    std::unique_ptr<DraftWriter> writer;
-    Draft state;  // text and reasoning so far
+    Live(std::unique_ptr<DraftWriter> w, Draft s) : writer(std::move(w)), state(std::move(s)) {}
+    Mutex mu;  // one delta at a time
+    std::unique_ptr<DraftWriter> writer GUARDED_BY(mu);
+    Draft state GUARDED_BY(mu);  // text and reasoning so far
   };
-  std::shared_ptr<Live> Find(std::string_view draft_id);
-  std::shared_ptr<Live> Take(std::string_view draft_id);
+  std::shared_ptr<Live> Find(std::string_view draft_id) EXCLUDES(mu_);
+  std::shared_ptr<Live> Take(std::string_view draft_id) EXCLUDES(mu_);
   enum class Ending { kNone, kFinished, kDiscarded };
   // Tells the session's streams the draft's state; a finished draft's event
   // carries the seq its message got (the message's own event may arrive
@@ -51,8 +53,8 @@ class LiveDrafts {
 
   Store& store_;
   EventHub& hub_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Live>, std::less<>> live_;  // guarded by mu_
+  Mutex mu_;
+  std::map<std::string, std::shared_ptr<Live>, std::less<>> live_ GUARDED_BY(mu_);
 };
 
 }  // namespace sessiondb::server

@@ -1,9 +1,10 @@
 #include "sessiondb/draft_writer.h"
 
-#include <condition_variable>
-#include <mutex>
+#include <chrono>
 #include <thread>
 #include <utility>
+
+#include "core/mutex.h"
 
 namespace sessiondb {
 
@@ -22,31 +23,32 @@ class DraftWriter::Impl {
   }
 
   const std::string& draft_id() const { return draft_id_; }
-  void AppendText(std::string_view delta);
-  void AppendReasoning(std::string_view delta);
-  Status Flush();
-  Result<AppendResult> Finish(const Message& message);
-  Status Close();
-  int64_t saves() const;
-  Status last_error() const;
+  void AppendText(std::string_view delta) EXCLUDES(mu_);
+  void AppendReasoning(std::string_view delta) EXCLUDES(mu_);
+  Status Flush() EXCLUDES(mu_, save_mu_);
+  Result<AppendResult> Finish(const Message& message) EXCLUDES(mu_, save_mu_);
+  Status Close() EXCLUDES(mu_, save_mu_);
+  int64_t saves() const EXCLUDES(mu_);
+  Status last_error() const EXCLUDES(mu_);
 
  private:
-  void Run();
-  Status SaveLocked(std::unique_lock<std::mutex>& lock);
-  void Stop();
+  void Run() EXCLUDES(mu_, save_mu_);
+  // Saves a copy of draft_, releasing mu_ while the store writes it.
+  Status SaveLocked() REQUIRES(mu_) EXCLUDES(save_mu_);
+  void Stop() EXCLUDES(mu_);
 
   Store* const store_;
   const DraftWriterOptions options_;
   const std::string draft_id_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  Draft draft_;            // guarded by mu_: what the caller has streamed
-  bool dirty_ = false;     // guarded by mu_: draft_ differs from the stored row
-  bool stopping_ = false;  // guarded by mu_
-  bool done_ = false;      // guarded by mu_: finished or closed
-  int64_t saves_ = 0;      // guarded by mu_
-  Status last_error_;      // guarded by mu_
-  std::mutex save_mu_;     // one save in flight at a time
+  mutable Mutex mu_;
+  CondVar wake_;
+  Draft draft_ GUARDED_BY(mu_);         // what the caller has streamed
+  bool dirty_ GUARDED_BY(mu_) = false;  // draft_ differs from the stored row
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool done_ GUARDED_BY(mu_) = false;  // finished or closed
+  int64_t saves_ GUARDED_BY(mu_) = 0;
+  Status last_error_ GUARDED_BY(mu_);
+  Mutex save_mu_;  // one save in flight at a time
   std::thread thread_;
 };
 
@@ -74,40 +76,43 @@ Status DraftWriter::last_error() const { return impl_->last_error(); }
 
 void DraftWriter::Impl::AppendText(std::string_view delta) {
   if (delta.empty()) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   draft_.text.append(delta);
   dirty_ = true;
 }
 
 void DraftWriter::Impl::AppendReasoning(std::string_view delta) {
   if (delta.empty()) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   draft_.reasoning.append(delta);
   dirty_ = true;
 }
 
 void DraftWriter::Impl::Run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
-    wake_.wait_for(lock, options_.save_interval, [this] { return stopping_; });
+    const auto deadline = std::chrono::steady_clock::now() + options_.save_interval;
+    while (!stopping_) {
+      if (!wake_.WaitUntil(&mu_, deadline)) break;
+    }
     if (stopping_) break;
     if (!dirty_) continue;  // nothing changed: nothing is written
-    Status s = SaveLocked(lock);
+    Status s = SaveLocked();
     if (!s.ok()) last_error_ = s;
   }
 }
 
-Status DraftWriter::Impl::SaveLocked(std::unique_lock<std::mutex>& lock) {
+Status DraftWriter::Impl::SaveLocked() {
   // Copy under mu_, write without it, so producers never wait for the disk.
   Draft snapshot = draft_;
   dirty_ = false;
-  lock.unlock();
+  mu_.Unlock();
   Status s;
   {
-    std::lock_guard save(save_mu_);
+    MutexLock save(&save_mu_);
     s = store_->SaveDraft(snapshot);
   }
-  lock.lock();
+  mu_.Lock();
   if (s.ok()) {
     ++saves_;
   } else {
@@ -117,36 +122,36 @@ Status DraftWriter::Impl::SaveLocked(std::unique_lock<std::mutex>& lock) {
 }
 
 Status DraftWriter::Impl::Flush() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   if (done_ || !dirty_) return Status::Ok();
-  return SaveLocked(lock);
+  return SaveLocked();
 }
 
 void DraftWriter::Impl::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
 Result<AppendResult> DraftWriter::Impl::Finish(const Message& message) {
   Stop();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (done_) return Err(Status::FailedPrecondition("draft " + draft_id_ + " is already closed"));
   }
   Message final_message = message;
   if (final_message.parts.empty()) {
     // The streamed text, even what the last save has not reached yet.
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (!draft_.reasoning.empty()) final_message.parts.push_back(Part::Reasoning(draft_.reasoning));
     final_message.parts.push_back(Part::Text(draft_.text));
   }
-  std::lock_guard save(save_mu_);
+  MutexLock save(&save_mu_);
   ASSIGN_OR_RETURN(AppendResult result, store_->FinishDraft(draft_id_, final_message));
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   done_ = true;
   dirty_ = false;
   return result;
@@ -154,22 +159,22 @@ Result<AppendResult> DraftWriter::Impl::Finish(const Message& message) {
 
 Status DraftWriter::Impl::Close() {
   Stop();
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   if (done_) return Status::Ok();
   done_ = true;
   if (!dirty_) return last_error_;
-  Status s = SaveLocked(lock);
+  Status s = SaveLocked();
   if (!s.ok()) last_error_ = s;
   return s;
 }
 
 int64_t DraftWriter::Impl::saves() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return saves_;
 }
 
 Status DraftWriter::Impl::last_error() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return last_error_;
 }
 

@@ -5,7 +5,7 @@
 namespace sessiondb::postgres {
 
 bool BulkLoadStatistics::Wrote(int64_t rows) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   pending_ += rows;
   if (running_ || pending_ < threshold_) return false;
   running_ = true;
@@ -13,12 +13,12 @@ bool BulkLoadStatistics::Wrote(int64_t rows) {
 }
 
 bool BulkLoadStatistics::DueAtClose() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return !running_ && pending_ >= kAnalyzeAtCloseRows;
 }
 
 void BulkLoadStatistics::Analyzed() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   pending_ = 0;
   threshold_ *= 2;
   running_ = false;

@@ -16,8 +16,8 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 
+#include "core/mutex.h"
 #include "sessiondb/status.h"
 #include "store/postgres/pg_connection.h"
 
@@ -33,12 +33,12 @@ class BulkLoadStatistics {
 
   // Counts `rows` written by a write that committed. Returns true when an
   // ANALYZE is due now; the caller then runs Analyze and calls Analyzed().
-  bool Wrote(int64_t rows);
+  bool Wrote(int64_t rows) EXCLUDES(mu_);
   // True when the rows written since the last ANALYZE warrant one at close.
-  bool DueAtClose();
+  bool DueAtClose() EXCLUDES(mu_);
   // Resets the count after an ANALYZE (whether it succeeded or not: a
   // failing ANALYZE is not retried on every restore).
-  void Analyzed();
+  void Analyzed() EXCLUDES(mu_);
 
   // ANALYZE of the tables a bulk load writes (the session list, the log,
   // blob references, search documents). One statement on `c`, outside any
@@ -46,10 +46,10 @@ class BulkLoadStatistics {
   static Status Analyze(PgConnection& c);
 
  private:
-  std::mutex mu_;
-  int64_t pending_ = 0;                    // guarded by mu_
-  int64_t threshold_ = kFirstAnalyzeRows;  // guarded by mu_
-  bool running_ = false;                   // guarded by mu_: one ANALYZE at a time
+  Mutex mu_;
+  int64_t pending_ GUARDED_BY(mu_) = 0;
+  int64_t threshold_ GUARDED_BY(mu_) = kFirstAnalyzeRows;
+  bool running_ GUARDED_BY(mu_) = false;  // one ANALYZE at a time
 };
 
 }  // namespace sessiondb::postgres

@@ -8,8 +8,8 @@ PgLease::~PgLease() {
 
 Result<PgLease> PgPool::Acquire() {
   {
-    std::unique_lock lock(mu_);
-    returned_.wait(lock, [this] { return !idle_.empty() || open_ < max_connections_; });
+    MutexLock lock(&mu_);
+    while (idle_.empty() && open_ >= max_connections_) returned_.Wait(&mu_);
     if (!idle_.empty()) {
       std::unique_ptr<PgConnection> conn = std::move(idle_.back());
       idle_.pop_back();
@@ -19,22 +19,22 @@ Result<PgLease> PgPool::Acquire() {
   }
   auto conn = PgConnection::Connect(conninfo_, setup_sql_);
   if (!conn) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     --open_;
-    returned_.notify_one();
+    returned_.Signal();
     return Err(conn.error());
   }
   return PgLease(this, std::move(*conn));
 }
 
 void PgPool::Release(std::unique_ptr<PgConnection> conn) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (conn->broken()) {
     --open_;  // dropped here; the next Acquire opens a fresh one
   } else {
     idle_.push_back(std::move(conn));
   }
-  returned_.notify_one();
+  returned_.Signal();
 }
 
 }  // namespace sessiondb::postgres

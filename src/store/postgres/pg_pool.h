@@ -4,12 +4,11 @@
 // Thread-safety: all methods may be called from any thread.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "sessiondb/status.h"
 #include "store/postgres/pg_connection.h"
 
@@ -44,19 +43,19 @@ class PgPool {
 
   // An idle connection, a new one while under the limit, or the next one
   // returned. Connection failures are returned as from PgConnection::Connect.
-  Result<PgLease> Acquire();
+  Result<PgLease> Acquire() EXCLUDES(mu_);
 
  private:
   friend class PgLease;
-  void Release(std::unique_ptr<PgConnection> conn);
+  void Release(std::unique_ptr<PgConnection> conn) EXCLUDES(mu_);
 
   const std::string conninfo_;
   const std::string setup_sql_;
   const int max_connections_;
-  std::mutex mu_;
-  std::condition_variable returned_;
-  std::vector<std::unique_ptr<PgConnection>> idle_;  // guarded by mu_
-  int open_ = 0;                                     // guarded by mu_: idle + leased
+  Mutex mu_;
+  CondVar returned_;
+  std::vector<std::unique_ptr<PgConnection>> idle_ GUARDED_BY(mu_);
+  int open_ GUARDED_BY(mu_) = 0;  // idle + leased
 };
 
 }  // namespace sessiondb::postgres

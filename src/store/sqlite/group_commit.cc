@@ -16,11 +16,11 @@ using QueueKey = std::tuple<dev_t, ino_t, dev_t, ino_t, bool>;
 // The process-wide registry. Weak: a queue lives as long as a store holds it,
 // and the next store opened on the file after the last one closed starts a
 // new one.
-std::mutex& RegistryMutex() {
-  static std::mutex mu;
+Mutex& RegistryMutex() {
+  static Mutex mu;
   return mu;
 }
-std::map<QueueKey, std::weak_ptr<GroupCommitQueue>>& Registry() {
+std::map<QueueKey, std::weak_ptr<GroupCommitQueue>>& Registry() REQUIRES(RegistryMutex()) {
   static auto* registry = new std::map<QueueKey, std::weak_ptr<GroupCommitQueue>>();
   return *registry;  // never destroyed: stores may close during static destruction
 }
@@ -36,7 +36,7 @@ std::shared_ptr<GroupCommitQueue> GroupCommitQueue::ForFile(const std::string& d
     return std::make_shared<GroupCommitQueue>();
   }
   const QueueKey key{db.st_dev, db.st_ino, blobs.st_dev, blobs.st_ino, durable};
-  std::lock_guard lock(RegistryMutex());
+  MutexLock lock(&RegistryMutex());
   auto& registry = Registry();
   for (auto it = registry.begin(); it != registry.end();) {
     it = it->second.expired() ? registry.erase(it) : std::next(it);
@@ -50,10 +50,10 @@ std::shared_ptr<GroupCommitQueue> GroupCommitQueue::ForFile(const std::string& d
 }
 
 void GroupCommitQueue::Submit(Request* request, const CommitFn& commit) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   queue_.push_back(request);
   while (true) {
-    request->wake.wait(lock, [&] { return request->done || !leader_active_; });
+    while (!request->done && leader_active_) request->wake.Wait(&mu_);
     if (request->done) return;
     // No commit is under way: lead one. No waiting for more writers: the
     // group is whoever queued while the previous commit ran, so a lone writer
@@ -62,19 +62,19 @@ void GroupCommitQueue::Submit(Request* request, const CommitFn& commit) {
     leader_active_ = true;
     std::vector<Request*> group = TakeGroup();
     stats_.appends += static_cast<int64_t>(group.size());
-    lock.unlock();
+    lock.Unlock();
     commit(group);
-    lock.lock();
+    lock.Lock();
     ++stats_.commits;
     leader_active_ = false;
     // Under mu_: a finished caller returns, and destroys its request, as soon
     // as it gets the lock.
     for (Request* r : group) {
       r->done = true;
-      r->wake.notify_one();
+      r->wake.Signal();
     }
     // Whoever queued during the commit: the oldest of them leads next.
-    if (!queue_.empty()) queue_.front()->wake.notify_one();
+    if (!queue_.empty()) queue_.front()->wake.Signal();
   }
 }
 
@@ -92,7 +92,7 @@ std::vector<GroupCommitQueue::Request*> GroupCommitQueue::TakeGroup() {
 }
 
 GroupCommitQueue::Stats GroupCommitQueue::stats() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Stats stats = stats_;
   stats.queued = static_cast<int64_t>(queue_.size());
   return stats;

@@ -17,16 +17,15 @@
 //   // r.result now holds this append's outcome.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/mutex.h"
 #include "sessiondb/status.h"
 #include "sessiondb/types.h"
 #include "store/message_preparer.h"
@@ -47,11 +46,13 @@ class GroupCommitQueue {
     size_t text_bytes = 0;  // of the messages, for the group's cap
     // Written by the leader before `done` is set; read by the caller after.
     Result<std::vector<AppendResult>> result = Err(Status::Internal("append was never written"));
-    bool done = false;  // guarded by the queue's mutex
+    // Guarded by the queue's mu_ (which a Request cannot name for the
+    // analysis; only Submit touches it).
+    bool done = false;
     // Signalled when `done` is set, and when this request is at the front of
     // the queue as a leader finishes, so that it leads the next group. One per
     // request: a finished group wakes its own callers and one more.
-    std::condition_variable wake;
+    CondVar wake;
   };
   // Writes `group` in one transaction and sets each request's result. Must
   // not throw: a leader that threw would leave its followers waiting forever.
@@ -83,19 +84,19 @@ class GroupCommitQueue {
 
   // Queues `request` and returns once it is done: committed by whoever led
   // its group (perhaps this caller, through `commit`), or failed.
-  void Submit(Request* request, const CommitFn& commit);
+  void Submit(Request* request, const CommitFn& commit) EXCLUDES(mu_);
 
-  Stats stats();
+  Stats stats() EXCLUDES(mu_);
 
  private:
   // Removes the next group from the front of queue_: at least one request,
-  // then as many as fit under the caps. Needs mu_.
-  std::vector<Request*> TakeGroup();
+  // then as many as fit under the caps.
+  std::vector<Request*> TakeGroup() REQUIRES(mu_);
 
-  std::mutex mu_;
-  std::deque<Request*> queue_;  // guarded by mu_; waiting, oldest first
-  bool leader_active_ = false;  // guarded by mu_; a group is being written
-  Stats stats_;                 // guarded by mu_ (`queued` is queue_.size())
+  Mutex mu_;
+  std::deque<Request*> queue_ GUARDED_BY(mu_);  // waiting, oldest first
+  bool leader_active_ GUARDED_BY(mu_) = false;  // a group is being written
+  Stats stats_ GUARDED_BY(mu_);                 // (`queued` is queue_.size())
 };
 
 }  // namespace sessiondb::sqlite

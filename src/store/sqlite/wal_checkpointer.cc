@@ -16,21 +16,21 @@ std::unique_ptr<WalCheckpointer> WalCheckpointer::Attach(sqlite3* writer, std::s
 WalCheckpointer::~WalCheckpointer() {
   sqlite3_wal_autocheckpoint(writer_, kBackgroundFrames);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
-  wake_.notify_one();
+  wake_.Signal();
   if (thread_.joinable()) thread_.join();
 }
 
 void WalCheckpointer::Quiesce() {
-  std::unique_lock lock(mu_);
-  idle_.wait(lock, [&] { return !running_; });
+  MutexLock lock(&mu_);
+  while (running_) idle_.Wait(&mu_);
   wanted_ = false;
 }
 
 WalCheckpointer::Stats WalCheckpointer::stats() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
@@ -39,7 +39,7 @@ int WalCheckpointer::OnCommit(void* arg, sqlite3* db, const char* schema, int fr
   bool finish = frames >= kInlineFrames;
   bool small_rest = false;
   {
-    std::lock_guard lock(self->mu_);
+    MutexLock lock(&self->mu_);
     // Fewer frames than the last commit saw: the log restarted, and what the
     // thread copied of the one before says nothing of this one.
     if (frames < self->last_frames_) ++self->cycle_;
@@ -63,13 +63,13 @@ int WalCheckpointer::OnCommit(void* arg, sqlite3* db, const char* schema, int fr
     // another process runs makes this one give up, and the next commit
     // past the bound tries again.
     (void)sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-    std::lock_guard lock(self->mu_);
+    MutexLock lock(&self->mu_);
     ++(finish ? self->stats_.in_line : self->stats_.rest_in_line);
     return SQLITE_OK;
   }
   if (frames < kBackgroundFrames) return SQLITE_OK;
   {
-    std::lock_guard lock(self->mu_);
+    MutexLock lock(&self->mu_);
     // A pass under way is not asked for another: the first commit after it
     // ends decides, seeing how much it left.
     if (self->running_) return SQLITE_OK;
@@ -83,11 +83,11 @@ int WalCheckpointer::OnCommit(void* arg, sqlite3* db, const char* schema, int fr
     try {
       self->thread_ = std::thread([self] { self->Run(); });
     } catch (const std::system_error&) {
-      std::lock_guard lock(self->mu_);
+      MutexLock lock(&self->mu_);
       self->wanted_ = false;
     }
   } else {
-    self->wake_.notify_one();
+    self->wake_.Signal();
   }
   return SQLITE_OK;
 }
@@ -106,14 +106,14 @@ void WalCheckpointer::Run() {
     (void)sqlite3_exec(db, durable_ ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
                        nullptr, nullptr, nullptr);
   }
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    wake_.wait(lock, [&] { return stop_ || wanted_; });
+    while (!stop_ && !wanted_) wake_.Wait(&mu_);
     if (stop_) break;
     wanted_ = false;
     running_ = true;
     const int64_t cycle = cycle_;
-    lock.unlock();
+    lock.Unlock();
     // PASSIVE: never waits for readers or the writer; copies what it can.
     int copied = -1;
     if (db != nullptr) {
@@ -123,16 +123,16 @@ void WalCheckpointer::Run() {
         copied = -1;
       }
     }
-    lock.lock();
+    lock.Lock();
     running_ = false;
     if (copied >= 0) {
       copied_ = copied;
       copied_cycle_ = cycle;
     }
     if (db != nullptr) ++stats_.background;
-    idle_.notify_all();
+    idle_.SignalAll();
   }
-  lock.unlock();
+  lock.Unlock();
   sqlite3_close(db);
 }
 

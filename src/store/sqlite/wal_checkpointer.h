@@ -37,12 +37,12 @@
 
 #include <sqlite3.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
+
+#include "core/mutex.h"
 
 namespace sessiondb::sqlite {
 
@@ -82,9 +82,9 @@ class WalCheckpointer {
   // not taken up, so that a checkpoint the writer runs next finds SQLite's
   // checkpoint lock free (a second checkpointer gives up at once). No pass
   // starts until a commit asks again. On the writer's side, like the hook.
-  void Quiesce();
+  void Quiesce() EXCLUDES(mu_);
 
-  Stats stats();
+  Stats stats() EXCLUDES(mu_);
 
  private:
   WalCheckpointer(sqlite3* writer, std::string path, bool durable)
@@ -93,26 +93,26 @@ class WalCheckpointer {
   // sqlite3_wal_hook's callback: `frames` are in the log after a commit.
   static int OnCommit(void* self, sqlite3* db, const char* schema, int frames);
   // The thread: a PASSIVE checkpoint each time it is woken, until stop_.
-  void Run();
+  void Run() EXCLUDES(mu_);
 
   sqlite3* const writer_;
   const std::string path_;
   const bool durable_;
 
-  std::mutex mu_;
-  std::condition_variable wake_;  // the thread waits here for wanted_ or stop_
-  std::condition_variable idle_;  // an in-line checkpoint waits here for !running_
-  bool wanted_ = false;           // guarded by mu_: a commit asked for a checkpoint
-  bool running_ = false;          // guarded by mu_: the thread is checkpointing
-  // Guarded by mu_. The log's restarts the hook has seen (cycle_), the frames
-  // the last commit left (last_frames_), and how far the thread's last pass
-  // copied (copied_) in which of them (copied_cycle_).
-  int64_t cycle_ = 0;
-  int last_frames_ = 0;
-  int copied_ = 0;
-  int64_t copied_cycle_ = -1;
-  bool stop_ = false;   // guarded by mu_
-  Stats stats_;         // guarded by mu_
+  Mutex mu_;
+  CondVar wake_;                          // the thread waits here for wanted_ or stop_
+  CondVar idle_;                          // an in-line checkpoint waits here for !running_
+  bool wanted_ GUARDED_BY(mu_) = false;   // a commit asked for a checkpoint
+  bool running_ GUARDED_BY(mu_) = false;  // the thread is checkpointing
+  // The log's restarts the hook has seen (cycle_), the frames the last commit
+  // left (last_frames_), and how far the thread's last pass copied (copied_)
+  // in which of them (copied_cycle_).
+  int64_t cycle_ GUARDED_BY(mu_) = 0;
+  int last_frames_ GUARDED_BY(mu_) = 0;
+  int copied_ GUARDED_BY(mu_) = 0;
+  int64_t copied_cycle_ GUARDED_BY(mu_) = -1;
+  bool stop_ GUARDED_BY(mu_) = false;
+  Stats stats_ GUARDED_BY(mu_);
   std::thread thread_;  // started by the first OnCommit that wakes it
 };
 
