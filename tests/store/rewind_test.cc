@@ -386,7 +386,9 @@ TEST_P(Rewinds, PopsRacingAppendsFromAnotherStoreLoseNothing) {
 
   std::multiset<std::string> seen(popped_here.begin(), popped_here.end());
   seen.insert(popped_there.begin(), popped_there.end());
-  for (const Message& m : *store_->ReadMessages(s)) seen.insert(m.Text());
+  auto view = store_->ReadMessages(s);  // held: a range-for would not keep the Result alive
+  ASSERT_TRUE(view) << view.error().ToString();
+  for (const Message& m : *view) seen.insert(m.Text());
   std::multiset<std::string> appended;
   for (int i = 0; i < kAppends; ++i) appended.insert("w" + std::to_string(i));
   EXPECT_EQ(seen, appended);
