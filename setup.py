@@ -34,6 +34,27 @@ def project_version():
     raise RuntimeError("no project(sessiondb VERSION ...) in CMakeLists.txt")
 
 
+def require_bdist_wheel():
+    """pip builds a wheel: without setuptools' own bdist_wheel (70.1 and later)
+    or the `wheel` package, say which interpreter lacks it and what works,
+    rather than setuptools' "invalid command 'bdist_wheel'"."""
+    if not {"bdist_wheel", "dist_info"} & set(sys.argv):
+        return
+    for module in ("setuptools.command.bdist_wheel", "wheel.bdist_wheel"):
+        try:
+            __import__(module)
+            return
+        except ImportError:
+            pass
+    sys.exit(f"sessiondb: {sys.executable} has no `wheel` package, which pip needs to build "
+             "sessiondb, and no package index is assumed. Use Debian's own interpreter: "
+             "/usr/bin/python3 -m venv --system-site-packages ~/venv && . ~/venv/bin/activate "
+             "&& pip install . (Debian's python3-wheel is seen there). See docs/python.md.")
+
+
+require_bdist_wheel()
+
+
 class CMakeBuild(build_ext):
     """Configures the repository with only the Python package on, builds
     _sessiondb, and puts it where setuptools packs the extension."""

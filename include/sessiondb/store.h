@@ -269,6 +269,17 @@ class Store {
   // is written then.
   virtual Result<Event> Rewind(std::string_view session_id, int64_t to_seq) = 0;
 
+  // Rewind, applied only while the session's last_seq is still
+  // `expected_last_seq`, the one the caller read before deciding on to_seq:
+  // a pop ("take out the last message I read") that no append, rewind or
+  // other event landing in between can turn into taking out something else.
+  // The check and the write are one transaction. Returns the rewind event,
+  // or nullopt with nothing written when the log has moved on (read again
+  // and decide again). Errors as Rewind's.
+  virtual Result<std::optional<Event>> RewindIfUnchanged(std::string_view session_id,
+                                                         int64_t to_seq,
+                                                         int64_t expected_last_seq) = 0;
+
   // Drops the text, parts and blob references of the messages covered by the
   // compaction at `compaction_seq` (which must be in the session's view: a
   // compaction a rewind took out no longer stands for its range, so its

@@ -17,6 +17,14 @@ call's token usage on the turn it produced.
 
 The SDK need not be installed: the class follows its protocol (session_id,
 session_settings, get_items, add_items, pop_item, clear_session) by shape.
+
+Many session objects on one id (a server making one per request, several
+processes) see one session: ``pop_item`` takes out the last item only if
+nothing landed since it read it (Store.rewind_if_unchanged), and reads again
+otherwise, so no add and no pop is lost or doubled. With no ``store``, a
+session keeps its items in a temporary store of its own, removed when it is
+closed or collected, as ``SQLiteSession(id)`` keeps them in memory: pass a
+directory or URI to keep them.
 """
 
 from __future__ import annotations
@@ -24,12 +32,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import random
 import re
+import shutil
+import tempfile
 import threading
+import time
+import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from . import NotFound, AlreadyExists, Store, Usage
+from . import AlreadyExists, Busy, FailedPrecondition, NotFound, Store, Usage
 from . import _items
 
 _VALID_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -74,6 +88,21 @@ def _release_store(key: Tuple[str, str]) -> None:
             entry[0].close()
 
 
+class SessionClosed(FailedPrecondition, RuntimeError):
+    """A call on a SessiondbSession after its close(): raised by every call,
+    whether or not other sessions still share its store."""
+
+
+# How many times pop_item reads again while adds and pops of other session
+# objects keep landing between its read and its rewind.
+_POP_ATTEMPTS = 200
+
+
+def _remove_private_store(store: Store, folder: str) -> None:
+    store.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def store_session_id(session_id: str) -> str:
     """The store's id for an SDK session id: itself when it is a valid store
     id, else "agents-" and a hash of it (any string is a valid SDK id)."""
@@ -106,13 +135,16 @@ class SessiondbSession:
 
     ``store`` is a directory, a ``postgresql://`` URI, or an open
     sessiondb.Store to share (then closing the session leaves it open).
+    Without one, the session's items live in a temporary store of its own,
+    deleted when the session is closed or collected (SQLiteSession's
+    in-memory default).
     ``session_settings`` (or a dict like ``{"limit": 20}``) gives get_items'
     default limit, as in the SDK.
     """
 
     session_settings: Optional[SessionSettings] = None
 
-    def __init__(self, session_id: str, store: Union[str, Any, Store] = "sessiondb-sessions",
+    def __init__(self, session_id: str, store: Union[str, Any, Store, None] = None,
                  *, session_settings: Union[SessionSettings, Dict[str, Any], None] = None,
                  title: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None,
                  **store_options: Any) -> None:
@@ -121,7 +153,13 @@ class SessiondbSession:
             session_settings = SessionSettings(**session_settings)
         self.session_settings = session_settings or SessionSettings()
         self._shared_key: Optional[Tuple[str, str]] = None
-        if not isinstance(store, Store):
+        self._private: Optional[weakref.finalize] = None
+        if store is None:
+            store_options.setdefault("max_images_per_message", 64)
+            folder = tempfile.mkdtemp(prefix="sessiondb-session-")
+            store = Store(os.path.join(folder, "store"), **store_options)
+            self._private = weakref.finalize(self, _remove_private_store, store, folder)
+        elif not isinstance(store, Store):
             store_options.setdefault("max_images_per_message", 64)
             self._shared_key, store = _shared_store(store, store_options)
         self.store: Store = store
@@ -130,7 +168,7 @@ class SessiondbSession:
         self._metadata = dict(metadata or {})
         if self._store_id != session_id:
             self._metadata.setdefault("agents_session_id", session_id)
-        self._lock = threading.Lock()  # pop_item's read-then-rewind is one step
+        self._lock = threading.Lock()  # the pending usage
         self._pending_usage: Optional[Usage] = None
         self._pending_model = ""
         self._closed = False
@@ -140,16 +178,29 @@ class SessiondbSession:
     async def get_items(self, limit: Optional[int] = None) -> List[Dict[str, Any]]:
         """The session's items in chronological order; with a limit, the
         latest `limit` of them (0: none; None: session_settings.limit, else all)."""
+        self._check_open()
         if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
         return await asyncio.to_thread(self._get_items, limit)
 
     async def add_items(self, items: List[Dict[str, Any]]) -> None:
-        """Appends the items, in order, in one transaction."""
+        """Appends the items, in order, in one transaction.
+
+        Cancelled while the append is under way, it waits for the append to
+        end and takes the items back out (a rewind) before the cancellation
+        reaches the caller, so that what the caller was told failed does not
+        land later. If other items landed after them meanwhile, they cannot
+        be taken out alone: they stay, and the CancelledError says so in a
+        note (its __notes__)."""
         self._check_open()
         if not items:
             return
-        await asyncio.to_thread(self._add_items, list(items))
+        work = asyncio.ensure_future(asyncio.to_thread(self._add_items, list(items)))
+        try:
+            await asyncio.shield(work)
+        except asyncio.CancelledError as cancelled:
+            await self._take_back(work, cancelled)
+            raise
 
     async def pop_item(self) -> Optional[Dict[str, Any]]:
         """Removes the most recent item and returns it; None if there is none."""
@@ -183,20 +234,50 @@ class SessiondbSession:
 
     async def usage(self) -> Dict[str, Any]:
         """The session's token totals (Store.usage): turns, total, by_model."""
+        self._check_open()
         return await asyncio.to_thread(self._usage)
 
     def close(self) -> None:
-        """Closes the session; the store it opened closes with the last
-        session of the process on that store."""
+        """Closes the session: every later call raises SessionClosed. The
+        store it opened closes with the last session of the process on that
+        store; its own temporary store (no ``store`` given) is deleted."""
         if not self._closed and self._shared_key is not None:
             _release_store(self._shared_key)
+        if self._private is not None:
+            self._private()
         self._closed = True
 
     # ---- the work, on a worker thread -----------------------------------------
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError("SessiondbSession is closed")
+            raise SessionClosed(f"SessiondbSession {self.session_id!r} is closed")
+
+    async def _take_back(self, work: "asyncio.Future[Any]", cancelled: BaseException) -> None:
+        """After add_items was cancelled: waits for its append (on its thread)
+        to end, then rewinds it away if nothing landed after it."""
+        while not work.done():
+            try:
+                await asyncio.wait({work})
+            except asyncio.CancelledError:
+                continue  # cancelled again: the append still has to be settled
+        if work.cancelled() or work.exception() is not None:
+            return  # nothing was added
+        first, last = work.result()
+        try:
+            undone = await asyncio.to_thread(
+                self.store.rewind_if_unchanged, self._store_id, first - 1, last)
+        except Exception as e:  # noqa: BLE001  (said in the note below)
+            undone, why = None, f"taking them back out failed: {e}"
+        else:
+            why = "other items were added after them, so they were kept"
+        if undone is None:
+            note = (f"sessiondb: the items were added (seqs {first}..{last}) before the "
+                    f"cancellation took effect; {why}")
+            if hasattr(cancelled, "add_note"):
+                cancelled.add_note(note)
+            else:  # Python < 3.11
+                warnings.warn(note, RuntimeWarning, stacklevel=3)
 
     def _ensure_session(self) -> None:
         try:
@@ -229,45 +310,55 @@ class SessiondbSession:
                                   model=model if i == last_assistant else "")
                 for i, item in enumerate(items)]
 
-    def _add_items(self, items: List[Dict[str, Any]]) -> None:
+    def _add_items(self, items: List[Dict[str, Any]]) -> Tuple[int, int]:
+        """Appends the items; returns the seqs of the first and the last."""
         messages = self._messages_of(items, inline=False)
         try:
-            self._append(messages)
+            return self._append(messages)
         except ValueError:
             # An image the store refused (its size or pixels): keep the items
             # whole, the images inline, rather than lose the turn.
             if not any(_items.IMAGES_KEY in m.metadata for m in messages):
                 raise
-            self._append([_items.to_message(item, max_image_bytes=0, max_images=0,
-                                             keep_images_inline=True) for item in items])
+            return self._append([_items.to_message(item, max_image_bytes=0, max_images=0,
+                                                    keep_images_inline=True) for item in items])
 
-    def _append(self, messages: list) -> None:
+    def _append(self, messages: list) -> Tuple[int, int]:
         try:
-            self.store.append_batch(self._store_id, messages)
+            results = self.store.append_batch(self._store_id, messages)
         except NotFound:
             self._ensure_session()
-            self.store.append_batch(self._store_id, messages)
+            results = self.store.append_batch(self._store_id, messages)
+        return results[0].seq, results[-1].seq
 
     def _pop_item(self) -> Optional[Dict[str, Any]]:
-        with self._lock:
+        # Read the log's last seq, then the view's last message, and rewind
+        # to just before that message only if the log is still at that seq:
+        # an add or pop of another object (or process) landing in between
+        # makes the rewind write nothing, and the pop reads again.
+        for attempt in range(_POP_ATTEMPTS):
             try:
-                last = self.store.read_last(self._store_id, 2)
+                last_seq = self.store.get_session(self._store_id).last_seq
+                last = self.store.read_last(self._store_id, 1)
             except NotFound:
                 return None
             if not last:
                 return None
-            item = _items.to_item(last[-1], self.store.read_blob)
-            # The view ends at the message before: what came after it (the
-            # popped item, and anything a rewind already hid) leaves the view.
-            self.store.rewind(self._store_id, last[-2].seq if len(last) > 1 else 0)
-            return item
+            message = last[-1]
+            if message.seq <= last_seq:
+                # The rewind keeps the view up to the seq before the message:
+                # what a rewind had hidden stays hidden, the rest stays.
+                if self.store.rewind_if_unchanged(self._store_id, message.seq - 1, last_seq):
+                    return _items.to_item(message, self.store.read_blob)
+            time.sleep(random.uniform(0, 0.001 * min(attempt, 20)))
+        raise Busy(f"pop_item on session {self.session_id!r}: other writers kept changing it "
+                   f"({_POP_ATTEMPTS} attempts); try again")
 
     def _clear(self) -> None:
-        with self._lock:
-            try:
-                self.store.rewind(self._store_id, 0)
-            except NotFound:
-                pass
+        try:
+            self.store.rewind(self._store_id, 0)
+        except NotFound:
+            pass
 
     def _usage(self) -> Dict[str, Any]:
         try:

@@ -7,9 +7,11 @@ Part AttachmentPart(PartType type, py::handle source, const std::string& mime,
                     const std::string& name) {
   const bool image = type == PartType::kImage;
   if (py::isinstance<py::str>(source)) {
-    std::string text = source.cast<std::string>();
+    std::string text =
+        TextOf(source, image ? "the image's path or data URI" : "the file's path or data URI");
     if (text.rfind("data:", 0) == 0) {
-      Part part = image ? Part::ImageFromDataUri(std::move(text)) : Part::FileFromDataUri(std::move(text));
+      Part part =
+          image ? Part::ImageFromDataUri(std::move(text)) : Part::FileFromDataUri(std::move(text));
       if (!name.empty()) part.source->name = name;
       return part;
     }
@@ -19,7 +21,9 @@ Part AttachmentPart(PartType type, py::handle source, const std::string& mime,
   }
   py::object fspath = py::module_::import("os").attr("fspath");
   if (py::hasattr(source, "__fspath__")) {
-    std::string path = py::str(fspath(source)).cast<std::string>();
+    py::object fs = fspath(source);
+    if (!py::isinstance<py::str>(fs)) fs = py::module_::import("os").attr("fsdecode")(fs);
+    std::string path = TextOf(fs, "the path");
     Part part = image ? Part::ImageFromFile(std::move(path)) : Part::FileFromFile(std::move(path));
     if (!name.empty()) part.source->name = name;
     return part;
@@ -34,12 +38,12 @@ std::vector<Part> PartsOf(py::handle content) {
   if (content.is_none()) return parts;
   auto one = [&parts](py::handle item) {
     if (py::isinstance<py::str>(item)) {
-      parts.push_back(Part::Text(item.cast<std::string>()));
+      parts.push_back(Part::Text(TextOf(item, "a message's text")));
     } else if (py::isinstance<Part>(item)) {
       parts.push_back(item.cast<Part>());
     } else {
       ThrowInvalid("a message's content holds str and sessiondb.Part values, not " +
-                   std::string(py::str(item.get_type().attr("__name__"))));
+                           TypeName(item));
     }
   };
   if (py::isinstance<py::list>(content) || py::isinstance<py::tuple>(content)) {
@@ -52,11 +56,14 @@ std::vector<Part> PartsOf(py::handle content) {
 
 Usage UsageOf(py::handle value) {
   if (py::isinstance<Usage>(value)) return value.cast<Usage>();
-  if (!py::isinstance<py::dict>(value)) ThrowInvalid("usage must be a sessiondb.Usage or a dict");
+  if (!py::isinstance<py::dict>(value)) {
+    ThrowInvalid("usage must be a sessiondb.Usage or a dict, not " + TypeName(value));
+  }
   Usage usage;
   auto dict = py::reinterpret_borrow<py::dict>(value);
   auto field = [&dict](const char* key) -> int64_t {
-    return dict.contains(key) && !dict[key].is_none() ? dict[key].cast<int64_t>() : 0;
+    if (!dict.contains(key) || dict[key].is_none()) return 0;
+    return CountOf(dict[key], std::string("usage[\"") + key + "\"]");
   };
   usage.input_tokens = field("input_tokens");
   usage.output_tokens = field("output_tokens");

@@ -45,6 +45,9 @@ T Unwrap(Result<T>&& result) {
   return std::move(*result);
 }
 
+// The name of `value`'s type ("float"), for messages.
+std::string TypeName(py::handle value);
+
 // Throws sessiondb.InvalidArgument with `message` (a caller's mistake found
 // in the binding, before any engine call).
 [[noreturn]] void ThrowInvalid(std::string message);
@@ -55,9 +58,23 @@ py::object JsonToPy(std::string_view text, py::object empty = py::none());
 // str when `str_is_json`) to compact JSON text.
 std::string PyToJson(py::handle value);
 
-// The bytes of any bytes-like object (bytes, bytearray, memoryview, numpy
-// arrays...), copied.
+// The bytes of any object with the buffer protocol (bytes, bytearray,
+// memoryview, array.array, numpy arrays...), copied in the order the buffer
+// lists its elements, whatever its strides: a reversed or strided view gives
+// the bytes it shows, never the memory around them. sessiondb.InvalidArgument
+// for an object without the protocol.
 std::string BytesOf(py::handle value);
+
+// The UTF-8 of the str `value`; `what` names it in errors.
+// sessiondb.InvalidArgument (a ValueError) for another type, and for a str
+// UTF-8 cannot hold (a lone surrogate such as "\ud800", from os.fsdecode or a
+// broken JSON escape), saying where.
+std::string TextOf(py::handle value, std::string_view what);
+
+// The int `value` as a 64-bit count; `what` names it in errors.
+// sessiondb.InvalidArgument for a float, str or other type (bool too), and
+// for an int outside 0 .. 2^63-1.
+int64_t CountOf(py::handle value, std::string_view what);
 
 // Registers the classes of each part of the API.
 void BindTypes(py::module_& m);

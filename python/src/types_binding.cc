@@ -52,12 +52,13 @@ void BindPart(py::module_& m) {
                              [](const Part& p) { return JsonToPy(p.arguments_json, py::dict()); })
       .def_readonly("is_error", &Part::is_error)
       .def_readonly("signature", &Part::signature)
-      .def("__eq__", [](const Part& a, const Part& b) {
-        return a.type == b.type && a.text == b.text && a.resource == b.resource &&
-               a.tool_call_id == b.tool_call_id && a.tool_name == b.tool_name &&
-               a.arguments_json == b.arguments_json && a.is_error == b.is_error &&
-               a.signature == b.signature;
-      })
+      .def("__eq__",
+           [](const Part& a, const Part& b) {
+             return a.type == b.type && a.text == b.text && a.resource == b.resource &&
+                    a.tool_call_id == b.tool_call_id && a.tool_name == b.tool_name &&
+                    a.arguments_json == b.arguments_json && a.is_error == b.is_error &&
+                    a.signature == b.signature;
+           })
       .def("__repr__", [](const Part& p) {
         std::string head = "Part(" + Str(PartTypeName(p.type));
         if (!p.text.empty()) head += ", " + std::string(py::repr(py::str(p.text.substr(0, 40))));
@@ -66,10 +67,17 @@ void BindPart(py::module_& m) {
         return head + ")";
       });
 
-  m.def("text", &Part::Text, py::arg("text"), "A text part.");
-  m.def("reasoning", &Part::Reasoning, py::arg("text"), py::arg("signature") = "",
-        "A reasoning part; `signature` is the provider's opaque proof (Anthropic's thinking "
-        "signature, OpenAI's encrypted_content), sent back only to that provider.");
+  m.def(
+      "text", [](py::handle text) { return Part::Text(TextOf(text, "the text")); }, py::arg("text"),
+      "A text part.");
+  m.def(
+      "reasoning",
+      [](py::handle text, py::handle signature) {
+        return Part::Reasoning(TextOf(text, "the reasoning"), TextOf(signature, "the signature"));
+      },
+      py::arg("text"), py::arg("signature") = "",
+      "A reasoning part; `signature` is the provider's opaque proof (Anthropic's thinking "
+      "signature, OpenAI's encrypted_content), sent back only to that provider.");
   m.def(
       "image",
       [](py::handle source, const std::string& mime, const std::string& name) {
@@ -91,20 +99,28 @@ void BindPart(py::module_& m) {
       "tool_call",
       [](std::string id, std::string name, py::handle arguments) {
         std::string json = arguments.is_none()                  ? "{}"
-                           : py::isinstance<py::str>(arguments) ? arguments.cast<std::string>()
+                           : py::isinstance<py::str>(arguments) ? TextOf(arguments, "the arguments")
                                                                 : PyToJson(arguments);
         return Part::ToolCall(std::move(id), std::move(name), std::move(json));
       },
       py::arg("id"), py::arg("name"), py::arg("arguments") = py::none(),
       "A tool call; `arguments` is a JSON-ready value or JSON text.");
-  m.def("tool_result", &Part::ToolResult, py::arg("tool_call_id"), py::arg("output"),
-        py::arg("is_error") = false, "The result of the tool call `tool_call_id`.");
+  m.def(
+      "tool_result",
+      [](std::string tool_call_id, py::handle output, bool is_error) {
+        return Part::ToolResult(std::move(tool_call_id), TextOf(output, "the tool's output"),
+                                is_error);
+      },
+      py::arg("tool_call_id"), py::arg("output"), py::arg("is_error") = false,
+      "The result of the tool call `tool_call_id`.");
 }
 
 void BindUsage(py::module_& m) {
   py::class_<Usage>(m, "Usage", "Provider-reported token usage of one turn.")
-      .def(py::init([](int64_t input, int64_t output, int64_t cached, int64_t reasoning) {
-             return Usage{input, output, cached, reasoning};
+      .def(py::init([](py::handle input, py::handle output, py::handle cached,
+                       py::handle reasoning) {
+             return Usage{CountOf(input, "input_tokens"), CountOf(output, "output_tokens"),
+                          CountOf(cached, "cached_tokens"), CountOf(reasoning, "reasoning_tokens")};
            }),
            py::arg("input_tokens") = 0, py::arg("output_tokens") = 0, py::arg("cached_tokens") = 0,
            py::arg("reasoning_tokens") = 0)
@@ -157,15 +173,16 @@ void BindMessage(py::module_& m) {
       .def_readonly("model", &Message::model)
       .def_readonly("provider", &Message::provider)
       .def_readonly("usage", &Message::usage)
-      .def_property_readonly("metadata",
-                             [](const Message& msg) { return JsonToPy(msg.metadata_json, py::dict()); })
+      .def_property_readonly(
+          "metadata", [](const Message& msg) { return JsonToPy(msg.metadata_json, py::dict()); })
       .def_readonly("pruned", &Message::pruned)
       .def("__repr__", [](const Message& msg) {
         return "Message(seq=" + std::to_string(msg.seq) + ", " + Str(RoleName(msg.role)) + ", " +
                std::string(py::repr(py::str(msg.Text().substr(0, 60)))) + ")";
       });
 
-  py::class_<AppendResult>(m, "AppendResult", "What Store.append reports once the message is durable.")
+  py::class_<AppendResult>(m, "AppendResult",
+                           "What Store.append reports once the message is durable.")
       .def_readonly("message_id", &AppendResult::message_id)
       .def_readonly("seq", &AppendResult::seq)
       .def_readonly("ts_ms", &AppendResult::ts_ms)

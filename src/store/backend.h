@@ -96,6 +96,10 @@ struct RecordGuard {
   // landed since do not matter: they join the view past any rewind target,
   // so they neither stay in it nor change what it holds up to the target.
   int64_t no_rewind_after = 0;
+  // When set, the record is written only if the session's last_seq is still
+  // this (no event of any kind landed since the caller read it); otherwise
+  // nullopt as above. Store::RewindIfUnchanged.
+  std::optional<int64_t> only_at_last_seq;
   // The session's message_count once the record is written.
   int64_t message_count = 0;
 };

@@ -325,6 +325,18 @@ Result<PruneReport> StoreFront::PruneCompaction(std::string_view session_id,
 }
 
 Result<Event> StoreFront::Rewind(std::string_view session_id, int64_t to_seq) {
+  ASSIGN_OR_RETURN(std::optional<Event> event, RewindGuarded(session_id, to_seq, std::nullopt));
+  return std::move(*event);
+}
+
+Result<std::optional<Event>> StoreFront::RewindIfUnchanged(std::string_view session_id,
+                                                           int64_t to_seq,
+                                                           int64_t expected_last_seq) {
+  return RewindGuarded(session_id, to_seq, expected_last_seq);
+}
+
+Result<std::optional<Event>> StoreFront::RewindGuarded(std::string_view session_id, int64_t to_seq,
+                                                       std::optional<int64_t> expected_last_seq) {
   RETURN_IF_ERROR(CheckWritable());
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   const std::string body = EncodeRewindBody({.to_seq = to_seq});
@@ -332,7 +344,8 @@ Result<Event> StoreFront::Rewind(std::string_view session_id, int64_t to_seq) {
   // Decided on one reading of the view and written only if no other rewind
   // has changed the view since (a guarded record); decided again then. The
   // count is of the view's messages up to to_seq, which appends landing in
-  // between do not change.
+  // between do not change. With an expected last_seq, any event landing
+  // since the caller read ends it: the caller decides again.
   for (int attempt = 1;; ++attempt) {
     ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
     const Session& session = view.session;
@@ -340,6 +353,9 @@ Result<Event> StoreFront::Rewind(std::string_view session_id, int64_t to_seq) {
       return Err(Status::InvalidArgument(
           "cannot rewind session " + session.id + " to seq " + std::to_string(to_seq) +
           ": its log holds seqs 1.." + std::to_string(session.last_seq) + " (0 empties the view)"));
+    }
+    if (expected_last_seq && session.last_seq != *expected_last_seq) {
+      return std::optional<Event>();
     }
     std::vector<SeqRange> dropped;
     for (const SeqRange& r : view.ranges) {
@@ -351,11 +367,13 @@ Result<Event> StoreFront::Rewind(std::string_view session_id, int64_t to_seq) {
         backend_->InsertGuardedEventRecord(
             session.id, EventType::kRewind, /*text=*/"", body,
             {.no_rewind_after = session.last_seq,
+             .only_at_last_seq = expected_last_seq,
              .message_count = std::max<int64_t>(0, session.message_count - dropped_messages)}));
     if (event) {
       event->rewind.to_seq = to_seq;
-      return std::move(*event);
+      return event;
     }
+    if (expected_last_seq) return std::optional<Event>();
     if (attempt >= kRewindAttempts) {
       return Err(Status::Busy("session " + session.id +
                               " was rewound by others while its "

@@ -50,6 +50,8 @@ class StoreFront final : public Store {
                                         int64_t limit) override;
   Result<PruneReport> PruneCompaction(std::string_view session_id, int64_t compaction_seq) override;
   Result<Event> Rewind(std::string_view session_id, int64_t to_seq) override;
+  Result<std::optional<Event>> RewindIfUnchanged(std::string_view session_id, int64_t to_seq,
+                                                 int64_t expected_last_seq) override;
   Result<UsageReport> GetUsage(std::string_view session_id) override;
   Result<Draft> OpenDraft(std::string_view session_id, Role role, std::string_view model) override;
   Status SaveDraft(const Draft& draft) override;
@@ -93,6 +95,10 @@ class StoreFront final : public Store {
   Status FlagMissingBlobs(std::vector<Message>* messages);
   // Flags (and warns of) the parts of `*m` whose blob is not in `present`.
   void FlagMissingParts(const std::set<std::string>& present, Message* m);
+  // Rewind and RewindIfUnchanged: with `expected_last_seq`, nullopt once the
+  // log has moved past it; without, decided again while other rewinds land.
+  Result<std::optional<Event>> RewindGuarded(std::string_view session_id, int64_t to_seq,
+                                             std::optional<int64_t> expected_last_seq);
   // Session metadata as stored: a canonical JSON object whose "project" is
   // normal, or made from its "cwd" (core/project_path.h).
   Result<std::string> SessionMetadata(std::string_view metadata);

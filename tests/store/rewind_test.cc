@@ -5,6 +5,7 @@
 // ReplayCompactions.
 #include <atomic>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "store/store_fixture.h"
@@ -308,6 +309,90 @@ TEST_P(Rewinds, RewindsRacingAppendsKeepTheCountOfTheView) {
   writer.join();
   EXPECT_EQ(store_->GetSession(s)->message_count, static_cast<int64_t>(ViewSeqs(s).size()));
   EXPECT_EQ(RuleSeqs(s), ViewSeqs(s));
+}
+
+TEST_P(Rewinds, ARewindIfUnchangedWritesNothingOnceTheLogMovedOn) {
+  std::string s = NewSessionId();
+  AppendTexts(s, 3);
+  const int64_t read_at = store_->GetSession(s)->last_seq;
+  AppendText(s, "landed after the read");  // 4
+
+  auto stale = store_->RewindIfUnchanged(s, 2, read_at);
+  ASSERT_TRUE(stale) << stale.error().ToString();
+  EXPECT_FALSE(stale->has_value());
+  EXPECT_EQ(store_->ReadEvents(s)->size(), 4u);
+  EXPECT_EQ(ViewSeqs(s), (std::vector<int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(store_->GetSession(s)->message_count, 4);
+
+  auto applied = store_->RewindIfUnchanged(s, 3, 4);
+  ASSERT_TRUE(applied) << applied.error().ToString();
+  ASSERT_TRUE(applied->has_value());
+  EXPECT_EQ((*applied)->seq, 5);
+  EXPECT_EQ((*applied)->rewind.to_seq, 3);
+  EXPECT_EQ(ViewSeqs(s), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(store_->GetSession(s)->message_count, 3);
+
+  // A rewind is an event too: the seq read before it is stale after it.
+  auto after_rewind = store_->RewindIfUnchanged(s, 1, 4);
+  ASSERT_TRUE(after_rewind);
+  EXPECT_FALSE(after_rewind->has_value());
+  EXPECT_EQ(ViewSeqs(s), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_FALSE(store_->RewindIfUnchanged(s, 9, 5));  // bad targets as Rewind's
+  EXPECT_EQ(store_->RewindIfUnchanged("missing", 0, 0).error().code(), StatusCode::kNotFound);
+}
+
+// The Agents SDK session's pop_item over two stores (two processes' worth):
+// each pop reads the last message and rewinds before it only while nothing
+// landed since. Every message appended is either popped once or still in
+// the view; none vanishes, none is popped twice.
+TEST_P(Rewinds, PopsRacingAppendsFromAnotherStoreLoseNothing) {
+  std::string s = NewSessionId();
+  auto other = Store::Open(Location(), Options());
+  ASSERT_TRUE(other) << other.error().ToString();
+  constexpr int kAppends = 60;
+  std::atomic<bool> done = false;
+  std::thread writer([&] {
+    for (int i = 0; i < kAppends; ++i) {
+      Message m{.role = Role::kUser, .parts = {Part::Text("w" + std::to_string(i))}};
+      auto r = (*other)->Append(s, m);
+      EXPECT_TRUE(r) << r.error().ToString();
+    }
+    done = true;
+  });
+  auto pop = [&](Store& store, std::vector<std::string>* popped) {
+    for (;;) {
+      auto session = store.GetSession(s);
+      ASSERT_TRUE(session) << session.error().ToString();
+      auto last = store.ReadLastMessages(s, 1);
+      ASSERT_TRUE(last) << last.error().ToString();
+      if (last->empty()) return;
+      const Message& m = last->back();
+      if (m.seq > session->last_seq) continue;
+      auto r = store.RewindIfUnchanged(s, m.seq - 1, session->last_seq);
+      ASSERT_TRUE(r) << r.error().ToString();
+      if (r->has_value()) {
+        popped->push_back(m.Text());
+        return;
+      }
+    }
+  };
+  std::vector<std::string> popped_here, popped_there;
+  std::thread other_popper([&] {
+    while (!done) pop(**other, &popped_there);
+  });
+  while (!done) pop(*store_, &popped_here);
+  writer.join();
+  other_popper.join();
+
+  std::multiset<std::string> seen(popped_here.begin(), popped_here.end());
+  seen.insert(popped_there.begin(), popped_there.end());
+  auto view = store_->ReadMessages(s);  // held: a range-for would not keep the Result alive
+  ASSERT_TRUE(view) << view.error().ToString();
+  for (const Message& m : *view) seen.insert(m.Text());
+  std::multiset<std::string> appended;
+  for (int i = 0; i < kAppends; ++i) appended.insert("w" + std::to_string(i));
+  EXPECT_EQ(seen, appended);
+  EXPECT_EQ(store_->GetSession(s)->message_count, static_cast<int64_t>(ViewSeqs(s).size()));
 }
 
 TEST_P(Rewinds, ARestoredLogKeepsItsRewindsAndCountsItsView) {

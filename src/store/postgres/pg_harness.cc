@@ -315,6 +315,9 @@ Result<std::optional<Event>> PgStore::InsertEventRecordGuarded(
                                         "id = $2 AND NOT deleted FOR UPDATE",
                                         key));
     if (s.rows() == 0) return Err(SessionNotFound(session_id));
+    if (guard && guard->only_at_last_seq && s.Int(0, 0) != *guard->only_at_last_seq) {
+      return std::optional<Event>();
+    }
     if (guard && s.Int(0, 0) > guard->no_rewind_after) {
       PgParams later;
       later.Add(ns_).Add(session_id).Add(guard->no_rewind_after);

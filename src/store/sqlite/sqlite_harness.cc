@@ -235,6 +235,9 @@ Result<std::optional<Event>> SqliteStore::InsertEventRecordGuarded(
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   ASSIGN_OR_RETURN(Session session, LoadSessionLocked(session_id));
+  if (guard && guard->only_at_last_seq && session.last_seq != *guard->only_at_last_seq) {
+    return std::optional<Event>();
+  }
   if (guard && session.last_seq > guard->no_rewind_after) {
     ASSIGN_OR_RETURN(Statement later,
                      db_->Prepare("SELECT 1 FROM events INDEXED BY events_not_messages "
