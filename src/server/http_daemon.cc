@@ -22,7 +22,8 @@
 
 namespace sessiondb::server {
 
-// One connection, for the header watchdog.
+// One connection, for the header watchdog. Its fields are read and written
+// under the daemon's mu_ (an annotation cannot name that lock from here).
 struct HttpDaemon::Watch {
   int fd = -1;
   bool busy = false;  // headers read: a request is being answered
@@ -399,11 +400,11 @@ HttpDaemon::~HttpDaemon() { Stop(); }
 
 void HttpDaemon::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.SignalAll();
   if (watchdog_.joinable()) watchdog_.join();
   if (daemon_) Mhd().stop_daemon(daemon_);
   daemon_ = nullptr;
@@ -411,9 +412,9 @@ void HttpDaemon::Stop() {
 
 void HttpDaemon::WatchHeaders() {
   const auto limit = std::chrono::seconds(limits_.header_timeout_seconds);
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
-    stop_cv_.wait_for(lock, std::chrono::milliseconds(500));
+    stop_cv_.WaitFor(&mu_, std::chrono::milliseconds(500));
     const auto now = std::chrono::steady_clock::now();
     for (Watch* w : watches_) {
       if (w->busy || w->cut || now - w->since < limit) continue;
@@ -426,7 +427,7 @@ void HttpDaemon::WatchHeaders() {
 }
 
 void HttpDaemon::OnConnection(MHD_Connection* c, void** socket_context, bool opened) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (opened) {
     auto* w = new Watch;
     const MHD_ConnectionInfo* info =
@@ -449,7 +450,7 @@ void HttpDaemon::OnConnection(MHD_Connection* c, void** socket_context, bool ope
 void HttpDaemon::SetBusy(MHD_Connection* c, bool busy) {
   const MHD_ConnectionInfo* info = Mhd().get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
   if (!info || !info->socket_context) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto* w = static_cast<Watch*>(info->socket_context);
   w->busy = busy;
   w->since = std::chrono::steady_clock::now();

@@ -43,15 +43,14 @@
 // any thread other than a callback's.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "core/mutex.h"
 #include "server/http_message.h"
 #include "sessiondb/status.h"
 
@@ -94,23 +93,23 @@ class HttpDaemon {
 
   int port() const { return port_; }
   // Stops accepting, ends every connection and joins their threads.
-  void Stop();
+  void Stop() EXCLUDES(mu_);
 
   // Called by libmicrohttpd (http_daemon.cc); not for other callers.
   struct Watch;
   struct Exchange;
   int OnRequest(MHD_Connection* c, const char* url, const char* method, const char* upload_data,
                 size_t* upload_size, void** exchange);
-  void OnConnection(MHD_Connection* c, void** socket_context, bool opened);
-  void OnCompleted(MHD_Connection* c, void** exchange);
+  void OnConnection(MHD_Connection* c, void** socket_context, bool opened) EXCLUDES(mu_);
+  void OnCompleted(MHD_Connection* c, void** exchange) EXCLUDES(mu_);
 
  private:
   HttpDaemon(const DaemonLimits& limits, HeaderCheck check, RequestHandler handler)
       : limits_(limits), check_(std::move(check)), handler_(std::move(handler)) {}
   // Shuts connections that took longer than header_timeout_seconds to send a
   // request's headers, until Stop.
-  void WatchHeaders();
-  void SetBusy(MHD_Connection* c, bool busy);
+  void WatchHeaders() EXCLUDES(mu_);
+  void SetBusy(MHD_Connection* c, bool busy) EXCLUDES(mu_);
 
   const DaemonLimits limits_;
   const HeaderCheck check_;
@@ -118,10 +117,10 @@ class HttpDaemon {
   MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;
 
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;     // guarded by mu_
-  std::set<Watch*> watches_;  // guarded by mu_: the open connections
+  Mutex mu_;
+  CondVar stop_cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::set<Watch*> watches_ GUARDED_BY(mu_);  // the open connections
   std::thread watchdog_;
 };
 

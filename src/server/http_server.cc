@@ -246,18 +246,18 @@ void HttpServer::Handle(const HttpRequest& req, HttpResponse& res) {
 }
 
 Status HttpServer::Run() {
-  std::unique_lock lock(mu_);
-  stopped_cv_.wait(lock, [this] { return stopped_; });
+  MutexLock lock(&mu_);
+  while (!stopped_) stopped_cv_.Wait(&mu_);
   return Status::Ok();
 }
 
 void HttpServer::Stop() {
   {
-    std::unique_lock lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) {
       // Another thread is stopping: wait for it, so that the caller may then
       // destroy the server.
-      stopped_cv_.wait(lock, [this] { return stopped_; });
+      while (!stopped_) stopped_cv_.Wait(&mu_);
       return;
     }
     stopping_ = true;
@@ -266,10 +266,10 @@ void HttpServer::Stop() {
   api_.drafts.CloseAll();
   if (daemon_) daemon_->Stop();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopped_ = true;
   }
-  stopped_cv_.notify_all();
+  stopped_cv_.SignalAll();
 }
 
 }  // namespace sessiondb::server

@@ -23,12 +23,11 @@
 // other thread (or a signal-watching one), once.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <semaphore>
 #include <string>
 
+#include "core/mutex.h"
 #include "server/api_state.h"
 #include "server/http_daemon.h"
 #include "server/http_message.h"
@@ -52,9 +51,9 @@ class HttpServer {
   std::string url() const;
 
   // Serves until Stop. Returns an error if serving could not continue.
-  Status Run();
+  Status Run() EXCLUDES(mu_);
   // Ends the live streams, saves open drafts and stops accepting; Run returns.
-  void Stop();
+  void Stop() EXCLUDES(mu_);
 
  private:
   explicit HttpServer(Store& store, const std::string& store_path, const ServerOptions& options);
@@ -67,10 +66,10 @@ class HttpServer {
   Router router_;
   std::counting_semaphore<1024> handlers_;
   std::unique_ptr<HttpDaemon> daemon_;
-  std::mutex mu_;
-  std::condition_variable stopped_cv_;
-  bool stopping_ = false;  // guarded by mu_: Stop has begun
-  bool stopped_ = false;   // guarded by mu_: Stop has ended
+  Mutex mu_;
+  CondVar stopped_cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;  // Stop has begun
+  bool stopped_ GUARDED_BY(mu_) = false;   // Stop has ended
 };
 
 // True when `host_header` (a request's Host, "name" or "name:port") names

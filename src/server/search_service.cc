@@ -5,21 +5,21 @@ namespace sessiondb::server {
 // How long a search waits for the background embedding of a short backlog.
 constexpr int kCatchUpWaitMs = 2000;
 
-void SearchService::StartBackgroundEmbedding(
-    const std::function<void(const std::string&)>& log) {
-  std::lock_guard lock(mu_);
+void SearchService::StartBackgroundEmbedding(const std::function<void(const std::string&)>& log) {
+  MutexLock lock(&mu_);
   if (worker_) return;
   Result<std::unique_ptr<EmbeddingWorker>> worker = EmbeddingWorker::Start(store_);
   if (!worker) {
     log("new documents will not be embedded (vector search sees only what `sessiondb "
-        "reindex` embedded): " + worker.error().message());
+        "reindex` embedded): " +
+        worker.error().message());
     return;
   }
   worker_ = std::move(*worker);
 }
 
 std::optional<EmbeddingProgress> SearchService::EmbeddingStatus() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (!worker_) return std::nullopt;
   return worker_->progress();
 }
@@ -39,27 +39,27 @@ Status SearchService::OpenMemoryLocked() {
 Result<SearchResults> SearchService::Search(const SearchRequest& request) {
   EmbeddingWorker* worker = nullptr;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     worker = worker_.get();
   }
   // Outside the lock: other searches go on while this one waits.
   if (worker != nullptr && request.mode != SearchMode::kKeyword && wait_backlog_ > 0) {
     worker->WaitUntilCaughtUp(wait_backlog_, kCatchUpWaitMs);
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   RETURN_IF_ERROR(OpenIndexLocked());
   return index_->Search(request);
 }
 
 Result<std::vector<RecalledCode>> SearchService::Recall(std::string_view path,
                                                         std::string_view code, int limit) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   RETURN_IF_ERROR(OpenMemoryLocked());
   return memory_->Recall(path, code, limit);
 }
 
 Result<std::vector<ChurnEntry>> SearchService::Hotspots(const ChurnQuery& query) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   RETURN_IF_ERROR(OpenMemoryLocked());
   return memory_->Hotspots(query);
 }

@@ -8,11 +8,11 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
@@ -30,25 +30,26 @@ class SearchService {
   // Starts embedding pending documents in the background. A failure (say, an
   // embedder that cannot be set up) goes to `log`; search still works
   // (keyword ranking needs no vectors).
-  void StartBackgroundEmbedding(const std::function<void(const std::string&)>& log);
+  void StartBackgroundEmbedding(const std::function<void(const std::string&)>& log) EXCLUDES(mu_);
   // How far the background embedding is behind; nullopt when it is not running.
-  std::optional<EmbeddingProgress> EmbeddingStatus() const;
+  std::optional<EmbeddingProgress> EmbeddingStatus() const EXCLUDES(mu_);
 
-  Result<SearchResults> Search(const SearchRequest& request);
-  Result<std::vector<RecalledCode>> Recall(std::string_view path, std::string_view code,
-                                           int limit);
-  Result<std::vector<ChurnEntry>> Hotspots(const ChurnQuery& query);
+  Result<SearchResults> Search(const SearchRequest& request) EXCLUDES(mu_);
+  Result<std::vector<RecalledCode>> Recall(std::string_view path, std::string_view code, int limit)
+      EXCLUDES(mu_);
+  Result<std::vector<ChurnEntry>> Hotspots(const ChurnQuery& query) EXCLUDES(mu_);
 
  private:
-  Status OpenIndexLocked();
-  Status OpenMemoryLocked();
+  Status OpenIndexLocked() REQUIRES(mu_);
+  Status OpenMemoryLocked() REQUIRES(mu_);
 
   Store& store_;
   const int64_t wait_backlog_;
-  mutable std::mutex mu_;
-  std::unique_ptr<SearchIndex> index_;       // guarded by mu_
-  std::unique_ptr<CodeMemory> memory_;       // guarded by mu_
-  std::unique_ptr<EmbeddingWorker> worker_;  // set once, before any search; thread-safe
+  mutable Mutex mu_;
+  std::unique_ptr<SearchIndex> index_ GUARDED_BY(mu_);
+  std::unique_ptr<CodeMemory> memory_ GUARDED_BY(mu_);
+  // Set once, before any search; the worker itself is thread-safe.
+  std::unique_ptr<EmbeddingWorker> worker_ GUARDED_BY(mu_);
 };
 
 }  // namespace sessiondb::server

@@ -6,11 +6,11 @@
 
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <system_error>
 #include <thread>
+
+#include "core/mutex.h"
 
 namespace sessiondb::sqlite {
 namespace {
@@ -47,11 +47,11 @@ int OpenSideFile(const std::string& path, bool create) {
 // waiter that gets the lock after its caller gave up) closes the descriptor,
 // which releases the lock at once.
 struct Wait {
-  std::mutex mu;
-  std::condition_variable done_cv;
-  bool done = false;       // guarded by mu
-  bool abandoned = false;  // guarded by mu; the caller timed out
-  int error = 0;           // guarded by mu; errno of a failed wait
+  Mutex mu;
+  CondVar done_cv;
+  bool done GUARDED_BY(mu) = false;
+  bool abandoned GUARDED_BY(mu) = false;  // the caller timed out
+  int error GUARDED_BY(mu) = 0;           // errno of a failed wait
   int fd = -1;
 };
 
@@ -62,7 +62,7 @@ void RunWait(const std::shared_ptr<Wait>& wait) {
     rc = ::fcntl(wait->fd, F_OFD_SETLKW, &fl);
   } while (rc != 0 && errno == EINTR);
   const int error = rc == 0 ? 0 : errno;
-  std::lock_guard lock(wait->mu);
+  MutexLock lock(&wait->mu);
   wait->done = true;
   wait->error = error;
   if (wait->abandoned) {
@@ -73,7 +73,7 @@ void RunWait(const std::shared_ptr<Wait>& wait) {
     ::close(wait->fd);
     return;
   }
-  wait->done_cv.notify_one();
+  wait->done_cv.Signal();
 }
 
 }  // namespace
@@ -129,10 +129,11 @@ Result<WriterLock::Held> WriterLock::Acquire(int timeout_ms) {
     ::close(wait->fd);
     return Held();
   }
-  std::unique_lock lock(wait->mu);
-  const bool done = wait->done_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                                           [&] { return wait->done; });
-  if (!done) {
+  MutexLock lock(&wait->mu);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!wait->done && wait->done_cv.WaitUntil(&wait->mu, deadline)) {
+  }
+  if (!wait->done) {
     wait->abandoned = true;  // the waiter closes the descriptor when it ends
     return Err(Status::Busy("waited " + std::to_string(timeout_ms) + " ms for the writer lock " +
                             path_ + "; another writer held the store past the busy timeout"));
