@@ -45,6 +45,7 @@ std::string HttpResponse::Header(std::string_view name) const {
 void HttpResponse::SetBody(std::string bytes, std::string_view content_type) {
   body = std::move(bytes);
   source = nullptr;
+  ranged_source = nullptr;
   content_length = -1;
   SetHeader("Content-Type", std::string(content_type));
 }
@@ -55,6 +56,13 @@ void HttpResponse::SetSource(ContentSource content, std::string_view content_typ
   source = std::move(content);
   content_length = length;
   SetHeader("Content-Type", std::string(content_type));
+}
+
+void HttpResponse::SetRangedSource(RangedContent content, std::string_view content_type,
+                                   int64_t length) {
+  SetSource(content(0, length), content_type, length);
+  ranged_source = std::move(content);
+  ranges_allowed = true;
 }
 
 }  // namespace sessiondb::server

@@ -1,8 +1,12 @@
 // Sessions, the active session, messages and blobs (docs/http-api.md).
+#include <algorithm>
+#include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "blob/media_type.h"
+#include "blob/verified_blob.h"
 #include "core/json_parse.h"
 #include "server/api_state.h"
 #include "server/http_reply.h"
@@ -93,6 +97,10 @@ void ReadMessages(ApiState& api, const std::string& id, const HttpRequest& req,
       if (!p.resource || p.resource->missing || p.resource->content_sha256.empty()) continue;
       auto uri = api.store.ReadDataUri(*p.resource);
       jm["parts"][i]["data_uri"] = uri ? Json(std::move(*uri)) : Json(nullptr);
+      // A damaged blob is named, never sent (invariant 5: the part says so).
+      if (!uri && uri.error().code() == StatusCode::kCorruption) {
+        jm["parts"][i]["data_uri_error"] = uri.error().message();
+      }
     }
     out.push_back(std::move(jm));
   }
@@ -151,6 +159,10 @@ void AppendMessages(ApiState& api, const std::string& id, const HttpRequest& req
 
 // A blob never changes (its name is its hash), so caches may keep it forever.
 // One "Range: bytes=..." is answered with 206; several with the whole blob.
+// The bytes are streamed a piece at a time (a Range of a large blob costs a
+// piece of memory, not the blob), after the whole blob was hashed, also a
+// piece at a time: bytes damaged on disk must never go out under the name
+// (and ETag, and "immutable") of what they were.
 void ServeBlob(ApiState& api, const std::string& sha256, const HttpRequest& req,
                HttpResponse& res) {
   const std::string etag = "\"" + sha256 + "\"";
@@ -159,11 +171,23 @@ void ServeBlob(ApiState& api, const std::string& sha256, const HttpRequest& req,
     res.SetHeader("ETag", etag);
     return;
   }
-  // Hashed before it is sent: bytes damaged on disk must never go out under
-  // the name (and ETag, and "immutable") of what they were.
-  auto bytes = api.store.ReadBlob(sha256, /*verify=*/true);
-  if (!bytes) return ReplyError(res, bytes.error());
-  auto media = blob::SniffMedia(*bytes);
+  auto opened = api.store.OpenBlob(sha256);
+  if (!opened) return ReplyError(res, opened.error());
+  // The reader stands at the start; what the type is sniffed from is kept
+  // and sent first, so the blob is read once more at most.
+  struct Stream {
+    std::unique_ptr<BlobReader> reader;
+    std::string head;
+    int64_t position = 0;  // of the reader
+  };
+  auto stream = std::make_shared<Stream>();
+  stream->reader = std::move(*opened);
+  const int64_t size = stream->reader->size();
+  auto head = stream->reader->Read(blob::kBlobPieceBytes);
+  if (!head) return ReplyError(res, head.error());
+  stream->head = std::move(*head);
+  stream->position = std::ssize(stream->head);
+  auto media = blob::SniffMedia(stream->head);
   const std::string type = media ? media->mime : "application/octet-stream";
   res.SetHeader("ETag", etag);
   res.SetHeader("Cache-Control", "public, max-age=31536000, immutable");
@@ -171,8 +195,43 @@ void ServeBlob(ApiState& api, const std::string& sha256, const HttpRequest& req,
   // Never rendered as a page of this origin, whatever the bytes hold.
   res.SetHeader("Content-Security-Policy", "sandbox; default-src 'none'");
   res.status = 200;
-  res.SetBody(std::move(*bytes), type);
-  res.ranges_allowed = true;
+  // Bytes [offset, offset + length), a piece per call; an error (the bytes
+  // changed since they were hashed) ends the answer short, never complete.
+  auto part = [stream, sha256](int64_t offset, int64_t length) -> ContentSource {
+    return [stream, sha256, next = offset, end = offset + length](ContentSink& sink) mutable {
+      if (next >= end) {
+        sink.Done();
+        return true;
+      }
+      const auto held = std::ssize(stream->head);
+      if (next < held) {
+        const int64_t n = std::min(end, held) - next;
+        sink.Write(std::string_view(stream->head).substr(static_cast<size_t>(next),
+                                                         static_cast<size_t>(n)));
+        next += n;
+        return true;
+      }
+      if (stream->position != next) {
+        if (Status s = stream->reader->Skip(next - stream->position); !s.ok()) {
+          std::cerr << "sessiondb serve: blob " << sha256 << ": " << s.message() << "\n";
+          return false;
+        }
+        stream->position = next;
+      }
+      auto piece = stream->reader->Read(
+          static_cast<size_t>(std::min<int64_t>(end - next, blob::kBlobPieceBytes)));
+      if (!piece || piece->empty()) {
+        std::cerr << "sessiondb serve: blob " << sha256 << ": "
+                  << (piece ? std::string("ended early") : piece.error().message()) << "\n";
+        return false;
+      }
+      next += std::ssize(*piece);
+      stream->position = next;
+      sink.Write(*piece);
+      return true;
+    };
+  };
+  res.SetRangedSource(std::move(part), type, size);
 }
 
 }  // namespace
