@@ -58,8 +58,7 @@ Status CheckBlobBytes(BlobReader& reader, std::string_view sha256) {
   return Status::Ok();
 }
 
-std::unique_ptr<BlobReader> VerifyingReader(std::unique_ptr<BlobReader> inner,
-                                            std::string sha256) {
+std::unique_ptr<BlobReader> VerifyingReader(std::unique_ptr<BlobReader> inner, std::string sha256) {
   return std::make_unique<VerifyingBlobReader>(std::move(inner), std::move(sha256));
 }
 

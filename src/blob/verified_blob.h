@@ -31,7 +31,6 @@ Status CheckBlobBytes(BlobReader& reader, std::string_view sha256);
 // whole does not hash to `sha256`, so a caller that streams the whole blob
 // never receives it complete when damaged. After Skip the bytes are no longer
 // hashed (a caller that skips checked the blob first, with CheckBlobBytes).
-std::unique_ptr<BlobReader> VerifyingReader(std::unique_ptr<BlobReader> inner,
-                                            std::string sha256);
+std::unique_ptr<BlobReader> VerifyingReader(std::unique_ptr<BlobReader> inner, std::string sha256);
 
 }  // namespace sessiondb::blob

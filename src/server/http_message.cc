@@ -7,7 +7,8 @@ namespace sessiondb::server {
 
 bool CaseInsensitiveLess::operator()(std::string_view a, std::string_view b) const {
   return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) < std::tolower(static_cast<unsigned char>(y));
+    return std::tolower(static_cast<unsigned char>(x)) <
+           std::tolower(static_cast<unsigned char>(y));
   });
 }
 
@@ -50,8 +51,7 @@ void HttpResponse::SetBody(std::string bytes, std::string_view content_type) {
   SetHeader("Content-Type", std::string(content_type));
 }
 
-void HttpResponse::SetSource(ContentSource content, std::string_view content_type,
-                             int64_t length) {
+void HttpResponse::SetSource(ContentSource content, std::string_view content_type, int64_t length) {
   body.clear();
   source = std::move(content);
   content_length = length;

@@ -22,8 +22,8 @@ Result<ArchiveFilter> ParseArchiveFilter(const std::string& value) {
   if (value.empty() || value == "active") return ArchiveFilter::kActive;
   if (value == "archived") return ArchiveFilter::kArchived;
   if (value == "all") return ArchiveFilter::kAll;
-  return Err(Status::InvalidArgument("archived must be active, archived or all, got '" + value +
-                                     "'"));
+  return Err(
+      Status::InvalidArgument("archived must be active, archived or all, got '" + value + "'"));
 }
 
 void ListSessions(ApiState& api, const HttpRequest& req, HttpResponse& res) {
@@ -41,8 +41,7 @@ void ListSessions(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   ReplyJson(res, 200, ToJson(*page));
 }
 
-void PatchSession(ApiState& api, const std::string& id, const HttpRequest& req,
-                  HttpResponse& res) {
+void PatchSession(ApiState& api, const std::string& id, const HttpRequest& req, HttpResponse& res) {
   auto body = ParseJsonBody(req, res);
   if (!body) return;
   auto title = body->find("title");
@@ -76,8 +75,7 @@ void PatchSession(ApiState& api, const std::string& id, const HttpRequest& req,
 }
 
 // The messages asked for, each image with its bytes as "data_uri" when asked.
-void ReadMessages(ApiState& api, const std::string& id, const HttpRequest& req,
-                  HttpResponse& res) {
+void ReadMessages(ApiState& api, const std::string& id, const HttpRequest& req, HttpResponse& res) {
   auto from = IntParam(req, "from_seq", 1, 1, INT64_MAX);
   auto limit = IntParam(req, "limit", -1, -1, INT64_MAX);
   auto last = IntParam(req, "last", 0, 0, INT64_MAX);
@@ -86,8 +84,8 @@ void ReadMessages(ApiState& api, const std::string& id, const HttpRequest& req,
                           internal::ToStatus(last), internal::ToStatus(data_uris)}) {
     if (!s.ok()) return ReplyError(res, s);
   }
-  auto messages = *last > 0 ? api.store.ReadLastMessages(id, *last)
-                            : api.store.ReadMessages(id, *from, *limit);
+  auto messages =
+      *last > 0 ? api.store.ReadLastMessages(id, *last) : api.store.ReadMessages(id, *from, *limit);
   if (!messages) return ReplyError(res, messages.error());
   Json out = Json::array();
   for (const Message& m : *messages) {
@@ -206,8 +204,8 @@ void ServeBlob(ApiState& api, const std::string& sha256, const HttpRequest& req,
       const auto held = std::ssize(stream->head);
       if (next < held) {
         const int64_t n = std::min(end, held) - next;
-        sink.Write(std::string_view(stream->head).substr(static_cast<size_t>(next),
-                                                         static_cast<size_t>(n)));
+        sink.Write(std::string_view(stream->head)
+                       .substr(static_cast<size_t>(next), static_cast<size_t>(n)));
         next += n;
         return true;
       }
@@ -237,9 +235,8 @@ void ServeBlob(ApiState& api, const std::string& sha256, const HttpRequest& req,
 }  // namespace
 
 void AddSessionRoutes(Router& router, ApiState& api) {
-  router.Add("GET", "/v1/sessions", [&api](auto& req, auto& res, auto&) {
-    ListSessions(api, req, res);
-  });
+  router.Add("GET", "/v1/sessions",
+             [&api](auto& req, auto& res, auto&) { ListSessions(api, req, res); });
   router.Add("POST", "/v1/sessions", [&api](auto& req, auto& res, auto&) {
     auto body = ParseJsonBody(req, res);
     if (!body) return;
@@ -255,9 +252,8 @@ void AddSessionRoutes(Router& router, ApiState& api) {
     if (!session) return ReplyError(res, session.error());
     ReplyJson(res, 200, ToJson(*session));
   });
-  router.Add("PATCH", kSession, [&api](auto& req, auto& res, auto& path) {
-    PatchSession(api, path[0], req, res);
-  });
+  router.Add("PATCH", kSession,
+             [&api](auto& req, auto& res, auto& path) { PatchSession(api, path[0], req, res); });
   router.Add("DELETE", kSession, [&api](auto&, auto& res, auto& path) {
     if (Status s = api.store.DeleteSession(path[0]); !s.ok()) return ReplyError(res, s);
     api.hub.NotifySessionChanged(path[0]);
@@ -283,15 +279,12 @@ void AddSessionRoutes(Router& router, ApiState& api) {
     ReplyJson(res, 200, {{"session_id", id->empty() ? Json(nullptr) : Json(*id)}});
   });
 
-  router.Add("GET", R"(/v1/sessions/([^/]+)/messages)", [&api](auto& req, auto& res, auto& path) {
-    ReadMessages(api, path[0], req, res);
-  });
-  router.Add("POST", R"(/v1/sessions/([^/]+)/messages)", [&api](auto& req, auto& res, auto& path) {
-    AppendMessages(api, path[0], req, res);
-  });
-  router.Add("GET", R"(/v1/blobs/([0-9a-f]{64}))", [&api](auto& req, auto& res, auto& path) {
-    ServeBlob(api, path[0], req, res);
-  });
+  router.Add("GET", R"(/v1/sessions/([^/]+)/messages)",
+             [&api](auto& req, auto& res, auto& path) { ReadMessages(api, path[0], req, res); });
+  router.Add("POST", R"(/v1/sessions/([^/]+)/messages)",
+             [&api](auto& req, auto& res, auto& path) { AppendMessages(api, path[0], req, res); });
+  router.Add("GET", R"(/v1/blobs/([0-9a-f]{64}))",
+             [&api](auto& req, auto& res, auto& path) { ServeBlob(api, path[0], req, res); });
 }
 
 }  // namespace sessiondb::server

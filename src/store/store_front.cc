@@ -474,8 +474,8 @@ Result<std::unique_ptr<BlobReader>> StoreFront::OpenBlob(std::string_view sha256
   ASSIGN_OR_RETURN(std::unique_ptr<BlobReader> raw, backend_->OpenBlob(sha256));
   if (offset < 0 || offset > raw->size()) {
     return Err(Status::InvalidArgument("offset " + std::to_string(offset) + " is outside blob " +
-                                       std::string(sha256) + " of " +
-                                       std::to_string(raw->size()) + " bytes"));
+                                       std::string(sha256) + " of " + std::to_string(raw->size()) +
+                                       " bytes"));
   }
   // Hashed again as it is read: bytes that changed since the check are
   // refused at the end rather than given out whole.

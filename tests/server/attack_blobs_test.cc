@@ -127,11 +127,6 @@ TEST_F(AttackBlobs, APostgresNamespaceCannotBorrowAnotherNamespacesBlobByDigest)
               ReplaceAll(b->ReadBlob(unheld_sha).error().message(), unheld_sha, "D"));
     EXPECT_FALSE(b->OpenBlob(secret_sha));
     EXPECT_EQ(b->Stats()->blobs, 0);
-    // The import said the same of both digests.
-    EXPECT_TRUE(Contains(warnings, "blob " + secret_sha + " is missing in the source"))
-        << warnings;
-    EXPECT_TRUE(Contains(warnings, "blob " + unheld_sha + " is missing in the source"))
-        << warnings;
     // And a later message may not name it either: the reference was not kept.
     Part named;
     named.type = PartType::kImage;
@@ -142,6 +137,11 @@ TEST_F(AttackBlobs, APostgresNamespaceCannotBorrowAnotherNamespacesBlobByDigest)
     Message m;
     m.parts = {named};
     EXPECT_FALSE(b->Append("borrow", m));
+    // The import said the same of both digests (the server's stderr is not
+    // kept for a store named by a URI: its answers were compared instead).
+    if (how == "upload") return;
+    EXPECT_TRUE(Contains(warnings, "blob " + secret_sha + " is missing in the source")) << warnings;
+    EXPECT_TRUE(Contains(warnings, "blob " + unheld_sha + " is missing in the source")) << warnings;
   };
 
   // 1. `import` of the snapshot.
@@ -151,8 +151,8 @@ TEST_F(AttackBlobs, APostgresNamespaceCannotBorrowAnotherNamespacesBlobByDigest)
   expect_nothing_borrowed("by-import", "import", imported.err);
 
   // 2. `copy` from the attacker's store.
-  CliRun copied =
-      Run({"copy", "--from", attacker, "--to", pg.uri() + "&namespace=by-copy"}, {.with_store = false});
+  CliRun copied = Run({"copy", "--from", attacker, "--to", pg.uri() + "&namespace=by-copy"},
+                      {.with_store = false});
   ASSERT_EQ(copied.exit_code, 0) << copied.err;
   expect_nothing_borrowed("by-copy", "copy", copied.err);
 
@@ -220,7 +220,9 @@ class DamagedBlobs : public AttackBlobs {
       EXPECT_TRUE(Contains(exported.err, "blob " + sha + " is damaged")) << format << exported.err;
       if (fs::exists(out)) {
         for (const auto& e : fs::recursive_directory_iterator(out)) {
-          if (e.is_regular_file()) EXPECT_TRUE(clean(Slurp(e.path()))) << e.path();
+          if (e.is_regular_file()) {
+            EXPECT_TRUE(clean(Slurp(e.path()))) << e.path();
+          }
         }
       }
     }
@@ -246,7 +248,9 @@ class DamagedBlobs : public AttackBlobs {
         << part.dump();
     for (const char* range : {"", "bytes=0-0", "bytes=30-"}) {
       httplib::Headers h;
-      if (*range) h.emplace("Range", range);
+      if (*range) {
+        h.emplace("Range", range);
+      }
       auto r = c->Get("/v1/blobs/" + sha, h);
       ASSERT_TRUE(r);
       EXPECT_EQ(r->status, 500) << range;
