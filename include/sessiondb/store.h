@@ -310,13 +310,25 @@ class Store {
 
   // ---- Blobs ----------------------------------------------------------------
 
-  // The bytes named by `sha256`. kNotFound if absent; with verify, kCorruption
-  // if they no longer hash to the name.
+  // Damaged bytes never leave the store as sound: every read below re-hashes
+  // the bytes it gives out and answers kCorruption, naming the blob, when
+  // they no longer hash to its name (Verify lists every such blob).
+
+  // The bytes named by `sha256`. kNotFound if absent; kCorruption if damaged.
+  // `verify` is kept for callers written before every read was checked: the
+  // bytes are checked whatever it says.
   virtual Result<std::string> ReadBlob(std::string_view sha256, bool verify = false) = 0;
-  // A reader of the blob's bytes, for callers that stream them. kNotFound if
-  // absent. The bytes are not re-hashed: Verify checks them.
-  virtual Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256) = 0;
-  // The resource as a data URI ("data:image/png;base64,...").
+  // A reader of the blob's bytes from `offset` on, for callers that stream
+  // them in bounded pieces (memory: a piece, not the blob). The whole blob is
+  // hashed first, a piece at a time, so a damaged one is refused
+  // (kCorruption) before any byte is read; a reader from offset 0 hashes the
+  // bytes again as they come and its last Read answers kCorruption if they
+  // changed since. kNotFound if absent; kInvalidArgument for an offset past
+  // the end.
+  virtual Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256,
+                                                       int64_t offset = 0) = 0;
+  // The resource as a data URI ("data:image/png;base64,..."). kCorruption if
+  // its blob is damaged.
   virtual Result<std::string> ReadDataUri(const Resource& resource) = 0;
 
   // ---- Housekeeping -----------------------------------------------------------

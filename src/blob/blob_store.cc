@@ -438,6 +438,15 @@ class FileBlobReader final : public BlobReader {
     return out;
   }
 
+  Status Skip(int64_t n) override {
+    if (n < 0 || n > size_ - done_) {
+      return Status::InvalidArgument("cannot skip past the end of blob " + path_);
+    }
+    if (::lseek(fd_, n, SEEK_CUR) < 0) return IoError("cannot seek in blob", path_);
+    done_ += n;
+    return Status::Ok();
+  }
+
  private:
   const int fd_;
   const int64_t size_;

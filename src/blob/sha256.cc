@@ -38,6 +38,23 @@ std::string Sha256Hex(std::initializer_list<std::string_view> pieces) {
   return Hex(digest, length);
 }
 
+Sha256Stream::Sha256Stream() : ctx_(EVP_MD_CTX_new()) {
+  EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr);
+}
+
+Sha256Stream::~Sha256Stream() { EVP_MD_CTX_free(ctx_); }
+
+void Sha256Stream::Update(std::string_view bytes) {
+  EVP_DigestUpdate(ctx_, bytes.data(), bytes.size());
+}
+
+std::string Sha256Stream::FinishHex() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(ctx_, digest, &length);
+  return Hex(digest, length);
+}
+
 bool IsSha256Hex(std::string_view text) {
   if (text.size() != 64) return false;
   for (char c : text) {

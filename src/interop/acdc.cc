@@ -406,7 +406,10 @@ Result<std::optional<json>> ToRecord(Store& store, const Session& session, const
   for (const Part& p : m.parts) {
     if (p.type != PartType::kImage || !p.resource || p.resource->content_sha256.empty()) continue;
     auto bytes = store.ReadBlob(p.resource->content_sha256);
-    if (!bytes) continue;  // a lost blob: nothing to write, the text still goes
+    // A lost blob: nothing to write, the text still goes. A damaged one
+    // (kCorruption, naming it) ends the export: never written as sound.
+    if (!bytes && bytes.error().code() == StatusCode::kNotFound) continue;
+    if (!bytes) return Err(bytes.error());
     const std::string uri = "data:" + p.resource->mime + ";base64," + blob::Base64Encode(*bytes);
     const std::string name = blob::Sha256Hex(uri).substr(0, 12) + ExtensionFor(p.resource->mime);
     const fs::path file = images_dir / name;

@@ -573,8 +573,12 @@ int HttpDaemon::OnRequest(MHD_Connection* c, const char* url, const char* method
 }
 
 void ApplyRange(std::string_view range, HttpResponse& res) {
-  if (range.empty() || res.status != 200 || res.source || !res.ranges_allowed) return;
-  const uint64_t size = res.body.size();
+  if (range.empty() || res.status != 200 || !res.ranges_allowed) return;
+  if (res.source && (!res.ranged_source || res.content_length < 0)) return;
+  // A ranged source (a blob streamed in pieces) is cut by asking it for the
+  // part; a body in memory, by cutting the body.
+  const bool streamed = res.source != nullptr;
+  const uint64_t size = streamed ? static_cast<uint64_t>(res.content_length) : res.body.size();
   res.SetHeader("Accept-Ranges", "bytes");
   auto unsatisfiable = [&] {
     const std::string type = res.Header("Content-Type");
@@ -614,7 +618,13 @@ void ApplyRange(std::string_view range, HttpResponse& res) {
       last = std::min(end, size - 1);
     }
   }
-  res.body = res.body.substr(first, last - first + 1);
+  if (streamed) {
+    const auto length = static_cast<int64_t>(last - first + 1);
+    res.source = res.ranged_source(static_cast<int64_t>(first), length);
+    res.content_length = length;
+  } else {
+    res.body = res.body.substr(first, last - first + 1);
+  }
   res.status = 206;
   res.SetHeader("Content-Range", "bytes " + std::to_string(first) + "-" + std::to_string(last) +
                                      "/" + std::to_string(size));

@@ -7,7 +7,8 @@ namespace sessiondb::server {
 
 bool CaseInsensitiveLess::operator()(std::string_view a, std::string_view b) const {
   return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) < std::tolower(static_cast<unsigned char>(y));
+    return std::tolower(static_cast<unsigned char>(x)) <
+           std::tolower(static_cast<unsigned char>(y));
   });
 }
 
@@ -45,16 +46,23 @@ std::string HttpResponse::Header(std::string_view name) const {
 void HttpResponse::SetBody(std::string bytes, std::string_view content_type) {
   body = std::move(bytes);
   source = nullptr;
+  ranged_source = nullptr;
   content_length = -1;
   SetHeader("Content-Type", std::string(content_type));
 }
 
-void HttpResponse::SetSource(ContentSource content, std::string_view content_type,
-                             int64_t length) {
+void HttpResponse::SetSource(ContentSource content, std::string_view content_type, int64_t length) {
   body.clear();
   source = std::move(content);
   content_length = length;
   SetHeader("Content-Type", std::string(content_type));
+}
+
+void HttpResponse::SetRangedSource(RangedContent content, std::string_view content_type,
+                                   int64_t length) {
+  SetSource(content(0, length), content_type, length);
+  ranged_source = std::move(content);
+  ranges_allowed = true;
 }
 
 }  // namespace sessiondb::server

@@ -75,6 +75,11 @@ class ContentSink {
 // once, as an error). It should write something, or wait, on each call.
 using ContentSource = std::function<bool(ContentSink& sink)>;
 
+// Makes the streamed body of bytes [offset, offset + length) of an answer
+// whose whole is known (a blob read in pieces), so that a Range is answered
+// without the whole in memory.
+using RangedContent = std::function<ContentSource(int64_t offset, int64_t length)>;
+
 struct HttpResponse {
   int status = 200;
   std::multimap<std::string, std::string, CaseInsensitiveLess> headers;
@@ -85,6 +90,8 @@ struct HttpResponse {
   int64_t content_length = -1;
   // The body may be sent in part for a "Range: bytes=..." request (blobs).
   bool ranges_allowed = false;
+  // Set by SetRangedSource: what makes the part a Range asks for.
+  RangedContent ranged_source;
 
   // Replaces header `name`.
   void SetHeader(std::string_view name, std::string value);
@@ -92,6 +99,9 @@ struct HttpResponse {
   void SetBody(std::string bytes, std::string_view content_type);
   // A streamed body; `length` -1 when not known in advance (sent chunked).
   void SetSource(ContentSource content, std::string_view content_type, int64_t length = -1);
+  // A streamed body of `length` bytes that may be sent in part: `content`
+  // makes the whole now and the part a Range asks for later (ranges_allowed).
+  void SetRangedSource(RangedContent content, std::string_view content_type, int64_t length);
 };
 
 }  // namespace sessiondb::server

@@ -1,8 +1,12 @@
 // Sessions, the active session, messages and blobs (docs/http-api.md).
+#include <algorithm>
+#include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "blob/media_type.h"
+#include "blob/verified_blob.h"
 #include "core/json_parse.h"
 #include "server/api_state.h"
 #include "server/http_reply.h"
@@ -18,8 +22,8 @@ Result<ArchiveFilter> ParseArchiveFilter(const std::string& value) {
   if (value.empty() || value == "active") return ArchiveFilter::kActive;
   if (value == "archived") return ArchiveFilter::kArchived;
   if (value == "all") return ArchiveFilter::kAll;
-  return Err(Status::InvalidArgument("archived must be active, archived or all, got '" + value +
-                                     "'"));
+  return Err(
+      Status::InvalidArgument("archived must be active, archived or all, got '" + value + "'"));
 }
 
 void ListSessions(ApiState& api, const HttpRequest& req, HttpResponse& res) {
@@ -37,8 +41,7 @@ void ListSessions(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   ReplyJson(res, 200, ToJson(*page));
 }
 
-void PatchSession(ApiState& api, const std::string& id, const HttpRequest& req,
-                  HttpResponse& res) {
+void PatchSession(ApiState& api, const std::string& id, const HttpRequest& req, HttpResponse& res) {
   auto body = ParseJsonBody(req, res);
   if (!body) return;
   auto title = body->find("title");
@@ -72,8 +75,7 @@ void PatchSession(ApiState& api, const std::string& id, const HttpRequest& req,
 }
 
 // The messages asked for, each image with its bytes as "data_uri" when asked.
-void ReadMessages(ApiState& api, const std::string& id, const HttpRequest& req,
-                  HttpResponse& res) {
+void ReadMessages(ApiState& api, const std::string& id, const HttpRequest& req, HttpResponse& res) {
   auto from = IntParam(req, "from_seq", 1, 1, INT64_MAX);
   auto limit = IntParam(req, "limit", -1, -1, INT64_MAX);
   auto last = IntParam(req, "last", 0, 0, INT64_MAX);
@@ -82,8 +84,8 @@ void ReadMessages(ApiState& api, const std::string& id, const HttpRequest& req,
                           internal::ToStatus(last), internal::ToStatus(data_uris)}) {
     if (!s.ok()) return ReplyError(res, s);
   }
-  auto messages = *last > 0 ? api.store.ReadLastMessages(id, *last)
-                            : api.store.ReadMessages(id, *from, *limit);
+  auto messages =
+      *last > 0 ? api.store.ReadLastMessages(id, *last) : api.store.ReadMessages(id, *from, *limit);
   if (!messages) return ReplyError(res, messages.error());
   Json out = Json::array();
   for (const Message& m : *messages) {
@@ -93,6 +95,10 @@ void ReadMessages(ApiState& api, const std::string& id, const HttpRequest& req,
       if (!p.resource || p.resource->missing || p.resource->content_sha256.empty()) continue;
       auto uri = api.store.ReadDataUri(*p.resource);
       jm["parts"][i]["data_uri"] = uri ? Json(std::move(*uri)) : Json(nullptr);
+      // A damaged blob is named, never sent (invariant 5: the part says so).
+      if (!uri && uri.error().code() == StatusCode::kCorruption) {
+        jm["parts"][i]["data_uri_error"] = uri.error().message();
+      }
     }
     out.push_back(std::move(jm));
   }
@@ -151,6 +157,10 @@ void AppendMessages(ApiState& api, const std::string& id, const HttpRequest& req
 
 // A blob never changes (its name is its hash), so caches may keep it forever.
 // One "Range: bytes=..." is answered with 206; several with the whole blob.
+// The bytes are streamed a piece at a time (a Range of a large blob costs a
+// piece of memory, not the blob), after the whole blob was hashed, also a
+// piece at a time: bytes damaged on disk must never go out under the name
+// (and ETag, and "immutable") of what they were.
 void ServeBlob(ApiState& api, const std::string& sha256, const HttpRequest& req,
                HttpResponse& res) {
   const std::string etag = "\"" + sha256 + "\"";
@@ -159,11 +169,23 @@ void ServeBlob(ApiState& api, const std::string& sha256, const HttpRequest& req,
     res.SetHeader("ETag", etag);
     return;
   }
-  // Hashed before it is sent: bytes damaged on disk must never go out under
-  // the name (and ETag, and "immutable") of what they were.
-  auto bytes = api.store.ReadBlob(sha256, /*verify=*/true);
-  if (!bytes) return ReplyError(res, bytes.error());
-  auto media = blob::SniffMedia(*bytes);
+  auto opened = api.store.OpenBlob(sha256);
+  if (!opened) return ReplyError(res, opened.error());
+  // The reader stands at the start; what the type is sniffed from is kept
+  // and sent first, so the blob is read once more at most.
+  struct Stream {
+    std::unique_ptr<BlobReader> reader;
+    std::string head;
+    int64_t position = 0;  // of the reader
+  };
+  auto stream = std::make_shared<Stream>();
+  stream->reader = std::move(*opened);
+  const int64_t size = stream->reader->size();
+  auto head = stream->reader->Read(blob::kBlobPieceBytes);
+  if (!head) return ReplyError(res, head.error());
+  stream->head = std::move(*head);
+  stream->position = std::ssize(stream->head);
+  auto media = blob::SniffMedia(stream->head);
   const std::string type = media ? media->mime : "application/octet-stream";
   res.SetHeader("ETag", etag);
   res.SetHeader("Cache-Control", "public, max-age=31536000, immutable");
@@ -171,16 +193,50 @@ void ServeBlob(ApiState& api, const std::string& sha256, const HttpRequest& req,
   // Never rendered as a page of this origin, whatever the bytes hold.
   res.SetHeader("Content-Security-Policy", "sandbox; default-src 'none'");
   res.status = 200;
-  res.SetBody(std::move(*bytes), type);
-  res.ranges_allowed = true;
+  // Bytes [offset, offset + length), a piece per call; an error (the bytes
+  // changed since they were hashed) ends the answer short, never complete.
+  auto part = [stream, sha256](int64_t offset, int64_t length) -> ContentSource {
+    return [stream, sha256, next = offset, end = offset + length](ContentSink& sink) mutable {
+      if (next >= end) {
+        sink.Done();
+        return true;
+      }
+      const auto held = std::ssize(stream->head);
+      if (next < held) {
+        const int64_t n = std::min(end, held) - next;
+        sink.Write(std::string_view(stream->head)
+                       .substr(static_cast<size_t>(next), static_cast<size_t>(n)));
+        next += n;
+        return true;
+      }
+      if (stream->position != next) {
+        if (Status s = stream->reader->Skip(next - stream->position); !s.ok()) {
+          std::cerr << "sessiondb serve: blob " << sha256 << ": " << s.message() << "\n";
+          return false;
+        }
+        stream->position = next;
+      }
+      auto piece = stream->reader->Read(
+          static_cast<size_t>(std::min<int64_t>(end - next, blob::kBlobPieceBytes)));
+      if (!piece || piece->empty()) {
+        std::cerr << "sessiondb serve: blob " << sha256 << ": "
+                  << (piece ? std::string("ended early") : piece.error().message()) << "\n";
+        return false;
+      }
+      next += std::ssize(*piece);
+      stream->position = next;
+      sink.Write(*piece);
+      return true;
+    };
+  };
+  res.SetRangedSource(std::move(part), type, size);
 }
 
 }  // namespace
 
 void AddSessionRoutes(Router& router, ApiState& api) {
-  router.Add("GET", "/v1/sessions", [&api](auto& req, auto& res, auto&) {
-    ListSessions(api, req, res);
-  });
+  router.Add("GET", "/v1/sessions",
+             [&api](auto& req, auto& res, auto&) { ListSessions(api, req, res); });
   router.Add("POST", "/v1/sessions", [&api](auto& req, auto& res, auto&) {
     auto body = ParseJsonBody(req, res);
     if (!body) return;
@@ -196,9 +252,8 @@ void AddSessionRoutes(Router& router, ApiState& api) {
     if (!session) return ReplyError(res, session.error());
     ReplyJson(res, 200, ToJson(*session));
   });
-  router.Add("PATCH", kSession, [&api](auto& req, auto& res, auto& path) {
-    PatchSession(api, path[0], req, res);
-  });
+  router.Add("PATCH", kSession,
+             [&api](auto& req, auto& res, auto& path) { PatchSession(api, path[0], req, res); });
   router.Add("DELETE", kSession, [&api](auto&, auto& res, auto& path) {
     if (Status s = api.store.DeleteSession(path[0]); !s.ok()) return ReplyError(res, s);
     api.hub.NotifySessionChanged(path[0]);
@@ -224,15 +279,12 @@ void AddSessionRoutes(Router& router, ApiState& api) {
     ReplyJson(res, 200, {{"session_id", id->empty() ? Json(nullptr) : Json(*id)}});
   });
 
-  router.Add("GET", R"(/v1/sessions/([^/]+)/messages)", [&api](auto& req, auto& res, auto& path) {
-    ReadMessages(api, path[0], req, res);
-  });
-  router.Add("POST", R"(/v1/sessions/([^/]+)/messages)", [&api](auto& req, auto& res, auto& path) {
-    AppendMessages(api, path[0], req, res);
-  });
-  router.Add("GET", R"(/v1/blobs/([0-9a-f]{64}))", [&api](auto& req, auto& res, auto& path) {
-    ServeBlob(api, path[0], req, res);
-  });
+  router.Add("GET", R"(/v1/sessions/([^/]+)/messages)",
+             [&api](auto& req, auto& res, auto& path) { ReadMessages(api, path[0], req, res); });
+  router.Add("POST", R"(/v1/sessions/([^/]+)/messages)",
+             [&api](auto& req, auto& res, auto& path) { AppendMessages(api, path[0], req, res); });
+  router.Add("GET", R"(/v1/blobs/([0-9a-f]{64}))",
+             [&api](auto& req, auto& res, auto& path) { ServeBlob(api, path[0], req, res); });
 }
 
 }  // namespace sessiondb::server

@@ -5,6 +5,7 @@
 
 #include "blob/data_uri.h"
 #include "blob/sha256.h"
+#include "blob/verified_blob.h"
 #include "core/event_codec.h"
 #include "core/message_codec.h"
 #include "core/project_path.h"
@@ -465,17 +466,40 @@ Status StoreFront::DiscardDraft(std::string_view draft_id) {
 
 // ---- Blobs ------------------------------------------------------------------
 
+// Every read of blob bytes for a caller is checked against the name: damaged
+// bytes never leave the store as sound, whatever face asked (Verify reads the
+// backend itself, to report them).
 Result<std::string> StoreFront::ReadBlob(std::string_view sha256, bool verify) {
+  (void)verify;  // always: see store.h
   ASSIGN_OR_RETURN(std::string bytes, backend_->ReadBlob(sha256));
-  if (verify && blob::Sha256Hex(bytes) != sha256) {
-    return Err(Status::Corruption("blob " + std::string(sha256) +
-                                  " is corrupt: its bytes no longer hash to its name"));
+  if (blob::Sha256Hex(bytes) != sha256) {
+    // Warned as well as answered: a caller that degrades (a projection's
+    // MISSING descriptor, invariant 5) still gets the blob named.
+    Status damaged = blob::CorruptBlob(sha256);
+    options_.warn(damaged.message());
+    return Err(std::move(damaged));
   }
   return bytes;
 }
 
-Result<std::unique_ptr<BlobReader>> StoreFront::OpenBlob(std::string_view sha256) {
-  return backend_->OpenBlob(sha256);
+Result<std::unique_ptr<BlobReader>> StoreFront::OpenBlob(std::string_view sha256, int64_t offset) {
+  {
+    // The whole blob hashed first, a piece at a time, so a reader that
+    // starts past the beginning (a Range) never hands out damaged bytes.
+    ASSIGN_OR_RETURN(std::unique_ptr<BlobReader> check, backend_->OpenBlob(sha256));
+    RETURN_IF_ERROR(blob::CheckBlobBytes(*check, sha256));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<BlobReader> raw, backend_->OpenBlob(sha256));
+  if (offset < 0 || offset > raw->size()) {
+    return Err(Status::InvalidArgument("offset " + std::to_string(offset) + " is outside blob " +
+                                       std::string(sha256) + " of " + std::to_string(raw->size()) +
+                                       " bytes"));
+  }
+  // Hashed again as it is read: bytes that changed since the check are
+  // refused at the end rather than given out whole.
+  std::unique_ptr<BlobReader> reader = blob::VerifyingReader(std::move(raw), std::string(sha256));
+  if (offset > 0) RETURN_IF_ERROR(reader->Skip(offset));
+  return reader;
 }
 
 Result<std::string> StoreFront::ReadDataUri(const Resource& resource) {
@@ -483,7 +507,7 @@ Result<std::string> StoreFront::ReadDataUri(const Resource& resource) {
     return Err(Status::InvalidArgument("resource " + resource.resource_id +
                                        " is a remote link; the store holds no bytes for it"));
   }
-  ASSIGN_OR_RETURN(std::string bytes, backend_->ReadBlob(resource.content_sha256));
+  ASSIGN_OR_RETURN(std::string bytes, ReadBlob(resource.content_sha256, /*verify=*/true));
   return blob::MakeDataUri(resource.mime.empty() ? "application/octet-stream" : resource.mime,
                            bytes);
 }

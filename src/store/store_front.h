@@ -60,7 +60,7 @@ class StoreFront final : public Store {
   Status DiscardDraft(std::string_view draft_id) override;
 
   Result<std::string> ReadBlob(std::string_view sha256, bool verify) override;
-  Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256) override;
+  Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256, int64_t offset) override;
   Result<std::string> ReadDataUri(const Resource& resource) override;
 
   Result<GcReport> CollectGarbage(const GcOptions& options) override;

@@ -214,10 +214,15 @@ Status PgStore::ReadMessages(std::string_view session_id, const store::HistoryRe
 
 Result<std::set<std::string>> PgStore::PresentBlobs(const std::vector<std::string>& sha256s) {
   return Run([&](PgConnection& c) -> Result<std::set<std::string>> {
+    // Present for this namespace only: a digest another namespace holds
+    // reads as missing here, as one nobody holds does.
     PgParams p;
-    p.Add(PgArray(sha256s));
+    p.Add(PgArray(sha256s)).Add(ns_);
     ASSIGN_OR_RETURN(PgResult r,
-                     c.Exec("SELECT sha256 FROM blobs WHERE sha256 = ANY($1::text[])", p));
+                     c.Exec("SELECT b.sha256 FROM blobs b WHERE b.sha256 = ANY($1::text[]) AND "
+                            "EXISTS (SELECT 1 FROM blob_refs r WHERE r.namespace = $2 AND "
+                            "r.sha256 = b.sha256)",
+                            p));
     std::set<std::string> out;
     for (int i = 0; i < r.rows(); ++i) out.emplace(r.Text(i, 0));
     return out;

@@ -68,21 +68,62 @@ Result<PgStore::RestoreBatch> PgStore::EncodeRestore(std::string_view session_id
 
 Status PgStore::InsertRestored(PgConnection& c, std::string_view session_id,
                                const RestoreBatch& batch, const BlobSourceFn& blob_source) {
-  auto bytes_of = [&](const std::string& sha) -> Result<std::string> {
-    if (!blob_source) return Err(Status::NotFound(sha));
-    ASSIGN_OR_RETURN(std::string bytes, blob_source(sha));
-    if (blob::Sha256Hex(bytes) != sha) {
-      return Err(Status::Corruption("the source's blob " + sha +
-                                    " does not hash to its name; run `sessiondb verify` there"));
+  // A restored message may name by digest alone only a blob this namespace
+  // already refers to. Any other needs its bytes from the source, even when
+  // another namespace stored them: knowing a digest is not having the bytes,
+  // and a digest held elsewhere takes the very path of one nobody holds
+  // (invariant 11: no answer says whether anyone holds them).
+  std::set<std::string> own;
+  if (!batch.needed.empty()) {
+    PgParams p;
+    p.Add(PgArray(batch.needed)).Add(ns_);
+    // Share-locked so gc cannot delete them before these references commit.
+    ASSIGN_OR_RETURN(PgResult owned,
+                     c.Exec("SELECT b.sha256 FROM blobs b WHERE b.sha256 = ANY($1::text[]) AND "
+                            "EXISTS (SELECT 1 FROM blob_refs r WHERE r.namespace = $2 AND "
+                            "r.sha256 = b.sha256) FOR SHARE OF b",
+                            p));
+    for (int i = 0; i < owned.rows(); ++i) own.emplace(owned.Text(i, 0));
+  }
+  std::set<std::string> lost;
+  for (const std::string& sha : batch.needed) {
+    if (own.contains(sha)) continue;
+    Result<std::string> bytes =
+        blob_source ? blob_source(sha) : Result<std::string>(Err(Status::NotFound(sha)));
+    if (!bytes && bytes.error().code() == StatusCode::kNotFound) {
+      options_.warn("session " + std::string(session_id) + ": blob " + sha +
+                    " is missing in the source; its descriptor is kept and reads as missing");
+      lost.insert(sha);
+      continue;
     }
-    return bytes;
-  };
-  auto on_lost = [&](const std::string& sha) {
-    options_.warn("session " + std::string(session_id) + ": blob " + sha +
-                  " is missing in the source; its descriptor is kept and reads as missing");
-  };
-  RETURN_IF_ERROR(EnsureBlobs(c, batch.needed, Now(), bytes_of, on_lost));
-  if (!batch.rows.seqs.empty()) RETURN_IF_ERROR(InsertEvents(c, ns_, session_id, batch.rows));
+    if (!bytes) return bytes.error();
+    if (blob::Sha256Hex(*bytes) != sha) {
+      return Status::Corruption("the source's blob " + sha +
+                                " does not hash to its name; run `sessiondb verify` there");
+    }
+    // Stored unless some namespace stored these very bytes already; one at a
+    // time, so a restore of many large blobs holds one at once.
+    RETURN_IF_ERROR(EnsureBlobs(c, {sha}, Now(), [&](const std::string&) {
+      return Result<std::string>(std::move(*bytes));
+    }));
+  }
+  if (!batch.rows.seqs.empty()) {
+    if (lost.empty()) {
+      RETURN_IF_ERROR(InsertEvents(c, ns_, session_id, batch.rows));
+    } else {
+      // No reference to a lost blob: one would let this namespace read the
+      // bytes the day another namespace stores them.
+      EventRows rows = batch.rows;
+      rows.ref_shas.clear();
+      rows.ref_seqs.clear();
+      for (size_t i = 0; i < batch.rows.ref_shas.size(); ++i) {
+        if (lost.contains(batch.rows.ref_shas[i])) continue;
+        rows.ref_shas.push_back(batch.rows.ref_shas[i]);
+        rows.ref_seqs.push_back(batch.rows.ref_seqs[i]);
+      }
+      RETURN_IF_ERROR(InsertEvents(c, ns_, session_id, rows));
+    }
+  }
   return AddUsage(c, ns_, session_id, batch.usage);
 }
 

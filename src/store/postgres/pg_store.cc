@@ -330,8 +330,7 @@ bool PgStore::HoldsBlob(std::string_view sha256) {
 // cannot delete them before the caller's references commit. `bytes_of`
 // gives the bytes of a missing blob, or kNotFound.
 Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int64_t now,
-                   const std::function<Result<std::string>(const std::string&)>& bytes_of,
-                   const std::function<void(const std::string&)>& on_lost) {
+                   const std::function<Result<std::string>(const std::string&)>& bytes_of) {
   if (needed.empty()) return Status::Ok();
   PgParams p;
   p.Add(PgArray(needed));
@@ -342,16 +341,9 @@ Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int6
   for (int i = 0; i < present.rows(); ++i) have.emplace(present.Text(i, 0));
   for (const std::string& sha : needed) {
     if (have.contains(sha)) continue;
-    Result<std::string> bytes = bytes_of(sha);
-    if (!bytes) {
-      if (bytes.error().code() == StatusCode::kNotFound && on_lost) {
-        on_lost(sha);
-        continue;
-      }
-      return bytes.error();
-    }
+    ASSIGN_OR_RETURN(std::string bytes, bytes_of(sha));
     PgParams insert;
-    insert.Add(sha).Add(static_cast<int64_t>(bytes->size())).Add(now).AddBytes(*bytes);
+    insert.Add(sha).Add(static_cast<int64_t>(bytes.size())).Add(now).AddBytes(bytes);
     RETURN_IF_ERROR(
         c.Run("INSERT INTO blobs (sha256, size, created_ms, bytes) VALUES "
               "($1, $2, $3, $4) ON CONFLICT (sha256) DO NOTHING",
@@ -493,7 +485,7 @@ Result<int64_t> AppendInTransaction(PgConnection& c, const std::string& ns,
                                 " was removed from the store while the message "
                                 "referring to it was being appended; append it with its bytes"));
   };
-  RETURN_IF_ERROR(EnsureBlobs(c, batch->needed, now, bytes_of, nullptr));
+  RETURN_IF_ERROR(EnsureBlobs(c, batch->needed, now, bytes_of));
 
   EventRows& rows = batch->rows;
   rows.seqs.clear();
@@ -618,6 +610,13 @@ class PgBlobReader final : public BlobReader {
     }
     done_ += want;
     return piece;
+  }
+  Status Skip(int64_t n) override {
+    if (n < 0 || n > size_ - done_) {
+      return Status::InvalidArgument("cannot skip past the end of a blob");
+    }
+    done_ += n;  // each piece is read by its offset
+    return Status::Ok();
   }
 
  private:

@@ -98,11 +98,10 @@ struct EventRows {
 };
 
 // Inserts, inside the caller's transaction, each blob of `needed` that the
-// store lacks (bytes from `bytes_of`, or kNotFound: then `on_lost` is told
-// and the descriptor stays), share-locking those it has against gc.
+// store lacks (bytes from `bytes_of`; its error is returned),
+// share-locking those it has against gc.
 Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int64_t now,
-                   const std::function<Result<std::string>(const std::string&)>& bytes_of,
-                   const std::function<void(const std::string&)>& on_lost);
+                   const std::function<Result<std::string>(const std::string&)>& bytes_of);
 
 // Inserts `rows` (events, their blob references and their documents of the
 // full-text index) into session_id.
