@@ -173,7 +173,8 @@ std::string BlobFilePath(std::string_view root, std::string_view sha256) {
 
 bool FileBlobStore::ShardEntriesSynced(std::span<const std::string_view> shards) {
   for (std::string_view shard : shards) {
-    const size_t i = static_cast<size_t>(HexDigit(shard[0]) * 16 + HexDigit(shard[1]));
+    const size_t i =
+        static_cast<size_t>(HexDigit(shard[0])) * 16 + static_cast<size_t>(HexDigit(shard[1]));
     if (!shard_entry_synced_[i].load(std::memory_order_acquire)) return false;
   }
   return true;
@@ -181,7 +182,8 @@ bool FileBlobStore::ShardEntriesSynced(std::span<const std::string_view> shards)
 
 void FileBlobStore::MarkShardEntriesSynced(std::span<const std::string_view> shards) {
   for (std::string_view shard : shards) {
-    const size_t i = static_cast<size_t>(HexDigit(shard[0]) * 16 + HexDigit(shard[1]));
+    const size_t i =
+        static_cast<size_t>(HexDigit(shard[0])) * 16 + static_cast<size_t>(HexDigit(shard[1]));
     shard_entry_synced_[i].store(true, std::memory_order_release);
   }
 }

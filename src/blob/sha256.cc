@@ -8,10 +8,10 @@ namespace {
 
 std::string Hex(const unsigned char* digest, unsigned int length) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(2 * length, '\0');
+  std::string out(size_t{2} * length, '\0');
   for (unsigned int i = 0; i < length; ++i) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 0x0F];
+    out[size_t{2} * i] = kHex[digest[i] >> 4];
+    out[size_t{2} * i + 1] = kHex[digest[i] & 0x0F];
   }
   return out;
 }

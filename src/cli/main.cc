@@ -158,7 +158,8 @@ void AddGlobalOptionsToHelp(CLI::App& cmd, const std::string& footer) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program; main() below only catches what escapes it.
+static int RunProgram(int argc, char** argv) {
   // Claude Code waits for the hook on every file write: answer it before the
   // other verbs' options are built.
   // Its output is flushed; the exit handlers (static destructors, OpenSSL's
@@ -218,4 +219,17 @@ int main(int argc, char** argv) {
     return kExitStorageError;
   }
   return ctx.exit_code();
+}
+
+int main(int argc, char** argv) {
+  try {
+    return RunProgram(argc, argv);
+  } catch (const std::exception& e) {
+    // Building the verbs or writing their output failed (an allocation, a
+    // stream): the verbs answer the user's input with values, never by throwing.
+    std::cerr << "sessiondb: internal error: " << EscapeForTerminal(e.what()) << "\n";
+  } catch (...) {
+    std::cerr << "sessiondb: internal error\n";
+  }
+  return kExitStorageError;
 }

@@ -42,7 +42,7 @@ std::string PagerCommand() {
   const char* chosen = NonEmptyEnv("SESSIONDB_PAGER");
   if (!chosen) chosen = NonEmptyEnv("PAGER");
   if (!chosen) return OnPath("less") ? kDefaultPager : "";
-  const std::string command = chosen;
+  std::string command = chosen;
   if (command == "cat") return "";
   return command;
 }
