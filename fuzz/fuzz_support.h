@@ -23,9 +23,9 @@
 
 // A property every input must keep. Not assert(): it stays on in release
 // builds, and the message says which property broke.
-#define FUZZ_CHECK(cond)                                                        \
-  do {                                                                          \
-    if (!(cond)) ::sessiondb::fuzz::CheckFailed(#cond, __FILE__, __LINE__);     \
+#define FUZZ_CHECK(cond)                                                    \
+  do {                                                                      \
+    if (!(cond)) ::sessiondb::fuzz::CheckFailed(#cond, __FILE__, __LINE__); \
   } while (0)
 
 namespace sessiondb::fuzz {

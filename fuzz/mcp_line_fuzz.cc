@@ -19,18 +19,17 @@ sessiondb::server::McpServer& Server() {
     Store& store = fuzz::RecycledStore(/*runs_per_store=*/1 << 30);
     Result<Session> s = store.CreateSession({.id = "fuzz-session", .title = "Fuzzing seed"});
     FUZZ_CHECK(s.has_value());
-    Message user{.role = Role::kUser,
-                 .parts = {Part::Text("How do I read a PNG header in C++?")}};
-    Message assistant{.role = Role::kAssistant,
-                      .parts = {Part::Text("Read the IHDR chunk: width and height are big-endian."),
-                                Part::ToolCall("call_1", "Write",
-                                               R"({"file_path":"/src/png.cc","content":"int w;"})")}};
+    Message user{.role = Role::kUser, .parts = {Part::Text("How do I read a PNG header in C++?")}};
+    Message assistant{
+        .role = Role::kAssistant,
+        .parts = {Part::Text("Read the IHDR chunk: width and height are big-endian."),
+                  Part::ToolCall("call_1", "Write",
+                                 R"({"file_path":"/src/png.cc","content":"int w;"})")}};
     FUZZ_CHECK(store.Append(s->id, user).has_value());
     FUZZ_CHECK(store.Append(s->id, assistant).has_value());
     // No background thread: each input must be judged alone.
-    return new server::McpServer(store, {.background_embedding = false,
-                                         .embed_limit = 0,
-                                         .log = [](std::string_view) {}});
+    return new server::McpServer(
+        store, {.background_embedding = false, .embed_limit = 0, .log = [](std::string_view) {}});
   }();
   return *mcp;
 }

@@ -85,7 +85,8 @@ AppendFigures RunAppends(int port, int clients, double seconds, const std::strin
           if (failures++ == 0) {
             std::lock_guard lock(print_mu);
             std::cerr << "append failed: "
-                      << (r ? std::to_string(r->status) + " " + r->body : httplib::to_string(r.error()))
+                      << (r ? std::to_string(r->status) + " " + r->body
+                            : httplib::to_string(r.error()))
 
                       << "\n";
           }
@@ -115,8 +116,8 @@ AppendFigures RunAppends(int port, int clients, double seconds, const std::strin
 // Seeds the history through the library (faster than HTTP; what is measured
 // is reading it back over HTTP).
 void SeedHistory(Store& store, const Args& args) {
-  static const char* kWords[] = {"retry", "budget", "parser", "token", "limit", "upload",
-                                 "schema", "cache", "thread", "socket", "index", "render",
+  static const char* kWords[] = {"retry",  "budget", "parser", "token",  "limit",  "upload",
+                                 "schema", "cache",  "thread", "socket", "index",  "render",
                                  "deploy", "config", "branch", "commit", "review", "vector"};
   std::mt19937 rng(7);
   const int per_session = std::max(1, args.history / args.sessions);
@@ -179,11 +180,16 @@ Args ParseArgs(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (flag == "--dir") a.dir = next();
-    else if (flag == "--clients") a.clients = std::stoi(next());
-    else if (flag == "--seconds") a.seconds = std::stod(next());
-    else if (flag == "--history") a.history = std::stoi(next());
-    else if (flag == "--sessions") a.sessions = std::stoi(next());
+    if (flag == "--dir")
+      a.dir = next();
+    else if (flag == "--clients")
+      a.clients = std::stoi(next());
+    else if (flag == "--seconds")
+      a.seconds = std::stod(next());
+    else if (flag == "--history")
+      a.history = std::stoi(next());
+    else if (flag == "--sessions")
+      a.sessions = std::stoi(next());
     else {
       std::cerr << "usage: sessiondb_server_bench [--dir DIR] [--clients N] [--seconds S] "
                    "[--history MESSAGES] [--sessions N]\n";

@@ -6,16 +6,16 @@
 // docs/memory.md.
 //
 // Lives in the store's database (either backend, in the Store's namespace),
-// next to the search index (code writes are searchable like messages). Thread-safety: none; one CodeMemory
-// per thread. Many processes may use one store at once (hooks run in
-// parallel): each call is its own transaction.
+// next to the search index (code writes are searchable like messages). Thread-safety: none; one
+// CodeMemory per thread. Many processes may use one store at once (hooks run in parallel): each
+// call is its own transaction.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <istream>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,8 +36,8 @@ struct CodeWrite {
   std::string language;  // empty: from the file's extension
   std::string session_id;
   std::string project;
-  std::string tool;      // "Write", "Edit", "apply_patch"...
-  int64_t time_ms = 0;   // 0: now
+  std::string tool;     // "Write", "Edit", "apply_patch"...
+  int64_t time_ms = 0;  // 0: now
 };
 
 struct RecordedWrite {
@@ -173,8 +173,7 @@ std::optional<std::string> ReadHookEvent(std::istream& in, std::string* why);
 // Handles one event. Never fails: errors are described in `log` and the
 // answer lets the tool call go on. `memory` may be null (the store could not
 // be opened): then the answer is silent too.
-HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
-                                SeenKeyMode mode);
+HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory, SeenKeyMode mode);
 
 // The settings.json fragment that installs the hook, for `command` (the
 // sessiondb binary, with any --store flag).

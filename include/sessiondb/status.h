@@ -27,10 +27,9 @@
 
 #include <string>
 #include <string_view>
+#include <tl/expected.hpp>
 #include <type_traits>
 #include <utility>
-
-#include <tl/expected.hpp>
 
 namespace sessiondb {
 
@@ -102,8 +101,7 @@ class [[nodiscard]] Result : public tl::expected<T, Status> {
   // `r = 5` picks tl::expected's assignment instead of being ambiguous
   // between it and a conversion to Result.
   template <typename U>
-    requires std::is_assignable_v<Base&, U&&>
-  Result& operator=(U&& value) {
+  requires std::is_assignable_v<Base&, U&&> Result& operator=(U&& value) {
     Base::operator=(std::forward<U>(value));
     return *this;
   }

@@ -43,7 +43,7 @@ std::vector<Part> PartsOf(py::handle content) {
       parts.push_back(item.cast<Part>());
     } else {
       ThrowInvalid("a message's content holds str and sessiondb.Part values, not " +
-                           TypeName(item));
+                   TypeName(item));
     }
   };
   if (py::isinstance<py::list>(content) || py::isinstance<py::tuple>(content)) {

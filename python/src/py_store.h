@@ -31,7 +31,8 @@ class PyStore {
   auto Run(F&& f) {
     py::gil_scoped_release release;
     std::shared_lock lock(mu_);
-    if (!store_) throw StatusError{Status::FailedPrecondition("the store at " + location_ + " is closed")};
+    if (!store_)
+      throw StatusError{Status::FailedPrecondition("the store at " + location_ + " is closed")};
     return f(*store_);
   }
 

@@ -51,13 +51,27 @@ JsonWriter& JsonWriter::String(std::string_view value) {
     out_->append(value.data() + run, i - run);
     run = i + 1;
     switch (c) {
-      case '"': out_->append("\\\""); break;
-      case '\\': out_->append("\\\\"); break;
-      case '\b': out_->append("\\b"); break;
-      case '\f': out_->append("\\f"); break;
-      case '\n': out_->append("\\n"); break;
-      case '\r': out_->append("\\r"); break;
-      case '\t': out_->append("\\t"); break;
+      case '"':
+        out_->append("\\\"");
+        break;
+      case '\\':
+        out_->append("\\\\");
+        break;
+      case '\b':
+        out_->append("\\b");
+        break;
+      case '\f':
+        out_->append("\\f");
+        break;
+      case '\n':
+        out_->append("\\n");
+        break;
+      case '\r':
+        out_->append("\\r");
+        break;
+      case '\t':
+        out_->append("\\t");
+        break;
       default:
         out_->append("\\u00");
         out_->push_back(kHex[c >> 4]);

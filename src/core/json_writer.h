@@ -40,7 +40,7 @@ class JsonWriter {
   JsonWriter& Close(char bracket);
 
   std::string* out_;
-  bool first_ = true;   // nothing written yet in the open container
+  bool first_ = true;  // nothing written yet in the open container
   bool after_key_ = false;
   bool ok_ = true;
 };

@@ -9,11 +9,10 @@
 // name). In each group the main line is the parentUuid chain ending at the
 // group's last conversation record off side chains (isSidechain), and every
 // other leaf's chain (up to where it joins a line already taken) is a side
-// branch, imported as a session of its own. A record whose parent is missing (null, or not in the file)
-// continues the record before it in file order, unless it starts a side
-// chain; a conversation record without a uuid is kept the same way.
-// A second pass parses just the records of each line, in chain order, and
-// hands them to the sink.
+// branch, imported as a session of its own. A record whose parent is missing (null, or not in the
+// file) continues the record before it in file order, unless it starts a side chain; a conversation
+// record without a uuid is kept the same way. A second pass parses just the records of each line,
+// in chain order, and hands them to the sink.
 //
 // Claude Code writes one assistant response as several records (one per
 // content block, all under the response's message.id); they are one message.

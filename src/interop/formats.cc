@@ -4,7 +4,7 @@ namespace sessiondb::interop {
 
 const std::vector<ImportFormatSpec>& ImportRegistry() {
   static const std::vector<ImportFormatSpec> kFormats = {
-      SnapshotImport(), AcdcImport(),       ExtremisImport(), AgentsKtImport(), PixirImport(),
+      SnapshotImport(),   AcdcImport(),  ExtremisImport(), AgentsKtImport(), PixirImport(),
       ClaudeCodeImport(), CodexImport(), ChatGptImport(),  ClaudeAiImport(),
   };
   return kFormats;

@@ -212,7 +212,7 @@ Status Outliner::End(int64_t size) {
 Result<JsonOutline> OutlineJsonFile(const std::filesystem::path& path, std::string_view array_key,
                                     const OutlineElementFn& on_element) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                        &std::fclose);
+                                                       &std::fclose);
   if (!file) return Err(Status::Io("cannot read " + path.string() + ": " + std::strerror(errno)));
   Outliner outliner(array_key, on_element);
   std::string block(kBlock, '\0');

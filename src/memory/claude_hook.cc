@@ -1,6 +1,4 @@
 // The Claude Code hook (declared in include/sessiondb/memory.h).
-#include "sessiondb/memory.h"
-
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -11,6 +9,7 @@
 #include "core/json_access.h"
 #include "core/json_parse.h"
 #include "memory/hook_file.h"
+#include "sessiondb/memory.h"
 
 namespace sessiondb::memory {
 namespace {

@@ -182,11 +182,10 @@ class BackendCodeMemory final : public CodeMemory {
     const std::string language =
         upcoming.language.empty() ? LanguageForPath(file_path) : upcoming.language;
     const std::vector<std::string> functions =
-        upcoming.whole_file
-            ? ChangedFunctions(upcoming.old_code, upcoming.new_code, language,
-                               WriteKind::kWholeFile)
-            : ChangedFunctions(upcoming.old_code, upcoming.new_code, language,
-                               WriteKind::kSnippet, upcoming.file_context);
+        upcoming.whole_file ? ChangedFunctions(upcoming.old_code, upcoming.new_code, language,
+                                               WriteKind::kWholeFile)
+                            : ChangedFunctions(upcoming.old_code, upcoming.new_code, language,
+                                               WriteKind::kSnippet, upcoming.file_context);
     for (const std::string& function : functions) {
       ASSIGN_OR_RETURN(ChurnEntry e, CountEdits(file_path, function));
       if (e.edits_24h + 1 >= kFunctionWarnEdits24h) {

@@ -4,10 +4,10 @@
 // "hash-384-v1": changing either (the tokeniser, the prefixes, the weights,
 // the hash) changes every stored vector and needs a new model name.
 
-#include <cmath>
-#include <cstdint>
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -18,7 +18,6 @@
 
 namespace sessiondb::search {
 namespace {
-
 
 // Weights per feature kind: whole words say most; bigrams add word order;
 // trigrams match inflections ("parse"/"parsing") at a lower weight, since
@@ -32,14 +31,13 @@ constexpr float kStopWordFactor = 0.1f;
 
 // Sorted for binary search.
 constexpr std::array<std::string_view, 32> kStopWords = {
-    "a",    "an",  "and",  "are",  "as",   "at",  "be",   "but", "by",   "for", "from",
-    "has",  "have", "i",   "in",   "is",   "it",  "its",  "of",  "on",   "or",  "so",
-    "that", "the", "this", "to",   "was",  "we",  "were", "will", "with", "you"};
+    "a",    "an",   "and",  "are", "as",  "at", "be",   "but",  "by",   "for", "from",
+    "has",  "have", "i",    "in",  "is",  "it", "its",  "of",   "on",   "or",  "so",
+    "that", "the",  "this", "to",  "was", "we", "were", "will", "with", "you"};
 
 bool IsStopWord(std::string_view word) {
   return std::binary_search(kStopWords.begin(), kStopWords.end(), word);
 }
-
 
 // FNV-1a's low bits mix poorly for short keys; a splitmix64 finaliser spreads
 // every input bit over the bucket and sign bits.

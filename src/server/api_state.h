@@ -31,10 +31,11 @@ struct ApiState {
 };
 
 // Route groups, one file each.
-void AddSessionRoutes(Router& router, ApiState& api);   // sessions, active, messages, blobs
-void AddHarnessRoutes(Router& router, ApiState& api);   // fork, compactions, views, projection, usage, drafts
-void AddEventRoutes(Router& router, ApiState& api);     // the live event stream
-void AddSearchRoutes(Router& router, ApiState& api);    // search, code memory
-void AddInteropRoutes(Router& router, ApiState& api);   // import, export, health, stats
+void AddSessionRoutes(Router& router, ApiState& api);  // sessions, active, messages, blobs
+void AddHarnessRoutes(Router& router,
+                      ApiState& api);  // fork, compactions, views, projection, usage, drafts
+void AddEventRoutes(Router& router, ApiState& api);    // the live event stream
+void AddSearchRoutes(Router& router, ApiState& api);   // search, code memory
+void AddInteropRoutes(Router& router, ApiState& api);  // import, export, health, stats
 
 }  // namespace sessiondb::server

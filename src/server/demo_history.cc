@@ -11,7 +11,11 @@ namespace {
 
 // A 64x48 PNG: sky, sun and a green hill.
 constexpr const char* kDemoPicture =
-    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAEAAAAAwCAIAAAAuKetIAAAAtklEQVR42u3Vuw2AMAyEYc/EEAzBENRMwhBMwhDU1GwAAwQROw/nUE662vq/yjJv568nBBBAAAHdAu5jCvcPwGt6GkMA600GAurU6w0EEEAAAX0B+MgCwLpf/ovW60+1AXwwrEdaAoqMAAIIIIAAAqIbltE6CEBCt79EKnW7ScQhvSpD3NIrMcS/vqxBmtQXZDQG5DMgADkGFECyAQiQxoADWA2IAJMBFKA34AKUBmiAxoAOiBoez4ZvsmUEy0sAAAAASUVORK5CYII=";
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAEAAAAAwCAIAAAAuKetIAAAAtklEQVR42u3Vuw2AMAyEYc/"
+    "EEAzBENRMwhBMwhDU1GwAAwQROw/nUE662vq/"
+    "yjJv568nBBBAAAHdAu5jCvcPwGt6GkMA600GAurU6w0EEEAAAX0B+MgCwLpf/"
+    "ovW60+1AXwwrEdaAoqMAAIIIIAAAqIbltE6CEBCt79EKnW7ScQhvSpD3NIrMcS/"
+    "vqxBmtQXZDQG5DMgADkGFECyAQiQxoADWA2IAJMBFKA34AKUBmiAxoAOiBoez4ZvsmUEy0sAAAAASUVORK5CYII=";
 
 Message Say(Role role, std::string text) {
   Message m;
@@ -23,13 +27,15 @@ Message Say(Role role, std::string text) {
 }  // namespace
 
 Result<int> SeedDemoHistory(Store& store) {
-  ASSIGN_OR_RETURN(SessionPage existing, store.ListSessions({.limit = 1, .archived = ArchiveFilter::kAll}));
+  ASSIGN_OR_RETURN(SessionPage existing,
+                   store.ListSessions({.limit = 1, .archived = ArchiveFilter::kAll}));
   if (!existing.sessions.empty()) return 0;
 
   ASSIGN_OR_RETURN(Session archived, store.CreateSession({.title = "Old experiment: tabs or spaces",
                                                           .metadata_json = R"({"demo":true})"}));
   RETURN_IF_ERROR(store.Append(archived.id, Say(Role::kUser, "Tabs or spaces?")));
-  RETURN_IF_ERROR(store.Append(archived.id, Say(Role::kAssistant, "Whatever your formatter says.")));
+  RETURN_IF_ERROR(
+      store.Append(archived.id, Say(Role::kAssistant, "Whatever your formatter says.")));
   RETURN_IF_ERROR(store.SetArchived(archived.id, true));
 
   ASSIGN_OR_RETURN(
@@ -48,9 +54,11 @@ Result<int> SeedDemoHistory(Store& store) {
       Session build,
       store.CreateSession({.title = "Why does the build fail?",
                            .metadata_json = R"({"demo":true,"project":"/home/demo/app"})"}));
-  RETURN_IF_ERROR(store.Append(build.id, Say(Role::kSystem, "You are a careful coding assistant.")));
+  RETURN_IF_ERROR(
+      store.Append(build.id, Say(Role::kSystem, "You are a careful coding assistant.")));
   RETURN_IF_ERROR(store.Append(
-      build.id, Say(Role::kUser, "The build fails with `undefined reference to parse_config`. Why?")));
+      build.id,
+      Say(Role::kUser, "The build fails with `undefined reference to parse_config`. Why?")));
   Message look = Say(Role::kAssistant, "Let me look at the build file first.");
   look.parts.push_back(Part::ToolCall("call_1", "read_file", R"({"path":"CMakeLists.txt"})"));
   look.model = "demo-model";

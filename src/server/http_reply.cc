@@ -94,8 +94,8 @@ std::string Param(const HttpRequest& req, const char* name) {
   return req.HasParam(name) ? req.ParamValue(name) : std::string();
 }
 
-Result<int64_t> IntParam(const HttpRequest& req, const char* name, int64_t fallback,
-                         int64_t min, int64_t max) {
+Result<int64_t> IntParam(const HttpRequest& req, const char* name, int64_t fallback, int64_t min,
+                         int64_t max) {
   if (!req.HasParam(name)) return fallback;
   const std::string text = req.ParamValue(name);
   int64_t value = 0;

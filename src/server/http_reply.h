@@ -12,14 +12,13 @@
 // Thread-safety: pure functions of their arguments.
 #pragma once
 
-#include "server/http_message.h"
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "api/json_forms.h"
+#include "server/http_message.h"
 #include "sessiondb/status.h"
 
 namespace sessiondb::server {
@@ -48,8 +47,8 @@ std::optional<Json> ParseJsonBody(const HttpRequest& req, HttpResponse& res);
 std::string Param(const HttpRequest& req, const char* name);
 // An integer parameter within [min, max]; `fallback` when absent;
 // kInvalidArgument naming the parameter and the range otherwise.
-Result<int64_t> IntParam(const HttpRequest& req, const char* name, int64_t fallback,
-                         int64_t min, int64_t max);
+Result<int64_t> IntParam(const HttpRequest& req, const char* name, int64_t fallback, int64_t min,
+                         int64_t max);
 // "1", "true", "yes" are true; absent or "0", "false", "no" false; else an error.
 Result<bool> BoolParam(const HttpRequest& req, const char* name);
 

@@ -36,8 +36,8 @@ void Router::Dispatch(const HttpRequest& req, HttpResponse& res) const {
     return ReplyError(res, 405, "method_not_allowed",
                       req.method + " is not supported on " + req.path + "; use " + allowed);
   }
-  ReplyError(res, 404, "not_found", "no route " + req.method + " " + req.path +
-                                        "; docs/http-api.md lists the routes");
+  ReplyError(res, 404, "not_found",
+             "no route " + req.method + " " + req.path + "; docs/http-api.md lists the routes");
 }
 
 }  // namespace sessiondb::server

@@ -11,18 +11,17 @@
 // Thread-safety: Add before serving; Dispatch from any number of threads.
 #pragma once
 
-#include "server/http_message.h"
-
 #include <functional>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "server/http_message.h"
+
 namespace sessiondb::server {
 
 using PathCaptures = std::vector<std::string>;
-using RouteHandler =
-    std::function<void(const HttpRequest&, HttpResponse&, const PathCaptures&)>;
+using RouteHandler = std::function<void(const HttpRequest&, HttpResponse&, const PathCaptures&)>;
 
 class Router {
  public:

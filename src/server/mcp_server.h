@@ -32,7 +32,6 @@
 #include <ostream>
 #include <string>
 #include <string_view>
-
 #include <tl/expected.hpp>
 
 #include "api/json_forms.h"

@@ -191,14 +191,15 @@ std::vector<ToolSpec> MakeSpecs() {
            "longer see them) and messages appended later follow it. The log keeps everything, "
            "the rewind included, for audit. to_seq is a seq read_session showed (0 empties the "
            "view). Offered only when the server runs with --allow-rewind.",
-       .params = {
-           SessionIdParam("The session to rewind (from list_sessions or search_history)."),
-           {.name = "to_seq",
-            .type = Type::kInteger,
-            .description = "The last seq the view keeps (0 .. the session's last seq).",
-            .required = true,
-            .minimum = 0},
-       },
+       .params =
+           {
+               SessionIdParam("The session to rewind (from list_sessions or search_history)."),
+               {.name = "to_seq",
+                .type = Type::kInteger,
+                .description = "The last seq the view keeps (0 .. the session's last seq).",
+                .required = true,
+                .minimum = 0},
+           },
        .writes = true});
   return specs;
 }

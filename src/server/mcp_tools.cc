@@ -168,7 +168,8 @@ McpTools::McpTools(Store& store, const McpOptions& options) : store_(store), opt
   Result<std::unique_ptr<EmbeddingWorker>> worker = EmbeddingWorker::Start(store_);
   if (!worker) {
     Log("new documents will not be embedded (vector search sees only what `sessiondb reindex` "
-        "embedded): " + worker.error().message());
+        "embedded): " +
+        worker.error().message());
     return;
   }
   worker_ = std::move(*worker);

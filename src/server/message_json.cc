@@ -28,12 +28,13 @@ Result<Part> AttachmentPart(const Json& p, size_t index, PartType type,
     return part;
   }
   if (upload.empty()) {
-    return Err(PartError(index, "an image or file part needs \"data_uri\" (data:<mime>;base64,...) "
-                                "or, in a multipart request, \"upload\" naming a form field"));
+    return Err(PartError(index,
+                         "an image or file part needs \"data_uri\" (data:<mime>;base64,...) "
+                         "or, in a multipart request, \"upload\" naming a form field"));
   }
   if (!uploads) {
-    return Err(PartError(index, "\"upload\" needs a multipart/form-data request holding field '" +
-                                    upload + "'"));
+    return Err(PartError(
+        index, "\"upload\" needs a multipart/form-data request holding field '" + upload + "'"));
   }
   auto it = uploads->find(upload);
   if (it == uploads->end()) {
@@ -45,8 +46,7 @@ Result<Part> AttachmentPart(const Json& p, size_t index, PartType type,
                                   : Part::FileFromBytes(file.content, file.content_type, name);
 }
 
-Result<Part> PartFromJson(const Json& p, size_t index,
-                          const UploadedFiles* uploads) {
+Result<Part> PartFromJson(const Json& p, size_t index, const UploadedFiles* uploads) {
   if (!p.is_object()) return Err(PartError(index, "a part must be an object"));
   ASSIGN_OR_RETURN(std::string type_name, StringField(p, "type"));
   auto type = ParsePartType(type_name);
@@ -92,9 +92,11 @@ Result<std::vector<std::string>> StringList(const Json& j, const char* key) {
   std::vector<std::string> out;
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return out;
-  if (!it->is_array()) return Err(Status::InvalidArgument(std::string("\"") + key + "\" must be a list of strings"));
+  if (!it->is_array())
+    return Err(Status::InvalidArgument(std::string("\"") + key + "\" must be a list of strings"));
   for (const Json& v : *it) {
-    if (!v.is_string()) return Err(Status::InvalidArgument(std::string("\"") + key + "\" must be a list of strings"));
+    if (!v.is_string())
+      return Err(Status::InvalidArgument(std::string("\"") + key + "\" must be a list of strings"));
     out.push_back(v.get<std::string>());
   }
   return out;
@@ -106,12 +108,15 @@ Result<Message> MessageFromJson(const Json& j, const UploadedFiles* uploads) {
   if (!j.is_object()) return Err(Status::InvalidArgument("a message must be a JSON object"));
   Message m;
   ASSIGN_OR_RETURN(std::string role, StringField(j, "role"));
-  if (role.empty()) return Err(Status::InvalidArgument("a message needs \"role\" (user, assistant, system or tool)"));
+  if (role.empty())
+    return Err(
+        Status::InvalidArgument("a message needs \"role\" (user, assistant, system or tool)"));
   ASSIGN_OR_RETURN(m.role, ParseRole(role));
   auto parts = j.find("parts");
   if (parts == j.end() || !parts->is_array()) {
-    return Err(Status::InvalidArgument("a message needs \"parts\", a list such as "
-                                       "[{\"type\":\"text\",\"text\":\"hello\"}]"));
+    return Err(
+        Status::InvalidArgument("a message needs \"parts\", a list such as "
+                                "[{\"type\":\"text\",\"text\":\"hello\"}]"));
   }
   for (size_t i = 0; i < parts->size(); ++i) {
     ASSIGN_OR_RETURN(Part part, PartFromJson((*parts)[i], i, uploads));

@@ -1,7 +1,7 @@
-// A message to append (or a session to create), read from the JSON an API client sends (the shape in
-// docs/http-api.md, "Messages"): role and parts, attachments as data URIs or
-// as the names of uploaded multipart fields, and the optional fields of
-// Message. Errors name the part and the field that is wrong.
+// A message to append (or a session to create), read from the JSON an API client sends (the shape
+// in docs/http-api.md, "Messages"): role and parts, attachments as data URIs or as the names of
+// uploaded multipart fields, and the optional fields of Message. Errors name the part and the field
+// that is wrong.
 //
 // Example:
 //   auto m = MessageFromJson(body, /*uploads=*/nullptr);
@@ -10,9 +10,8 @@
 // Thread-safety: pure function.
 #pragma once
 
-#include "server/http_message.h"
-
 #include "api/json_forms.h"
+#include "server/http_message.h"
 #include "sessiondb/status.h"
 #include "sessiondb/types.h"
 

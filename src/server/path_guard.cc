@@ -9,8 +9,8 @@ namespace sessiondb::server {
 namespace fs = std::filesystem;
 
 tl::expected<fs::path, std::string> ResolveAllowedPath(const std::string& path,
-                                                        const std::vector<std::string>& allowed,
-                                                        bool must_exist) {
+                                                       const std::vector<std::string>& allowed,
+                                                       bool must_exist) {
   if (allowed.empty()) {
     return tl::make_unexpected(
         "this server accepts no file paths; the operator can allow folders with "

@@ -6,9 +6,8 @@
 
 #include <filesystem>
 #include <string>
-#include <vector>
-
 #include <tl/expected.hpp>
+#include <vector>
 
 namespace sessiondb::server {
 

@@ -56,7 +56,8 @@ bool Wait(Stream& s, ContentSink& sink) {
     return sink.Write(frame);
   };
   if (s.api.hub.closed() || !sink.Connected()) return false;
-  for (const std::string& draft : s.subscription.Wait(std::chrono::milliseconds(s.api.options.poll_ms))) {
+  for (const std::string& draft :
+       s.subscription.Wait(std::chrono::milliseconds(s.api.options.poll_ms))) {
     if (!write("event: draft\ndata: " + draft + "\n\n")) return false;
   }
   if (std::chrono::steady_clock::now() - s.last_write >=
@@ -104,8 +105,7 @@ bool Pump(Stream& s, ContentSink& sink) {
   return Wait(s, sink);
 }
 
-void Events(ApiState& api, const std::string& id, const HttpRequest& req,
-            HttpResponse& res) {
+void Events(ApiState& api, const std::string& id, const HttpRequest& req, HttpResponse& res) {
   // A browser reconnecting sends Last-Event-ID with the URL it first used; the
   // header is the newer news.
   // Below INT64_MAX: the log is read from since + 1.
@@ -115,7 +115,8 @@ void Events(ApiState& api, const std::string& id, const HttpRequest& req,
     int64_t seq = -1;
     auto [end, ec] = std::from_chars(last.data(), last.data() + last.size(), seq);
     if (ec != std::errc() || end != last.data() + last.size() || seq < 0 || seq == INT64_MAX) {
-      return ReplyError(res, Status::InvalidArgument("Last-Event-ID must be a seq, got '" + last + "'"));
+      return ReplyError(res,
+                        Status::InvalidArgument("Last-Event-ID must be a seq, got '" + last + "'"));
     }
     since = seq;
   }
@@ -227,9 +228,8 @@ void ListEvents(ApiState& api, const HttpRequest& req, HttpResponse& res) {
 }  // namespace
 
 void AddEventRoutes(Router& router, ApiState& api) {
-  router.Add("GET", R"(/v1/sessions/([^/]+)/events)", [&api](auto& req, auto& res, auto& path) {
-    Events(api, path[0], req, res);
-  });
+  router.Add("GET", R"(/v1/sessions/([^/]+)/events)",
+             [&api](auto& req, auto& res, auto& path) { Events(api, path[0], req, res); });
   router.Add("GET", "/v1/events",
              [&api](auto& req, auto& res, auto&) { ListEvents(api, req, res); });
 }

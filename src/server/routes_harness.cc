@@ -11,8 +11,7 @@ namespace sessiondb::server {
 
 namespace {
 
-void Fork(ApiState& api, const std::string& parent, const HttpRequest& req,
-          HttpResponse& res) {
+void Fork(ApiState& api, const std::string& parent, const HttpRequest& req, HttpResponse& res) {
   auto body = ParseJsonBody(req, res);
   if (!body) return;
   if (!body->contains("at_seq")) {
@@ -28,8 +27,7 @@ void Fork(ApiState& api, const std::string& parent, const HttpRequest& req,
   ReplyJson(res, 201, ToJson(*session));
 }
 
-void Compact(ApiState& api, const std::string& id, const HttpRequest& req,
-             HttpResponse& res) {
+void Compact(ApiState& api, const std::string& id, const HttpRequest& req, HttpResponse& res) {
   auto body = ParseJsonBody(req, res);
   if (!body) return;
   CompactionRequest c;
@@ -39,8 +37,9 @@ void Compact(ApiState& api, const std::string& id, const HttpRequest& req,
   if (!to) return ReplyError(res, to.error());
   c.from_seq = *from;
   c.to_seq = *to;
-  for (auto [key, field] : {std::pair{"summary", &c.summary}, std::pair{"strategy", &c.strategy},
-                            std::pair{"model", &c.model}, std::pair{"limitations", &c.limitations}}) {
+  for (auto [key, field] :
+       {std::pair{"summary", &c.summary}, std::pair{"strategy", &c.strategy},
+        std::pair{"model", &c.model}, std::pair{"limitations", &c.limitations}}) {
     auto value = StringField(*body, key);
     if (!value) return ReplyError(res, value.error());
     *field = std::move(*value);
@@ -68,8 +67,7 @@ void Rewind(ApiState& api, const std::string& id, const HttpRequest& req, HttpRe
   ReplyJson(res, 201, ToJson(*event));
 }
 
-void OpenDraft(ApiState& api, const std::string& id, const HttpRequest& req,
-               HttpResponse& res) {
+void OpenDraft(ApiState& api, const std::string& id, const HttpRequest& req, HttpResponse& res) {
   Json body = Json::object();
   if (!req.body.empty()) {
     auto parsed = ParseJsonBody(req, res);
@@ -115,9 +113,8 @@ void FinishDraft(ApiState& api, const std::string& draft_id, const HttpRequest& 
 }  // namespace
 
 void AddHarnessRoutes(Router& router, ApiState& api) {
-  router.Add("POST", R"(/v1/sessions/([^/]+)/fork)", [&api](auto& req, auto& res, auto& path) {
-    Fork(api, path[0], req, res);
-  });
+  router.Add("POST", R"(/v1/sessions/([^/]+)/fork)",
+             [&api](auto& req, auto& res, auto& path) { Fork(api, path[0], req, res); });
   router.Add("POST", R"(/v1/sessions/([^/]+)/compactions)",
              [&api](auto& req, auto& res, auto& path) { Compact(api, path[0], req, res); });
   router.Add("POST", R"(/v1/sessions/([^/]+)/compactions/([0-9]{1,18})/prune)",
@@ -156,9 +153,8 @@ void AddHarnessRoutes(Router& router, ApiState& api) {
     ReplyJson(res, 200, ToJson(*report));
   });
 
-  router.Add("POST", R"(/v1/sessions/([^/]+)/drafts)", [&api](auto& req, auto& res, auto& path) {
-    OpenDraft(api, path[0], req, res);
-  });
+  router.Add("POST", R"(/v1/sessions/([^/]+)/drafts)",
+             [&api](auto& req, auto& res, auto& path) { OpenDraft(api, path[0], req, res); });
   router.Add("GET", R"(/v1/sessions/([^/]+)/drafts)", [&api](auto&, auto& res, auto& path) {
     auto drafts = api.store.ListDrafts(path[0]);
     if (!drafts) return ReplyError(res, drafts.error());
@@ -176,9 +172,8 @@ void AddHarnessRoutes(Router& router, ApiState& api) {
     if (Status s = api.drafts.Delta(path[0], *text, *reasoning); !s.ok()) return ReplyError(res, s);
     res.status = 204;
   });
-  router.Add("POST", R"(/v1/drafts/([^/]+)/finish)", [&api](auto& req, auto& res, auto& path) {
-    FinishDraft(api, path[0], req, res);
-  });
+  router.Add("POST", R"(/v1/drafts/([^/]+)/finish)",
+             [&api](auto& req, auto& res, auto& path) { FinishDraft(api, path[0], req, res); });
   router.Add("DELETE", R"(/v1/drafts/([^/]+))", [&api](auto&, auto& res, auto& path) {
     if (Status s = api.drafts.Discard(path[0]); !s.ok()) return ReplyError(res, s);
     res.status = 204;

@@ -79,7 +79,8 @@ void SendFile(HttpResponse& res, std::shared_ptr<TempFolder> owner, const fs::pa
         char buffer[64 * 1024];
         in->read(buffer, sizeof(buffer));
         const std::streamsize got = in->gcount();
-        if (got > 0 && !sink.Write(std::string_view(buffer, static_cast<size_t>(got)))) return false;
+        if (got > 0 && !sink.Write(std::string_view(buffer, static_cast<size_t>(got))))
+          return false;
         if (got < static_cast<std::streamsize>(sizeof(buffer))) {
           if (in->bad()) return false;  // cut short: the client sees the length unmet
           sink.Done();
@@ -96,7 +97,8 @@ void SendExport(ApiState& api, std::vector<std::string> sessions, ExportFormat f
   if (!temp->ok()) return ReplyError(res, Status::Io("cannot create a temporary folder"));
   const bool file = IsFileFormat(format);
   const fs::path out = temp->path() / (file ? "export" : "folder");
-  auto report = ExportTo(api.store, out.string(), {.format = format, .sessions = std::move(sessions)});
+  auto report =
+      ExportTo(api.store, out.string(), {.format = format, .sessions = std::move(sessions)});
   if (!report) return ReplyError(res, report.error());
   if (file) {
     const bool jsonl = format == ExportFormat::kJsonl;
@@ -141,10 +143,10 @@ void Import(ApiState& api, const HttpRequest& req, HttpResponse& res) {
     given_name = field->second.filename;
   }
   if (bytes->empty()) {
-    return ReplyError(res, Status::InvalidArgument(
-                               "send the file to import as the request body (a snapshot, a "
-                               "conversations.json or export zip, a .jsonl log), or use "
-                               "POST /v1/import/path"));
+    return ReplyError(
+        res, Status::InvalidArgument("send the file to import as the request body (a snapshot, a "
+                                     "conversations.json or export zip, a .jsonl log), or use "
+                                     "POST /v1/import/path"));
   }
   auto format = ImportFormatParam(Param(req, "format"));
   if (!format) return ReplyError(res, format.error());
@@ -190,7 +192,8 @@ void ExportRoute(ApiState& api, const HttpRequest& req, HttpResponse& res) {
       return ReplyError(res, Status::InvalidArgument("\"sessions\" must be a list of ids"));
     }
     for (const Json& id : *list) {
-      if (!id.is_string()) return ReplyError(res, Status::InvalidArgument("\"sessions\" must be a list of ids"));
+      if (!id.is_string())
+        return ReplyError(res, Status::InvalidArgument("\"sessions\" must be a list of ids"));
       sessions.push_back(id.get<std::string>());
     }
   }
@@ -210,10 +213,11 @@ void ExportRoute(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   auto report =
       ExportTo(api.store, resolved->string(), {.format = *chosen, .sessions = std::move(sessions)});
   if (!report) return ReplyError(res, report.error());
-  ReplyJson(res, 200, {{"sessions", report->sessions},
-                       {"messages", report->messages},
-                       {"images", report->images},
-                       {"files", report->files}});
+  ReplyJson(res, 200,
+            {{"sessions", report->sessions},
+             {"messages", report->messages},
+             {"images", report->images},
+             {"files", report->files}});
 }
 
 }  // namespace
@@ -227,7 +231,8 @@ void AddInteropRoutes(Router& router, ApiState& api) {
     if (!format) return ReplyError(res, format.error());
     SendExport(api, {path[0]}, *format, path[0], res);
   });
-  router.Add("POST", "/v1/export", [&api](auto& req, auto& res, auto&) { ExportRoute(api, req, res); });
+  router.Add("POST", "/v1/export",
+             [&api](auto& req, auto& res, auto&) { ExportRoute(api, req, res); });
   router.Add("GET", "/v1/health", [&api](auto&, auto& res, auto&) {
     ReplyJson(res, 200,
               {{"ok", true},

@@ -27,8 +27,8 @@ struct ServerOptions {
   // refused (421), which stops DNS rebinding.
   std::vector<std::string> allowed_hosts;
   int64_t max_body_bytes = int64_t{64} * 1024 * 1024;
-  int threads = 64;      // requests handled at once (each further one waits)
-  int max_streams = 16;  // live event streams open at once
+  int threads = 64;                  // requests handled at once (each further one waits)
+  int max_streams = 16;              // live event streams open at once
   int max_connections = 1024;        // connections open at once, each with its thread
   int max_connections_per_ip = 256;  // of them, from one client address
   // Seconds a client has to send a request's headers (from connecting, or

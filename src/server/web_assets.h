@@ -17,7 +17,7 @@ struct WebAsset {
   std::string_view path;          // "/app.js": where it is served
   std::string_view content_type;  // "text/javascript; charset=utf-8"
   std::string_view bytes;
-  std::string_view etag;          // "\"<16 hex digits of the SHA-256>\"", quotes included
+  std::string_view etag;  // "\"<16 hex digits of the SHA-256>\"", quotes included
 };
 
 // Every asset, sorted by path. Defined in the generated source.

@@ -106,9 +106,13 @@ TEST(EscapeForTerminal, ControlCharactersBecomeVisibleEscapes) {
   EXPECT_EQ(EscapeForTerminal("\x1b[2J"), "\\x1b[2J");
   EXPECT_EQ(EscapeForTerminal(std::string("a\0b", 3)), "a\\x00b");
   EXPECT_EQ(EscapeForTerminal("a\rb\x7f\x07"), "a\\x0db\\x7f\\x07");
-  EXPECT_EQ(EscapeForTerminal("\xC2\x9B" "31m"), "\\u009b31m");       // C1 CSI
-  EXPECT_EQ(EscapeForTerminal("\xE2\x80\xAE" "txt"), "\\u202etxt");   // right-to-left override
-  EXPECT_EQ(EscapeForTerminal("\xFF\xC3"), "\\xff\\xc3");             // not UTF-8
+  EXPECT_EQ(EscapeForTerminal("\xC2\x9B"
+                              "31m"),
+            "\\u009b31m");  // C1 CSI
+  EXPECT_EQ(EscapeForTerminal("\xE2\x80\xAE"
+                              "txt"),
+            "\\u202etxt");                                 // right-to-left override
+  EXPECT_EQ(EscapeForTerminal("\xFF\xC3"), "\\xff\\xc3");  // not UTF-8
   EXPECT_EQ(FirstControl(EscapeForTerminal(kRawTitle + kRawText)), "");
 }
 

@@ -24,8 +24,8 @@ class VerifyDatabase : public Cli {
       ASSERT_TRUE((*store)->CreateSession({.id = id}));
       for (int i = 0; i < 60; ++i) {
         Message m;
-        m.parts = {Part::Text("MARKER-" + id + " " +
-                              std::string(300, static_cast<char>('a' + i % 26)))};
+        m.parts = {
+            Part::Text("MARKER-" + id + " " + std::string(300, static_cast<char>('a' + i % 26)))};
         ASSERT_TRUE((*store)->Append(id, m));
       }
     }

@@ -32,8 +32,7 @@ TEST(FormatUtcTime, WhatItWritesParsesBackToTheSameTime) {
   for (int64_t ms : {int64_t{0}, kJuneFirst, int64_t{4102444800000}}) {
     EXPECT_EQ(ParseIsoTime(FormatUtcTime(ms, UtcTimeForm::kIsoMillis)), ms);
   }
-  EXPECT_EQ(ParseIsoTime(FormatUtcTime(kJuneFirst, UtcTimeForm::kIsoSeconds)),
-            kJuneFirst - 789);
+  EXPECT_EQ(ParseIsoTime(FormatUtcTime(kJuneFirst, UtcTimeForm::kIsoSeconds)), kJuneFirst - 789);
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include "core/json_writer.h"
 
 #include <nlohmann/json.hpp>
-
 #include <random>
 
 #include "core/message_codec.h"
@@ -82,8 +81,10 @@ std::string ReferenceBody(const Message& m) {
 // byte, DEL, and two-, three- and four-byte UTF-8.
 std::string Tricky(std::mt19937& rng) {
   static const std::vector<std::string> kPieces = {
-      "a", "Z", " ", "\"", "\\", "/", "\b", "\f", "\n", "\r", "\t", std::string(1, '\0'),
-      "\x01", "\x1f", "\x7f", "é", "€", "😀", "{\"k\":1}", "</script>", "\u2028"};
+      "a",         "Z",         " ",     "\"", "\\", "/",
+      "\b",        "\f",        "\n",    "\r", "\t", std::string(1, '\0'),
+      "\x01",      "\x1f",      "\x7f",  "é",  "€",  "😀",
+      "{\"k\":1}", "</script>", "\u2028"};
   std::string out;
   const int n = static_cast<int>(rng() % 12);
   for (int i = 0; i < n; ++i) out += kPieces[rng() % kPieces.size()];
@@ -95,14 +96,20 @@ Message RandomMessage(std::mt19937& rng) {
   const int parts = 1 + static_cast<int>(rng() % 4);
   for (int i = 0; i < parts; ++i) {
     switch (rng() % 6) {
-      case 0: m.parts.push_back(Part::Text(Tricky(rng))); break;
-      case 1: m.parts.push_back(Part::Reasoning(Tricky(rng), rng() % 2 ? Tricky(rng) : "")); break;
+      case 0:
+        m.parts.push_back(Part::Text(Tricky(rng)));
+        break;
+      case 1:
+        m.parts.push_back(Part::Reasoning(Tricky(rng), rng() % 2 ? Tricky(rng) : ""));
+        break;
       case 2: {
         const char* args[] = {"", "{}", "{\"path\":\"a\\\"b.cc\",\"n\":[1,2]}", " {\"x\" : 1} "};
         m.parts.push_back(Part::ToolCall(Tricky(rng), Tricky(rng), args[rng() % 4]));
         break;
       }
-      case 3: m.parts.push_back(Part::ToolResult(Tricky(rng), Tricky(rng), rng() % 2 == 0)); break;
+      case 3:
+        m.parts.push_back(Part::ToolResult(Tricky(rng), Tricky(rng), rng() % 2 == 0));
+        break;
       default: {
         Part p;
         p.type = rng() % 2 ? PartType::kImage : PartType::kFile;

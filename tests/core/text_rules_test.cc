@@ -109,8 +109,8 @@ TEST(IndexEntryRules, TheFirstTextFixesTheTitleAndTheFirstUserTextThePreview) {
 }
 
 TEST(IndexEntryRules, APruneScrubsATitleOrPreviewMadeFromPrunedText) {
-  const std::vector<std::pair<Role, std::string>> pruned = {
-      {Role::kUser, "my secret plan"}, {Role::kAssistant, "an answer"}};
+  const std::vector<std::pair<Role, std::string>> pruned = {{Role::kUser, "my secret plan"},
+                                                            {Role::kAssistant, "an answer"}};
   std::string title = MakeTitle("my secret plan");
   std::string preview = MakePreview("my secret plan");
   ScrubPrunedTexts(pruned, "A summary", &title, &preview);

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-
 #include <set>
 #include <thread>
 
@@ -199,9 +198,9 @@ TEST(ConcurrentOpen, EightProcessesCreatingTheSameNewStoreThirtyTimesNeverSeeLoc
         pthread_barrier_wait(barrier);
         const std::string where = dir.Sub("fresh-" + std::to_string(round));
         auto store = Store::Open(where, FastOptions());
-        Status s = store ? internal::ToStatus((*store)->CreateSession(
-                               {.id = "p" + std::to_string(p)}))
-                         : store.error();
+        Status s =
+            store ? internal::ToStatus((*store)->CreateSession({.id = "p" + std::to_string(p)}))
+                  : store.error();
         if (s.ok()) {
           s = internal::ToStatus((*store)->Append("p" + std::to_string(p), TextMessage("hi")));
         }

@@ -60,7 +60,8 @@ TEST_F(JsonOutlineTest, ElementsComeWithTheirPlaceAndScalarsWithTheirText) {
 }
 
 TEST_F(JsonOutlineTest, AnElementLargerThanABlockArrivesWhole) {
-  const std::string big = "{\"id\":\"big\",\"blob\":\"" + std::string(9 * 1024 * 1024, 'Q') + "}\"}";
+  const std::string big =
+      "{\"id\":\"big\",\"blob\":\"" + std::string(9 * 1024 * 1024, 'Q') + "}\"}";
   const std::string doc = "{\"sessions\":[{\"id\":\"small\"}," + big + "],\"version\":0}";
   Seen seen;
   auto outline = Outline(Write(doc), &seen);
@@ -95,11 +96,10 @@ TEST_F(JsonOutlineTest, ADocumentThatIsNotWholeIsRefusedNamingWhere) {
 
 TEST_F(JsonOutlineTest, TheCallersErrorStopsTheOutline) {
   int calls = 0;
-  auto outline = OutlineJsonFile(Write("{\"sessions\":[1,2,3]}"), "sessions",
-                                 [&](int64_t, std::string_view) {
-                                   return ++calls == 2 ? Status::InvalidArgument("no twos")
-                                                       : Status::Ok();
-                                 });
+  auto outline =
+      OutlineJsonFile(Write("{\"sessions\":[1,2,3]}"), "sessions", [&](int64_t, std::string_view) {
+        return ++calls == 2 ? Status::InvalidArgument("no twos") : Status::Ok();
+      });
   ASSERT_FALSE(outline);
   EXPECT_EQ(outline.error().message(), "no twos");
   EXPECT_EQ(calls, 2);

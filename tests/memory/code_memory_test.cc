@@ -60,7 +60,8 @@ const char* kPyV1 =
     "def save_config(path, data):\n    with open(path, 'w') as f:\n        json.dump(data, f)\n";
 const char* kPyV2 =
     "def load_config(path):\n    with open(path) as f:\n        return json.load(f)\n\n"
-    "def save_config(path, data):\n    with open(path, 'w') as f:\n        json.dump(data, f, indent=2)\n";
+    "def save_config(path, data):\n    with open(path, 'w') as f:\n        json.dump(data, f, "
+    "indent=2)\n";
 
 TEST_P(CodeMemoryTest, AWriteIsKeptOnceAndCountsItsFunctions) {
   RecordedWrite first = Record({.file_path = "/p/config.py", .new_code = kPyV1, .tool = "Write"});
@@ -99,7 +100,8 @@ TEST_P(CodeMemoryTest, BadWritesAreRefusedAndNothingIsKept) {
 
 TEST_P(CodeMemoryTest, RecallGivesAtMostThreeFilesOneWriteEachWithCleanPreviews) {
   std::string long_body;
-  for (int i = 0; i < 60; ++i) long_body += "    total += compute_checksum(block_" + std::to_string(i) + ")\n";
+  for (int i = 0; i < 60; ++i)
+    long_body += "    total += compute_checksum(block_" + std::to_string(i) + ")\n";
   for (const char* f : {"/a/checksum.py", "/b/checksum.py", "/c/checksum.py", "/d/checksum.py"}) {
     Record({.file_path = f, .new_code = "def compute_checksum(block):\n" + long_body});
   }
@@ -136,7 +138,8 @@ TEST_P(CodeMemoryTest, RecallDoesNotMatchOnReservedWordsAlone) {
   auto none = memory_->Recall("/c/gamma.py", "def gamma_three(y):\n    return self.y\n", 3);
   ASSERT_TRUE(none) << none.error().message();
   EXPECT_TRUE(none->empty()) << none->front().file_path;
-  auto none_ts = memory_->Recall("/c/delta.ts", "export function delta(): void { return this.z; }", 3);
+  auto none_ts =
+      memory_->Recall("/c/delta.ts", "export function delta(): void { return this.z; }", 3);
   ASSERT_TRUE(none_ts) << none_ts.error().message();
   EXPECT_TRUE(none_ts->empty()) << none_ts->front().file_path;
   // A shared identifier still finds its write.
@@ -149,7 +152,8 @@ TEST_P(CodeMemoryTest, RecallDoesNotMatchOnReservedWordsAlone) {
 TEST_P(CodeMemoryTest, TiersAtTheirBoundaries) {
   auto edits = [&](const std::string& path, int n, int64_t age) {
     for (int i = 0; i < n; ++i) {
-      Record({.file_path = path, .new_code = "x = " + std::to_string(i) + "\n",
+      Record({.file_path = path,
+              .new_code = "x = " + std::to_string(i) + "\n",
               .time_ms = now_ - age - i});
     }
   };
@@ -159,8 +163,8 @@ TEST_P(CodeMemoryTest, TiersAtTheirBoundaries) {
   edits("/bronze_low.py", 11, 2 * kDay);
   edits("/bronze_high.py", 20, 2 * kDay);
   edits("/red.py", 21, 2 * kDay);
-  edits("/hot4.py", 4, kHour);   // 4 in 24 h: silver
-  edits("/hot5.py", 5, kHour);   // 5 in 24 h: red
+  edits("/hot4.py", 4, kHour);      // 4 in 24 h: silver
+  edits("/hot5.py", 5, kHour);      // 5 in 24 h: red
   edits("/old.py", 30, 31 * kDay);  // older than 30 days: gold
   std::map<std::string, std::string> tier;
   for (const char* f : {"/gold.py", "/silver_low.py", "/silver_high.py", "/bronze_low.py",
@@ -189,11 +193,11 @@ TEST_P(CodeMemoryTest, TiersAtTheirBoundaries) {
 TEST_P(CodeMemoryTest, WarnsBeforeTheThirdEditOfAFunctionIn24Hours) {
   const std::string file = "/svc/handler.go";
   auto edit = [&](int n) {
-    return CodeWrite{.file_path = file,
-                     .old_code = "func Handle(w http.ResponseWriter) {\n\treturn\n}\n",
-                     .new_code = "func Handle(w http.ResponseWriter) {\n\tlog(" +
-                                 std::to_string(n) + ")\n}\n",
-                     .whole_file = false};
+    return CodeWrite{
+        .file_path = file,
+        .old_code = "func Handle(w http.ResponseWriter) {\n\treturn\n}\n",
+        .new_code = "func Handle(w http.ResponseWriter) {\n\tlog(" + std::to_string(n) + ")\n}\n",
+        .whole_file = false};
   };
   auto before_first = memory_->Warnings(edit(1));
   ASSERT_TRUE(before_first);
@@ -294,8 +298,8 @@ TEST_P(CodeMemoryTest, LearnsWritesFromClaudeCodeAndCodexHistory) {
   // Code writes are searchable like messages.
   auto index = SearchIndex::Open(*store_, {.embedder = {.from_environment = false}});
   ASSERT_TRUE(index);
-  auto found = (*index)->Search({.query = "helper", .mode = SearchMode::kKeyword,
-                                 .filter = {.events = false}});
+  auto found = (*index)->Search(
+      {.query = "helper", .mode = SearchMode::kKeyword, .filter = {.events = false}});
   ASSERT_TRUE(found);
   ASSERT_EQ(found->hits.size(), 1u);
   EXPECT_EQ(found->hits[0].kind, HitKind::kCodeWrite);

@@ -43,10 +43,8 @@ TEST(AnthropicRequestProblems, EachBrokenRuleIsNamed) {
     std::function<void(json&)> breaks;
   };
   const std::vector<Case> cases = {
-      {"first message must use the \"user\" role",
-       [](json& b) { b["messages"].erase(0); }},
-      {"roles must alternate",
-       [](json& b) { b["messages"][3]["role"] = "user"; }},
+      {"first message must use the \"user\" role", [](json& b) { b["messages"].erase(0); }},
+      {"roles must alternate", [](json& b) { b["messages"][3]["role"] = "user"; }},
       {"does not match ^[a-zA-Z0-9_-]+$",
        [](json& b) {
          b["messages"][1]["content"][1]["id"] = "functions.Bash:0";
@@ -64,14 +62,11 @@ TEST(AnthropicRequestProblems, EachBrokenRuleIsNamed) {
        }},
       {"unexpected tool_use_id",
        [](json& b) { b["messages"][2]["content"][0]["tool_use_id"] = "toolu_9"; }},
-      {"non-whitespace text",
-       [](json& b) { b["messages"][0]["content"][0]["text"] = " \n"; }},
-      {"trailing whitespace",
-       [](json& b) { b["messages"][3]["content"] = "Sunny in both.\n"; }},
+      {"non-whitespace text", [](json& b) { b["messages"][0]["content"][0]["text"] = " \n"; }},
+      {"trailing whitespace", [](json& b) { b["messages"][3]["content"] = "Sunny in both.\n"; }},
       {"content cannot be empty if is_error is true",
        [](json& b) { b["messages"][2]["content"][1]["is_error"] = true; }},
-      {"without its signature",
-       [](json& b) { b["messages"][1]["content"][0].erase("signature"); }},
+      {"without its signature", [](json& b) { b["messages"][1]["content"][0].erase("signature"); }},
       {"holds a 'encrypted_content' field",
        [](json& b) { b["messages"][1]["content"][0]["encrypted_content"] = "gAAA"; }},
       {"is not a tool name",
@@ -123,8 +118,7 @@ TEST(OpenAiChatRequestProblems, EachBrokenRuleIsNamed) {
       {"answers no open call", [](json& b) { b["messages"][4]["tool_call_id"] = "call_2"; }},
       {"content is required unless tool_calls",
        [](json& b) { b["messages"][2].erase("tool_calls"); }},
-      {"holds a 'signature' field",
-       [](json& b) { b["messages"][6]["signature"] = "sig"; }},
+      {"holds a 'signature' field", [](json& b) { b["messages"][6]["signature"] = "sig"; }},
       {"is not a function name",
        [](json& b) { b["messages"][2]["tool_calls"][0]["function"]["name"] = "a b"; }},
       {"did not have response messages",

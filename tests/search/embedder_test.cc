@@ -142,9 +142,7 @@ class FakeEndpoint {
       const auto& input = body["input"];
       for (size_t i = input.size(); i-- > 0;) {
         const double len = static_cast<double>(input[i].get<std::string>().size());
-        data.push_back({{"object", "embedding"},
-                        {"index", i},
-                        {"embedding", {3 * len, 3.0, 0.0}}});
+        data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", {3 * len, 3.0, 0.0}}});
       }
       res.set_content(json{{"object", "list"}, {"data", data}, {"model", body["model"]}}.dump(),
                       "application/json");
@@ -179,8 +177,11 @@ class FakeEndpoint {
 
 std::unique_ptr<Embedder> MakeClient(const std::string& url, int batch_size = 64,
                                      const std::string& key = "") {
-  HttpEmbedderConfig config{.url = url, .model = "test-model", .api_key = key,
-                            .timeout_ms = 5000, .batch_size = batch_size};
+  HttpEmbedderConfig config{.url = url,
+                            .model = "test-model",
+                            .api_key = key,
+                            .timeout_ms = 5000,
+                            .batch_size = batch_size};
   auto embedder = MakeHttpEmbedder(config);
   EXPECT_TRUE(embedder) << embedder.error().ToString();
   return std::move(*embedder);
@@ -368,8 +369,8 @@ class EnvironmentTest : public ::testing::Test {
   void SetUp() override { Clear(); }
   void TearDown() override { Clear(); }
   static void Clear() {
-    for (const char* name :
-         {"SESSIONDB_EMBED_URL", "SESSIONDB_EMBED_MODEL", "SESSIONDB_EMBED_KEY", "OPENAI_API_KEY"}) {
+    for (const char* name : {"SESSIONDB_EMBED_URL", "SESSIONDB_EMBED_MODEL", "SESSIONDB_EMBED_KEY",
+                             "OPENAI_API_KEY"}) {
       ::unsetenv(name);
     }
   }

@@ -10,10 +10,10 @@
 #include <map>
 #include <set>
 
+#include "search/fusion.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
-#include "search/fusion.h"
 #include "store/store_fixture.h"
 
 namespace sessiondb::testing {
@@ -56,19 +56,21 @@ class SearchIndexTest : public BackendTest {
 
   SearchResults Keyword(SearchIndex& index, const std::string& q, SearchFilter filter = {},
                         int limit = 20, int offset = 0) {
-    auto r = index.Search({.query = q, .mode = SearchMode::kKeyword, .filter = filter,
-                           .limit = limit, .offset = offset});
+    auto r = index.Search({.query = q,
+                           .mode = SearchMode::kKeyword,
+                           .filter = filter,
+                           .limit = limit,
+                           .offset = offset});
     EXPECT_TRUE(r) << q << ": " << r.error().message();
     return r ? *r : SearchResults{};
   }
 
   // 40 sessions x 10 filler messages, plus the few with known answers.
   void BuildCorpus() {
-    const char* filler[] = {"we talked about the weather and lunch plans",
-                            "the build is green again after the retry",
-                            "please summarise the meeting notes for me",
-                            "let us refactor the module into smaller files",
-                            "the deployment finished without errors"};
+    const char* filler[] = {
+        "we talked about the weather and lunch plans", "the build is green again after the retry",
+        "please summarise the meeting notes for me",
+        "let us refactor the module into smaller files", "the deployment finished without errors"};
     for (int s = 0; s < 40; ++s) {
       std::string id = "s" + std::to_string(s);
       NewSession(id, s % 2 == 0 ? R"({"project":"/src/alpha"})" : R"({"cwd":"/src/beta/app"})");
@@ -282,10 +284,30 @@ TEST_P(SearchIndexTest, FiltersRejectingTheNewestMatchesStillFillTheCandidates) 
 TEST_P(SearchIndexTest, HostileQueriesNeverFail) {
   BuildCorpus();
   auto index = Index();
-  for (const char* q : {"foo(bar)", "a->b", "\"x\"", "\"unterminated", "NEAR(a b)", "col:term",
-                        "^start", "{a b}", "a + b", "OR", "AND", "NOT", "-", "*", "***", "''",
-                        "\\", "🙂 emoji", "'; DROP TABLE events; --", "token AND OR limit",
-                        "(((", ")))", "\"\"", "-green"}) {
+  for (const char* q : {"foo(bar)",
+                        "a->b",
+                        "\"x\"",
+                        "\"unterminated",
+                        "NEAR(a b)",
+                        "col:term",
+                        "^start",
+                        "{a b}",
+                        "a + b",
+                        "OR",
+                        "AND",
+                        "NOT",
+                        "-",
+                        "*",
+                        "***",
+                        "''",
+                        "\\",
+                        "🙂 emoji",
+                        "'; DROP TABLE events; --",
+                        "token AND OR limit",
+                        "(((",
+                        ")))",
+                        "\"\"",
+                        "-green"}) {
     for (SearchMode mode : {SearchMode::kKeyword, SearchMode::kHybrid, SearchMode::kVector}) {
       auto r = index->Search({.query = q, .mode = mode});
       EXPECT_TRUE(r) << q << ": " << r.error().message();
@@ -316,8 +338,8 @@ TEST_P(SearchIndexTest, ToolCallsResultsCompactionsAndViewsAreSearchable) {
   result.role = Role::kTool;
   result.parts.push_back(Part::ToolResult("c1", "found in widget_factory.cc line 12"));
   ASSERT_TRUE(store_->Append("t", result));
-  auto compaction = store_->Compact("t", {.from_seq = 1, .to_seq = 2,
-                                          .summary = "the user hunted for the flux capacitor"});
+  auto compaction = store_->Compact(
+      "t", {.from_seq = 1, .to_seq = 2, .summary = "the user hunted for the flux capacitor"});
   ASSERT_TRUE(compaction) << compaction.error().message();
 
   auto index = Index();
@@ -373,8 +395,10 @@ TEST_P(SearchIndexTest, ImportedHistoryIsSearchable) {
   const std::string jsonl = dir_.Sub("chat.jsonl");
   {
     std::ofstream out(jsonl);
-    out << R"({"type":"session_meta","payload":{"id":"imp-1","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}})" "\n";
-    out << R"({"type":"response_item","timestamp":"2026-01-01T00:00:01Z","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"why does the gyroscope drift"}]}})" "\n";
+    out << R"({"type":"session_meta","payload":{"id":"imp-1","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}})"
+           "\n";
+    out << R"({"type":"response_item","timestamp":"2026-01-01T00:00:01Z","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"why does the gyroscope drift"}]}})"
+           "\n";
   }
   auto report = ImportPath(*store_, jsonl, {.format = ImportFormat::kCodex});
   ASSERT_TRUE(report) << report.error().message();
@@ -445,23 +469,23 @@ TEST_P(SearchIndexTest, ApproximateIndexAgreesWithTheExactScan) {
   options.approximate_threshold = 100;  // this small corpus counts as large
   auto index = Index(options);
   ASSERT_TRUE(index->Embed());
-  auto exact = index->Search({.query = "deployment errors", .mode = SearchMode::kVector,
-                              .limit = 5});
+  auto exact =
+      index->Search({.query = "deployment errors", .mode = SearchMode::kVector, .limit = 5});
   ASSERT_TRUE(exact);
   ASSERT_TRUE(index->BuildVectorIndex().ok());
   auto reopened = Index(options);
-  auto approx = reopened->Search({.query = "deployment errors", .mode = SearchMode::kVector,
-                                  .limit = 5});
+  auto approx =
+      reopened->Search({.query = "deployment errors", .mode = SearchMode::kVector, .limit = 5});
   ASSERT_TRUE(approx) << approx.error().message();
   ASSERT_EQ(approx->hits.size(), exact->hits.size());
   EXPECT_NEAR(approx->hits[0].vector_score, exact->hits[0].vector_score, 1e-4);
   // A message written after the build is found by the exact scan of the tail.
   Add("s2", Role::kUser, "deployment errors deployment errors everywhere");
-  auto tail = reopened->Search({.query = "deployment errors everywhere",
-                                .mode = SearchMode::kVector, .limit = 1});
+  auto tail = reopened->Search(
+      {.query = "deployment errors everywhere", .mode = SearchMode::kVector, .limit = 1});
   ASSERT_TRUE(reopened->Embed());
-  tail = reopened->Search({.query = "deployment errors everywhere", .mode = SearchMode::kVector,
-                           .limit = 1});
+  tail = reopened->Search(
+      {.query = "deployment errors everywhere", .mode = SearchMode::kVector, .limit = 1});
   ASSERT_TRUE(tail);
   ASSERT_EQ(tail->hits.size(), 1u);
   EXPECT_EQ(tail->hits[0].session_id, "s2");

@@ -29,8 +29,9 @@ class AttackCrossSiteTest : public ::testing::Test {
     }
     ASSERT_EQ(client_->Post("/v1/sessions", R"({"id":"old"})", kJson)->status, 201);
     ASSERT_EQ(client_->Patch("/v1/sessions/old", R"({"archived":true})", kJson)->status, 200);
-    ASSERT_EQ(client_->Post("/v1/sessions/live/compactions",
-                            R"({"from_seq":1,"to_seq":1,"summary":"s"})", kJson)
+    ASSERT_EQ(client_
+                  ->Post("/v1/sessions/live/compactions",
+                         R"({"from_seq":1,"to_seq":1,"summary":"s"})", kJson)
                   ->status,
               201);
     before_ = Snapshot();
@@ -39,8 +40,7 @@ class AttackCrossSiteTest : public ::testing::Test {
   // Everything a refused write could have changed.
   json Snapshot() {
     return {Body(client_->Get("/v1/sessions?archived=all")),
-            Body(client_->Get("/v1/sessions/live/messages")),
-            Body(client_->Get("/v1/stats"))};
+            Body(client_->Get("/v1/sessions/live/messages")), Body(client_->Get("/v1/stats"))};
   }
   void ExpectUnchangedAndServing() {
     EXPECT_EQ(Snapshot(), before_);
@@ -107,7 +107,8 @@ TEST_F(AttackCrossSiteTest, MultipartImportNeedsTheRequestHeader) {
 }
 
 TEST_F(AttackCrossSiteTest, WritesFromAForeignOriginAreRefusedEvenAsJson) {
-  auto r = client_->Post("/v1/sessions", {{"Origin", "http://evil.example"}}, R"({"id":"evil"})", kJson);
+  auto r =
+      client_->Post("/v1/sessions", {{"Origin", "http://evil.example"}}, R"({"id":"evil"})", kJson);
   EXPECT_EQ(r->status, 403);
   EXPECT_EQ(ErrorCode(r), "permission_denied");
   auto del = client_->Delete("/v1/sessions/old", {{"Origin", "null"}});
@@ -115,7 +116,8 @@ TEST_F(AttackCrossSiteTest, WritesFromAForeignOriginAreRefusedEvenAsJson) {
   ExpectUnchangedAndServing();
   // The server's own page may write.
   const std::string own = "http://127.0.0.1:" + std::to_string(server_->port());
-  EXPECT_EQ(client_->Post("/v1/sessions", {{"Origin", own}}, R"({"id":"page"})", kJson)->status, 201);
+  EXPECT_EQ(client_->Post("/v1/sessions", {{"Origin", own}}, R"({"id":"page"})", kJson)->status,
+            201);
 }
 
 TEST_F(AttackCrossSiteTest, AForeignHostIsRefusedForReadsAndThePage) {
@@ -130,15 +132,17 @@ TEST_F(AttackCrossSiteTest, AForeignHostIsRefusedForReadsAndThePage) {
   }
   // A write with a foreign Host is refused before its body is read.
   RawSocket w(server_->port());
-  ASSERT_TRUE(w.Send("POST /v1/purge?older_than_days=0 HTTP/1.1\r\nHost: evil.example\r\n"
-                     "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"));
+  ASSERT_TRUE(
+      w.Send("POST /v1/purge?older_than_days=0 HTTP/1.1\r\nHost: evil.example\r\n"
+             "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"));
   EXPECT_EQ(StatusOf(w.ReadAll(10)), 421);
   // Loopback names, with or without the port, are the server's own.
   for (const std::string& host :
        {std::string("localhost"), "127.0.0.1:" + std::to_string(server_->port()),
         std::string("[::1]:7411"), std::string("LOCALHOST.")}) {
     RawSocket s(server_->port());
-    ASSERT_TRUE(s.Send("GET /v1/health HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n"));
+    ASSERT_TRUE(
+        s.Send("GET /v1/health HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n"));
     EXPECT_EQ(StatusOf(s.ReadAll(10)), 200) << host;
   }
   ExpectUnchangedAndServing();

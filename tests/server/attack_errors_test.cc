@@ -23,15 +23,17 @@ TEST(AttackErrorsTest, ABlobCorruptedOnDiskIsNotServed) {
   const std::string png = MakePng(16, 16, "corrupt");
   const std::string sha = blob::Sha256Hex(png);
   ASSERT_EQ(c->Post("/v1/sessions", R"({"id":"s"})", "application/json")->status, 201);
-  json m = {{"role", "user"},
-            {"parts", json::array({{{"type", "image"},
-                                    {"data_uri", "data:image/png;base64," + blob::Base64Encode(png)}}})}};
+  json m = {
+      {"role", "user"},
+      {"parts", json::array({{{"type", "image"},
+                              {"data_uri", "data:image/png;base64," + blob::Base64Encode(png)}}})}};
   ASSERT_EQ(c->Post("/v1/sessions/s/messages", m.dump(), "application/json")->status, 201);
   ASSERT_EQ(c->Get("/v1/blobs/" + sha)->body, png);
 
   int damaged = 0;
   for (const auto& entry : fs::recursive_directory_iterator(dir.Sub("store"))) {
-    if (!entry.is_regular_file() || entry.path().string().find(sha.substr(4)) == std::string::npos) continue;
+    if (!entry.is_regular_file() || entry.path().string().find(sha.substr(4)) == std::string::npos)
+      continue;
     std::fstream f(entry.path(), std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(20);
     f.write("XXXX", 4);
@@ -76,16 +78,21 @@ TEST(AttackErrorsTest, AStoreDamagedUnderTheServerAnswersWithoutSql) {
   ASSERT_TRUE(server.listening()) << server.log();
   auto c = server.Client();
   ASSERT_EQ(c->Post("/v1/sessions", R"({"id":"s"})", "application/json")->status, 201);
-  const json m = {{"role", "user"}, {"parts", json::array({{{"type", "text"}, {"text", std::string(300, 'h')}}})}};
+  const json m = {{"role", "user"},
+                  {"parts", json::array({{{"type", "text"}, {"text", std::string(300, 'h')}}})}};
   for (int i = 0; i < 20; ++i) {
     ASSERT_EQ(c->Post("/v1/sessions/s/messages", m.dump(), "application/json")->status, 201);
   }
   // Another process writes, so the server's cached pages are stale; then
   // every page of the database and its log is damaged after its first bytes.
-  ASSERT_EQ(std::system((std::string(SESSIONDB_CLI_PATH) + " --store " + store + " new >/dev/null").c_str()), 0);
+  ASSERT_EQ(
+      std::system(
+          (std::string(SESSIONDB_CLI_PATH) + " --store " + store + " new >/dev/null").c_str()),
+      0);
   for (const auto& entry : fs::directory_iterator(store)) {
     const std::string name = entry.path().filename().string();
-    if (!entry.is_regular_file() || name.find(".db") == std::string::npos || name.ends_with("-shm")) continue;
+    if (!entry.is_regular_file() || name.find(".db") == std::string::npos || name.ends_with("-shm"))
+      continue;
     std::fstream f(entry.path(), std::ios::in | std::ios::out | std::ios::binary);
     const auto size = fs::file_size(entry.path());
     for (uintmax_t at = 200; at + 64 < size; at += 512) {
@@ -93,8 +100,8 @@ TEST(AttackErrorsTest, AStoreDamagedUnderTheServerAnswersWithoutSql) {
       f.write(std::string(64, '\xff').data(), 64);
     }
   }
-  for (const char* path : {"/v1/sessions?archived=all", "/v1/sessions/s", "/v1/stats",
-                           "/v1/sessions/s/messages"}) {
+  for (const char* path :
+       {"/v1/sessions?archived=all", "/v1/sessions/s", "/v1/stats", "/v1/sessions/s/messages"}) {
     auto r = c->Get(path);
     ASSERT_TRUE(r) << path;
     EXPECT_EQ(r->status, 500) << path << ": " << r->body;

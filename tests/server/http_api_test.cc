@@ -14,7 +14,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string DataUri(const std::string& png) { return "data:image/png;base64," + blob::Base64Encode(png); }
+std::string DataUri(const std::string& png) {
+  return "data:image/png;base64," + blob::Base64Encode(png);
+}
 
 json TextMessage(const std::string& text, const std::string& role = "user") {
   return {{"role", role}, {"parts", json::array({{{"type", "text"}, {"text", text}}})}};
@@ -65,7 +67,8 @@ TEST_F(HttpApiTest, SessionsAreCreatedListedRenamedArchivedAndDeleted) {
   EXPECT_EQ(archived["sessions"][0]["id"], id);
   EXPECT_TRUE(archived["next_cursor"].is_null());
 
-  EXPECT_EQ(client_->Put("/v1/active", json{{"session_id", id}}.dump(), "application/json")->status, 200);
+  EXPECT_EQ(client_->Put("/v1/active", json{{"session_id", id}}.dump(), "application/json")->status,
+            200);
   EXPECT_EQ(Body(client_->Get("/v1/active"))["session_id"], id);
 
   EXPECT_EQ(client_->Delete("/v1/sessions/" + id)->status, 204);
@@ -91,7 +94,8 @@ TEST_F(HttpApiTest, SessionErrorsHaveTheirStatusAndChangeNothing) {
   EXPECT_EQ(ErrorCode(media), "unsupported_media_type");
   auto bad_limit = client_->Get("/v1/sessions?limit=0");
   EXPECT_EQ(bad_limit->status, 400);
-  auto bad_patch = client_->Patch("/v1/sessions/taken", R"({"archived":"yes"})", "application/json");
+  auto bad_patch =
+      client_->Patch("/v1/sessions/taken", R"({"archived":"yes"})", "application/json");
   EXPECT_EQ(bad_patch->status, 400);
   auto method = client_->Put("/v1/sessions", "{}", "application/json");
   EXPECT_EQ(method->status, 405);
@@ -186,11 +190,12 @@ TEST_F(HttpApiTest, BadMessagesAreRefusedAndNothingIsWritten) {
   const std::string id = NewSession();
   ASSERT_EQ(Append(id, TextMessage("kept"))->status, 201);
   json lying = TextMessage("not an image");
-  lying["parts"].push_back({{"type", "image"}, {"data_uri", "data:image/png;base64," +
-                                                                blob::Base64Encode("not png")}});
+  lying["parts"].push_back(
+      {{"type", "image"}, {"data_uri", "data:image/png;base64," + blob::Base64Encode("not png")}});
   const std::vector<std::pair<json, std::string>> bad = {
       {lying, "image"},
-      {json{{"role", "wizard"}, {"parts", json::array({{{"type", "text"}, {"text", "x"}}})}}, "role"},
+      {json{{"role", "wizard"}, {"parts", json::array({{{"type", "text"}, {"text", "x"}}})}},
+       "role"},
       {json{{"role", "user"}}, "parts"},
       {json{{"role", "user"}, {"parts", json::array({{{"type", "hologram"}}})}}, "parts[0]"},
       {json{{"role", "user"}, {"parts", json::array({{{"type", "image"}}})}}, "data_uri"},
@@ -229,22 +234,34 @@ TEST_F(HttpApiTest, ForksCompactionsViewsProjectionsAndUsage) {
   EXPECT_EQ(Body(fork)["parent_id"], id);
   EXPECT_EQ(Body(fork)["fork_seq"], 2);
   EXPECT_EQ(Body(fork)["message_count"], 2);
-  EXPECT_EQ(client_->Post("/v1/sessions/" + id + "/fork", R"({"at_seq":99})", "application/json")->status, 400);
-  EXPECT_EQ(client_->Post("/v1/sessions/" + id + "/fork", R"({})", "application/json")->status, 400);
+  EXPECT_EQ(
+      client_->Post("/v1/sessions/" + id + "/fork", R"({"at_seq":99})", "application/json")->status,
+      400);
+  EXPECT_EQ(client_->Post("/v1/sessions/" + id + "/fork", R"({})", "application/json")->status,
+            400);
 
-  auto view = client_->Post("/v1/sessions/" + id + "/views",
-                            json{{"resource_id", resource}, {"reason", "zoom"}}.dump(), "application/json");
+  auto view =
+      client_->Post("/v1/sessions/" + id + "/views",
+                    json{{"resource_id", resource}, {"reason", "zoom"}}.dump(), "application/json");
   ASSERT_EQ(view->status, 201) << view->body;
   EXPECT_EQ(Body(view)["type"], "resource_view");
-  EXPECT_EQ(client_->Post("/v1/sessions/" + id + "/views", R"({"resource_id":"res_nope"})", "application/json")->status, 404);
+  EXPECT_EQ(client_
+                ->Post("/v1/sessions/" + id + "/views", R"({"resource_id":"res_nope"})",
+                       "application/json")
+                ->status,
+            404);
 
-  auto compaction = client_->Post("/v1/sessions/" + id + "/compactions",
-                                  R"({"from_seq":1,"to_seq":2,"summary":"They looked at a square."})",
-                                  "application/json");
+  auto compaction = client_->Post(
+      "/v1/sessions/" + id + "/compactions",
+      R"({"from_seq":1,"to_seq":2,"summary":"They looked at a square."})", "application/json");
   ASSERT_EQ(compaction->status, 201) << compaction->body;
   const int64_t compaction_seq = Body(compaction)["seq"];
   EXPECT_EQ(Body(compaction)["compaction"]["summary"], "They looked at a square.");
-  EXPECT_EQ(client_->Post("/v1/sessions/" + id + "/compactions", R"({"from_seq":1,"to_seq":2})", "application/json")->status, 400);
+  EXPECT_EQ(client_
+                ->Post("/v1/sessions/" + id + "/compactions", R"({"from_seq":1,"to_seq":2})",
+                       "application/json")
+                ->status,
+            400);
 
   auto projection = client_->Get("/v1/sessions/" + id + "/projection?format=anthropic");
   ASSERT_EQ(projection->status, 200);
@@ -257,10 +274,14 @@ TEST_F(HttpApiTest, ForksCompactionsViewsProjectionsAndUsage) {
   EXPECT_EQ(usage["turns"], 1);
   EXPECT_EQ(usage["total"]["input_tokens"], 7);
 
-  auto pruned = client_->Post("/v1/sessions/" + id + "/compactions/" + std::to_string(compaction_seq) + "/prune", "", "application/json");
+  auto pruned = client_->Post(
+      "/v1/sessions/" + id + "/compactions/" + std::to_string(compaction_seq) + "/prune", "",
+      "application/json");
   ASSERT_EQ(pruned->status, 200) << pruned->body;
   EXPECT_EQ(Body(pruned)["events_pruned"], 2);
-  EXPECT_EQ(client_->Post("/v1/sessions/" + id + "/compactions/1/prune", "", "application/json")->status, 400);
+  EXPECT_EQ(
+      client_->Post("/v1/sessions/" + id + "/compactions/1/prune", "", "application/json")->status,
+      400);
 
   json events = Body(client_->Get("/v1/sessions/" + id + "/events?since=3"));
   ASSERT_EQ(events["events"].size(), 2u);
@@ -270,11 +291,16 @@ TEST_F(HttpApiTest, ForksCompactionsViewsProjectionsAndUsage) {
 
 TEST_F(HttpApiTest, DraftsStreamAndFinishIntoAMessage) {
   const std::string id = NewSession();
-  auto opened = client_->Post("/v1/sessions/" + id + "/drafts", R"({"model":"m"})", "application/json");
+  auto opened =
+      client_->Post("/v1/sessions/" + id + "/drafts", R"({"model":"m"})", "application/json");
   ASSERT_EQ(opened->status, 201) << opened->body;
   const std::string draft = Body(opened)["id"];
-  EXPECT_EQ(client_->Post("/v1/drafts/" + draft + "/delta", R"({"text":"Hel"})", "application/json")->status, 204);
-  EXPECT_EQ(client_->Post("/v1/drafts/" + draft + "/delta", R"({"text":"lo"})", "application/json")->status, 204);
+  EXPECT_EQ(client_->Post("/v1/drafts/" + draft + "/delta", R"({"text":"Hel"})", "application/json")
+                ->status,
+            204);
+  EXPECT_EQ(client_->Post("/v1/drafts/" + draft + "/delta", R"({"text":"lo"})", "application/json")
+                ->status,
+            204);
   EXPECT_EQ(Body(client_->Get("/v1/sessions/" + id + "/drafts"))["drafts"].size(), 1u);
   auto finished = client_->Post("/v1/drafts/" + draft + "/finish", "{}", "application/json");
   ASSERT_EQ(finished->status, 201) << finished->body;
@@ -283,10 +309,14 @@ TEST_F(HttpApiTest, DraftsStreamAndFinishIntoAMessage) {
   EXPECT_EQ(messages["messages"][0]["parts"][0]["text"], "Hello");
   EXPECT_EQ(messages["messages"][0]["model"], "m");
   EXPECT_TRUE(Body(client_->Get("/v1/sessions/" + id + "/drafts"))["drafts"].empty());
-  EXPECT_EQ(client_->Post("/v1/drafts/" + draft + "/delta", R"({"text":"late"})", "application/json")->status, 404);
+  EXPECT_EQ(
+      client_->Post("/v1/drafts/" + draft + "/delta", R"({"text":"late"})", "application/json")
+          ->status,
+      404);
   EXPECT_EQ(client_->Post("/v1/drafts/draft_nope/finish", "{}", "application/json")->status, 404);
 
-  const std::string discarded = Body(client_->Post("/v1/sessions/" + id + "/drafts", "", "application/json"))["id"];
+  const std::string discarded =
+      Body(client_->Post("/v1/sessions/" + id + "/drafts", "", "application/json"))["id"];
   EXPECT_EQ(client_->Delete("/v1/drafts/" + discarded)->status, 204);
   EXPECT_TRUE(Body(client_->Get("/v1/sessions/" + id + "/drafts"))["drafts"].empty());
   EXPECT_EQ(MessageCount(id), 1);
@@ -307,7 +337,8 @@ TEST_F(HttpApiTest, SearchFindsWithHighlightsAndRefusesBadParameters) {
   json hybrid = Body(client_->Get("/v1/search?q=zanzibar"));
   EXPECT_EQ(hybrid["mode"], "hybrid");
   EXPECT_EQ(hybrid["hits"][0]["seq"], 1);
-  EXPECT_TRUE(Body(client_->Get("/v1/search?q=zanzibar&role=assistant&mode=keyword"))["hits"].empty());
+  EXPECT_TRUE(
+      Body(client_->Get("/v1/search?q=zanzibar&role=assistant&mode=keyword"))["hits"].empty());
 
   EXPECT_EQ(client_->Get("/v1/search")->status, 400);
   EXPECT_EQ(client_->Get("/v1/search?q=x&mode=psychic")->status, 400);
@@ -316,7 +347,8 @@ TEST_F(HttpApiTest, SearchFindsWithHighlightsAndRefusesBadParameters) {
   auto hostile = client_->Get("/v1/search?q=%22unbalanced%20NEAR(%20col:x%20*&mode=keyword");
   EXPECT_EQ(hostile->status, 200) << hostile->body;
 
-  auto recall = client_->Post("/v1/memory/recall", R"({"path":"a.py","code":"def f(): pass"})", "application/json");
+  auto recall = client_->Post("/v1/memory/recall", R"({"path":"a.py","code":"def f(): pass"})",
+                              "application/json");
   EXPECT_EQ(recall->status, 200);
   EXPECT_TRUE(Body(recall)["results"].is_array());
   EXPECT_EQ(client_->Post("/v1/memory/recall", R"({"code":"x"})", "application/json")->status, 400);
@@ -346,14 +378,16 @@ TEST_F(HttpApiTest, SnippetsAreTextWithoutMarkdownAndHighlightsStillFitThem) {
 TEST_F(HttpApiTest, ExportThenImportIntoAnotherServerAddsOnce) {
   const std::string id = NewSession({{"title", "Exported"}});
   json with_image = TextMessage("picture");
-  with_image["parts"].push_back({{"type", "image"}, {"data_uri", DataUri(MakePng(4, 4, "export"))}});
+  with_image["parts"].push_back(
+      {{"type", "image"}, {"data_uri", DataUri(MakePng(4, 4, "export"))}});
   Append(id, with_image);
   Append(id, TextMessage("reply", "assistant"));
 
   auto snapshot = client_->Get("/v1/sessions/" + id + "/export");
   ASSERT_EQ(snapshot->status, 200) << snapshot->body;
   EXPECT_EQ(snapshot->get_header_value("Content-Type"), "application/json");
-  EXPECT_NE(snapshot->get_header_value("Content-Disposition").find(id + ".json"), std::string::npos);
+  EXPECT_NE(snapshot->get_header_value("Content-Disposition").find(id + ".json"),
+            std::string::npos);
   EXPECT_FALSE(Body(snapshot).is_discarded());
 
   auto markdown = client_->Get("/v1/sessions/" + id + "/export?format=markdown");
@@ -389,10 +423,13 @@ TEST_F(HttpApiTest, ExportThenImportIntoAnotherServerAddsOnce) {
 TEST_F(HttpApiTest, FilePathsAreRefusedWithoutAllowedFolders) {
   const std::string id = NewSession();
   Append(id, TextMessage("x"));
-  auto import = client_->Post("/v1/import/path", json{{"path", dir_.Sub("store")}}.dump(), "application/json");
+  auto import = client_->Post("/v1/import/path", json{{"path", dir_.Sub("store")}}.dump(),
+                              "application/json");
   EXPECT_EQ(import->status, 403);
   EXPECT_EQ(ErrorCode(import), "permission_denied");
-  auto out = client_->Post("/v1/export", json{{"format", "markdown"}, {"out", dir_.Sub("md")}}.dump(), "application/json");
+  auto out =
+      client_->Post("/v1/export", json{{"format", "markdown"}, {"out", dir_.Sub("md")}}.dump(),
+                    "application/json");
   EXPECT_EQ(out->status, 403);
   EXPECT_FALSE(fs::exists(dir_.Sub("md")));
 }
@@ -413,7 +450,8 @@ TEST_F(HttpApiTest, TheWebPageIsServedFromTheBinaryWithAStrictPolicy) {
     EXPECT_EQ(r->status, 200) << asset;
     EXPECT_FALSE(r->body.empty()) << asset;
   }
-  EXPECT_EQ(client_->Get("/app.js")->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(client_->Get("/app.js")->get_header_value("Content-Type"),
+            "text/javascript; charset=utf-8");
   auto missing = client_->Get("/nothing.js");
   EXPECT_EQ(missing->status, 404);
   EXPECT_EQ(ErrorCode(missing), "not_found");
@@ -441,8 +479,12 @@ TEST_F(HttpApiTest, HousekeepingStatsGcVerifyAndPurge) {
   EXPECT_EQ(client_->Post("/v1/purge", "", "application/json")->status, 400);
   EXPECT_EQ(client_->Post("/v1/purge?older_than_days=soon", "", "application/json")->status, 400);
   // Updated just now: not older than a day, so kept.
-  EXPECT_EQ(Body(client_->Post("/v1/purge?older_than_days=1", "", "application/json"))["sessions_deleted"], 0);
-  EXPECT_EQ(Body(client_->Post("/v1/purge?older_than_days=0", "", "application/json"))["sessions_deleted"], 1);
+  EXPECT_EQ(Body(client_->Post("/v1/purge?older_than_days=1", "",
+                               "application/json"))["sessions_deleted"],
+            0);
+  EXPECT_EQ(Body(client_->Post("/v1/purge?older_than_days=0", "",
+                               "application/json"))["sessions_deleted"],
+            1);
   EXPECT_EQ(client_->Get("/v1/sessions/" + old)->status, 404);
   EXPECT_EQ(client_->Get("/v1/sessions/" + kept)->status, 200);
 }
@@ -489,8 +531,8 @@ TEST(HttpAllowedFolders, PathsInsideWorkAndEscapesAreRefused) {
   auto out_ok = post("/v1/export", {{"format", "markdown"}, {"out", dir.Sub("allowed/md")}});
   ASSERT_EQ(out_ok->status, 200) << out_ok->body;
   EXPECT_TRUE(fs::exists(dir.Sub("allowed/md")));
-  for (const std::string& escape : {dir.Sub("allowed/../md"), dir.Sub("allowed/link/md"),
-                                    dir.Sub("allowed/new/../../md")}) {
+  for (const std::string& escape :
+       {dir.Sub("allowed/../md"), dir.Sub("allowed/link/md"), dir.Sub("allowed/new/../../md")}) {
     auto r = post("/v1/export", {{"format", "markdown"}, {"out", escape}});
     EXPECT_EQ(r->status, 403) << escape;
   }
@@ -518,7 +560,9 @@ TEST(HttpAuth, TokenIsRequiredWhenSetAndForOtherAddresses) {
   // The query token is only for what a browser fetches without headers:
   // the event stream, blobs and exports; never for other routes or writes.
   EXPECT_EQ(anonymous->Get("/v1/sessions?token=s3cret-token")->status, 401);
-  EXPECT_EQ(anonymous->Post("/v1/sessions?token=s3cret-token", R"({"id":"q"})", "application/json")->status, 401);
+  EXPECT_EQ(anonymous->Post("/v1/sessions?token=s3cret-token", R"({"id":"q"})", "application/json")
+                ->status,
+            401);
 
   auto allowed = server.Client("s3cret-token");
   EXPECT_EQ(allowed->Post("/v1/sessions", R"({"id":"mine"})", "application/json")->status, 201);
@@ -526,11 +570,13 @@ TEST(HttpAuth, TokenIsRequiredWhenSetAndForOtherAddresses) {
   EXPECT_EQ(anonymous->Get("/v1/sessions/mine/events?token=s3cret-token")->status, 200);
   EXPECT_EQ(anonymous->Get("/v1/sessions/mine/events?token=wrong")->status, 401);
   const std::string png = MakePng(2, 2, "token");
-  auto appended = allowed->Post("/v1/sessions/mine/messages",
-                                json{{"role", "user"}, {"parts", {{{"type", "image"}, {"data_uri", DataUri(png)}}}}}.dump(),
-                                "application/json");
+  auto appended = allowed->Post(
+      "/v1/sessions/mine/messages",
+      json{{"role", "user"}, {"parts", {{{"type", "image"}, {"data_uri", DataUri(png)}}}}}.dump(),
+      "application/json");
   ASSERT_EQ(appended->status, 201) << appended->body;
-  const std::string blob = "/v1/blobs/" + Body(appended)["resources"][0]["content_sha256"].get<std::string>();
+  const std::string blob =
+      "/v1/blobs/" + Body(appended)["resources"][0]["content_sha256"].get<std::string>();
   EXPECT_EQ(anonymous->Get(blob)->status, 401);
   EXPECT_EQ(anonymous->Get(blob + "?token=s3cret-token")->body, png);
   EXPECT_EQ(anonymous->Get("/v1/sessions/mine/export?token=s3cret-token")->status, 200);
@@ -549,7 +595,9 @@ TEST(HttpLimits, BodiesOverTheCapAre413AndStoreNothing) {
   EXPECT_EQ(r->status, 413);
   EXPECT_EQ(ErrorCode(r), "payload_too_large");
   EXPECT_EQ(Body(c->Get("/v1/sessions/s"))["message_count"], 0);
-  EXPECT_EQ(c->Post("/v1/sessions/s/messages", TextMessage("small").dump(), "application/json")->status, 201);
+  EXPECT_EQ(
+      c->Post("/v1/sessions/s/messages", TextMessage("small").dump(), "application/json")->status,
+      201);
 }
 
 TEST(HttpCors, OffByDefaultAndOnlyForNamedOrigins) {

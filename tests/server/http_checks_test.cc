@@ -59,7 +59,8 @@ TEST(ApplyRange, SeveralRangesGetTheWholeBodyAndBadOnes416) {
   ApplyRange("bytes=0-1,2-3,4-5", res);
   EXPECT_EQ(res.status, 200);
   EXPECT_EQ(res.body, "0123456789");
-  for (const char* bad : {"bytes=10-", "bytes=x-1", "bytes=3-1", "items=1-2", "bytes=-0", "bytes=1"}) {
+  for (const char* bad :
+       {"bytes=10-", "bytes=x-1", "bytes=3-1", "items=1-2", "bytes=-0", "bytes=1"}) {
     res = Blob("0123456789");
     ApplyRange(bad, res);
     EXPECT_EQ(res.status, 416) << bad;

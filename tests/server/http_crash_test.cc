@@ -19,8 +19,11 @@ TEST(HttpCrash, KilledServerLosesNoAcknowledgedAppend) {
   ASSERT_TRUE(server.listening()) << server.log();
   constexpr int kClients = 16;
   for (int c = 0; c < kClients; ++c) {
-    ASSERT_EQ(server.Client()->Post("/v1/sessions", json{{"id", "s" + std::to_string(c)}}.dump(),
-                                    "application/json")->status, 201);
+    ASSERT_EQ(
+        server.Client()
+            ->Post("/v1/sessions", json{{"id", "s" + std::to_string(c)}}.dump(), "application/json")
+            ->status,
+        201);
   }
 
   std::mutex mu;

@@ -618,7 +618,8 @@ TEST_F(McpTest, ProtocolErrorsAndToolErrorsFollowTheSpecAndTheServerGoesOn) {
   EXPECT_EQ(range["error"]["code"], -32602);
   // A number past int64 is refused, not converted (undefined behaviour the
   // mcp_line fuzzer found).
-  json huge = mcp->Call("tools/call", {{"name", "list_sessions"}, {"arguments", {{"limit", 1e300}}}});
+  json huge =
+      mcp->Call("tools/call", {{"name", "list_sessions"}, {"arguments", {{"limit", 1e300}}}});
   EXPECT_EQ(huge["error"]["code"], -32602) << huge.dump();
   EXPECT_TRUE(Contains(huge["error"]["message"], "must be an integer")) << huge.dump();
   json choice = mcp->Call("tools/call", {{"name", "search_history"},
@@ -780,8 +781,8 @@ TEST_F(McpTest, OnAPostgresStoreEveryToolWorksInItsNamespace) {
     EXPECT_EQ(found["isError"], false) << TextOf(found);
     EXPECT_TRUE(found["structuredContent"]["hits"].empty()) << mode << ": " << TextOf(found);
   }
-  json recalled = mcp.Tool("search_code_memory",
-                           {{"path", "/src/zeppelin.cc"}, {"code", "int Zeppelin() {}"}});
+  json recalled =
+      mcp.Tool("search_code_memory", {{"path", "/src/zeppelin.cc"}, {"code", "int Zeppelin() {}"}});
   EXPECT_TRUE(recalled["structuredContent"]["recalled"].empty()) << TextOf(recalled);
   json churn = mcp.Tool("code_churn", json::object());
   EXPECT_TRUE(churn["structuredContent"]["entries"].empty()) << TextOf(churn);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <httplib.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,7 +13,6 @@
 
 #include <chrono>
 #include <fstream>
-#include <httplib.h>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>

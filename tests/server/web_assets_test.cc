@@ -26,7 +26,8 @@ TEST(WebAssets, EveryAssetHasATypeAQuotedEtagAndItsBytes) {
     EXPECT_FALSE(asset.content_type.empty());
     EXPECT_TRUE(std::regex_match(std::string(asset.etag), std::regex(R"("[0-9a-f]{16}")")));
     EXPECT_FALSE(asset.bytes.empty());
-    EXPECT_EQ(asset.bytes.find('\0'), std::string_view::npos) << "the array's own terminator leaked in";
+    EXPECT_EQ(asset.bytes.find('\0'), std::string_view::npos)
+        << "the array's own terminator leaked in";
   }
 }
 
@@ -34,8 +35,8 @@ TEST(WebAssets, EveryFileTheIndexPageLoadsIsCompiledIn) {
   const std::string html(FindWebAsset("/")->bytes);
   const std::regex reference(R"re((?:src|href)="(/[^"]*)")re");
   int found = 0;
-  for (auto it = std::sregex_iterator(html.begin(), html.end(), reference); it != std::sregex_iterator();
-       ++it, ++found) {
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), reference);
+       it != std::sregex_iterator(); ++it, ++found) {
     EXPECT_NE(FindWebAsset((*it)[1].str()), nullptr) << (*it)[1].str();
   }
   EXPECT_GE(found, 3);  // the stylesheet, the script, the icon

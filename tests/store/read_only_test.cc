@@ -37,9 +37,9 @@ TEST_F(ReadOnly, ReadsWorkAndEveryWriteIsRefusedNamingTheStore) {
   expect_refused(internal::ToStatus(store_->ForkSession(id, 1, {})), "fork");
   expect_refused(internal::ToStatus(store_->OpenDraft(id, Role::kAssistant, "m")), "draft");
   expect_refused(internal::ToStatus(store_->CollectGarbage({})), "gc");
-  expect_refused(internal::ToStatus(store_->Compact(id, {.from_seq = 1, .to_seq = 1,
-                                                         .summary = "s"})),
-                 "compact");
+  expect_refused(
+      internal::ToStatus(store_->Compact(id, {.from_seq = 1, .to_seq = 1, .summary = "s"})),
+      "compact");
   expect_refused(store_->RestoreSession({.id = "r"}, {}, {}), "restore");
 
   Reopen();  // writable again: nothing was changed

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "pg_test_database.h"
 #include "blob/blob_store.h"
+#include "pg_test_database.h"
 #include "sessiondb/store.h"
 #include "test_support.h"
 

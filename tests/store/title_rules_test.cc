@@ -13,7 +13,8 @@ SESSIONDB_FOR_EACH_BACKEND(Titles);
 
 // Escape sequences, NUL, DEL and a C1 control (U+009B, the one-byte CSI).
 const std::string kHostile = std::string("a\x1b[2J\x1b]0;pwned\x07 b") + '\0' + "c\x7f" +
-                             "d\xC2\x9B" "31m e";
+                             "d\xC2\x9B"
+                             "31m e";
 
 bool HasControl(const std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {
@@ -87,8 +88,7 @@ TEST_P(Titles, RestoreAndImportFollowTheSameRule) {
 
   Event e2 = e;
   e2.id = e2.message.id = "evt-2";
-  Session big{.id = "imported-big", .title = Long(10'000), .created_ms = 1000,
-              .updated_ms = 1000};
+  Session big{.id = "imported-big", .title = Long(10'000), .created_ms = 1000, .updated_ms = 1000};
   ASSERT_TRUE(store_->RestoreSession(big, std::span<const Event>(&e2, 1), {}).ok());
   ExpectCapped(store_->GetSession("imported-big")->title);
 

@@ -654,7 +654,6 @@ Result<int64_t> PgIndex::NewestDocument() {
   return r.rows() == 1 ? r.Int(0, 0) : 0;
 }
 
-
 // PostgreSQL indexes a document inside the transaction that writes it
 // (pg_search_docs: the tsvector is a column of the row), so it has nothing to
 // catch up: every committed document is indexed.
