@@ -247,8 +247,9 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
       (*server)->Stop();
     });
     Status served = (*server)->Run();
-    // Wake the watcher if Run ended by itself, so it can be joined.
-    pthread_kill(watcher.native_handle(), SIGTERM);
+    // Wake the watcher if Run ended by itself, so it can be joined. SIGTERM
+    // is blocked and sigwait()ed by the watcher: it ends that wait, not a thread.
+    pthread_kill(watcher.native_handle(), SIGTERM);  // NOLINT(bugprone-bad-signal-to-kill-thread)
     watcher.join();
     if (!served.ok()) return ctx.Fail(served);
   });

@@ -63,8 +63,9 @@ std::optional<int64_t> ParseIsoTime(std::string_view t) {
       if (t.size() < i + 6 || !IsDigits(t.substr(i + 1, 2)) || !IsDigits(t.substr(i + 4, 2))) {
         return std::nullopt;
       }
-      offset_s = (ToInt(t.substr(i + 1, 2)) * 3600 + ToInt(t.substr(i + 4, 2)) * 60) *
-                 (t[i] == '-' ? -1 : 1);
+      offset_s =
+          (int64_t{ToInt(t.substr(i + 1, 2))} * 3600 + int64_t{ToInt(t.substr(i + 4, 2))} * 60) *
+          (t[i] == '-' ? -1 : 1);
       i += 6;
     } else if (i < t.size() && t[i] == 'Z') {
       ++i;

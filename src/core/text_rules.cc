@@ -214,7 +214,7 @@ std::string FormatBytes(int64_t bytes) {
   const double b = static_cast<double>(bytes);
   if (bytes >= 1024LL * 1024 * 1024) {
     std::snprintf(buf, sizeof(buf), "%.1f GiB", b / (1024.0 * 1024.0 * 1024.0));
-  } else if (bytes >= 1024 * 1024) {
+  } else if (bytes >= 1024LL * 1024) {
     std::snprintf(buf, sizeof(buf), "%.1f MiB", b / (1024.0 * 1024.0));
   } else if (bytes >= 1024) {
     std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);

@@ -151,7 +151,10 @@ bool HashMatches(const std::string& bytes, const std::string& extension_mime,
   if (extension_mime == "image/jpeg") mimes.insert("image/jpg");
   if (auto media = blob::SniffMedia(bytes)) mimes.insert(media->mime);
   for (const std::string& mime : mimes) {
-    const std::string uri = "data:" + mime + ";base64," + b64;
+    std::string uri = "data:";
+    uri += mime;
+    uri += ";base64,";
+    uri += b64;
     if (blob::Sha256Hex(uri).substr(0, 12) == name_hash) return true;
   }
   return false;

@@ -209,8 +209,12 @@ class ConversationImport {
       const std::string body = Str(a, "extracted_content");
       const std::string name = Str(a, "file_name");
       if (!body.empty()) {
-        msg.parts.push_back(
-            Part::Text("<attachment name=\"" + name + "\">\n" + body + "\n</attachment>"));
+        std::string text = "<attachment name=\"";
+        text += name;
+        text += "\">\n";
+        text += body;
+        text += "\n</attachment>";
+        msg.parts.push_back(Part::Text(text));
       }
       name_file(name);
     }

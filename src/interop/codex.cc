@@ -163,7 +163,7 @@ std::string ReasoningText(const json& item) {
 // are counted in *unreadable, images in *images.
 std::string ReplacementText(const json& items, int* unreadable, int* images) {
   std::string out;
-  auto add = [&out](std::string paragraph) {
+  auto add = [&out](const std::string& paragraph) {
     if (!out.empty()) out += "\n\n";
     out += paragraph;
   };

@@ -59,12 +59,14 @@ Result<ExportFormat> ParseExportFormat(std::string_view name) {
 
 std::vector<std::string_view> ImportFormats() {
   std::vector<std::string_view> out;
+  out.reserve(std::size(kImportFormats));
   for (const auto& [format, name] : kImportFormats) out.push_back(name);
   return out;
 }
 
 std::vector<std::string_view> ExportFormats() {
   std::vector<std::string_view> out;
+  out.reserve(std::size(kExportFormats));
   for (const auto& [format, name] : kExportFormats) out.push_back(name);
   return out;
 }

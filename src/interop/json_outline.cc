@@ -10,7 +10,7 @@
 namespace sessiondb::interop {
 namespace {
 
-constexpr size_t kBlock = 4 * 1024 * 1024;
+constexpr size_t kBlock = size_t{4} * 1024 * 1024;
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 

@@ -13,7 +13,7 @@
 namespace sessiondb::interop {
 namespace {
 
-constexpr size_t kBlock = 4 * 1024 * 1024;
+constexpr size_t kBlock = size_t{4} * 1024 * 1024;
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 // A parser's message quotes what it last read, which for a broken string is
 // the rest of the line: a reason keeps this much of it.

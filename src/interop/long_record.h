@@ -59,6 +59,7 @@ inline constexpr std::string_view kCutNote =
 // A long record parsed: its tree and the strings of it cut to the budget.
 // Their nodes stay valid while the tree is not changed (moving the tree
 // keeps them: its nodes stay where they are).
+// NOLINTNEXTLINE(bugprone-exception-escape): its implicit members only move a json and a vector
 struct LongRecord {
   nlohmann::json tree;
   std::vector<CutString> cut;

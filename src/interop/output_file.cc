@@ -11,7 +11,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Writes reach the file system in pieces of this size.
-constexpr size_t kBufferBytes = 256 * 1024;
+constexpr size_t kBufferBytes = size_t{256} * 1024;
 
 }  // namespace
 

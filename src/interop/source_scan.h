@@ -73,6 +73,7 @@ bool ForEachElement(std::string_view text, const std::function<void(std::string_
 // of the text before parsing and stands in the tree as a mark, to be decoded
 // straight from the text (once, and only as much of it as a caller keeps)
 // by InflateLongStrings.
+// NOLINTNEXTLINE(bugprone-exception-escape): its implicit members only move a json and a vector
 struct LeanDocument {
   nlohmann::json tree;
   std::vector<std::string_view> long_strings;  // raw, escapes kept; views into the text

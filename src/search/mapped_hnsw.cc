@@ -223,7 +223,7 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
   visit(current);
   float bound = current_distance;
   std::vector<uint32_t> ids;  // the neighbours of the element expanded
-  ids.reserve(2 * m_);
+  ids.reserve(size_t{2} * m_);
   while (!frontier.empty()) {
     const auto [d, element] = frontier.top();
     if (d > bound) break;
@@ -281,6 +281,7 @@ uintptr_t MappedHnsw::PageOf(uint32_t element) const {
 bool MappedHnsw::Resident(uint32_t element) const {
   unsigned char in_memory = 0;
   // Not knowing counts as resident: no advice then, the fault reads it.
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): an address within the mapping, by page arithmetic
   return ::mincore(reinterpret_cast<void*>(PageOf(element)), 1, &in_memory) != 0 ||
          (in_memory & 1) != 0;
 }
@@ -292,6 +293,7 @@ void MappedHnsw::Prefetch(std::span<const uint32_t> elements, const Seen& seen) 
     const uintptr_t first = PageOf(e);
     const auto end = reinterpret_cast<uintptr_t>(level0_ + (e + 1) * element_bytes_);
     // Advice only: a failure leaves the page to be read when touched.
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): an address within the mapping, by page arithmetic
     (void)::madvise(reinterpret_cast<void*>(first), end - first, MADV_WILLNEED);
   }
 }

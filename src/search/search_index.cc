@@ -104,7 +104,7 @@ class BackendSearchIndex final : public SearchIndex {
                       (caught_up.pending == 1 ? " document" : " documents") +
                       " not yet indexed: " + caught_up.why;
     }
-    const size_t want = static_cast<size_t>(request.offset + request.limit);
+    const size_t want = static_cast<size_t>(request.offset) + static_cast<size_t>(request.limit);
 
     std::vector<ListEntry> keyword;
     if (request.mode != SearchMode::kVector) {
@@ -135,7 +135,8 @@ class BackendSearchIndex final : public SearchIndex {
     // documents gone since the ranking, more only if they use it up.
     size_t head = vector.empty() ? std::min(keyword.size(), want + 64) : keyword.size();
     while (true) {
-      const std::vector<ListEntry> ranked(keyword.begin(), keyword.begin() + head);
+      const std::vector<ListEntry> ranked(keyword.begin(),
+                                          keyword.begin() + static_cast<std::ptrdiff_t>(head));
       std::vector<FusedEntry> fused =
           fuse_by_rank ? FuseRankings(ranked, vector) : FuseKeywordFirst(ranked, vector);
       results.hits.clear();

@@ -46,7 +46,9 @@ Result<std::vector<float>> DecodeVector(std::string_view bytes) {
   std::vector<float> v(bytes.size() - kScaleBytes);
   int max_q = 0;
   for (size_t i = 0; i < v.size(); ++i) {
-    const int q = static_cast<int8_t>(bytes[kScaleBytes + i]);
+    // The byte as a two's complement int8 (read unsigned: char's sign varies).
+    int q = static_cast<uint8_t>(bytes[kScaleBytes + i]);
+    if (q > 127) q -= 256;
     max_q = std::max(max_q, q < 0 ? -q : q);
     v[i] = static_cast<float>(q);
   }

@@ -241,7 +241,8 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Build(const VectorSet& set,
         for (size_t i = next++; i < n && !failed; i = next++) {
           graph->hnsw->addPoint(set.vector_at(i).data(), static_cast<labeltype>(set.id_at(i)));
           const size_t d = ++done;
-          if (reports && progress && d % 1024 == 0) progress(static_cast<int64_t>(d), n);
+          if (reports && progress && d % 1024 == 0)
+            progress(static_cast<int64_t>(d), static_cast<int64_t>(n));
         }
       } catch (const std::exception& e) {
         std::lock_guard lock(error_mutex);

@@ -18,8 +18,8 @@
 namespace sessiondb::server {
 
 struct ApiState {
-  ApiState(Store& s, std::string path, ServerOptions o)
-      : store(s), store_path(path), options(std::move(o)), drafts(s, hub), search(s) {}
+  ApiState(Store& s, std::string path, const ServerOptions& o)
+      : store(s), store_path(std::move(path)), options(o), drafts(s, hub), search(s) {}
 
   Store& store;
   const std::string store_path;

@@ -65,7 +65,7 @@ void EventHub::NotifySessionChanged(std::string_view session_id) {
   changed_.SignalAll();
 }
 
-void EventHub::PublishDraft(std::string_view session_id, std::string draft_json) {
+void EventHub::PublishDraft(std::string_view session_id, const std::string& draft_json) {
   {
     MutexLock lock(&mu_);
     for (Subscription* s : subscriptions_) {

@@ -67,7 +67,7 @@ class EventHub {
   // A session was created, renamed, archived or deleted (an empty id: some
   // sessions, unnamed, as after an import or a purge).
   void NotifySessionChanged(std::string_view session_id) EXCLUDES(mu_);
-  void PublishDraft(std::string_view session_id, std::string draft_json) EXCLUDES(mu_);
+  void PublishDraft(std::string_view session_id, const std::string& draft_json) EXCLUDES(mu_);
   // Ends every Wait at once and makes later ones return immediately.
   void Close() EXCLUDES(mu_);
   bool closed() const EXCLUDES(mu_);

@@ -63,7 +63,7 @@ inline constexpr int kListenBacklog = 1024;  // the kernel caps it at net.core.s
 
 struct DaemonLimits {
   int64_t max_body_bytes = int64_t{64} * 1024 * 1024;
-  size_t header_memory_bytes = 64 * 1024;
+  size_t header_memory_bytes = size_t{64} * 1024;
   int max_connections = 1024;
   int max_connections_per_ip = 256;
   int header_timeout_seconds = 10;

@@ -303,7 +303,7 @@ ToolResult ToolResult::Error(std::string text) {
 
 std::string ToolArgs::String(std::string_view name, std::string fallback) const {
   auto it = values_.find(name);
-  return it != values_.end() && it->is_string() ? it->get<std::string>() : fallback;
+  return it != values_.end() && it->is_string() ? it->get<std::string>() : std::move(fallback);
 }
 
 int64_t ToolArgs::Int(std::string_view name, int64_t fallback) const {

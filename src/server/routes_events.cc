@@ -33,7 +33,7 @@ std::string SseFrame(const Event& e) {
 // Holds one of the --max-streams places until the answer is dropped (the
 // client left, the stream ended, or the server stops).
 struct Stream {
-  Stream(ApiState& api, std::string session, int64_t since)
+  Stream(ApiState& api, const std::string& session, int64_t since)
       : api(api), session_id(session), last_seq(since), subscription(api.hub, session) {}
   ~Stream() { api.open_streams.fetch_sub(1); }
   Stream(const Stream&) = delete;

@@ -75,7 +75,7 @@ void SendFile(HttpResponse& res, std::shared_ptr<TempFolder> owner, const fs::pa
   res.status = 200;
   res.SetHeader("Content-Disposition", "attachment; filename=\"" + download_name + "\"");
   res.SetSource(
-      [in, owner](ContentSink& sink) {
+      [in, owner = std::move(owner)](ContentSink& sink) {
         char buffer[64 * 1024];
         in->read(buffer, sizeof(buffer));
         const std::streamsize got = in->gcount();

@@ -22,7 +22,7 @@ constexpr size_t kMaxMessageIdLength = 128;
 // Attachments at least this large are staged (written while they are hashed,
 // synced while the rest of the batch is prepared); below it a thread costs
 // more than the overlap gains.
-constexpr size_t kStageAtLeast = 128 * 1024;
+constexpr size_t kStageAtLeast = size_t{128} * 1024;
 
 std::string PartLabel(const Part& part, size_t index) {
   return std::string(PartTypeName(part.type)) + " part " + std::to_string(index + 1);
@@ -97,7 +97,7 @@ struct Ingested {
 
 // The decoded size of a data URI's payload goes up in steps of this between
 // announcements to its staged writer: a write and a writeback request each.
-constexpr size_t kStagePieceBytes = 128 * 1024;
+constexpr size_t kStagePieceBytes = size_t{128} * 1024;
 
 // Decodes a data URI's payload into out->bytes. A large one is staged first
 // and written as it is decoded, so the disk starts on it at once.

@@ -98,6 +98,7 @@ Result<std::vector<Segment>> ResolveHistory(PgConnection& c, const std::string& 
              p));
   if (r.rows() == 0) return Err(SessionNotFound(session_id));
   std::vector<ChainLink> chain;
+  chain.reserve(static_cast<size_t>(r.rows()));
   for (int i = 0; i < r.rows(); ++i) {
     chain.push_back(
         {std::string(r.Text(i, 0)), std::string(r.Text(i, 1)), r.Int(i, 2), r.Int(i, 3)});

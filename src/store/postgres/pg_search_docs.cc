@@ -36,7 +36,10 @@ std::string IndexableText(std::string_view text) {
     }
     size_t end = i;
     while (end < out.size() && IsWordByte(static_cast<unsigned char>(out[end]))) ++end;
-    if (end - i > kMaxIndexedWordBytes) std::fill(out.begin() + i, out.begin() + end, ' ');
+    if (end - i > kMaxIndexedWordBytes) {
+      std::fill(out.begin() + static_cast<std::ptrdiff_t>(i),
+                out.begin() + static_cast<std::ptrdiff_t>(end), ' ');
+    }
     i = end;
   }
   return out;

@@ -28,7 +28,7 @@ namespace sessiondb::postgres {
 // The start of a document that is indexed. to_tsvector's output can reach
 // 2.4 times its input (distinct short words); 256 KiB stays well under the
 // 1 MiB a tsvector may hold.
-inline constexpr size_t kMaxIndexedBytes = 256 * 1024;
+inline constexpr size_t kMaxIndexedBytes = size_t{256} * 1024;
 // Longer words are not indexed (PostgreSQL's own limit is 2047 bytes).
 inline constexpr size_t kMaxIndexedWordBytes = 1000;
 

@@ -243,6 +243,7 @@ Result<std::vector<Session>> PgStore::SelectSessions(const store::SessionQuery& 
         "AND (updated_ms, id) < ($6, $7) ORDER BY updated_ms DESC, id DESC LIMIT $5";
     ASSIGN_OR_RETURN(PgResult r, c.Exec(paged ? kNextPage : kFirstPage, p));
     std::vector<Session> sessions;
+    sessions.reserve(static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i) sessions.push_back(SessionFromRow(r, i));
     return sessions;
   });

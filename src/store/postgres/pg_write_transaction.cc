@@ -44,6 +44,7 @@ class PgWriteTransaction final : public store::WriteTransaction {
                             "AND updated_ms < $2 ORDER BY id FOR UPDATE";
     ASSIGN_OR_RETURN(PgResult r, c_.Exec(sql.c_str(), p));
     std::vector<Session> sessions;
+    sessions.reserve(static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i) sessions.push_back(SessionFromRow(r, i));
     return sessions;
   }
@@ -130,6 +131,7 @@ class PgWriteTransaction final : public store::WriteTransaction {
                                          "LIMIT $5",
                                          p));
     std::vector<store::StoredMessageText> texts;
+    texts.reserve(static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i) {
       texts.push_back({.seq = r.Int(i, 0),
                        .role = ParseRole(r.Text(i, 1)).value_or(Role::kUser),

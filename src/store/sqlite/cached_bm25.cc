@@ -254,7 +254,8 @@ int RegisterCachedBm25Function(sqlite3* db) {
   stats->db = db;
   const int rc =
       api->xCreateFunction(api, "sessiondb_bm25", stats.get(), CachedBm25, DeleteStatistics);
-  if (rc == SQLITE_OK) stats.release();
+  // SQLite owns it now: DeleteStatistics frees it with the function.
+  if (rc == SQLITE_OK) (void)stats.release();
   return rc;
 }
 

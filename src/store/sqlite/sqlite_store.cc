@@ -43,7 +43,7 @@ std::string ForeignEntry(const fs::path& root) {
   std::error_code ec;
   for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
-    const std::string name = it->path().filename().string();
+    std::string name = it->path().filename().string();
     if (name != kBlobDir && name.rfind(kDatabaseFile, 0) != 0) return name;
   }
   return "";
