@@ -6,10 +6,10 @@ namespace sessiondb::blob {
 
 StagedBlob::~StagedBlob() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     abandoned_ = true;  // a writer still waiting for a name stops without syncing
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (writer_.joinable()) writer_.join();
   // Never renamed: the temp file is of no use to anyone.
   if (!renamed_ && !temp_path_.empty()) (void)fs_->Remove(temp_path_);
@@ -17,19 +17,19 @@ StagedBlob::~StagedBlob() {
 
 void StagedBlob::Ready(size_t n) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (n <= announced_) return;
     piece_ends_.push_back(n);
     announced_ = n;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 size_t StagedBlob::AwaitReady(size_t written) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   // The ends only grow, and the writer takes each in turn: the front is
   // always past `written`.
-  cv_.wait(lock, [&] { return !piece_ends_.empty() || abandoned_; });
+  while (piece_ends_.empty() && !abandoned_) cv_.Wait(&mu_);
   if (abandoned_) return written;
   const size_t end = piece_ends_.front();
   piece_ends_.pop_front();
@@ -37,44 +37,44 @@ size_t StagedBlob::AwaitReady(size_t written) {
 }
 
 void StagedBlob::WaitWritten() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return written_; });
+  MutexLock lock(&mu_);
+  while (!written_) cv_.Wait(&mu_);
 }
 
 void StagedBlob::SetDigest(std::string sha256) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     sha256_ = std::move(sha256);
     named_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 Status StagedBlob::Finish() {
   {
-    std::unique_lock lock(mu_);
+    MutexLock lock(&mu_);
     // A blob handed to PutAll unnamed would wait forever; name it first.
     if (!named_ && !done_) {
       return Status::Internal("a staged blob was put before SetDigest named it");
     }
   }
   if (writer_.joinable()) writer_.join();
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return status_;
 }
 
 void StagedBlob::SignalWritten(Status status) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     written_ = true;
     status_ = std::move(status);
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 bool StagedBlob::AwaitDigest(std::string* sha256) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return named_ || abandoned_; });
+  MutexLock lock(&mu_);
+  while (!named_ && !abandoned_) cv_.Wait(&mu_);
   if (abandoned_) return false;
   *sha256 = sha256_;
   return true;
@@ -82,12 +82,12 @@ bool StagedBlob::AwaitDigest(std::string* sha256) {
 
 void StagedBlob::SignalDone(Status status, bool existing) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     done_ = true;
     existing_ = existing;
     if (status_.ok()) status_ = std::move(status);
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 }  // namespace sessiondb::blob

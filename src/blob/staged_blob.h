@@ -28,13 +28,12 @@
 // internal.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "core/mutex.h"
 #include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
 
@@ -53,14 +52,14 @@ class StagedBlob {
   // until all are. The writer writes each announced piece with a write of
   // its own, however far behind it is, so the file sees the same writes in
   // every run (the fault tests count them).
-  void Ready(size_t n);
+  void Ready(size_t n) EXCLUDES(mu_);
   // Blocks until the writer no longer reads the bytes given to Stage (they
   // are in the temp file, or the write failed): the caller may then move or
   // free them. Every byte must have been announced ready.
-  void WaitWritten();
+  void WaitWritten() EXCLUDES(mu_);
   // Names the bytes (their SHA-256, which the caller computed); the writer
   // then checks for a stored copy and syncs its temp file if there is none.
-  void SetDigest(std::string sha256);
+  void SetDigest(std::string sha256) EXCLUDES(mu_);
 
  private:
   friend class FileBlobStore;
@@ -69,7 +68,7 @@ class StagedBlob {
   }
   // Blocks until the writer is done: its error, or OK with `existing()`
   // telling whether a stored blob of the name was kept (and touched) instead.
-  Status Finish();
+  Status Finish() EXCLUDES(mu_);
   // After Finish: the blob was stored already, the temp file is not needed.
   bool existing() const { return existing_; }
   const std::string& temp_path() const { return temp_path_; }
@@ -80,26 +79,28 @@ class StagedBlob {
   // Waits until more than `written` bytes are ready and returns the end of
   // the next piece announced past `written`; returns `written` when the
   // owner gave up.
-  size_t AwaitReady(size_t written);
-  void SignalWritten(Status status);
+  size_t AwaitReady(size_t written) EXCLUDES(mu_);
+  void SignalWritten(Status status) EXCLUDES(mu_);
   // Waits for SetDigest or the owner giving up; false when given up.
-  bool AwaitDigest(std::string* sha256);
-  void SignalDone(Status status, bool existing);
+  bool AwaitDigest(std::string* sha256) EXCLUDES(mu_);
+  void SignalDone(Status status, bool existing) EXCLUDES(mu_);
 
   FileSystem* const fs_;
   std::string temp_path_;  // set by the writer before SignalWritten
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<size_t> piece_ends_;  // announced, not yet taken; guarded by mu_
-  size_t announced_;               // the last announced end; guarded by mu_
-  bool written_ = false;           // guarded by mu_
-  bool named_ = false;             // guarded by mu_
-  bool abandoned_ = false;         // guarded by mu_
-  bool done_ = false;              // guarded by mu_
-  std::string sha256_;             // guarded by mu_
-  Status status_;                  // guarded by mu_
-  bool existing_ = false;          // guarded by mu_ until done_
-  bool renamed_ = false;           // owner's thread only
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<size_t> piece_ends_ GUARDED_BY(mu_);  // announced, not yet taken
+  size_t announced_ GUARDED_BY(mu_);               // the last announced end
+  bool written_ GUARDED_BY(mu_) = false;
+  bool named_ GUARDED_BY(mu_) = false;
+  bool abandoned_ GUARDED_BY(mu_) = false;
+  bool done_ GUARDED_BY(mu_) = false;
+  std::string sha256_ GUARDED_BY(mu_);
+  Status status_ GUARDED_BY(mu_);
+  // Written under mu_ by the writer, read by the owner only after Finish
+  // (its join): no annotation names that hand-over.
+  bool existing_ = false;
+  bool renamed_ = false;  // owner's thread only
   std::thread writer_;
 };
 
