@@ -66,13 +66,15 @@ TEST_F(RewindCli, BadTargetsAreRefusedAndWriteNothing) {
     std::vector<std::string> args;
     int exit_code;
   };
-  // The store refuses what CLI11 lets through (exit 2, invalid argument);
-  // CLI11 refuses the rest as usage errors (exit 1) before the store opens.
+  // A value that is no seq (negative, not decimal digits, past INT64_MAX)
+  // is refused before the store opens, and one past the end by the store:
+  // both invalid arguments (exit 2). A missing --to is a usage error (exit 1).
   const std::vector<Case> cases = {
       {{"rewind", sid, "--to", "4"}, 2},                     // past the end
-      {{"rewind", sid, "--to", "-1"}, 1},                    // negative
-      {{"rewind", sid, "--to", "two"}, 1},                   // not a number
-      {{"rewind", sid, "--to", "99999999999999999999"}, 2},  // read as INT64_MAX: past the end
+      {{"rewind", sid, "--to", "-1"}, 2},                    // negative
+      {{"rewind", sid, "--to", "two"}, 2},                   // not a number
+      {{"rewind", sid, "--to", "0x2"}, 2},                   // not decimal
+      {{"rewind", sid, "--to", "99999999999999999999"}, 2},  // past INT64_MAX
       {{"rewind", sid}, 1},                                  // no --to
       {{"rewind", "no-such-session", "--to", "0"}, 3},       // unknown session
   };
