@@ -104,6 +104,8 @@ struct ImportReport {
   // first 100 with where and why.
   int64_t attachments_not_stored = 0;
   std::vector<SkippedRecord> not_stored;
+  // The sessions this import added or extended, in the order it wrote them.
+  std::vector<std::string> sessions_written;
 };
 
 // The names of the import formats, in the order of ImportFormat.
