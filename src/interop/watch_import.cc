@@ -99,14 +99,14 @@ Status SaveWatchMarks(const std::string& path, const std::string& dir, const Wat
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      const Status s = failed("write");
+      Status s = failed("write");
       ::close(fd);
       return s;
     }
     done += static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0) {
-    const Status s = failed("sync");
+    Status s = failed("sync");
     ::close(fd);
     return s;
   }
@@ -286,7 +286,7 @@ class Watch {
   }
 
   Status ReadEvents(bool* overflow) {
-    alignas(inotify_event) std::array<char, 64 * 1024> buf;
+    alignas(inotify_event) std::array<char, size_t{64} * 1024> buf;
     while (true) {
       const ssize_t n = ::read(fd_, buf.data(), buf.size());
       if (n < 0 && errno == EINTR) continue;
@@ -421,6 +421,13 @@ class Watch {
     auto report = ImportPath(store_, abs, o);
     if (!report) {
       const StatusCode code = report.error().code();
+      if (code == StatusCode::kBusy) {
+        // Another writer held the store past its busy timeout: once more later.
+        const Clock::time_point now = Clock::now();
+        pending_[rel] = {now, now};
+        Report({.file = rel, .error = report.error().message() + "; it is tried again"});
+        return false;
+      }
       if (code != StatusCode::kInvalidArgument && code != StatusCode::kNotFound) {
         return Err(report.error());
       }
@@ -446,7 +453,7 @@ class Watch {
     r->records_skipped -= before - std::ssize(r->skipped);
   }
 
-  void Report(WatchedImport w) {
+  void Report(const WatchedImport& w) {
     if (options_.on_import) options_.on_import(w);
   }
 
