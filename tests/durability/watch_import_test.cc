@@ -128,24 +128,37 @@ std::string CodexRollout(const std::string& id, const std::vector<std::string>& 
 }
 
 // The texts of the session's messages, in order; empty when the store or
-// the session is not there yet.
+// the session is not there yet. A read the running watch gets in the way of
+// (the store busy, or still being made) is tried again, so that a check made
+// while it writes reads what is stored, not a transient failure.
 std::vector<std::string> Texts(const std::string& store_path, const std::string& session) {
-  std::error_code ec;
-  if (!fs::exists(store_path, ec)) return {};
-  StoreOptions o;
-  o.create_if_missing = false;
-  o.read_only = true;
-  auto store = Store::Open(store_path, o);
-  if (!store) return {};
-  auto messages = (*store)->ReadMessages(session);
-  if (!messages) return {};
-  std::vector<std::string> texts;
-  for (const Message& m : *messages) {
-    std::string t;
-    for (const Part& p : m.parts) t += p.text;
-    texts.push_back(t);
+  for (int attempt = 0;; ++attempt) {
+    std::error_code ec;
+    if (!fs::exists(fs::path(store_path) / "sessiondb.db", ec)) return {};
+    StoreOptions o;
+    o.create_if_missing = false;
+    o.read_only = true;
+    auto store = Store::Open(store_path, o);
+    if (store) {
+      auto messages = (*store)->ReadMessages(session);
+      if (messages) {
+        std::vector<std::string> texts;
+        for (const Message& m : *messages) {
+          std::string t;
+          for (const Part& p : m.parts) t += p.text;
+          texts.push_back(t);
+        }
+        return texts;
+      }
+      if (messages.error().code() == StatusCode::kNotFound) return {};
+    }
+    if (attempt == 100) {
+      ADD_FAILURE() << "cannot read " << store_path << ": "
+                    << (store ? "the session" : store.error().ToString());
+      return {};
+    }
+    std::this_thread::sleep_for(20ms);
   }
-  return texts;
 }
 
 // `sessiondb --store STORE import --watch DIR ARGS...`, its stderr in a file.
@@ -260,7 +273,9 @@ TEST_F(WatchImport, TranscriptWrittenLineByLineComesInWholeAndOutlivesItsSweep) 
             (std::vector<std::string>{"why does the gyroscope drift?",
                                       "its bias is not calibrated.", "how do I calibrate it?",
                                       "hold it still for ten seconds at start-up."}));
-  EXPECT_EQ(Acknowledged(w.Err(), "-home-dev-app/" + session + ".jsonl"), 4) << w.Err();
+  EXPECT_TRUE(WaitUntil([&] {
+    return Acknowledged(w.Err(), "-home-dev-app/" + session + ".jsonl") == 4;
+  })) << w.Err();
 
   // The tool's sweep deletes the transcript: the store keeps it, and the
   // watch goes on (a file written after the deletion still comes in).
@@ -335,9 +350,9 @@ TEST_F(WatchImport, KilledWatchLosesNothingAcknowledgedAndImportsNothingTwice) {
       << w->Err();
   EXPECT_EQ(Texts(store_, session), expected);
   EXPECT_EQ(Texts(store_, done_session), (std::vector<std::string>{"finished", "long ago"}));
+  EXPECT_EQ(w->Stop(SIGINT), 0) << w->Err();
   // The finished transcript was not read again: its state said so.
   EXPECT_EQ(w->Err().find(done_rel), std::string::npos) << w->Err();
-  EXPECT_EQ(w->Stop(SIGINT), 0) << w->Err();
 }
 
 TEST_F(WatchImport, CodexRolloutInADatedFolderMadeAfterTheStartComesIn) {
@@ -350,7 +365,8 @@ TEST_F(WatchImport, CodexRolloutInADatedFolderMadeAfterTheStartComesIn) {
   Append(rollout, CodexRollout(id, {"rename the flag", "and its tests"}));
   ASSERT_TRUE(WaitUntil([&] { return Texts(store_, id).size() == 2; })) << w.Err();
   EXPECT_EQ(Texts(store_, id), (std::vector<std::string>{"rename the flag", "and its tests"}));
-  EXPECT_TRUE(w.ErrHas("imported 2026/01/02/rollout-")) << w.Err();
+  // Its line comes once the import returned, just after the commit.
+  EXPECT_TRUE(WaitUntil([&] { return w.ErrHas("imported 2026/01/02/rollout-"); })) << w.Err();
   EXPECT_EQ(w.Stop(SIGINT), 0) << w.Err();
 }
 
