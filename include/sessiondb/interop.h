@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -104,6 +105,8 @@ struct ImportReport {
   // first 100 with where and why.
   int64_t attachments_not_stored = 0;
   std::vector<SkippedRecord> not_stored;
+  // The sessions this import added or extended, in the order it wrote them.
+  std::vector<std::string> sessions_written;
 };
 
 // The names of the import formats, in the order of ImportFormat.
@@ -118,6 +121,60 @@ Result<ImportFormat> DetectImportFormat(const std::string& path);
 // kNotFound for a missing path. Skipped records are not errors.
 Result<ImportReport> ImportPath(Store& store, const std::string& path,
                                 const ImportOptions& options);
+
+// ---- Watching a folder ------------------------------------------------------
+//
+// `sessiondb import --watch DIR`: Claude Code and Codex write their
+// transcripts a line at a time and sweep old ones away (Claude Code after 30
+// days); a watch imports each file as it grows, so the store keeps what their
+// sweeps delete. See docs/interop.md, "Watching a folder".
+
+// One file the watch imported (or could not), reported once its import is
+// committed: every message it counts is in the store.
+struct WatchedImport {
+  std::string file;     // relative to the watched folder
+  ImportReport report;  // what this import of the file added
+  std::string error;    // not empty: why the file was left out; the watch goes on
+};
+
+struct WatchOptions {
+  // format: claude-code or codex (unset: the folder's format when it has
+  // one, else each file's own); max_attachment_bytes as for an import.
+  // allowed_roots is replaced by the watched folder: nothing outside it is
+  // read.
+  ImportOptions import;
+  // The folder of the watch's state (what it imported of each file, so a
+  // restart reads only what changed), and what names it besides the
+  // watched folder (the store's location). Empty state_dir: no state.
+  std::string state_dir;
+  std::string state_key;
+  // A file is imported once it has been quiet this long after a change
+  // (a file written line by line is read once per pause, not per line), or
+  // at the latest 10 times this long after its first unimported change.
+  int quiet_ms = 500;
+  // The most folders the watch follows (one inotify watch each); a tree
+  // with more ends the watch with kFailedPrecondition saying so.
+  int64_t max_watched_dirs = 10000;
+  // When this descriptor becomes readable (a signal handler's pipe), the
+  // watch returns Ok after the import under way. -1: never.
+  int stop_fd = -1;
+  // Called after each file's import, from the watching thread.
+  std::function<void(const WatchedImport&)> on_import;
+  // Called after each round of imports (the catch-up, then each batch of
+  // settled files); an error it returns ends the watch with that error.
+  std::function<Status()> on_settled;
+};
+
+// Imports every transcript under `dir` that changed since the state says,
+// then watches `dir` (and every folder created under it) with inotify and
+// imports each transcript that changes, until options.stop_fd is readable.
+// Deleted transcripts are forgotten by the state, never by the store.
+// kNotFound for a missing `dir`, kInvalidArgument for one that is not a
+// folder or a format other than claude-code or codex, kFailedPrecondition
+// past max_watched_dirs or the system's inotify limit, kIo when the state
+// cannot be written; a file that cannot be imported is reported through
+// on_import and is not an error.
+Status WatchImport(Store& store, const std::string& dir, const WatchOptions& options);
 
 struct ExportOptions {
   ExportFormat format = ExportFormat::kSnapshot;

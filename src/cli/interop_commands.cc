@@ -1,6 +1,11 @@
 // Verbs that move histories in and out: import, export.
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -26,10 +31,122 @@ std::string Joined(const std::vector<std::string_view>& names) {
   return out;
 }
 
+// The write end of the pipe SIGINT and SIGTERM end a watch through.
+int g_stop_pipe_write = -1;
+
+extern "C" void OnStopSignal(int /*signal*/) {
+  const char byte = 1;
+  (void)!write(g_stop_pipe_write, &byte, 1);
+}
+
+// `import --watch DIR`: one line per file change on stderr (with --json, its
+// report as a line of JSON on stdout), printed once the import is committed;
+// SIGINT and SIGTERM end it after the import under way, with exit code 0.
+// True when anything came in.
+bool RunWatch(CliContext& ctx, Store& store, const std::string& dir, const ImportOptions& import,
+              int64_t max_watched_dirs) {
+  int stop[2];
+  if (pipe2(stop, O_CLOEXEC | O_NONBLOCK) != 0) {
+    ctx.Fail(Status::Io(std::string("cannot make a pipe: ") + std::strerror(errno)));
+    return false;
+  }
+  bool imported = false;
+  g_stop_pipe_write = stop[1];
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sa.sa_flags = SA_RESTART;  // the import under way is not interrupted; the watch's poll is
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {
+  }, old_term{};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  WatchOptions options;
+  options.import = import;
+  options.max_watched_dirs = max_watched_dirs;
+  options.stop_fd = stop[0];
+  // Beside an embedded store's database; elsewhere for a PostgreSQL one.
+  const std::string where = ctx.StorePath();
+  if (StoreKindOf(where) == StoreKind::kEmbedded) {
+    options.state_dir = where;
+  } else {
+    const char* state_home = std::getenv("XDG_STATE_HOME");
+    const char* home = std::getenv("HOME");
+    options.state_dir = state_home && *state_home
+                            ? std::string(state_home) + "/sessiondb"
+                            : std::string(home ? home : ".") + "/.local/state/sessiondb";
+    std::error_code ec;
+    std::filesystem::create_directories(options.state_dir, ec);
+  }
+  options.state_key = where;
+  options.on_import = [&ctx, &imported](const WatchedImport& w) {
+    if (!w.error.empty()) {
+      std::cerr << "left out " << w.file << ": " << w.error << "\n";
+      return;
+    }
+    const ImportReport& r = w.report;
+    imported = imported || !r.sessions_written.empty();
+    if (r.sessions_written.empty() && r.records_skipped == 0 && r.attachments_not_stored == 0) {
+      std::cerr << "read " << w.file << ": nothing new" << std::endl;
+      return;
+    }
+    std::cerr << "imported " << w.file << ":";
+    if (!r.sessions_written.empty()) {
+      std::cerr << (r.sessions_written.size() == 1 ? " session" : " sessions");
+      for (size_t i = 0; i < r.sessions_written.size(); ++i) {
+        std::cerr << (i == 0 ? " " : ", ") << r.sessions_written[i];
+      }
+      std::cerr << ",";
+    }
+    std::cerr << " " << r.messages_added << " message" << (r.messages_added == 1 ? "" : "s")
+              << " added";
+    if (r.records_skipped > 0) std::cerr << ", " << r.records_skipped << " skipped";
+    if (r.attachments_not_stored > 0) {
+      std::cerr << ", " << r.attachments_not_stored << " attachments kept as descriptors";
+    }
+    std::cerr << "\n";
+    for (const SkippedRecord& s : r.skipped) {
+      std::cerr << "  skipped " << s.where << ": " << s.reason << "\n";
+    }
+    std::cerr.flush();
+    if (ctx.options.json) {
+      Json out = ToJson(r);
+      out["file"] = w.file;
+      out["sessions"] = r.sessions_written;
+      std::cout << out.dump() << std::endl;
+    }
+  };
+  options.on_settled = [&ctx]() -> Status {
+    // What came in joins the code memory and the full-text index, as after
+    // an import, so search and recall know it while the watch runs.
+    CodeMemory* memory = ctx.OpenCodeMemory();
+    if (!memory) return Status::Internal("the code memory could not be opened");
+    auto scan = memory->LearnFromHistory();
+    if (!scan) return scan.error();
+    auto indexed = ctx.CatchUpTextIndex();
+    if (!indexed) return indexed.error();
+    return Status::Ok();
+  };
+  std::cerr << "watching " << dir << " (Ctrl-C ends the watch)\n";
+  const Status watched = WatchImport(store, dir, options);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  g_stop_pipe_write = -1;
+  close(stop[0]);
+  close(stop[1]);
+  if (!watched.ok()) {
+    ctx.Fail(watched);
+  } else {
+    std::cerr << "the watch of " << dir << " ended\n";
+  }
+  return imported;
+}
+
 void AddImport(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string path, format;
     int64_t max_attachment_bytes = kDefaultImportAttachmentBytes;
+    bool watch = false;
+    int64_t max_watched_dirs = 10000;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -42,12 +159,24 @@ void AddImport(CLI::App& app, CliContext& ctx) {
                   "a larger one is kept as a descriptor that says why")
       ->transform(CLI::AsSizeValue(true))
       ->option_text("SIZE");
+  cmd->add_flag("--watch", args->watch,
+                "Keep importing: PATH is a folder of Claude Code or Codex transcripts, "
+                "imported as they are written until Ctrl-C");
+  cmd->add_option("--max-watched-dirs", args->max_watched_dirs,
+                  "With --watch: the most folders followed (default 10000)")
+      ->check(CLI::PositiveNumber)
+      ->option_text("N");
   cmd->footer(
       "\nImporting the same source twice adds nothing; a source that grew adds what is new.\n"
       "History comes in whole: the per-message image limit does not apply, and an\n"
       "attachment over --max-attachment-bytes keeps its descriptor without its bytes.\n"
       "Records that cannot be used are skipped and listed with the reason.\n"
+      "With --watch, PATH is watched (inotify) after a first import of what changed\n"
+      "since the last watch: each transcript is imported when it has been quiet for\n"
+      "half a second, one line per file on stderr, so the tools' own sweeps of old\n"
+      "transcripts lose nothing; a restart reads only the files that changed.\n"
       "\nExamples:\n  sessiondb import ~/.claude/projects\n  sessiondb import ~/.codex/sessions\n"
+      "  sessiondb import --watch ~/.claude/projects\n"
       "  sessiondb import chatgpt-export.zip\n  sessiondb import chat.json --format snapshot");
   cmd->callback([&ctx, args] {
     std::optional<ImportFormat> format;
@@ -76,6 +205,15 @@ void AddImport(CLI::App& app, CliContext& ctx) {
     } cleanup{ctx, where, created_here};
     Store* store = ctx.OpenStore(/*create_if_missing=*/true);
     if (!store) return;
+    if (args->watch) {
+      const bool imported =
+          RunWatch(ctx, *store, args->path,
+                   {.format = format, .max_attachment_bytes = args->max_attachment_bytes},
+                   args->max_watched_dirs);
+      // A store this watch created stays unless the watch failed with nothing in it.
+      if (imported || ctx.exit_code() == 0) cleanup.remove = false;
+      return;
+    }
     Result<ImportReport> report;
     {
       // Scoped: the bar's line is cleared before the summary prints.

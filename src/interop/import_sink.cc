@@ -503,6 +503,7 @@ Status ImportSink::EndSession() {
     RETURN_IF_ERROR(writer_.Submit(std::move(run)));
     written_ = true;
     ++report_->sessions_added;
+    report_->sessions_written.push_back(session_.id);
     open_ = false;
     return Status::Ok();
   }
@@ -510,8 +511,10 @@ Status ImportSink::EndSession() {
   open_ = false;
   if (!exists_) {
     ++report_->sessions_added;
+    report_->sessions_written.push_back(session_.id);
   } else if (added_ > 0) {
     ++report_->sessions_extended;
+    report_->sessions_written.push_back(session_.id);
   } else {
     ++report_->sessions_unchanged;
   }
