@@ -29,6 +29,7 @@
 
 #include "sessiondb/blob_reader.h"
 #include "sessiondb/file_system.h"
+#include "sessiondb/forget.h"
 #include "sessiondb/status.h"
 #include "sessiondb/types.h"
 
@@ -79,6 +80,9 @@ struct StoreOptions {
   // (file_system.h). Null: the real file system. Tests inject faults here;
   // it must outlive the Store.
   FileSystem* file_system = nullptr;
+  // Who this Store's forgetting is recorded as in the ledger (a user, a
+  // service). Empty: "$USER@host", or "sessiondb" when those are unknown.
+  std::string actor;
 };
 
 // Supplies the bytes of a blob by digest (for RestoreSession).
@@ -145,8 +149,10 @@ class Store {
   // Sets the title explicitly; it will not be changed by later messages.
   virtual Status RenameSession(std::string_view id, std::string_view title) = 0;
   virtual Status SetArchived(std::string_view id, bool archived) = 0;
-  // Deletes the session and its log for good. Blobs it alone referenced are
-  // reclaimed by CollectGarbage.
+  // Deletes the session and its log for good, at once, with no trash (the
+  // faces' delete is TrashSession): a session forks still read is hidden
+  // and kept for them, the rest erased. Recorded in the ledger. Blobs it
+  // alone referenced are reclaimed by CollectGarbage.
   virtual Status DeleteSession(std::string_view id) = 0;
   // Deletes archived sessions last updated before `before_ms`; returns how many.
   virtual Result<int64_t> PurgeArchived(int64_t before_ms) = 0;
@@ -154,6 +160,47 @@ class Store {
   virtual Result<std::optional<std::string>> GetActiveSession() = 0;
   // kNotFound if the session does not exist. An empty id clears it.
   virtual Status SetActiveSession(std::string_view id) = 0;
+
+  // ---- Forgetting (forget.h, docs/retention.md) -------------------------------
+
+  // Moves the session to the trash: from then on it is hidden from
+  // ListSessions (but ListOptions::trash), GetSession and every read by id
+  // (kNotFound), search, recall and MCP, while the forks that read its events
+  // keep working. RestoreFromTrash brings it back exactly; EmptyTrash (after
+  // RetentionPolicy::trash_grace_days) or Erase removes it for good.
+  // Recorded in the ledger. kNotFound for a missing session or one already
+  // in the trash.
+  virtual Status TrashSession(std::string_view id) = 0;
+  // Takes the session out of the trash, as it was. kNotFound when it is not
+  // in the trash.
+  virtual Result<Session> RestoreFromTrash(std::string_view id) = 0;
+  // Erases the sessions trashed before `trashed_before_ms` (the delete
+  // cascade: one that forks still read is kept hidden for them, listed in
+  // the receipt's kept_for_forks) and returns the receipt.
+  virtual Result<ErasureReceipt> EmptyTrash(int64_t trashed_before_ms) = 0;
+  // Erases for good what `request` selects: every row, index entry, vector,
+  // code write, draft, usage row and blob file that only the erased data
+  // used, and on an embedded store the freed pages of the database and its
+  // WAL (docs/retention.md says exactly what each backend guarantees).
+  // All or nothing: killed mid-way, the data is whole or erased, and the
+  // receipt is issued only after the commit. Recorded in the ledger.
+  // kInvalidArgument for an empty request; kNotFound for a named session or
+  // message that does not exist.
+  virtual Result<ErasureReceipt> Erase(const EraseRequest& request) = 0;
+  // Checks a receipt against the store: its digest, and that nothing it
+  // names is left (rows, index entries, vectors, blob files).
+  virtual Result<ErasureCheck> VerifyErased(const ErasureReceipt& receipt) = 0;
+  // The ledger of forgetting, newest first.
+  virtual Result<std::vector<LedgerEntry>> ReadLedger(const LedgerQuery& query) = 0;
+  // The retention policy (a default one when none was set) and setting it.
+  // kInvalidArgument for negative numbers or two rules of one project.
+  virtual Result<RetentionPolicy> GetRetentionPolicy() = 0;
+  virtual Status SetRetentionPolicy(const RetentionPolicy& policy) = 0;
+  // Applies the policy at `now_ms`: archives, trashes, erases the trash past
+  // its grace and archived sessions past theirs; never a pinned session.
+  // A dry run changes nothing and records nothing; a real one is recorded
+  // in the ledger (actor "policy").
+  virtual Result<RetentionRun> ApplyRetention(bool dry_run) = 0;
 
   // ---- Messages -------------------------------------------------------------
 

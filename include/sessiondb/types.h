@@ -170,6 +170,9 @@ struct Session {
   // have been deleted; the fork still reads the events it inherited.
   std::string parent_id;
   int64_t fork_seq = 0;
+  // When the session was moved to the trash (Store::TrashSession); 0 when
+  // it is not in the trash. Only a listing of the trash shows such sessions.
+  int64_t trashed_ms = 0;
 };
 
 struct NewSession {
@@ -191,6 +194,9 @@ struct ListOptions {
   // key equal to metadata_value (compared as a string) are listed.
   std::string metadata_key;
   std::string metadata_value;
+  // List the trash instead (Store::TrashSession): the sessions in it, most
+  // recently updated first, whatever `archived` says.
+  bool trash = false;
 };
 
 struct SessionPage {

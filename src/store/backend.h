@@ -132,6 +132,16 @@ class Backend {
   // kNotFound if the session does not exist; an empty id clears it.
   virtual Status StoreActiveSession(std::string_view id) = 0;
 
+  // ---- Settings -------------------------------------------------------------
+
+  // A setting of the store (PostgreSQL: of its namespace) that every face
+  // must agree on: the redaction key and rules, the retention policy. Keys
+  // are the front's (`kSetting*` in store_common.h); values are its text.
+  // nullopt when never stored.
+  virtual Result<std::optional<std::string>> LoadSetting(std::string_view key) = 0;
+  // Stores `value` under `key`, replacing what was there, in one transaction.
+  virtual Status StoreSetting(std::string_view key, std::string_view value) = 0;
+
   // ---- Messages -------------------------------------------------------------
 
   // True if a message may name this blob by digest alone: the store holds

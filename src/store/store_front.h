@@ -32,6 +32,16 @@ class StoreFront final : public Store {
   Result<std::optional<std::string>> GetActiveSession() override;
   Status SetActiveSession(std::string_view id) override;
 
+  Status TrashSession(std::string_view id) override;
+  Result<Session> RestoreFromTrash(std::string_view id) override;
+  Result<ErasureReceipt> EmptyTrash(int64_t trashed_before_ms) override;
+  Result<ErasureReceipt> Erase(const EraseRequest& request) override;
+  Result<ErasureCheck> VerifyErased(const ErasureReceipt& receipt) override;
+  Result<std::vector<LedgerEntry>> ReadLedger(const LedgerQuery& query) override;
+  Result<RetentionPolicy> GetRetentionPolicy() override;
+  Status SetRetentionPolicy(const RetentionPolicy& policy) override;
+  Result<RetentionRun> ApplyRetention(bool dry_run) override;
+
   Result<AppendResult> Append(std::string_view session_id, const Message& message) override;
   Result<std::vector<AppendResult>> AppendBatch(std::string_view session_id,
                                                 std::span<const Message> messages) override;

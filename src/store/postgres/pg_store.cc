@@ -284,6 +284,30 @@ Result<std::optional<std::string>> PgStore::LoadActiveSession() {
   });
 }
 
+// Settings live in the namespace's rows of index_meta, beside the index's
+// watermarks, under a prefix of their own so neither overwrites the other.
+Result<std::optional<std::string>> PgStore::LoadSetting(std::string_view key) {
+  return Run([&](PgConnection& c) -> Result<std::optional<std::string>> {
+    PgParams p;
+    p.Add(ns_).Add("setting:" + std::string(key));
+    ASSIGN_OR_RETURN(PgResult r,
+                     c.Exec("SELECT value FROM index_meta WHERE namespace = $1 AND key = $2", p));
+    if (r.rows() == 0) return std::optional<std::string>();
+    return std::optional<std::string>(std::string(r.Text(0, 0)));
+  });
+}
+
+Status PgStore::StoreSetting(std::string_view key, std::string_view value) {
+  return Run([&](PgConnection& c) -> Status {
+    PgParams p;
+    p.Add(ns_).Add("setting:" + std::string(key)).Add(value);
+    return c.Run(
+        "INSERT INTO index_meta (namespace, key, value) VALUES ($1, $2, $3) "
+        "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
+        p);
+  });
+}
+
 Status PgStore::StoreActiveSession(std::string_view id) {
   return Run([&](PgConnection& c) -> Status {
     PgParams p;

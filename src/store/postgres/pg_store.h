@@ -58,6 +58,8 @@ class PgStore final : public store::Backend {
   Status UpdateArchived(std::string_view id, bool archived) override;
   Result<std::optional<std::string>> LoadActiveSession() override;
   Status StoreActiveSession(std::string_view id) override;
+  Result<std::optional<std::string>> LoadSetting(std::string_view key) override;
+  Status StoreSetting(std::string_view key, std::string_view value) override;
 
   bool HoldsBlob(std::string_view sha256) override;
   Result<std::vector<AppendResult>> InsertMessages(std::string_view session_id,

@@ -323,6 +323,26 @@ Result<std::optional<std::string>> SqliteStore::LoadActiveSession() {
   return std::optional<std::string>(std::string(s.ColumnText(0)));
 }
 
+// Settings share the meta table with the schema's own keys, under a prefix
+// of their own so no setting can overwrite one of those.
+Result<std::optional<std::string>> SqliteStore::LoadSetting(std::string_view key) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Statement s,
+                   db_->Prepare("SELECT value FROM meta WHERE key = 'setting:' || ?1"));
+  s.Bind(1, key);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(s.ColumnText(0)));
+}
+
+Status SqliteStore::StoreSetting(std::string_view key, std::string_view value) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("INSERT OR REPLACE INTO meta (key, value) "
+                                             "VALUES ('setting:' || ?1, ?2)"));
+  s.Bind(1, key).Bind(2, value);
+  return s.Run();
+}
+
 Status SqliteStore::StoreActiveSession(std::string_view id) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
