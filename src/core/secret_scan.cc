@@ -218,9 +218,10 @@ Match AwsSecretKey(std::string_view t, size_t at) {
   };
   if (!word("secret") || !word("access") || !StartsWithNoCase(t, i, "key")) return std::nullopt;
   i += 3;
-  // An assignment: quotes, spaces, '=', ':' (JSON, YAML, INI, shell).
-  const size_t gap = RunLength(t, i, 8, [](char c) {
-    return c == '"' || c == '\'' || c == ' ' || c == '\t' || c == '=' || c == ':';
+  // An assignment: quotes, spaces, '=', ':' (JSON, YAML, INI, shell), and
+  // the backslashes of quotes escaped in JSON text (tool call arguments).
+  const size_t gap = RunLength(t, i, 10, [](char c) {
+    return c == '"' || c == '\'' || c == ' ' || c == '\t' || c == '=' || c == ':' || c == '\\';
   });
   if (gap == 0) return std::nullopt;
   i += gap;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "secret_corpus.h"
 
 namespace sessiondb {
@@ -48,6 +49,20 @@ TEST(SecretScan, RecallOnTheGeneratedCorpusIsAtLeast99PercentForEveryKind) {
   }
   for (const auto& [kind, n] : total) {
     EXPECT_GE(found[kind] * 100, n * 99) << kind << ": " << found[kind] << " of " << n;
+  }
+}
+
+// Tool call arguments and metadata are JSON text: quotes and line breaks
+// escaped. Every kind is still found there.
+TEST(SecretScan, EveryKindIsFoundInsideJsonText) {
+  SecretCorpus corpus;
+  for (int variant = 0; variant < 6; ++variant) {
+    for (const GeneratedSecret& s : corpus.OneOfEach(variant)) {
+      const std::string json = nlohmann::json({{"command", s.text}}).dump();
+      bool found = false;
+      for (const SecretFinding& f : FindSecrets(json)) found = found || f.kind == s.kind;
+      EXPECT_TRUE(found) << s.kind << " in " << json;
+    }
   }
 }
 
