@@ -459,8 +459,9 @@ bool IsPlaceholderPassword(std::string_view pw) {
   for (char c : pw) lower.push_back(Lower(c));
   // Words a placeholder is made of; a random password of a dozen characters
   // holds one of these seven-letter-or-longer words by chance too rarely to count.
-  static constexpr std::array<std::string_view, 8> kWords = {
-      "password", "passwd", "changeme", "example", "redacted", "placeholder", "secret", "your_"};
+  static constexpr std::array<std::string_view, 13> kWords = {
+      "password", "passwd",   "changeme",   "example",    "redacted", "placeholder", "secret",
+      "your_",    "passwort", "wachtwoord", "motdepasse", "contrase", "senha"};
   for (std::string_view w : kWords) {
     if (lower.find(w) != std::string::npos) return true;
   }
@@ -494,7 +495,10 @@ Match UrlPassword(std::string_view t, size_t at) {
   const size_t colon = userinfo.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
   const std::string_view password = userinfo.substr(colon + 1);
-  if (IsPlaceholderPassword(password)) return std::nullopt;
+  // A second ':' is CVS's ":pserver:user@host" or a port, not a password.
+  if (password.find(':') != std::string_view::npos || IsPlaceholderPassword(password)) {
+    return std::nullopt;
+  }
   // A host after the '@'.
   const size_t host = user + info + 1;
   if (host >= t.size() || !(IsAlnum(t[host]) || t[host] == '[')) return std::nullopt;

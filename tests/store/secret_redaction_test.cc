@@ -283,7 +283,7 @@ TEST_P(SecretRedaction, ScanListsStoredSecretsAndApplyRewritesAndErasesThem) {
   EXPECT_EQ(report->sessions_rewritten, 1);
   EXPECT_EQ(report->secrets_redacted, 3);
   auto after = store_->ScanSecrets();
-  ASSERT_TRUE(after);
+  ASSERT_TRUE(after) << after.error().ToString();
   EXPECT_TRUE(after->empty());
   auto read = store_->ReadMessages(session, 2, 1);
   ASSERT_TRUE(read);
