@@ -37,11 +37,11 @@ constexpr std::string_view kJwt = "jwt";
 constexpr std::string_view kUrlPassword = "url-password";
 constexpr std::string_view kConnectionPassword = "connection-string-password";
 
-// How far a matcher looks: every kind is shorter than this, so a scan costs a
+// How far the longest matchers look: every matcher looks a bounded distance
+// ahead (the token ones at most a few hundred bytes), so a scan costs a
 // bounded amount per trigger and stays linear in the text.
-constexpr size_t kMaxTokenScan = 512;
-constexpr size_t kMaxJwtScan = 16 * 1024;
-constexpr size_t kMaxPrivateKeyScan = 64 * 1024;
+constexpr size_t kMaxJwtScan = size_t{16} * 1024;
+constexpr size_t kMaxPrivateKeyScan = size_t{64} * 1024;
 
 // ---- Character classes -----------------------------------------------------------
 
