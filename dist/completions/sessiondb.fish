@@ -2,7 +2,7 @@
 # The verbs are those `sessiondb --help` lists (tests/cli/install_test.cc checks it).
 
 set -l verbs init new ls rename archive unarchive rm purge active append show fork events \
-    compact prune rewind view usage drafts project import export gc verify stats copy search \
+    compact prune rewind view usage drafts project import export gc verify stats copy redact search \
     reindex recall churn hook serve mcp demo open version
 
 complete -c sessiondb -f
@@ -43,6 +43,7 @@ complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a gc -d 'Dele
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a verify -d 'Check the database and every blob'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a stats -d 'Counts and bytes on disk'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a copy -d 'Copy a whole store into another'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a redact -d 'List or rewrite stored secrets'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a search -d 'Search messages, tool calls, code writes'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a reindex -d 'Learn code writes, embed, build the index'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a recall -d 'Past code writes most like a file'

@@ -83,6 +83,35 @@ struct StoreOptions {
   // Who this Store's forgetting is recorded as in the ledger (a user, a
   // service). Empty: "$USER@host", or "sessiondb" when those are unknown.
   std::string actor;
+  // Secrets never stored (docs/retention.md): whether credentials found in
+  // what is written (texts, tool calls and results, reasoning text, titles,
+  // metadata, drafts, summaries, imports, code writes) are replaced by a
+  // marker before any byte is written. Unset: the store's own setting, on
+  // unless `sessiondb redact --off` turned it off. Tests and benchmarks set it.
+  std::optional<bool> redact_secrets;
+};
+
+// The store's setting of secret redaction (Store::GetRedactionSettings).
+struct RedactionSettings {
+  bool enabled = true;
+  // Let through: exact secret strings, or kind names ("jwt", "url-password").
+  std::vector<std::string> allow;
+};
+
+// Where a secret stored before redaction (or while it was off) is: never the
+// secret itself. seq 0 is the session's index entry (title, preview, metadata).
+struct StoredSecret {
+  std::string kind;  // the detector's name of it, e.g. "github-token"
+  std::string session_id;
+  int64_t seq = 0;
+};
+
+// What Store::RedactStoredSecrets changed.
+struct RedactionReport {
+  int64_t events_scanned = 0;
+  int64_t events_rewritten = 0;
+  int64_t sessions_rewritten = 0;  // index entries (title, preview, metadata)
+  int64_t secrets_redacted = 0;
 };
 
 // Supplies the bytes of a blob by digest (for RestoreSession).
@@ -384,6 +413,24 @@ class Store {
   // Re-hashes every blob; reports missing and corrupt ones. Changes nothing.
   virtual Result<VerifyReport> Verify(const ProgressFn& progress = {}) = 0;
   virtual Result<StorageStats> Stats() = 0;
+
+  // ---- Secrets (docs/retention.md) --------------------------------------------
+
+  // The store's redaction setting, which every Store opened on it follows
+  // unless StoreOptions::redact_secrets overrides it.
+  virtual Result<RedactionSettings> GetRedactionSettings() = 0;
+  // Stores the setting for every later Store opened on this store; this
+  // Store follows it at once. kFailedPrecondition for a read-only store.
+  virtual Status SetRedactionSettings(const RedactionSettings& settings) = 0;
+  // The secrets the log and the index entries hold (written before
+  // redaction, or while it was off), each session's own events only, in
+  // session and seq order. Reads only.
+  virtual Result<std::vector<StoredSecret>> ScanSecrets() = 0;
+  // Rewrites every body and index entry ScanSecrets would list with the
+  // secrets replaced by their markers, in one erasing transaction per
+  // session (the old text is scrubbed from the files, as a prune does), and
+  // re-indexes their text. kFailedPrecondition for a read-only store.
+  virtual Result<RedactionReport> RedactStoredSecrets() = 0;
 
   // ---- Search and code memory ------------------------------------------------
 

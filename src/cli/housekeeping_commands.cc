@@ -1,10 +1,12 @@
-// Verbs that look after the store: gc, verify, stats, copy.
+// Verbs that look after the store: gc, verify, stats, copy, redact.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
@@ -182,6 +184,93 @@ void AddCopy(CLI::App& app, CliContext& ctx) {
   });
 }
 
+// Secrets never stored (docs/retention.md): the store's setting, and the
+// scan and rewrite of secrets stored before redaction (or while it was off).
+void AddRedact(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    bool scan = false;
+    bool apply = false;
+    bool on = false;
+    bool off = false;
+    std::vector<std::string> allow;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "redact", "Secrets never stored: list or rewrite stored secrets; turn redaction on or off");
+  auto* scan =
+      cmd->add_flag("--scan", args->scan, "List where stored secrets are (kind, session, seq)");
+  auto* apply =
+      cmd->add_flag("--apply", args->apply,
+                    "Rewrite those events with markers, re-index them and erase the old text");
+  auto* on = cmd->add_flag("--on", args->on, "Redact secrets before they are stored (the default)");
+  auto* off = cmd->add_flag("--off", args->off, "Store secrets as written (for this store)");
+  auto* allow = cmd->add_option("--allow", args->allow,
+                                "Let this exact value, or every secret of this kind, through "
+                                "(repeatable; adds to the store's allow-list)")
+                    ->option_text("VALUE");
+  scan->excludes(apply)->excludes(on)->excludes(off)->excludes(allow);
+  apply->excludes(on)->excludes(off)->excludes(allow);
+  on->excludes(off);
+  cmd->footer(
+      "\nThe secret itself is never printed. Images and files are not scanned.\n"
+      "\nExamples:\n  sessiondb redact --scan\n  sessiondb redact --apply\n"
+      "  sessiondb redact --allow github-token\n  sessiondb redact --off");
+  cmd->callback([&ctx, args] {
+    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (!store) return;
+    if (args->on || args->off || !args->allow.empty()) {
+      auto settings = store->GetRedactionSettings();
+      if (!settings) return ctx.Fail(settings.error());
+      if (args->on || args->off) settings->enabled = args->on;
+      for (const std::string& a : args->allow) {
+        if (std::find(settings->allow.begin(), settings->allow.end(), a) == settings->allow.end()) {
+          settings->allow.push_back(a);
+        }
+      }
+      if (Status s = store->SetRedactionSettings(*settings); !s.ok()) return ctx.Fail(s);
+      if (ctx.options.json) {
+        return ctx.PrintJson(
+            Json{{"enabled", settings->enabled}, {"allow", settings->allow.size()}});
+      }
+      std::cout << "redaction is " << (settings->enabled ? "on" : "off") << "; "
+                << settings->allow.size() << " allowed value"
+                << (settings->allow.size() == 1 ? "" : "s") << " or kind"
+                << (settings->allow.size() == 1 ? "" : "s") << "\n";
+      return;
+    }
+    if (args->apply) {
+      auto report = store->RedactStoredSecrets();
+      if (!report) return ctx.Fail(report.error());
+      if (ctx.options.json) {
+        return ctx.PrintJson(Json{{"secrets_redacted", report->secrets_redacted},
+                                  {"events_rewritten", report->events_rewritten},
+                                  {"sessions_rewritten", report->sessions_rewritten}});
+      }
+      std::cout << "redacted " << report->secrets_redacted << " secret"
+                << (report->secrets_redacted == 1 ? "" : "s") << " in " << report->events_rewritten
+                << " event" << (report->events_rewritten == 1 ? "" : "s") << " and "
+                << report->sessions_rewritten << " session title"
+                << (report->sessions_rewritten == 1 ? "" : "s") << "\n";
+      return;
+    }
+    // --scan, and the verb alone: where the secrets are.
+    auto found = store->ScanSecrets();
+    if (!found) return ctx.Fail(found.error());
+    if (ctx.options.json) {
+      Json list = Json::array();
+      for (const StoredSecret& s : *found) {
+        list.push_back(Json{{"kind", s.kind}, {"session_id", s.session_id}, {"seq", s.seq}});
+      }
+      return ctx.PrintJson(list);
+    }
+    for (const StoredSecret& s : *found) {
+      std::cout << s.kind << "\t" << s.session_id << "\t" << s.seq << "\n";
+    }
+    std::cout << found->size() << " stored secret" << (found->size() == 1 ? "" : "s")
+              << (found->empty() ? "" : "; `sessiondb redact --apply` rewrites them") << "\n";
+  });
+}
+
 }  // namespace
 
 void AddHousekeepingCommands(CLI::App& app, CliContext& ctx) {
@@ -189,6 +278,7 @@ void AddHousekeepingCommands(CLI::App& app, CliContext& ctx) {
   AddVerify(app, ctx);
   AddStats(app, ctx);
   AddCopy(app, ctx);
+  AddRedact(app, ctx);
 }
 
 }  // namespace sessiondb::cli

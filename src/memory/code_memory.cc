@@ -123,6 +123,12 @@ class BackendCodeMemory final : public CodeMemory {
                                   .tool = write.tool,
                                   .time_ms = now,
                                   .content_sha256 = hash};
+    // Secrets never stored (docs/retention.md): code writes reach the index
+    // without the store's front, so they are redacted here.
+    if (const SecretRedactor* redactor = backend_->secret_redactor()) {
+      redactor->Redact(&stored.old_code);
+      redactor->Redact(&stored.new_code);
+    }
     ASSIGN_OR_RETURN(RecordedWrite kept, backend_->InsertCodeWrite(stored, out.functions));
     out.recorded = kept.recorded;
     out.code_id = kept.code_id;

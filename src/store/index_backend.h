@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/secret_scan.h"
 #include "sessiondb/file_system.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
@@ -198,6 +200,14 @@ class IndexBackend {
  public:
   virtual ~IndexBackend() = default;
 
+  // The redactor of the Store that opened this backend, or null when its
+  // redaction is off: the code memory redacts what it records with it
+  // (docs/retention.md), since code writes reach the index without the front.
+  const SecretRedactor* secret_redactor() const { return redactor_.get(); }
+  void set_secret_redactor(std::shared_ptr<const SecretRedactor> redactor) {
+    redactor_ = std::move(redactor);
+  }
+
   // ---- Full text ----------------------------------------------------------
 
   // `query` in this backend's own syntax (an FTS5 expression, a tsquery), as
@@ -309,6 +319,9 @@ class IndexBackend {
   virtual Result<std::vector<StoredToolCall>> ToolCallsAfter(int64_t after_doc_id, int limit) = 0;
   // The largest doc_id of the index (0 when empty).
   virtual Result<int64_t> NewestDocument() = 0;
+
+ private:
+  std::shared_ptr<const SecretRedactor> redactor_;
 };
 
 }  // namespace sessiondb::store

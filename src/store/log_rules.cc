@@ -6,8 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/event_codec.h"
 #include "core/message_codec.h"
 #include "core/text_rules.h"
+#include "store/secret_redaction.h"
 #include "store/store_common.h"
 
 namespace sessiondb::store {
@@ -219,6 +221,65 @@ Result<PruneReport> PruneCompaction(Backend& backend, std::string_view session_i
     ++report.blobs_deleted;
     report.bytes_freed += removed->size;
   }
+  return report;
+}
+
+Result<RedactionReport> RedactSessionSecrets(Backend& backend, std::string_view session_id,
+                                             std::span<const int64_t> seqs,
+                                             const SecretRedactor& redactor) {
+  RedactionReport report;
+  const WriteOptions erasing{.erases_text = true};
+  RETURN_IF_ERROR(backend.RunWriteTransaction(erasing, [&](WriteTransaction& txn) -> Status {
+    report = {};
+    ASSIGN_OR_RETURN(std::optional<Session> session,
+                     txn.LockSession(session_id, RowLock::kExclusive));
+    if (!session) return Status::Ok();  // removed since the scan
+    std::vector<BodyUpdate> updates;
+    for (int64_t seq : seqs) {
+      std::vector<std::string_view> kinds;
+      if (seq == 0) {
+        std::string title = session->title;
+        std::string preview = session->preview;
+        redactor.Redact(&title, &kinds);
+        redactor.Redact(&preview, &kinds);
+        if (kinds.empty()) continue;
+        RETURN_IF_ERROR(txn.UpdateTitleAndPreview(session->id, title, preview));
+        ++report.sessions_rewritten;
+        report.secrets_redacted += std::ssize(kinds);
+        continue;
+      }
+      if (seq <= session->fork_seq) continue;  // the parent's
+      ASSIGN_OR_RETURN(std::optional<Event> event, txn.ReadOwnEvent(session->id, seq));
+      if (!event) continue;
+      ++report.events_scanned;
+      if (event->type == EventType::kMessage && event->message.pruned) continue;
+      if (!RedactEvent(redactor, &*event, &kinds)) continue;
+      BodyUpdate update;
+      update.seq = seq;
+      switch (event->type) {
+        case EventType::kMessage: {
+          ASSIGN_OR_RETURN(update.body, EncodeMessageBody(event->message));
+          update.text = event->message.Text();
+          break;
+        }
+        case EventType::kCompaction:
+          update.body = EncodeCompactionBody(event->compaction);
+          update.text = event->compaction.summary;
+          break;
+        case EventType::kResourceView:
+          update.body = EncodeResourceViewBody(event->resource_view);
+          update.text = event->resource_view.reason;
+          break;
+        default:
+          continue;
+      }
+      updates.push_back(std::move(update));
+      report.secrets_redacted += std::ssize(kinds);
+    }
+    if (updates.empty()) return Status::Ok();
+    ASSIGN_OR_RETURN(report.events_rewritten, txn.ReplaceBodies(session->id, updates));
+    return Status::Ok();
+  }));
   return report;
 }
 

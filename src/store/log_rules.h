@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/secret_scan.h"
 #include "sessiondb/status.h"
 #include "sessiondb/store.h"
 #include "store/backend.h"
@@ -49,5 +50,14 @@ Result<Session> InsertFork(Backend& backend, std::string_view parent_id, int64_t
 // is scrubbed, and blobs nothing else refers to are removed after the commit.
 Result<PruneReport> PruneCompaction(Backend& backend, std::string_view session_id,
                                     int64_t compaction_seq);
+
+// RedactStoredSecrets' rule for one session (store.h): the events of its own
+// log at `seqs` (0: its title and preview) are read again under the
+// session's lock, redacted with `redactor` and rewritten with their new text
+// for the index, in one transaction that erases the old text (as a prune
+// does: secure delete, then a checkpoint of the WAL).
+Result<RedactionReport> RedactSessionSecrets(Backend& backend, std::string_view session_id,
+                                             std::span<const int64_t> seqs,
+                                             const SecretRedactor& redactor);
 
 }  // namespace sessiondb::store

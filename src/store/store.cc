@@ -23,7 +23,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
     }
     ASSIGN_OR_RETURN(backend, sqlite::SqliteStore::Open(path, options));
   }
-  return std::unique_ptr<Store>(new store::StoreFront(std::move(backend), std::move(options)));
+  auto front = std::make_unique<store::StoreFront>(std::move(backend), std::move(options));
+  RETURN_IF_ERROR(front->LoadSecretRedaction());
+  return std::unique_ptr<Store>(std::move(front));
 }
 
 }  // namespace sessiondb

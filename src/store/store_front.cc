@@ -13,6 +13,7 @@
 #include "core/uuid.h"
 #include "store/index_backend.h"
 #include "store/log_rules.h"
+#include "store/secret_redaction.h"
 #include "store/session_view.h"
 #include "store/store_common.h"
 
@@ -47,7 +48,17 @@ Status StoreFront::CheckWritable() const {
       "; it can be listed, shown, searched and exported, not changed");
 }
 
-Result<std::vector<PreparedMessage>> StoreFront::Prepare(std::span<const Message> messages) {
+Result<std::vector<PreparedMessage>> StoreFront::Prepare(std::span<const Message> messages,
+                                                         std::vector<Message>* redacted) {
+  // Secrets never stored: the messages that hold one are copied and redacted
+  // before anything is prepared; the rest are borrowed as they are.
+  if (std::shared_ptr<const SecretRedactor> r = ActiveRedactor();
+      r &&
+      std::ranges::any_of(messages, [&](const Message& m) { return MessageHoldsSecrets(*r, m); })) {
+    redacted->assign(messages.begin(), messages.end());
+    for (Message& m : *redacted) RedactMessage(*r, &m);
+    messages = *redacted;
+  }
   return PrepareBatch(
       messages, options_, [this](std::string_view sha) { return backend_->HoldsBlob(sha); },
       [this] { return NewId(); },
@@ -113,11 +124,15 @@ void StoreFront::FlagMissingParts(const std::set<std::string>& present, Message*
 
 Result<std::string> StoreFront::SessionMetadata(std::string_view metadata) {
   ASSIGN_OR_RETURN(std::string canonical, CanonicalJsonObject(metadata, "session metadata"));
+  RedactText(&canonical);  // a marker keeps JSON text JSON: it holds no quote or backslash
   return WithNormalProject(canonical);
 }
 
 Result<std::string> StoreFront::StorableTitle(std::string_view title) {
-  ASSIGN_OR_RETURN(std::string clean, CleanTitle(title));
+  // Redacted before it is cleaned: a title cut short must not keep half a key.
+  std::string redacted(title);
+  RedactText(&redacted);
+  ASSIGN_OR_RETURN(std::string clean, CleanTitle(redacted));
   RETURN_IF_ERROR(backend_->CheckStorableText(clean, "session title"));
   return clean;
 }
@@ -206,7 +221,8 @@ Result<std::vector<AppendResult>> StoreFront::AppendBatch(std::string_view sessi
   RETURN_IF_ERROR(CheckWritable());
   RETURN_IF_ERROR(ValidateSessionId(session_id));
   if (messages.empty()) return std::vector<AppendResult>();
-  ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared, Prepare(messages));
+  std::vector<Message> redacted;
+  ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared, Prepare(messages, &redacted));
   return backend_->InsertMessages(session_id, prepared, /*finishing=*/nullptr);
 }
 
@@ -242,8 +258,9 @@ Status StoreFront::RestoreSession(const Session& session, std::span<const Event>
   ASSIGN_OR_RETURN(row.title, StorableTitle(session.title));
   if (row.title.empty()) row.title = kDefaultTitle;
   row.title_fixed = row.title != kDefaultTitle;
-  RETURN_IF_ERROR(backend_->CheckStorableText(session.preview, "session preview"));
   row.preview = session.preview;
+  RedactText(&row.preview);
+  RETURN_IF_ERROR(backend_->CheckStorableText(row.preview, "session preview"));
   row.created_ms = session.created_ms;
   row.updated_ms = session.updated_ms;
   // A fork's count includes what it inherits: the source's index entry says.
@@ -264,7 +281,8 @@ Status StoreFront::RestoreSession(const Session& session, std::span<const Event>
   row.last_seq = row.fork_seq + static_cast<int64_t>(events.size());
   row.archived = session.archived;
   row.parent_id = session.parent_id;
-  return backend_->InsertRestoredSession(row, events, blob_source);
+  std::vector<Event> redacted;
+  return backend_->InsertRestoredSession(row, RedactEvents(events, &redacted), blob_source);
 }
 
 Status StoreFront::RestoreEvents(std::string_view session_id, std::span<const Event> events,
@@ -282,7 +300,9 @@ Status StoreFront::RestoreEvents(std::string_view session_id, std::span<const Ev
     RETURN_IF_ERROR(ValidateRestoredRun(view.session.id, view.session.last_seq, events));
     ASSIGN_OR_RETURN(rewound, CountRewoundByRun(*backend_, view, events));
   }
-  return backend_->InsertRestoredEvents(session_id, events, blob_source, rewound);
+  std::vector<Event> redacted;
+  return backend_->InsertRestoredEvents(session_id, RedactEvents(events, &redacted), blob_source,
+                                        rewound);
 }
 
 // ---- The harness ------------------------------------------------------------
@@ -395,9 +415,14 @@ Result<UsageReport> StoreFront::GetUsage(std::string_view session_id) {
 Result<Event> StoreFront::AppendEventRecord(std::string_view session_id, EventType type,
                                             std::string_view text, std::string_view body) {
   RETURN_IF_ERROR(CheckWritable());
-  RETURN_IF_ERROR(backend_->CheckStorableText(text, "the event's text"));
-  RETURN_IF_ERROR(backend_->CheckStorableText(body, "the event's body"));
-  return backend_->InsertEventRecord(session_id, type, text, body);
+  // A summary or a reason, and the body (JSON text) that holds it again.
+  std::string redacted_text(text);
+  std::string redacted_body(body);
+  RedactText(&redacted_text);
+  RedactText(&redacted_body);
+  RETURN_IF_ERROR(backend_->CheckStorableText(redacted_text, "the event's text"));
+  RETURN_IF_ERROR(backend_->CheckStorableText(redacted_body, "the event's body"));
+  return backend_->InsertEventRecord(session_id, type, redacted_text, redacted_body);
 }
 
 Result<std::optional<Event>> StoreFront::FindLastCompaction(std::string_view session_id,
@@ -438,6 +463,16 @@ Status StoreFront::SaveDraft(const Draft& draft) {
   if (!IsValidUtf8(draft.text) || !IsValidUtf8(draft.reasoning)) {
     return Status::InvalidArgument("draft " + draft.id + " holds text that is not UTF-8");
   }
+  if (std::shared_ptr<const SecretRedactor> r = ActiveRedactor()) {
+    Draft redacted = draft;
+    const bool text = r->Redact(&redacted.text);
+    const bool reasoning = r->Redact(&redacted.reasoning);
+    if (text || reasoning) {
+      RETURN_IF_ERROR(backend_->CheckStorableText(redacted.text, "the draft's text"));
+      RETURN_IF_ERROR(backend_->CheckStorableText(redacted.reasoning, "the draft's reasoning"));
+      return backend_->UpdateDraft(redacted, Now());
+    }
+  }
   RETURN_IF_ERROR(backend_->CheckStorableText(draft.text, "the draft's text"));
   RETURN_IF_ERROR(backend_->CheckStorableText(draft.reasoning, "the draft's reasoning"));
   return backend_->UpdateDraft(draft, Now());
@@ -451,8 +486,9 @@ Result<AppendResult> StoreFront::FinishDraft(std::string_view draft_id, const Me
   RETURN_IF_ERROR(CheckWritable());
   ASSIGN_OR_RETURN(Draft draft, backend_->LoadDraft(draft_id));
   const Message final_message = FinalDraftMessage(draft, message);
+  std::vector<Message> redacted;
   ASSIGN_OR_RETURN(std::vector<PreparedMessage> prepared,
-                   Prepare(std::span<const Message>(&final_message, 1)));
+                   Prepare(std::span<const Message>(&final_message, 1), &redacted));
   // The draft goes in the append's transaction: never both, never neither.
   ASSIGN_OR_RETURN(std::vector<AppendResult> results,
                    backend_->InsertMessages(draft.session_id, prepared, &draft));
@@ -566,7 +602,10 @@ Result<VerifyReport> StoreFront::Verify(const ProgressFn& progress) {
 Result<StorageStats> StoreFront::Stats() { return backend_->Stats(); }
 
 Result<std::unique_ptr<IndexBackend>> StoreFront::OpenIndexBackend() {
-  return backend_->OpenIndexBackend();
+  ASSIGN_OR_RETURN(std::unique_ptr<IndexBackend> index, backend_->OpenIndexBackend());
+  // The code memory records code writes through it, not through the front.
+  index->set_secret_redactor(ActiveRedactor());
+  return index;
 }
 
 }  // namespace sessiondb::store

@@ -11,7 +11,10 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "core/mutex.h"
+#include "core/secret_scan.h"
 #include "sessiondb/store.h"
 #include "store/backend.h"
 
@@ -78,6 +81,15 @@ class StoreFront final : public Store {
   Result<StorageStats> Stats() override;
   Result<std::unique_ptr<IndexBackend>> OpenIndexBackend() override;
 
+  Result<RedactionSettings> GetRedactionSettings() override;
+  Status SetRedactionSettings(const RedactionSettings& settings) override;
+  Result<std::vector<StoredSecret>> ScanSecrets() override;
+  Result<RedactionReport> RedactStoredSecrets() override;
+
+  // Loads the store's redaction settings and key (secret_redaction.h), which
+  // StoreOptions::redact_secrets may override; Store::Open calls it once.
+  Status LoadSecretRedaction();
+
   // The backend under this front, for tests and benchmarks that read a
   // backend's own diagnostics (group commit counts).
   Backend& backend() { return *backend_; }
@@ -96,9 +108,21 @@ class StoreFront final : public Store {
   std::string NewId() const;
   // kFailedPrecondition naming the store and why, when it is read-only.
   Status CheckWritable() const;
-  // Each message prepared (PrepareMessage) and checked against the backend's
-  // own rules.
-  Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages);
+  // Each message redacted (when it holds secrets and redaction is on: the
+  // copies go in `*redacted`, which must outlive the result), prepared
+  // (PrepareMessage) and checked against the backend's own rules.
+  Result<std::vector<PreparedMessage>> Prepare(std::span<const Message> messages,
+                                               std::vector<Message>* redacted);
+  // The redactor of what this Store writes; null when redaction is off.
+  std::shared_ptr<const SecretRedactor> ActiveRedactor() const EXCLUDES(redaction_mu_);
+  // The redactor with the store's key and allow-list, on or off: what
+  // ScanSecrets and RedactStoredSecrets use.
+  std::shared_ptr<const SecretRedactor> StoreRedactor() const EXCLUDES(redaction_mu_);
+  // `*text` with its secrets replaced when redaction is on.
+  void RedactText(std::string* text) const;
+  // `events`, or their redacted copies in `*redacted` when one holds a secret.
+  std::span<const Event> RedactEvents(std::span<const Event> events,
+                                      std::vector<Event>* redacted) const;
   // Marks the parts (and viewed resources) whose blob the store lacks as
   // missing, with a warning for each part: the rest of the history loads.
   Status FlagMissingBlobs(std::vector<Event>* events);
@@ -117,6 +141,11 @@ class StoreFront final : public Store {
 
   const std::unique_ptr<Backend> backend_;
   const StoreOptions options_;
+
+  mutable Mutex redaction_mu_;
+  std::shared_ptr<const SecretRedactor> redactor_ GUARDED_BY(redaction_mu_);
+  bool redaction_on_ GUARDED_BY(redaction_mu_) = false;
+  RedactionSettings redaction_settings_ GUARDED_BY(redaction_mu_);
 };
 
 }  // namespace sessiondb::store

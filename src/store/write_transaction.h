@@ -42,10 +42,12 @@ struct StoredMessageText {
   std::string text;     // the text the index and the title rules saw
 };
 
-// A new body for the message at `seq`, whose text is cleared.
+// A new body for the message at `seq`, and its new text for the index
+// (empty for a prune, which clears it).
 struct BodyUpdate {
   int64_t seq = 0;
   std::optional<std::string> body;
+  std::string text;
 };
 
 class WriteTransaction {
@@ -105,8 +107,9 @@ class WriteTransaction {
                                                     int64_t to_seq) = 0;
   virtual Status UpdateTitleAndPreview(std::string_view id, std::string_view title,
                                        std::string_view preview) = 0;
-  // Sets each message's body and clears its text, so the full-text index no
-  // longer holds its words; how many rows changed.
+  // Sets each event's body and text (BodyUpdate::text, empty to clear it),
+  // so the full-text index holds the new words and no longer the old; how
+  // many rows changed.
   virtual Result<int64_t> ReplaceBodies(std::string_view session_id,
                                         std::span<const BodyUpdate> updates) = 0;
   // Drops the blob references of the session's events at `seqs`; the

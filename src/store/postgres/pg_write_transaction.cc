@@ -206,17 +206,21 @@ class PgWriteTransaction final : public store::WriteTransaction {
                                 std::span<const store::BodyUpdate> updates) override {
     std::vector<int64_t> seqs;
     std::vector<std::string> bodies;
+    std::vector<std::string> texts;
+    // A text-only message has no body (NULL); no body is ever empty text.
     for (const store::BodyUpdate& update : updates) {
       seqs.push_back(update.seq);
       bodies.push_back(update.body.value_or(""));
+      texts.push_back(update.text);
     }
     PgParams p;
-    p.Add(ns_).Add(session_id).Add(PgArray(seqs)).Add(PgArray(bodies));
-    ASSIGN_OR_RETURN(PgResult updated,
-                     c_.Exec("UPDATE events e SET text = '', body = u.body FROM "
-                             "unnest($3::bigint[], $4::text[]) AS u(seq, body) WHERE "
-                             "e.namespace = $1 AND e.session_id = $2 AND e.seq = u.seq",
-                             p));
+    p.Add(ns_).Add(session_id).Add(PgArray(seqs)).Add(PgArray(bodies)).Add(PgArray(texts));
+    ASSIGN_OR_RETURN(
+        PgResult updated,
+        c_.Exec("UPDATE events e SET text = u.text, body = NULLIF(u.body, '') FROM unnest("
+                "$3::bigint[], $4::text[], $5::text[]) AS u(seq, body, text) WHERE "
+                "e.namespace = $1 AND e.session_id = $2 AND e.seq = u.seq",
+                p));
     // The update left their documents to be indexed again (schema v3 trigger).
     RETURN_IF_ERROR(IndexPendingDocuments(c_, ns_));
     return updated.Affected();

@@ -175,12 +175,13 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
 
   Result<int64_t> ReplaceBodies(std::string_view session_id,
                                 std::span<const store::BodyUpdate> updates) override {
-    // The events trigger takes each cleared text out of the full-text index.
-    ASSIGN_OR_RETURN(Statement s, db_.Prepare("UPDATE events SET text = '', body = ?3 "
+    // The events trigger takes each old text out of the full-text index and
+    // puts the new one in.
+    ASSIGN_OR_RETURN(Statement s, db_.Prepare("UPDATE events SET text = ?4, body = ?3 "
                                               "WHERE session_id = ?1 AND seq = ?2"));
     int64_t changed = 0;
     for (const store::BodyUpdate& update : updates) {
-      s.Bind(1, session_id).Bind(2, update.seq).BindOptional(3, update.body);
+      s.Bind(1, session_id).Bind(2, update.seq).BindOptional(3, update.body).Bind(4, update.text);
       RETURN_IF_ERROR(s.Run());
       changed += db_.Changes();
     }
