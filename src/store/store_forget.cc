@@ -127,7 +127,7 @@ Status StoreFront::RemoveErasedBlobs(const ErasureReceipt& receipt) {
                         removed.error().message());
     }
   }
-  return Status::Ok();
+  return backend_->ScrubAfterErasure();
 }
 
 Status StoreFront::TrashSession(std::string_view id) {
@@ -344,6 +344,9 @@ Result<ErasureCheck> StoreFront::VerifyErased(const ErasureReceipt& receipt) {
         "after it was issued");
   }
   RETURN_IF_ERROR(backend_->RunWriteTransaction({}, [&](WriteTransaction& txn) -> Status {
+    // Run again from the start after a transient failure: keep only the digest's verdict.
+    check.problems.resize(check.digest_ok ? 0 : 1);
+    check.checks = 1;
     for (const std::string& id : receipt.sessions) {
       ErasedRows rows;
       ASSIGN_OR_RETURN(bool present, txn.CountSessionRows(id, &rows));
@@ -373,20 +376,18 @@ Result<ErasureCheck> StoreFront::VerifyErased(const ErasureReceipt& receipt) {
                                  m.session_id + " is not an erased stub");
       }
     }
-    return Status::Ok();
-  }));
-  ASSIGN_OR_RETURN(std::set<std::string> present, backend_->PresentBlobs(receipt.blobs));
-  check.checks += static_cast<int64_t>(receipt.blobs.size());
-  if (!present.empty()) {
-    ASSIGN_OR_RETURN(std::vector<std::string> referenced, backend_->ReferencedBlobs());
-    const std::set<std::string> used(referenced.begin(), referenced.end());
-    for (const std::string& sha : present) {
-      if (used.count(sha)) continue;  // a surviving message names those bytes again
-      check.problems.push_back("blob " + sha +
+    // Stored and referenced by no message: left behind. Referenced again
+    // (a surviving message names those bytes): fine.
+    const std::set<std::string> blobs(receipt.blobs.begin(), receipt.blobs.end());
+    check.checks += static_cast<int64_t>(blobs.size());
+    ASSIGN_OR_RETURN(std::vector<BlobCandidate> left, txn.BlobsNoLongerReferenced(blobs));
+    for (const BlobCandidate& blob : left) {
+      check.problems.push_back("blob " + blob.sha256 +
                                " is still stored though nothing refers to it; `sessiondb gc` "
                                "deletes it");
     }
-  }
+    return Status::Ok();
+  }));
   return check;
 }
 

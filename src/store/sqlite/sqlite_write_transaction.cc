@@ -165,15 +165,19 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
     // A folder holds its subfolders: "/src/app" holds "/src/app/lib".
     std::string prefix(project);
     if (!prefix.empty() && prefix.back() != '/') prefix += '/';
-    static constexpr const char* kWhere =
-        " WHERE ?1 = '' OR project = ?1 OR substr(project, 1, length(?2)) = ?2 "
-        "OR substr(file_path, 1, length(?2)) = ?2";
-    const std::string count_sql = std::string("WITH gone AS (SELECT id FROM code_writes") + kWhere +
-                                  ") SELECT (SELECT count(*) FROM gone), "
-                                  "(SELECT count(*) FROM search_docs WHERE code_id IN gone), "
-                                  "(SELECT count(*) FROM embeddings WHERE doc_id IN "
-                                  "  (SELECT doc_id FROM search_docs WHERE code_id IN gone))";
-    ASSIGN_OR_RETURN(Statement counts, db_.Prepare(count_sql.c_str()));
+      // Static texts: the statement cache is keyed by the text's address.
+#define CODE_WRITES_UNDER                                                  \
+  " WHERE ?1 = '' OR project = ?1 OR substr(project, 1, length(?2)) = ?2 " \
+  "OR substr(file_path, 1, length(?2)) = ?2"
+    static constexpr const char* kCount =
+        "WITH gone AS (SELECT id FROM code_writes" CODE_WRITES_UNDER
+        ") SELECT (SELECT count(*) FROM gone), "
+        "(SELECT count(*) FROM search_docs WHERE code_id IN gone), "
+        "(SELECT count(*) FROM embeddings WHERE doc_id IN "
+        "  (SELECT doc_id FROM search_docs WHERE code_id IN gone))";
+    static constexpr const char* kRemove = "DELETE FROM code_writes" CODE_WRITES_UNDER;
+#undef CODE_WRITES_UNDER
+    ASSIGN_OR_RETURN(Statement counts, db_.Prepare(kCount));
     counts.Bind(1, project).Bind(2, prefix);
     ASSIGN_OR_RETURN(bool row, counts.Step());
     if (row) {
@@ -182,8 +186,7 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
       erased->embeddings += counts.ColumnInt(2);
     }
     counts.Reset();
-    ASSIGN_OR_RETURN(Statement remove,
-                     db_.Prepare((std::string("DELETE FROM code_writes") + kWhere).c_str()));
+    ASSIGN_OR_RETURN(Statement remove, db_.Prepare(kRemove));
     remove.Bind(1, project).Bind(2, prefix);
     return remove.Run();
   }
