@@ -63,6 +63,15 @@ std::string ScopeOf(const EraseRequest& request, const std::string& project) {
   return scope;
 }
 
+// True if the receipt erased something (else no index needs scrubbing).
+bool ErasedAnything(const ErasureReceipt& receipt) {
+  if (!receipt.sessions.empty() || !receipt.messages.empty()) return true;
+  for (const auto& [kind, n] : receipt.counts) {
+    if (n > 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 namespace store {
@@ -105,6 +114,7 @@ Status StoreFront::SealReceipt(WriteTransaction& txn, const ErasedRows& rows,
       options_.namespace_name.empty() ? std::string(kDefaultNamespace) : options_.namespace_name;
   receipt->actor = Actor();
   receipt->digest = ErasureReceiptDigest(*receipt);
+  if (ErasedAnything(*receipt)) RETURN_IF_ERROR(txn.ScrubDerivedIndexes());
   LedgerEntry entry{.ts_ms = receipt->erased_ms,
                     .actor = receipt->actor,
                     .action = std::string(action),
@@ -127,6 +137,7 @@ Status StoreFront::RemoveErasedBlobs(const ErasureReceipt& receipt) {
                         removed.error().message());
     }
   }
+  if (!ErasedAnything(receipt)) return Status::Ok();
   return backend_->ScrubAfterErasure();
 }
 
@@ -179,7 +190,7 @@ Result<Session> StoreFront::RestoreFromTrash(std::string_view id) {
 Result<ErasureReceipt> StoreFront::EmptyTrash(int64_t trashed_before_ms) {
   RETURN_IF_ERROR(CheckWritable());
   ErasureReceipt receipt;
-  const WriteOptions erasing{.erases_text = true, .erasure = true};
+  const WriteOptions erasing{.erases_text = true};
   RETURN_IF_ERROR(backend_->RunWriteTransaction(erasing, [&](WriteTransaction& txn) -> Status {
     receipt = {};
     receipt.erased_ms = Now();
@@ -234,7 +245,7 @@ Result<ErasureReceipt> StoreFront::Erase(const EraseRequest& request) {
   for (const std::string& id : request.session_ids) RETURN_IF_ERROR(ValidateSessionId(id));
   const std::string project = request.project.empty() ? "" : NormalProjectPath(request.project);
   ErasureReceipt receipt;
-  const WriteOptions erasing{.erases_text = true, .erasure = true};
+  const WriteOptions erasing{.erases_text = true};
   RETURN_IF_ERROR(backend_->RunWriteTransaction(erasing, [&](WriteTransaction& txn) -> Status {
     receipt = {};
     receipt.erased_ms = Now();

@@ -207,6 +207,14 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
     return gone;
   }
 
+  Status ScrubDerivedIndexes() override {
+    // FTS5 deletes by writing tombstones to a new segment: the erased words
+    // stay in the old segments until they are merged, and 'optimize' merges
+    // them all. Its cost grows with the whole index (docs/retention.md).
+    RETURN_IF_ERROR(db_.Exec("INSERT INTO search_fts(search_fts) VALUES('optimize')"));
+    return db_.Exec("DELETE FROM meta WHERE key LIKE 'hnsw:%'");
+  }
+
   Result<int64_t> AppendLedgerEntry(const LedgerEntry& entry) override {
     ASSIGN_OR_RETURN(Statement s, db_.Prepare("INSERT INTO forget_ledger (ts_ms, actor, action, "
                                               "scope, counts, receipt_id, receipt_digest) "
@@ -398,25 +406,7 @@ Status SqliteStore::RunWriteTransaction(const store::WriteOptions& options,
     ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
     SqliteWriteTransaction primitives(*this);
     RETURN_IF_ERROR(work(primitives));
-    if (options.erasure) {
-      // FTS5 (before 3.42's secure-delete) deletes by writing tombstones to
-      // a new segment: the erased words stay in the old segments until they
-      // are merged. 'optimize' merges them all, in this transaction; its
-      // cost grows with the whole index (docs/retention.md). The saved
-      // vector graph is dropped too, to be rebuilt without the erased vectors.
-      RETURN_IF_ERROR(db_->Exec("INSERT INTO search_fts(search_fts) VALUES('optimize')"));
-      RETURN_IF_ERROR(db_->Exec("DELETE FROM meta WHERE key LIKE 'hnsw:%'"));
-    }
     RETURN_IF_ERROR(txn.Commit());
-  }
-  if (options.erasure) {
-    // The graph files: their entries are gone, so a search no longer loads
-    // them; a crash before this leaves a file the next erasure removes.
-    std::error_code ec;
-    const std::filesystem::path index = std::filesystem::path(dir_) / "index";
-    for (const auto& entry : std::filesystem::directory_iterator(index, ec)) {
-      if (entry.path().extension() == ".hnsw") std::filesystem::remove(entry.path(), ec);
-    }
   }
   // Best effort: a reader of another process may hold old frames a while
   // longer; the next checkpoint then drops them.
@@ -424,6 +414,22 @@ Status SqliteStore::RunWriteTransaction(const store::WriteOptions& options,
   if (options.erases_text) {
     if (checkpointer_) checkpointer_->Quiesce();
     (void)db_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace sessiondb::sqlite
+
+namespace sessiondb::sqlite {
+
+Status SqliteStore::ScrubAfterErasure() {
+  // The saved vector graphs: their entries went with the erasure, so no
+  // search loads them again; a crash before this leaves files the next
+  // erasure removes.
+  std::error_code ec;
+  const std::filesystem::path index = std::filesystem::path(dir_) / "index";
+  for (const auto& entry : std::filesystem::directory_iterator(index, ec)) {
+    if (entry.path().extension() == ".hnsw") std::filesystem::remove(entry.path(), ec);
   }
   return Status::Ok();
 }
