@@ -64,6 +64,9 @@ struct SessionQuery {
   int64_t max_rows = 0;
   // Only rows strictly after this position (the last row of the page before).
   std::optional<std::pair<int64_t, std::string>> after;
+  // The trash instead: only trashed sessions, with trashed_ms, whatever
+  // `archived` says.
+  bool trash = false;
 };
 
 // Which types of event a history read returns.
@@ -141,6 +144,12 @@ class Backend {
   virtual Result<std::optional<std::string>> LoadSetting(std::string_view key) = 0;
   // Stores `value` under `key`, replacing what was there, in one transaction.
   virtual Status StoreSetting(std::string_view key, std::string_view value) = 0;
+
+  // ---- The ledger of forgetting -----------------------------------------------
+
+  // The ledger's entries (of this namespace), newest first, as `query` asks
+  // (its limit already checked). Written by WriteTransaction::AppendLedgerEntry.
+  virtual Result<std::vector<LedgerEntry>> ReadLedger(const LedgerQuery& query) = 0;
 
   // ---- Messages -------------------------------------------------------------
 
@@ -241,6 +250,10 @@ class Backend {
   // after `grace_cutoff_ms`. With `dry_run` it only says what it would do.
   virtual Result<RemovedBlob> RemoveBlobIfUnreferenced(std::string_view sha256,
                                                        int64_t grace_cutoff_ms, bool dry_run) = 0;
+  // After an erasure has committed and its blobs are gone: scrubs what the
+  // backend's own files still hold of the deleted rows (PostgreSQL: VACUUM
+  // FULL; SQLite does its part inside RunWriteTransaction).
+  virtual Status ScrubAfterErasure() { return Status::Ok(); }
   // Checks the database's own pages as far as this backend can: sets
   // database_check, and database_problems and damaged_sessions when it finds damage.
   virtual void CheckDatabase(VerifyReport* report) = 0;

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "sessiondb/postgres_schema.h"
 #include "store/index_backend.h"
 #include "store/store_fixture.h"
 
@@ -673,9 +674,9 @@ TEST_F(PgIndex, RebuildingTheKeywordIndexRestoresLostDocuments) {
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM search_docs"), "2");  // the stray one is gone
 }
 
-// A version 2 store: the version 3 store with what version 3 added taken
-// away (the tables and trigger functions of the 2 -> 3 migration), which is
-// exactly what version 2 wrote.
+// A version 2 store: the current store with what versions 3 and 4 added
+// taken away (the tables and trigger functions of the 2 -> 3 migration, the
+// trash column and ledger of 3 -> 4), which is exactly what version 2 wrote.
 TEST_F(PgIndex, AVersion2StoreIsSearchableOnceItUpgrades) {
   ASSERT_TRUE(store_->CreateSession({.id = "old"}));
   AppendText("old", "legacy conversation");
@@ -692,6 +693,7 @@ TEST_F(PgIndex, AVersion2StoreIsSearchableOnceItUpgrades) {
   index_.reset();
   store_.reset();
   pg_->Query(
+      "DROP TABLE forget_ledger; ALTER TABLE sessions DROP COLUMN trashed_ms;"
       "DROP TABLE search_docs, embeddings, code_writes, code_edits, hook_seen, index_meta;"
       "DROP FUNCTION sessiondb_events_removed, sessiondb_events_changed,"
       " sessiondb_code_writes_removed, sessiondb_search_docs_removed CASCADE;"
@@ -701,7 +703,8 @@ TEST_F(PgIndex, AVersion2StoreIsSearchableOnceItUpgrades) {
             "0");
 
   Reopen();
-  EXPECT_EQ(pg_->Query("SELECT value FROM sessiondb_meta WHERE key = 'schema_version'"), "3");
+  EXPECT_EQ(pg_->Query("SELECT value FROM sessiondb_meta WHERE key = 'schema_version'"),
+            std::to_string(kPostgresSchemaVersion));
   index_ = OpenIndex(store_.get());
   ASSERT_TRUE(index_);
   EXPECT_EQ(Ranked(AllOf({"legacy"})), (std::vector<int64_t>{DocOf("old", 1)}));

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "sessiondb/postgres_schema.h"
 #include "store/store_fixture.h"
 
 namespace sessiondb::testing {
@@ -130,7 +131,8 @@ TEST_F(PostgresStore, TextWithANulCharacterIsRefusedRatherThanCut) {
 // its provider), and a message whose body has no usage.
 constexpr const char* kVersion1Store = R"sql(
 DROP TABLE IF EXISTS sessions, events, blobs, blob_refs, active_sessions, usage_totals, drafts,
-  sessiondb_meta, search_docs, embeddings, code_writes, code_edits, hook_seen, index_meta;
+  sessiondb_meta, search_docs, embeddings, code_writes, code_edits, hook_seen, index_meta,
+  forget_ledger;
 DROP FUNCTION IF EXISTS sessiondb_events_removed, sessiondb_events_changed,
   sessiondb_code_writes_removed, sessiondb_search_docs_removed CASCADE;
 CREATE TABLE sessiondb_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -176,7 +178,8 @@ TEST_F(PostgresStore, AVersion1StoreMigratesToTheCurrentVersionWithItsUsageFille
   pg_->Query(kVersion1Store);
 
   Reopen();
-  EXPECT_EQ(pg_->Query("SELECT value FROM sessiondb_meta WHERE key = 'schema_version'"), "3");
+  EXPECT_EQ(pg_->Query("SELECT value FROM sessiondb_meta WHERE key = 'schema_version'"),
+            std::to_string(kPostgresSchemaVersion));
   auto session = store_->GetSession("old");
   ASSERT_TRUE(session) << session.error().ToString();
   EXPECT_EQ(session->parent_id, "");

@@ -16,6 +16,7 @@
 #include "core/message_codec.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
+#include "store/forget_rules.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_rows.h"
 #include "store/sqlite/text_index_catch_up.h"
@@ -71,6 +72,7 @@ Session SessionFromRow(const Statement& s) {
   out.metadata_json = s.ColumnText(8);
   out.parent_id = s.ColumnText(9);
   out.fork_seq = s.ColumnInt(10);
+  out.trashed_ms = s.ColumnInt(11);
   return out;
 }
 
@@ -248,17 +250,24 @@ Result<std::vector<Session>> SqliteStore::SelectSessions(const store::SessionQue
                            : query.archived == ArchiveFilter::kArchived ? 1
                                                                         : 0;
   std::lock_guard lock(mu_);
-  static constexpr const char* kFirstPage =
-      "SELECT " SESSION_COLUMNS
-      " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
-      "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
-      "ORDER BY updated_ms DESC, id DESC LIMIT ?4";
-  static constexpr const char* kNextPage =
-      "SELECT " SESSION_COLUMNS
-      " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
-      "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
-      "AND (updated_ms, id) < (?5, ?6) ORDER BY updated_ms DESC, id DESC LIMIT ?4";
-  ASSIGN_OR_RETURN(Statement s, db_->Prepare(query.after ? kNextPage : kFirstPage));
+  // The trash: its sessions whatever their archived flag (?1 stays bound).
+#define LIVE_ROWS " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
+#define TRASH_ROWS " FROM sessions WHERE trashed_ms IS NOT NULL AND ?1 = ?1 "
+#define METADATA_FILTER "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
+#define AFTER_CURSOR "AND (updated_ms, id) < (?5, ?6) "
+#define ORDER_AND_LIMIT "ORDER BY updated_ms DESC, id DESC LIMIT ?4"
+  // Static texts: the statement cache is keyed by the text's address.
+  static constexpr const char* kQueries[2][2] = {
+      {"SELECT " SESSION_COLUMNS LIVE_ROWS METADATA_FILTER ORDER_AND_LIMIT,
+       "SELECT " SESSION_COLUMNS LIVE_ROWS METADATA_FILTER AFTER_CURSOR ORDER_AND_LIMIT},
+      {"SELECT " SESSION_COLUMNS TRASH_ROWS METADATA_FILTER ORDER_AND_LIMIT,
+       "SELECT " SESSION_COLUMNS TRASH_ROWS METADATA_FILTER AFTER_CURSOR ORDER_AND_LIMIT}};
+#undef LIVE_ROWS
+#undef TRASH_ROWS
+#undef METADATA_FILTER
+#undef AFTER_CURSOR
+#undef ORDER_AND_LIMIT
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare(kQueries[query.trash ? 1 : 0][query.after ? 1 : 0]));
   s.Bind(1, archived).BindOptional(2, path).Bind(3, query.metadata_value).Bind(4, query.max_rows);
   if (query.after) s.Bind(5, query.after->first).Bind(6, query.after->second);
   std::vector<Session> sessions;
@@ -333,6 +342,28 @@ Result<std::optional<std::string>> SqliteStore::LoadSetting(std::string_view key
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<std::string>();
   return std::optional<std::string>(std::string(s.ColumnText(0)));
+}
+
+Result<std::vector<LedgerEntry>> SqliteStore::ReadLedger(const LedgerQuery& query) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT id, ts_ms, actor, action, scope, counts, "
+                                             "receipt_id, receipt_digest FROM forget_ledger "
+                                             "WHERE ?1 = 0 OR id < ?1 ORDER BY id DESC LIMIT ?2"));
+  s.Bind(1, query.before_id).Bind(2, query.limit);
+  std::vector<LedgerEntry> entries;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    entries.push_back({.id = s.ColumnInt(0),
+                       .ts_ms = s.ColumnInt(1),
+                       .actor = std::string(s.ColumnText(2)),
+                       .action = std::string(s.ColumnText(3)),
+                       .scope = std::string(s.ColumnText(4)),
+                       .counts = store::DecodeCounts(s.ColumnText(5)),
+                       .receipt_id = std::string(s.ColumnText(6)),
+                       .receipt_digest = std::string(s.ColumnText(7))});
+  }
+  return entries;
 }
 
 Status SqliteStore::StoreSetting(std::string_view key, std::string_view value) {
