@@ -11,6 +11,7 @@
 #include "core/json_parse.h"
 #include "core/json_writer.h"
 #include "sessiondb/forget.h"
+#include "store/forget_rules.h"
 
 namespace sessiondb {
 namespace {
@@ -132,19 +133,24 @@ Result<ErasureReceipt> ParseErasureReceipt(std::string_view json) {
   if (counts == doc.end() || !counts->is_object()) {
     return Err(NotAReceipt("`counts` must be an object of integers"));
   }
-  // nlohmann's object sorts its keys: the order they were written in is
-  // read from the text instead, so the digest of a parsed receipt matches.
-  std::vector<std::pair<size_t, std::pair<std::string, int64_t>>> placed;
-  const size_t counts_at = json.find("\"counts\":{");
+  // nlohmann's object sorts its keys; a receipt's counts are every kind in
+  // the fixed order ErasureReceipt::counts names, whatever the spacing or
+  // order of the text read (a receipt pretty-printed by another tool
+  // still checks against its digest).
   for (auto it = counts->begin(); it != counts->end(); ++it) {
     if (!it->is_number_integer()) return Err(NotAReceipt("`counts` must be an object of integers"));
-    const size_t at =
-        counts_at == std::string_view::npos ? 0 : json.find("\"" + it.key() + "\":", counts_at);
-    placed.push_back({at, {it.key(), it->get<int64_t>()}});
+    if (std::find(std::begin(store::kErasureKinds), std::end(store::kErasureKinds), it.key()) ==
+        std::end(store::kErasureKinds)) {
+      return Err(NotAReceipt("`counts` holds an unknown kind \"" + it.key() + "\""));
+    }
   }
-  std::stable_sort(placed.begin(), placed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto& [at, count] : placed) r.counts.push_back(std::move(count));
+  for (const char* kind : store::kErasureKinds) {
+    auto count = counts->find(kind);
+    if (count == counts->end()) {
+      return Err(NotAReceipt("`counts` lacks the kind \"" + std::string(kind) + "\""));
+    }
+    r.counts.emplace_back(kind, count->get<int64_t>());
+  }
   ASSIGN_OR_RETURN(r.blobs, StringsField(doc, "blobs"));
   ASSIGN_OR_RETURN(r.digest, StringField(doc, "digest"));
   return r;

@@ -231,7 +231,8 @@ Result<PruneReport> PruneCompaction(Backend& backend, std::string_view session_i
 
 Result<RedactionReport> RedactSessionSecrets(Backend& backend, std::string_view session_id,
                                              std::span<const int64_t> seqs,
-                                             const SecretRedactor& redactor) {
+                                             const SecretRedactor& redactor, std::string_view actor,
+                                             int64_t now_ms) {
   RedactionReport report;
   const WriteOptions erasing{.erases_text = true};
   RETURN_IF_ERROR(backend.RunWriteTransaction(erasing, [&](WriteTransaction& txn) -> Status {
@@ -281,9 +282,18 @@ Result<RedactionReport> RedactSessionSecrets(Backend& backend, std::string_view 
       updates.push_back(std::move(update));
       report.secrets_redacted += std::ssize(kinds);
     }
-    if (updates.empty()) return Status::Ok();
-    ASSIGN_OR_RETURN(report.events_rewritten, txn.ReplaceBodies(session->id, updates));
-    return Status::Ok();
+    if (!updates.empty()) {
+      ASSIGN_OR_RETURN(report.events_rewritten, txn.ReplaceBodies(session->id, updates));
+    }
+    if (report.secrets_redacted == 0) return Status::Ok();
+    LedgerEntry entry{.ts_ms = now_ms,
+                      .actor = std::string(actor),
+                      .action = "redact",
+                      .scope = "session " + session->id,
+                      .counts = {{"events", report.events_rewritten},
+                                 {"titles", report.sessions_rewritten},
+                                 {"secrets", report.secrets_redacted}}};
+    return internal::ToStatus(txn.AppendLedgerEntry(entry));
   }));
   return report;
 }

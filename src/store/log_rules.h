@@ -57,9 +57,12 @@ Result<PruneReport> PruneCompaction(Backend& backend, std::string_view session_i
 // log at `seqs` (0: its title and preview) are read again under the
 // session's lock, redacted with `redactor` and rewritten with their new text
 // for the index, in one transaction that erases the old text (as a prune
-// does: secure delete, then a checkpoint of the WAL).
+// does: secure delete, then a checkpoint of the WAL). What it rewrote is
+// recorded in the ledger of forgetting (action "redact", by `actor` at
+// `now_ms`, counts and never the secrets) in that same transaction.
 Result<RedactionReport> RedactSessionSecrets(Backend& backend, std::string_view session_id,
                                              std::span<const int64_t> seqs,
-                                             const SecretRedactor& redactor);
+                                             const SecretRedactor& redactor, std::string_view actor,
+                                             int64_t now_ms);
 
 }  // namespace sessiondb::store

@@ -117,7 +117,8 @@ Result<RedactionReport> StoreFront::RedactStoredSecrets() {
     for (; i < found.size() && found[i].session_id == session_id; ++i) {
       if (seqs.empty() || seqs.back() != found[i].seq) seqs.push_back(found[i].seq);
     }
-    ASSIGN_OR_RETURN(RedactionReport one, RedactSessionSecrets(*backend_, session_id, seqs, *r));
+    ASSIGN_OR_RETURN(RedactionReport one,
+                     RedactSessionSecrets(*backend_, session_id, seqs, *r, Actor(), Now()));
     report.events_scanned += one.events_scanned;
     report.events_rewritten += one.events_rewritten;
     report.sessions_rewritten += one.sessions_rewritten;

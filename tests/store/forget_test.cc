@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -336,6 +337,22 @@ TEST_P(Forgetting, TheReceiptRoundTripsThroughItsJson) {
   EXPECT_EQ(ParseErasureReceipt(unknown).error().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseErasureReceipt("[]").error().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseErasureReceipt(R"({"id":1})").error().code(), StatusCode::kInvalidArgument);
+
+  // Pretty-printed by another tool (Python's json.dumps(indent=2) sorts
+  // nothing but spaces everything): the same receipt, the same digest.
+  const std::string pretty = nlohmann::json::parse(json).dump(2);
+  ASSERT_NE(pretty, json);
+  auto reread = ParseErasureReceipt(pretty);
+  ASSERT_TRUE(reread) << reread.error().ToString();
+  EXPECT_EQ(ErasureReceiptDigest(*reread), receipt->digest);
+  EXPECT_EQ(ErasureReceiptToJson(*reread), json);
+  // A kind the receipt never holds, or one missing, is not a receipt.
+  nlohmann::json extra_kind = nlohmann::json::parse(json);
+  extra_kind["counts"]["secrets"] = 1;
+  EXPECT_EQ(ParseErasureReceipt(extra_kind.dump()).error().code(), StatusCode::kInvalidArgument);
+  nlohmann::json missing_kind = nlohmann::json::parse(json);
+  missing_kind["counts"].erase("blobs");
+  EXPECT_EQ(ParseErasureReceipt(missing_kind.dump()).error().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_P(Forgetting, DeleteIsRecordedAndTheLedgerPages) {

@@ -282,6 +282,15 @@ TEST_P(SecretRedaction, ScanListsStoredSecretsAndApplyRewritesAndErasesThem) {
   EXPECT_EQ(report->events_rewritten, 2);
   EXPECT_EQ(report->sessions_rewritten, 1);
   EXPECT_EQ(report->secrets_redacted, 3);
+  // The rewrite is recorded in the ledger of forgetting: counts, never the secrets.
+  auto ledger = store_->ReadLedger({.limit = 10});
+  ASSERT_TRUE(ledger) << ledger.error().ToString();
+  ASSERT_FALSE(ledger->empty());
+  EXPECT_EQ(ledger->front().action, "redact");
+  EXPECT_EQ(ledger->front().scope, "session " + session);
+  const std::vector<std::pair<std::string, int64_t>> counts = {
+      {"events", 2}, {"titles", 1}, {"secrets", 3}};
+  EXPECT_EQ(ledger->front().counts, counts);
   auto after = store_->ScanSecrets();
   ASSERT_TRUE(after) << after.error().ToString();
   EXPECT_TRUE(after->empty());
