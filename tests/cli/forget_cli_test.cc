@@ -90,9 +90,10 @@ TEST_F(ForgetCli, TheTrashListsRestoresAndEmptiesWithAReceiptThatVerifies) {
   EXPECT_EQ(verified.Json()["digest_ok"], true);
 
   const std::vector<std::string> actions = LedgerActions();
-  ASSERT_GE(actions.size(), 4u);
+  ASSERT_FALSE(actions.empty());
   EXPECT_EQ(actions[0], "empty-trash");
-  EXPECT_EQ(actions[1], "restore");
+  EXPECT_EQ(std::count(actions.begin(), actions.end(), "trash"), 2);
+  EXPECT_EQ(std::count(actions.begin(), actions.end(), "restore"), 1);
   json entry = Sdb({"--json", "ledger", "--limit", "1"}).Json()["entries"][0];
   for (const char* key : {"id", "ts_ms", "ts", "actor", "action", "scope", "counts", "receipt_id",
                           "receipt_digest"}) {
