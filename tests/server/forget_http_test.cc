@@ -203,7 +203,7 @@ TEST_F(ForgetHttpTest, HostileRequestsAreRefusedChangeNothingAndTheServerGoesOn)
   };
   const std::string huge_ids = [] {
     std::string s = R"({"session_ids":[)";
-    for (int i = 0; i < 300000; ++i) s += R"("no-such-session-id-padding-padding",)";
+    for (int i = 0; i < 33000; ++i) s += R"("no-such-session-id-padding-padding",)";
     return s + R"("x"]})";
   }();
   for (const Case& c : std::vector<Case>{
@@ -243,7 +243,10 @@ TEST_F(ForgetHttpTest, HostileRequestsAreRefusedChangeNothingAndTheServerGoesOn)
                         : c.method == "DELETE" ? client_->Delete(c.path)
                         : c.method == "PUT"    ? client_->Put(c.path, c.body, kJson)
                                                : client_->Post(c.path, c.body, kJson);
-    ASSERT_TRUE(r) << c.method << " " << c.path << ": no answer";
+    if (!r) {
+      ADD_FAILURE() << c.method << " " << c.path << ": no answer";
+      continue;
+    }
     EXPECT_EQ(r->status, c.status)
         << c.method << " " << c.path << " " << c.body.substr(0, 80) << ": " << r->body;
     EXPECT_FALSE(ErrorCode(r).empty()) << r->body;
