@@ -412,8 +412,11 @@ TEST_F(Cli, StatsGcAndVerifyReportTheStore) {
   EXPECT_EQ(verified.Json()["blobs_checked"], 1);
   EXPECT_EQ(verified.err, "");  // no progress when stderr is not a terminal
 
-  ASSERT_EQ(Sdb({"rm", "--erase", a, "--yes"}).exit_code, 0);
-  ASSERT_EQ(Sdb({"rm", "--erase", b, "--yes"}).exit_code, 0);
+  // Purged (deleted, not erased): the blob stays for gc, which an erasure
+  // would have removed itself.
+  ASSERT_EQ(Sdb({"archive", a}).exit_code, 0);
+  ASSERT_EQ(Sdb({"archive", b}).exit_code, 0);
+  ASSERT_EQ(Sdb({"purge", "--older-than", "0"}).exit_code, 0);
   json young = Sdb({"--json", "gc"}).Json();
   EXPECT_EQ(young["blobs_deleted"], 0);
   EXPECT_EQ(young["blobs_in_grace"], 1);

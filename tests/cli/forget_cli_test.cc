@@ -14,7 +14,8 @@ class ForgetCli : public Cli {
   std::string TrashListed() { return Sdb({"--json", "trash"}).out; }
   std::vector<std::string> LedgerActions() {
     std::vector<std::string> out;
-    for (const json& e : Sdb({"--json", "ledger"}).Json()["entries"]) out.push_back(e["action"]);
+    const json ledger = Sdb({"--json", "ledger"}).Json();  // kept: the loop reads into it
+    for (const json& e : ledger["entries"]) out.push_back(e["action"]);
     return out;
   }
 };
@@ -203,6 +204,7 @@ TEST_F(ForgetCli, VerifyErasedRefusesHugeUnreadableAndTamperedReceipts) {
 }
 
 TEST_F(ForgetCli, RetainSetsShowsDryRunsAndAppliesThePolicy) {
+  ASSERT_EQ(Sdb({"init"}).exit_code, 0);
   CliRun fresh = Sdb({"--json", "retain", "--show"});
   ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
   EXPECT_EQ(fresh.Json(), (json{{"trash_grace_days", 30}, {"rules", json::array()}}));
@@ -250,6 +252,7 @@ TEST_F(ForgetCli, RetainSetsShowsDryRunsAndAppliesThePolicy) {
 }
 
 TEST_F(ForgetCli, RetainRefusesBadRulesWithExit2AndKeepsThePolicy) {
+  ASSERT_EQ(Sdb({"init"}).exit_code, 0);
   ASSERT_EQ(Sdb({"retain", "--set", "--rule", "keep-newest=5"}).exit_code, 0);
   const std::string before = Sdb({"--json", "retain", "--show"}).out;
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
