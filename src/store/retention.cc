@@ -303,6 +303,12 @@ Result<RetentionRun> StoreFront::ApplyRetention(bool dry_run) {
     receipts.push_back(receipt.id);
   }
 
+  // A run that found nothing to do wrote nothing, and records nothing either:
+  // serve runs the policy hourly, and a store without rules is never written.
+  if (run.archived.empty() && run.trashed.empty() && run.erased.empty() &&
+      run.kept_for_forks.empty()) {
+    return run;
+  }
   LedgerEntry entry;
   entry.ts_ms = Now();  // after the actions it sums up, which the ledger lists first
   entry.actor = "policy";
