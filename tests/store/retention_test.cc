@@ -238,6 +238,18 @@ TEST_P(Retention, ARealRunIsRecordedInTheLedgerAsThePolicysWithItsCounts) {
             (Counts{{"archived", 1}, {"trashed", 1}, {"erased", 0}, {"kept_for_forks", 0}}));
 }
 
+TEST_P(Retention, ARealRunWithNothingToDoWritesAndRecordsNothing) {
+  SessionIdle("recent", 1);
+  SetPolicy({.rules = {{.trash_after_idle_days = 30}}});
+  RetentionRun run = Run(false);
+  EXPECT_FALSE(run.dry_run);
+  EXPECT_EQ(run.ledger_id, 0);
+  auto ledger = store_->ReadLedger({});
+  ASSERT_TRUE(ledger) << ledger.error().ToString();
+  EXPECT_TRUE(ledger->empty());
+  EXPECT_EQ(Live(), Ids{"recent"});
+}
+
 TEST_P(Retention, TheTrashIsEmptiedOnlyPastItsGrace) {
   SessionIdle("long-ago", 0);
   SessionIdle("lately", 0);
