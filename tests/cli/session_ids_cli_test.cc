@@ -70,7 +70,8 @@ TEST_F(SessionIds, EveryVerbThatTakesASessionTakesAPrefix) {
   ASSERT_EQ(NewSession({"--id", "delta-4444"}), "delta-4444");
   CliRun rm = Sdb({"rm", "delta", "--yes"});
   EXPECT_EQ(rm.exit_code, 0) << rm.err;
-  EXPECT_EQ(rm.out, "deleted delta-4444\n");
+  EXPECT_EQ(rm.out,
+            "moved delta-4444 to the trash; `sessiondb trash restore delta-4444` brings it back\n");
   EXPECT_EQ(Sdb({"show", "delta-4444"}).exit_code, 3);
 }
 
