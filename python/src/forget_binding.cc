@@ -208,16 +208,22 @@ void BindForget(py::class_<PyStore>& cls) {
               ThrowInvalid("older_than_days is " + std::to_string(*older_than_days) +
                            "; it must be 0 or more");
             }
-            // None: everything in the trash now, whatever its age.
-            const int64_t before =
-                NowMs() + 1 - (older_than_days ? *older_than_days * kMsPerDay : 0);
-            ErasureReceipt receipt =
-                self.Run([&](Store& s) { return Unwrap(s.EmptyTrash(before)); });
+            ErasureReceipt receipt = self.Run([&](Store& s) {
+              // None: the policy's grace, as `sessiondb trash empty` and
+              // POST /v1/trash/empty without a body take it.
+              const int64_t days = older_than_days
+                                       ? *older_than_days
+                                       : Unwrap(s.GetRetentionPolicy()).trash_grace_days;
+              // 0 days: everything in the trash, what went there this millisecond too.
+              const int64_t now = NowMs();
+              return Unwrap(s.EmptyTrash(days == 0 ? now + 1 : now - days * kMsPerDay));
+            });
             return ReceiptDict(receipt);
           },
           py::arg("older_than_days") = py::none(),
-          "Erases for good the sessions trashed more than older_than_days ago (None: all of the "
-          "trash) and returns the erasure's receipt (a dict).")
+          "Erases for good the sessions trashed more than older_than_days ago (0: all of the "
+          "trash; None: the retention policy's trash_grace_days) and returns the erasure's "
+          "receipt (a dict).")
       .def(
           "erase",
           [](PyStore& self, const std::vector<std::string>& session_ids, const std::string& project,

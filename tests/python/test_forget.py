@@ -105,7 +105,11 @@ def test_emptying_the_trash_erases_it_for_good_and_gives_a_receipt(store):
     assert receipt["counts"]["sessions"] == 0
     assert [t.id for t in store.trash()] == [s.id]
 
-    receipt = store.empty_trash()
+    # By default, the policy's grace (30 days): nothing goes either.
+    assert store.empty_trash()["sessions"] == []
+    assert [t.id for t in store.trash()] == [s.id]
+
+    receipt = store.empty_trash(older_than_days=0)
     assert set(receipt) == RECEIPT_KEYS
     assert list(receipt["counts"]) == COUNT_KINDS
     assert receipt["sessions"] == [s.id]
