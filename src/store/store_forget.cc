@@ -59,17 +59,5 @@ Result<std::vector<LedgerEntry>> StoreFront::ReadLedger(const LedgerQuery& query
   return Err(NotYet("the ledger"));
 }
 
-Result<RetentionPolicy> StoreFront::GetRetentionPolicy() { return Err(NotYet("retention")); }
-
-Status StoreFront::SetRetentionPolicy(const RetentionPolicy& policy) {
-  (void)policy;
-  return NotYet("retention");
-}
-
-Result<RetentionRun> StoreFront::ApplyRetention(bool dry_run) {
-  (void)dry_run;
-  return Err(NotYet("retention"));
-}
-
 }  // namespace store
 }  // namespace sessiondb
