@@ -8,8 +8,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
