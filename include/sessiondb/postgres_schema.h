@@ -5,6 +5,6 @@
 
 namespace sessiondb {
 
-inline constexpr int kPostgresSchemaVersion = 3;
+inline constexpr int kPostgresSchemaVersion = 4;
 
 }  // namespace sessiondb

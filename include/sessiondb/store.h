@@ -104,7 +104,7 @@ std::vector<Event> ReplayCompactions(std::vector<Event> events);
 std::vector<Event> ApplyRewinds(std::vector<Event> events);
 
 // The current schema version of the embedded store.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 // The embedded store's SQLite database, inside the store's directory.
 inline constexpr std::string_view kEmbeddedDatabaseFile = "sessiondb.db";

@@ -64,6 +64,9 @@ struct SessionQuery {
   int64_t max_rows = 0;
   // Only rows strictly after this position (the last row of the page before).
   std::optional<std::pair<int64_t, std::string>> after;
+  // The trash instead: only trashed sessions, with trashed_ms, whatever
+  // `archived` says.
+  bool trash = false;
 };
 
 // Which types of event a history read returns.
@@ -141,6 +144,12 @@ class Backend {
   virtual Result<std::optional<std::string>> LoadSetting(std::string_view key) = 0;
   // Stores `value` under `key`, replacing what was there, in one transaction.
   virtual Status StoreSetting(std::string_view key, std::string_view value) = 0;
+
+  // ---- The ledger of forgetting -----------------------------------------------
+
+  // The ledger's entries (of this namespace), newest first, as `query` asks
+  // (its limit already checked). Written by WriteTransaction::AppendLedgerEntry.
+  virtual Result<std::vector<LedgerEntry>> ReadLedger(const LedgerQuery& query) = 0;
 
   // ---- Messages -------------------------------------------------------------
 

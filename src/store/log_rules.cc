@@ -53,7 +53,7 @@ Result<TitleAndPreview> DerivedFromInherited(WriteTransaction& txn,
 
 }  // namespace
 
-Status RemoveSession(Backend& backend, std::string_view id) {
+Status RemoveSession(Backend& backend, std::string_view id, const LedgerEntry* record) {
   return backend.RunWriteTransaction({}, [&](WriteTransaction& txn) -> Status {
     ASSIGN_OR_RETURN(std::optional<Session> session, txn.LockSession(id, RowLock::kExclusive));
     if (!session) {
@@ -61,7 +61,12 @@ Status RemoveSession(Backend& backend, std::string_view id) {
       if (txn.earlier_commit_may_have_landed()) return Status::Ok();
       return SessionNotFound(id);
     }
-    return RemoveLocked(txn, session->id, session->parent_id);
+    RETURN_IF_ERROR(RemoveLocked(txn, session->id, session->parent_id));
+    if (record == nullptr) return Status::Ok();
+    LedgerEntry entry = *record;
+    entry.scope = "session " + session->id;
+    entry.counts = {{"sessions", 1}, {"messages", session->message_count}};
+    return internal::ToStatus(txn.AppendLedgerEntry(entry));
   });
 }
 

@@ -21,8 +21,10 @@ namespace sessiondb::store {
 
 // Removes the session: hidden while forks read its events, else erased with
 // its events, references, usage and drafts, and so is each deleted ancestor
-// left without children. kNotFound for a missing session.
-Status RemoveSession(Backend& backend, std::string_view id);
+// left without children (a trashed one stays, restorable). With `record`,
+// appends it to the ledger in the same transaction, its scope and counts
+// (sessions, messages) filled in. kNotFound for a missing session.
+Status RemoveSession(Backend& backend, std::string_view id, const LedgerEntry* record = nullptr);
 
 // RemoveSession of every archived session last updated before `before_ms`,
 // in one transaction; how many.

@@ -1,7 +1,10 @@
 #include "store/store_common.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "core/event_codec.h"
@@ -11,9 +14,21 @@
 
 namespace sessiondb {
 
+std::string DefaultActor() {
+  const char* user = std::getenv("USER");
+  if (user == nullptr || *user == '\0') user = std::getenv("LOGNAME");
+  char host[256] = {};
+  if (user == nullptr || *user == '\0' || gethostname(host, sizeof(host) - 1) != 0 ||
+      host[0] == '\0') {
+    return "sessiondb";
+  }
+  return std::string(user) + "@" + host;
+}
+
 Result<StoreOptions> WithDefaults(const StoreOptions& given) {
   StoreOptions options = given;
   if (!options.clock) options.clock = SystemNowMs;
+  if (options.actor.empty()) options.actor = DefaultActor();
   if (!options.warn) {
     options.warn = [](std::string_view m) {
       std::fprintf(stderr, "sessiondb: warning: %.*s\n", static_cast<int>(m.size()), m.data());

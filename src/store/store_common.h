@@ -21,6 +21,10 @@ namespace sessiondb {
 inline constexpr int kMaxListLimit = 1000;
 inline constexpr std::string_view kDefaultNamespace = "default";
 
+// Who the ledger of forgetting records when StoreOptions::actor is empty:
+// "$USER@host", or "sessiondb" when either is unknown.
+std::string DefaultActor();
+
 // `given` with the clock and warning sink filled in when absent.
 // kInvalidArgument for a limit that is not positive.
 Result<StoreOptions> WithDefaults(const StoreOptions& given);

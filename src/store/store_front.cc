@@ -150,7 +150,8 @@ Result<SessionPage> StoreFront::ListSessions(const ListOptions& options) {
                      .metadata_value = options.metadata_key == "project"
                                            ? NormalProjectPath(options.metadata_value)
                                            : options.metadata_value,
-                     .max_rows = options.limit + int64_t{1}};
+                     .max_rows = options.limit + int64_t{1},
+                     .trash = options.trash};
   if (!options.cursor.empty()) {
     std::pair<int64_t, std::string> after;
     RETURN_IF_ERROR(ParseListCursor(options.cursor, &after.first, &after.second));
@@ -176,7 +177,8 @@ Status StoreFront::SetArchived(std::string_view id, bool archived) {
 
 Status StoreFront::DeleteSession(std::string_view id) {
   RETURN_IF_ERROR(CheckWritable());
-  return RemoveSession(*backend_, id);
+  const LedgerEntry record{.ts_ms = Now(), .actor = options_.actor, .action = "delete"};
+  return RemoveSession(*backend_, id, &record);
 }
 
 Result<int64_t> StoreFront::PurgeArchived(int64_t before_ms) {

@@ -114,6 +114,15 @@ class StoreFront final : public Store {
   Result<std::string> SessionMetadata(std::string_view metadata);
   // A title as stored (CleanTitle) that the backend can hold.
   Result<std::string> StorableTitle(std::string_view title);
+  // Who the ledger records (StoreOptions::actor, its default applied).
+  std::string Actor() const;
+  // Completes `*receipt` (counts, blobs, store, actor, digest) inside the
+  // erasure's transaction and appends its ledger entry there.
+  Status SealReceipt(WriteTransaction& txn, const ErasedRows& rows,
+                     const std::vector<BlobCandidate>& blobs, std::string_view action,
+                     ErasureReceipt* receipt);
+  // After an erasure's commit: deletes the blobs its receipt lists.
+  Status RemoveErasedBlobs(const ErasureReceipt& receipt);
 
   const std::unique_ptr<Backend> backend_;
   const StoreOptions options_;

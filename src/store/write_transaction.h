@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sessiondb/forget.h"
 #include "sessiondb/status.h"
 #include "sessiondb/types.h"
 #include "store/store_common.h"
@@ -28,6 +29,12 @@
 namespace sessiondb::store {
 
 struct SessionRow;  // backend.h
+
+// A blob that housekeeping may remove, as found by Backend::UnreferencedBlobs.
+struct BlobCandidate {
+  std::string sha256;
+  int64_t size = 0;
+};
 
 enum class RowLock {
   kShare,      // others may read and fork it, not remove or change it
@@ -40,6 +47,19 @@ struct StoredMessageText {
   Role role = Role::kUser;
   bool pruned = false;  // by an earlier compaction
   std::string text;     // the text the index and the title rules saw
+};
+
+// What erasing rows removed, counted by kind (ErasureReceipt::counts).
+struct ErasedRows {
+  int64_t sessions = 0;
+  int64_t events = 0;
+  int64_t messages = 0;
+  int64_t drafts = 0;
+  int64_t usage_rows = 0;
+  int64_t code_writes = 0;
+  int64_t search_documents = 0;
+  int64_t embeddings = 0;
+  std::set<std::string> blobs;  // digests the erased rows referred to
 };
 
 // A new body for the message at `seq`, whose text is cleared.
@@ -66,16 +86,52 @@ class WriteTransaction {
   virtual Result<std::vector<Session>> LockArchivedBefore(int64_t before_ms) = 0;
   // For a deleted session kept for its forks: locks its row exclusively and
   // returns its parent's id (empty for a root). nullopt when the session is
-  // not deleted, or gone.
+  // not deleted, is in the trash (it stays restorable), or is gone.
   virtual Result<std::optional<std::string>> LockDeletedSession(std::string_view id) = 0;
   // True if any session (a deleted one too) was forked from `id`.
   virtual Result<bool> HasForks(std::string_view id) = 0;
-  // Marks the session deleted and drops its drafts and active mark; its
-  // events stay, for the forks that read them.
+  // Marks the session deleted (and out of the trash: hidden for good) and
+  // drops its drafts and active mark; its events stay, for the forks that
+  // read them.
   virtual Status HideSession(std::string_view id) = 0;
   // Erases the session with its events, blob references, usage, drafts and
   // active mark.
   virtual Status EraseSession(std::string_view id) = 0;
+
+  // ---- Forgetting (forget.h) -------------------------------------------------
+
+  // Every session row of the store (its namespace) in any state (live, in
+  // the trash, hidden for its forks), locked exclusively, in id order, with
+  // trashed_ms filled: what an erasure selects from.
+  virtual Result<std::vector<Session>> LockAllSessions() = 0;
+  // The session if it is in the trash, locked exclusively; else nullopt.
+  virtual Result<std::optional<Session>> LockTrashedSession(std::string_view id) = 0;
+  // The sessions put in the trash before `before_ms`, locked exclusively, in id order.
+  virtual Result<std::vector<Session>> LockTrashedBefore(int64_t before_ms) = 0;
+  // Moves a live session to the trash at `trashed_ms`: hidden as a deleted
+  // one is, its active mark dropped; its events, drafts and usage stay.
+  virtual Status MoveToTrash(std::string_view id, int64_t trashed_ms) = 0;
+  // Takes a trashed session out of the trash, as it was.
+  virtual Status TakeOutOfTrash(std::string_view id) = 0;
+  // Adds to `*rows` what the session still has (in any state): events,
+  // messages, drafts, usage rows, code writes, search documents, vectors and
+  // the digests its blob references name. True if its row exists.
+  virtual Result<bool> CountSessionRows(std::string_view id, ErasedRows* rows) = 0;
+  // Erases the session for good whatever its state: its row, events, blob
+  // references, usage, drafts, active mark, search documents, vectors and
+  // the code writes recorded for it, adding what went to `*erased`.
+  virtual Status EraseSessionRows(std::string_view id, ErasedRows* erased) = 0;
+  // Erases the code writes recorded under `project` (a folder: it holds its
+  // subfolders), or every one when `project` is empty, with their documents,
+  // vectors and edits, adding them to `*erased`.
+  virtual Status EraseCodeWrites(std::string_view project, ErasedRows* erased) = 0;
+  // Of `sha256s`, the blobs no message refers to any more (PostgreSQL: in
+  // any namespace) whose bytes the store holds, with their sizes.
+  virtual Result<std::vector<BlobCandidate>> BlobsNoLongerReferenced(
+      const std::set<std::string>& sha256s) = 0;
+  // Appends `entry` (its id ignored) to the ledger of forgetting, in this
+  // transaction; the id it was given.
+  virtual Result<int64_t> AppendLedgerEntry(const LedgerEntry& entry) = 0;
 
   // ---- Forks ------------------------------------------------------------------
 
@@ -120,18 +176,18 @@ struct WriteOptions {
   // The work erases text: the backend also scrubs what it keeps of the old
   // pages (SQLite: secure_delete, then a WAL checkpoint after the commit).
   bool erases_text = false;
+  // An erasure (Store::Erase, with erases_text): the erased words also
+  // leave the full-text index's old segments (SQLite: FTS5 'optimize' in the
+  // transaction, which rewrites the whole index; FTS5 has no secure-delete
+  // before SQLite 3.42), and the saved vector index is dropped, to be
+  // rebuilt without the erased vectors.
+  bool erasure = false;
 };
 
 // The work of one write transaction. A backend may run it again from the
 // start (PostgreSQL, after a serialisation failure or a lost connection), so
 // it resets whatever it reports at its start. An error rolls back.
 using WriteWork = std::function<Status(WriteTransaction&)>;
-
-// A blob that housekeeping may remove, as found by Backend::UnreferencedBlobs.
-struct BlobCandidate {
-  std::string sha256;
-  int64_t size = 0;
-};
 
 // What Backend::RemoveBlobIfUnreferenced did with a blob.
 enum class BlobRemoval {

@@ -27,7 +27,9 @@ namespace {
   " AND s.id = d.session_id"                                                 \
   " LEFT JOIN code_writes c ON c.namespace = d.namespace AND c.id = d.code_id "
 #define PG_FILTER_WHERE \
-  " d.namespace = $1 AND (d.code_id IS NOT NULL OR NOT s.deleted)"                      \
+  " d.namespace = $1 AND (CASE WHEN d.code_id IS NULL THEN NOT s.deleted ELSE NOT EXISTS" \
+  "  (SELECT 1 FROM sessions t WHERE t.namespace = d.namespace AND t.id = c.session_id"  \
+  "   AND t.trashed_ms IS NOT NULL) END)"                                                \
   " AND ($2::text IS NULL OR d.session_id = $2)"                                        \
   " AND ($3::boolean OR d.code_id IS NOT NULL)"                                         \
   " AND ($4::boolean OR d.code_id IS NULL)"                                             \
@@ -180,7 +182,8 @@ Result<bool> PgIndex::LoadHitDetails(int64_t doc_id, SearchHit* hit) {
       PgResult r, Run([&](PgConnection& c) {
         return c.Exec(
             "SELECT d.session_id, d.seq, d.code_id, e.id, e.type, e.role, e.ts_ms,"
-            " s.title, s.deleted, c.file_path, c.created_ms FROM search_docs d"
+            " s.title, s.deleted, c.file_path, c.created_ms, s.trashed_ms IS NOT NULL"
+            " FROM search_docs d"
             " LEFT JOIN events e ON d.code_id IS NULL AND e.namespace = d.namespace"
             "  AND e.session_id = d.session_id AND e.seq = d.seq"
             " LEFT JOIN sessions s ON s.namespace = d.namespace AND s.id = d.session_id"
@@ -197,7 +200,8 @@ Result<bool> PgIndex::LoadHitDetails(int64_t doc_id, SearchHit* hit) {
     hit->code_id = r.Int(0, 2);
     hit->file_path = std::string(r.Text(0, 9));
     hit->time_ms = r.Int(0, 10);
-    return !r.IsNull(0, 9);
+    // A code write recorded for a trashed session is hidden until it is restored.
+    return !r.IsNull(0, 9) && !r.Bool(0, 11);
   }
   if (r.IsNull(0, 3) || r.IsNull(0, 8) || r.Bool(0, 8)) return false;
   hit->event_id = std::string(r.Text(0, 3));

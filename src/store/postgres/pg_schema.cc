@@ -270,6 +270,27 @@ CREATE TRIGGER search_docs_removed AFTER DELETE ON search_docs
 INSERT INTO search_docs (namespace, session_id, seq)
 SELECT namespace, session_id, seq FROM events ORDER BY ts_ms, namespace, session_id, seq;
 )sql",
+    // 3 -> 4: forgetting on purpose (docs/retention.md). The trash is the
+    // deleted flag with the time the session went there (NULL: not in the
+    // trash); the ledger of forgetting, per namespace, records each trash,
+    // restore, delete, policy run and erasure, without content.
+    R"sql(
+ALTER TABLE sessions ADD COLUMN trashed_ms bigint;
+CREATE INDEX sessions_in_trash ON sessions (namespace, trashed_ms) WHERE trashed_ms IS NOT NULL;
+
+CREATE TABLE forget_ledger (
+  namespace      text NOT NULL,
+  id             bigint GENERATED ALWAYS AS IDENTITY,
+  ts_ms          bigint NOT NULL,
+  actor          text NOT NULL,
+  action         text NOT NULL,
+  scope          text NOT NULL,
+  counts         text NOT NULL DEFAULT '',  -- "kind=n,kind=n" (LedgerEntry::counts)
+  receipt_id     text NOT NULL DEFAULT '',
+  receipt_digest text NOT NULL DEFAULT '',
+  PRIMARY KEY (namespace, id)
+);
+)sql",
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "core/search_text.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
+#include "store/forget_rules.h"
 #include "store/postgres/pg_schema.h"
 #include "store/postgres/pg_search_docs.h"
 #include "store/postgres/pg_store_internal.h"
@@ -52,6 +53,7 @@ Session SessionFromRow(const PgResult& r, int row) {
   s.metadata_json = r.Text(row, 8);
   if (!r.IsNull(row, 9)) s.parent_id = r.Text(row, 9);
   s.fork_seq = r.Int(row, 10);
+  s.trashed_ms = r.Int(row, 11);
   return s;
 }
 
@@ -231,17 +233,25 @@ Result<std::vector<Session>> PgStore::SelectSessions(const store::SessionQuery& 
     if (paged) p.Add(query.after->first).Add(query.after->second);
     static constexpr const char* kFirstPage =
         "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
-        "metadata, parent_id, fork_seq FROM sessions WHERE namespace = $1 AND NOT deleted AND "
+        "metadata, parent_id, fork_seq, coalesce(trashed_ms, 0) FROM sessions WHERE "
+        "namespace = $1 AND NOT deleted AND "
         "($2 < 0 OR archived = ($2 = 1)) AND "
         "($3::text IS NULL OR (metadata::jsonb ->> $3::text) = $4) "
         "ORDER BY updated_ms DESC, id DESC LIMIT $5";
     static constexpr const char* kNextPage =
         "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
-        "metadata, parent_id, fork_seq FROM sessions WHERE namespace = $1 AND NOT deleted AND "
+        "metadata, parent_id, fork_seq, coalesce(trashed_ms, 0) FROM sessions WHERE "
+        "namespace = $1 AND NOT deleted AND "
         "($2 < 0 OR archived = ($2 = 1)) AND "
         "($3::text IS NULL OR (metadata::jsonb ->> $3::text) = $4) "
         "AND (updated_ms, id) < ($6, $7) ORDER BY updated_ms DESC, id DESC LIMIT $5";
-    ASSIGN_OR_RETURN(PgResult r, c.Exec(paged ? kNextPage : kFirstPage, p));
+    // The trash: its sessions whatever their archived flag ($2 stays bound).
+    std::string sql = paged ? kNextPage : kFirstPage;
+    if (query.trash) {
+      static constexpr std::string_view kLive = "NOT deleted AND ($2 < 0 OR archived = ($2 = 1))";
+      sql.replace(sql.find(kLive), kLive.size(), "trashed_ms IS NOT NULL AND $2 = $2");
+    }
+    ASSIGN_OR_RETURN(PgResult r, c.Exec(sql.c_str(), p));
     std::vector<Session> sessions;
     sessions.reserve(static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i) sessions.push_back(SessionFromRow(r, i));
@@ -294,6 +304,30 @@ Result<std::optional<std::string>> PgStore::LoadSetting(std::string_view key) {
                      c.Exec("SELECT value FROM index_meta WHERE namespace = $1 AND key = $2", p));
     if (r.rows() == 0) return std::optional<std::string>();
     return std::optional<std::string>(std::string(r.Text(0, 0)));
+  });
+}
+
+Result<std::vector<LedgerEntry>> PgStore::ReadLedger(const LedgerQuery& query) {
+  return Run([&](PgConnection& c) -> Result<std::vector<LedgerEntry>> {
+    PgParams p;
+    p.Add(ns_).Add(query.before_id).Add(query.limit);
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id, ts_ms, actor, action, scope, counts, "
+                                        "receipt_id, receipt_digest FROM forget_ledger "
+                                        "WHERE namespace = $1 AND ($2 = 0 OR id < $2) "
+                                        "ORDER BY id DESC LIMIT $3",
+                                        p));
+    std::vector<LedgerEntry> entries;
+    for (int i = 0; i < r.rows(); ++i) {
+      entries.push_back({.id = r.Int(i, 0),
+                         .ts_ms = r.Int(i, 1),
+                         .actor = std::string(r.Text(i, 2)),
+                         .action = std::string(r.Text(i, 3)),
+                         .scope = std::string(r.Text(i, 4)),
+                         .counts = store::DecodeCounts(r.Text(i, 5)),
+                         .receipt_id = std::string(r.Text(i, 6)),
+                         .receipt_digest = std::string(r.Text(i, 7))});
+    }
+    return entries;
   });
 }
 

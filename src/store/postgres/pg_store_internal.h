@@ -65,7 +65,7 @@ auto PgStore::Run(Fn&& work) -> decltype(work(std::declval<PgConnection&>())) {
 // The columns SessionFromRow reads, in its order.
 inline constexpr const char* kSessionColumns =
     "id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, metadata, "
-    "parent_id, fork_seq";
+    "parent_id, fork_seq, coalesce(trashed_ms, 0)";
 
 // A row selected with kSessionColumns first.
 Session SessionFromRow(const PgResult& r, int row);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/message_codec.h"
+#include "store/forget_rules.h"
 #include "store/postgres/pg_search_docs.h"
 #include "store/postgres/pg_store_internal.h"
 
@@ -52,9 +53,11 @@ class PgWriteTransaction final : public store::WriteTransaction {
   Result<std::optional<std::string>> LockDeletedSession(std::string_view id) override {
     PgParams p;
     p.Add(ns_).Add(id);
-    ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT coalesce(parent_id, '') FROM sessions WHERE "
-                                         "namespace = $1 AND id = $2 AND deleted FOR UPDATE",
-                                         p));
+    ASSIGN_OR_RETURN(PgResult r,
+                     c_.Exec("SELECT coalesce(parent_id, '') FROM sessions WHERE "
+                             "namespace = $1 AND id = $2 AND deleted AND trashed_ms IS NULL "
+                             "FOR UPDATE",
+                             p));
     if (r.rows() == 0) return std::optional<std::string>();
     return std::optional<std::string>(std::string(r.Text(0, 0)));
   }
@@ -70,7 +73,7 @@ class PgWriteTransaction final : public store::WriteTransaction {
 
   Status HideSession(std::string_view id) override {
     static constexpr const char* kHide[] = {
-        "UPDATE sessions SET deleted = true WHERE namespace = $1 AND id = $2",
+        "UPDATE sessions SET deleted = true, trashed_ms = NULL WHERE namespace = $1 AND id = $2",
         "DELETE FROM active_sessions WHERE namespace = $1 AND session_id = $2",
         "DELETE FROM drafts WHERE namespace = $1 AND session_id = $2",
     };
@@ -93,6 +96,151 @@ class PgWriteTransaction final : public store::WriteTransaction {
     p.Add(ns_).Add(id);
     for (const char* sql : kDeletes) RETURN_IF_ERROR(c_.Run(sql, p));
     return Status::Ok();
+  }
+
+  Result<std::vector<Session>> LockAllSessions() override {
+    PgParams p;
+    p.Add(ns_);
+    return SelectSessions(std::string("SELECT ") + kSessionColumns +
+                              " FROM sessions WHERE namespace = $1 ORDER BY id FOR UPDATE",
+                          p);
+  }
+
+  Result<std::optional<Session>> LockTrashedSession(std::string_view id) override {
+    PgParams p;
+    p.Add(ns_).Add(id);
+    ASSIGN_OR_RETURN(std::vector<Session> found,
+                     SelectSessions(std::string("SELECT ") + kSessionColumns +
+                                        " FROM sessions WHERE namespace = $1 AND id = $2 "
+                                        "AND trashed_ms IS NOT NULL FOR UPDATE",
+                                    p));
+    if (found.empty()) return std::optional<Session>();
+    return std::optional<Session>(std::move(found.front()));
+  }
+
+  Result<std::vector<Session>> LockTrashedBefore(int64_t before_ms) override {
+    PgParams p;
+    p.Add(ns_).Add(before_ms);
+    return SelectSessions(std::string("SELECT ") + kSessionColumns +
+                              " FROM sessions WHERE namespace = $1 AND trashed_ms IS NOT NULL "
+                              "AND trashed_ms < $2 ORDER BY id FOR UPDATE",
+                          p);
+  }
+
+  Status MoveToTrash(std::string_view id, int64_t trashed_ms) override {
+    PgParams p;
+    p.Add(ns_).Add(id).Add(trashed_ms);
+    RETURN_IF_ERROR(
+        c_.Run("UPDATE sessions SET deleted = true, trashed_ms = $3 "
+               "WHERE namespace = $1 AND id = $2",
+               p));
+    PgParams q;
+    q.Add(ns_).Add(id);
+    return c_.Run("DELETE FROM active_sessions WHERE namespace = $1 AND session_id = $2", q);
+  }
+
+  Status TakeOutOfTrash(std::string_view id) override {
+    PgParams p;
+    p.Add(ns_).Add(id);
+    return c_.Run(
+        "UPDATE sessions SET deleted = false, trashed_ms = NULL "
+        "WHERE namespace = $1 AND id = $2 AND trashed_ms IS NOT NULL",
+        p);
+  }
+
+  Status EraseSessionRows(std::string_view id, store::ErasedRows* erased) override {
+    RETURN_IF_ERROR(internal::ToStatus(CountSessionRows(id, erased)));
+    PgParams p;
+    p.Add(ns_).Add(id);
+    // The triggers drop the documents with their vectors and edits.
+    RETURN_IF_ERROR(c_.Run("DELETE FROM code_writes WHERE namespace = $1 AND session_id = $2", p));
+    RETURN_IF_ERROR(EraseSession(id));
+    ++erased->sessions;
+    return Status::Ok();
+  }
+
+  Result<bool> CountSessionRows(std::string_view id, store::ErasedRows* erased) override {
+    PgParams p;
+    p.Add(ns_).Add(id);
+    ASSIGN_OR_RETURN(
+        PgResult counts,
+        c_.Exec("SELECT (SELECT count(*) FROM events WHERE namespace = $1 AND session_id = $2), "
+                "(SELECT count(*) FROM events WHERE namespace = $1 AND session_id = $2 "
+                "  AND type = 'message'), "
+                "(SELECT count(*) FROM drafts WHERE namespace = $1 AND session_id = $2), "
+                "(SELECT count(*) FROM usage_totals WHERE namespace = $1 AND session_id = $2), "
+                "(SELECT count(*) FROM code_writes WHERE namespace = $1 AND session_id = $2), "
+                "(SELECT count(*) FROM search_docs WHERE namespace = $1 AND session_id = $2), "
+                "(SELECT count(*) FROM embeddings WHERE namespace = $1 AND doc_id IN "
+                "  (SELECT doc_id FROM search_docs WHERE namespace = $1 AND session_id = $2))",
+                p));
+    erased->events += counts.Int(0, 0);
+    erased->messages += counts.Int(0, 1);
+    erased->drafts += counts.Int(0, 2);
+    erased->usage_rows += counts.Int(0, 3);
+    erased->code_writes += counts.Int(0, 4);
+    erased->search_documents += counts.Int(0, 5);
+    erased->embeddings += counts.Int(0, 6);
+    ASSIGN_OR_RETURN(PgResult blobs, c_.Exec("SELECT DISTINCT sha256 FROM blob_refs WHERE "
+                                             "namespace = $1 AND session_id = $2",
+                                             p));
+    for (int i = 0; i < blobs.rows(); ++i) erased->blobs.emplace(blobs.Text(i, 0));
+    ASSIGN_OR_RETURN(PgResult exists,
+                     c_.Exec("SELECT 1 FROM sessions WHERE namespace = $1 AND id = $2", p));
+    return exists.rows() > 0;
+  }
+
+  Status EraseCodeWrites(std::string_view project, store::ErasedRows* erased) override {
+    // A folder holds its subfolders: "/src/app" holds "/src/app/lib".
+    std::string prefix(project);
+    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+    PgParams p;
+    p.Add(ns_).Add(project).Add(prefix);
+    static constexpr const char* kWhere =
+        " WHERE namespace = $1 AND ($2 = '' OR project = $2 OR starts_with(project, $3) "
+        "OR starts_with(file_path, $3))";
+    ASSIGN_OR_RETURN(
+        PgResult counts,
+        c_.Exec((std::string("WITH gone AS (SELECT id FROM code_writes") + kWhere +
+                 ") SELECT (SELECT count(*) FROM gone), "
+                 "(SELECT count(*) FROM search_docs WHERE namespace = $1 AND code_id IN "
+                 "  (SELECT id FROM gone)), "
+                 "(SELECT count(*) FROM embeddings WHERE namespace = $1 AND doc_id IN "
+                 "  (SELECT doc_id FROM search_docs WHERE namespace = $1 AND code_id IN "
+                 "    (SELECT id FROM gone)))")
+                    .c_str(),
+                p));
+    erased->code_writes += counts.Int(0, 0);
+    erased->search_documents += counts.Int(0, 1);
+    erased->embeddings += counts.Int(0, 2);
+    return c_.Run((std::string("DELETE FROM code_writes") + kWhere).c_str(), p);
+  }
+
+  Result<std::vector<store::BlobCandidate>> BlobsNoLongerReferenced(
+      const std::set<std::string>& sha256s) override {
+    std::vector<store::BlobCandidate> gone;
+    if (sha256s.empty()) return gone;
+    PgParams p;
+    p.Add(PgArray(std::vector<std::string>(sha256s.begin(), sha256s.end())));
+    // Blobs are shared by every namespace: one goes only when none refers to it.
+    ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT b.sha256, b.size FROM blobs b WHERE "
+                                         "b.sha256 = ANY($1::text[]) AND NOT EXISTS "
+                                         "(SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256) "
+                                         "ORDER BY b.sha256",
+                                         p));
+    for (int i = 0; i < r.rows(); ++i) gone.push_back({std::string(r.Text(i, 0)), r.Int(i, 1)});
+    return gone;
+  }
+
+  Result<int64_t> AppendLedgerEntry(const LedgerEntry& entry) override {
+    PgParams p;
+    p.Add(ns_).Add(entry.ts_ms).Add(entry.actor).Add(entry.action).Add(entry.scope);
+    p.Add(store::EncodeCounts(entry.counts)).Add(entry.receipt_id).Add(entry.receipt_digest);
+    ASSIGN_OR_RETURN(PgResult r, c_.Exec("INSERT INTO forget_ledger (namespace, ts_ms, actor, "
+                                         "action, scope, counts, receipt_id, receipt_digest) "
+                                         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                                         p));
+    return r.Int(0, 0);
   }
 
   Result<std::vector<Segment>> ReadHistorySegments(std::string_view id) override {
@@ -236,6 +384,14 @@ class PgWriteTransaction final : public store::WriteTransaction {
   }
 
  private:
+  Result<std::vector<Session>> SelectSessions(const std::string& sql, const PgParams& p) {
+    ASSIGN_OR_RETURN(PgResult r, c_.Exec(sql.c_str(), p));
+    std::vector<Session> sessions;
+    sessions.reserve(static_cast<size_t>(r.rows()));
+    for (int i = 0; i < r.rows(); ++i) sessions.push_back(SessionFromRow(r, i));
+    return sessions;
+  }
+
   PgConnection& c_;
   const std::string& ns_;
   const bool commit_may_have_landed_;
@@ -243,16 +399,36 @@ class PgWriteTransaction final : public store::WriteTransaction {
 
 }  // namespace
 
-Status PgStore::RunWriteTransaction(const store::WriteOptions&, const store::WriteWork& work) {
+Status PgStore::RunWriteTransaction(const store::WriteOptions& options,
+                                    const store::WriteWork& work) {
   // Set once an attempt has sent its COMMIT, until an answer says it failed:
   // the next attempt is told its work may already stand.
   bool commit_sent = false;
-  return Run([&](PgConnection& c) -> Status {
+  RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
     PgWriteTransaction primitives(c, ns_, commit_sent);
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
     RETURN_IF_ERROR(work(primitives));
     commit_sent = true;
     RETURN_IF_ERROR(txn.Commit());
+    return Status::Ok();
+  }));
+  if (!options.erasure) return Status::Ok();
+  // A deleted row's bytes stay in its heap page (plain VACUUM marks the
+  // space free and overwrites nothing), in its TOAST chunks and in index
+  // pages (the GIN index holds the words). VACUUM FULL writes each table
+  // and its indexes anew and unlinks the old files (truncated now, removed
+  // at the next checkpoint). It locks each table for its whole rewrite, for
+  // every namespace: the price of an erasure that leaves no page behind
+  // (docs/retention.md). It cannot run in a transaction: after the commit.
+  static constexpr const char* kTables[] = {
+      "sessions",        "events",      "blob_refs",  "blobs",       "usage_totals",
+      "drafts",          "code_writes", "code_edits", "search_docs", "embeddings",
+      "active_sessions", "hook_seen",   "index_meta",
+  };
+  return Run([&](PgConnection& c) -> Status {
+    for (const char* table : kTables) {
+      RETURN_IF_ERROR(c.Run((std::string("VACUUM (FULL, ANALYZE) ") + table).c_str()));
+    }
     return Status::Ok();
   });
 }

@@ -321,6 +321,26 @@ END;
     R"sql(
 DROP TRIGGER search_event_added;
 )sql",
+    // 6 -> 7: forgetting on purpose (docs/retention.md). The trash is the
+    // deleted flag with the time the session went there (NULL: not in the
+    // trash; a deleted session kept for its forks has none); the ledger of
+    // forgetting records each trash, restore, delete, policy run and erasure,
+    // without content, and no erasure removes its rows.
+    R"sql(
+ALTER TABLE sessions ADD COLUMN trashed_ms INTEGER;
+CREATE INDEX sessions_in_trash ON sessions (trashed_ms) WHERE trashed_ms IS NOT NULL;
+
+CREATE TABLE forget_ledger (
+  id             INTEGER PRIMARY KEY AUTOINCREMENT,
+  ts_ms          INTEGER NOT NULL,
+  actor          TEXT NOT NULL,
+  action         TEXT NOT NULL,
+  scope          TEXT NOT NULL,
+  counts         TEXT NOT NULL DEFAULT '',  -- "kind=n,kind=n" (LedgerEntry::counts)
+  receipt_id     TEXT NOT NULL DEFAULT '',
+  receipt_digest TEXT NOT NULL DEFAULT ''
+);
+)sql",
 };
 
 #undef SEARCH_TEXT

@@ -52,7 +52,8 @@ std::string SqliteIndexBackend::Expression(const store::TextQuery& query) const 
 Result<bool> SqliteIndexBackend::LoadHitDetails(int64_t doc_id, SearchHit* hit) {
   ASSIGN_OR_RETURN(Statement s,
                    db_->Prepare("SELECT d.session_id, d.seq, d.code_id, e.id, e.type, e.role,"
-                                " e.ts_ms, s.title, s.deleted, c.file_path, c.created_ms"
+                                " e.ts_ms, s.title, s.deleted, c.file_path, c.created_ms,"
+                                " s.trashed_ms IS NOT NULL"
                                 " FROM search_docs d"
                                 " LEFT JOIN events e ON d.code_id IS NULL"
                                 "  AND e.session_id = d.session_id AND e.seq = d.seq"
@@ -70,7 +71,8 @@ Result<bool> SqliteIndexBackend::LoadHitDetails(int64_t doc_id, SearchHit* hit) 
     hit->code_id = s.ColumnInt(2);
     hit->file_path = std::string(s.ColumnText(9));
     hit->time_ms = s.ColumnInt(10);
-    return !s.ColumnIsNull(9);
+    // A code write recorded for a trashed session is hidden until it is restored.
+    return !s.ColumnIsNull(9) && s.ColumnInt(11) == 0;
   }
   if (s.ColumnIsNull(3) || s.ColumnIsNull(8) || s.ColumnInt(8) != 0) return false;
   hit->event_id = std::string(s.ColumnText(3));

@@ -22,7 +22,8 @@ namespace {
 #define EVENT_JOIN \
   " LEFT JOIN events e ON d.code_id IS NULL AND e.session_id = d.session_id AND e.seq = d.seq"
 #define SESSION_WHERE                                                                  \
-  " (d.code_id IS NOT NULL OR s.deleted = 0)"                                          \
+  " (CASE WHEN d.code_id IS NULL THEN s.deleted = 0 ELSE NOT EXISTS (SELECT 1"         \
+  "  FROM sessions t WHERE t.id = c.session_id AND t.trashed_ms IS NOT NULL) END)"     \
   " AND (?2 IS NULL OR d.session_id = ?2)"                                             \
   " AND (?3 = 1 OR d.code_id IS NOT NULL)"                                             \
   " AND (?4 = 1 OR d.code_id IS NULL)"                                                 \
@@ -109,7 +110,7 @@ Result<bool> SqliteIndexBackend::EveryMatchPassesFilter(const SearchFilter& filt
   // that events of a deleted session are hidden. Deleted sessions are rare
   // (kept only while forks read them), so one look at the sessions table
   // usually spares a join per match.
-  if (!filter.events) return true;
+  // Code writes of a trashed session are hidden too (trashing sets deleted).
   ASSIGN_OR_RETURN(std::optional<int64_t> version, db_->QueryInt("PRAGMA data_version"));
   const int64_t data_version = version.value_or(0);
   const int64_t own_changes = db_->TotalChanges();

@@ -9,7 +9,7 @@
 // Read by SessionFromRow.
 #define SESSION_COLUMNS                                                                       \
   "id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, metadata, " \
-  "coalesce(parent_id, ''), fork_seq"
+  "coalesce(parent_id, ''), fork_seq, coalesce(trashed_ms, 0)"
 
 namespace sessiondb::sqlite {
 

@@ -16,6 +16,7 @@
 #include "core/message_codec.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
+#include "store/forget_rules.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_rows.h"
 #include "store/sqlite/text_index_catch_up.h"
@@ -71,6 +72,7 @@ Session SessionFromRow(const Statement& s) {
   out.metadata_json = s.ColumnText(8);
   out.parent_id = s.ColumnText(9);
   out.fork_seq = s.ColumnInt(10);
+  out.trashed_ms = s.ColumnInt(11);
   return out;
 }
 
@@ -258,7 +260,13 @@ Result<std::vector<Session>> SqliteStore::SelectSessions(const store::SessionQue
       " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
       "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
       "AND (updated_ms, id) < (?5, ?6) ORDER BY updated_ms DESC, id DESC LIMIT ?4";
-  ASSIGN_OR_RETURN(Statement s, db_->Prepare(query.after ? kNextPage : kFirstPage));
+  // The trash: its sessions whatever their archived flag (?1 stays bound).
+  std::string sql = query.after ? kNextPage : kFirstPage;
+  if (query.trash) {
+    static constexpr std::string_view kLive = "deleted = 0 AND (?1 < 0 OR archived = ?1)";
+    sql.replace(sql.find(kLive), kLive.size(), "trashed_ms IS NOT NULL AND ?1 = ?1");
+  }
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql.c_str()));
   s.Bind(1, archived).BindOptional(2, path).Bind(3, query.metadata_value).Bind(4, query.max_rows);
   if (query.after) s.Bind(5, query.after->first).Bind(6, query.after->second);
   std::vector<Session> sessions;
@@ -333,6 +341,28 @@ Result<std::optional<std::string>> SqliteStore::LoadSetting(std::string_view key
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<std::string>();
   return std::optional<std::string>(std::string(s.ColumnText(0)));
+}
+
+Result<std::vector<LedgerEntry>> SqliteStore::ReadLedger(const LedgerQuery& query) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT id, ts_ms, actor, action, scope, counts, "
+                                             "receipt_id, receipt_digest FROM forget_ledger "
+                                             "WHERE ?1 = 0 OR id < ?1 ORDER BY id DESC LIMIT ?2"));
+  s.Bind(1, query.before_id).Bind(2, query.limit);
+  std::vector<LedgerEntry> entries;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    entries.push_back({.id = s.ColumnInt(0),
+                       .ts_ms = s.ColumnInt(1),
+                       .actor = std::string(s.ColumnText(2)),
+                       .action = std::string(s.ColumnText(3)),
+                       .scope = std::string(s.ColumnText(4)),
+                       .counts = store::DecodeCounts(s.ColumnText(5)),
+                       .receipt_id = std::string(s.ColumnText(6)),
+                       .receipt_digest = std::string(s.ColumnText(7))});
+  }
+  return entries;
 }
 
 Status SqliteStore::StoreSetting(std::string_view key, std::string_view value) {

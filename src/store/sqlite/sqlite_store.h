@@ -49,6 +49,7 @@ class SqliteStore final : public store::Backend {
   Status StoreActiveSession(std::string_view id) override;
   Result<std::optional<std::string>> LoadSetting(std::string_view key) override;
   Status StoreSetting(std::string_view key, std::string_view value) override;
+  Result<std::vector<LedgerEntry>> ReadLedger(const LedgerQuery& query) override;
 
   bool HoldsBlob(std::string_view sha256) override;
   std::shared_ptr<blob::StagedBlob> StageBlob(std::string_view bytes, size_t ready) override;

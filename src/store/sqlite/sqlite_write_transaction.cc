@@ -2,11 +2,14 @@
 // embedded store. The whole transaction holds the store's mutex and SQLite's
 // write lock (BEGIN IMMEDIATE), so a row lock argument changes nothing here
 // and no other writer runs until the commit.
+#include <filesystem>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "core/message_codec.h"
+#include "store/forget_rules.h"
 #include "store/sqlite/sqlite_rows.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -41,8 +44,9 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
   }
 
   Result<std::optional<std::string>> LockDeletedSession(std::string_view id) override {
-    ASSIGN_OR_RETURN(Statement s, db_.Prepare("SELECT coalesce(parent_id, '') FROM sessions "
-                                              "WHERE id = ?1 AND deleted = 1"));
+    ASSIGN_OR_RETURN(Statement s,
+                     db_.Prepare("SELECT coalesce(parent_id, '') FROM sessions "
+                                 "WHERE id = ?1 AND deleted = 1 AND trashed_ms IS NULL"));
     s.Bind(1, id);
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) return std::optional<std::string>();
@@ -53,7 +57,7 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
 
   Status HideSession(std::string_view id) override {
     static constexpr const char* kHide[] = {
-        "UPDATE sessions SET deleted = 1 WHERE id = ?1",
+        "UPDATE sessions SET deleted = 1, trashed_ms = NULL WHERE id = ?1",
         "DELETE FROM meta WHERE key = 'active_session' AND value = ?1",
         "DELETE FROM drafts WHERE session_id = ?1",
     };
@@ -66,6 +70,153 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
   }
 
   Status EraseSession(std::string_view id) override { return store_.EraseSessionLocked(id); }
+
+  Result<std::vector<Session>> LockAllSessions() override {
+    return SelectSessions("SELECT " SESSION_COLUMNS " FROM sessions ORDER BY id", nullptr, 0);
+  }
+
+  Result<std::optional<Session>> LockTrashedSession(std::string_view id) override {
+    ASSIGN_OR_RETURN(std::vector<Session> found,
+                     SelectSessions("SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?1 "
+                                    "AND trashed_ms IS NOT NULL",
+                                    &id, 0));
+    if (found.empty()) return std::optional<Session>();
+    return std::optional<Session>(std::move(found.front()));
+  }
+
+  Result<std::vector<Session>> LockTrashedBefore(int64_t before_ms) override {
+    return SelectSessions("SELECT " SESSION_COLUMNS
+                          " FROM sessions WHERE trashed_ms IS NOT NULL "
+                          "AND trashed_ms < ?2 ORDER BY id",
+                          nullptr, before_ms);
+  }
+
+  Status MoveToTrash(std::string_view id, int64_t trashed_ms) override {
+    ASSIGN_OR_RETURN(Statement s, db_.Prepare("UPDATE sessions SET deleted = 1, trashed_ms = ?2 "
+                                              "WHERE id = ?1"));
+    s.Bind(1, id).Bind(2, trashed_ms);
+    RETURN_IF_ERROR(s.Run());
+    ASSIGN_OR_RETURN(Statement active,
+                     db_.Prepare("DELETE FROM meta WHERE key = 'active_session' AND value = ?1"));
+    active.Bind(1, id);
+    return active.Run();
+  }
+
+  Status TakeOutOfTrash(std::string_view id) override {
+    ASSIGN_OR_RETURN(Statement s, db_.Prepare("UPDATE sessions SET deleted = 0, trashed_ms = NULL "
+                                              "WHERE id = ?1 AND trashed_ms IS NOT NULL"));
+    s.Bind(1, id);
+    return s.Run();
+  }
+
+  Status EraseSessionRows(std::string_view id, store::ErasedRows* erased) override {
+    RETURN_IF_ERROR(internal::ToStatus(CountSessionRows(id, erased)));
+    // The triggers take the documents out of the full-text index and drop
+    // their vectors and edits.
+    ASSIGN_OR_RETURN(Statement writes,
+                     db_.Prepare("DELETE FROM code_writes WHERE session_id = ?1"));
+    writes.Bind(1, id);
+    RETURN_IF_ERROR(writes.Run());
+    RETURN_IF_ERROR(store_.EraseSessionLocked(id));
+    ++erased->sessions;
+    return Status::Ok();
+  }
+
+  Result<bool> CountSessionRows(std::string_view id, store::ErasedRows* erased) override {
+    static constexpr const char* kCounts =
+        "SELECT (SELECT count(*) FROM events WHERE session_id = ?1), "
+        "(SELECT count(*) FROM events WHERE session_id = ?1 AND type = 'message'), "
+        "(SELECT count(*) FROM drafts WHERE session_id = ?1), "
+        "(SELECT count(*) FROM usage_totals WHERE session_id = ?1), "
+        "(SELECT count(*) FROM code_writes WHERE session_id = ?1), "
+        "(SELECT count(*) FROM search_docs WHERE session_id = ?1), "
+        "(SELECT count(*) FROM embeddings WHERE doc_id IN "
+        "  (SELECT doc_id FROM search_docs WHERE session_id = ?1))";
+    ASSIGN_OR_RETURN(Statement counts, db_.Prepare(kCounts));
+    counts.Bind(1, id);
+    ASSIGN_OR_RETURN(bool row, counts.Step());
+    if (row) {
+      erased->events += counts.ColumnInt(0);
+      erased->messages += counts.ColumnInt(1);
+      erased->drafts += counts.ColumnInt(2);
+      erased->usage_rows += counts.ColumnInt(3);
+      erased->code_writes += counts.ColumnInt(4);
+      erased->search_documents += counts.ColumnInt(5);
+      erased->embeddings += counts.ColumnInt(6);
+    }
+    counts.Reset();
+    ASSIGN_OR_RETURN(Statement blobs,
+                     db_.Prepare("SELECT DISTINCT sha256 FROM blob_refs WHERE session_id = ?1"));
+    blobs.Bind(1, id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, blobs.Step());
+      if (!more) break;
+      erased->blobs.emplace(blobs.ColumnText(0));
+    }
+    blobs.Reset();
+    ASSIGN_OR_RETURN(Statement exists, db_.Prepare("SELECT 1 FROM sessions WHERE id = ?1"));
+    exists.Bind(1, id);
+    ASSIGN_OR_RETURN(bool present, exists.Step());
+    exists.Reset();
+    return present;
+  }
+
+  Status EraseCodeWrites(std::string_view project, store::ErasedRows* erased) override {
+    // A folder holds its subfolders: "/src/app" holds "/src/app/lib".
+    std::string prefix(project);
+    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+    static constexpr const char* kWhere =
+        " WHERE ?1 = '' OR project = ?1 OR substr(project, 1, length(?2)) = ?2 "
+        "OR substr(file_path, 1, length(?2)) = ?2";
+    const std::string count_sql = std::string("WITH gone AS (SELECT id FROM code_writes") + kWhere +
+                                  ") SELECT (SELECT count(*) FROM gone), "
+                                  "(SELECT count(*) FROM search_docs WHERE code_id IN gone), "
+                                  "(SELECT count(*) FROM embeddings WHERE doc_id IN "
+                                  "  (SELECT doc_id FROM search_docs WHERE code_id IN gone))";
+    ASSIGN_OR_RETURN(Statement counts, db_.Prepare(count_sql.c_str()));
+    counts.Bind(1, project).Bind(2, prefix);
+    ASSIGN_OR_RETURN(bool row, counts.Step());
+    if (row) {
+      erased->code_writes += counts.ColumnInt(0);
+      erased->search_documents += counts.ColumnInt(1);
+      erased->embeddings += counts.ColumnInt(2);
+    }
+    counts.Reset();
+    ASSIGN_OR_RETURN(Statement remove,
+                     db_.Prepare((std::string("DELETE FROM code_writes") + kWhere).c_str()));
+    remove.Bind(1, project).Bind(2, prefix);
+    return remove.Run();
+  }
+
+  Result<std::vector<store::BlobCandidate>> BlobsNoLongerReferenced(
+      const std::set<std::string>& sha256s) override {
+    ASSIGN_OR_RETURN(Statement referenced,
+                     db_.Prepare("SELECT 1 FROM blob_refs WHERE sha256 = ?1 LIMIT 1"));
+    std::vector<store::BlobCandidate> gone;
+    for (const std::string& sha : sha256s) {
+      referenced.Bind(1, sha);
+      ASSIGN_OR_RETURN(bool used, referenced.Step());
+      referenced.Reset();
+      if (used) continue;
+      Result<blob::BlobInfo> info = store_.blobs_->Stat(sha);
+      if (info) gone.push_back({sha, info->size});
+    }
+    return gone;
+  }
+
+  Result<int64_t> AppendLedgerEntry(const LedgerEntry& entry) override {
+    ASSIGN_OR_RETURN(Statement s, db_.Prepare("INSERT INTO forget_ledger (ts_ms, actor, action, "
+                                              "scope, counts, receipt_id, receipt_digest) "
+                                              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id"));
+    s.Bind(1, entry.ts_ms).Bind(2, entry.actor).Bind(3, entry.action).Bind(4, entry.scope);
+    s.Bind(5, store::EncodeCounts(entry.counts)).Bind(6, entry.receipt_id);
+    s.Bind(7, entry.receipt_digest);
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return Err(Status::Internal("the ledger gave no id to an entry"));
+    const int64_t id = s.ColumnInt(0);
+    s.Reset();
+    return id;
+  }
 
   Result<std::vector<Segment>> ReadHistorySegments(std::string_view id) override {
     return store_.HistoryLocked(id);
@@ -205,6 +356,21 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
   }
 
  private:
+  // The sessions `sql` selects; ?1 is `id` when given, ?2 `number`.
+  Result<std::vector<Session>> SelectSessions(const char* sql, const std::string_view* id,
+                                              int64_t number) {
+    ASSIGN_OR_RETURN(Statement s, db_.Prepare(sql));
+    if (id) s.Bind(1, *id);
+    if (number != 0) s.Bind(2, number);
+    std::vector<Session> sessions;
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      sessions.push_back(SessionFromRow(s));
+    }
+    return sessions;
+  }
+
   SqliteStore& store_;
   Database& db_;  // the store's, under its mutex for the whole transaction
 };
@@ -229,7 +395,25 @@ Status SqliteStore::RunWriteTransaction(const store::WriteOptions& options,
     ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
     SqliteWriteTransaction primitives(*this);
     RETURN_IF_ERROR(work(primitives));
+    if (options.erasure) {
+      // FTS5 (before 3.42's secure-delete) deletes by writing tombstones to
+      // a new segment: the erased words stay in the old segments until they
+      // are merged. 'optimize' merges them all, in this transaction; its
+      // cost grows with the whole index (docs/retention.md). The saved
+      // vector graph is dropped too, to be rebuilt without the erased vectors.
+      RETURN_IF_ERROR(db_->Exec("INSERT INTO search_fts(search_fts) VALUES('optimize')"));
+      RETURN_IF_ERROR(db_->Exec("DELETE FROM meta WHERE key LIKE 'hnsw:%'"));
+    }
     RETURN_IF_ERROR(txn.Commit());
+  }
+  if (options.erasure) {
+    // The graph files: their entries are gone, so a search no longer loads
+    // them; a crash before this leaves a file the next erasure removes.
+    std::error_code ec;
+    const std::filesystem::path index = std::filesystem::path(dir_) / "index";
+    for (const auto& entry : std::filesystem::directory_iterator(index, ec)) {
+      if (entry.path().extension() == ".hnsw") std::filesystem::remove(entry.path(), ec);
+    }
   }
   // Best effort: a reader of another process may hold old frames a while
   // longer; the next checkpoint then drops them.
