@@ -12,8 +12,9 @@ _sessiondb() {
     cword=$COMP_CWORD
   fi
 
-  local verbs="init new ls rename archive unarchive rm purge active append show fork events
-    compact prune rewind view usage drafts project import export gc verify stats copy search
+  local verbs="init new ls rename archive unarchive purge active append show fork events
+    compact prune rewind view usage drafts project import export gc verify stats copy rm trash
+    erase ledger retain search
     reindex recall churn hook serve mcp demo open version"
   local globals="--store --namespace --json --no-pager --fast --max-image-bytes
     --max-file-bytes --max-images --help --version"

@@ -1,8 +1,9 @@
 # fish completion for sessiondb: its verbs and global options.
 # The verbs are those `sessiondb --help` lists (tests/cli/install_test.cc checks it).
 
-set -l verbs init new ls rename archive unarchive rm purge active append show fork events \
-    compact prune rewind view usage drafts project import export gc verify stats copy search \
+set -l verbs init new ls rename archive unarchive purge active append show fork events \
+    compact prune rewind view usage drafts project import export gc verify stats copy rm trash
+    erase ledger retain search \
     reindex recall churn hook serve mcp demo open version
 
 complete -c sessiondb -f
@@ -23,7 +24,6 @@ complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a ls -d 'List
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a rename -d "Set a session's title"
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a archive -d 'Archive a session'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a unarchive -d 'Bring an archived session back'
-complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a rm -d 'Delete a session for good'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a purge -d 'Delete old archived sessions'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a active -d 'Print, set or clear the active session'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a append -d 'Append a message to a session'
@@ -43,6 +43,11 @@ complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a gc -d 'Dele
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a verify -d 'Check the database and every blob'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a stats -d 'Counts and bytes on disk'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a copy -d 'Copy a whole store into another'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a rm -d 'Move a session to the trash, or erase it'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a trash -d 'List, restore or empty the trash'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a erase -d 'Erase for good, with a receipt'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a ledger -d 'What was forgotten, when, by whom'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a retain -d 'Show, apply or set the retention policy'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a search -d 'Search messages, tool calls, code writes'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a reindex -d 'Learn code writes, embed, build the index'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a recall -d 'Past code writes most like a file'

@@ -1,9 +1,12 @@
 #include "api/json_forms.h"
 
+#include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
+#include "core/iso_time.h"
 #include "core/json_parse.h"
 #include "core/message_codec.h"
 
@@ -282,6 +285,172 @@ Json ToJson(const ChurnEntry& e) {
           {"edits_24h", e.edits_24h},
           {"edits_30d", e.edits_30d},
           {"tier", std::string(ChurnTierName(e.tier))}};
+}
+
+}  // namespace sessiondb
+
+// ---- Forgetting -------------------------------------------------------------
+
+namespace sessiondb {
+namespace {
+
+Json CountsToJson(const std::vector<std::pair<std::string, int64_t>>& counts) {
+  Json out = Json::object();
+  for (const auto& [kind, n] : counts) out[kind] = n;
+  return out;
+}
+
+Json IdList(const std::vector<std::string>& ids) {
+  Json out = Json::array();
+  for (const std::string& id : ids) out.push_back(id);
+  return out;
+}
+
+Status WrongType(std::string_view member, std::string_view want) {
+  return Status::InvalidArgument("\"" + std::string(member) + "\" must be " + std::string(want));
+}
+
+// Checks that `body` is an object whose members are all in `known`.
+Status CheckMembers(const Json& body, std::string_view what,
+                    std::initializer_list<std::string_view> known) {
+  if (!body.is_object())
+    return Status::InvalidArgument(std::string(what) + " must be a JSON object");
+  for (const auto& item : body.items()) {
+    if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
+      return Status::InvalidArgument(std::string(what) + " has an unknown member \"" + item.key() +
+                                     "\"");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadInt(const Json& body, const char* key, int64_t* out) {
+  auto it = body.find(key);
+  if (it == body.end()) return Status::Ok();
+  if (!it->is_number_integer()) return WrongType(key, "a whole number");
+  *out = it->get<int64_t>();
+  return Status::Ok();
+}
+
+Status ReadString(const Json& body, const char* key, std::string* out) {
+  auto it = body.find(key);
+  if (it == body.end()) return Status::Ok();
+  if (!it->is_string()) return WrongType(key, "a string");
+  *out = it->get<std::string>();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Json TrashedSessionToJson(const Session& session) {
+  Json out = ToJson(session);
+  out["trashed_ms"] = session.trashed_ms;
+  out["trashed"] = FormatUtcTime(session.trashed_ms, UtcTimeForm::kIsoMillis);
+  return out;
+}
+
+Json ToJson(const ErasureCheck& check) {
+  return {{"erased", check.erased()},
+          {"digest_ok", check.digest_ok},
+          {"problems", IdList(check.problems)},
+          {"checks", check.checks}};
+}
+
+Json ToJson(const LedgerEntry& e) {
+  return {{"id", e.id},
+          {"ts_ms", e.ts_ms},
+          {"ts", FormatUtcTime(e.ts_ms, UtcTimeForm::kIsoMillis)},
+          {"actor", e.actor},
+          {"action", e.action},
+          {"scope", e.scope},
+          {"counts", CountsToJson(e.counts)},
+          {"receipt_id", e.receipt_id},
+          {"receipt_digest", e.receipt_digest}};
+}
+
+Json ToJson(const RetentionPolicy& policy) {
+  Json rules = Json::array();
+  for (const RetentionRule& r : policy.rules) {
+    rules.push_back({{"project", r.project},
+                     {"trash_after_idle_days", r.trash_after_idle_days},
+                     {"keep_newest", r.keep_newest},
+                     {"archive_after_idle_days", r.archive_after_idle_days},
+                     {"erase_archived_after_idle_days", r.erase_archived_after_idle_days}});
+  }
+  return {{"trash_grace_days", policy.trash_grace_days}, {"rules", std::move(rules)}};
+}
+
+Json ToJson(const RetentionRun& run) {
+  return {{"dry_run", run.dry_run},
+          {"archived", IdList(run.archived)},
+          {"trashed", IdList(run.trashed)},
+          {"erased", IdList(run.erased)},
+          {"kept_for_forks", IdList(run.kept_for_forks)},
+          {"receipt_id", run.receipt_id},
+          {"ledger_id", run.ledger_id}};
+}
+
+Result<RetentionPolicy> RetentionPolicyFromJson(const Json& body) {
+  RETURN_IF_ERROR(CheckMembers(body, "the policy", {"trash_grace_days", "rules"}));
+  RetentionPolicy policy;
+  RETURN_IF_ERROR(ReadInt(body, "trash_grace_days", &policy.trash_grace_days));
+  auto rules = body.find("rules");
+  if (rules == body.end()) return policy;
+  if (!rules->is_array()) return Err(WrongType("rules", "a list of rules"));
+  for (const Json& r : *rules) {
+    RETURN_IF_ERROR(CheckMembers(r, "a rule",
+                                 {"project", "trash_after_idle_days", "keep_newest",
+                                  "archive_after_idle_days", "erase_archived_after_idle_days"}));
+    RetentionRule rule;
+    RETURN_IF_ERROR(ReadString(r, "project", &rule.project));
+    RETURN_IF_ERROR(ReadInt(r, "trash_after_idle_days", &rule.trash_after_idle_days));
+    RETURN_IF_ERROR(ReadInt(r, "keep_newest", &rule.keep_newest));
+    RETURN_IF_ERROR(ReadInt(r, "archive_after_idle_days", &rule.archive_after_idle_days));
+    RETURN_IF_ERROR(
+        ReadInt(r, "erase_archived_after_idle_days", &rule.erase_archived_after_idle_days));
+    policy.rules.push_back(std::move(rule));
+  }
+  return policy;
+}
+
+Result<EraseRequest> EraseRequestFromJson(const Json& body) {
+  RETURN_IF_ERROR(
+      CheckMembers(body, "the erasure",
+                   {"session_ids", "project", "before", "everything", "messages", "reason"}));
+  EraseRequest request;
+  if (auto ids = body.find("session_ids"); ids != body.end()) {
+    if (!ids->is_array()) return Err(WrongType("session_ids", "a list of session ids"));
+    for (const Json& id : *ids) {
+      if (!id.is_string()) return Err(WrongType("session_ids", "a list of session ids"));
+      request.session_ids.push_back(id.get<std::string>());
+    }
+  }
+  RETURN_IF_ERROR(ReadString(body, "project", &request.project));
+  std::string before;
+  RETURN_IF_ERROR(ReadString(body, "before", &before));
+  if (!before.empty()) {
+    std::optional<int64_t> ms = ParseIsoTime(before);
+    if (!ms) {
+      return Err(Status::InvalidArgument("\"before\" is not an ISO-8601 date or time: " + before));
+    }
+    request.before_ms = *ms;
+  }
+  if (auto everything = body.find("everything"); everything != body.end()) {
+    if (!everything->is_boolean()) return Err(WrongType("everything", "true or false"));
+    request.everything = everything->get<bool>();
+  }
+  if (auto messages = body.find("messages"); messages != body.end()) {
+    if (!messages->is_array()) return Err(WrongType("messages", "a list of messages"));
+    for (const Json& m : *messages) {
+      RETURN_IF_ERROR(CheckMembers(m, "a message", {"session_id", "seq"}));
+      MessageRef ref;
+      RETURN_IF_ERROR(ReadString(m, "session_id", &ref.session_id));
+      RETURN_IF_ERROR(ReadInt(m, "seq", &ref.seq));
+      request.messages.push_back(std::move(ref));
+    }
+  }
+  RETURN_IF_ERROR(ReadString(body, "reason", &request.reason));
+  return request;
 }
 
 }  // namespace sessiondb

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sessiondb/forget.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
@@ -53,5 +54,31 @@ Json ToJson(const SearchResults& results);
 Json ToJson(const ImportReport& report);
 Json ToJson(const RecalledCode& code);
 Json ToJson(const ChurnEntry& entry);
+
+// ---- Forgetting (forget.h, docs/retention.md) -------------------------------
+
+// A session of the trash: its ToJson plus "trashed_ms" and "trashed" (ISO).
+Json TrashedSessionToJson(const Session& session);
+// {"erased","digest_ok","problems","checks"}
+Json ToJson(const ErasureCheck& check);
+// {"id","ts_ms","ts" (ISO),"actor","action","scope","counts":{kind: n},
+// "receipt_id","receipt_digest"}
+Json ToJson(const LedgerEntry& entry);
+// {"trash_grace_days","rules":[{"project","trash_after_idle_days",
+// "keep_newest","archive_after_idle_days","erase_archived_after_idle_days"}]}
+Json ToJson(const RetentionPolicy& policy);
+// {"dry_run","archived","trashed","erased","kept_for_forks","receipt_id","ledger_id"}
+Json ToJson(const RetentionRun& run);
+
+// The policy ToJson writes, read back (the body of PUT /v1/retention): every
+// member optional (absent: the default), no other member; kInvalidArgument
+// naming the member for a wrong type or an unknown name. The numbers are
+// checked by Store::SetRetentionPolicy.
+Result<RetentionPolicy> RetentionPolicyFromJson(const Json& body);
+// An erasure request (POST /v1/erase): "session_ids", "project", "before"
+// (ISO time), "everything", "messages" ([{"session_id","seq"}]), "reason";
+// every member optional; kInvalidArgument for a wrong type, an unknown name
+// or a time that does not parse.
+Result<EraseRequest> EraseRequestFromJson(const Json& body);
 
 }  // namespace sessiondb

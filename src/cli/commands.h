@@ -10,7 +10,7 @@
 
 namespace sessiondb::cli {
 
-// init, new, ls, rename, archive, unarchive, rm, purge, active
+// init, new, ls, rename, archive, unarchive, purge, active
 void AddSessionCommands(CLI::App& app, CliContext& ctx);
 // append, show
 void AddMessageCommands(CLI::App& app, CliContext& ctx);
@@ -20,6 +20,11 @@ void AddHarnessCommands(CLI::App& app, CliContext& ctx);
 void AddInteropCommands(CLI::App& app, CliContext& ctx);
 // gc, verify, stats, copy
 void AddHousekeepingCommands(CLI::App& app, CliContext& ctx);
+// rm, trash, erase, ledger, retain (docs/retention.md)
+void AddForgetCommands(CLI::App& app, CliContext& ctx);
+// `verify --erased FILE`: checks the erasure receipt in FILE against the
+// store; exit 0 when all it names is erased, 1 listing the problems.
+void VerifyErasureReceipt(CliContext& ctx, const std::string& path);
 // search, reindex
 void AddSearchCommands(CLI::App& app, CliContext& ctx);
 // recall, churn, hook

@@ -1,4 +1,5 @@
-// Verbs that look after the store: gc, verify, stats, copy.
+// Verbs that look after the store: gc, verify (and verify --erased, whose
+// check is forget_commands'), stats, copy.
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,14 +56,21 @@ void AddGc(CLI::App& app, CliContext& ctx) {
 }
 
 void AddVerify(CLI::App& app, CliContext& ctx) {
+  auto erased = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand(
       "verify",
       "Check the database's pages and re-hash every blob; list what is damaged (exit 8 if any)");
+  cmd->add_option("--erased", *erased,
+                  "Instead: check an erasure receipt against the store (exit 0 when all it "
+                  "names is erased, 1 listing what is left)")
+      ->option_text("RECEIPT");
   cmd->footer(
       "\nAn embedded store runs SQLite's integrity check on every page of its database and,\n"
       "when that finds damage, names the sessions that can no longer be read whole.\n"
-      "\nExample:\n  sessiondb verify || echo \"store needs attention\"");
-  cmd->callback([&ctx] {
+      "\nExamples:\n  sessiondb verify || echo \"store needs attention\"\n"
+      "  sessiondb verify --erased receipt.json");
+  cmd->callback([&ctx, erased] {
+    if (!erased->empty()) return VerifyErasureReceipt(ctx, *erased);
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
     if (!store) return;
     Result<VerifyReport> report;

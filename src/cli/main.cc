@@ -181,6 +181,7 @@ static int RunProgram(int argc, char** argv) {
   AddHarnessCommands(app, ctx);
   AddInteropCommands(app, ctx);
   AddHousekeepingCommands(app, ctx);
+  AddForgetCommands(app, ctx);
   AddSearchCommands(app, ctx);
   AddMemoryCommands(app, ctx);
   AddServeCommand(app, ctx);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/numeric_options.h"
 #include "cli/shell_words.h"
+#include "core/mutex.h"
 #include "server/demo_history.h"
 #include "server/http_server.h"
 
@@ -36,6 +38,59 @@ sigset_t BlockStopSignals() {
   signal(SIGPIPE, SIG_IGN);  // a client that went away is an error value, not a death
   return set;
 }
+
+// Applies the store's retention policy (docs/retention.md) on a thread of
+// its own: once as the server starts, then every `every` until it ends. Each
+// real run is in the ledger (the store records it); a failed one is logged
+// on stderr and the next one tried, never fatal to the server.
+class RetentionSchedule {
+ public:
+  RetentionSchedule(Store& store, std::chrono::minutes every)
+      : store_(store), every_(every), thread_([this] { Loop(); }) {}
+  RetentionSchedule(const RetentionSchedule&) = delete;
+  RetentionSchedule& operator=(const RetentionSchedule&) = delete;
+  ~RetentionSchedule() {
+    {
+      MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    wake_.SignalAll();
+    thread_.join();
+  }
+
+ private:
+  void Loop() EXCLUDES(mu_) {
+    while (true) {
+      RunOnce();
+      MutexLock lock(&mu_);
+      const auto deadline = std::chrono::steady_clock::now() + every_;
+      while (!stop_ && wake_.WaitUntil(&mu_, deadline)) {
+      }
+      if (stop_) return;
+    }
+  }
+
+  void RunOnce() {
+    auto run = store_.ApplyRetention(/*dry_run=*/false);
+    if (!run) {
+      std::cerr << "sessiondb: the retention run failed: "
+                << EscapeForTerminal(run.error().ToString()) << "; next try in " << every_.count()
+                << " minutes\n";
+      return;
+    }
+    if (run->archived.empty() && run->trashed.empty() && run->erased.empty()) return;
+    std::cerr << "sessiondb: retention archived " << run->archived.size() << ", trashed "
+              << run->trashed.size() << ", erased " << run->erased.size()
+              << " session(s) (ledger entry " << run->ledger_id << ")\n";
+  }
+
+  Store& store_;
+  const std::chrono::minutes every_;
+  Mutex mu_;
+  CondVar wake_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: it starts once the rest is made
+};
 
 // Says, on stderr, where the agents' own histories are when the store has
 // none yet, with the command that imports each. Nothing is imported here: a
@@ -138,6 +193,7 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     bool no_embed = false;
     std::string inline_token;  // refused: see --token below
     std::string token_file;
+    int64_t retain_every_minutes = 60;
   };
   auto args = std::make_shared<Args>();
   server::ServerOptions& o = args->options;
@@ -185,6 +241,11 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--header-timeout", o.header_timeout_seconds,
                   "Seconds a client has to send a request's headers (default 10)")
       ->option_text("SECONDS");
+  cmd->add_option("--retain-every", args->retain_every_minutes,
+                  "Apply the retention policy at start and then every N minutes (default 60; 0: "
+                  "never; `sessiondb retain` shows the policy)")
+      ->check(NumberIn(0, 525600))
+      ->option_text("MINUTES");
   cmd->add_flag("--no-embed", args->no_embed,
                 "Do not embed new documents in the background (vector search then sees what "
                 "`sessiondb reindex` embedded)");
@@ -241,6 +302,11 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     std::cout << "sessiondb: serving " << ctx.StorePath() << " at " << (*server)->url()
               << std::endl;
     std::cerr << "open that address in a browser; Ctrl-C stops the server\n";
+    std::unique_ptr<RetentionSchedule> retention;
+    if (args->retain_every_minutes > 0) {
+      retention = std::make_unique<RetentionSchedule>(
+          *store, std::chrono::minutes(args->retain_every_minutes));
+    }
     std::thread watcher([&server, stop_signals] {
       int signal_number = 0;
       sigwait(&stop_signals, &signal_number);
@@ -251,6 +317,7 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     // is blocked and sigwait()ed by the watcher: it ends that wait, not a thread.
     pthread_kill(watcher.native_handle(), SIGTERM);  // NOLINT(bugprone-bad-signal-to-kill-thread)
     watcher.join();
+    retention.reset();
     if (!served.ok()) return ctx.Fail(served);
   });
 }

@@ -1,5 +1,5 @@
-// Verbs that manage sessions: init, new, ls, rename, archive, unarchive, rm,
-// purge, active.
+// Verbs that manage sessions: init, new, ls, rename, archive, unarchive,
+// purge, active (rm is forget_commands').
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -234,31 +234,6 @@ void AddArchiveVerb(CLI::App& app, CliContext& ctx, const std::string& name, boo
   });
 }
 
-void AddRemove(CLI::App& app, CliContext& ctx) {
-  struct Args {
-    std::string session;
-    bool yes = false;
-  };
-  auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand(
-      "rm", "Delete a session and its messages for good (its images go at the next gc)");
-  cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
-  cmd->add_flag("--yes,-y", args->yes, "Confirm: deletion cannot be undone (required)");
-  cmd->footer("\nExample:\n  sessiondb rm SID --yes");
-  cmd->callback([&ctx, args] {
-    if (!args->yes) {
-      return ctx.Fail(Status::InvalidArgument("rm deletes session '" + args->session +
-                                              "' for good; run it again with --yes to confirm"));
-    }
-    const std::optional<std::string> id = ctx.SessionId(args->session);
-    if (!id) return;
-    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (Status s = store->DeleteSession(*id); !s.ok()) return ctx.Fail(s);
-    if (ctx.options.json) return ctx.PrintJson({{"id", *id}, {"deleted", true}});
-    std::cout << "deleted " << *id << "\n";
-  });
-}
-
 void AddPurge(CLI::App& app, CliContext& ctx) {
   auto days = std::make_shared<double>(0);
   auto* cmd = app.add_subcommand("purge", "Delete archived sessions not updated for DAYS days");
@@ -329,7 +304,6 @@ void AddSessionCommands(CLI::App& app, CliContext& ctx) {
   AddRename(app, ctx);
   AddArchiveVerb(app, ctx, "archive", /*archive=*/true);
   AddArchiveVerb(app, ctx, "unarchive", /*archive=*/false);
-  AddRemove(app, ctx);
   AddPurge(app, ctx);
   AddActive(app, ctx);
 }

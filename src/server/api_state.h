@@ -37,5 +37,7 @@ void AddHarnessRoutes(Router& router,
 void AddEventRoutes(Router& router, ApiState& api);    // the live event stream
 void AddSearchRoutes(Router& router, ApiState& api);   // search, code memory
 void AddInteropRoutes(Router& router, ApiState& api);  // import, export, health, stats
+// DELETE of a session, the trash, erasure, the ledger, retention
+void AddForgetRoutes(Router& router, ApiState& api);
 
 }  // namespace sessiondb::server

@@ -119,6 +119,7 @@ HttpServer::HttpServer(Store& store, const std::string& store_path, const Server
   AddEventRoutes(router_, api_);
   AddSearchRoutes(router_, api_);
   AddInteropRoutes(router_, api_);
+  AddForgetRoutes(router_, api_);
 }
 
 HttpServer::~HttpServer() { Stop(); }

@@ -254,11 +254,7 @@ void AddSessionRoutes(Router& router, ApiState& api) {
   });
   router.Add("PATCH", kSession,
              [&api](auto& req, auto& res, auto& path) { PatchSession(api, path[0], req, res); });
-  router.Add("DELETE", kSession, [&api](auto&, auto& res, auto& path) {
-    if (Status s = api.store.DeleteSession(path[0]); !s.ok()) return ReplyError(res, s);
-    api.hub.NotifySessionChanged(path[0]);
-    res.status = 204;
-  });
+  // DELETE kSession (to the trash, or erased) is routes_forget's.
 
   router.Add("GET", "/v1/active", [&api](auto&, auto& res, auto&) {
     auto active = api.store.GetActiveSession();

@@ -322,16 +322,24 @@ TEST_F(Cli, PagingWithTheCursorShowsEverySessionOnce) {
   EXPECT_TRUE(Contains(human.out, "--limit 3")) << human.out;
 }
 
-TEST_F(Cli, RmNeedsYesAndThenDeletes) {
+TEST_F(Cli, RmMovesASessionToTheTrashAndEraseNeedsYes) {
   std::string id = NewSession();
-  CliRun refused = Sdb({"rm", id});
+  CliRun trashed = Sdb({"--json", "rm", id});
+  EXPECT_EQ(trashed.exit_code, 0) << trashed.err;
+  EXPECT_EQ(trashed.Json()["trashed"], true);
+  EXPECT_EQ(Sdb({"show", id}).exit_code, 3);
+  ASSERT_EQ(Sdb({"trash", "restore", id}).exit_code, 0);
+  EXPECT_EQ(Sdb({"show", id}).exit_code, 0);
+
+  CliRun refused = Sdb({"rm", "--erase", id});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_TRUE(Contains(refused.err, "--yes")) << refused.err;
   EXPECT_EQ(Sdb({"show", id}).exit_code, 0);
-  CliRun removed = Sdb({"--json", "rm", id, "--yes"});
-  EXPECT_EQ(removed.exit_code, 0);
-  EXPECT_EQ(removed.Json()["deleted"], true);
+  CliRun erased = Sdb({"--json", "rm", "--erase", id, "--yes"});
+  EXPECT_EQ(erased.exit_code, 0) << erased.err;
+  EXPECT_EQ(erased.Json()["sessions"], json::array({id}));
   EXPECT_EQ(Sdb({"show", id}).exit_code, 3);
+  EXPECT_EQ(Sdb({"trash", "restore", id}).exit_code, 3);
 }
 
 TEST_F(Cli, PurgeRemovesOnlyOldArchivedSessions) {
@@ -404,8 +412,8 @@ TEST_F(Cli, StatsGcAndVerifyReportTheStore) {
   EXPECT_EQ(verified.Json()["blobs_checked"], 1);
   EXPECT_EQ(verified.err, "");  // no progress when stderr is not a terminal
 
-  ASSERT_EQ(Sdb({"rm", a, "--yes"}).exit_code, 0);
-  ASSERT_EQ(Sdb({"rm", b, "--yes"}).exit_code, 0);
+  ASSERT_EQ(Sdb({"rm", "--erase", a, "--yes"}).exit_code, 0);
+  ASSERT_EQ(Sdb({"rm", "--erase", b, "--yes"}).exit_code, 0);
   json young = Sdb({"--json", "gc"}).Json();
   EXPECT_EQ(young["blobs_deleted"], 0);
   EXPECT_EQ(young["blobs_in_grace"], 1);

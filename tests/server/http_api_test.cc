@@ -71,7 +71,9 @@ TEST_F(HttpApiTest, SessionsAreCreatedListedRenamedArchivedAndDeleted) {
             200);
   EXPECT_EQ(Body(client_->Get("/v1/active"))["session_id"], id);
 
-  EXPECT_EQ(client_->Delete("/v1/sessions/" + id)->status, 204);
+  auto trashed = client_->Delete("/v1/sessions/" + id);
+  EXPECT_EQ(trashed->status, 200);
+  EXPECT_EQ(Body(trashed), (json{{"trashed", id}}));
   auto gone = client_->Get("/v1/sessions/" + id);
   EXPECT_EQ(gone->status, 404);
   EXPECT_EQ(ErrorCode(gone), "not_found");

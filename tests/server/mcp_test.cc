@@ -475,6 +475,37 @@ TEST_F(McpTest, SearchHistoryFindsASeededPhraseInEveryMode) {
   EXPECT_EQ(mcp->CloseAndWait(), 0);
 }
 
+TEST_F(McpTest, ATrashedSessionIsInvisibleInEveryListReadAndSearch) {
+  // "old" has its own words ("long ago"); trashed, MCP must not show them.
+  {
+    auto opened = Store::Open(store_, {.create_if_missing = false});
+    ASSERT_TRUE(opened) << opened.error().ToString();
+    ASSERT_TRUE((*opened)->TrashSession("old").ok());
+  }
+  auto mcp = Start();
+  mcp->Initialize();
+  json all = mcp->Tool("list_sessions", {{"archived", "all"}});
+  std::set<std::string> ids;
+  for (const json& s : all["structuredContent"]["sessions"]) ids.insert(s["id"]);
+  EXPECT_EQ(ids, (std::set<std::string>{"trip", "trip-retry"}));
+
+  json read = mcp->Tool("read_session", {{"session_id", "old"}});
+  EXPECT_EQ(read["isError"], true) << TextOf(read);
+  EXPECT_FALSE(Contains(TextOf(read), "long ago")) << TextOf(read);
+
+  for (const char* mode : {"keyword", "hybrid"}) {
+    json found = mcp->Tool("search_history", {{"query", "long ago"}, {"mode", mode}});
+    for (const json& hit : found["structuredContent"]["hits"]) {
+      EXPECT_NE(hit["session_id"], "old") << mode << ": " << TextOf(found);
+    }
+  }
+  json listed = mcp->Call("resources/list")["result"]["resources"];
+  for (const json& r : listed) EXPECT_NE(r["uri"], "sessiondb://session/old");
+  json resource = mcp->Call("resources/read", {{"uri", "sessiondb://session/old"}});
+  EXPECT_TRUE(resource.contains("error")) << resource.dump();
+  EXPECT_EQ(mcp->CloseAndWait(), 0);
+}
+
 TEST_F(McpTest, AMatchInsideBoldIsMarkedOnceNotDoubled) {
   {
     auto store = Store::Open(store_);
