@@ -5,7 +5,9 @@
 //   sessiondb_bench [--dir DIR] [--workloads W1,W2,...|all] [--check-data]
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -21,6 +23,7 @@
 #include "ingest_pipeline_floor.h"
 #include "log_layout_floors.h"
 #include "read_floor.h"
+#include "retention_workload.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
 #include "stats.h"
@@ -642,12 +645,15 @@ class Runner {
 
 constexpr const char* kUsage = R"(sessiondb_bench: standard workloads and targets of sessiondb
 
-Usage: sessiondb_bench [--dir DIR] [--workloads LIST] [--check-data]
+Usage: sessiondb_bench [--dir DIR] [--workloads LIST] [--check-data] [--retain-sessions N]
 
   --dir DIR         where stores are created (default ./bench-data); the same disk
                     is used for the fdatasync floor
-  --workloads LIST  comma-separated: W1,W2,W3,W4,W5,W6,batch_import,list_100k,floors
+  --workloads LIST  comma-separated: W1,W2,W3,W4,W5,W6,batch_import,list_100k,floors,
+                    retain (a retention run erasing 10,000 of 100,000 sessions
+                    beside DeleteSession of the same 10,000; not in "all"),
                     or "all" (default)
+  --retain-sessions N  sessions of the retain workload (default 100000; a tenth erased)
   --check-data      print the digests of the generated data, compare them with the
                     reference values of WORKLOADS.md, exit 1 on a mismatch
 
@@ -662,6 +668,7 @@ int main(int argc, char** argv) {
   std::string dir = "bench-data";
   std::string workloads = "all";
   bool check_data = false;
+  int64_t retain_sessions = 100000;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -671,6 +678,8 @@ int main(int argc, char** argv) {
       dir = argv[++i];
     } else if (arg == "--workloads" && i + 1 < argc) {
       workloads = argv[++i];
+    } else if (arg == "--retain-sessions" && i + 1 < argc) {
+      retain_sessions = std::max<int64_t>(10, std::atoll(argv[++i]));
     } else if (arg == "--check-data") {
       check_data = true;
     } else {
@@ -687,8 +696,8 @@ int main(int argc, char** argv) {
   for (std::string item; std::getline(list, item, ',');) selected.insert(item);
   const bool all = selected.contains("all");
   auto want = [&](const char* name) { return all || selected.contains(name); };
-  static const std::set<std::string> kKnown = {"all", "W1", "W2",           "W3",        "W4",
-                                               "W5",  "W6", "batch_import", "list_100k", "floors"};
+  static const std::set<std::string> kKnown = {
+      "all", "W1", "W2", "W3", "W4", "W5", "W6", "batch_import", "list_100k", "floors", "retain"};
   for (const auto& item : selected) {
     if (!kKnown.contains(item)) {
       std::cerr << "sessiondb_bench: unknown workload '" << item << "'\n" << kUsage;
@@ -704,6 +713,9 @@ int main(int argc, char** argv) {
   if (want("W6")) runner.W6();
   if (want("batch_import")) runner.BatchImport();
   if (want("list_100k")) runner.List100k();
+  if (selected.contains("retain")) {
+    sessiondb::bench::RunRetentionWorkload(dir, retain_sessions, retain_sessions / 10);
+  }
   runner.Summary();
   return 0;
 }

@@ -145,6 +145,38 @@ void AddRm(CLI::App& app, CliContext& ctx) {
 
 // ---- trash -------------------------------------------------------------------
 
+// Prints the sessions in the trash (`trash`, `trash list`).
+void ListTrash(CliContext& ctx) {
+  Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+  if (!store) return;
+  std::vector<Session> sessions;
+  ListOptions o{.limit = 1000, .trash = true};
+  while (true) {
+    auto page = store->ListSessions(o);
+    if (!page) return ctx.Fail(page.error());
+    for (Session& s : page->sessions) sessions.push_back(std::move(s));
+    if (page->next_cursor.empty()) break;
+    o.cursor = page->next_cursor;
+  }
+  ctx.StartPager();
+  if (ctx.options.json) {
+    Json list = Json::array();
+    for (const Session& s : sessions) list.push_back(TrashedSessionToJson(s));
+    return ctx.PrintJson({{"sessions", std::move(list)}});
+  }
+  if (sessions.empty()) {
+    std::cout << "The trash is empty.\n";
+    return;
+  }
+  Table table({"ID", "TITLE", "MESSAGES", "TRASHED"});
+  table.AlignRight(2);
+  for (const Session& s : sessions) {
+    table.AddRow({s.id, Shorten(ctx.ForTerminal(s.title), kTitleChars),
+                  std::to_string(s.message_count), FormatTime(s.trashed_ms)});
+  }
+  table.Print(std::cout);
+}
+
 void AddTrash(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string restore_id;
@@ -211,36 +243,11 @@ void AddTrash(CLI::App& app, CliContext& ctx) {
     ReportReceipt(ctx, *receipt, args->receipt);
   });
 
+  auto* list = cmd->add_subcommand("list", "List the trash (as `trash` alone)");
+  list->footer("\nExample:\n  sessiondb trash list --json");
+  list->callback([&ctx] { ListTrash(ctx); });
   cmd->callback([&ctx, cmd] {
-    if (!cmd->get_subcommands().empty()) return;
-    Store* store = ctx.OpenStore(/*create_if_missing=*/false);
-    if (!store) return;
-    std::vector<Session> sessions;
-    ListOptions o{.limit = 1000, .trash = true};
-    while (true) {
-      auto page = store->ListSessions(o);
-      if (!page) return ctx.Fail(page.error());
-      for (Session& s : page->sessions) sessions.push_back(std::move(s));
-      if (page->next_cursor.empty()) break;
-      o.cursor = page->next_cursor;
-    }
-    ctx.StartPager();
-    if (ctx.options.json) {
-      Json list = Json::array();
-      for (const Session& s : sessions) list.push_back(TrashedSessionToJson(s));
-      return ctx.PrintJson({{"sessions", std::move(list)}});
-    }
-    if (sessions.empty()) {
-      std::cout << "The trash is empty.\n";
-      return;
-    }
-    Table table({"ID", "TITLE", "MESSAGES", "TRASHED"});
-    table.AlignRight(2);
-    for (const Session& s : sessions) {
-      table.AddRow({s.id, Shorten(ctx.ForTerminal(s.title), kTitleChars),
-                    std::to_string(s.message_count), FormatTime(s.trashed_ms)});
-    }
-    table.Print(std::cout);
+    if (cmd->get_subcommands().empty()) ListTrash(ctx);
   });
 }
 
