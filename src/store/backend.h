@@ -250,6 +250,10 @@ class Backend {
   // after `grace_cutoff_ms`. With `dry_run` it only says what it would do.
   virtual Result<RemovedBlob> RemoveBlobIfUnreferenced(std::string_view sha256,
                                                        int64_t grace_cutoff_ms, bool dry_run) = 0;
+  // After an erasure has committed and its blobs are gone: scrubs what the
+  // backend's own files still hold of the deleted rows (PostgreSQL: VACUUM
+  // FULL; SQLite does its part inside RunWriteTransaction).
+  virtual Status ScrubAfterErasure() { return Status::Ok(); }
   // Checks the database's own pages as far as this backend can: sets
   // database_check, and database_problems and damaged_sessions when it finds damage.
   virtual void CheckDatabase(VerifyReport* report) = 0;

@@ -63,6 +63,15 @@ std::string ScopeOf(const EraseRequest& request, const std::string& project) {
   return scope;
 }
 
+// True if the receipt erased something (else no index needs scrubbing).
+bool ErasedAnything(const ErasureReceipt& receipt) {
+  if (!receipt.sessions.empty() || !receipt.messages.empty()) return true;
+  for (const auto& [kind, n] : receipt.counts) {
+    if (n > 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 namespace store {
@@ -105,6 +114,7 @@ Status StoreFront::SealReceipt(WriteTransaction& txn, const ErasedRows& rows,
       options_.namespace_name.empty() ? std::string(kDefaultNamespace) : options_.namespace_name;
   receipt->actor = Actor();
   receipt->digest = ErasureReceiptDigest(*receipt);
+  if (ErasedAnything(*receipt)) RETURN_IF_ERROR(txn.ScrubDerivedIndexes());
   LedgerEntry entry{.ts_ms = receipt->erased_ms,
                     .actor = receipt->actor,
                     .action = std::string(action),
@@ -127,7 +137,8 @@ Status StoreFront::RemoveErasedBlobs(const ErasureReceipt& receipt) {
                         removed.error().message());
     }
   }
-  return Status::Ok();
+  if (!ErasedAnything(receipt)) return Status::Ok();
+  return backend_->ScrubAfterErasure();
 }
 
 Status StoreFront::TrashSession(std::string_view id) {
@@ -179,7 +190,7 @@ Result<Session> StoreFront::RestoreFromTrash(std::string_view id) {
 Result<ErasureReceipt> StoreFront::EmptyTrash(int64_t trashed_before_ms) {
   RETURN_IF_ERROR(CheckWritable());
   ErasureReceipt receipt;
-  const WriteOptions erasing{.erases_text = true, .erasure = true};
+  const WriteOptions erasing{.erases_text = true};
   RETURN_IF_ERROR(backend_->RunWriteTransaction(erasing, [&](WriteTransaction& txn) -> Status {
     receipt = {};
     receipt.erased_ms = Now();
@@ -234,7 +245,7 @@ Result<ErasureReceipt> StoreFront::Erase(const EraseRequest& request) {
   for (const std::string& id : request.session_ids) RETURN_IF_ERROR(ValidateSessionId(id));
   const std::string project = request.project.empty() ? "" : NormalProjectPath(request.project);
   ErasureReceipt receipt;
-  const WriteOptions erasing{.erases_text = true, .erasure = true};
+  const WriteOptions erasing{.erases_text = true};
   RETURN_IF_ERROR(backend_->RunWriteTransaction(erasing, [&](WriteTransaction& txn) -> Status {
     receipt = {};
     receipt.erased_ms = Now();
@@ -344,6 +355,9 @@ Result<ErasureCheck> StoreFront::VerifyErased(const ErasureReceipt& receipt) {
         "after it was issued");
   }
   RETURN_IF_ERROR(backend_->RunWriteTransaction({}, [&](WriteTransaction& txn) -> Status {
+    // Run again from the start after a transient failure: keep only the digest's verdict.
+    check.problems.resize(check.digest_ok ? 0 : 1);
+    check.checks = 1;
     for (const std::string& id : receipt.sessions) {
       ErasedRows rows;
       ASSIGN_OR_RETURN(bool present, txn.CountSessionRows(id, &rows));
@@ -373,20 +387,18 @@ Result<ErasureCheck> StoreFront::VerifyErased(const ErasureReceipt& receipt) {
                                  m.session_id + " is not an erased stub");
       }
     }
-    return Status::Ok();
-  }));
-  ASSIGN_OR_RETURN(std::set<std::string> present, backend_->PresentBlobs(receipt.blobs));
-  check.checks += static_cast<int64_t>(receipt.blobs.size());
-  if (!present.empty()) {
-    ASSIGN_OR_RETURN(std::vector<std::string> referenced, backend_->ReferencedBlobs());
-    const std::set<std::string> used(referenced.begin(), referenced.end());
-    for (const std::string& sha : present) {
-      if (used.count(sha)) continue;  // a surviving message names those bytes again
-      check.problems.push_back("blob " + sha +
+    // Stored and referenced by no message: left behind. Referenced again
+    // (a surviving message names those bytes): fine.
+    const std::set<std::string> blobs(receipt.blobs.begin(), receipt.blobs.end());
+    check.checks += static_cast<int64_t>(blobs.size());
+    ASSIGN_OR_RETURN(std::vector<BlobCandidate> left, txn.BlobsNoLongerReferenced(blobs));
+    for (const BlobCandidate& blob : left) {
+      check.problems.push_back("blob " + blob.sha256 +
                                " is still stored though nothing refers to it; `sessiondb gc` "
                                "deletes it");
     }
-  }
+    return Status::Ok();
+  }));
   return check;
 }
 

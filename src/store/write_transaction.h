@@ -129,6 +129,13 @@ class WriteTransaction {
   // any namespace) whose bytes the store holds, with their sizes.
   virtual Result<std::vector<BlobCandidate>> BlobsNoLongerReferenced(
       const std::set<std::string>& sha256s) = 0;
+  // After an erasure's deletes, in its transaction: the erased words also
+  // leave the full-text index's old segments (SQLite: FTS5 'optimize', which
+  // rewrites the whole index; FTS5 has no secure-delete before SQLite 3.42),
+  // and the saved vector index's entries are dropped, so it is rebuilt
+  // without the erased vectors (its files go in Backend::ScrubAfterErasure).
+  // PostgreSQL: nothing here (its indexes are rewritten by that scrub).
+  virtual Status ScrubDerivedIndexes() = 0;
   // Appends `entry` (its id ignored) to the ledger of forgetting, in this
   // transaction; the id it was given.
   virtual Result<int64_t> AppendLedgerEntry(const LedgerEntry& entry) = 0;
@@ -176,12 +183,6 @@ struct WriteOptions {
   // The work erases text: the backend also scrubs what it keeps of the old
   // pages (SQLite: secure_delete, then a WAL checkpoint after the commit).
   bool erases_text = false;
-  // An erasure (Store::Erase, with erases_text): the erased words also
-  // leave the full-text index's old segments (SQLite: FTS5 'optimize' in the
-  // transaction, which rewrites the whole index; FTS5 has no secure-delete
-  // before SQLite 3.42), and the saved vector index is dropped, to be
-  // rebuilt without the erased vectors.
-  bool erasure = false;
 };
 
 // The work of one write transaction. A backend may run it again from the

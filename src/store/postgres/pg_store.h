@@ -61,6 +61,7 @@ class PgStore final : public store::Backend {
   Result<std::optional<std::string>> LoadSetting(std::string_view key) override;
   Status StoreSetting(std::string_view key, std::string_view value) override;
   Result<std::vector<LedgerEntry>> ReadLedger(const LedgerQuery& query) override;
+  Status ScrubAfterErasure() override;
 
   bool HoldsBlob(std::string_view sha256) override;
   Result<std::vector<AppendResult>> InsertMessages(std::string_view session_id,

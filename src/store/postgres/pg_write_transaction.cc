@@ -232,6 +232,10 @@ class PgWriteTransaction final : public store::WriteTransaction {
     return gone;
   }
 
+  // The GIN index is rewritten by ScrubAfterErasure's VACUUM FULL; no
+  // vector index is saved on PostgreSQL.
+  Status ScrubDerivedIndexes() override { return Status::Ok(); }
+
   Result<int64_t> AppendLedgerEntry(const LedgerEntry& entry) override {
     PgParams p;
     p.Add(ns_).Add(entry.ts_ms).Add(entry.actor).Add(entry.action).Add(entry.scope);
@@ -399,8 +403,7 @@ class PgWriteTransaction final : public store::WriteTransaction {
 
 }  // namespace
 
-Status PgStore::RunWriteTransaction(const store::WriteOptions& options,
-                                    const store::WriteWork& work) {
+Status PgStore::RunWriteTransaction(const store::WriteOptions&, const store::WriteWork& work) {
   // Set once an attempt has sent its COMMIT, until an answer says it failed:
   // the next attempt is told its work may already stand.
   bool commit_sent = false;
@@ -412,14 +415,18 @@ Status PgStore::RunWriteTransaction(const store::WriteOptions& options,
     RETURN_IF_ERROR(txn.Commit());
     return Status::Ok();
   }));
-  if (!options.erasure) return Status::Ok();
+  return Status::Ok();
+}
+
+Status PgStore::ScrubAfterErasure() {
   // A deleted row's bytes stay in its heap page (plain VACUUM marks the
   // space free and overwrites nothing), in its TOAST chunks and in index
   // pages (the GIN index holds the words). VACUUM FULL writes each table
   // and its indexes anew and unlinks the old files (truncated now, removed
   // at the next checkpoint). It locks each table for its whole rewrite, for
   // every namespace: the price of an erasure that leaves no page behind
-  // (docs/retention.md). It cannot run in a transaction: after the commit.
+  // (docs/retention.md). It cannot run in a transaction: after the commit,
+  // and after the blob rows the erasure freed are deleted.
   static constexpr const char* kTables[] = {
       "sessions",        "events",      "blob_refs",  "blobs",       "usage_totals",
       "drafts",          "code_writes", "code_edits", "search_docs", "embeddings",

@@ -250,23 +250,24 @@ Result<std::vector<Session>> SqliteStore::SelectSessions(const store::SessionQue
                            : query.archived == ArchiveFilter::kArchived ? 1
                                                                         : 0;
   std::lock_guard lock(mu_);
-  static constexpr const char* kFirstPage =
-      "SELECT " SESSION_COLUMNS
-      " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
-      "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
-      "ORDER BY updated_ms DESC, id DESC LIMIT ?4";
-  static constexpr const char* kNextPage =
-      "SELECT " SESSION_COLUMNS
-      " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
-      "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
-      "AND (updated_ms, id) < (?5, ?6) ORDER BY updated_ms DESC, id DESC LIMIT ?4";
   // The trash: its sessions whatever their archived flag (?1 stays bound).
-  std::string sql = query.after ? kNextPage : kFirstPage;
-  if (query.trash) {
-    static constexpr std::string_view kLive = "deleted = 0 AND (?1 < 0 OR archived = ?1)";
-    sql.replace(sql.find(kLive), kLive.size(), "trashed_ms IS NOT NULL AND ?1 = ?1");
-  }
-  ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql.c_str()));
+#define LIVE_ROWS " FROM sessions WHERE deleted = 0 AND (?1 < 0 OR archived = ?1) "
+#define TRASH_ROWS " FROM sessions WHERE trashed_ms IS NOT NULL AND ?1 = ?1 "
+#define METADATA_FILTER "AND (?2 IS NULL OR CAST(json_extract(metadata, ?2) AS TEXT) = ?3) "
+#define AFTER_CURSOR "AND (updated_ms, id) < (?5, ?6) "
+#define ORDER_AND_LIMIT "ORDER BY updated_ms DESC, id DESC LIMIT ?4"
+  // Static texts: the statement cache is keyed by the text's address.
+  static constexpr const char* kQueries[2][2] = {
+      {"SELECT " SESSION_COLUMNS LIVE_ROWS METADATA_FILTER ORDER_AND_LIMIT,
+       "SELECT " SESSION_COLUMNS LIVE_ROWS METADATA_FILTER AFTER_CURSOR ORDER_AND_LIMIT},
+      {"SELECT " SESSION_COLUMNS TRASH_ROWS METADATA_FILTER ORDER_AND_LIMIT,
+       "SELECT " SESSION_COLUMNS TRASH_ROWS METADATA_FILTER AFTER_CURSOR ORDER_AND_LIMIT}};
+#undef LIVE_ROWS
+#undef TRASH_ROWS
+#undef METADATA_FILTER
+#undef AFTER_CURSOR
+#undef ORDER_AND_LIMIT
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare(kQueries[query.trash ? 1 : 0][query.after ? 1 : 0]));
   s.Bind(1, archived).BindOptional(2, path).Bind(3, query.metadata_value).Bind(4, query.max_rows);
   if (query.after) s.Bind(5, query.after->first).Bind(6, query.after->second);
   std::vector<Session> sessions;

@@ -50,6 +50,7 @@ class SqliteStore final : public store::Backend {
   Result<std::optional<std::string>> LoadSetting(std::string_view key) override;
   Status StoreSetting(std::string_view key, std::string_view value) override;
   Result<std::vector<LedgerEntry>> ReadLedger(const LedgerQuery& query) override;
+  Status ScrubAfterErasure() override;
 
   bool HoldsBlob(std::string_view sha256) override;
   std::shared_ptr<blob::StagedBlob> StageBlob(std::string_view bytes, size_t ready) override;

@@ -165,15 +165,19 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
     // A folder holds its subfolders: "/src/app" holds "/src/app/lib".
     std::string prefix(project);
     if (!prefix.empty() && prefix.back() != '/') prefix += '/';
-    static constexpr const char* kWhere =
-        " WHERE ?1 = '' OR project = ?1 OR substr(project, 1, length(?2)) = ?2 "
-        "OR substr(file_path, 1, length(?2)) = ?2";
-    const std::string count_sql = std::string("WITH gone AS (SELECT id FROM code_writes") + kWhere +
-                                  ") SELECT (SELECT count(*) FROM gone), "
-                                  "(SELECT count(*) FROM search_docs WHERE code_id IN gone), "
-                                  "(SELECT count(*) FROM embeddings WHERE doc_id IN "
-                                  "  (SELECT doc_id FROM search_docs WHERE code_id IN gone))";
-    ASSIGN_OR_RETURN(Statement counts, db_.Prepare(count_sql.c_str()));
+      // Static texts: the statement cache is keyed by the text's address.
+#define CODE_WRITES_UNDER                                                  \
+  " WHERE ?1 = '' OR project = ?1 OR substr(project, 1, length(?2)) = ?2 " \
+  "OR substr(file_path, 1, length(?2)) = ?2"
+    static constexpr const char* kCount =
+        "WITH gone AS (SELECT id FROM code_writes" CODE_WRITES_UNDER
+        ") SELECT (SELECT count(*) FROM gone), "
+        "(SELECT count(*) FROM search_docs WHERE code_id IN gone), "
+        "(SELECT count(*) FROM embeddings WHERE doc_id IN "
+        "  (SELECT doc_id FROM search_docs WHERE code_id IN gone))";
+    static constexpr const char* kRemove = "DELETE FROM code_writes" CODE_WRITES_UNDER;
+#undef CODE_WRITES_UNDER
+    ASSIGN_OR_RETURN(Statement counts, db_.Prepare(kCount));
     counts.Bind(1, project).Bind(2, prefix);
     ASSIGN_OR_RETURN(bool row, counts.Step());
     if (row) {
@@ -182,8 +186,7 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
       erased->embeddings += counts.ColumnInt(2);
     }
     counts.Reset();
-    ASSIGN_OR_RETURN(Statement remove,
-                     db_.Prepare((std::string("DELETE FROM code_writes") + kWhere).c_str()));
+    ASSIGN_OR_RETURN(Statement remove, db_.Prepare(kRemove));
     remove.Bind(1, project).Bind(2, prefix);
     return remove.Run();
   }
@@ -202,6 +205,14 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
       if (info) gone.push_back({sha, info->size});
     }
     return gone;
+  }
+
+  Status ScrubDerivedIndexes() override {
+    // FTS5 deletes by writing tombstones to a new segment: the erased words
+    // stay in the old segments until they are merged, and 'optimize' merges
+    // them all. Its cost grows with the whole index (docs/retention.md).
+    RETURN_IF_ERROR(db_.Exec("INSERT INTO search_fts(search_fts) VALUES('optimize')"));
+    return db_.Exec("DELETE FROM meta WHERE key LIKE 'hnsw:%'");
   }
 
   Result<int64_t> AppendLedgerEntry(const LedgerEntry& entry) override {
@@ -395,25 +406,7 @@ Status SqliteStore::RunWriteTransaction(const store::WriteOptions& options,
     ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
     SqliteWriteTransaction primitives(*this);
     RETURN_IF_ERROR(work(primitives));
-    if (options.erasure) {
-      // FTS5 (before 3.42's secure-delete) deletes by writing tombstones to
-      // a new segment: the erased words stay in the old segments until they
-      // are merged. 'optimize' merges them all, in this transaction; its
-      // cost grows with the whole index (docs/retention.md). The saved
-      // vector graph is dropped too, to be rebuilt without the erased vectors.
-      RETURN_IF_ERROR(db_->Exec("INSERT INTO search_fts(search_fts) VALUES('optimize')"));
-      RETURN_IF_ERROR(db_->Exec("DELETE FROM meta WHERE key LIKE 'hnsw:%'"));
-    }
     RETURN_IF_ERROR(txn.Commit());
-  }
-  if (options.erasure) {
-    // The graph files: their entries are gone, so a search no longer loads
-    // them; a crash before this leaves a file the next erasure removes.
-    std::error_code ec;
-    const std::filesystem::path index = std::filesystem::path(dir_) / "index";
-    for (const auto& entry : std::filesystem::directory_iterator(index, ec)) {
-      if (entry.path().extension() == ".hnsw") std::filesystem::remove(entry.path(), ec);
-    }
   }
   // Best effort: a reader of another process may hold old frames a while
   // longer; the next checkpoint then drops them.
@@ -421,6 +414,22 @@ Status SqliteStore::RunWriteTransaction(const store::WriteOptions& options,
   if (options.erases_text) {
     if (checkpointer_) checkpointer_->Quiesce();
     (void)db_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace sessiondb::sqlite
+
+namespace sessiondb::sqlite {
+
+Status SqliteStore::ScrubAfterErasure() {
+  // The saved vector graphs: their entries went with the erasure, so no
+  // search loads them again; a crash before this leaves files the next
+  // erasure removes.
+  std::error_code ec;
+  const std::filesystem::path index = std::filesystem::path(dir_) / "index";
+  for (const auto& entry : std::filesystem::directory_iterator(index, ec)) {
+    if (entry.path().extension() == ".hnsw") std::filesystem::remove(entry.path(), ec);
   }
   return Status::Ok();
 }

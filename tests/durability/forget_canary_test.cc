@@ -1,0 +1,175 @@
+// Erasure that proves itself (forget.h, docs/retention.md): unique words
+// and image bytes planted in every place a session's content can be (text,
+// reasoning, tool input and output, title, metadata, a fork, a compaction
+// summary, a draft, a code write, embeddings and the saved vector index),
+// then erased; not one may be left in any file of the embedded store, nor in
+// any row or heap file of the PostgreSQL store after its own cleanup. Slow:
+// PostgreSQL's cleanup rewrites every table (VACUUM FULL) and the scan reads
+// the database's files.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sessiondb/forget.h"
+#include "sessiondb/memory.h"
+#include "sessiondb/search.h"
+#include "store/canary_scan.h"
+#include "store/store_fixture.h"
+
+namespace sessiondb::testing {
+namespace {
+
+class ForgetCanary : public BackendTest {
+ protected:
+  Message TextMessage(Role role, const std::string& text) {
+    Message m;
+    m.role = role;
+    m.parts.push_back(Part::Text(text));
+    return m;
+  }
+
+  int64_t Append(const std::string& session, const Message& m) {
+    now_ms_ += 1000;
+    auto r = store_->Append(session, m);
+    EXPECT_TRUE(r) << r.error().ToString();
+    return r ? r->seq : 0;
+  }
+
+  std::unique_ptr<SearchIndex> Index() {
+    SearchOptions options;
+    options.embedder.from_environment = false;
+    options.approximate_threshold = 1;  // an HNSW file on disk however small the store
+    auto index = SearchIndex::Open(*store_, options);
+    EXPECT_TRUE(index) << index.error().ToString();
+    return index ? std::move(*index) : nullptr;
+  }
+
+  std::vector<std::string> Hits(const std::string& q) {
+    auto index = Index();
+    if (!index) return {};
+    auto r = index->Search({.query = q, .mode = SearchMode::kKeyword});
+    EXPECT_TRUE(r) << r.error().ToString();
+    std::vector<std::string> out;
+    if (!r) return out;
+    for (const SearchHit& h : r->hits) out.push_back(h.session_id + "#" + std::to_string(h.seq));
+    return out;
+  }
+
+  std::vector<LedgerEntry> Ledger() {
+    auto l = store_->ReadLedger({});
+    EXPECT_TRUE(l) << l.error().ToString();
+    return l ? *l : std::vector<LedgerEntry>{};
+  }
+};
+
+// Plants a unique word in every place a session's content can be, erases,
+// then looks for each word in every byte the store keeps.
+TEST_P(ForgetCanary, ErasureLeavesNoByteOfTheErasedDataInTheStore) {
+  const std::string png = MakePng(6, 6, "canarypngbytes0f9e");
+  auto created = store_->CreateSession(
+      {.id = "secret",
+       .title = "canarytitle1q2w",
+       .metadata_json = R"({"project":"/src/canaryproj","note":"canarymeta3e4r"})"});
+  ASSERT_TRUE(created) << created.error().ToString();
+  Message user = TextMessage(Role::kUser, "canarytext5t6y about the plan");
+  user.parts.push_back(Part::ImageFromBytes(png, "image/png"));
+  Append("secret", user);
+  Message assistant;
+  assistant.role = Role::kAssistant;
+  assistant.parts.push_back(Part::Reasoning("canaryreason7u8i thinking"));
+  assistant.parts.push_back(Part::ToolCall("call1", "search", R"({"q":"canarytoolin9o0p"})"));
+  Append("secret", assistant);
+  Message tool;
+  tool.role = Role::kTool;
+  tool.parts.push_back(Part::ToolResult("call1", "canarytoolout1a2s found"));
+  Append("secret", tool);
+  auto compaction = store_->Compact(
+      "secret", {.from_seq = 1, .to_seq = 3, .summary = "canarysummary3d4f of it all"});
+  ASSERT_TRUE(compaction) << compaction.error().ToString();
+  auto draft = store_->OpenDraft("secret", Role::kAssistant, "m");
+  ASSERT_TRUE(draft);
+  draft->text = "canarydraft5g6h streaming";
+  ASSERT_TRUE(store_->SaveDraft(*draft).ok());
+  auto fork = store_->ForkSession("secret", 3, {.id = "secretfork"});
+  ASSERT_TRUE(fork);
+  Append("secretfork", TextMessage(Role::kUser, "canaryfork7j8k continued"));
+  {
+    MemoryOptions memory_options;
+    memory_options.search.embedder.from_environment = false;
+    auto memory = CodeMemory::Open(*store_, memory_options);
+    ASSERT_TRUE(memory) << memory.error().ToString();
+    auto wrote = (*memory)->RecordWrite({.file_path = "/src/canaryproj/a.py",
+                                         .new_code = "def canarycode9l0z():\n    return 1\n",
+                                         .session_id = "secret",
+                                         .project = "/src/canaryproj"});
+    ASSERT_TRUE(wrote) << wrote.error().ToString();
+  }
+  // What stays, to show the scan finds words that are there.
+  const std::string keep = NewSessionId("keep");
+  Append(keep, TextMessage(Role::kUser, "survivorword stays"));
+  {
+    auto index = Index();
+    ASSERT_TRUE(index);
+    ASSERT_TRUE(index->IndexPending());
+    auto embedded_docs = index->Embed();
+    ASSERT_TRUE(embedded_docs) << embedded_docs.error().ToString();
+    ASSERT_TRUE(index->BuildVectorIndex().ok());
+    auto vectors = index->VectorCount();
+    ASSERT_TRUE(vectors);
+    EXPECT_GT(*vectors, 0);
+  }
+
+  const std::vector<std::string> canaries = {
+      "canarytitle1q2w",  "canarymeta3e4r",    "canarytext5t6y",    "canaryreason7u8i",
+      "canarytoolin9o0p", "canarytoolout1a2s", "canarysummary3d4f", "canarydraft5g6h",
+      "canaryfork7j8k",   "canarycode9l0z",    "canarypngbytes0f9e"};
+  std::vector<std::string> needles = canaries;
+  if (!embedded()) {
+    // bytea reads back as hex in a row's text.
+    for (const std::string& c : canaries) needles.push_back(HexOf(c));
+  }
+  needles.push_back("survivorword");
+  // Before: each is somewhere (else the scan proves nothing).
+  for (const auto& [needle, where] : CanaryTraces(StoreDir(), pg_.get(), canaries)) {
+    EXPECT_FALSE(where.empty()) << needle;
+  }
+
+  auto receipt = store_->Erase({.session_ids = {"secret"}});
+  ASSERT_TRUE(receipt) << receipt.error().ToString();
+  EXPECT_EQ(std::set<std::string>(receipt->sessions.begin(), receipt->sessions.end()),
+            (std::set<std::string>{"secret", "secretfork"}));
+  EXPECT_EQ(receipt->blobs.size(), 1u);
+  std::map<std::string, int64_t> counts(receipt->counts.begin(), receipt->counts.end());
+  EXPECT_EQ(counts["sessions"], 2);
+  EXPECT_EQ(counts["messages"], 4);
+  EXPECT_EQ(counts["drafts"], 1);
+  EXPECT_EQ(counts["code_writes"], 1);
+  EXPECT_EQ(counts["blobs"], 1);
+  EXPECT_GT(counts["embeddings"], 0);
+  EXPECT_GT(counts["search_documents"], 0);
+
+  for (const auto& [needle, where] : CanaryTraces(StoreDir(), pg_.get(), needles)) {
+    if (needle == "survivorword") {
+      EXPECT_FALSE(where.empty()) << "what was not erased stays";
+    } else {
+      EXPECT_TRUE(where.empty()) << needle << " is still in " << ::testing::PrintToString(where);
+    }
+  }
+  EXPECT_TRUE(Hits("survivorword").size() == 1u);
+  auto check = store_->VerifyErased(*receipt);
+  ASSERT_TRUE(check);
+  EXPECT_TRUE(check->erased()) << ::testing::PrintToString(check->problems);
+  const LedgerEntry last = Ledger().front();
+  EXPECT_EQ(last.action, "erase");
+  EXPECT_EQ(last.receipt_id, receipt->id);
+  EXPECT_EQ(last.receipt_digest, receipt->digest);
+  EXPECT_EQ(last.counts, receipt->counts);
+}
+
+SESSIONDB_FOR_EACH_BACKEND(ForgetCanary);
+
+}  // namespace
+}  // namespace sessiondb::testing
