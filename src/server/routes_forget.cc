@@ -112,10 +112,7 @@ void EraseRoute(ApiState& api, const HttpRequest& req, HttpResponse& res) {
 
 void VerifyRoute(ApiState& api, const HttpRequest& req, HttpResponse& res) {
   auto receipt = ParseErasureReceipt(req.body);
-  if (!receipt) {
-    return ReplyError(res, Status::InvalidArgument("the body is not an erasure receipt: " +
-                                                   receipt.error().message()));
-  }
+  if (!receipt) return ReplyError(res, receipt.error());
   auto check = api.store.VerifyErased(*receipt);
   if (!check) return ReplyError(res, check.error());
   ReplyJson(res, 200, ToJson(*check));

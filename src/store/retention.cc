@@ -304,7 +304,7 @@ Result<RetentionRun> StoreFront::ApplyRetention(bool dry_run) {
   }
 
   LedgerEntry entry;
-  entry.ts_ms = now_ms;
+  entry.ts_ms = Now();  // after the actions it sums up, which the ledger lists first
   entry.actor = "policy";
   entry.action = "retain";
   entry.scope = "retention policy";

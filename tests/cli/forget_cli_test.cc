@@ -183,7 +183,7 @@ TEST_F(ForgetCli, VerifyErasedRefusesHugeUnreadableAndTamperedReceipts) {
   { std::ofstream(junk) << "this is not json"; }
   CliRun not_json = Sdb({"verify", "--erased", junk});
   EXPECT_EQ(not_json.exit_code, 2);
-  EXPECT_TRUE(Contains(not_json.err, "not an erasure receipt")) << not_json.err;
+  EXPECT_TRUE(Contains(not_json.err, "junk.json: not an erasure receipt")) << not_json.err;
 
   EXPECT_EQ(Sdb({"verify", "--erased", dir_.Sub("absent.json")}).exit_code, 3);
 

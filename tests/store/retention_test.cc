@@ -232,7 +232,7 @@ TEST_P(Retention, ARealRunIsRecordedInTheLedgerAsThePolicysWithItsCounts) {
   EXPECT_EQ(e.id, run.ledger_id);
   EXPECT_EQ(e.action, "retain");
   EXPECT_EQ(e.actor, "policy");
-  EXPECT_EQ(e.ts_ms, now_ms_);
+  EXPECT_EQ(e.ts_ms, now_ms_);  // the store's clock
   using Counts = std::vector<std::pair<std::string, int64_t>>;
   EXPECT_EQ(e.counts,
             (Counts{{"archived", 1}, {"trashed", 1}, {"erased", 0}, {"kept_for_forks", 0}}));
