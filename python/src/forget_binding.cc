@@ -43,13 +43,24 @@ py::object ReceiptDict(const ErasureReceipt& receipt) {
   return JsonToPy(ErasureReceiptToJson(receipt), py::dict());
 }
 
-// A receipt from what erase() returned (a dict) or its JSON text (str or bytes).
+// A receipt from what erase() returned (a dict) or its JSON text (str or
+// bytes). Text is read and written again compact, keys in the order they
+// came: the receipt's parser takes the order of its counts from the text as
+// its canonical form spells it, so a receipt pretty-printed (json.dumps'
+// spaces, indent=2) still checks.
 ErasureReceipt ReceiptOf(py::handle value) {
   std::string json;
-  if (PyUnicode_Check(value.ptr())) {
-    json = TextOf(value, "the receipt");
-  } else if (PyBytes_Check(value.ptr())) {
-    json = BytesOf(value);
+  if (PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr())) {
+    const std::string text =
+        PyUnicode_Check(value.ptr()) ? TextOf(value, "the receipt") : BytesOf(value);
+    py::object parsed;
+    try {
+      parsed = JsonToPy(text, py::none());
+    } catch (py::error_already_set& e) {
+      ThrowInvalid("the receipt is not JSON: " + std::string(py::str(e.value())));
+    }
+    if (!PyDict_Check(parsed.ptr())) ThrowInvalid("the receipt is not a JSON object");
+    json = PyToJson(parsed);
   } else if (PyDict_Check(value.ptr())) {
     json = PyToJson(value);
   } else {

@@ -142,8 +142,10 @@ def test_erasing_a_session_leaves_no_trace_the_receipt_can_find(store):
     check = store.verify_erased(receipt)
     assert check["erased"] is True and check["digest_ok"] is True
     assert check["problems"] == [] and check["checks"] > 0
-    # The receipt's JSON text checks the same.
-    assert store.verify_erased(json.dumps(receipt)) == check
+    # The receipt's JSON text checks the same, compact or pretty-printed.
+    assert store.verify_erased(json.dumps(receipt, separators=(",", ":"))) == check
+    assert store.verify_erased(json.dumps(receipt, indent=2)) == check
+    assert store.verify_erased(json.dumps(receipt).encode()) == check
 
 
 def test_a_receipt_changed_after_it_was_issued_no_longer_checks(store):

@@ -200,7 +200,8 @@ function showReceipt(node, receipt, what) {
   id.append('Receipt ', el('code', 'receipt-id', receipt.id || ''), ' ');
   // The receipt is what `sessiondb verify --erased` and POST /v1/erase/verify check.
   const save = el('a', 'download', 'Download the receipt');
-  save.href = URL.createObjectURL(new Blob([JSON.stringify(receipt, null, 2)], {type: 'application/json'}));
+  // Compact, keys in the order the server wrote them: the receipt's canonical form.
+  save.href = URL.createObjectURL(new Blob([JSON.stringify(receipt)], {type: 'application/json'}));
   save.download = `erasure-${receipt.id || 'receipt'}.json`;
   id.append(save);
   node.replaceChildren(h2, dl, id);
