@@ -106,6 +106,16 @@ class Store(_sessiondb.Store):
             if not cursor:
                 return
 
+    def trash(self, *, page_size: int = 100) -> Iterator[Session]:
+        """Every session in the trash, most recently updated first, a page at
+        a time (list_trash); each has ``trashed_ms`` set."""
+        cursor = ""
+        while True:
+            page, cursor = self.list_trash(page_size, cursor)
+            yield from page
+            if not cursor:
+                return
+
     def __enter__(self) -> "Store":
         return self
 
@@ -118,5 +128,5 @@ def open(location: Any, **options: Any) -> Store:  # noqa: A001  (sessiondb.open
     a ``postgresql://`` URI. Options: durability ("durable" or
     "process-crash-safe"), max_image_bytes, max_images_per_message,
     max_file_bytes, create_if_missing, read_only, busy_timeout_ms, namespace,
-    max_connections."""
+    max_connections, actor (who the ledger of forgetting names)."""
     return Store(location, **options)

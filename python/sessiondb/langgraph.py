@@ -372,13 +372,21 @@ class SessiondbSaver(_Base):  # type: ignore[misc,valid-type]
         return [s for s in self.store.sessions(archived="all") if "langgraph_thread" in s.metadata]
 
     def delete_thread(self, thread_id: str) -> None:
-        """Deletes every checkpoint and write of the thread (all namespaces)."""
-        thread_id = str(thread_id)
+        """Deletes every checkpoint and write of the thread (all namespaces):
+        its sessions go to the store's trash (Store.trash_session), where no
+        saver sees them, until Store.restore_from_trash brings them back or
+        the trash is emptied (Store.empty_trash, the retention policy)."""
+        self._remove_thread(str(thread_id), trash=True)
+
+    def _remove_thread(self, thread_id: str, *, trash: bool) -> None:
+        """Trashes (a user's delete) or erases for good (the saver's own
+        housekeeping: prune) every branch session of the thread."""
+        remove = self.store.trash_session if trash else self.store.delete_session
         with self._lock:
             sessions = [s for s in self._all_branch_sessions() if s.metadata.get("thread_id") == thread_id]
             for session in sorted(sessions, key=lambda s: s.created_ms, reverse=True):
                 try:
-                    self.store.delete_session(session.id)
+                    remove(session.id)
                 except NotFound:
                     pass
             for key in [k for k in self._threads if k[0] == thread_id]:
@@ -408,14 +416,15 @@ class SessiondbSaver(_Base):  # type: ignore[misc,valid-type]
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Prunes the threads: "keep_latest" keeps each namespace's latest
         checkpoint and its writes (in a new branch, the old ones deleted),
-        "delete" deletes everything (delete_thread). Deleted blobs are
-        reclaimed by Store.collect_garbage."""
+        "delete" erases the thread for good (with no trash, unlike
+        delete_thread: pruning is housekeeping). Deleted blobs are reclaimed
+        by Store.collect_garbage."""
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"unknown prune strategy {strategy!r}; expected keep_latest or delete")
         for thread_id in thread_ids:
             thread_id = str(thread_id)
             if strategy == "delete":
-                self.delete_thread(thread_id)
+                self._remove_thread(thread_id, trash=False)
                 continue
             with self._lock:
                 for ns in self._namespaces(thread_id):

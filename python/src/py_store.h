@@ -87,5 +87,6 @@ class PyStore {
 
 void BindSearch(py::class_<PyStore>& cls);
 void BindInterop(py::class_<PyStore>& cls);
+void BindForget(py::class_<PyStore>& cls);
 
 }  // namespace sessiondb::python

@@ -29,7 +29,7 @@ std::unique_ptr<PyStore> OpenStore(py::handle location_arg, const std::string& d
                                    std::optional<int64_t> max_file_bytes, bool create_if_missing,
                                    bool read_only, std::optional<int> busy_timeout_ms,
                                    const std::string& namespace_name,
-                                   std::optional<int> max_connections) {
+                                   std::optional<int> max_connections, const std::string& actor) {
   std::string location = py::str(py::module_::import("os").attr("fspath")(location_arg));
   StoreOptions options;
   if (durability == "durable") {
@@ -48,6 +48,7 @@ std::unique_ptr<PyStore> OpenStore(py::handle location_arg, const std::string& d
   if (busy_timeout_ms) options.busy_timeout_ms = *busy_timeout_ms;
   options.namespace_name = namespace_name;
   if (max_connections) options.max_connections = *max_connections;
+  options.actor = actor;
   std::unique_ptr<Store> store;
   {
     py::gil_scoped_release release;
@@ -135,7 +136,9 @@ void BindSessions(py::class_<PyStore>& cls) {
           [](PyStore& self, const std::string& id) {
             self.Run([&](Store& s) { Check(s.DeleteSession(id)); });
           },
-          py::arg("id"), "Deletes the session and its log for good.")
+          py::arg("id"),
+          "Deletes the session and its log for good, at once, with no trash (recorded in the "
+          "ledger; forks of it keep what they read). trash_session is the undoable delete.")
       .def(
           "purge_archived",
           [](PyStore& self, int64_t before_ms) {
@@ -442,7 +445,7 @@ void BindStore(py::module_& m) {
           py::arg("max_images_per_message") = py::none(), py::arg("max_file_bytes") = py::none(),
           py::arg("create_if_missing") = true, py::arg("read_only") = false,
           py::arg("busy_timeout_ms") = py::none(), py::arg("namespace") = "",
-          py::arg("max_connections") = py::none(),
+          py::arg("max_connections") = py::none(), py::arg("actor") = "",
           "Opens (creating if missing) the store at `location`.")
       .def_property_readonly("location", &PyStore::location)
       .def_property_readonly(
@@ -463,6 +466,7 @@ void BindStore(py::module_& m) {
   BindBlobsAndHousekeeping(cls);
   BindSearch(cls);
   BindInterop(cls);
+  BindForget(cls);
 }
 
 }  // namespace sessiondb::python

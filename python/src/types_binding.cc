@@ -206,6 +206,7 @@ void BindSession(py::module_& m) {
                              [](const Session& s) { return JsonToPy(s.metadata_json, py::dict()); })
       .def_readonly("parent_id", &Session::parent_id)
       .def_readonly("fork_seq", &Session::fork_seq)
+      .def_readonly("trashed_ms", &Session::trashed_ms)
       .def("__repr__", [](const Session& s) {
         return "Session(" + s.id + ", " + std::string(py::repr(py::str(s.title))) + ", " +
                std::to_string(s.message_count) + " messages)";

@@ -1,7 +1,7 @@
 // What the page's buttons do, checked through the API afterwards: rename,
-// archive, fork at a message (with a title asked for), delete (confirmed),
-// export; a session opened from its address; and an API error reaching the
-// banner.
+// archive, fork at a message (with a title asked for), export; a session
+// opened from its address; and an API error reaching the banner. Delete (to
+// the trash) is in trash.test.mjs.
 import assert from 'node:assert/strict';
 import {readFileSync} from 'node:fs';
 import {after, before, test} from 'node:test';
@@ -86,33 +86,6 @@ test('a fork prompt cancelled, or left with the title as offered, forks accordin
   assert.equal((await server.api('GET', `/v1/sessions/${forkId}`)).title,
                `Fixing the parser (fork at ${ids.at.question})`);
   assert.equal(await count(), before + 1);
-  assert.deepEqual(problems, []);
-});
-
-test('Delete asks first; cancelled it keeps the session, confirmed it deletes it', async (t) => {
-  const {server, ids, page, problems} = await setUp(t);
-  await openPage(page, server, `#/s/${ids.fork}`);
-  await page.waitForSelector('.log .event');
-
-  await page.click('.delete-button');
-  await page.waitForSelector('#delete-dialog[open]');
-  assert.match(await page.locator('#delete-dialog-text').textContent(), /Fixing the parser \(another way\)/);
-  await page.click('#delete-dialog button[value="cancel"]');
-  await page.waitForSelector('#delete-dialog:not([open])', {state: 'attached'});
-  assert.equal((await server.api('GET', `/v1/sessions/${ids.fork}`)).id, ids.fork);
-  assert.match(page.url(), new RegExp(`#/s/${ids.fork}$`));
-
-  await page.click('.delete-button');
-  await page.waitForSelector('#delete-dialog[open]');
-  await page.click('#delete-dialog button[value="ok"]');
-  await page.waitForFunction(() => location.hash === '#/');
-  await server.api('GET', `/v1/sessions/${ids.fork}`, undefined, {expect: 404});
-  await page.locator(`#session-list li[data-id="${ids.fork}"]`).waitFor({state: 'detached'});
-  await page.waitForSelector('.welcome');
-  // The parent is untouched, and no error was shown (the live stream was
-  // closed before the session went).
-  assert.equal((await server.api('GET', `/v1/sessions/${ids.main}`)).id, ids.main);
-  assert.equal(await page.locator('#banner').isHidden(), true);
   assert.deepEqual(problems, []);
 });
 

@@ -26,7 +26,8 @@ test('/ and each asset are served with CSP, nosniff, an ETag and 304 on revalida
   // Every file the page refers to is served with its type.
   const types = {'/app.js': /^text\/javascript/, '/api.js': /^text\/javascript/,
                  '/markdown.js': /^text\/javascript/, '/highlight.js': /^text\/javascript/,
-                 '/plain_text.js': /^text\/javascript/,
+                 '/plain_text.js': /^text\/javascript/, '/ui.js': /^text\/javascript/,
+                 '/trash.js': /^text\/javascript/,
                  '/app.css': /^text\/css/, '/favicon.svg': /^image\/svg\+xml/, '/index.html': /^text\/html/};
   for (const [path, type] of Object.entries(types)) {
     const res = await fetch(server.base + path);

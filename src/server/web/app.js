@@ -1,86 +1,31 @@
 // The history browser: the session list (followed live), search, one
 // session's log followed live, and the actions (rename, archive, fork,
-// delete, export). It talks only to the server's /v1 API (docs/http-api.md);
+// delete to the trash with an undo, export). It talks only to the server's /v1 API (docs/http-api.md);
 // docs/web.md says what it does.
 //
 // Message text is untrusted: it reaches the page only as text nodes (through
 // markdown.js and highlight.js, or textContent). Nothing here assigns HTML.
 //
 // Addresses (the part after #): "/" the list, "/s/ID" a session, "/s/ID/SEQ"
-// a session scrolled to an event, "/search?q=WORDS" search results. Each can
-// be opened directly (a bookmark, a link from elsewhere).
+// a session scrolled to an event, "/search?q=WORDS" search results, "/trash"
+// the trash, the retention policy and the ledger (trash.js). Each can be
+// opened directly (a bookmark, a link from elsewhere).
 
 import {api, ApiError, blobPath, download, enc, eventsUrl, listEventsUrl, mediaUrl,
         needsFetchedDownloads, onTokenNeeded} from './api.js';
 import {renderHighlighted} from './highlight.js';
 import {renderMarkdown, safeHref} from './markdown.js';
 import {plainText} from './plain_text.js';
+import {showTrash} from './trash.js';
+import {$, ask, attempt, el, formatBytes, hideBanner, hideNotice, plural, showError, showNotice,
+        timeElement} from './ui.js';
 
 const kPageSize = 50;
 const kThumbWidth = 240;
 const kThumbHeight = 180;
 
-const $ = (id) => document.getElementById(id);
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
-
-const timeFormat = new Intl.DateTimeFormat(undefined, {dateStyle: 'medium', timeStyle: 'short'});
-
-function timeElement(ms) {
-  const node = el('time', 'time');
-  if (!ms) return node;
-  const date = new Date(ms);
-  node.dateTime = date.toISOString();
-  node.textContent = timeFormat.format(date);
-  return node;
-}
-
-function formatBytes(n) {
-  if (!Number.isFinite(n) || n <= 0) return '';
-  const units = ['B', 'KiB', 'MiB', 'GiB'];
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1) {
-    n /= 1024;
-    i++;
-  }
-  return `${i ? n.toFixed(1) : n} ${units[i]}`;
-}
-
-const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const sessionTitle = (s) => s.title || plainText(s.preview) || 'Untitled session';
 const sessionHref = (id, seq) => `#/s/${enc(id)}` + (seq ? `/${seq}` : '');
-
-// ---- Errors -----------------------------------------------------------------
-
-// Shows `error` (an ApiError or anything thrown) in the banner at the top.
-function showError(error) {
-  console.error(error);
-  const text = error instanceof ApiError
-      ? `${error.message} (${error.code}${error.status ? `, HTTP ${error.status}` : ''})`
-      : String((error && error.message) || error);
-  $('banner-text').textContent = text;
-  $('banner').hidden = false;
-}
-
-function hideBanner() {
-  $('banner').hidden = true;
-  $('banner-text').textContent = '';
-}
-
-// Runs `action` and shows what it throws; returns its result or undefined.
-async function attempt(action) {
-  try {
-    return await action();
-  } catch (e) {
-    showError(e);
-    return undefined;
-  }
-}
 
 // ---- The token --------------------------------------------------------------
 
@@ -611,7 +556,8 @@ function sessionHeader(s) {
   archive.addEventListener('click', () => setArchived(!s.archived));
   const remove = el('button', 'delete-button danger', 'Delete');
   remove.type = 'button';
-  remove.addEventListener('click', askDelete);
+  remove.title = 'Move to the trash (restore it from the Trash, or Undo)';
+  remove.addEventListener('click', () => trashSession(s));
   const exports = el('span', 'exports');
   const base = `/v1/sessions/${enc(s.id)}/export?format=`;
   // The file names the server gives (Content-Disposition); folders come zipped.
@@ -700,21 +646,12 @@ async function forkAt(s, seq, title) {
   reloadSessions();
 }
 
-// Asks for a confirmation: deleting cannot be undone.
-function askDelete() {
-  const s = view.session;
-  if (!s) return;
-  $('delete-dialog-text').textContent =
-      `"${sessionTitle(s)}" and its ${plural(s.message_count, 'message')} will be deleted for good. ` +
-      'Forks of it keep what they hold.';
-  ask('delete-dialog').then((ok) => {
-    if (ok) deleteSession(s);
-  });
-}
-
-async function deleteSession(s) {
+// "Delete": the session goes to the trash at once (DELETE /v1/sessions/ID
+// trashes); the notice offers to undo it, and the Trash view keeps it until
+// it is restored or erased.
+async function trashSession(s) {
   if (view.session !== s) return;
-  // Stop following first: the stream would report the deletion as an error.
+  // Stop following first: the stream would report the session's going as an error.
   closeSession();
   try {
     await api('DELETE', `/v1/sessions/${enc(s.id)}`);
@@ -726,17 +663,23 @@ async function deleteSession(s) {
   listChange({deletedId: s.id});
   parentTitles.delete(s.id);
   location.hash = '#/';
+  showNotice(`"${sessionTitle(s)}" was moved to the trash.`,
+             {label: 'Undo', run: () => restoreSession(s.id)});
 }
 
-// Shows the <dialog> `id` (a form with method="dialog" whose confirming
-// button has value="ok"); resolves to whether it was confirmed.
-function ask(id) {
-  const dialog = $(id);
-  dialog.returnValue = '';
-  return new Promise((resolve) => {
-    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), {once: true});
-    dialog.showModal();
-  });
+// Takes a session out of the trash (the notice's Undo) and opens it.
+async function restoreSession(id) {
+  const back = await attempt(() => api('POST', `/v1/trash/${enc(id)}/restore`));
+  if (!back) return;
+  restored(back);
+  showNotice(`"${sessionTitle(back)}" was restored.`);
+  location.hash = sessionHref(back.id);
+}
+
+// A session back from the trash: in the list again, its title known again.
+function restored(session) {
+  parentTitles.delete(session.id);
+  listChange({session});
 }
 
 function nearBottom() {
@@ -938,10 +881,14 @@ function route() {
       return s;
     }
   });
+  $('trash-link').setAttribute('aria-current', segments[0] === 'trash' ? 'page' : 'false');
   if (segments[0] === 's' && segments[1]) {
     openSession(segments[1], Number(segments[2]) || 0);
   } else if (segments[0] === 'search') {
     showSearch(new URLSearchParams(query).get('q') || '');
+  } else if (segments[0] === 'trash') {
+    closeSession();
+    showTrash($('main'), {restored});
   } else {
     showWelcome();
   }
@@ -952,6 +899,7 @@ function route() {
 function start() {
   onTokenNeeded(askForToken);
   $('banner-close').addEventListener('click', hideBanner);
+  $('notice-close').addEventListener('click', hideNotice);
   $('lightbox').addEventListener('click', closeLightbox);
   document.addEventListener('keydown', (event) => {
     if (event.key === 'Escape' && !$('lightbox').hidden) closeLightbox();
