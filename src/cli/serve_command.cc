@@ -70,7 +70,15 @@ class RetentionSchedule {
     }
   }
 
+  // Applies the policy when a dry run finds something to do: every applied
+  // run is in the ledger, and a store with nothing to forget is not written
+  // at every tick (nor a read-only or damaged one at all).
   void RunOnce() {
+    auto dry = store_.ApplyRetention(/*dry_run=*/true);
+    if (dry && dry->archived.empty() && dry->trashed.empty() && dry->erased.empty() &&
+        dry->kept_for_forks.empty()) {
+      return;
+    }
     auto run = store_.ApplyRetention(/*dry_run=*/false);
     if (!run) {
       std::cerr << "sessiondb: the retention run failed: "

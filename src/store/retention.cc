@@ -303,12 +303,9 @@ Result<RetentionRun> StoreFront::ApplyRetention(bool dry_run) {
     receipts.push_back(receipt.id);
   }
 
-  // A run that found nothing to do wrote nothing, and records nothing either:
-  // serve runs the policy hourly, and a store without rules is never written.
-  if (run.archived.empty() && run.trashed.empty() && run.erased.empty() &&
-      run.kept_for_forks.empty()) {
-    return run;
-  }
+  // Every real run is recorded, one that found nothing to do too: the
+  // ledger says the policy was applied and when. (serve applies the policy
+  // only when a dry run finds work, so an idle store is not written hourly.)
   LedgerEntry entry;
   entry.ts_ms = Now();  // after the actions it sums up, which the ledger lists first
   entry.actor = "policy";

@@ -238,15 +238,20 @@ TEST_P(Retention, ARealRunIsRecordedInTheLedgerAsThePolicysWithItsCounts) {
             (Counts{{"archived", 1}, {"trashed", 1}, {"erased", 0}, {"kept_for_forks", 0}}));
 }
 
-TEST_P(Retention, ARealRunWithNothingToDoWritesAndRecordsNothing) {
+TEST_P(Retention, ARealRunWithNothingToDoChangesNothingAndIsRecorded) {
   SessionIdle("recent", 1);
   SetPolicy({.rules = {{.trash_after_idle_days = 30}}});
   RetentionRun run = Run(false);
   EXPECT_FALSE(run.dry_run);
-  EXPECT_EQ(run.ledger_id, 0);
+  EXPECT_GT(run.ledger_id, 0);
   auto ledger = store_->ReadLedger({});
   ASSERT_TRUE(ledger) << ledger.error().ToString();
-  EXPECT_TRUE(ledger->empty());
+  ASSERT_EQ(ledger->size(), 1u);
+  EXPECT_EQ(ledger->front().id, run.ledger_id);
+  EXPECT_EQ(ledger->front().action, "retain");
+  using Counts = std::vector<std::pair<std::string, int64_t>>;
+  EXPECT_EQ(ledger->front().counts,
+            (Counts{{"archived", 0}, {"trashed", 0}, {"erased", 0}, {"kept_for_forks", 0}}));
   EXPECT_EQ(Live(), Ids{"recent"});
 }
 
