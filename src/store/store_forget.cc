@@ -21,10 +21,6 @@
 namespace sessiondb {
 namespace {
 
-Status NotYet(std::string_view what) {
-  return Status::Internal(std::string(what) + " is not implemented yet");
-}
-
 // The project a session's metadata names ("" when none): the front stores
 // it normal, made from `cwd` when it has none (WithNormalProject).
 std::string ProjectOf(const Session& session) {
