@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "blob/sha256.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "sessiondb/interop.h"
 
@@ -63,14 +64,24 @@ Result<WatchMarks> LoadWatchMarks(const std::string& path, const std::string& di
   WatchMarks marks;
   std::error_code ec;
   if (!fs::exists(path, ec)) return marks;
+  const std::string bad = "the watch state " + path + " ";
+  // A state names each transcript of the folder once, in about 100 bytes:
+  // 64 MiB is far past any real one, and is read before it is allocated.
+  constexpr uintmax_t kMaxStateBytes = uintmax_t{64} << 20;
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec) return Err(Status::Io(bad + "cannot be read: " + ec.message()));
+  if (size > kMaxStateBytes) {
+    return Err(Status::Corruption(bad + "is " + std::to_string(size) +
+                                  " bytes, past the 64 MiB a state can be; remove it and the "
+                                  "watch reads the folder again (nothing is imported twice)"));
+  }
   std::ifstream in(path, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), {});
   auto parsed = ParseJson(text);
-  const std::string bad = "the watch state " + path + " ";
   if (!parsed || !parsed->is_object()) return Err(Status::Corruption(bad + "is not JSON"));
   const json& j = *parsed;
-  if (j.value("version", 0) != 1 || j.value("dir", std::string()) != dir || !j.contains("files") ||
-      !j["files"].is_object()) {
+  if (MemberOr(j, "version", int64_t{0}) != 1 || MemberOr(j, "dir", std::string()) != dir ||
+      !j.contains("files") || !j["files"].is_object()) {
     return Err(Status::Corruption(bad + "is not a version 1 state of " + dir));
   }
   for (const auto& [name, m] : j["files"].items()) {

@@ -41,6 +41,20 @@ TEST(WatchState, AnotherFoldersOrABrokenStateIsRefused) {
   EXPECT_EQ(cut.error().code(), StatusCode::kCorruption);
 }
 
+TEST(WatchState, AStatePastItsCapIsRefusedBeforeItIsRead) {
+  testing::TempDir dir;
+  const std::string path = dir.Sub("state");
+  ASSERT_TRUE(SaveWatchMarks(path, "/w", {{"a.jsonl", {1, 2, 3}}}).ok());
+  // Sparse: 64 MiB and one byte on disk costs nothing, and is never read.
+  fs::resize_file(path, (uintmax_t{64} << 20) + 1);
+  auto big = LoadWatchMarks(path, "/w");
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.error().code(), StatusCode::kCorruption);
+  EXPECT_NE(big.error().message().find("64 MiB"), std::string::npos);
+  // The state is left for the person to remove, as the message says.
+  EXPECT_EQ(fs::file_size(path), (uintmax_t{64} << 20) + 1);
+}
+
 TEST(WatchState, TheNameDependsOnTheStoreAndTheFolder) {
   const std::string a = WatchStatePath("/s", "/s", "/w");
   EXPECT_EQ(fs::path(a).parent_path(), "/s");
