@@ -16,6 +16,7 @@
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/memory.h"
 
@@ -164,7 +165,7 @@ void AddImport(CLI::App& app, CliContext& ctx) {
                 "imported as they are written until Ctrl-C");
   cmd->add_option("--max-watched-dirs", args->max_watched_dirs,
                   "With --watch: the most folders followed (default 10000)")
-      ->check(CLI::PositiveNumber)
+      ->check(NumberIn(1, 1'000'000))
       ->option_text("N");
   cmd->footer(
       "\nImporting the same source twice adds nothing; a source that grew adds what is new.\n"
