@@ -317,6 +317,7 @@ Result<std::vector<LedgerEntry>> PgStore::ReadLedger(const LedgerQuery& query) {
                                         "ORDER BY id DESC LIMIT $3",
                                         p));
     std::vector<LedgerEntry> entries;
+    entries.reserve(static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i) {
       entries.push_back({.id = r.Int(i, 0),
                          .ts_ms = r.Int(i, 1),
