@@ -1,0 +1,211 @@
+#include "core/cipher.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/kdf.h>
+#include <openssl/rand.h>
+
+#include <cstdlib>
+#include <memory>
+
+namespace sessiondb::cipher {
+namespace {
+
+struct CipherCtxFree {
+  void operator()(EVP_CIPHER_CTX* ctx) const { EVP_CIPHER_CTX_free(ctx); }
+};
+using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxFree>;
+
+// One context per thread, reused: allocating one per page costs more than
+// encrypting the page.
+EVP_CIPHER_CTX* ThreadContext() {
+  thread_local CipherCtx ctx(EVP_CIPHER_CTX_new());
+  if (!ctx) std::abort();  // out of memory
+  return ctx.get();
+}
+
+const auto* U8(std::string_view s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+
+// Only a programmer's error (or an exhausted CSPRNG) fails here, never input.
+void Check(int ok) {
+  if (ok != 1) std::abort();
+}
+
+void GcmEncrypt(const SecretKey& key, const uint8_t* nonce, const uint8_t* in, uint8_t* out,
+                size_t n, std::string_view associated, uint8_t* tag) {
+  EVP_CIPHER_CTX* ctx = ThreadContext();
+  Check(EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, key.data(), nonce));
+  int len = 0;
+  if (!associated.empty()) {
+    Check(EVP_EncryptUpdate(ctx, nullptr, &len, U8(associated), static_cast<int>(associated.size())));
+  }
+  if (n > 0) Check(EVP_EncryptUpdate(ctx, out, &len, in, static_cast<int>(n)));
+  Check(EVP_EncryptFinal_ex(ctx, out + n, &len));
+  Check(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, kTagBytes, tag));
+}
+
+bool GcmDecrypt(const SecretKey& key, const uint8_t* nonce, const uint8_t* in, uint8_t* out,
+                size_t n, std::string_view associated, const uint8_t* tag) {
+  EVP_CIPHER_CTX* ctx = ThreadContext();
+  Check(EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, key.data(), nonce));
+  int len = 0;
+  if (!associated.empty()) {
+    Check(EVP_DecryptUpdate(ctx, nullptr, &len, U8(associated), static_cast<int>(associated.size())));
+  }
+  if (n > 0) Check(EVP_DecryptUpdate(ctx, out, &len, in, static_cast<int>(n)));
+  Check(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, const_cast<uint8_t*>(tag)));
+  return EVP_DecryptFinal_ex(ctx, out + n, &len) == 1;
+}
+
+}  // namespace
+
+SecretKey::~SecretKey() { OPENSSL_cleanse(bytes_.data(), bytes_.size()); }
+
+SecretKey SecretKey::Random() {
+  SecretKey key;
+  Check(RAND_bytes(key.bytes_.data(), static_cast<int>(key.bytes_.size())));
+  return key;
+}
+
+Result<SecretKey> SecretKey::FromBytes(std::string_view raw) {
+  if (raw.size() != kKeyBytes) {
+    return Err(Status::InvalidArgument("a key is " + std::to_string(kKeyBytes) + " bytes, not " +
+                                       std::to_string(raw.size())));
+  }
+  SecretKey key;
+  std::copy(raw.begin(), raw.end(), reinterpret_cast<char*>(key.bytes_.data()));
+  return key;
+}
+
+SecretKey SecretKey::Derive(std::string_view label) const {
+  SecretKey out;
+  std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx(
+      EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nullptr), EVP_PKEY_CTX_free);
+  if (!ctx) std::abort();
+  size_t len = out.bytes_.size();
+  Check(EVP_PKEY_derive_init(ctx.get()));
+  Check(EVP_PKEY_CTX_set_hkdf_md(ctx.get(), EVP_sha256()));
+  Check(EVP_PKEY_CTX_set1_hkdf_key(ctx.get(), bytes_.data(), static_cast<int>(bytes_.size())));
+  Check(EVP_PKEY_CTX_set1_hkdf_salt(ctx.get(), U8("sessiondb-v1"), 12));
+  Check(EVP_PKEY_CTX_add1_hkdf_info(ctx.get(), U8(label), static_cast<int>(label.size())));
+  Check(EVP_PKEY_derive(ctx.get(), out.bytes_.data(), &len));
+  return out;
+}
+
+std::string RandomBytes(size_t n) {
+  std::string out(n, '\0');
+  if (n > 0) Check(RAND_bytes(reinterpret_cast<uint8_t*>(out.data()), static_cast<int>(n)));
+  return out;
+}
+
+std::string Seal(const SecretKey& key, std::string_view plaintext, std::string_view associated) {
+  std::string out(kNonceBytes + plaintext.size() + kTagBytes, '\0');
+  auto* o = reinterpret_cast<uint8_t*>(out.data());
+  Check(RAND_bytes(o, kNonceBytes));
+  GcmEncrypt(key, o, U8(plaintext), o + kNonceBytes, plaintext.size(), associated,
+             o + kNonceBytes + plaintext.size());
+  return out;
+}
+
+Result<std::string> Open(const SecretKey& key, std::string_view sealed,
+                         std::string_view associated, std::string_view what) {
+  if (sealed.size() < kSealOverhead) {
+    return Err(Status::Corruption(std::string(what) + " is encrypted but too short (" +
+                                  std::to_string(sealed.size()) + " bytes) to hold its tag"));
+  }
+  const size_t n = sealed.size() - kSealOverhead;
+  std::string out(n, '\0');
+  const uint8_t* s = U8(sealed);
+  if (!GcmDecrypt(key, s, s + kNonceBytes, reinterpret_cast<uint8_t*>(out.data()), n, associated,
+                  s + kNonceBytes + n)) {
+    return Err(Status::Corruption(
+        std::string(what) +
+        " does not decrypt: its bytes were changed, it was moved from another record, or the "
+        "key is not the one it was written with"));
+  }
+  return out;
+}
+
+void SealInPlace(const SecretKey& key, uint8_t* data, size_t n, std::string_view associated,
+                 uint8_t* trailer) {
+  Check(RAND_bytes(trailer, kNonceBytes));
+  GcmEncrypt(key, trailer, data, data, n, associated, trailer + kNonceBytes);
+}
+
+bool OpenInPlace(const SecretKey& key, uint8_t* data, size_t n, std::string_view associated,
+                 const uint8_t* trailer) {
+  return GcmDecrypt(key, trailer, data, data, n, associated, trailer + kNonceBytes);
+}
+
+std::string Hmac(const SecretKey& key, std::string_view data) {
+  std::string out(32, '\0');
+  unsigned int len = 32;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(kKeyBytes), U8(data), data.size(),
+           reinterpret_cast<uint8_t*>(out.data()), &len) == nullptr) {
+    std::abort();
+  }
+  return out;
+}
+
+std::string HmacHex(const SecretKey& key, std::string_view data) { return ToHex(Hmac(key, data)); }
+
+Result<SecretKey> StretchPassphrase(std::string_view passphrase, std::string_view salt,
+                                    const StretchParams& params) {
+  // 128 * r * N bytes of memory: refuse what a hostile envelope could use to
+  // exhaust the machine.
+  if (params.log2_n < 10 || params.log2_n > 20 || params.r < 1 || params.r > 16 ||
+      params.p < 1 || params.p > 4) {
+    return Err(Status::InvalidArgument(
+        "the passphrase stretch asks for scrypt log2(N)=" + std::to_string(params.log2_n) +
+        " r=" + std::to_string(params.r) + " p=" + std::to_string(params.p) +
+        "; sessiondb accepts log2(N) 10-20, r 1-16, p 1-4"));
+  }
+  SecretKey out;
+  std::string raw(kKeyBytes, '\0');
+  const uint64_t n = uint64_t{1} << params.log2_n;
+  const uint64_t max_mem = 128 * params.r * n * params.p + (uint64_t{64} << 20);
+  if (EVP_PBE_scrypt(passphrase.data(), passphrase.size(), U8(salt), salt.size(), n, params.r,
+                     params.p, max_mem, reinterpret_cast<uint8_t*>(raw.data()), raw.size()) != 1) {
+    return Err(Status::Internal("scrypt failed (out of memory?)"));
+  }
+  Result<SecretKey> key = SecretKey::FromBytes(raw);
+  OPENSSL_cleanse(raw.data(), raw.size());
+  return key;
+}
+
+std::string ToHex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+Result<std::string> FromHex(std::string_view hex, std::string_view what) {
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (hex.size() % 2 != 0) {
+    return Err(Status::InvalidArgument(std::string(what) + " is not hex (odd length)"));
+  }
+  std::string out(hex.size() / 2, '\0');
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int hi = digit(hex[2 * i]);
+    const int lo = digit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) {
+      return Err(Status::InvalidArgument(std::string(what) + " is not hex (a digit at " +
+                                         std::to_string(2 * i) + ")"));
+    }
+    out[i] = static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+}  // namespace sessiondb::cipher
