@@ -89,6 +89,13 @@ struct StoreOptions {
   // marker before any byte is written. Unset: the store's own setting, on
   // unless `sessiondb redact --off` turned it off. Tests and benchmarks set it.
   std::optional<bool> redact_secrets;
+  // Encryption at rest (docs/encryption.md): the file that holds the master
+  // key, a generated one (`sessiondb key new FILE`) or a passphrase. Empty:
+  // $SESSIONDB_KEY_FILE, else none. A store created with a key is encrypted;
+  // an encrypted store opens only with its key (kFailedPrecondition before
+  // anything is written), and a plaintext store refuses one (`sessiondb
+  // encrypt` converts it).
+  std::string key_file;
 };
 
 // The store's setting of secret redaction (Store::GetRedactionSettings).

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/event_codec.h"
+#include "core/key_file.h"
 #include "core/message_codec.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
@@ -29,6 +30,12 @@ Result<StoreOptions> WithDefaults(const StoreOptions& given) {
   StoreOptions options = given;
   if (!options.clock) options.clock = SystemNowMs;
   if (options.actor.empty()) options.actor = DefaultActor();
+  if (options.key_file.empty()) {
+    // Every face (CLI, hook, serve, MCP, Python) takes the key the same way.
+    if (const char* env = std::getenv(cipher::kKeyFileEnv.data()); env != nullptr) {
+      options.key_file = env;
+    }
+  }
   if (!options.warn) {
     options.warn = [](std::string_view m) {
       std::fprintf(stderr, "sessiondb: warning: %.*s\n", static_cast<int>(m.size()), m.data());

@@ -25,7 +25,8 @@ inline constexpr std::string_view kDefaultNamespace = "default";
 // "$USER@host", or "sessiondb" when either is unknown.
 std::string DefaultActor();
 
-// `given` with the clock and warning sink filled in when absent.
+// `given` with the clock, warning sink, actor and key file ($SESSIONDB_KEY_FILE)
+// filled in when absent.
 // kInvalidArgument for a limit that is not positive.
 Result<StoreOptions> WithDefaults(const StoreOptions& given);
 

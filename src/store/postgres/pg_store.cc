@@ -117,6 +117,14 @@ Result<std::unique_ptr<store::Backend>> PgStore::Open(const std::string& uri,
                    ResolveNamespace(given.namespace_name.empty() ? location.namespace_name
                                                                  : given.namespace_name));
   ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
+  if (!options.key_file.empty()) {
+    // Refused rather than ignored: a user who gave a key expects nothing
+    // written in plaintext (docs/encryption.md).
+    return Err(Status::FailedPrecondition(
+        "a key was given (--key-file or SESSIONDB_KEY_FILE), but encryption at rest of "
+        "PostgreSQL namespaces is not built yet; only embedded stores can be encrypted "
+        "(docs/encryption.md). Unset the key to use " + location.display));
+  }
   std::unique_ptr<PgStore> store(new PgStore(std::move(location), std::move(ns), options));
   const std::string where = store->location_.display;
   Status migrated = store->Run(

@@ -1,0 +1,38 @@
+// Where an embedded store keeps its wrapped data key, and how a Store finds
+// its data key when it opens (docs/encryption.md). The envelope
+// (key_envelope.h) is a file beside the database, sessiondb.db-key: it must
+// exist before the first encrypted page does, and it travels with the store
+// in a backup (without it the data is lost, by design).
+// Thread-safety: functions of the file system; creating an envelope is
+// atomic against other processes creating the same store.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/cipher.h"
+#include "sessiondb/encryption.h"
+#include "sessiondb/status.h"
+#include "sessiondb/store.h"
+
+namespace sessiondb::store {
+
+// The scope bound into an embedded store's envelope: an envelope moved to a
+// PostgreSQL namespace (another scope) does not open there.
+inline constexpr std::string_view kEmbeddedKeyScope = "embedded store";
+
+// The envelope file of the embedded store whose database is `db_path`.
+std::string EnvelopePathFor(const std::string& db_path);
+
+// The data key of the embedded store at `dir` (database `db_path`), or
+// nullopt for a plaintext store opened without a key. With a key and no
+// envelope: a new store (`may_create`, and no database pages yet) gets one,
+// created exclusively (two processes making the same store agree on one
+// data key); an existing plaintext store is kFailedPrecondition. With an
+// envelope and no key: kFailedPrecondition saying how to give it.
+Result<std::optional<cipher::SecretKey>> LoadEmbeddedDataKey(const std::string& dir,
+                                                             const std::string& db_path,
+                                                             const StoreOptions& options,
+                                                             bool may_create);
+
+}  // namespace sessiondb::store
