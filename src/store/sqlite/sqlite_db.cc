@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "store/sqlite/cached_bm25.h"
+#include "store/sqlite/cipher_vfs.h"
 #include "store/sqlite/search_text.h"
 
 namespace sessiondb::sqlite {
@@ -18,6 +19,12 @@ Status StatusFromSqlite(int rc, sqlite3* db, std::string_view context) {
   const std::string sqlite_says = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   std::string message =
       std::string(context) + ": " + sqlite_says + " (sqlite code " + std::to_string(rc) + ")";
+  if (rc == SQLITE_IOERR_DATA) {  // only the encrypting VFS returns it (cipher_vfs.h)
+    std::string detail = LastCipherFailure();
+    if (detail.empty()) detail = sqlite_says;
+    return Status::Corruption(std::string(context) +
+                              ": the store's database does not decrypt: " + detail);
+  }
   switch (rc & 0xFF) {
     case SQLITE_OK:
     case SQLITE_ROW:
@@ -161,6 +168,38 @@ std::string FileUri(const std::string& path, const std::string& query) {
   return uri + "?" + query;
 }
 
+// Readies a connection through the encrypting VFS: temporary tables and
+// statement journals in memory (the VFS keeps no temporary file), and a new
+// database laid out as the VFS needs it (4096-byte pages, kCipherReserveBytes
+// free at the end of each) before its first page is written. Reading the page
+// count opens page 1, so a wrong key fails here, before anything is written.
+Status PrepareEncryptedConnection(sqlite3* db, const std::string& path) {
+  int rc = sqlite3_exec(db, "PRAGMA temp_store = MEMORY", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return StatusFromSqlite(rc, db, "opening " + path);
+  sqlite3_stmt* stmt = nullptr;
+  rc = sqlite3_prepare_v2(db, "PRAGMA page_count", -1, &stmt, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+  const int64_t pages = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_ROW) return StatusFromSqlite(rc, db, "opening " + path);
+  if (pages == 0 && !sqlite3_db_readonly(db, "main")) {
+    rc = sqlite3_exec(db, "PRAGMA page_size = 4096", nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) return StatusFromSqlite(rc, db, "opening " + path);
+    int reserve = kCipherReserveBytes;
+    rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve);
+    if (rc != SQLITE_OK) return StatusFromSqlite(rc, db, "opening " + path);
+  }
+  int reserve = -1;  // only asks
+  rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve);
+  if (rc != SQLITE_OK) return StatusFromSqlite(rc, db, "opening " + path);
+  if (pages > 0 && reserve != kCipherReserveBytes) {
+    return Status::Corruption(path + " reserves " + std::to_string(reserve) +
+                              " bytes per page; an encrypted store's database reserves " +
+                              std::to_string(kCipherReserveBytes));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int busy_timeout_ms,
@@ -184,8 +223,19 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int bu
     target = FileUri(path, has_wal || can_create_shm ? "mode=ro" : "mode=ro&immutable=1");
     flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
   }
+  // With a page key registered for the path, through the encrypting VFS;
+  // a plaintext file is refused before SQLite touches it.
+  const char* vfs = VfsFor(path);
+  if (vfs != nullptr && IsPlaintextDatabase(path)) {
+    return Err(Status::FailedPrecondition(
+        path +
+        " is a plaintext SQLite database but a key is configured for it; encrypt it "
+        "first (sessiondb encrypt) or open it without a key"));
+  }
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(target.c_str(), &db, flags, nullptr);
+  // Extended codes from the open itself, which reads page 1: a page that
+  // does not decrypt is SQLITE_IOERR_DATA, not a bare I/O error.
+  int rc = sqlite3_open_v2(target.c_str(), &db, flags | SQLITE_OPEN_EXRESCODE, vfs);
   if (rc != SQLITE_OK) {
     Status s = StatusFromSqlite(rc, db, "opening " + path);
     sqlite3_close(db);
@@ -194,6 +244,7 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, int bu
   sqlite3_busy_timeout(db, busy_timeout_ms);
   sqlite3_extended_result_codes(db, 1);
   std::unique_ptr<Database> database(new Database(db));
+  if (vfs != nullptr) RETURN_IF_ERROR(PrepareEncryptedConnection(db, path));
   database->read_only_reason_ = std::move(read_only_reason);
   // The full-text index's triggers and views call it (schema v3 on).
   rc = RegisterSearchTextFunction(db);

@@ -2,6 +2,8 @@
 
 #include <system_error>
 
+#include "store/sqlite/cipher_vfs.h"
+
 namespace sessiondb::sqlite {
 
 std::unique_ptr<WalCheckpointer> WalCheckpointer::Attach(sqlite3* writer, std::string path,
@@ -96,8 +98,9 @@ void WalCheckpointer::Run() {
   sqlite3* db = nullptr;
   // No CREATE: the writer's file exists. If this fails, commits past
   // kInlineFrames still checkpoint in line.
-  if (sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
-      SQLITE_OK) {
+  // Through the encrypting VFS when the store's file has a page key.
+  if (sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                      VfsFor(path_)) != SQLITE_OK) {
     sqlite3_close(db);
     db = nullptr;
   } else {
