@@ -310,6 +310,29 @@ TEST_F(CipherVfs, APageCopiedOverAnotherDoesNotOpen) {
   EXPECT_NE(s.message().find("page 2 of "), std::string::npos) << s.message();
 }
 
+TEST_F(CipherVfs, APageOfZerosIsCorruptionNotAnEmptyPage) {
+  const std::string path = dir_.Sub("sessiondb.db");
+  auto reg = RegisterOrDie(path, key_);
+  MakeCheckpointed(path);
+  std::string bytes = ReadAll(path);
+  const int last = static_cast<int>(bytes.size() / 4096);
+  bytes.replace(PageOffset(last), 4096, std::string(4096, '\0'));
+  WriteAll(path, bytes);
+  Status s = ScanAll(path);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+  EXPECT_NE(s.message().find("page " + std::to_string(last) + " of "), std::string::npos)
+      << s.message();
+}
+
+TEST_F(CipherVfs, AnEncryptedDatabaseOpensReadOnly) {
+  const std::string path = dir_.Sub("sessiondb.db");
+  auto reg = RegisterOrDie(path, key_);
+  MakeCheckpointed(path);
+  Result<std::unique_ptr<Database>> db = Database::Open(path, 5000, sqlite::Access::kReadOnly);
+  ASSERT_TRUE(db.has_value()) << db.error().ToString();
+  EXPECT_EQ(IntOrDie(db->get(), "SELECT count(*) FROM t"), 100);
+}
+
 // The byte offset in the WAL of the page part of the last frame holding page
 // `pgno` (the one a reader reads).
 int64_t WalPageOffset(const std::string& wal, uint32_t pgno) {

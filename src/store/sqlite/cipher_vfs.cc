@@ -143,11 +143,16 @@ int DatabaseRead(sqlite3_file* f, void* out, int amount, int64_t offset) {
   for (int64_t at = offset / kCipherPageSize * kCipherPageSize; at < end; at += kCipherPageSize) {
     const bool whole = at >= offset && at + kCipherPageSize <= end;
     uint8_t* page = whole ? dst + (at - offset) : s.scratch.data();
-    const int rc = ReadRawPage(f, page, at, &short_read);
+    bool past_end = false;
+    const int rc = ReadRawPage(f, page, at, &past_end);
     if (rc != SQLITE_OK) return rc;
+    short_read = short_read || past_end;
     const auto pgno = static_cast<uint32_t>(at / kCipherPageSize + 1);
-    // A hole (never written, or a page SQLite zeroed) reads as zeros.
-    if (!AllZero(page, kCipherPageSize)) {
+    // Past the end of the file SQLite gets zeros, as from the default VFS. A
+    // page of zeros inside it is not let through as one: SQLite never writes
+    // one (its pages are sealed), and a zeroed last overflow page would read
+    // as a row's content.
+    if (!past_end) {
       if (pgno == 1 && std::memcmp(page, kPlaintextHeader, sizeof(kPlaintextHeader)) == 0) {
         return Fail(SQLITE_IOERR_DATA, s.path +
                                            " is a plaintext SQLite database, not one encrypted "
