@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include "core/file_io.h"
 
 namespace sessiondb {
@@ -34,6 +36,24 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
   }
   ::close(fd);  // the mapping keeps the file
   return std::unique_ptr<MappedFile>(new MappedFile(static_cast<const char*>(data), size));
+}
+
+Result<std::unique_ptr<MappedFile>> MappedFile::Anonymous(
+    size_t size, const std::function<Status(char*)>& fill) {
+  void* data = nullptr;
+  if (size > 0) {
+    data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (data == MAP_FAILED) {
+      return Err(Status::Io("cannot map " + std::to_string(size) +
+                            " bytes of memory: " + std::strerror(errno)));
+    }
+  }
+  std::unique_ptr<MappedFile> mapped(new MappedFile(static_cast<const char*>(data), size));
+  RETURN_IF_ERROR(fill(static_cast<char*>(data)));
+  if (size > 0 && ::mprotect(data, size, PROT_READ) != 0) {
+    return Err(Status::Io(std::string("cannot make memory read-only: ") + std::strerror(errno)));
+  }
+  return mapped;
 }
 
 MappedFile::~MappedFile() {

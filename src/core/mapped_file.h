@@ -11,6 +11,7 @@
 // Thread-safety: bytes() may be read from any thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,6 +26,13 @@ class MappedFile {
   // it does not exist, kIo if it cannot be opened, sized or mapped. A reader
   // that knows how it will read gives the kernel advice (madvise) itself.
   static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  // `size` bytes of private memory that `fill` writes once (the decrypted
+  // bytes of a sealed file), then read-only like a mapped file and as
+  // page-aligned, so a reader may advise the kernel about it the same way.
+  // kIo if the memory cannot be had; what `fill` returns if it fails (the
+  // memory is released).
+  static Result<std::unique_ptr<MappedFile>> Anonymous(size_t size,
+                                                       const std::function<Status(char*)>& fill);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -197,7 +197,8 @@ class BackendSearchIndex final : public SearchIndex {
     FileSystem& file_system = backend_->file_system();
     const fs::path dir(files);
     RETURN_IF_ERROR(file_system.CreateDirectory(dir.string(), 0700));  // the store's: private
-    RETURN_IF_ERROR(hnsw->Save((dir / HnswFileName(model)).string(), &file_system));
+    RETURN_IF_ERROR(
+        hnsw->Save((dir / HnswFileName(model)).string(), &file_system, backend_->FilesKey()));
     RETURN_IF_ERROR(backend_->SetMeta("hnsw:" + model, std::to_string(last) + " " +
                                                            std::to_string(all->size()) + " " +
                                                            std::to_string(all->dims())));
@@ -241,7 +242,9 @@ class BackendSearchIndex final : public SearchIndex {
       if (saved) std::istringstream(*saved) >> covered >> count >> dims;
       if (saved && !files.empty() && count >= options_.approximate_threshold && !hnsw_damaged_) {
         const std::string path = (fs::path(files) / HnswFileName(model)).string();
-        Result<std::unique_ptr<HnswIndex>> loaded = HnswIndex::Load(path, static_cast<int>(dims));
+        // Sealed when the store is encrypted: decrypted into memory then.
+        Result<std::unique_ptr<HnswIndex>> loaded =
+            HnswIndex::Load(path, static_cast<int>(dims), backend_->FilesKey());
         // A file that is not the one the meta describes (a save whose meta
         // never followed: the rename went through, the folder's fsync failed)
         // would count its newer vectors twice; it is left unused.
@@ -249,8 +252,8 @@ class BackendSearchIndex final : public SearchIndex {
           hnsw_ = std::move(*loaded);
           loaded_upto_ = covered;
         }
-        // A lost, damaged or unmatched file only costs speed: the exact scan
-        // takes over.
+        // A lost, damaged or unmatched file (or one that does not decrypt)
+        // only costs speed: the exact scan takes over.
       }
     }
     ASSIGN_OR_RETURN(loaded_upto_, LoadVectors(backend_.get(), model, loaded_upto_, &exact_));

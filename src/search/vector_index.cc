@@ -109,6 +109,142 @@ class Reader {
   size_t pos_ = 0;
 };
 
+// The sealed form of an index file (vector_index.h, issue 35).
+constexpr char kSealedMagic[8] = {'S', 'D', 'B', 'H', 'N', 'S', 'W', 'E'};
+constexpr uint32_t kSealedVersion = 1;
+constexpr size_t kSealedHeaderBytes = 8 + 4 + 4 + 8;
+constexpr uint64_t kSealedChunkBytes = uint64_t{1} << 20;
+// A header may name another chunk size (a later writer's), up to this.
+constexpr uint64_t kMaxSealedChunkBytes = uint64_t{1} << 30;
+
+std::string SealedHeader(uint32_t chunk_bytes, uint64_t plain_bytes) {
+  std::string header(kSealedMagic, sizeof(kSealedMagic));
+  Put(header, kSealedVersion);
+  Put(header, chunk_bytes);
+  Put(header, plain_bytes);
+  return header;
+}
+
+uint64_t SealedChunks(uint64_t plain_bytes, uint64_t chunk_bytes) {
+  return std::max<uint64_t>(1, (plain_bytes + chunk_bytes - 1) / chunk_bytes);
+}
+
+std::string SealedAssociated(std::string_view base_name, std::string_view header, uint64_t i,
+                             bool last) {
+  std::string ad("sdb-hnsw");
+  ad.push_back('\0');
+  ad += base_name;
+  ad.push_back('\0');
+  ad += header;
+  Put(ad, i);
+  ad.push_back(last ? '\1' : '\0');
+  return ad;
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// `plain` (an index file's bytes) sealed under `key` for the file `path`.
+std::string SealIndexFile(const cipher::SecretKey& key, const std::string& path,
+                          std::string_view plain) {
+  const std::string header = SealedHeader(static_cast<uint32_t>(kSealedChunkBytes), plain.size());
+  const std::string base_name = BaseName(path);
+  const uint64_t chunks = SealedChunks(plain.size(), kSealedChunkBytes);
+  std::string out = header;
+  out.resize(header.size() + plain.size() + chunks * cipher::kSealOverhead);
+  size_t at = header.size();
+  for (uint64_t i = 0; i < chunks; ++i) {
+    const std::string_view chunk = plain.substr(i * kSealedChunkBytes, kSealedChunkBytes);
+    auto* data = reinterpret_cast<uint8_t*>(out.data() + at);
+    if (!chunk.empty()) std::memcpy(data, chunk.data(), chunk.size());
+    cipher::SealInPlace(key, data, chunk.size(),
+                        SealedAssociated(base_name, header, i, i + 1 == chunks),
+                        data + chunk.size());
+    at += chunk.size() + cipher::kSealOverhead;
+  }
+  return out;
+}
+
+// Reads exactly `n` bytes at `offset` of `fd`; false at the end of the file.
+Result<bool> ReadAt(int fd, char* out, size_t n, uint64_t offset, const std::string& path) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::pread(fd, out + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return Err(IoError("cannot read vector index", path));
+    }
+    if (got == 0) return false;
+    done += static_cast<size_t>(got);
+  }
+  return true;
+}
+
+// The plaintext of the sealed index file `path`, decrypted under `key` into
+// private memory a chunk at a time (no second copy of the file).
+Result<std::unique_ptr<MappedFile>> OpenSealedIndexFile(const std::string& path,
+                                                        const cipher::SecretKey& key) {
+  auto corrupt = [&path](const std::string& why) {
+    return Err(Status::Corruption("vector index " + path + " does not decrypt (" + why +
+                                  "); delete it to rebuild it"));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Err(Status::NotFound("vector index " + path + " does not exist"));
+    return Err(IoError("cannot open vector index", path));
+  }
+  FdCloser closer(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Err(IoError("cannot stat vector index", path));
+  std::string header(kSealedHeaderBytes, '\0');
+  ASSIGN_OR_RETURN(bool whole, ReadAt(fd, header.data(), header.size(), 0, path));
+  if (!whole || std::memcmp(header.data(), kSealedMagic, sizeof(kSealedMagic)) != 0) {
+    return corrupt("not a sealed index: a plaintext or foreign file where a key is configured");
+  }
+  Reader in(std::string_view(header).substr(sizeof(kSealedMagic)));
+  uint32_t version = 0, chunk_bytes = 0;
+  uint64_t plain_bytes = 0;
+  in.Get(&version);
+  in.Get(&chunk_bytes);
+  in.Get(&plain_bytes);
+  if (version != kSealedVersion) return corrupt("unknown version " + std::to_string(version));
+  if (chunk_bytes == 0 || chunk_bytes > kMaxSealedChunkBytes ||
+      plain_bytes > static_cast<uint64_t>(st.st_size)) {
+    return corrupt("impossible sizes");
+  }
+  const uint64_t chunks = SealedChunks(plain_bytes, chunk_bytes);
+  if (static_cast<uint64_t>(st.st_size) !=
+      kSealedHeaderBytes + plain_bytes + chunks * cipher::kSealOverhead) {
+    return corrupt("truncated or overlong");
+  }
+  const std::string base_name = BaseName(path);
+  return MappedFile::Anonymous(plain_bytes, [&](char* plain) -> Status {
+    uint64_t at = kSealedHeaderBytes;
+    uint8_t trailer[cipher::kSealOverhead];
+    for (uint64_t i = 0; i < chunks; ++i) {
+      const uint64_t n = std::min<uint64_t>(chunk_bytes, plain_bytes - i * chunk_bytes);
+      auto* data = reinterpret_cast<uint8_t*>(plain + i * chunk_bytes);
+      ASSIGN_OR_RETURN(bool got, ReadAt(fd, reinterpret_cast<char*>(data), n, at, path));
+      if (got) {
+        ASSIGN_OR_RETURN(
+            got, ReadAt(fd, reinterpret_cast<char*>(trailer), sizeof(trailer), at + n, path));
+      }
+      if (!got) return corrupt("it shrank while being read").value();
+      if (!cipher::OpenInPlace(key, data, n,
+                               SealedAssociated(base_name, header, i, i + 1 == chunks), trailer)) {
+        return corrupt("chunk " + std::to_string(i) + " of " + std::to_string(chunks) +
+                       " fails authentication: another key, a changed byte, or a file moved "
+                       "from another name")
+            .value();
+      }
+      at += n + cipher::kSealOverhead;
+    }
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -343,9 +479,13 @@ Result<std::vector<VectorHit>> HnswIndex::Search(std::span<const float> query, s
   return Scan(query.data(), k, accept);
 }
 
-Status HnswIndex::Save(const std::string& path, FileSystem* fs) const {
-  // A mapped index is already the file: copied as it is.
-  if (mapped_ != nullptr) return ReplaceFileDurably(path, mapped_->bytes(), fs);
+Status HnswIndex::Save(const std::string& path, FileSystem* fs,
+                       const cipher::SecretKey* key) const {
+  // A mapped index is already the file (its plaintext): copied as it is.
+  if (mapped_ != nullptr) {
+    if (key == nullptr) return ReplaceFileDurably(path, mapped_->bytes(), fs);
+    return ReplaceFileDurably(path, SealIndexFile(*key, path, mapped_->bytes()), fs);
+  }
   const Hnsw& h = *graph_->hnsw;
   const size_t count = h.cur_element_count;
   HnswFileHeader header{};
@@ -390,11 +530,20 @@ Status HnswIndex::Save(const std::string& path, FileSystem* fs) const {
   file.resize(kHnswHeaderBytes, '\0');
   file += level0;
   file += upper;
+  if (key != nullptr) file = SealIndexFile(*key, path, file);
   return ReplaceFileDurably(path, file, fs);
 }
 
-Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path, int dims) {
+Result<std::unique_ptr<HnswIndex>> HnswIndex::Load(const std::string& path, int dims,
+                                                   const cipher::SecretKey* key) {
   if (dims < 1) return Err(Status::InvalidArgument("vectors need at least one dimension"));
+  if (key != nullptr) {
+    ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, OpenSealedIndexFile(path, *key));
+    // Only version 2 is ever sealed.
+    ASSIGN_OR_RETURN(std::unique_ptr<MappedHnsw> mapped,
+                     MappedHnsw::Open(std::move(file), path, dims));
+    return std::unique_ptr<HnswIndex>(new HnswIndex(dims, std::move(mapped)));
+  }
   Result<std::unique_ptr<MappedFile>> mapped_file = MappedFile::Open(path);
   if (!mapped_file && mapped_file.error().code() == StatusCode::kNotFound) {
     return Err(Status::NotFound("vector index " + path + " does not exist"));

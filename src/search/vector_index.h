@@ -15,6 +15,19 @@
 //              payload_bytes:u64 payload_fnv1a64:u64 payload
 //   payload := hnswlib 0.6 HierarchicalNSW<float> serialisation (saveIndex)
 //
+// Sealed file (issue 35, with a key; docs/encryption.md): the version 2
+// bytes above, encrypted in chunks of C = 1 MiB with AES-256-GCM:
+//   file     := magic:"SDBHNSWE" version:u32=1 chunk_bytes:u32 plain_bytes:u64
+//               record{n}                       n = max(1, ceil(plain_bytes / C))
+//   record_i := ciphertext_i nonce:12 tag:16    (ciphertext_i of chunk i, the last short)
+//   AD_i     := "sdb-hnsw" 0x00 base_name 0x00 header(24 bytes) i:u64 last:u8
+// The file's base name ("model.hnsw") and its header are bound into every
+// chunk: a file renamed to another model's name, a changed byte, a truncation
+// or reordered chunks do not open. Only the file's size stays visible. Load
+// decrypts the whole file into private memory instead of mapping it (the
+// index is then resident: its plaintext size, plus one chunk while loading),
+// and Save holds the sealed copy beside the plaintext one (twice the file).
+//
 // Example:
 //   VectorSet set(384);
 //   set.Add(message_id, vector);
@@ -38,6 +51,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cipher.h"
 #include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
 #include "sessiondb/store.h"
@@ -94,13 +108,19 @@ class HnswIndex {
   // rebuild it to get version 2). kNotFound if `path` does not exist,
   // kCorruption if it is not an intact index of `dims` dimensions (as far as
   // checked), kIo if it cannot be read or mapped.
-  static Result<std::unique_ptr<HnswIndex>> Load(const std::string& path, int dims);
+  // With `key` the file must be sealed (see above) under it: it is decrypted
+  // into memory, and kCorruption if it does not open (another key, damage, a
+  // plaintext file). Null: today's plaintext file, mapped.
+  static Result<std::unique_ptr<HnswIndex>> Load(const std::string& path, int dims,
+                                                 const cipher::SecretKey* key = nullptr);
   // Writes to path + ".tmp", fsyncs, renames over `path` and fsyncs the
   // directory, through `fs` (null: the real file system): a reader sees the
   // old index or the new one, never half of one. kIo on failure (the
   // temporary file is removed, a previous index at `path` stays whole).
-  // Always writes version 2.
-  Status Save(const std::string& path, FileSystem* fs = nullptr) const;
+  // Always writes version 2; with `key`, sealed under it (see above), so the
+  // file holds none of the vectors or ids in plaintext.
+  Status Save(const std::string& path, FileSystem* fs = nullptr,
+              const cipher::SecretKey* key = nullptr) const;
   // Reads what Load left unchecked (the whole level-0 block of a mapped
   // index: its checksum, every link and id). OK for an index in memory.
   // kCorruption on damage.

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cipher.h"
 #include "core/secret_scan.h"
 #include "sessiondb/file_system.h"
 #include "sessiondb/memory.h"
@@ -287,6 +288,10 @@ class IndexBackend {
   // What the index writes its files in FilesDirectory() through: the
   // file-system seam of the Store it came from (StoreOptions::file_system).
   virtual FileSystem& file_system() { return *FileSystem::Default(); }
+  // The key that seals the files the index keeps in FilesDirectory() (the
+  // saved HNSW graph: search/vector_index.h); null when they are plaintext.
+  // Owned by the backend, valid while it lives.
+  virtual const cipher::SecretKey* FilesKey() const { return nullptr; }
 
   // ---- Code memory --------------------------------------------------------
 

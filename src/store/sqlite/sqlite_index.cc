@@ -18,10 +18,9 @@ Result<std::unique_ptr<store::IndexBackend>> SqliteStore::OpenIndexBackend() {
                                   options_.file_system);
 }
 
-Result<std::unique_ptr<store::IndexBackend>> SqliteIndexBackend::Open(const std::string& store_dir,
-                                                                      int busy_timeout_ms,
-                                                                      bool read_only,
-                                                                      FileSystem* file_system) {
+Result<std::unique_ptr<store::IndexBackend>> SqliteIndexBackend::Open(
+    const std::string& store_dir, int busy_timeout_ms, bool read_only, FileSystem* file_system,
+    std::optional<cipher::SecretKey> files_key) {
   const fs::path db_path = fs::path(store_dir) / kEmbeddedDatabaseFile;
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db,
                    Database::Open(db_path.string(), busy_timeout_ms,
@@ -36,6 +35,7 @@ Result<std::unique_ptr<store::IndexBackend>> SqliteIndexBackend::Open(const std:
   const bool writable = db->read_only_reason().empty();
   auto backend = std::unique_ptr<SqliteIndexBackend>(
       new SqliteIndexBackend(store_dir, std::move(db), file_system));
+  backend->files_key_ = std::move(files_key);
   // A bulk catch-up's commits would otherwise copy the WAL into the database
   // file themselves (8 % of it). Checkpoints sync the file as the store's do.
   if (writable) {

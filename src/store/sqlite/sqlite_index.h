@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "store/index_backend.h"
@@ -26,10 +27,12 @@ class SqliteIndexBackend final : public store::IndexBackend {
   // Opens `store_dir`/sessiondb.db (which the Store has brought to the
   // current schema) with the store's busy timeout; read-only when the store
   // is (then every write fails with kFailedPrecondition). Its files are
-  // written through `file_system` (the store's; null: the real one).
-  static Result<std::unique_ptr<store::IndexBackend>> Open(const std::string& store_dir,
-                                                           int busy_timeout_ms, bool read_only,
-                                                           FileSystem* file_system);
+  // written through `file_system` (the store's; null: the real one), and
+  // sealed with `files_key` when it is set (an encrypted store's
+  // data_key.Derive("vector-index")); unset: in plaintext, as before.
+  static Result<std::unique_ptr<store::IndexBackend>> Open(
+      const std::string& store_dir, int busy_timeout_ms, bool read_only, FileSystem* file_system,
+      std::optional<cipher::SecretKey> files_key = std::nullopt);
 
   std::string Expression(const store::TextQuery& query) const override;
   Result<store::KeywordRanking> RankKeyword(const store::TextQuery& query,
@@ -59,6 +62,7 @@ class SqliteIndexBackend final : public store::IndexBackend {
   Status SetMeta(std::string_view key, std::string_view value) override;
   std::string FilesDirectory() const override;
   FileSystem& file_system() override { return *file_system_; }
+  const cipher::SecretKey* FilesKey() const override { return files_key_ ? &*files_key_ : nullptr; }
 
   Result<std::optional<std::string>> LastWholeFile(std::string_view file_path) override;
   Result<RecordedWrite> InsertCodeWrite(const store::StoredCodeWrite& write,
@@ -91,6 +95,8 @@ class SqliteIndexBackend final : public store::IndexBackend {
   // stopped before the connection it hooks closes.
   std::unique_ptr<WalCheckpointer> checkpointer_;
   FileSystem* const file_system_;
+  // Seals the saved HNSW graph; unset for a plaintext store.
+  std::optional<cipher::SecretKey> files_key_;
   // Whether any session was deleted, as of the database's version: read from
   // the sessions table again only once something changed (a scan of every
   // session, ~1 ms of each query at 10,000 sessions).
