@@ -4,6 +4,7 @@
 #include "store/sqlite/sqlite_index.h"
 
 #include <filesystem>
+#include <optional>
 
 #include "store/sqlite/fts5_query.h"
 #include "store/sqlite/sqlite_store.h"
@@ -14,8 +15,11 @@ namespace sessiondb::sqlite {
 namespace fs = std::filesystem;
 
 Result<std::unique_ptr<store::IndexBackend>> SqliteStore::OpenIndexBackend() {
-  return SqliteIndexBackend::Open(dir_, options_.busy_timeout_ms, !read_only_reason_.empty(),
-                                  options_.file_system);
+  // The saved vector index is sealed under the store's key, like its pages.
+  return SqliteIndexBackend::Open(
+      dir_, options_.busy_timeout_ms, !read_only_reason_.empty(), options_.file_system,
+      data_key_ ? std::optional<cipher::SecretKey>(data_key_->Derive("vector-index"))
+                : std::nullopt);
 }
 
 Result<std::unique_ptr<store::IndexBackend>> SqliteIndexBackend::Open(

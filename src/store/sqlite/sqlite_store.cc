@@ -11,16 +11,20 @@
 #include <system_error>
 
 #include "blob/data_uri.h"
+#include "blob/sealed_blob_store.h"
 #include "blob/sha256.h"
 #include "core/event_codec.h"
 #include "core/message_codec.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/forget_rules.h"
+#include "store/sqlite/cipher_vfs.h"
 #include "store/sqlite/schema.h"
+#include "store/sqlite/store_conversion.h"
 #include "store/sqlite/sqlite_rows.h"
 #include "store/sqlite/text_index_catch_up.h"
 #include "store/store_common.h"
+#include "store/store_encryption.h"
 
 namespace sessiondb::sqlite {
 namespace {
@@ -76,10 +80,12 @@ Session SessionFromRow(const Statement& s) {
   return out;
 }
 
-SqliteStore::SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<Database> db,
-                         std::unique_ptr<blob::BlobStore> blobs)
+SqliteStore::SqliteStore(std::string dir, StoreOptions options,
+                         std::shared_ptr<PageKeyRegistration> page_key,
+                         std::unique_ptr<Database> db, std::unique_ptr<blob::BlobStore> blobs)
     : dir_(std::move(dir)),
       options_(std::move(options)),
+      page_key_(std::move(page_key)),
       db_(std::move(db)),
       blobs_(std::move(blobs)) {}
 
@@ -142,6 +148,9 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
   std::error_code ec;
   const fs::path root(dir);
   const fs::path db_path = root / kDatabaseFile;
+  // A conversion (encrypt, decrypt, rekey) killed as it swapped folders:
+  // finished first, never mistaken for a missing store and made anew.
+  if (!options.read_only) RETURN_IF_ERROR(FinishInterruptedConversion(dir));
   if (!fs::exists(root, ec)) {
     if (!options.create_if_missing) {
       return Err(Status::NotFound("no store at " + dir + "; run `sessiondb init` to create one"));
@@ -161,6 +170,21 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
 
   if (options.read_only && !fs::exists(db_path, ec)) {
     return Err(Status::NotFound("no store at " + dir + " to open read-only"));
+  }
+  // The key first: a wrong or missing one fails here, before any byte of
+  // the store is written (a new store's envelope comes before its database).
+  ASSIGN_OR_RETURN(std::optional<cipher::SecretKey> data_key,
+                   store::LoadEmbeddedDataKey(dir, db_path.string(), options,
+                                              /*may_create=*/!options.read_only));
+  std::unique_ptr<PageKeyRegistration> page_key;
+  if (data_key) {
+    if (IsPlaintextDatabase(db_path.string())) {
+      return Err(Status::Corruption(
+          "the store at " + dir + " has a key envelope but its database is plaintext; " +
+          "restore the store (database and " + kDatabaseFile + "-key) from one backup"));
+    }
+    ASSIGN_OR_RETURN(page_key, PageKeyRegistration::Register(
+                                   db_path.string(), data_key->Derive("sqlite-pages")));
   }
   if (!options.read_only && !fs::exists(db_path, ec)) MakeNewStorePrivate(root, db_path);
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db,
@@ -186,13 +210,16 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
     RETURN_IF_ERROR(MigrateSchema(db.get(), dir));  // refuses a newer schema; writes nothing
   }
 
-  ASSIGN_OR_RETURN(std::unique_ptr<blob::FileBlobStore> blobs,
+  ASSIGN_OR_RETURN(std::unique_ptr<blob::FileBlobStore> file_blobs,
                    blob::FileBlobStore::Open(
                        (root / kBlobDir).string(),
                        options.durability == Durability::kDurable && read_only_reason.empty(),
                        options.file_system));
-  auto store = std::unique_ptr<SqliteStore>(
-      new SqliteStore(dir, std::move(options), std::move(db), std::move(blobs)));
+  std::unique_ptr<blob::BlobStore> blobs = std::move(file_blobs);
+  if (data_key) blobs = blob::SealBlobStore(std::move(blobs), data_key->Derive("blobs"));
+  auto store = std::unique_ptr<SqliteStore>(new SqliteStore(
+      dir, std::move(options), std::move(page_key), std::move(db), std::move(blobs)));
+  if (data_key) store->data_key_ = std::make_shared<const cipher::SecretKey>(*data_key);
   store->read_only_reason_ = read_only_reason;
   // Commits wake a checkpointer instead of copying the WAL into the database
   // file themselves (wal_checkpointer.h).

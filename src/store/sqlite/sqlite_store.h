@@ -17,9 +17,11 @@
 #include <string>
 
 #include "blob/blob_store.h"
+#include "core/cipher.h"
 #include "sessiondb/store.h"
 #include "store/backend.h"
 #include "store/message_preparer.h"
+#include "store/sqlite/cipher_vfs.h"
 #include "store/sqlite/group_commit.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/sqlite/wal_checkpointer.h"
@@ -124,7 +126,8 @@ class SqliteStore final : public store::Backend {
  private:
   friend class SqliteWriteTransaction;
 
-  SqliteStore(std::string dir, StoreOptions options, std::unique_ptr<Database> db,
+  SqliteStore(std::string dir, StoreOptions options,
+              std::shared_ptr<PageKeyRegistration> page_key, std::unique_ptr<Database> db,
               std::unique_ptr<blob::BlobStore> blobs);
 
   int64_t Now() const { return options_.clock(); }
@@ -200,6 +203,14 @@ class SqliteStore final : public store::Backend {
   // Empty when writable; else why the store is read-only (set once by Open).
   std::string read_only_reason_;
   std::mutex mu_;
+  // Encryption at rest (docs/encryption.md): while this lives, every
+  // connection to the database (db_, the checkpointer's, the search index's)
+  // reads and writes its pages sealed. Declared before db_ so that it
+  // outlives every connection this store opened. Null for a plaintext store.
+  const std::shared_ptr<PageKeyRegistration> page_key_;
+  // The store's data key (the blob, vector-file and page keys derive from
+  // it); null for a plaintext store.
+  std::shared_ptr<const cipher::SecretKey> data_key_;
   std::unique_ptr<Database> db_;  // guarded by mu_
   // Checkpoints db_'s WAL on a thread of its own (null when read-only).
   // Declared after db_: stopped before the connection it hooks closes.
