@@ -86,6 +86,7 @@ StoreOptions CliContext::MakeStoreOptions(bool create_if_missing) const {
   if (options.max_file_bytes > 0) o.max_file_bytes = options.max_file_bytes;
   if (options.max_images >= 0) o.max_images_per_message = options.max_images;
   o.namespace_name = options.namespace_name;
+  o.key_file = options.key_file;  // empty: the library reads $SESSIONDB_KEY_FILE
   if (o.namespace_name.empty()) {
     const char* env = std::getenv("SESSIONDB_NAMESPACE");
     if (env != nullptr) o.namespace_name = env;

@@ -36,6 +36,7 @@ struct GlobalOptions {
   int64_t max_image_bytes = 0;  // --max-image-bytes; 0: the library's default
   int64_t max_file_bytes = 0;   // --max-file-bytes; 0: the library's default
   int max_images = -1;          // --max-images; -1: the library's default
+  std::string key_file;         // --key-file; empty: $SESSIONDB_KEY_FILE
 };
 
 class CliContext {

@@ -25,6 +25,8 @@ void AddForgetCommands(CLI::App& app, CliContext& ctx);
 // `verify --erased FILE`: checks the erasure receipt in FILE against the
 // store; exit 0 when all it names is erased, 1 listing the problems.
 void VerifyErasureReceipt(CliContext& ctx, const std::string& path);
+// key new, key status, key rotate, key rekey, encrypt, decrypt (docs/encryption.md)
+void AddKeyCommands(CLI::App& app, CliContext& ctx);
 // search, reindex
 void AddSearchCommands(CLI::App& app, CliContext& ctx);
 // recall, churn, hook

@@ -149,6 +149,8 @@ void AddCopy(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string from;
     std::string to;
+    std::string from_key_file;
+    std::string to_key_file;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -159,17 +161,30 @@ void AddCopy(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--to", args->to, "The store to copy into; created if missing")
       ->required()
       ->option_text("STORE");
+  cmd->add_option("--from-key-file", args->from_key_file,
+                  "The key of an encrypted --from store (default: --key-file)")
+      ->option_text("FILE");
+  cmd->add_option("--to-key-file", args->to_key_file,
+                  "The key of an encrypted --to store; a new store made with it is encrypted "
+                  "(default: --key-file)")
+      ->option_text("FILE");
   cmd->footer(
       "\nSessions already in the destination with the same length are skipped, so an\n"
       "interrupted copy resumes when run again. A session there with a different log\n"
       "is a conflict (exit 4); nothing is overwritten. --namespace applies to both.\n"
+      "Between an encrypted and a plaintext store, give the encrypted side's key with\n"
+      "--from-key-file or --to-key-file (docs/encryption.md).\n"
       "\nExamples:\n"
       "  sessiondb copy --from ~/.local/share/sessiondb --to postgresql://me@db/chats\n"
       "  sessiondb copy --from postgresql://me@db/chats?namespace=team-a --to ./backup");
   cmd->callback([&ctx, args] {
-    auto from = Store::Open(args->from, ctx.MakeStoreOptions(/*create_if_missing=*/false));
+    StoreOptions from_options = ctx.MakeStoreOptions(/*create_if_missing=*/false);
+    if (!args->from_key_file.empty()) from_options.key_file = args->from_key_file;
+    StoreOptions to_options = ctx.MakeStoreOptions(/*create_if_missing=*/true);
+    if (!args->to_key_file.empty()) to_options.key_file = args->to_key_file;
+    auto from = Store::Open(args->from, from_options);
     if (!from) return ctx.Fail(from.error());
-    auto to = Store::Open(args->to, ctx.MakeStoreOptions(/*create_if_missing=*/true));
+    auto to = Store::Open(args->to, to_options);
     if (!to) return ctx.Fail(to.error());
     Result<CopyReport> report;
     {

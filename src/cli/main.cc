@@ -86,6 +86,11 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
   app.add_option("--max-images", options.max_images, "Most images per message (default 5)")
       ->check(NumberIn(0, std::numeric_limits<int32_t>::max()))
       ->option_text("N");
+  app.add_option("--key-file", options.key_file,
+                 "Encrypted stores: the file holding the master key or passphrase (mode 0600); "
+                 "default $SESSIONDB_KEY_FILE. A new store made with a key is encrypted "
+                 "(docs/encryption.md)")
+      ->option_text("FILE");
 }
 
 // `sessiondb version`: the same line as --version, or {"version": "..."}.
@@ -182,6 +187,7 @@ static int RunProgram(int argc, char** argv) {
   AddInteropCommands(app, ctx);
   AddHousekeepingCommands(app, ctx);
   AddForgetCommands(app, ctx);
+  AddKeyCommands(app, ctx);
   AddSearchCommands(app, ctx);
   AddMemoryCommands(app, ctx);
   AddServeCommand(app, ctx);
