@@ -128,5 +128,6 @@ def open(location: Any, **options: Any) -> Store:  # noqa: A001  (sessiondb.open
     a ``postgresql://`` URI. Options: durability ("durable" or
     "process-crash-safe"), max_image_bytes, max_images_per_message,
     max_file_bytes, create_if_missing, read_only, busy_timeout_ms, namespace,
-    max_connections, actor (who the ledger of forgetting names)."""
+    max_connections, actor (who the ledger of forgetting names), key_file
+    (the master key of an encrypted store; default $SESSIONDB_KEY_FILE)."""
     return Store(location, **options)

@@ -147,7 +147,8 @@ class Store:
                  max_file_bytes: Optional[int] = None, create_if_missing: bool = True,
                  read_only: bool = False, busy_timeout_ms: Optional[int] = None,
                  namespace: str = "", max_connections: Optional[int] = None,
-                 actor: str = "") -> None: ...
+                 actor: str = "",
+                 key_file: Union[str, "PathLike[str]", None] = None) -> None: ...
     def close(self) -> None: ...
     # sessions
     def create_session(self, id: Optional[str] = None, *, title: Optional[str] = None,

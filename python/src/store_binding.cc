@@ -29,7 +29,8 @@ std::unique_ptr<PyStore> OpenStore(py::handle location_arg, const std::string& d
                                    std::optional<int64_t> max_file_bytes, bool create_if_missing,
                                    bool read_only, std::optional<int> busy_timeout_ms,
                                    const std::string& namespace_name,
-                                   std::optional<int> max_connections, const std::string& actor) {
+                                   std::optional<int> max_connections, const std::string& actor,
+                                   py::handle key_file) {
   std::string location = py::str(py::module_::import("os").attr("fspath")(location_arg));
   StoreOptions options;
   if (durability == "durable") {
@@ -49,6 +50,10 @@ std::unique_ptr<PyStore> OpenStore(py::handle location_arg, const std::string& d
   options.namespace_name = namespace_name;
   if (max_connections) options.max_connections = *max_connections;
   options.actor = actor;
+  // None: $SESSIONDB_KEY_FILE, as every face (docs/encryption.md).
+  if (!key_file.is_none()) {
+    options.key_file = py::str(py::module_::import("os").attr("fspath")(key_file));
+  }
   std::unique_ptr<Store> store;
   {
     py::gil_scoped_release release;
@@ -446,7 +451,9 @@ void BindStore(py::module_& m) {
           py::arg("create_if_missing") = true, py::arg("read_only") = false,
           py::arg("busy_timeout_ms") = py::none(), py::arg("namespace") = "",
           py::arg("max_connections") = py::none(), py::arg("actor") = "",
-          "Opens (creating if missing) the store at `location`.")
+          py::arg("key_file") = py::none(),
+          "Opens (creating if missing) the store at `location`; `key_file` (default "
+          "$SESSIONDB_KEY_FILE) names the master key of an encrypted store.")
       .def_property_readonly("location", &PyStore::location)
       .def_property_readonly(
           "kind",
