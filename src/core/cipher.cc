@@ -6,7 +6,11 @@
 #include <openssl/kdf.h>
 #include <openssl/rand.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 namespace sessiondb::cipher {
@@ -17,14 +21,6 @@ struct CipherCtxFree {
 };
 using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxFree>;
 
-// One context per thread, reused: allocating one per page costs more than
-// encrypting the page.
-EVP_CIPHER_CTX* ThreadContext() {
-  thread_local CipherCtx ctx(EVP_CIPHER_CTX_new());
-  if (!ctx) std::abort();  // out of memory
-  return ctx.get();
-}
-
 const auto* U8(std::string_view s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 
 // Only a programmer's error (or an exhausted CSPRNG) fails here, never input.
@@ -32,28 +28,113 @@ void Check(int ok) {
   if (ok != 1) std::abort();
 }
 
+// AES-256-GCM fetched from its provider once: an implicit fetch per call
+// (EVP_aes_256_gcm() in EVP_EncryptInit_ex) cost more than sealing a page.
+const EVP_CIPHER* Gcm() {
+  static EVP_CIPHER* const cipher = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
+  if (cipher == nullptr) std::abort();
+  return cipher;
+}
+
+// A thread's contexts with a key already expanded, for the few keys a
+// process uses at once (a store's page, blob and vector keys): setting up
+// the key schedule per page cost as much as the page's AES. Keyed by the
+// key's bytes; the copy is wiped when the thread ends.
+class KeyedContexts {
+ public:
+  ~KeyedContexts() {
+    for (Slot& s : slots_) OPENSSL_cleanse(s.key, sizeof s.key);
+  }
+  // The context for `key` in direction `encrypt`, ready for a new nonce.
+  EVP_CIPHER_CTX* For(const SecretKey& key, bool encrypt) {
+    for (Slot& s : slots_) {
+      if (s.used && CRYPTO_memcmp(s.key, key.data(), kKeyBytes) == 0) {
+        return encrypt ? s.enc.get() : s.dec.get();
+      }
+    }
+    Slot& s = slots_[next_++ % slots_.size()];
+    if (!s.enc) s.enc.reset(EVP_CIPHER_CTX_new());
+    if (!s.dec) s.dec.reset(EVP_CIPHER_CTX_new());
+    if (!s.enc || !s.dec) std::abort();  // out of memory
+    Check(EVP_EncryptInit_ex(s.enc.get(), Gcm(), nullptr, key.data(), nullptr));
+    Check(EVP_DecryptInit_ex(s.dec.get(), Gcm(), nullptr, key.data(), nullptr));
+    std::memcpy(s.key, key.data(), kKeyBytes);
+    s.used = true;
+    return encrypt ? s.enc.get() : s.dec.get();
+  }
+
+ private:
+  struct Slot {
+    bool used = false;
+    uint8_t key[kKeyBytes] = {};
+    CipherCtx enc;
+    CipherCtx dec;
+  };
+  std::array<Slot, 4> slots_;
+  size_t next_ = 0;
+};
+
+KeyedContexts& ThreadContexts() {
+  thread_local KeyedContexts contexts;
+  return contexts;
+}
+
+// A fresh nonce without a CSPRNG call per seal: 8 random bytes drawn per
+// thread (again after a fork, and every 2^32 seals) and a 4-byte counter.
+// Two seals share a nonce only if two threads drew the same 64-bit prefix:
+// about T^2 / 2^65 for T threads over the key's life, far below the 2^-32
+// that random 96-bit nonces reach after 2^32 seals.
+void NextNonce(uint8_t* out) {
+  struct State {
+    uint8_t prefix[8];
+    uint32_t counter = 0;
+    pid_t pid = -1;
+  };
+  thread_local State state;
+  const pid_t pid = ::getpid();
+  if (state.pid != pid || state.counter == 0xFFFFFFFFu) {
+    Check(RAND_bytes(state.prefix, sizeof state.prefix));
+    state.counter = 0;
+    state.pid = pid;
+  }
+  const uint32_t n = state.counter++;
+  std::memcpy(out, state.prefix, 8);
+  for (int i = 0; i < 4; ++i) out[8 + i] = static_cast<uint8_t>(n >> (8 * i));
+}
+
+// GCM takes lengths as int: larger inputs go through in pieces.
+constexpr size_t kMaxPiece = size_t{1} << 30;
+
 void GcmEncrypt(const SecretKey& key, const uint8_t* nonce, const uint8_t* in, uint8_t* out,
                 size_t n, std::string_view associated, uint8_t* tag) {
-  EVP_CIPHER_CTX* ctx = ThreadContext();
-  Check(EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, key.data(), nonce));
+  EVP_CIPHER_CTX* ctx = ThreadContexts().For(key, /*encrypt=*/true);
+  Check(EVP_EncryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce));
   int len = 0;
   if (!associated.empty()) {
     Check(EVP_EncryptUpdate(ctx, nullptr, &len, U8(associated), static_cast<int>(associated.size())));
   }
-  if (n > 0) Check(EVP_EncryptUpdate(ctx, out, &len, in, static_cast<int>(n)));
+  for (size_t done = 0; done < n;) {
+    const size_t piece = std::min(n - done, kMaxPiece);
+    Check(EVP_EncryptUpdate(ctx, out + done, &len, in + done, static_cast<int>(piece)));
+    done += piece;
+  }
   Check(EVP_EncryptFinal_ex(ctx, out + n, &len));
   Check(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, kTagBytes, tag));
 }
 
 bool GcmDecrypt(const SecretKey& key, const uint8_t* nonce, const uint8_t* in, uint8_t* out,
                 size_t n, std::string_view associated, const uint8_t* tag) {
-  EVP_CIPHER_CTX* ctx = ThreadContext();
-  Check(EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, key.data(), nonce));
+  EVP_CIPHER_CTX* ctx = ThreadContexts().For(key, /*encrypt=*/false);
+  Check(EVP_DecryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce));
   int len = 0;
   if (!associated.empty()) {
     Check(EVP_DecryptUpdate(ctx, nullptr, &len, U8(associated), static_cast<int>(associated.size())));
   }
-  if (n > 0) Check(EVP_DecryptUpdate(ctx, out, &len, in, static_cast<int>(n)));
+  for (size_t done = 0; done < n;) {
+    const size_t piece = std::min(n - done, kMaxPiece);
+    Check(EVP_DecryptUpdate(ctx, out + done, &len, in + done, static_cast<int>(piece)));
+    done += piece;
+  }
   Check(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, const_cast<uint8_t*>(tag)));
   return EVP_DecryptFinal_ex(ctx, out + n, &len) == 1;
 }
@@ -102,7 +183,7 @@ std::string RandomBytes(size_t n) {
 std::string Seal(const SecretKey& key, std::string_view plaintext, std::string_view associated) {
   std::string out(kNonceBytes + plaintext.size() + kTagBytes, '\0');
   auto* o = reinterpret_cast<uint8_t*>(out.data());
-  Check(RAND_bytes(o, kNonceBytes));
+  NextNonce(o);
   GcmEncrypt(key, o, U8(plaintext), o + kNonceBytes, plaintext.size(), associated,
              o + kNonceBytes + plaintext.size());
   return out;
@@ -129,7 +210,7 @@ Result<std::string> Open(const SecretKey& key, std::string_view sealed,
 
 void SealInPlace(const SecretKey& key, uint8_t* data, size_t n, std::string_view associated,
                  uint8_t* trailer) {
-  Check(RAND_bytes(trailer, kNonceBytes));
+  NextNonce(trailer);
   GcmEncrypt(key, trailer, data, data, n, associated, trailer + kNonceBytes);
 }
 

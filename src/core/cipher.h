@@ -1,5 +1,5 @@
 // Authenticated encryption and keyed hashing for encryption at rest
-// (docs/encryption.md): AES-256-GCM with a fresh random nonce per seal,
+// (docs/encryption.md): AES-256-GCM with a fresh nonce per seal,
 // HMAC-SHA256 for keyed names and tokens, HKDF-SHA256 to derive one subkey
 // per use from a data key, and scrypt to stretch a passphrase. All through
 // OpenSSL's EVP interface, which picks AES-NI where the CPU has it.
@@ -56,7 +56,8 @@ class SecretKey {
 // `n` bytes from the system's CSPRNG.
 std::string RandomBytes(size_t n);
 
-// AES-256-GCM of `plaintext` under a fresh random nonce, with `associated`
+// AES-256-GCM of `plaintext` under a fresh nonce (8 random bytes per
+// thread and process, then a counter), with `associated`
 // (the record's identity) authenticated but not stored: nonce | ciphertext | tag.
 std::string Seal(const SecretKey& key, std::string_view plaintext, std::string_view associated);
 

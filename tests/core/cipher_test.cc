@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <set>
@@ -54,6 +56,46 @@ TEST(Cipher, EveryNonceIsFresh) {
   std::set<std::string> nonces;
   for (int i = 0; i < 1000; ++i) nonces.insert(Seal(key, "same", "").substr(0, kNonceBytes));
   EXPECT_EQ(nonces.size(), 1000u);
+}
+
+TEST(Cipher, AForkedChildNeverReusesItsParentsNonces) {
+  const SecretKey key = SecretKey::Random();
+  const std::string before = Seal(key, "x", "").substr(0, kNonceBytes);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const std::string child = Seal(key, "x", "").substr(0, kNonceBytes);
+    (void)!::write(fds[1], child.data(), child.size());
+    _exit(0);
+  }
+  const std::string parent = Seal(key, "x", "").substr(0, kNonceBytes);
+  std::string child(kNonceBytes, '\0');
+  ASSERT_EQ(::read(fds[0], child.data(), child.size()), static_cast<ssize_t>(kNonceBytes));
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  EXPECT_NE(child, parent) << "the child continued the parent's counter";
+  EXPECT_NE(child.substr(0, 8), before.substr(0, 8)) << "the child drew its own prefix";
+  EXPECT_EQ(parent.substr(0, 8), before.substr(0, 8));
+}
+
+TEST(Cipher, ManyKeysInTurnEachStillOpen) {
+  // More keys than a thread keeps expanded: each seal and open still uses its own.
+  std::vector<SecretKey> keys;
+  for (int i = 0; i < 9; ++i) keys.push_back(SecretKey::Random());
+  std::vector<std::string> sealed;
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < keys.size(); ++i) sealed.push_back(Seal(keys[i], "k" + std::to_string(i), "a"));
+  }
+  for (size_t j = 0; j < sealed.size(); ++j) {
+    const size_t i = j % keys.size();
+    auto opened = Open(keys[i], sealed[j], "a", "x");
+    ASSERT_TRUE(opened);
+    EXPECT_EQ(*opened, "k" + std::to_string(i));
+    EXPECT_FALSE(Open(keys[(i + 1) % keys.size()], sealed[j], "a", "x"));
+  }
 }
 
 TEST(Cipher, InPlaceSealMatchesItsOpen) {
