@@ -3,7 +3,9 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/core_names.h>
 #include <openssl/kdf.h>
+#include <openssl/params.h>
 #include <openssl/rand.h>
 
 #include <unistd.h>
@@ -28,10 +30,26 @@ void Check(int ok) {
   if (ok != 1) std::abort();
 }
 
+// OpenSSL set up once, without reading the system's openssl.cnf: parsing it
+// and the algorithms it names cost a process that opens an encrypted store
+// (the hook runs once per tool call) more than all its AES; sessiondb uses
+// the default provider's AES-GCM, SHA-256, HMAC, HKDF and scrypt only.
+void InitOpenSsl() {
+  static const bool done = [] {
+    return OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
+                                   OPENSSL_INIT_NO_ADD_ALL_DIGESTS,
+                               nullptr) == 1;
+  }();
+  if (!done) std::abort();
+}
+
 // AES-256-GCM fetched from its provider once: an implicit fetch per call
 // (EVP_aes_256_gcm() in EVP_EncryptInit_ex) cost more than sealing a page.
 const EVP_CIPHER* Gcm() {
-  static EVP_CIPHER* const cipher = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
+  static EVP_CIPHER* const cipher = [] {
+    InitOpenSsl();
+    return EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
+  }();
   if (cipher == nullptr) std::abort();
   return cipher;
 }
@@ -93,6 +111,7 @@ void NextNonce(uint8_t* out) {
   thread_local State state;
   const pid_t pid = ::getpid();
   if (state.pid != pid || state.counter == 0xFFFFFFFFu) {
+    InitOpenSsl();
     Check(RAND_bytes(state.prefix, sizeof state.prefix));
     state.counter = 0;
     state.pid = pid;
@@ -144,6 +163,7 @@ bool GcmDecrypt(const SecretKey& key, const uint8_t* nonce, const uint8_t* in, u
 SecretKey::~SecretKey() { OPENSSL_cleanse(bytes_.data(), bytes_.size()); }
 
 SecretKey SecretKey::Random() {
+  InitOpenSsl();
   SecretKey key;
   Check(RAND_bytes(key.bytes_.data(), static_cast<int>(key.bytes_.size())));
   return key;
@@ -160,32 +180,47 @@ Result<SecretKey> SecretKey::FromBytes(std::string_view raw) {
 }
 
 SecretKey SecretKey::Derive(std::string_view label) const {
-  SecretKey out;
-  std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx(
-      EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nullptr), EVP_PKEY_CTX_free);
+  static EVP_KDF* const hkdf = [] {
+    InitOpenSsl();
+    return EVP_KDF_fetch(nullptr, "HKDF", nullptr);
+  }();
+  if (hkdf == nullptr) std::abort();
+  std::unique_ptr<EVP_KDF_CTX, decltype(&EVP_KDF_CTX_free)> ctx(EVP_KDF_CTX_new(hkdf),
+                                                                 EVP_KDF_CTX_free);
   if (!ctx) std::abort();
-  size_t len = out.bytes_.size();
-  Check(EVP_PKEY_derive_init(ctx.get()));
-  Check(EVP_PKEY_CTX_set_hkdf_md(ctx.get(), EVP_sha256()));
-  Check(EVP_PKEY_CTX_set1_hkdf_key(ctx.get(), bytes_.data(), static_cast<int>(bytes_.size())));
-  Check(EVP_PKEY_CTX_set1_hkdf_salt(ctx.get(), U8("sessiondb-v1"), 12));
-  Check(EVP_PKEY_CTX_add1_hkdf_info(ctx.get(), U8(label), static_cast<int>(label.size())));
-  Check(EVP_PKEY_derive(ctx.get(), out.bytes_.data(), &len));
+  char digest[] = "SHA256";
+  char salt[] = "sessiondb-v1";
+  const OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<uint8_t*>(bytes_.data()),
+                                        bytes_.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt, 12),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, const_cast<char*>(label.data()),
+                                        label.size()),
+      OSSL_PARAM_construct_end()};
+  SecretKey out;
+  Check(EVP_KDF_derive(ctx.get(), out.bytes_.data(), out.bytes_.size(), params));
   return out;
 }
 
 std::string RandomBytes(size_t n) {
+  InitOpenSsl();
   std::string out(n, '\0');
   if (n > 0) Check(RAND_bytes(reinterpret_cast<uint8_t*>(out.data()), static_cast<int>(n)));
   return out;
 }
 
-std::string Seal(const SecretKey& key, std::string_view plaintext, std::string_view associated) {
-  std::string out(kNonceBytes + plaintext.size() + kTagBytes, '\0');
-  auto* o = reinterpret_cast<uint8_t*>(out.data());
+void SealTo(const SecretKey& key, std::string_view plaintext, std::string_view associated,
+            char* out) {
+  auto* o = reinterpret_cast<uint8_t*>(out);
   NextNonce(o);
   GcmEncrypt(key, o, U8(plaintext), o + kNonceBytes, plaintext.size(), associated,
              o + kNonceBytes + plaintext.size());
+}
+
+std::string Seal(const SecretKey& key, std::string_view plaintext, std::string_view associated) {
+  std::string out(kNonceBytes + plaintext.size() + kTagBytes, '\0');
+  SealTo(key, plaintext, associated, out.data());
   return out;
 }
 
@@ -208,6 +243,14 @@ Result<std::string> Open(const SecretKey& key, std::string_view sealed,
   return out;
 }
 
+bool OpenSealedInPlace(const SecretKey& key, char* sealed, size_t size,
+                       std::string_view associated) {
+  if (size < kSealOverhead) return false;
+  auto* s = reinterpret_cast<uint8_t*>(sealed);
+  const size_t n = size - kSealOverhead;
+  return GcmDecrypt(key, s, s + kNonceBytes, s + kNonceBytes, n, associated, s + kNonceBytes + n);
+}
+
 void SealInPlace(const SecretKey& key, uint8_t* data, size_t n, std::string_view associated,
                  uint8_t* trailer) {
   NextNonce(trailer);
@@ -220,6 +263,7 @@ bool OpenInPlace(const SecretKey& key, uint8_t* data, size_t n, std::string_view
 }
 
 std::string Hmac(const SecretKey& key, std::string_view data) {
+  InitOpenSsl();
   std::string out(32, '\0');
   unsigned int len = 32;
   if (HMAC(EVP_sha256(), key.data(), static_cast<int>(kKeyBytes), U8(data), data.size(),
@@ -233,6 +277,7 @@ std::string HmacHex(const SecretKey& key, std::string_view data) { return ToHex(
 
 Result<SecretKey> StretchPassphrase(std::string_view passphrase, std::string_view salt,
                                     const StretchParams& params) {
+  InitOpenSsl();
   // 128 * r * N bytes of memory: refuse what a hostile envelope could use to
   // exhaust the machine.
   if (params.log2_n < 10 || params.log2_n > 20 || params.r < 1 || params.r > 16 ||

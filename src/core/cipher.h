@@ -61,11 +61,23 @@ std::string RandomBytes(size_t n);
 // (the record's identity) authenticated but not stored: nonce | ciphertext | tag.
 std::string Seal(const SecretKey& key, std::string_view plaintext, std::string_view associated);
 
+// Seal without a copy: writes nonce | ciphertext | tag, plaintext.size() +
+// kSealOverhead bytes, to `out` (which must not overlap `plaintext`).
+void SealTo(const SecretKey& key, std::string_view plaintext, std::string_view associated,
+            char* out);
+
 // The plaintext of what Seal made with the same key and `associated`.
 // kCorruption naming `what` when it does not open: a wrong key, a changed
 // byte, or a ciphertext moved from another record.
 Result<std::string> Open(const SecretKey& key, std::string_view sealed,
                          std::string_view associated, std::string_view what);
+
+// Open without a copy: decrypts the `size` bytes at `sealed` (as Seal made
+// them) in place, leaving the plaintext at sealed + kNonceBytes, size -
+// kSealOverhead bytes long. False (and the bytes unspecified) when they do
+// not authenticate or are too short to hold a nonce and tag.
+[[nodiscard]] bool OpenSealedInPlace(const SecretKey& key, char* sealed, size_t size,
+                                     std::string_view associated);
 
 // In-place forms for fixed-size records (database pages): encrypts `n` bytes
 // at `data` and writes the nonce and tag (kSealOverhead bytes) to `trailer`.
