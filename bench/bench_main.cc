@@ -19,6 +19,7 @@
 
 #include "blob/data_uri.h"
 #include "blob/sha256.h"
+#include "encryption_workload.h"
 #include "floors.h"
 #include "ingest_pipeline_floor.h"
 #include "log_layout_floors.h"
@@ -652,6 +653,9 @@ Usage: sessiondb_bench [--dir DIR] [--workloads LIST] [--check-data] [--retain-s
   --workloads LIST  comma-separated: W1,W2,W3,W4,W5,W6,batch_import,list_100k,floors,
                     retain (a retention run erasing 10,000 of 100,000 sessions
                     beside DeleteSession of the same 10,000; not in "all"),
+                    encryption (W1, W3, W5, batched append, keyword search at
+                    100,000 and the hook, plaintext against encrypted in the
+                    same run, interleaved; not in "all"),
                     or "all" (default)
   --retain-sessions N  sessions of the retain workload (default 100000; a tenth erased)
   --check-data      print the digests of the generated data, compare them with the
@@ -697,7 +701,8 @@ int main(int argc, char** argv) {
   const bool all = selected.contains("all");
   auto want = [&](const char* name) { return all || selected.contains(name); };
   static const std::set<std::string> kKnown = {
-      "all", "W1", "W2", "W3", "W4", "W5", "W6", "batch_import", "list_100k", "floors", "retain"};
+      "all", "W1", "W2", "W3", "W4", "W5", "W6", "batch_import", "list_100k", "floors", "retain",
+      "encryption"};
   for (const auto& item : selected) {
     if (!kKnown.contains(item)) {
       std::cerr << "sessiondb_bench: unknown workload '" << item << "'\n" << kUsage;
@@ -713,6 +718,9 @@ int main(int argc, char** argv) {
   if (want("W6")) runner.W6();
   if (want("batch_import")) runner.BatchImport();
   if (want("list_100k")) runner.List100k();
+  if (selected.contains("encryption")) {
+    sessiondb::bench::RunEncryptionWorkload(dir, SESSIONDB_CLI_PATH);
+  }
   if (selected.contains("retain")) {
     sessiondb::bench::RunRetentionWorkload(dir, retain_sessions, retain_sessions / 10);
   }
