@@ -700,9 +700,9 @@ int main(int argc, char** argv) {
   for (std::string item; std::getline(list, item, ',');) selected.insert(item);
   const bool all = selected.contains("all");
   auto want = [&](const char* name) { return all || selected.contains(name); };
-  static const std::set<std::string> kKnown = {
-      "all", "W1", "W2", "W3", "W4", "W5", "W6", "batch_import", "list_100k", "floors", "retain",
-      "encryption"};
+  static const std::set<std::string> kKnown = {"all",       "W1",     "W2",     "W3",
+                                               "W4",        "W5",     "W6",     "batch_import",
+                                               "list_100k", "floors", "retain", "encryption"};
   for (const auto& item : selected) {
     if (!kKnown.contains(item)) {
       std::cerr << "sessiondb_bench: unknown workload '" << item << "'\n" << kUsage;

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
-#include <map>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -137,8 +137,8 @@ double W5(const Side& side, double* read_mibps) {
   std::vector<Message> messages;
   for (int i = 0; i < kW5Images; ++i) {
     Message m = ToMessage(texts[static_cast<size_t>(i)]);
-    m.parts.push_back(Part::ImageFromDataUri(
-        blob::MakeDataUri("image/png", W5Image(static_cast<uint32_t>(i)))));
+    m.parts.push_back(
+        Part::ImageFromDataUri(blob::MakeDataUri("image/png", W5Image(static_cast<uint32_t>(i)))));
     messages.push_back(std::move(m));
   }
   auto store = side.Open("w5");
@@ -168,11 +168,11 @@ void PrepareHookStore(const Side& side) {
   auto memory = Check(CodeMemory::Open(*store, options), "memory");
   for (int i = 0; i < 2000; ++i) {
     const std::string name = "handler_" + std::to_string(i % 400);
-    Check(memory->RecordWrite({.file_path = "/bench/project/m" + std::to_string(i) + ".py",
-                               .new_code = "def " + name + "(request):\n    return " +
-                                           std::to_string(i) + "\n",
-                               .session_id = "hook-bench",
-                               .project = "/bench/project"}),
+    Check(memory->RecordWrite(
+              {.file_path = "/bench/project/m" + std::to_string(i) + ".py",
+               .new_code = "def " + name + "(request):\n    return " + std::to_string(i) + "\n",
+               .session_id = "hook-bench",
+               .project = "/bench/project"}),
           "record");
   }
 }
@@ -263,9 +263,9 @@ void RunEncryptionWorkload(const fs::path& root, const std::string& cli) {
   if (Status s = NewKeyFile(sealed.key_file); !s.ok()) Die(s.ToString());
   // Six rounds: even ones run plain first, odd ones encrypted first;
   // each figure is the median of its side's rounds.
-  const std::vector<std::vector<const Side*>> rounds = {
-      {&plain, &sealed}, {&sealed, &plain}, {&plain, &sealed},
-      {&sealed, &plain}, {&plain, &sealed}, {&sealed, &plain}};
+  const std::vector<std::vector<const Side*>> rounds = {{&plain, &sealed}, {&sealed, &plain},
+                                                        {&plain, &sealed}, {&sealed, &plain},
+                                                        {&plain, &sealed}, {&sealed, &plain}};
   const double load_before = LoadAverage();
   std::map<std::string, std::map<std::string, std::vector<double>>> got;
   for (const auto& order : rounds) {
@@ -288,8 +288,8 @@ void RunEncryptionWorkload(const fs::path& root, const std::string& cli) {
   const double load_after = LoadAverage();
   for (const auto& [name, sides] : got) {
     const bool higher = name.ends_with("per_s") || name.ends_with("MiBps");
-    EmitPair(name, higher ? "higher is better" : "ms, lower is better", higher,
-             sides.at("plain"), sides.at("encrypted"), load_before, load_after);
+    EmitPair(name, higher ? "higher is better" : "ms, lower is better", higher, sides.at("plain"),
+             sides.at("encrypted"), load_before, load_after);
   }
   fs::remove_all(base);
 }

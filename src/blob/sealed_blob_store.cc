@@ -356,8 +356,7 @@ class SealedBlobStore final : public BlobStore {
     const uint64_t chunks = header.chunks();
     for (uint64_t i = 0; i < chunks; ++i) {
       const std::string_view chunk = bytes.substr(i * kSealedChunkBytes, kSealedChunkBytes);
-      cipher::SealTo(data_key_, chunk, ChunkAssociated(name, i, i + 1 == chunks),
-                     out.data() + at);
+      cipher::SealTo(data_key_, chunk, ChunkAssociated(name, i, i + 1 == chunks), out.data() + at);
       at += chunk.size() + cipher::kSealOverhead;
     }
     return out;

@@ -28,9 +28,8 @@ void AddKeyNew(CLI::App& group, CliContext& ctx) {
   cmd->callback([&ctx, path] {
     if (Status s = NewKeyFile(*path); !s.ok()) return ctx.Fail(s);
     if (ctx.options.json) return ctx.PrintJson(Json{{"key_file", *path}});
-    std::cout << "wrote a new key to " << *path
-              << "\nuse it with --key-file " << *path << " or SESSIONDB_KEY_FILE=" << *path
-              << "\n";
+    std::cout << "wrote a new key to " << *path << "\nuse it with --key-file " << *path
+              << " or SESSIONDB_KEY_FILE=" << *path << "\n";
   });
 }
 
@@ -56,8 +55,8 @@ void AddKeyStatus(CLI::App& group, CliContext& ctx) {
       return;
     }
     std::cout << ctx.StorePath() << " is encrypted (AES-256-GCM)\n"
-              << "  master key: " << (status->kdf == "scrypt" ? "a passphrase (scrypt)"
-                                                             : "a generated key")
+              << "  master key: "
+              << (status->kdf == "scrypt" ? "a passphrase (scrypt)" : "a generated key")
               << "\n  data key:   " << status->key_id << ", made "
               << FormatUtcTime(status->created_ms, UtcTimeForm::kReadable)
               << "\n  wrapped:    " << FormatUtcTime(status->wrapped_ms, UtcTimeForm::kReadable)
@@ -81,8 +80,8 @@ void AddKeyRotate(CLI::App& group, CliContext& ctx) {
     Status s = RotateStoreKey(ctx.StorePath(), ctx.MakeStoreOptions(false), *new_key);
     if (!s.ok()) return ctx.Fail(s);
     if (ctx.options.json) {
-      return ctx.PrintJson(Json{{"store", ctx.StorePath()}, {"rotated", true},
-                                {"key_file", *new_key}});
+      return ctx.PrintJson(
+          Json{{"store", ctx.StorePath()}, {"rotated", true}, {"key_file", *new_key}});
     }
     std::cout << "the store at " << ctx.StorePath() << " now opens with " << *new_key
               << "; the old key no longer does\n";

@@ -1,13 +1,12 @@
 #include "core/cipher.h"
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/core_names.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 #include <openssl/rand.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -130,7 +129,8 @@ void GcmEncrypt(const SecretKey& key, const uint8_t* nonce, const uint8_t* in, u
   Check(EVP_EncryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce));
   int len = 0;
   if (!associated.empty()) {
-    Check(EVP_EncryptUpdate(ctx, nullptr, &len, U8(associated), static_cast<int>(associated.size())));
+    Check(
+        EVP_EncryptUpdate(ctx, nullptr, &len, U8(associated), static_cast<int>(associated.size())));
   }
   for (size_t done = 0; done < n;) {
     const size_t piece = std::min(n - done, kMaxPiece);
@@ -147,7 +147,8 @@ bool GcmDecrypt(const SecretKey& key, const uint8_t* nonce, const uint8_t* in, u
   Check(EVP_DecryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce));
   int len = 0;
   if (!associated.empty()) {
-    Check(EVP_DecryptUpdate(ctx, nullptr, &len, U8(associated), static_cast<int>(associated.size())));
+    Check(
+        EVP_DecryptUpdate(ctx, nullptr, &len, U8(associated), static_cast<int>(associated.size())));
   }
   for (size_t done = 0; done < n;) {
     const size_t piece = std::min(n - done, kMaxPiece);
@@ -186,7 +187,7 @@ SecretKey SecretKey::Derive(std::string_view label) const {
   }();
   if (hkdf == nullptr) std::abort();
   std::unique_ptr<EVP_KDF_CTX, decltype(&EVP_KDF_CTX_free)> ctx(EVP_KDF_CTX_new(hkdf),
-                                                                 EVP_KDF_CTX_free);
+                                                                EVP_KDF_CTX_free);
   if (!ctx) std::abort();
   char digest[] = "SHA256";
   char salt[] = "sessiondb-v1";
@@ -224,8 +225,8 @@ std::string Seal(const SecretKey& key, std::string_view plaintext, std::string_v
   return out;
 }
 
-Result<std::string> Open(const SecretKey& key, std::string_view sealed,
-                         std::string_view associated, std::string_view what) {
+Result<std::string> Open(const SecretKey& key, std::string_view sealed, std::string_view associated,
+                         std::string_view what) {
   if (sealed.size() < kSealOverhead) {
     return Err(Status::Corruption(std::string(what) + " is encrypted but too short (" +
                                   std::to_string(sealed.size()) + " bytes) to hold its tag"));
@@ -280,8 +281,8 @@ Result<SecretKey> StretchPassphrase(std::string_view passphrase, std::string_vie
   InitOpenSsl();
   // 128 * r * N bytes of memory: refuse what a hostile envelope could use to
   // exhaust the machine.
-  if (params.log2_n < 10 || params.log2_n > 20 || params.r < 1 || params.r > 16 ||
-      params.p < 1 || params.p > 4) {
+  if (params.log2_n < 10 || params.log2_n > 20 || params.r < 1 || params.r > 16 || params.p < 1 ||
+      params.p > 4) {
     return Err(Status::InvalidArgument(
         "the passphrase stretch asks for scrypt log2(N)=" + std::to_string(params.log2_n) +
         " r=" + std::to_string(params.r) + " p=" + std::to_string(params.p) +

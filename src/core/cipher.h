@@ -69,8 +69,8 @@ void SealTo(const SecretKey& key, std::string_view plaintext, std::string_view a
 // The plaintext of what Seal made with the same key and `associated`.
 // kCorruption naming `what` when it does not open: a wrong key, a changed
 // byte, or a ciphertext moved from another record.
-Result<std::string> Open(const SecretKey& key, std::string_view sealed,
-                         std::string_view associated, std::string_view what);
+Result<std::string> Open(const SecretKey& key, std::string_view sealed, std::string_view associated,
+                         std::string_view what);
 
 // Open without a copy: decrypts the `size` bytes at `sealed` (as Seal made
 // them) in place, leaving the plaintext at sealed + kNonceBytes, size -

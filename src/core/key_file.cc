@@ -31,8 +31,8 @@ Result<MasterKey> ReadMasterKey(const std::string& path) {
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT) {
-      return Err(Status::NotFound("no key file at " + path +
-                                  "; make one with `sessiondb key new " + path + "`"));
+      return Err(Status::NotFound("no key file at " + path + "; make one with `sessiondb key new " +
+                                  path + "`"));
     }
     if (err == ELOOP) {
       return Err(Status::FailedPrecondition("the key file " + path +
@@ -50,10 +50,10 @@ Result<MasterKey> ReadMasterKey(const std::string& path) {
     return Err(Status::FailedPrecondition("the key file " + path + " is not a regular file"));
   }
   if (st.st_uid != ::geteuid()) {
-    return Err(Status::FailedPrecondition(
-        "the key file " + path + " belongs to uid " + std::to_string(st.st_uid) +
-        ", not to this user (uid " + std::to_string(::geteuid()) +
-        "); a key must be its user's own file"));
+    return Err(Status::FailedPrecondition("the key file " + path + " belongs to uid " +
+                                          std::to_string(st.st_uid) + ", not to this user (uid " +
+                                          std::to_string(::geteuid()) +
+                                          "); a key must be its user's own file"));
   }
   if ((st.st_mode & 077) != 0) {
     return Err(Status::FailedPrecondition(
@@ -83,12 +83,12 @@ Result<MasterKey> ReadMasterKey(const std::string& path) {
   MasterKey key;
   key.source = path;
   if (std::string_view(text).starts_with(kKeyFilePrefix)) {
-    Result<std::string> raw = FromHex(std::string_view(text).substr(kKeyFilePrefix.size()),
-                                      "the key in " + path);
+    Result<std::string> raw =
+        FromHex(std::string_view(text).substr(kKeyFilePrefix.size()), "the key in " + path);
     OPENSSL_cleanse(text.data(), text.size());
     if (!raw || raw->size() != kKeyBytes) {
-      return Err(Status::InvalidArgument("the key file " + path +
-                                         " is damaged: after '" + std::string(kKeyFilePrefix) +
+      return Err(Status::InvalidArgument("the key file " + path + " is damaged: after '" +
+                                         std::string(kKeyFilePrefix) +
                                          "' it must hold 64 hex digits"));
     }
     ASSIGN_OR_RETURN(key.raw, SecretKey::FromBytes(*raw));

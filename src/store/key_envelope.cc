@@ -98,8 +98,7 @@ std::string Render(const cipher::SecretKey& data_key, const cipher::MasterKey& m
     j["scrypt"] = {{"log2_n", params.log2_n}, {"r", params.r}, {"p", params.p}};
   }
   j["salt"] = cipher::ToHex(salt);
-  j["wrapped_key"] =
-      cipher::ToHex(cipher::Seal(*wrapping, data_key.view(), WrapAssociated(scope)));
+  j["wrapped_key"] = cipher::ToHex(cipher::Seal(*wrapping, data_key.view(), WrapAssociated(scope)));
   j["key_id"] = DataKeyId(data_key);
   j["created_ms"] = created_ms;
   j["wrapped_ms"] = now_ms;
@@ -149,9 +148,8 @@ Result<cipher::SecretKey> OpenKeyEnvelope(std::string_view text, const cipher::M
 }
 
 Result<std::string> RewrapKeyEnvelope(std::string_view text, const cipher::MasterKey& old_master,
-                                      const cipher::MasterKey& new_master,
-                                      std::string_view scope, std::string_view where,
-                                      int64_t now_ms) {
+                                      const cipher::MasterKey& new_master, std::string_view scope,
+                                      std::string_view where, int64_t now_ms) {
   ASSIGN_OR_RETURN(Parsed p, Parse(text, where));
   ASSIGN_OR_RETURN(cipher::SecretKey data_key, OpenKeyEnvelope(text, old_master, scope, where));
   return Render(data_key, new_master, scope, p.created_ms, now_ms);

@@ -63,9 +63,8 @@ Result<cipher::SecretKey> OpenKeyEnvelope(std::string_view text, const cipher::M
 // created_ms; kFailedPrecondition as OpenKeyEnvelope when `old_master` does
 // not open it.
 Result<std::string> RewrapKeyEnvelope(std::string_view text, const cipher::MasterKey& old_master,
-                                      const cipher::MasterKey& new_master,
-                                      std::string_view scope, std::string_view where,
-                                      int64_t now_ms);
+                                      const cipher::MasterKey& new_master, std::string_view scope,
+                                      std::string_view where, int64_t now_ms);
 
 // An envelope for `data_key` (a rekey's new key) under `master`.
 std::string WrapDataKey(const cipher::SecretKey& data_key, const cipher::MasterKey& master,

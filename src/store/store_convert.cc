@@ -33,8 +33,7 @@ std::string DbPath(const std::string& location) {
 }
 
 // The data key of the encrypted store at `location` (its key from `options`).
-Result<cipher::SecretKey> CurrentDataKey(const std::string& location,
-                                         const StoreOptions& options) {
+Result<cipher::SecretKey> CurrentDataKey(const std::string& location, const StoreOptions& options) {
   ASSIGN_OR_RETURN(EncryptionStatus status, GetEncryptionStatus(location));
   if (!status.encrypted) {
     return Err(Status::FailedPrecondition("the store at " + location + " is not encrypted"));
@@ -63,14 +62,14 @@ Result<ConvertReport> EncryptStore(const std::string& location, const StoreOptio
                                           "it a new data key"));
   }
   if (options.new_key_file.empty()) {
-    return Err(Status::InvalidArgument("encrypting needs the key to encrypt with: --key-file FILE "
-                                       "(make one with `sessiondb key new FILE`)"));
+    return Err(
+        Status::InvalidArgument("encrypting needs the key to encrypt with: --key-file FILE "
+                                "(make one with `sessiondb key new FILE`)"));
   }
   ASSIGN_OR_RETURN(cipher::MasterKey master, cipher::ReadMasterKey(options.new_key_file));
-  return sqlite::ConvertEmbeddedStore(location, std::nullopt,
-                                      NewTarget(master, store_options.clock()), "encrypt",
-                                      store_options.busy_timeout_ms, options,
-                                      store_options.clock());
+  return sqlite::ConvertEmbeddedStore(
+      location, std::nullopt, NewTarget(master, store_options.clock()), "encrypt",
+      store_options.busy_timeout_ms, options, store_options.clock());
 }
 
 Result<ConvertReport> DecryptStore(const std::string& location, const StoreOptions& given,
@@ -78,9 +77,8 @@ Result<ConvertReport> DecryptStore(const std::string& location, const StoreOptio
   ASSIGN_OR_RETURN(StoreOptions store_options, WithDefaults(given));
   RETURN_IF_ERROR(CheckEmbedded(location));
   ASSIGN_OR_RETURN(cipher::SecretKey from, CurrentDataKey(location, store_options));
-  return sqlite::ConvertEmbeddedStore(location, from, {}, "decrypt",
-                                      store_options.busy_timeout_ms, options,
-                                      store_options.clock());
+  return sqlite::ConvertEmbeddedStore(location, from, {}, "decrypt", store_options.busy_timeout_ms,
+                                      options, store_options.clock());
 }
 
 Result<ConvertReport> RekeyStore(const std::string& location, const StoreOptions& given,

@@ -184,8 +184,8 @@ Status RotateStoreKey(const std::string& location, const StoreOptions& given,
   ASSIGN_OR_RETURN(cipher::MasterKey old_master, cipher::ReadMasterKey(options.key_file));
   ASSIGN_OR_RETURN(cipher::MasterKey new_master, cipher::ReadMasterKey(new_key_file));
   ASSIGN_OR_RETURN(std::string rewrapped,
-                   store::RewrapKeyEnvelope(*text, old_master, new_master,
-                                            store::kEmbeddedKeyScope, where, options.clock()));
+                   store::RewrapKeyEnvelope(*text, old_master, new_master, store::kEmbeddedKeyScope,
+                                            where, options.clock()));
   return ReplaceFileDurably(envelope_path, rewrapped);
 }
 

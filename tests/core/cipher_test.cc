@@ -87,7 +87,8 @@ TEST(Cipher, ManyKeysInTurnEachStillOpen) {
   for (int i = 0; i < 9; ++i) keys.push_back(SecretKey::Random());
   std::vector<std::string> sealed;
   for (int round = 0; round < 3; ++round) {
-    for (size_t i = 0; i < keys.size(); ++i) sealed.push_back(Seal(keys[i], "k" + std::to_string(i), "a"));
+    for (size_t i = 0; i < keys.size(); ++i)
+      sealed.push_back(Seal(keys[i], "k" + std::to_string(i), "a"));
   }
   for (size_t j = 0; j < sealed.size(); ++j) {
     const size_t i = j % keys.size();
@@ -106,8 +107,8 @@ TEST(Cipher, InPlaceSealMatchesItsOpen) {
   SealInPlace(key, data, page.size(), "page 7", trailer);
   EXPECT_EQ(page.find("pppp"), std::string::npos);
   std::string copy = page;
-  EXPECT_FALSE(OpenInPlace(key, reinterpret_cast<uint8_t*>(copy.data()), copy.size(), "page 8",
-                           trailer));
+  EXPECT_FALSE(
+      OpenInPlace(key, reinterpret_cast<uint8_t*>(copy.data()), copy.size(), "page 8", trailer));
   ASSERT_TRUE(OpenInPlace(key, data, page.size(), "page 7", trailer));
   EXPECT_EQ(page, std::string(4064, 'p'));
 }

@@ -23,9 +23,9 @@ namespace sessiondb::testing {
 namespace {
 
 const std::vector<std::string> kCanaries = {
-    "canarytitle1q2w",   "canarymeta3e4r",    "canarytext5t6y",     "canaryreason7u8i",
-    "canarytoolin9o0p",  "canarytoolout1a2s", "canarysummary3d4f",  "canarydraft5g6h",
-    "canaryfork7j8k",    "canarycode9l0z",    "canarypngbytes0f9e", "canaryfilebytes2x3c",
+    "canarytitle1q2w",  "canarymeta3e4r",    "canarytext5t6y",     "canaryreason7u8i",
+    "canarytoolin9o0p", "canarytoolout1a2s", "canarysummary3d4f",  "canarydraft5g6h",
+    "canaryfork7j8k",   "canarycode9l0z",    "canarypngbytes0f9e", "canaryfilebytes2x3c",
     "canarydeleted4v5b"};
 
 Message TextMessage(Role role, const std::string& text) {
@@ -57,9 +57,8 @@ void PlantEverywhere(Store& store) {
   tool.role = Role::kTool;
   tool.parts.push_back(Part::ToolResult("call1", "canarytoolout1a2s found"));
   ASSERT_TRUE(store.Append("secret", tool));
-  ASSERT_TRUE(store.Compact("secret", {.from_seq = 1,
-                                       .to_seq = 3,
-                                       .summary = "canarysummary3d4f of it all"}));
+  ASSERT_TRUE(store.Compact(
+      "secret", {.from_seq = 1, .to_seq = 3, .summary = "canarysummary3d4f of it all"}));
   auto draft = store.OpenDraft("secret", Role::kAssistant, "m");
   ASSERT_TRUE(draft);
   draft->text = "canarydraft5g6h streaming";
@@ -69,8 +68,8 @@ void PlantEverywhere(Store& store) {
   // Deleted rows leave free pages behind: they must not hold plaintext either.
   ASSERT_TRUE(store.CreateSession({.id = "gone"}));
   for (int i = 0; i < 50; ++i) {
-    ASSERT_TRUE(store.Append("gone", TextMessage(Role::kUser, "canarydeleted4v5b " +
-                                                                  std::string(500, 'd'))));
+    ASSERT_TRUE(store.Append(
+        "gone", TextMessage(Role::kUser, "canarydeleted4v5b " + std::string(500, 'd'))));
   }
   ASSERT_TRUE(store.DeleteSession("gone").ok());
   MemoryOptions memory_options;

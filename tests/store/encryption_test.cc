@@ -2,6 +2,8 @@
 // made with a key opens only with it, says so before writing anything when
 // the key is wrong or missing, keeps its data key through a rotation, names
 // what was damaged, and copies to and from plaintext stores.
+#include "sessiondb/encryption.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -10,7 +12,6 @@
 #include <map>
 
 #include "core/key_file.h"
-#include "sessiondb/encryption.h"
 #include "store/store_copy.h"
 #include "store/store_fixture.h"
 #include "test_support.h"

@@ -123,7 +123,8 @@ Result<std::unique_ptr<store::Backend>> PgStore::Open(const std::string& uri,
     return Err(Status::FailedPrecondition(
         "a key was given (--key-file or SESSIONDB_KEY_FILE), but encryption at rest of "
         "PostgreSQL namespaces is not built yet; only embedded stores can be encrypted "
-        "(docs/encryption.md). Unset the key to use " + location.display));
+        "(docs/encryption.md). Unset the key to use " +
+        location.display));
   }
   std::unique_ptr<PgStore> store(new PgStore(std::move(location), std::move(ns), options));
   const std::string where = store->location_.display;

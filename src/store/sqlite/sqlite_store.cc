@@ -20,8 +20,8 @@
 #include "store/forget_rules.h"
 #include "store/sqlite/cipher_vfs.h"
 #include "store/sqlite/schema.h"
-#include "store/sqlite/store_conversion.h"
 #include "store/sqlite/sqlite_rows.h"
+#include "store/sqlite/store_conversion.h"
 #include "store/sqlite/text_index_catch_up.h"
 #include "store/store_common.h"
 #include "store/store_encryption.h"
@@ -183,8 +183,8 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
           "the store at " + dir + " has a key envelope but its database is plaintext; " +
           "restore the store (database and " + kDatabaseFile + "-key) from one backup"));
     }
-    ASSIGN_OR_RETURN(page_key, PageKeyRegistration::Register(
-                                   db_path.string(), data_key->Derive("sqlite-pages")));
+    ASSIGN_OR_RETURN(page_key, PageKeyRegistration::Register(db_path.string(),
+                                                             data_key->Derive("sqlite-pages")));
   }
   if (!options.read_only && !fs::exists(db_path, ec)) MakeNewStorePrivate(root, db_path);
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db,

@@ -126,9 +126,8 @@ class SqliteStore final : public store::Backend {
  private:
   friend class SqliteWriteTransaction;
 
-  SqliteStore(std::string dir, StoreOptions options,
-              std::shared_ptr<PageKeyRegistration> page_key, std::unique_ptr<Database> db,
-              std::unique_ptr<blob::BlobStore> blobs);
+  SqliteStore(std::string dir, StoreOptions options, std::shared_ptr<PageKeyRegistration> page_key,
+              std::unique_ptr<Database> db, std::unique_ptr<blob::BlobStore> blobs);
 
   int64_t Now() const { return options_.clock(); }
   std::string NewId() const;

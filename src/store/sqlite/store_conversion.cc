@@ -184,8 +184,8 @@ Result<ConvertReport> ConvertEmbeddedStore(const std::string& dir_text,
     if (to.data_key && page_size != kCipherPageSize) {
       return Err(Status::FailedPrecondition(
           "the store's database has pages of " + std::to_string(page_size) +
-          " bytes; an encrypted one needs " + std::to_string(kCipherPageSize) +
-          ": run `sqlite3 " + from_db + " 'PRAGMA page_size=4096; VACUUM'` first"));
+          " bytes; an encrypted one needs " + std::to_string(kCipherPageSize) + ": run `sqlite3 " +
+          from_db + " 'PRAGMA page_size=4096; VACUUM'` first"));
     }
     // VACUUM INTO gives the copy the reserve asked for here: room for each
     // page's nonce and tag when it is to be sealed.
