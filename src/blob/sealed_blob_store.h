@@ -62,7 +62,7 @@
 namespace sessiondb::blob {
 
 // Plaintext bytes per sealed chunk.
-inline constexpr size_t kSealedChunkBytes = 64 * 1024;
+inline constexpr size_t kSealedChunkBytes = size_t{64} * 1024;
 
 // A BlobStore that seals every blob with `key` (the store's blob key, which
 // the caller derives from its data key) and keeps it in `inner` under a

@@ -32,7 +32,7 @@
 namespace sessiondb::store {
 
 // Envelopes larger than this are refused while reading.
-inline constexpr size_t kMaxEnvelopeBytes = 64 * 1024;
+inline constexpr size_t kMaxEnvelopeBytes = size_t{64} * 1024;
 
 // What an envelope says about itself, without opening it.
 struct EnvelopeInfo {
