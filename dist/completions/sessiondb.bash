@@ -14,14 +14,18 @@ _sessiondb() {
 
   local verbs="init new ls rename archive unarchive purge active append show fork events
     compact prune rewind view usage drafts project import export gc verify stats copy redact rm
-    trash erase ledger retain search
+    trash erase ledger retain key encrypt decrypt search
     reindex recall churn hook serve mcp demo open version"
   local globals="--store --namespace --json --no-pager --fast --max-image-bytes
-    --max-file-bytes --max-images --help --version"
+    --max-file-bytes --max-images --key-file --help --version"
 
   case "$prev" in
     --store)
       COMPREPLY=($(compgen -d -- "$cur"))
+      return
+      ;;
+    --key-file)
+      COMPREPLY=($(compgen -f -- "$cur"))
       return
       ;;
     --namespace | --max-image-bytes | --max-file-bytes | --max-images)
@@ -33,7 +37,7 @@ _sessiondb() {
   local i verb="" after=""
   for ((i = 1; i < cword; i++)); do
     case "${words[i]}" in
-      --store | --namespace | --max-image-bytes | --max-file-bytes | --max-images) ((i++)) ;;
+      --store | --namespace | --max-image-bytes | --max-file-bytes | --max-images | --key-file) ((i++)) ;;
       -*) ;;
       *)
         if [[ -z "$verb" ]]; then

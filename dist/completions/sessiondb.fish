@@ -3,7 +3,7 @@
 
 set -l verbs init new ls rename archive unarchive purge active append show fork events \
     compact prune rewind view usage drafts project import export gc verify stats copy redact rm \
-    trash erase ledger retain search \
+    trash erase ledger retain key encrypt decrypt search \
     reindex recall churn hook serve mcp demo open version
 
 complete -c sessiondb -f
@@ -15,6 +15,7 @@ complete -c sessiondb -l fast -d 'Do not fsync before an append returns'
 complete -c sessiondb -l max-image-bytes -x -d 'Largest image accepted'
 complete -c sessiondb -l max-file-bytes -x -d 'Largest non-image attachment accepted'
 complete -c sessiondb -l max-images -x -d 'Most images per message'
+complete -c sessiondb -l key-file -r -F -d 'The master key of an encrypted store'
 complete -c sessiondb -l help -d 'Print help'
 complete -c sessiondb -l version -d 'Print the version and exit'
 
@@ -48,6 +49,9 @@ complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a rm -d 'Move
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a trash -d 'List, restore or empty the trash'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a erase -d 'Erase for good, with a receipt'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a ledger -d 'What was forgotten, when, by whom'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a key -d 'Make, show, rotate or re-key keys'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a encrypt -d 'Turn a plaintext store into an encrypted one'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a decrypt -d 'Turn an encrypted store back into plaintext'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a retain -d 'Show, apply or set the retention policy'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a search -d 'Search messages, tool calls, code writes'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a reindex -d 'Learn code writes, embed, build the index'
