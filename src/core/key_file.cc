@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 namespace sessiondb::cipher {
 namespace {
@@ -107,6 +108,15 @@ Result<MasterKey> ReadMasterKey(const std::string& path) {
 }
 
 Result<MasterKey> WriteNewKeyFile(const std::string& path) {
+  // A missing folder (~/.config/sessiondb) is made, private to its user.
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
+    std::filesystem::create_directories(parent, ec);
+    if (ec) return Err(Status::Io("cannot create " + parent.string() + ": " + ec.message()));
+    std::filesystem::permissions(parent, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     if (errno == EEXIST) {

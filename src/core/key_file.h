@@ -49,7 +49,8 @@ struct MasterKey {
 Result<MasterKey> ReadMasterKey(const std::string& path);
 
 // Writes a new generated key to `path`, created 0600 and never overwriting
-// (kAlreadyExists when it exists). Returns the key written.
+// (kAlreadyExists when it exists); a missing folder is made 0700. Returns
+// the key written.
 Result<MasterKey> WriteNewKeyFile(const std::string& path);
 
 }  // namespace sessiondb::cipher

@@ -163,6 +163,16 @@ TEST(KeyFile, NewKeyFileIsPrivateAndReadsBack) {
   EXPECT_EQ(ReadMasterKey(path)->raw.view(), made->raw.view());
 }
 
+TEST(KeyFile, ANewKeyFilesMissingFolderIsMadePrivate) {
+  TempDir dir;
+  const std::string path = dir.Sub("config/sessiondb/key");
+  ASSERT_TRUE(WriteNewKeyFile(path)) << "the folder is made";
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.Sub("config/sessiondb").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_TRUE(ReadMasterKey(path));
+}
+
 TEST(KeyFile, APassphraseFileIsAPassphrase) {
   TempDir dir;
   const std::string path = dir.Sub("pass");
