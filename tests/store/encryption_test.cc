@@ -240,6 +240,28 @@ TEST_F(EncryptedStore, ADamagedOrMovedBlobIsNamed) {
   EXPECT_NE(ReadBlobOrError(flipped).find("does not decrypt"), std::string::npos);
 }
 
+TEST_F(EncryptedStore, ConvertingAFolderNamedWithATrailingSlashConvertsThatFolder) {
+  TempDir other;
+  const std::string plain = other.Sub("plain");
+  {
+    auto s = Store::Open(plain, Options());
+    ASSERT_TRUE(s);
+    ASSERT_TRUE((*s)->CreateSession({.id = "p1"}));
+  }
+  ConvertOptions convert;
+  convert.new_key_file = key_;
+  convert.remove_old = true;
+  auto report = EncryptStore(plain + "/", Options(), convert);
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_TRUE(report->old_copy.empty());
+  EXPECT_FALSE(fs::exists(plain + "/.converting"));
+  EXPECT_FALSE(fs::exists(plain + ".converting"));
+  EXPECT_TRUE(GetEncryptionStatus(plain)->encrypted);
+  auto reopened = Store::Open(plain, KeyedOptions(key_));
+  ASSERT_TRUE(reopened) << reopened.error().ToString();
+  EXPECT_TRUE((*reopened)->GetSession("p1"));
+}
+
 TEST_F(EncryptedStore, CopiesToAndFromAPlaintextStore) {
   const std::string id = NewSessionId("s1");
   AppendText(id, "copied word one");

@@ -25,6 +25,15 @@ constexpr const char* kDoneMark = "-converted";
 
 std::string DbPathIn(const fs::path& dir) { return (dir / kEmbeddedDatabaseFile).string(); }
 
+// The store's folder as a name its siblings can be made from: absolute, with
+// no trailing separator ("st/" and "." would otherwise give "st/.converting"
+// and "..converting").
+fs::path StoreFolder(const std::string& dir) {
+  fs::path path = fs::absolute(dir).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();
+  return path;
+}
+
 // A raw connection through the cipher VFS (which passes unkeyed files
 // through), so that VACUUM INTO's target, opened with the main database's
 // VFS, is sealed when its path has a key and plaintext when not.
@@ -125,7 +134,7 @@ Status SwapIn(const fs::path& dir, const fs::path& work, const std::string& verb
 }  // namespace
 
 Status FinishInterruptedConversion(const std::string& dir_text) {
-  const fs::path dir = fs::path(dir_text).lexically_normal();
+  const fs::path dir = StoreFolder(dir_text);
   const fs::path work = dir.string() + ".converting";
   std::error_code ec;
   if (fs::exists(dir, ec) || !fs::exists(DbPathIn(work) + kDoneMark, ec)) return Status::Ok();
@@ -138,7 +147,7 @@ Result<ConvertReport> ConvertEmbeddedStore(const std::string& dir_text,
                                            const ConversionTarget& to, const std::string& verb,
                                            int busy_timeout_ms, const ConvertOptions& options,
                                            int64_t now_ms) {
-  const fs::path dir = fs::path(dir_text).lexically_normal();
+  const fs::path dir = StoreFolder(dir_text);
   const fs::path work = dir.string() + ".converting";
   ConvertReport report;
   std::error_code ec;
