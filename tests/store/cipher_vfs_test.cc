@@ -8,7 +8,6 @@
 
 #include <sqlite3.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -501,41 +500,6 @@ TEST_F(CipherVfs, FullSyncWithoutPowersafeOverwriteNeverSplitsAPage) {
   sqlite3_close(raw);
   auto db = OpenOrDie(path);
   EXPECT_EQ(IntOrDie(db.get(), "SELECT count(*) FROM t"), 40);
-}
-
-// Not a check: the insert throughput with and without a key, printed.
-TEST_F(CipherVfs, InsertThroughputWithAndWithoutAKey) {
-  auto run = [&](const std::string& path, bool keyed) {
-    std::unique_ptr<PageKeyRegistration> reg;
-    if (keyed) reg = RegisterOrDie(path, key_);
-    auto db = OpenOrDie(path);
-    ExecOrDie(db.get(), "PRAGMA journal_mode = WAL");
-    ExecOrDie(db.get(), "PRAGMA synchronous = NORMAL");
-    ExecOrDie(db.get(), "CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT)");
-    ExecOrDie(db.get(), "CREATE VIRTUAL TABLE f USING fts5(body)");
-    auto ins = db->Prepare("INSERT INTO t(body) VALUES (?)");
-    auto fts = db->Prepare("INSERT INTO f(body) VALUES (?)");
-    const auto start = std::chrono::steady_clock::now();
-    for (int txn = 0; txn < 200; ++txn) {
-      ExecOrDie(db.get(), "BEGIN");
-      for (int i = 0; i < 100; ++i) {
-        const std::string body =
-            "message " + std::to_string(txn * 100 + i) + " " + Padding(200, txn + i);
-        EXPECT_TRUE(ins->Bind(1, std::string_view(body)).Run().ok());
-        EXPECT_TRUE(fts->Bind(1, std::string_view(body)).Run().ok());
-      }
-      ExecOrDie(db.get(), "COMMIT");
-    }
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  const double plain = run(dir_.Sub("plain.db"), false);
-  const double keyed = run(dir_.Sub("keyed.db"), true);
-  const double plain2 = run(dir_.Sub("plain2.db"), false);
-  const double keyed2 = run(dir_.Sub("keyed2.db"), true);
-  std::printf(
-      "cipher_vfs insert 20000 rows (100/txn, +FTS5): plain %.3f s %.3f s, "
-      "keyed %.3f s %.3f s, ratio %.3f\n",
-      plain, plain2, keyed, keyed2, (keyed + keyed2) / (plain + plain2));
 }
 
 }  // namespace
