@@ -132,6 +132,45 @@ TEST_F(EncryptedStore, AWrongKeyIsRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(Snapshot(StoreDir()), before);
 }
 
+TEST_F(EncryptedStore, ADamagedOrHostileEnvelopeIsRefusedAndNothingIsWritten) {
+  AppendText(NewSessionId("s1"), "hello");
+  store_.reset();
+  const std::string envelope = StoreDir() + "/sessiondb.db-key";
+  const std::string good = Snapshot(StoreDir())[envelope];
+  const std::vector<std::pair<std::string, std::string>> hostile = {
+      {"not JSON", "{\"format\": "},
+      {"another format", R"({"format":"x","version":1})"},
+      {"a newer version", R"({"format":"sessiondb-key-envelope","version":9})"},
+      {"a scrypt asking for 128 GiB",
+       R"({"format":"sessiondb-key-envelope","version":1,"kdf":"scrypt",)"
+       R"("scrypt":{"log2_n":30,"r":16,"p":4},"salt":"00112233445566778899aabbccddeeff",)"
+       R"("wrapped_key":")" +
+           std::string(120, 'a') + R"("})"},
+      {"longer than 64 KiB", std::string(70 * 1024, ' ')},
+  };
+  // A passphrase, so that the hostile scrypt parameters are read (a
+  // generated key is refused before, for its kind).
+  const std::string pass = keys_.Sub("pass");
+  std::ofstream(pass) << "a long enough passphrase";
+  fs::permissions(pass, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  for (const auto& [what, text] : hostile) {
+    std::ofstream(envelope, std::ios::binary | std::ios::trunc) << text;
+    const auto before = Snapshot(StoreDir());
+    auto opened = TryOpen(KeyedOptions(what.starts_with("a scrypt") ? pass : key_));
+    ASSERT_FALSE(opened) << what;
+    EXPECT_EQ(opened.error().code(), StatusCode::kInvalidArgument) << what;
+    const std::string& message = opened.error().message();
+    EXPECT_TRUE(message.find("envelope") != std::string::npos ||
+                message.find("scrypt") != std::string::npos)
+        << what << ": " << message;
+    EXPECT_EQ(Snapshot(StoreDir()), before) << what << ": nothing is written";
+  }
+  // The envelope put back, the store opens as before.
+  std::ofstream(envelope, std::ios::binary | std::ios::trunc) << good;
+  Reopen(KeyedOptions(key_));
+  EXPECT_TRUE(store_->GetSession("s1"));
+}
+
 TEST_F(EncryptedStore, AKeyFileOthersMayReadIsRefused) {
   store_.reset();
   fs::permissions(key_, fs::perms::group_read, fs::perm_options::add);
