@@ -86,6 +86,16 @@ std::string GiveKeyHint() {
 
 std::string EnvelopePathFor(const std::string& db_path) { return db_path + "-key"; }
 
+std::filesystem::path StoreFolderOf(const std::string& location) {
+  std::filesystem::path path = std::filesystem::absolute(location).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();
+  return path;
+}
+
+std::filesystem::path ConvertingFolderOf(const std::string& location) {
+  return StoreFolderOf(location).string() + ".converting";
+}
+
 Result<std::optional<cipher::SecretKey>> LoadEmbeddedDataKey(const std::string& dir,
                                                              const std::string& db_path,
                                                              const StoreOptions& options,
@@ -145,6 +155,17 @@ Result<std::string> EmbeddedEnvelopeOf(const std::string& location) {
   std::error_code ec;
   if (!std::filesystem::exists(db_path, ec) &&
       !std::filesystem::exists(store::EnvelopePathFor(db_path), ec)) {
+    // A conversion cut short between its two renames (store_conversion.h):
+    // the store is whole in its converted folder.
+    const std::filesystem::path converted =
+        store::ConvertingFolderOf(location) /
+        (std::string(kEmbeddedDatabaseFile) + std::string(store::kConvertedMarkSuffix));
+    if (std::filesystem::exists(converted, ec)) {
+      return Err(Status::FailedPrecondition(
+          "a conversion of the store at " + location +
+          " was cut short as it put the converted store in place; run any sessiondb command "
+          "on the store (or the conversion again) to finish it"));
+    }
     return Err(Status::NotFound("no store at " + location));
   }
   return store::EnvelopePathFor(db_path);

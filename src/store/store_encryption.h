@@ -7,8 +7,10 @@
 // atomic against other processes creating the same store.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/cipher.h"
 #include "sessiondb/encryption.h"
@@ -23,6 +25,16 @@ inline constexpr std::string_view kEmbeddedKeyScope = "embedded store";
 
 // The envelope file of the embedded store whose database is `db_path`.
 std::string EnvelopePathFor(const std::string& db_path);
+
+// An embedded store's folder as its siblings are named from it: absolute,
+// with no trailing separator ("st/" and "." would otherwise give
+// "st/.converting" and "..converting").
+std::filesystem::path StoreFolderOf(const std::string& location);
+// Where a conversion of that store builds the converted one
+// (sqlite/store_conversion.h), and the mark, beside its database, that says
+// it is whole.
+std::filesystem::path ConvertingFolderOf(const std::string& location);
+inline constexpr std::string_view kConvertedMarkSuffix = "-converted";
 
 // The data key of the embedded store at `dir` (database `db_path`), or
 // nullopt for a plaintext store opened without a key. With a key and no

@@ -301,6 +301,28 @@ TEST_F(EncryptedStore, ConvertingAFolderNamedWithATrailingSlashConvertsThatFolde
   EXPECT_TRUE((*reopened)->GetSession("p1"));
 }
 
+TEST_F(EncryptedStore, AConversionCutShortBetweenItsRenamesIsFinishedByTheNextOpen) {
+  AppendText(NewSessionId("s1"), "survives the swap");
+  store_.reset();
+  // What a conversion killed after its first rename leaves: no store, and
+  // the whole converted folder with its mark.
+  const std::string converting = StoreDir() + ".converting";
+  fs::rename(StoreDir(), converting);
+  std::ofstream(converting + "/sessiondb.db-converted") << "whole\n";
+  auto status = GetEncryptionStatus(StoreDir());
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(status.error().message().find("cut short"), std::string::npos);
+  // Any open finishes it rather than making an empty store there.
+  Reopen(KeyedOptions(key_));
+  auto messages = store_->ReadMessages("s1");
+  ASSERT_TRUE(messages) << messages.error().ToString();
+  EXPECT_EQ(messages->front().parts.front().text, "survives the swap");
+  EXPECT_FALSE(fs::exists(converting));
+  EXPECT_FALSE(fs::exists(StoreDir() + "/sessiondb.db-converted"));
+  EXPECT_TRUE(GetEncryptionStatus(StoreDir())->encrypted);
+}
+
 TEST_F(EncryptedStore, CopiesToAndFromAPlaintextStore) {
   const std::string id = NewSessionId("s1");
   AppendText(id, "copied word one");

@@ -21,17 +21,11 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kBlobDir = "blobs";
-constexpr const char* kDoneMark = "-converted";
-
 std::string DbPathIn(const fs::path& dir) { return (dir / kEmbeddedDatabaseFile).string(); }
 
-// The store's folder as a name its siblings can be made from: absolute, with
-// no trailing separator ("st/" and "." would otherwise give "st/.converting"
-// and "..converting").
-fs::path StoreFolder(const std::string& dir) {
-  fs::path path = fs::absolute(dir).lexically_normal();
-  if (path.filename().empty()) path = path.parent_path();
-  return path;
+// The mark beside the database of `dir` that says a converted folder is whole.
+std::string MarkIn(const fs::path& dir) {
+  return DbPathIn(dir) + std::string(store::kConvertedMarkSuffix);
 }
 
 // A raw connection through the cipher VFS (which passes unkeyed files
@@ -121,7 +115,7 @@ Status SwapIn(const fs::path& dir, const fs::path& work, const std::string& verb
   }
   fs::rename(work, dir, ec);
   if (ec) return Status::Io("cannot put the converted store in place: " + ec.message());
-  fs::remove(DbPathIn(dir) + kDoneMark, ec);
+  fs::remove(MarkIn(dir), ec);
   RETURN_IF_ERROR(FsyncDirectory(dir.parent_path().empty() ? "." : dir.parent_path().string()));
   if (remove_old && !report->old_copy.empty()) {
     fs::remove_all(report->old_copy, ec);
@@ -134,10 +128,10 @@ Status SwapIn(const fs::path& dir, const fs::path& work, const std::string& verb
 }  // namespace
 
 Status FinishInterruptedConversion(const std::string& dir_text) {
-  const fs::path dir = StoreFolder(dir_text);
-  const fs::path work = dir.string() + ".converting";
+  const fs::path dir = store::StoreFolderOf(dir_text);
+  const fs::path work = store::ConvertingFolderOf(dir_text);
   std::error_code ec;
-  if (fs::exists(dir, ec) || !fs::exists(DbPathIn(work) + kDoneMark, ec)) return Status::Ok();
+  if (fs::exists(dir, ec) || !fs::exists(MarkIn(work), ec)) return Status::Ok();
   ConvertReport ignored;
   return SwapIn(dir, work, "convert", 0, /*remove_old=*/false, &ignored);
 }
@@ -147,12 +141,12 @@ Result<ConvertReport> ConvertEmbeddedStore(const std::string& dir_text,
                                            const ConversionTarget& to, const std::string& verb,
                                            int busy_timeout_ms, const ConvertOptions& options,
                                            int64_t now_ms) {
-  const fs::path dir = StoreFolder(dir_text);
-  const fs::path work = dir.string() + ".converting";
+  const fs::path dir = store::StoreFolderOf(dir_text);
+  const fs::path work = store::ConvertingFolderOf(dir_text);
   ConvertReport report;
   std::error_code ec;
   // Killed between the renames that end a conversion: finish it.
-  if (!fs::exists(dir, ec) && fs::exists(DbPathIn(work) + kDoneMark, ec)) {
+  if (!fs::exists(dir, ec) && fs::exists(MarkIn(work), ec)) {
     RETURN_IF_ERROR(SwapIn(dir, work, verb, now_ms, options.remove_old, &report));
     return report;
   }
@@ -223,7 +217,7 @@ Result<ConvertReport> ConvertEmbeddedStore(const std::string& dir_text,
     }
   }
   if (to.data_key) report.key_id = store::DataKeyId(*to.data_key);
-  RETURN_IF_ERROR(ReplaceFileDurably(to_db + kDoneMark, "whole\n"));
+  RETURN_IF_ERROR(ReplaceFileDurably(MarkIn(work), "whole\n"));
   held.Release();
   RETURN_IF_ERROR(SwapIn(dir, work, verb, now_ms, options.remove_old, &report));
   return report;
