@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
 #include "core/iso_time.h"
+#include "core/key_file.h"
 #include "sessiondb/encryption.h"
 
 namespace sessiondb::cli {
@@ -129,6 +131,20 @@ ConvertOptions ToConvertOptions(const ConvertArgs& args, Progress* progress) {
   return o;
 }
 
+// Runs a conversion with its progress bar on a terminal, then reports it
+// ("the store at DIR " + done(report)).
+void RunConversion(CliContext& ctx, const std::string& progress_what,
+                   const std::function<Result<ConvertReport>(Progress*)>& convert,
+                   const std::function<std::string(const ConvertReport&)>& done) {
+  Result<ConvertReport> report;
+  {
+    Progress progress(isatty(STDERR_FILENO) != 0, progress_what);
+    report = convert(&progress);
+  }
+  if (!report) return ctx.Fail(report.error());
+  ReportConversion(ctx, *report, done(*report));
+}
+
 void AddKeyRekey(CLI::App& group, CliContext& ctx) {
   auto args = std::make_shared<ConvertArgs>();
   auto* cmd = group.add_subcommand(
@@ -141,14 +157,13 @@ void AddKeyRekey(CLI::App& group, CliContext& ctx) {
       "was, and running it again completes it. Stop processes that keep the store open "
       "first.\n\nExample:\n  sessiondb --key-file my.key key rekey --remove-old");
   cmd->callback([&ctx, args] {
-    Result<ConvertReport> report;
-    {
-      Progress progress(isatty(STDERR_FILENO) != 0, "re-encrypting blobs");
-      report = RekeyStore(ctx.StorePath(), ctx.MakeStoreOptions(false),
-                          ToConvertOptions(*args, &progress));
-    }
-    if (!report) return ctx.Fail(report.error());
-    ReportConversion(ctx, *report, "is re-encrypted under data key " + report->key_id);
+    RunConversion(
+        ctx, "re-encrypting blobs",
+        [&](Progress* progress) {
+          return RekeyStore(ctx.StorePath(), ctx.MakeStoreOptions(false),
+                            ToConvertOptions(*args, progress));
+        },
+        [](const ConvertReport& r) { return "is re-encrypted under data key " + r.key_id; });
   });
 }
 
@@ -164,20 +179,19 @@ void AddEncrypt(CLI::App& app, CliContext& ctx) {
       "  sessiondb --key-file ~/.config/sessiondb/key encrypt --remove-old");
   cmd->callback([&ctx, args] {
     StoreOptions store_options = ctx.MakeStoreOptions(false);
+    // The store is plaintext: the key is the one to encrypt with, not to open it.
     ConvertArgs with_key = *args;
-    Result<ConvertReport> report;
-    {
-      Progress progress(isatty(STDERR_FILENO) != 0, "encrypting blobs");
-      // The store is plaintext: the key is the one to encrypt with, not to open it.
-      with_key.new_key_file = store_options.key_file;
-      if (with_key.new_key_file.empty()) {
-        if (const char* env = std::getenv("SESSIONDB_KEY_FILE")) with_key.new_key_file = env;
-      }
-      store_options.key_file.clear();
-      report = EncryptStore(ctx.StorePath(), store_options, ToConvertOptions(with_key, &progress));
+    with_key.new_key_file = store_options.key_file;
+    if (with_key.new_key_file.empty()) {
+      if (const char* env = std::getenv(cipher::kKeyFileEnv.data())) with_key.new_key_file = env;
     }
-    if (!report) return ctx.Fail(report.error());
-    ReportConversion(ctx, *report, "is encrypted (data key " + report->key_id + ")");
+    store_options.key_file.clear();
+    RunConversion(
+        ctx, "encrypting blobs",
+        [&](Progress* progress) {
+          return EncryptStore(ctx.StorePath(), store_options, ToConvertOptions(with_key, progress));
+        },
+        [](const ConvertReport& r) { return "is encrypted (data key " + r.key_id + ")"; });
   });
 }
 
@@ -190,14 +204,13 @@ void AddDecrypt(CLI::App& app, CliContext& ctx) {
       "plaintext and swapped in when whole.\n\nExample:\n"
       "  sessiondb --key-file ~/.config/sessiondb/key decrypt");
   cmd->callback([&ctx, args] {
-    Result<ConvertReport> report;
-    {
-      Progress progress(isatty(STDERR_FILENO) != 0, "decrypting blobs");
-      report = DecryptStore(ctx.StorePath(), ctx.MakeStoreOptions(false),
-                            ToConvertOptions(*args, &progress));
-    }
-    if (!report) return ctx.Fail(report.error());
-    ReportConversion(ctx, *report, "is now plaintext");
+    RunConversion(
+        ctx, "decrypting blobs",
+        [&](Progress* progress) {
+          return DecryptStore(ctx.StorePath(), ctx.MakeStoreOptions(false),
+                              ToConvertOptions(*args, progress));
+        },
+        [](const ConvertReport&) { return std::string("is now plaintext"); });
   });
 }
 

@@ -123,38 +123,37 @@ void NextNonce(uint8_t* out) {
 // GCM takes lengths as int: larger inputs go through in pieces.
 constexpr size_t kMaxPiece = size_t{1} << 30;
 
-void GcmEncrypt(const SecretKey& key, const uint8_t* nonce, const uint8_t* in, uint8_t* out,
-                size_t n, std::string_view associated, uint8_t* tag) {
-  EVP_CIPHER_CTX* ctx = ThreadContexts().For(key, /*encrypt=*/true);
-  Check(EVP_EncryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce));
+// Runs `n` bytes through the thread's context for `key` in direction
+// `encrypt` under `nonce`, after `associated`; the caller finishes it.
+EVP_CIPHER_CTX* GcmRun(const SecretKey& key, bool encrypt, const uint8_t* nonce, const uint8_t* in,
+                       uint8_t* out, size_t n, std::string_view associated) {
+  EVP_CIPHER_CTX* ctx = ThreadContexts().For(key, encrypt);
+  Check(EVP_CipherInit_ex(ctx, nullptr, nullptr, nullptr, nonce, encrypt ? 1 : 0));
   int len = 0;
   if (!associated.empty()) {
     Check(
-        EVP_EncryptUpdate(ctx, nullptr, &len, U8(associated), static_cast<int>(associated.size())));
+        EVP_CipherUpdate(ctx, nullptr, &len, U8(associated), static_cast<int>(associated.size())));
   }
   for (size_t done = 0; done < n;) {
     const size_t piece = std::min(n - done, kMaxPiece);
-    Check(EVP_EncryptUpdate(ctx, out + done, &len, in + done, static_cast<int>(piece)));
+    Check(EVP_CipherUpdate(ctx, out + done, &len, in + done, static_cast<int>(piece)));
     done += piece;
   }
+  return ctx;
+}
+
+void GcmEncrypt(const SecretKey& key, const uint8_t* nonce, const uint8_t* in, uint8_t* out,
+                size_t n, std::string_view associated, uint8_t* tag) {
+  EVP_CIPHER_CTX* ctx = GcmRun(key, /*encrypt=*/true, nonce, in, out, n, associated);
+  int len = 0;
   Check(EVP_EncryptFinal_ex(ctx, out + n, &len));
   Check(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, kTagBytes, tag));
 }
 
 bool GcmDecrypt(const SecretKey& key, const uint8_t* nonce, const uint8_t* in, uint8_t* out,
                 size_t n, std::string_view associated, const uint8_t* tag) {
-  EVP_CIPHER_CTX* ctx = ThreadContexts().For(key, /*encrypt=*/false);
-  Check(EVP_DecryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce));
+  EVP_CIPHER_CTX* ctx = GcmRun(key, /*encrypt=*/false, nonce, in, out, n, associated);
   int len = 0;
-  if (!associated.empty()) {
-    Check(
-        EVP_DecryptUpdate(ctx, nullptr, &len, U8(associated), static_cast<int>(associated.size())));
-  }
-  for (size_t done = 0; done < n;) {
-    const size_t piece = std::min(n - done, kMaxPiece);
-    Check(EVP_DecryptUpdate(ctx, out + done, &len, in + done, static_cast<int>(piece)));
-    done += piece;
-  }
   Check(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, const_cast<uint8_t*>(tag)));
   return EVP_DecryptFinal_ex(ctx, out + n, &len) == 1;
 }
