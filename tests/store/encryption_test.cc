@@ -323,6 +323,30 @@ TEST_F(EncryptedStore, AConversionCutShortBetweenItsRenamesIsFinishedByTheNextOp
   EXPECT_TRUE(GetEncryptionStatus(StoreDir())->encrypted);
 }
 
+TEST_F(EncryptedStore, ErasureReachesTheSealedBlobsAndItsReceiptVerifies) {
+  const std::string gone = NewSessionId("gone");
+  const std::string kept = NewSessionId("kept");
+  for (const auto& [id, salt] : {std::pair{gone, "erased"}, std::pair{kept, "kept"}}) {
+    Message m;
+    m.role = Role::kUser;
+    m.parts.push_back(Part::Text("a picture"));
+    m.parts.push_back(Part::ImageFromBytes(MakePng(7, 7, salt), "image/png"));
+    ASSERT_TRUE(store_->Append(id, m));
+  }
+  ASSERT_EQ(FilesUnder(StoreDir() + "/blobs/sha256").size(), 2u);
+  auto receipt = store_->Erase({.session_ids = {gone}});
+  ASSERT_TRUE(receipt) << receipt.error().ToString();
+  EXPECT_EQ(receipt->blobs.size(), 1u);
+  // The sealed file of the erased image is gone, the other still reads.
+  EXPECT_EQ(FilesUnder(StoreDir() + "/blobs/sha256").size(), 1u);
+  auto check = store_->VerifyErased(*receipt);
+  ASSERT_TRUE(check) << check.error().ToString();
+  EXPECT_TRUE(check->erased()) << ::testing::PrintToString(check->problems);
+  auto messages = store_->ReadMessages(kept);
+  ASSERT_TRUE(messages);
+  EXPECT_EQ(ReadBlobOrError(messages->front().parts[1].resource->content_sha256), "ok");
+}
+
 TEST_F(EncryptedStore, CopiesToAndFromAPlaintextStore) {
   const std::string id = NewSessionId("s1");
   AppendText(id, "copied word one");
