@@ -72,6 +72,11 @@ struct ErasureReceipt {
   // code_writes, search_documents, embeddings.
   std::vector<std::pair<std::string, int64_t>> counts;
   std::vector<std::string> blobs;  // SHA-256 of every blob file deleted
+  // Crypto-shredding: the id of the data key an erasure of everything
+  // destroyed (an encrypted PostgreSQL namespace; docs/encryption.md), so
+  // what was sealed under it opens nowhere, WAL segments included. Empty
+  // when no key was destroyed.
+  std::string destroyed_key_id;
   // The SHA-256 of this receipt's canonical JSON with `digest` left out:
   // a receipt changed after it was issued no longer checks.
   std::string digest;

@@ -58,6 +58,11 @@ void PrintReceiptSummary(const ErasureReceipt& receipt) {
     std::cout << receipt.kept_for_forks.size()
               << " trashed session(s) kept hidden for the forks that still read them\n";
   }
+  if (!receipt.destroyed_key_id.empty()) {
+    std::cout << "destroyed data key " << receipt.destroyed_key_id
+              << ": what the namespace wrote before opens with no key it has (WAL and backups "
+                 "too, once their master key is gone; docs/encryption.md)\n";
+  }
   std::cout << "receipt " << receipt.id << " (digest " << receipt.digest << ")\n";
 }
 

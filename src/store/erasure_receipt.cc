@@ -46,6 +46,9 @@ std::string ReceiptJson(const ErasureReceipt& r, bool with_digest) {
   for (const auto& [kind, n] : r.counts) w.Key(kind).Int(n);
   w.EndObject();
   WriteStrings(w, "blobs", r.blobs);
+  // Only when a key was destroyed: receipts issued before crypto-shredding
+  // existed keep their text, and so their digest.
+  if (!r.destroyed_key_id.empty()) w.Key("destroyed_key").String(r.destroyed_key_id);
   if (with_digest) w.Key("digest").String(r.digest);
   w.EndObject();
   return out;
@@ -97,9 +100,10 @@ Result<ErasureReceipt> ParseErasureReceipt(std::string_view json) {
   if (!parsed) return Err(NotAReceipt(parsed.error().message()));
   const nlohmann::json& doc = *parsed;
   if (!doc.is_object()) return Err(NotAReceipt("it is not a JSON object"));
-  static constexpr const char* kKeys[] = {"id",       "erased_ms", "store",    "namespace",
-                                          "actor",    "scope",     "sessions", "kept_for_forks",
-                                          "messages", "counts",    "blobs",    "digest"};
+  static constexpr const char* kKeys[] = {"id",           "erased_ms", "store",    "namespace",
+                                          "actor",        "scope",     "sessions", "kept_for_forks",
+                                          "messages",     "counts",    "blobs",    "digest",
+                                          "destroyed_key"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     bool known = false;
     for (const char* k : kKeys) known = known || it.key() == k;
@@ -152,6 +156,9 @@ Result<ErasureReceipt> ParseErasureReceipt(std::string_view json) {
     r.counts.emplace_back(kind, count->get<int64_t>());
   }
   ASSIGN_OR_RETURN(r.blobs, StringsField(doc, "blobs"));
+  if (doc.contains("destroyed_key")) {
+    ASSIGN_OR_RETURN(r.destroyed_key_id, StringField(doc, "destroyed_key"));
+  }
   ASSIGN_OR_RETURN(r.digest, StringField(doc, "digest"));
   return r;
 }

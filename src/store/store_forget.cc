@@ -335,6 +335,11 @@ Result<ErasureReceipt> StoreFront::Erase(const EraseRequest& request) {
       rows.blobs.insert(dropped.begin(), dropped.end());
     }
     ASSIGN_OR_RETURN(std::vector<BlobCandidate> blobs, txn.BlobsNoLongerReferenced(rows.blobs));
+    // Rows are gone from the tables, but not from the WAL segments and
+    // backups taken before: destroying the key they were sealed under reaches those.
+    if (request.everything) {
+      ASSIGN_OR_RETURN(receipt.destroyed_key_id, txn.DestroyDataKey());
+    }
     return SealReceipt(txn, rows, blobs, "erase", &receipt);
   }));
   RETURN_IF_ERROR(RemoveErasedBlobs(receipt));
@@ -392,6 +397,14 @@ Result<ErasureCheck> StoreFront::VerifyErased(const ErasureReceipt& receipt) {
       check.problems.push_back("blob " + blob.sha256 +
                                " is still stored though nothing refers to it; `sessiondb gc` "
                                "deletes it");
+    }
+    if (!receipt.destroyed_key_id.empty()) {
+      ++check.checks;
+      ASSIGN_OR_RETURN(std::string current, txn.CurrentDataKeyId());
+      if (current == receipt.destroyed_key_id) {
+        check.problems.push_back("data key " + current +
+                                 " is still the namespace's key: it was not destroyed");
+      }
     }
     return Status::Ok();
   }));

@@ -141,6 +141,16 @@ class WriteTransaction {
   // Appends `entry` (its id ignored) to the ledger of forgetting, in this
   // transaction; the id it was given.
   virtual Result<int64_t> AppendLedgerEntry(const LedgerEntry& entry) = 0;
+  // Crypto-shredding (docs/encryption.md), for an erasure of everything: an
+  // encrypted PostgreSQL namespace gets a new data key in this transaction
+  // (what it still holds, its settings, sealed again under it), so nothing
+  // sealed under the old key opens with the namespace's key once this
+  // commits. The destroyed key's id; empty when there is no such key
+  // (plaintext, or an embedded store, whose erasure overwrites its pages).
+  virtual Result<std::string> DestroyDataKey() { return std::string(); }
+  // The id of the data key the store's content is sealed under now; empty
+  // when there is none (VerifyErased: a destroyed key must not be it).
+  virtual Result<std::string> CurrentDataKeyId() { return std::string(); }
 
   // ---- Forks ------------------------------------------------------------------
 
