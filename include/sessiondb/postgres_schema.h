@@ -5,6 +5,6 @@
 
 namespace sessiondb {
 
-inline constexpr int kPostgresSchemaVersion = 4;
+inline constexpr int kPostgresSchemaVersion = 5;
 
 }  // namespace sessiondb

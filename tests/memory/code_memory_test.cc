@@ -226,8 +226,11 @@ TEST_P(CodeMemoryTest, FirstSightingIsExactlyOnceUnderRacingThreads) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
-      // Each its own store and connection, like separate hook processes.
-      auto memory = CodeMemory::Open(Location(), MemoryOptionsFor());
+      // Each its own store and connection, like separate hook processes
+      // (opened with the fixture's options: an encrypted store needs its key).
+      auto store = Store::Open(Location(), Options());
+      ASSERT_TRUE(store) << store.error().message();
+      auto memory = CodeMemory::Open(**store, MemoryOptionsFor());
       ASSERT_TRUE(memory) << memory.error().message();
       auto first = (*memory)->FirstSighting("content\n/a.py\nabc");
       ASSERT_TRUE(first) << first.error().message();

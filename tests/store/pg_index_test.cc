@@ -693,6 +693,7 @@ TEST_F(PgIndex, AVersion2StoreIsSearchableOnceItUpgrades) {
   index_.reset();
   store_.reset();
   pg_->Query(
+      "ALTER TABLE blobs DROP COLUMN digest; ALTER TABLE blob_refs DROP COLUMN digest;"
       "DROP TABLE forget_ledger; ALTER TABLE sessions DROP COLUMN trashed_ms;"
       "DROP TABLE search_docs, embeddings, code_writes, code_edits, hook_seen, index_meta;"
       "DROP FUNCTION sessiondb_events_removed, sessiondb_events_changed,"

@@ -1,7 +1,8 @@
 // A fresh store with a controllable clock and captured warnings, for the
 // store test suites. The same tests run against every backend: an embedded
 // store in a temporary directory, and a PostgreSQL store in a database of its
-// own in the test cluster. The few things a test must do behind the store's
+// own in the test cluster, and the same PostgreSQL store encrypted (a key
+// file of its own, docs/encryption.md). The few things a test must do behind the store's
 // back (remove or damage a blob, fake a newer schema, look at raw storage)
 // are hooks here, written once per backend.
 //
@@ -21,24 +22,42 @@
 #include <vector>
 
 #include "blob/blob_store.h"
+#include "core/key_file.h"
 #include "pg_test_database.h"
 #include "sessiondb/store.h"
+#include "store/key_envelope.h"
+#include "store/postgres/pg_namespace_key.h"
+#include "store/postgres/pg_sealer.h"
 #include "test_support.h"
 
 namespace sessiondb::testing {
 
-enum class Backend { kEmbedded, kPostgres };
+enum class Backend { kEmbedded, kPostgres, kPostgresEncrypted };
 
 inline std::string BackendName(Backend b) {
-  return b == Backend::kEmbedded ? "Embedded" : "Postgres";
+  switch (b) {
+    case Backend::kEmbedded:
+      return "Embedded";
+    case Backend::kPostgres:
+      return "Postgres";
+    case Backend::kPostgresEncrypted:
+      return "PostgresEncrypted";
+  }
+  return "";
 }
 
 class StoreTest : public ::testing::Test {
  protected:
   virtual Backend backend() const = 0;
   bool embedded() const { return backend() == Backend::kEmbedded; }
+  bool encrypted() const { return backend() == Backend::kPostgresEncrypted; }
 
   void SetUp() override {
+    if (encrypted()) {
+      key_file_ = dir_.Sub("master.key");
+      auto key = cipher::WriteNewKeyFile(key_file_);
+      ASSERT_TRUE(key) << key.error().ToString();
+    }
     if (!embedded()) {
       pg_ = std::make_unique<PgTestDatabase>();
       ASSERT_TRUE(pg_->ok());
@@ -48,6 +67,7 @@ class StoreTest : public ::testing::Test {
 
   StoreOptions Options() {
     StoreOptions options;
+    options.key_file = key_file_;
     options.clock = [this] { return now_ms_; };
     options.warn = [this](std::string_view w) {
       std::lock_guard lock(warn_mu_);
@@ -85,6 +105,26 @@ class StoreTest : public ::testing::Test {
 
   // ---- Behind the store's back ----
 
+  // What namespace `ns` of an encrypted PostgreSQL store seals with: its
+  // data key opened from its envelope with the test's master key, as the
+  // store does. Plaintext (names are digests) for the other backends.
+  postgres::PgSealer Sealer(const std::string& ns = "default") const {
+    if (!encrypted()) return postgres::PgSealer();
+    const std::string envelope =
+        pg_->Query("SELECT value FROM index_meta WHERE namespace = '" + ns + "' AND key = '" +
+                   std::string(postgres::kNamespaceEnvelopeKey) + "'");
+    auto master = cipher::ReadMasterKey(key_file_);
+    EXPECT_TRUE(master) << master.error().ToString();
+    if (!master) return postgres::PgSealer();
+    auto key = store::OpenKeyEnvelope(envelope, *master, postgres::NamespaceKeyScope(ns), ns);
+    EXPECT_TRUE(key) << key.error().ToString();
+    return key ? postgres::PgSealer(*key) : postgres::PgSealer();
+  }
+
+  // The name blob `sha` is stored under in namespace "default" (the digest
+  // itself unless encrypted).
+  std::string StoredBlobName(const std::string& sha) const { return Sealer().BlobName(sha); }
+
   // How many blobs the store holds, referenced or not.
   size_t BlobCount() const {
     if (!embedded()) return std::stoul(pg_->Query("SELECT count(*) FROM blobs"));
@@ -98,7 +138,7 @@ class StoreTest : public ::testing::Test {
   // Deletes the blob's bytes as a lost file or a careless DBA would.
   void RemoveBlob(const std::string& sha) {
     if (!embedded()) {
-      pg_->Query("DELETE FROM blobs WHERE sha256 = '" + sha + "'");
+      pg_->Query("DELETE FROM blobs WHERE sha256 = '" + StoredBlobName(sha) + "'");
       return;
     }
     ASSERT_TRUE(std::filesystem::remove(blob::BlobFilePath(StoreDir() + "/blobs", sha)));
@@ -107,7 +147,10 @@ class StoreTest : public ::testing::Test {
   // Changes one byte of the blob's stored bytes (bit rot).
   void DamageBlob(const std::string& sha) {
     if (!embedded()) {
-      pg_->Query("UPDATE blobs SET bytes = set_byte(bytes, 20, 88) WHERE sha256 = '" + sha + "'");
+      // Flipped rather than set: a sealed blob's byte 20 may already be 88.
+      pg_->Query("UPDATE blobs SET bytes = set_byte(bytes, 20, " +
+                 std::string(encrypted() ? "get_byte(bytes, 20) # 1" : "88") +
+                 ") WHERE sha256 = '" + StoredBlobName(sha) + "'");
       return;
     }
     std::string path = blob::BlobFilePath(StoreDir() + "/blobs", sha);
@@ -132,7 +175,8 @@ class StoreTest : public ::testing::Test {
     sqlite3_close(db);
   }
 
-  // True if `needle` appears anywhere in the stored log (database files or tables).
+  // True if `needle` appears anywhere in the stored log (database files or
+  // tables) as stored: never in an encrypted namespace's sealed text.
   bool RawLogContains(const std::string& needle) const {
     if (!embedded()) {
       return pg_->Query("SELECT count(*) FROM events WHERE position('" + needle +
@@ -149,6 +193,7 @@ class StoreTest : public ::testing::Test {
   std::string StoreDir() const { return dir_.Sub("store"); }
 
   TempDir dir_;
+  std::string key_file_;  // the master key of an encrypted store; empty otherwise
   std::unique_ptr<PgTestDatabase> pg_;
   int64_t now_ms_ = 1'700'000'000'000;
   std::mutex warn_mu_;
@@ -176,7 +221,8 @@ class PostgresStoreTest : public StoreTest {
   INSTANTIATE_TEST_SUITE_P(                                                     \
       Backends, suite,                                                          \
       ::testing::Values(::sessiondb::testing::Backend::kEmbedded,               \
-                        ::sessiondb::testing::Backend::kPostgres),              \
+                        ::sessiondb::testing::Backend::kPostgres,               \
+                        ::sessiondb::testing::Backend::kPostgresEncrypted),     \
       [](const ::testing::TestParamInfo<::sessiondb::testing::Backend>& info) { \
         return ::sessiondb::testing::BackendName(info.param);                   \
       })

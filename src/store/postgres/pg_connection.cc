@@ -10,6 +10,9 @@
 #include <optional>
 
 namespace sessiondb::postgres {
+
+const PgSealer PgConnection::kPlaintext;
+
 namespace {
 
 // libpq error texts end with a newline; statuses read better without it.

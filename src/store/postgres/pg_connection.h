@@ -17,6 +17,7 @@
 
 #include "sessiondb/status.h"
 #include "store/postgres/libpq.h"
+#include "store/postgres/pg_sealer.h"
 
 namespace sessiondb::postgres {
 
@@ -100,12 +101,20 @@ class PgConnection {
   // the failure that made the caller give the transaction up.
   void RollbackQuietly();
 
+  // What content columns are sealed with on this connection: the namespace
+  // of the store whose pool lent it (pg_pool.h), plaintext until set. Every
+  // statement writer seals through it, so none can forget to.
+  const PgSealer& sealer() const { return *sealer_; }
+  void set_sealer(const PgSealer* sealer) { sealer_ = sealer; }
+
  private:
   explicit PgConnection(PGconn* conn) : conn_(conn) {}
   Status ErrorFrom(PGresult* result, const char* sql);
 
   PGconn* conn_;
   bool retryable_ = false;
+  const PgSealer* sealer_ = &kPlaintext;
+  static const PgSealer kPlaintext;
   // SQL text -> the name it was prepared under on this connection.
   std::unordered_map<std::string, std::string> prepared_;
 };

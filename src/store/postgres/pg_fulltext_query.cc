@@ -1,5 +1,7 @@
 #include "store/postgres/pg_fulltext_query.h"
 
+#include <algorithm>
+#include <set>
 #include <vector>
 
 #include "store/postgres/pg_search_docs.h"
@@ -37,8 +39,27 @@ std::string QuoteLexeme(std::string_view word) {
   return out + "'";
 }
 
+// The terms of a phrase as the index holds them, in order.
+std::vector<std::string> PhraseTerms(const store::TextPhrase& phrase) {
+  std::vector<std::string> terms;
+  for (const std::string& w : phrase.words) {
+    for (const IndexedWord& part : WordsOf(IndexableText(w))) terms.push_back(part.term);
+  }
+  return terms;
+}
+
 // A phrase as tsquery: its words in order; empty when it has none.
-std::string RenderPhrase(const store::TextPhrase& phrase) {
+std::string RenderPhrase(const store::TextPhrase& phrase, const PgSealer& sealer) {
+  if (sealer.encrypted()) {
+    // Keyed tokens of the terms (lower-cased as the index's are); no prefix.
+    std::vector<std::string> terms = PhraseTerms(phrase);
+    std::string out;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      if (i) out += " <-> ";
+      out += QuoteLexeme(sealer.Term(terms[i]));
+    }
+    return terms.size() > 1 ? "(" + out + ")" : out;
+  }
   std::vector<std::string> words;
   for (const std::string& w : phrase.words) {
     for (std::string& part : IndexWords(w)) words.push_back(std::move(part));
@@ -53,11 +74,11 @@ std::string RenderPhrase(const store::TextPhrase& phrase) {
 }
 
 // Phrases ORed; empty when none has a word.
-std::string RenderAnyOf(const std::vector<store::TextPhrase>& phrases) {
+std::string RenderAnyOf(const std::vector<store::TextPhrase>& phrases, const PgSealer& sealer) {
   std::string out;
   int count = 0;
   for (const store::TextPhrase& p : phrases) {
-    std::string rendered = RenderPhrase(p);
+    std::string rendered = RenderPhrase(p, sealer);
     if (rendered.empty()) continue;
     if (count++) out += " | ";
     out += rendered;
@@ -91,18 +112,92 @@ store::Snippet OneLine(std::string_view text, const std::vector<std::pair<size_t
 
 }  // namespace
 
-std::string RenderTsQuery(const store::TextQuery& query) {
+std::string RenderTsQuery(const store::TextQuery& query, const PgSealer& sealer) {
   if (query.empty()) return "";
   std::string out;
   for (const std::vector<store::TextPhrase>& group : query.all_of) {
-    std::string any = RenderAnyOf(group);
+    std::string any = RenderAnyOf(group, sealer);
     if (any.empty()) return "";  // this group can match nothing, so neither can the query
     if (!out.empty()) out += " & ";
     out += any;
   }
   for (const store::TextPhrase& phrase : query.none_of) {
-    std::string rendered = RenderPhrase(phrase);
+    std::string rendered = RenderPhrase(phrase, sealer);
     if (!rendered.empty()) out += " & !" + rendered;
+  }
+  return out;
+}
+
+store::TextQuery WithoutPrefixes(store::TextQuery query) {
+  for (std::vector<store::TextPhrase>& group : query.all_of) {
+    for (store::TextPhrase& p : group) p.prefix = false;
+  }
+  for (store::TextPhrase& p : query.none_of) p.prefix = false;
+  return query;
+}
+
+bool HoldsPrefixPhrase(std::string_view text, const std::vector<store::TextPhrase>& phrases) {
+  std::vector<std::string> words;
+  for (IndexedWord& w : WordsOf(IndexableText(text))) words.push_back(std::move(w.term));
+  for (const store::TextPhrase& phrase : phrases) {
+    if (!phrase.prefix) continue;
+    const std::vector<std::string> terms = PhraseTerms(phrase);
+    const size_t n = terms.size();
+    for (size_t start = 0; n > 0 && start + n <= words.size(); ++start) {
+      bool held = true;
+      for (size_t k = 0; k < n && held; ++k) {
+        held = k + 1 == n ? words[start + k].starts_with(terms[k]) : words[start + k] == terms[k];
+      }
+      if (held) return true;
+    }
+  }
+  return false;
+}
+
+std::string KeyedHeadline(std::string_view indexable, const store::TextQuery& query) {
+  constexpr size_t kMaxWords = 24;     // HeadlineOptions' MaxWords
+  constexpr size_t kMaxFragments = 2;  // and MaxFragments
+  constexpr size_t kLeadWords = 6;     // words shown before a fragment's first match
+  std::set<std::string> wanted;
+  for (const std::vector<store::TextPhrase>& group : query.all_of) {
+    for (const store::TextPhrase& p : group) {
+      for (std::string& term : PhraseTerms(p)) wanted.insert(std::move(term));
+    }
+  }
+  const std::vector<IndexedWord> words = WordsOf(indexable);
+  std::vector<bool> hit(words.size());
+  for (size_t i = 0; i < words.size(); ++i) hit[i] = wanted.contains(words[i].term);
+  // Fragments [begin, end) of words, each opening a little before a match
+  // that the fragments before it did not show.
+  std::vector<std::pair<size_t, size_t>> fragments;
+  size_t from = 0;
+  while (fragments.size() < kMaxFragments) {
+    auto match = std::find(hit.begin() + static_cast<std::ptrdiff_t>(from), hit.end(), true);
+    if (match == hit.end()) break;
+    const size_t at = static_cast<size_t>(match - hit.begin());
+    const size_t begin = std::max(from, at >= kLeadWords ? at - kLeadWords : 0);
+    const size_t end = std::min(words.size(), begin + kMaxWords);
+    fragments.emplace_back(begin, end);
+    from = end;
+  }
+  // No match (a word past kMaxKeyedTerms): the start, as ts_headline gives.
+  if (fragments.empty() && !words.empty()) {
+    fragments.emplace_back(0, std::min(words.size(), kMaxWords));
+  }
+  std::string out;
+  for (const auto& [begin, end] : fragments) {
+    if (!out.empty()) out += kHeadlineFragments;
+    for (size_t i = begin; i < end; ++i) {
+      if (i > begin) out += indexable.substr(words[i - 1].end, words[i].begin - words[i - 1].end);
+      const std::string_view word = indexable.substr(words[i].begin, words[i].end - words[i].begin);
+      if (hit[i]) {
+        out += kHeadlineStart;
+        out += word;
+        out += kHeadlineStop;
+      } else {
+        out += word;
+      }
+    }
   }
   return out;
 }

@@ -6,6 +6,16 @@
 //   ('ship' | 'boat':*) & !('red' <-> 'herring')
 // for to_tsquery('simple', ...). A word with '_' is the phrase of its parts,
 // as the index splits it ("snake_case": 'snake' <-> 'case').
+//
+// In an encrypted namespace every lexeme is the word's keyed token
+// (PgSealer::Term), so the query matches the tokens the index holds. A
+// prefix ("boat*") cannot be: a keyed token says nothing of the words that
+// start like it. There a prefix is searched as the whole word ("boat"), and
+// Expression shows it so; an excluded prefix ("-boat*") is checked on the
+// opened text of what the index found (HoldsPrefixPhrase), so what the
+// person excluded never comes back. ts_headline cannot read the document either:
+// KeyedHeadline makes the same kind of headline in the process, from the
+// opened text.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -13,13 +23,19 @@
 #include <string_view>
 
 #include "store/index_backend.h"
+#include "store/postgres/pg_sealer.h"
 
 namespace sessiondb::postgres {
 
 // The tsquery text of `query`; empty when it is empty, or when one of its
 // groups holds no phrase with a word the index can hold (then nothing can
 // match). Every lexeme is quoted, so no word is read as an operator.
-std::string RenderTsQuery(const store::TextQuery& query);
+// With an encrypted `sealer`, lexemes are keyed tokens and prefixes whole words.
+std::string RenderTsQuery(const store::TextQuery& query, const PgSealer& sealer);
+
+// `query` with every prefix phrase made a whole-word one: what an encrypted
+// namespace searches for.
+store::TextQuery WithoutPrefixes(store::TextQuery query);
 
 // The separators RenderHeadline asks ts_headline for: control bytes, which
 // IndexableText never leaves in a text.
@@ -28,6 +44,19 @@ inline constexpr char kHeadlineStop = '\x03';
 inline constexpr char kHeadlineFragments = '\x04';
 // The ts_headline options that use them.
 std::string HeadlineOptions();
+
+// True when `text` holds one of the prefix phrases of `phrases` ("build*",
+// "red light*"), split as the index splits it. An encrypted namespace's index
+// cannot exclude a prefix, so its excluded prefixes are checked with this on
+// the opened text of what the index found.
+bool HoldsPrefixPhrase(std::string_view text, const std::vector<store::TextPhrase>& phrases);
+
+// What ts_headline would give with HeadlineOptions() for `indexable`
+// (IndexableText of a document) and `query`, made in the process: at most two
+// fragments of at most 24 words, in document order, around the first words
+// that a phrase of the query's all_of holds (whole words), those words
+// between kHeadlineStart and kHeadlineStop. For SnippetFromHeadline.
+std::string KeyedHeadline(std::string_view indexable, const store::TextQuery& query);
 
 // The snippet of a document from ts_headline's output `headline` over
 // `indexable` (IndexableText of the document): each fragment is found in it

@@ -21,20 +21,43 @@
 namespace sessiondb::postgres {
 namespace {
 
-// The columns RowAt reads, in its order.
+// The columns OpenedEventRow::Read reads, in its order.
 #define SESSIONDB_EVENT_COLUMNS "id, session_id, seq, ts_ms, type, role, text, body"
 
-EventRow RowAt(const PgResult& r, int row) {
-  EventRow e{.id = r.Text(row, 0),
-             .session_id = r.Text(row, 1),
-             .seq = r.Int(row, 2),
-             .ts_ms = r.Int(row, 3),
-             .type = r.Text(row, 4),
-             .role = r.Text(row, 5),
-             .text = r.Text(row, 6)};
-  if (!r.IsNull(row, 7)) e.body = r.Text(row, 7);
-  return e;
-}
+// An events row whose text and body are opened: `row` views `r`, or, when
+// sealed, the opened values this holds (so it is neither copied nor moved).
+class OpenedEventRow {
+ public:
+  OpenedEventRow(const OpenedEventRow&) = delete;
+  OpenedEventRow& operator=(const OpenedEventRow&) = delete;
+  OpenedEventRow() = default;
+
+  // Reads row `row` of `r` (SESSIONDB_EVENT_COLUMNS); kCorruption naming the
+  // event's text or body when it does not open.
+  Status Read(const PgSealer& sealer, const PgResult& r, int row) {
+    row_ = EventRow{.id = r.Text(row, 0),
+                    .session_id = r.Text(row, 1),
+                    .seq = r.Int(row, 2),
+                    .ts_ms = r.Int(row, 3),
+                    .type = r.Text(row, 4),
+                    .role = r.Text(row, 5),
+                    .text = r.Text(row, 6)};
+    if (!r.IsNull(row, 7)) row_.body = r.Text(row, 7);
+    if (!sealer.encrypted()) return Status::Ok();
+    ASSIGN_OR_RETURN(text_, sealer.OpenText(PgColumn::kEventText, row_.id, row_.text));
+    row_.text = text_;
+    if (row_.body) {
+      ASSIGN_OR_RETURN(body_, sealer.OpenText(PgColumn::kEventBody, row_.id, *row_.body));
+      row_.body = body_;
+    }
+    return Status::Ok();
+  }
+  const EventRow& row() const { return row_; }
+
+ private:
+  EventRow row_;
+  std::string text_, body_;
+};
 
 // The query that reads one segment: $1 namespace, $2 session, seqs $3..$4,
 // at most $5 rows (NULL: all).
@@ -63,13 +86,13 @@ const char* SegmentSql(EventFilter filter, bool newest_first) {
   return kSql[static_cast<size_t>(filter) * 2 + (newest_first ? 1 : 0)].c_str();
 }
 
-Draft DraftFromRow(const PgResult& r, int row) {
+Result<Draft> DraftFromRow(const PgSealer& sealer, const PgResult& r, int row) {
   Draft d;
   d.id = r.Text(row, 0);
   d.session_id = r.Text(row, 1);
   d.role = ParseRole(r.Text(row, 2)).value_or(Role::kAssistant);
-  d.text = r.Text(row, 3);
-  d.reasoning = r.Text(row, 4);
+  ASSIGN_OR_RETURN(d.text, sealer.OpenText(PgColumn::kDraftText, d.id, r.Text(row, 3)));
+  ASSIGN_OR_RETURN(d.reasoning, sealer.OpenText(PgColumn::kDraftReasoning, d.id, r.Text(row, 4)));
   d.model = r.Text(row, 5);
   d.created_ms = r.Int(row, 6);
   d.updated_ms = r.Int(row, 7);
@@ -135,8 +158,10 @@ Status ReadSegmentRows(PgConnection& c, const std::string& ns, const std::vector
     }
     ASSIGN_OR_RETURN(PgResult r, c.Exec(SegmentSql(query.filter, query.newest_first), p));
     out->reserve(out->size() + static_cast<size_t>(r.rows()));
+    OpenedEventRow row;
     for (int i = 0; i < r.rows(); ++i) {
-      if (Status decoded = decode(RowAt(r, i), &out->emplace_back()); !decoded.ok()) {
+      RETURN_IF_ERROR(row.Read(c.sealer(), r, i));
+      if (Status decoded = decode(row.row(), &out->emplace_back()); !decoded.ok()) {
         out->pop_back();
         return decoded;
       }
@@ -216,16 +241,18 @@ Status PgStore::ReadMessages(std::string_view session_id, const store::HistoryRe
 Result<std::set<std::string>> PgStore::PresentBlobs(const std::vector<std::string>& sha256s) {
   return Run([&](PgConnection& c) -> Result<std::set<std::string>> {
     // Present for this namespace only: a digest another namespace holds
-    // reads as missing here, as one nobody holds does.
+    // reads as missing here, as one nobody holds does. Asked by the names
+    // they are stored under (keyed digests when encrypted).
+    const BlobNames named = NameBlobs(c.sealer(), sha256s);
     PgParams p;
-    p.Add(PgArray(sha256s)).Add(ns_);
+    p.Add(PgArray(named.names)).Add(ns_);
     ASSIGN_OR_RETURN(PgResult r,
                      c.Exec("SELECT b.sha256 FROM blobs b WHERE b.sha256 = ANY($1::text[]) AND "
                             "EXISTS (SELECT 1 FROM blob_refs r WHERE r.namespace = $2 AND "
                             "r.sha256 = b.sha256)",
                             p));
     std::set<std::string> out;
-    for (int i = 0; i < r.rows(); ++i) out.emplace(r.Text(i, 0));
+    for (int i = 0; i < r.rows(); ++i) out.insert(named.digests.at(std::string(r.Text(i, 0))));
     return out;
   });
 }
@@ -248,11 +275,14 @@ Result<std::optional<Event>> PgStore::FindResourceMessage(std::string_view sessi
                                                           std::string_view resource_id) {
   return Run([&](PgConnection& c) -> Result<std::optional<Event>> {
     ASSIGN_OR_RETURN(std::vector<Segment> history, ResolveHistory(c, ns_, session_id));
+    // strpos finds the candidates; the decoded parts say which really attach
+    // it. Sealed bodies are searched here instead, each opened.
+    const bool sealed = c.sealer().encrypted();
+    OpenedEventRow row;
     for (const Segment& segment : history) {
       PgParams p;
       p.Add(ns_).Add(segment.session_id).Add(segment.from_seq).Add(segment.to_seq);
-      p.Add(resource_id);
-      // strpos finds the candidates; the decoded parts say which really attach it.
+      p.Add(sealed ? std::string_view() : resource_id);
       ASSIGN_OR_RETURN(PgResult r,
                        c.Exec("SELECT " SESSIONDB_EVENT_COLUMNS " FROM events "
                               "WHERE namespace = $1 AND session_id = $2 AND seq >= $3 AND "
@@ -260,7 +290,9 @@ Result<std::optional<Event>> PgStore::FindResourceMessage(std::string_view sessi
                               "strpos(body, $5) > 0 ORDER BY seq",
                               p));
       for (int i = 0; i < r.rows(); ++i) {
-        ASSIGN_OR_RETURN(Event e, DecodeEventRow(RowAt(r, i)));
+        RETURN_IF_ERROR(row.Read(c.sealer(), r, i));
+        if (sealed && row.row().body->find(resource_id) == std::string_view::npos) continue;
+        ASSIGN_OR_RETURN(Event e, DecodeEventRow(row.row()));
         for (const Part& part : e.message.parts) {
           if (part.resource && part.resource->resource_id == resource_id) {
             return std::optional<Event>(std::move(e));
@@ -336,7 +368,9 @@ Result<std::optional<Event>> PgStore::InsertEventRecordGuarded(
     const int64_t seq = s.Int(0, 0) + 1;
     const int64_t now = Now();
     PgParams p;
-    p.Add(ns_).Add(session_id).Add(seq).Add(event.id).Add(now).Add(type_name).Add(text).Add(body);
+    p.Add(ns_).Add(session_id).Add(seq).Add(event.id).Add(now).Add(type_name);
+    p.Add(c.sealer().Text(PgColumn::kEventText, event.id, text));
+    p.Add(c.sealer().Text(PgColumn::kEventBody, event.id, body));
     RETURN_IF_ERROR(
         c.Run("INSERT INTO events (namespace, session_id, seq, id, ts_ms, type, role, text, body) "
               "VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8)",
@@ -413,12 +447,16 @@ Status PgStore::InsertDraft(const Draft& draft) {
     PgParams p;
     p.Add(ns_).Add(draft.id).Add(draft.session_id).Add(RoleName(draft.role)).Add(draft.model);
     p.Add(draft.created_ms).Add(draft.updated_ms);
+    // The texts as given (empty when new), sealed like every stored value.
+    p.Add(c.sealer().Text(PgColumn::kDraftText, draft.id, draft.text));
+    p.Add(c.sealer().Text(PgColumn::kDraftReasoning, draft.id, draft.reasoning));
     sent = true;
     // FOR SHARE: a concurrent delete of the session (and its drafts) waits
     // for this draft, or this insert for the delete.
     ASSIGN_OR_RETURN(PgResult r,
                      c.Exec("INSERT INTO drafts (namespace, id, session_id, role, model, "
-                            "created_ms, updated_ms) SELECT $1, $2, s.id, $4, $5, $6, $7 "
+                            "created_ms, updated_ms, text, reasoning) SELECT $1, $2, s.id, $4, "
+                            "$5, $6, $7, $8, $9 "
                             "FROM sessions s WHERE s.namespace = $1 AND s.id = $3 AND "
                             "NOT s.deleted FOR SHARE ON CONFLICT (namespace, id) DO NOTHING",
                             p));
@@ -437,7 +475,8 @@ Status PgStore::InsertDraft(const Draft& draft) {
 Status PgStore::UpdateDraft(const Draft& draft, int64_t updated_ms) {
   return Run([&](PgConnection& c) -> Status {
     PgParams p;
-    p.Add(ns_).Add(draft.id).Add(draft.text).Add(draft.reasoning).Add(updated_ms);
+    p.Add(ns_).Add(draft.id).Add(c.sealer().Text(PgColumn::kDraftText, draft.id, draft.text));
+    p.Add(c.sealer().Text(PgColumn::kDraftReasoning, draft.id, draft.reasoning)).Add(updated_ms);
     ASSIGN_OR_RETURN(PgResult r, c.Exec("UPDATE drafts SET text = $3, reasoning = $4, "
                                         "updated_ms = $5 WHERE namespace = $1 AND id = $2",
                                         p));
@@ -460,7 +499,9 @@ Result<std::vector<Draft>> PgStore::SelectDrafts(std::string_view session_id) {
     if (r.rows() == 0) return Err(SessionNotFound(session_id));
     std::vector<Draft> drafts;
     for (int i = 0; i < r.rows(); ++i) {
-      if (!r.IsNull(i, 0)) drafts.push_back(DraftFromRow(r, i));
+      if (r.IsNull(i, 0)) continue;
+      ASSIGN_OR_RETURN(Draft d, DraftFromRow(c.sealer(), r, i));
+      drafts.push_back(std::move(d));
     }
     return drafts;
   });
@@ -475,25 +516,28 @@ Result<Draft> PgStore::LoadDraft(std::string_view draft_id) {
                                         "WHERE namespace = $1 AND id = $2",
                                         key));
     if (d.rows() == 0) return Err(store::DraftNotFound(draft_id));
-    return DraftFromRow(d, 0);
+    return DraftFromRow(c.sealer(), d, 0);
   });
 }
 
 Status RemoveFinishedDraft(PgConnection& c, const std::string& ns, const Draft& draft) {
+  // Compared here, not in SQL: sealed texts differ at every save. The row
+  // lock keeps a save from landing between the comparison and the delete.
   PgParams key;
-  key.Add(ns).Add(draft.id).Add(draft.updated_ms).Add(draft.text).Add(draft.reasoning);
-  ASSIGN_OR_RETURN(PgResult r, c.Exec("DELETE FROM drafts WHERE namespace = $1 AND id = $2 AND "
-                                      "updated_ms = $3 AND text = $4 AND reasoning = $5",
+  key.Add(ns).Add(draft.id);
+  ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id, session_id, role, text, reasoning, model, "
+                                      "created_ms, updated_ms FROM drafts "
+                                      "WHERE namespace = $1 AND id = $2 FOR UPDATE",
                                       key));
-  if (r.Affected() > 0) return Status::Ok();
-  // Gone, or saved again since the front read it (its newer text would be lost).
-  PgParams id;
-  id.Add(ns).Add(draft.id);
-  ASSIGN_OR_RETURN(PgResult still,
-                   c.Exec("SELECT 1 FROM drafts WHERE namespace = $1 AND id = $2", id));
-  if (still.rows() == 0) return store::DraftNotFound(draft.id);
-  return Status::Busy("draft " + draft.id +
-                      " was saved again while it was being finished; finish it again");
+  if (r.rows() == 0) return store::DraftNotFound(draft.id);
+  ASSIGN_OR_RETURN(Draft stored, DraftFromRow(c.sealer(), r, 0));
+  // Saved again since the front read it: its newer text would be lost.
+  if (stored.updated_ms != draft.updated_ms || stored.text != draft.text ||
+      stored.reasoning != draft.reasoning) {
+    return Status::Busy("draft " + draft.id +
+                        " was saved again while it was being finished; finish it again");
+  }
+  return c.Run("DELETE FROM drafts WHERE namespace = $1 AND id = $2", key);
 }
 
 Status PgStore::RemoveDraft(std::string_view draft_id) {

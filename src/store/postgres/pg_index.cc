@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
 
 #include "core/json_parse.h"
 #include "store/postgres/pg_fulltext_query.h"
@@ -18,8 +20,11 @@ namespace {
   "CASE WHEN " m " NOT LIKE '%\\\\u0000%' THEN " m "::json ->> '" key "' END"
 
 // The filter as SQL over search_docs d, events e, sessions s and code_writes
-// c, with parameters $1 (namespace) and $2 .. $9 (AddFilterParams). Written
-// once, so each statement is prepared once; an absent filter is a NULL.
+// c, with parameters $1 (namespace) and $2 .. $11 (AddFilterParams). Written
+// once, so each statement is prepared once; an absent filter is a NULL. In an
+// encrypted namespace the server cannot read a project or a path: there $9
+// is NULL and $10, $11 list the sessions and code writes whose project the
+// process found under the filter's (ProjectMatches).
 #define PG_FILTER_JOINS                                                      \
   " LEFT JOIN events e ON d.code_id IS NULL AND e.namespace = d.namespace"   \
   " AND e.session_id = d.session_id AND e.seq = d.seq"                       \
@@ -41,9 +46,19 @@ namespace {
   "  OR starts_with(coalesce(c.project, " PG_METADATA_FIELD("s.metadata", "project")    \
   "    , '') || '/', $9)"                                                               \
   "  OR starts_with(coalesce(c.file_path, " PG_METADATA_FIELD("s.metadata", "cwd")      \
-  "    , '') || '/', $9)) "
+  "    , '') || '/', $9))"                                                              \
+  " AND ($10::text[] IS NULL OR CASE WHEN d.code_id IS NULL"                            \
+  "  THEN d.session_id = ANY($10) ELSE d.code_id = ANY($11::bigint[]) END) "
 
-void AddFilterParams(const SearchFilter& f, PgParams* p) {
+// The sessions and code writes of an encrypted namespace whose project
+// passes a project filter, found by opening their metadata and paths here.
+struct ProjectMatches {
+  std::vector<std::string> session_ids;
+  std::vector<int64_t> code_ids;
+};
+
+void AddFilterParams(const SearchFilter& f, const std::optional<ProjectMatches>& matches,
+                     PgParams* p) {
   if (f.session_id.empty())
     p->AddNull();
   else
@@ -73,10 +88,15 @@ void AddFilterParams(const SearchFilter& f, PgParams* p) {
       p->Add(true);
       break;
   }
-  if (f.project.empty())
+  if (f.project.empty() || matches)
     p->AddNull();
   else
     p->Add(std::string_view(f.project));
+  if (matches) {
+    p->Add(PgArray(matches->session_ids)).Add(PgArray(matches->code_ids));
+  } else {
+    p->AddNull().AddNull();
+  }
 }
 
 // The text a filter compares must be storable: a NUL would cut the parameter.
@@ -97,6 +117,14 @@ std::string ByteaHex(std::string_view bytes) {
   return out;
 }
 
+// The token of an EditKey; what a query compares it with, followed by ' '.
+std::string EditToken(const PgSealer& sealer, PgColumn column, std::string_view name) {
+  std::string labelled(PgColumnName(column));
+  labelled += '\0';
+  labelled += name;
+  return "e" + sealer.KeyedDigest(labelled).substr(0, 32);
+}
+
 // A string member, or the JSON text of any other non-null one ("" when absent).
 std::string MemberText(const nlohmann::json& object, const char* key) {
   auto it = object.find(key);
@@ -112,47 +140,158 @@ std::string ProjectOf(std::string_view metadata) {
   return project.empty() ? MemberText(doc, "cwd") : project;
 }
 
+// True when a folder filter (with its '/') holds `folder`, as the SQL's
+// starts_with(folder || '/', filter) decides.
+bool UnderFolder(std::string_view folder, std::string_view filter) {
+  return (std::string(folder) + "/").starts_with(filter);
+}
+
+// What PG_FILTER_WHERE's $9 decides in SQL on plaintext, decided here on the
+// opened values: nullopt when the namespace is not encrypted or the filter
+// names no project. Reads every session's metadata and every code write's
+// project and path: the price of a project filter on an encrypted namespace.
+Result<std::optional<ProjectMatches>> MatchProject(PgConnection& c, const std::string& ns,
+                                                   const SearchFilter& f) {
+  const PgSealer& sealer = c.sealer();
+  if (!sealer.encrypted() || f.project.empty()) return std::optional<ProjectMatches>();
+  ProjectMatches out;
+  PgParams p;
+  p.Add(ns);
+  ASSIGN_OR_RETURN(PgResult sessions,
+                   c.Exec("SELECT id, metadata FROM sessions WHERE namespace = $1", p));
+  for (int i = 0; i < sessions.rows(); ++i) {
+    const std::string_view id = sessions.Text(i, 0);
+    ASSIGN_OR_RETURN(std::string metadata,
+                     OpenedText(sealer, PgColumn::kSessionMetadata, id, sessions, i, 1));
+    nlohmann::json doc = ParseJson(metadata).value_or(nlohmann::json());
+    if (!doc.is_object()) doc = nlohmann::json::object();
+    if (UnderFolder(MemberText(doc, "project"), f.project) ||
+        UnderFolder(MemberText(doc, "cwd"), f.project)) {
+      out.session_ids.emplace_back(id);
+    }
+  }
+  ASSIGN_OR_RETURN(out.code_ids,
+                   CodeWritesWhere(c, ns, [&](std::string_view project, std::string_view path) {
+                     return UnderFolder(project, f.project) || UnderFolder(path, f.project);
+                   }));
+  return std::optional<ProjectMatches>(std::move(out));
+}
+
+// A code_edits key (file path or function name) as stored: in an encrypted
+// namespace, a keyed token that SQL compares and groups by, a space, then the
+// name sealed under that token, so the name can be shown again. The token is
+// a fixed 33 bytes, so starts_with(column, token || ' ') is equality. The
+// file as a whole ('' function) stays '': every write has one such row.
+std::string EditKey(const PgSealer& sealer, PgColumn column, std::string_view name) {
+  if (!sealer.encrypted() || name.empty()) return std::string(name);
+  std::string token = EditToken(sealer, column, name);
+  return token + " " + sealer.Text(column, token, name);
+}
+
+// The name an EditKey holds. kCorruption when its sealed half does not open.
+Result<std::string> OpenEditKey(const PgSealer& sealer, PgColumn column, std::string_view stored) {
+  if (!sealer.encrypted() || stored.empty()) return std::string(stored);
+  const size_t space = stored.find(' ');
+  if (space == std::string_view::npos) return sealer.OpenText(column, "", stored);
+  return sealer.OpenText(column, stored.substr(0, space), stored.substr(space + 1));
+}
+
 constexpr int64_t kVectorPage = 2048;
 
 }  // namespace
 
+Result<std::vector<int64_t>> CodeWritesWhere(
+    PgConnection& c, const std::string& ns,
+    const std::function<bool(std::string_view project, std::string_view file_path)>& keep) {
+  PgParams p;
+  p.Add(ns);
+  ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id, content_sha256, project, file_path"
+                                      " FROM code_writes WHERE namespace = $1 ORDER BY id",
+                                      p));
+  std::vector<int64_t> out;
+  for (int i = 0; i < r.rows(); ++i) {
+    const std::string_view record = r.Text(i, 1);
+    ASSIGN_OR_RETURN(std::string project,
+                     OpenedText(c.sealer(), PgColumn::kCodeProject, record, r, i, 2));
+    ASSIGN_OR_RETURN(std::string path,
+                     OpenedText(c.sealer(), PgColumn::kCodeFilePath, record, r, i, 3));
+    if (keep(project, path)) out.push_back(r.Int(i, 0));
+  }
+  return out;
+}
+
 Result<std::unique_ptr<store::IndexBackend>> PgStore::OpenIndexBackend() {
-  return std::unique_ptr<store::IndexBackend>(std::make_unique<PgIndex>(this));
+  // A namespace is encrypted or not for the store's whole life; only its
+  // key may change (crypto-shredding), so each call takes the sealer anew.
+  ASSIGN_OR_RETURN(bool encrypted,
+                   Run([](PgConnection& c) -> Result<bool> { return c.sealer().encrypted(); }));
+  return std::unique_ptr<store::IndexBackend>(std::make_unique<PgIndex>(this, encrypted));
 }
 
 // ---- Full text ----------------------------------------------------------------
 
 std::string PgIndex::Expression(const store::TextQuery& query) const {
-  return RenderTsQuery(query);
+  // The words, not their keyed tokens: this is shown to the person who searched.
+  return encrypted_ ? RenderTsQuery(WithoutPrefixes(query), PgSealer())
+                    : RenderTsQuery(query, PgSealer());
 }
 
 Result<store::KeywordRanking> PgIndex::RankKeyword(const store::TextQuery& query,
                                                    const SearchFilter& filter,
                                                    int64_t max_candidates) {
   store::KeywordRanking ranking;
-  const std::string tsquery = RenderTsQuery(query);
-  if (tsquery.empty() || max_candidates <= 0) return ranking;
+  if (RenderTsQuery(query, PgSealer()).empty() || max_candidates <= 0) return ranking;
   if (!filter.events && !filter.code_writes) return ranking;
   RETURN_IF_ERROR(CheckFilter(filter));
-  PgParams p;
-  p.Add(ns());
-  AddFilterParams(filter, &p);
-  p.Add(tsquery).Add(max_candidates + 1);
   // The newest matches only (the LIMIT bounds the work for a common term),
   // then ranked: ts_rank_cd runs on those rows alone.
-  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) -> Result<PgResult> {
+                     ASSIGN_OR_RETURN(std::optional<ProjectMatches> matches,
+                                      MatchProject(c, ns(), filter));
+                     PgParams p;
+                     p.Add(ns());
+                     AddFilterParams(filter, matches, &p);
+                     p.Add(RenderTsQuery(query, c.sealer())).Add(max_candidates + 1);
                      return c.Exec(
-                         "SELECT m.doc_id, ts_rank_cd(m.tsv, to_tsquery('simple', $10)) FROM ("
+                         "SELECT m.doc_id, ts_rank_cd(m.tsv, to_tsquery('simple', $12)) FROM ("
                          "SELECT d.doc_id, d.tsv FROM search_docs d" PG_FILTER_JOINS
-                         "WHERE d.tsv @@ to_tsquery('simple', $10) AND" PG_FILTER_WHERE
-                         "ORDER BY d.doc_id DESC LIMIT $11) m ORDER BY m.doc_id DESC",
+                         "WHERE d.tsv @@ to_tsquery('simple', $12) AND" PG_FILTER_WHERE
+                         "ORDER BY d.doc_id DESC LIMIT $13) m ORDER BY m.doc_id DESC",
                          p);
                    }));
   for (int i = 0; i < r.rows(); ++i) {
     ranking.docs.push_back({r.Int(i, 0), std::strtod(std::string(r.Text(i, 1)).c_str(), nullptr)});
   }
+  if (encrypted_) RETURN_IF_ERROR(DropExcludedPrefixes(query, &ranking));
   store::FinishRanking(max_candidates, &ranking);
   return ranking;
+}
+
+Status PgIndex::DropExcludedPrefixes(const store::TextQuery& query,
+                                     store::KeywordRanking* ranking) {
+  const bool any = std::any_of(query.none_of.begin(), query.none_of.end(),
+                               [](const store::TextPhrase& p) { return p.prefix; });
+  if (!any || ranking->docs.empty()) return Status::Ok();
+  std::vector<int64_t> ids;
+  for (const store::RankedDoc& d : ranking->docs) ids.push_back(d.doc_id);
+  PgParams p;
+  p.Add(ns()).Add(PgArray(ids));
+  const PgSealer* sealer = nullptr;
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     sealer = &c.sealer();
+                     return c.Exec("SELECT d.doc_id," PG_DOCUMENT_COLUMNS
+                                   "FROM search_docs d" PG_DOCUMENT_JOINS
+                                   "WHERE d.namespace = $1 AND d.doc_id = ANY($2::bigint[])",
+                                   p);
+                   }));
+  std::set<int64_t> excluded;
+  for (int i = 0; i < r.rows(); ++i) {
+    ASSIGN_OR_RETURN(std::optional<std::string> text, DocumentTextFromRow(*sealer, r, i, 1));
+    if (text && HoldsPrefixPhrase(*text, query.none_of)) excluded.insert(r.Int(i, 0));
+  }
+  std::erase_if(ranking->docs,
+                [&](const store::RankedDoc& d) { return excluded.contains(d.doc_id); });
+  return Status::Ok();
 }
 
 Result<store::FilteredDocs> PgIndex::DocsPassingFilter(const SearchFilter& filter) {
@@ -162,10 +301,12 @@ Result<store::FilteredDocs> PgIndex::DocsPassingFilter(const SearchFilter& filte
     return out;
   }
   RETURN_IF_ERROR(CheckFilter(filter));
-  PgParams p;
-  p.Add(ns());
-  AddFilterParams(filter, &p);
-  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) -> Result<PgResult> {
+                     ASSIGN_OR_RETURN(std::optional<ProjectMatches> matches,
+                                      MatchProject(c, ns(), filter));
+                     PgParams p;
+                     p.Add(ns());
+                     AddFilterParams(filter, matches, &p);
                      return c.Exec("SELECT d.doc_id FROM search_docs d" PG_FILTER_JOINS
                                    "WHERE" PG_FILTER_WHERE "ORDER BY d.doc_id",
                                    p);
@@ -178,12 +319,14 @@ Result<store::FilteredDocs> PgIndex::DocsPassingFilter(const SearchFilter& filte
 Result<bool> PgIndex::LoadHitDetails(int64_t doc_id, SearchHit* hit) {
   PgParams p;
   p.Add(ns()).Add(doc_id);
+  const PgSealer* sealer = nullptr;
   ASSIGN_OR_RETURN(
       PgResult r, Run([&](PgConnection& c) {
+        sealer = &c.sealer();
         return c.Exec(
             "SELECT d.session_id, d.seq, d.code_id, e.id, e.type, e.role, e.ts_ms,"
-            " s.title, s.deleted, c.file_path, c.created_ms, s.trashed_ms IS NOT NULL"
-            " FROM search_docs d"
+            " s.title, s.deleted, c.file_path, c.created_ms, s.trashed_ms IS NOT NULL,"
+            " c.content_sha256 FROM search_docs d"
             " LEFT JOIN events e ON d.code_id IS NULL AND e.namespace = d.namespace"
             "  AND e.session_id = d.session_id AND e.seq = d.seq"
             " LEFT JOIN sessions s ON s.namespace = d.namespace AND s.id = d.session_id"
@@ -194,11 +337,15 @@ Result<bool> PgIndex::LoadHitDetails(int64_t doc_id, SearchHit* hit) {
   if (r.rows() == 0) return false;
   hit->session_id = std::string(r.Text(0, 0));
   hit->seq = r.Int(0, 1);
-  hit->session_title = std::string(r.Text(0, 7));
+  ASSIGN_OR_RETURN(hit->session_title,
+                   OpenedText(*sealer, PgColumn::kSessionTitle, hit->session_id, r, 0, 7));
   if (!r.IsNull(0, 2)) {
     hit->kind = HitKind::kCodeWrite;
     hit->code_id = r.Int(0, 2);
-    hit->file_path = std::string(r.Text(0, 9));
+    if (!r.IsNull(0, 9)) {
+      ASSIGN_OR_RETURN(hit->file_path,
+                       OpenedText(*sealer, PgColumn::kCodeFilePath, r.Text(0, 12), r, 0, 9));
+    }
     hit->time_ms = r.Int(0, 10);
     // A code write recorded for a trashed session is hidden until it is restored.
     return !r.IsNull(0, 9) && !r.Bool(0, 11);
@@ -218,37 +365,52 @@ Result<bool> PgIndex::LoadHitDetails(int64_t doc_id, SearchHit* hit) {
 }
 
 Result<store::Snippet> PgIndex::MatchSnippet(const store::TextQuery& query, int64_t doc_id) {
-  const std::string tsquery = RenderTsQuery(query);
-  if (tsquery.empty()) return store::Snippet{};
+  if (RenderTsQuery(query, PgSealer()).empty()) return store::Snippet{};
   ASSIGN_OR_RETURN(std::optional<std::string> text, ReadDocumentText(doc_id));
   if (!text) return store::Snippet{};
   const std::string_view original = IndexedPart(*text);
   const std::string indexable = IndexableText(*text);
-  PgParams p;
-  p.Add(ns()).Add(doc_id).Add(indexable).Add(tsquery).Add(HeadlineOptions());
-  // Only a document that matches gets a snippet, as with FTS5.
+  bool keyed = false;
+  // Only a document that matches gets a snippet, as with FTS5. The server
+  // makes it from the plaintext; an encrypted namespace's text must not
+  // reach the server, so there only the match is asked, and the headline
+  // is made here.
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     keyed = c.sealer().encrypted();
+                     PgParams p;
+                     p.Add(ns()).Add(doc_id).Add(RenderTsQuery(query, c.sealer()));
+                     if (keyed) {
+                       return c.Exec(
+                           "SELECT 1 FROM search_docs WHERE namespace = $1 AND doc_id = $2"
+                           " AND tsv @@ to_tsquery('simple', $3)",
+                           p);
+                     }
+                     p.Add(indexable).Add(HeadlineOptions());
                      return c.Exec(
-                         "SELECT ts_headline('simple', $3, to_tsquery('simple', $4), $5)"
+                         "SELECT ts_headline('simple', $4, to_tsquery('simple', $3), $5)"
                          " FROM search_docs WHERE namespace = $1 AND doc_id = $2"
-                         " AND tsv @@ to_tsquery('simple', $4)",
+                         " AND tsv @@ to_tsquery('simple', $3)",
                          p);
                    }));
   if (r.rows() == 0) return store::Snippet{};
-  return SnippetFromHeadline(r.Text(0, 0), indexable, original);
+  const std::string headline =
+      keyed ? KeyedHeadline(indexable, WithoutPrefixes(query)) : std::string(r.Text(0, 0));
+  return SnippetFromHeadline(headline, indexable, original);
 }
 
 Result<std::optional<std::string>> PgIndex::ReadDocumentText(int64_t doc_id) {
   PgParams p;
   p.Add(ns()).Add(doc_id);
+  const PgSealer* sealer = nullptr;
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     sealer = &c.sealer();
                      return c.Exec("SELECT" PG_DOCUMENT_COLUMNS
                                    "FROM search_docs d" PG_DOCUMENT_JOINS
                                    "WHERE d.namespace = $1 AND d.doc_id = $2",
                                    p);
                    }));
   if (r.rows() == 0) return std::optional<std::string>();
-  return DocumentTextFromRow(r, 0, 0);
+  return DocumentTextFromRow(*sealer, r, 0, 0);
 }
 
 Status PgIndex::RebuildKeywordIndex() {
@@ -315,14 +477,17 @@ Result<std::vector<store::DocumentText>> PgIndex::PendingDocuments(const std::st
   if (limit <= 0) return out;
   PgParams p;
   p.Add(ns()).Add(model).Add(static_cast<int64_t>(limit));
+  const PgSealer* sealer = nullptr;
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     sealer = &c.sealer();
                      return c.Exec("SELECT d.doc_id," PG_DOCUMENT_COLUMNS
                                    "FROM search_docs d" PG_DOCUMENT_JOINS "WHERE" PG_PENDING_DOCS
                                    "ORDER BY d.doc_id LIMIT $3",
                                    p);
                    }));
   for (int i = 0; i < r.rows(); ++i) {
-    out.push_back({r.Int(i, 0), DocumentTextFromRow(r, i, 1).value_or("")});
+    ASSIGN_OR_RETURN(std::optional<std::string> text, DocumentTextFromRow(*sealer, r, i, 1));
+    out.push_back({r.Int(i, 0), text.value_or("")});
   }
   return out;
 }
@@ -330,17 +495,22 @@ Result<std::vector<store::DocumentText>> PgIndex::PendingDocuments(const std::st
 Status PgIndex::PutVectors(const std::string& model,
                            std::span<const store::EncodedVector> vectors) {
   if (vectors.empty()) return Status::Ok();
-  std::vector<int64_t> ids;
-  std::vector<std::string> hex;
-  for (const store::EncodedVector& v : vectors) {
-    ids.push_back(v.doc_id);
-    hex.push_back(ByteaHex(v.encoded));
-  }
-  PgParams p;
-  p.Add(ns()).Add(model).Add(PgArray(ids)).Add(PgArray(hex));
   // One statement is one transaction. A document deleted since it was read
   // gets no vector.
   return Run([&](PgConnection& c) {
+    std::vector<int64_t> ids;
+    std::vector<std::string> hex;
+    for (const store::EncodedVector& v : vectors) {
+      ids.push_back(v.doc_id);
+      // Sealed under the document's id. An empty vector (nothing to embed)
+      // stays empty: the scans skip it, and it tells only that the text was empty.
+      hex.push_back(ByteaHex(
+          v.encoded.empty()
+              ? std::string()
+              : c.sealer().Bytes(PgColumn::kEmbedding, std::to_string(v.doc_id), v.encoded)));
+    }
+    PgParams p;
+    p.Add(ns()).Add(model).Add(PgArray(ids)).Add(PgArray(hex));
     return c.Run(
         "INSERT INTO embeddings (namespace, model, doc_id, vector) SELECT $1, $2, u.id, u.v"
         " FROM unnest($3::bigint[], $4::bytea[]) AS u(id, v) WHERE EXISTS (SELECT 1 FROM"
@@ -358,7 +528,9 @@ Result<int64_t> PgIndex::ScanVectors(
   while (true) {
     PgParams p;
     p.Add(ns()).Add(model).Add(last).Add(kVectorPage);
+    const PgSealer* sealer = nullptr;
     ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                       sealer = &c.sealer();
                        // Binary results for the bytes; the id as text,
                        // under a name that ORDER BY does not take for it.
                        return c.Exec(
@@ -369,7 +541,13 @@ Result<int64_t> PgIndex::ScanVectors(
                      }));
     for (int i = 0; i < r.rows(); ++i) {
       last = r.Int(i, 0);
-      visit(last, r.Text(i, 1));
+      if (!sealer->encrypted()) {
+        visit(last, r.Text(i, 1));
+        continue;
+      }
+      ASSIGN_OR_RETURN(std::string vector,
+                       sealer->OpenBytes(PgColumn::kEmbedding, std::to_string(last), r.Text(i, 1)));
+      visit(last, vector);
     }
     if (r.rows() < kVectorPage) return last;
   }
@@ -430,17 +608,34 @@ Status PgIndex::SetMeta(std::string_view key, std::string_view value) {
 
 Result<std::optional<std::string>> PgIndex::LastWholeFile(std::string_view file_path) {
   RETURN_IF_ERROR(CheckNoNul(file_path, "the file path"));
-  PgParams p;
-  p.Add(ns()).Add(file_path);
+  const PgSealer* sealer = nullptr;
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     sealer = &c.sealer();
+                     PgParams p;
+                     p.Add(ns());
+                     if (!sealer->encrypted()) {
+                       p.Add(file_path);
+                       return c.Exec(
+                           "SELECT new_code, content_sha256 FROM code_writes WHERE namespace = $1"
+                           " AND file_path = $2 AND whole_file"
+                           " ORDER BY created_ms DESC, id DESC LIMIT 1",
+                           p);
+                     }
+                     // The sealed path compares with nothing: its keyed
+                     // token in the write's file row of code_edits does.
+                     p.Add(EditToken(*sealer, PgColumn::kCodeFilePath, file_path) + " ");
                      return c.Exec(
-                         "SELECT new_code FROM code_writes WHERE namespace = $1"
-                         " AND file_path = $2 AND whole_file"
-                         " ORDER BY created_ms DESC, id DESC LIMIT 1",
+                         "SELECT w.new_code, w.content_sha256 FROM code_writes w"
+                         " JOIN code_edits e ON e.namespace = w.namespace AND e.code_id = w.id"
+                         " AND e.function = '' WHERE w.namespace = $1"
+                         " AND starts_with(e.file_path, $2) AND w.whole_file"
+                         " ORDER BY w.created_ms DESC, w.id DESC LIMIT 1",
                          p);
                    }));
   if (r.rows() == 0) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(r.Text(0, 0)));
+  ASSIGN_OR_RETURN(std::string code,
+                   OpenedText(*sealer, PgColumn::kCodeNew, r.Text(0, 1), r, 0, 0));
+  return std::optional<std::string>(std::move(code));
 }
 
 Result<RecordedWrite> PgIndex::InsertCodeWrite(const store::StoredCodeWrite& write,
@@ -456,17 +651,27 @@ Result<RecordedWrite> PgIndex::InsertCodeWrite(const store::StoredCodeWrite& wri
   for (const std::string& f : functions) {
     RETURN_IF_ERROR(CheckNoNul(f, "a function name in " + write.file_path));
   }
-  std::vector<std::string> edited = {""};  // the file as a whole
-  edited.insert(edited.end(), functions.begin(), functions.end());
-  const std::string indexable = IndexableText(CodeWriteText(write.file_path, write.new_code));
   return Run([&](PgConnection& c) -> Result<RecordedWrite> {
     RecordedWrite out;
     out.functions = functions;
+    // In an encrypted namespace the write's identity is keyed (equal writes
+    // stay equal, but a known file's hash finds nothing), and its content is
+    // sealed under that identity.
+    const PgSealer& sealer = c.sealer();
+    const std::string digest = sealer.KeyedDigest(write.content_sha256);
+    auto seal = [&](PgColumn column, std::string_view plain) {
+      return sealer.Text(column, digest, plain);
+    };
+    std::vector<std::string> edited = {""};  // the file as a whole
+    for (const std::string& f : functions) {
+      edited.push_back(EditKey(sealer, PgColumn::kCodeFunction, f));
+    }
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
     PgParams w;
-    w.Add(ns()).Add(write.file_path).Add(write.old_code).Add(write.new_code);
-    w.Add(write.language).Add(write.session_id).Add(write.project).Add(write.tool);
-    w.Add(write.time_ms).Add(write.content_sha256).Add(write.whole_file);
+    w.Add(ns()).Add(seal(PgColumn::kCodeFilePath, write.file_path));
+    w.Add(seal(PgColumn::kCodeOld, write.old_code)).Add(seal(PgColumn::kCodeNew, write.new_code));
+    w.Add(write.language).Add(write.session_id).Add(seal(PgColumn::kCodeProject, write.project));
+    w.Add(write.tool).Add(write.time_ms).Add(digest).Add(write.whole_file);
     // A racing writer of the same write waits here, then finds it kept.
     ASSIGN_OR_RETURN(PgResult inserted,
                      c.Exec("INSERT INTO code_writes (namespace, file_path, old_code, new_code,"
@@ -476,7 +681,7 @@ Result<RecordedWrite> PgIndex::InsertCodeWrite(const store::StoredCodeWrite& wri
                             w));
     if (inserted.rows() == 0) {
       PgParams f;
-      f.Add(ns()).Add(write.content_sha256);
+      f.Add(ns()).Add(digest);
       ASSIGN_OR_RETURN(PgResult found, c.Exec("SELECT id FROM code_writes WHERE namespace = $1"
                                               " AND content_sha256 = $2",
                                               f));
@@ -487,17 +692,22 @@ Result<RecordedWrite> PgIndex::InsertCodeWrite(const store::StoredCodeWrite& wri
     out.code_id = inserted.Int(0, 0);
     out.recorded = true;
     PgParams e;
-    e.Add(ns()).Add(write.file_path).Add(PgArray(edited)).Add(write.time_ms).Add(out.code_id);
+    e.Add(ns()).Add(EditKey(sealer, PgColumn::kCodeFilePath, write.file_path));
+    e.Add(PgArray(edited)).Add(write.time_ms).Add(out.code_id);
     RETURN_IF_ERROR(
         c.Run("INSERT INTO code_edits (namespace, file_path, function, created_ms,"
               " code_id) SELECT $1, $2, f, $4, $5 FROM unnest($3::text[]) AS f",
               e));
     PgParams d;
-    d.Add(ns()).Add(write.session_id).Add(out.code_id).Add(indexable);
-    RETURN_IF_ERROR(
-        c.Run("INSERT INTO search_docs (namespace, session_id, seq, code_id, tsv)"
-              " VALUES ($1, $2, 0, $3, to_tsvector('simple', $4))",
-              d));
+    d.Add(ns()).Add(write.session_id).Add(out.code_id);
+    d.Add(TsVectorInput(sealer, CodeWriteText(write.file_path, write.new_code)));
+#define PG_INSERT_CODE_DOCUMENT(tsv)                                                               \
+  "INSERT INTO search_docs (namespace, session_id, seq, code_id, tsv) VALUES ($1, $2, 0, $3, " tsv \
+  ")"
+    RETURN_IF_ERROR(c.Run(sealer.encrypted() ? PG_INSERT_CODE_DOCUMENT(PG_TSVECTOR_KEYED("$4"))
+                                             : PG_INSERT_CODE_DOCUMENT(PG_TSVECTOR_PLAIN("$4")),
+                          d));
+#undef PG_INSERT_CODE_DOCUMENT
     RETURN_IF_ERROR(txn.Commit());
     return out;
   });
@@ -506,22 +716,29 @@ Result<RecordedWrite> PgIndex::InsertCodeWrite(const store::StoredCodeWrite& wri
 Result<std::optional<store::KeptCodeWrite>> PgIndex::CodeWriteOfDocument(int64_t doc_id) {
   PgParams p;
   p.Add(ns()).Add(doc_id);
+  const PgSealer* sealer = nullptr;
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     sealer = &c.sealer();
                      return c.Exec(
                          "SELECT c.id, c.file_path, c.new_code, c.session_id,"
-                         " c.project, c.created_ms FROM search_docs d"
+                         " c.project, c.created_ms, c.content_sha256 FROM search_docs d"
                          " JOIN code_writes c ON c.namespace = d.namespace"
                          " AND c.id = d.code_id WHERE d.namespace = $1"
                          " AND d.doc_id = $2",
                          p);
                    }));
   if (r.rows() == 0) return std::optional<store::KeptCodeWrite>();
+  const std::string_view record = r.Text(0, 6);
+  ASSIGN_OR_RETURN(std::string path, OpenedText(*sealer, PgColumn::kCodeFilePath, record, r, 0, 1));
+  ASSIGN_OR_RETURN(std::string code, OpenedText(*sealer, PgColumn::kCodeNew, record, r, 0, 2));
+  ASSIGN_OR_RETURN(std::string project,
+                   OpenedText(*sealer, PgColumn::kCodeProject, record, r, 0, 4));
   return std::optional<store::KeptCodeWrite>(store::KeptCodeWrite{
       .code_id = r.Int(0, 0),
-      .file_path = std::string(r.Text(0, 1)),
-      .new_code = std::string(r.Text(0, 2)),
+      .file_path = std::move(path),
+      .new_code = std::move(code),
       .session_id = std::string(r.Text(0, 3)),
-      .project = std::string(r.Text(0, 4)),
+      .project = std::move(project),
       .time_ms = r.Int(0, 5),
   });
 }
@@ -530,13 +747,29 @@ Result<store::EditCounts> PgIndex::CountEdits(std::string_view file_path, std::s
                                               int64_t since_30d_ms, int64_t since_24h_ms) {
   RETURN_IF_ERROR(CheckNoNul(file_path, "the file path"));
   RETURN_IF_ERROR(CheckNoNul(function, "the function name"));
-  PgParams p;
-  p.Add(ns()).Add(file_path).Add(function).Add(since_30d_ms).Add(since_24h_ms);
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     const PgSealer& sealer = c.sealer();
+                     PgParams p;
+                     p.Add(ns());
+                     if (!sealer.encrypted()) {
+                       p.Add(file_path).Add(function).Add(since_30d_ms).Add(since_24h_ms);
+                       return c.Exec(
+                           "SELECT count(*), count(*) FILTER (WHERE created_ms >= $5)"
+                           " FROM code_edits WHERE namespace = $1 AND file_path = $2"
+                           " AND function = $3 AND created_ms >= $4",
+                           p);
+                     }
+                     // EditKey: equal names have equal tokens.
+                     p.Add(EditToken(sealer, PgColumn::kCodeFilePath, file_path) + " ");
+                     p.Add(function.empty()
+                               ? std::string()
+                               : EditToken(sealer, PgColumn::kCodeFunction, function) + " ");
+                     p.Add(since_30d_ms).Add(since_24h_ms);
                      return c.Exec(
                          "SELECT count(*), count(*) FILTER (WHERE created_ms >= $5)"
-                         " FROM code_edits WHERE namespace = $1 AND file_path = $2"
-                         " AND function = $3 AND created_ms >= $4",
+                         " FROM code_edits WHERE namespace = $1 AND starts_with(file_path, $2)"
+                         " AND CASE WHEN $3 = '' THEN function = ''"
+                         " ELSE starts_with(function, $3) END AND created_ms >= $4",
                          p);
                    }));
   store::EditCounts out;
@@ -553,11 +786,23 @@ Result<std::vector<ChurnEntry>> PgIndex::CountHotspots(std::string_view path_pre
   std::vector<ChurnEntry> out;
   if (limit <= 0) return out;
   RETURN_IF_ERROR(CheckNoNul(path_prefix, "the path prefix"));
-  PgParams p;
-  p.Add(ns()).Add(since_30d_ms).Add(since_24h_ms).Add(functions).Add(path_prefix);
-  p.Add(static_cast<int64_t>(limit));
+  const PgSealer* sealer = nullptr;
   // COLLATE "C": paths and names in byte order, as the embedded store sorts them.
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     sealer = &c.sealer();
+                     PgParams p;
+                     p.Add(ns()).Add(since_30d_ms).Add(since_24h_ms).Add(functions);
+                     if (sealer->encrypted()) {
+                       // Grouped by token; the prefix, order and limit are
+                       // applied below, on the opened names.
+                       return c.Exec(
+                           "SELECT min(file_path), min(function), count(*) AS n,"
+                           " count(*) FILTER (WHERE created_ms >= $3) FROM code_edits"
+                           " WHERE namespace = $1 AND created_ms >= $2 AND $4 = (function <> '')"
+                           " GROUP BY split_part(file_path, ' ', 1), split_part(function, ' ', 1)",
+                           p);
+                     }
+                     p.Add(path_prefix).Add(static_cast<int64_t>(limit));
                      return c.Exec(
                          "SELECT file_path, function, count(*) AS n,"
                          " count(*) FILTER (WHERE created_ms >= $3) AS recent FROM code_edits"
@@ -568,10 +813,21 @@ Result<std::vector<ChurnEntry>> PgIndex::CountHotspots(std::string_view path_pre
                          p);
                    }));
   for (int i = 0; i < r.rows(); ++i) {
-    out.push_back(ChurnEntry{.file_path = std::string(r.Text(i, 0)),
-                             .function = std::string(r.Text(i, 1)),
+    ASSIGN_OR_RETURN(std::string path, OpenEditKey(*sealer, PgColumn::kCodeFilePath, r.Text(i, 0)));
+    ASSIGN_OR_RETURN(std::string function,
+                     OpenEditKey(*sealer, PgColumn::kCodeFunction, r.Text(i, 1)));
+    if (!path.starts_with(path_prefix)) continue;
+    out.push_back(ChurnEntry{.file_path = std::move(path),
+                             .function = std::move(function),
                              .edits_24h = r.Int(i, 3),
                              .edits_30d = r.Int(i, 2)});
+  }
+  if (sealer->encrypted()) {
+    std::sort(out.begin(), out.end(), [](const ChurnEntry& a, const ChurnEntry& b) {
+      return std::tie(b.edits_30d, b.edits_24h, a.file_path, a.function) <
+             std::tie(a.edits_30d, a.edits_24h, b.file_path, b.function);
+    });
+    if (out.size() > static_cast<size_t>(limit)) out.resize(static_cast<size_t>(limit));
   }
   return out;
 }
@@ -581,7 +837,8 @@ Result<bool> PgIndex::FirstSighting(std::string_view key, int64_t now_ms, int64_
   return Run([&](PgConnection& c) -> Result<bool> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
     PgParams p;
-    p.Add(ns()).Add(key).Add(now_ms);
+    // The key names a file: keyed, so it compares equal and shows nothing.
+    p.Add(ns()).Add(c.sealer().KeyedDigest(key)).Add(now_ms);
     // A racing caller with the same key waits for this insert to commit,
     // then inserts nothing: exactly one of them sees a row inserted.
     ASSIGN_OR_RETURN(PgResult inserted,
@@ -607,42 +864,65 @@ Result<std::vector<store::StoredToolCall>> PgIndex::ToolCallsAfter(int64_t after
                                                                    int limit) {
   std::vector<store::StoredToolCall> out;
   if (limit <= 0) return out;
-  PgParams p;
-  p.Add(ns()).Add(after_doc_id).Add(static_cast<int64_t>(limit));
-  // The bodies are parsed here, not as jsonb, which refuses the "\u0000" a
-  // tool's output may hold.
-  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
-                     return c.Exec(
-                         "SELECT d.doc_id, e.session_id, e.ts_ms, e.body, s.metadata"
-                         " FROM search_docs d JOIN events e ON e.namespace = d.namespace"
-                         " AND e.session_id = d.session_id AND e.seq = d.seq"
-                         " JOIN sessions s ON s.namespace = e.namespace AND s.id = e.session_id"
-                         " WHERE d.namespace = $1 AND d.doc_id > $2 AND d.code_id IS NULL"
-                         " AND e.type = 'message' AND e.body LIKE '%\"tool_call\"%'"
-                         " ORDER BY d.doc_id LIMIT $3",
-                         p);
-                   }));
-  for (int i = 0; i < r.rows(); ++i) {
-    nlohmann::json body = ParseJson(r.Text(i, 3)).value_or(nlohmann::json());
-    if (!body.is_object()) continue;
-    auto parts = body.find("parts");
-    if (parts == body.end() || !parts->is_array()) continue;
-    const std::string project = ProjectOf(r.Text(i, 4));
-    auto metadata = body.find("metadata");
-    const std::string cwd = metadata != body.end() && metadata->is_object()
-                                ? MemberText(*metadata, "cwd")
-                                : std::string();
-    for (const nlohmann::json& part : *parts) {
-      if (!part.is_object() || MemberText(part, "type") != "tool_call") continue;
-      out.push_back(store::StoredToolCall{.doc_id = r.Int(i, 0),
-                                          .session_id = std::string(r.Text(i, 1)),
-                                          .project = project,
-                                          .cwd = cwd,
-                                          .name = MemberText(part, "name"),
-                                          .arguments = MemberText(part, "arguments"),
-                                          .time_ms = r.Int(i, 2)});
+    // Messages with a tool call, `limit` at a time. The server picks them by
+    // their body when it can read it; an encrypted namespace's bodies are
+    // opened here, page after page, until `limit` such messages or the end.
+#define PG_TOOL_CALL_MESSAGES(body_test)                                  \
+  "SELECT d.doc_id, e.session_id, e.ts_ms, e.body, s.metadata, e.id"      \
+  " FROM search_docs d JOIN events e ON e.namespace = d.namespace"        \
+  " AND e.session_id = d.session_id AND e.seq = d.seq"                    \
+  " JOIN sessions s ON s.namespace = e.namespace AND s.id = e.session_id" \
+  " WHERE d.namespace = $1 AND d.doc_id > $2 AND d.code_id IS NULL"       \
+  " AND e.type = 'message' AND " body_test " ORDER BY d.doc_id LIMIT $3"
+
+  int messages = 0;
+  int64_t after = after_doc_id;
+  while (messages < limit) {
+    PgParams p;
+    p.Add(ns()).Add(after).Add(static_cast<int64_t>(limit));
+    const PgSealer* sealer = nullptr;
+    // The bodies are parsed here, not as jsonb, which refuses the "\u0000" a
+    // tool's output may hold.
+    ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                       sealer = &c.sealer();
+                       return c.Exec(sealer->encrypted()
+                                         ? PG_TOOL_CALL_MESSAGES("e.body IS NOT NULL")
+                                         : PG_TOOL_CALL_MESSAGES("e.body LIKE '%\"tool_call\"%'"),
+                                     p);
+                     }));
+    for (int i = 0; i < r.rows(); ++i) {
+      after = r.Int(i, 0);
+      const std::string session_id(r.Text(i, 1));
+      ASSIGN_OR_RETURN(std::string body_text,
+                       OpenedText(*sealer, PgColumn::kEventBody, r.Text(i, 5), r, i, 3));
+      if (body_text.find("\"tool_call\"") == std::string::npos) continue;
+      nlohmann::json body = ParseJson(body_text).value_or(nlohmann::json());
+      if (!body.is_object()) continue;
+      auto parts = body.find("parts");
+      if (parts == body.end() || !parts->is_array()) continue;
+      ASSIGN_OR_RETURN(std::string metadata_text,
+                       OpenedText(*sealer, PgColumn::kSessionMetadata, session_id, r, i, 4));
+      const std::string project = ProjectOf(metadata_text);
+      auto metadata = body.find("metadata");
+      const std::string cwd = metadata != body.end() && metadata->is_object()
+                                  ? MemberText(*metadata, "cwd")
+                                  : std::string();
+      ++messages;
+      for (const nlohmann::json& part : *parts) {
+        if (!part.is_object() || MemberText(part, "type") != "tool_call") continue;
+        out.push_back(store::StoredToolCall{.doc_id = r.Int(i, 0),
+                                            .session_id = session_id,
+                                            .project = project,
+                                            .cwd = cwd,
+                                            .name = MemberText(part, "name"),
+                                            .arguments = MemberText(part, "arguments"),
+                                            .time_ms = r.Int(i, 2)});
+      }
     }
+    // Plaintext: the server already kept only such messages, so one page is the answer.
+    if (!sealer->encrypted() || r.rows() < limit) break;
   }
+#undef PG_TOOL_CALL_MESSAGES
   return out;
 }
 

@@ -6,6 +6,13 @@
 //
 // The tables are schema v3 (pg_schema.cc); what the index holds of a
 // document, and why it is prepared in C++, is in pg_search_docs.h.
+//
+// In an encrypted namespace (pg_sealer.h) the server holds no content and
+// runs no text function on it: the index holds keyed tokens, snippets are
+// made here after opening the text, vectors and code-memory text are sealed
+// and opened here, and what SQL cannot compare any more is compared here
+// (a project filter, a churn prefix) or through keyed tokens (a file path,
+// a function, a write's identity). docs/encryption.md says what it leaks.
 // Thread-safety: none beyond the store's (one user at a time, like every
 // IndexBackend); each call leases its own connection.
 #pragma once
@@ -15,9 +22,19 @@
 
 namespace sessiondb::postgres {
 
+// Inside the caller's transaction (or none): the ids of the namespace's code
+// writes, in id order, whose project and file path, opened, `keep` accepts.
+// What selects code writes by folder where SQL cannot: an encrypted
+// namespace seals both (code_writes.file_path, .project), so e.g. erasing a
+// project's writes picks them with this. Reads every write's row.
+Result<std::vector<int64_t>> CodeWritesWhere(
+    PgConnection& c, const std::string& ns,
+    const std::function<bool(std::string_view project, std::string_view file_path)>& keep);
+
 class PgIndex final : public store::IndexBackend {
  public:
-  explicit PgIndex(PgStore* store) : store_(store) {}
+  // `encrypted`: whether the store's namespace is (its connections' sealer).
+  PgIndex(PgStore* store, bool encrypted) : store_(store), encrypted_(encrypted) {}
 
   std::string Expression(const store::TextQuery& query) const override;
   Result<store::KeywordRanking> RankKeyword(const store::TextQuery& query,
@@ -66,8 +83,12 @@ class PgIndex final : public store::IndexBackend {
     return store_->Run(std::forward<Fn>(work));
   }
   const std::string& ns() const { return store_->ns_; }
+  // Drops from `ranking` the documents that hold an excluded prefix of
+  // `query`, which keyed tokens cannot exclude (pg_fulltext_query.h).
+  Status DropExcludedPrefixes(const store::TextQuery& query, store::KeywordRanking* ranking);
 
   PgStore* store_;
+  const bool encrypted_;
 };
 
 }  // namespace sessiondb::postgres

@@ -7,12 +7,15 @@ PgLease::~PgLease() {
 }
 
 Result<PgLease> PgPool::Acquire() {
+  const PgSealer* sealer = nullptr;
   {
     MutexLock lock(&mu_);
     while (idle_.empty() && open_ >= max_connections_) returned_.Wait(&mu_);
+    if (sealer_) sealer = sealer_.get();
     if (!idle_.empty()) {
       std::unique_ptr<PgConnection> conn = std::move(idle_.back());
       idle_.pop_back();
+      if (sealer) conn->set_sealer(sealer);
       return PgLease(this, std::move(conn));
     }
     ++open_;  // reserve the slot; connect outside the lock
@@ -24,7 +27,14 @@ Result<PgLease> PgPool::Acquire() {
     returned_.Signal();
     return Err(conn.error());
   }
+  if (sealer) (*conn)->set_sealer(sealer);
   return PgLease(this, std::move(*conn));
+}
+
+void PgPool::SetSealer(std::shared_ptr<const PgSealer> sealer) {
+  MutexLock lock(&mu_);
+  if (sealer_) retired_sealers_.push_back(std::move(sealer_));
+  sealer_ = std::move(sealer);
 }
 
 void PgPool::Release(std::unique_ptr<PgConnection> conn) {

@@ -45,6 +45,12 @@ class PgPool {
   // returned. Connection failures are returned as from PgConnection::Connect.
   Result<PgLease> Acquire() EXCLUDES(mu_);
 
+  // From now on, every connection lent seals with `sealer` (PgConnection::sealer):
+  // the store's namespace key, once its envelope is opened, or its new key
+  // after crypto-shredding. The sealer it replaces is kept while the pool
+  // lives, as a connection leased before may still be using it.
+  void SetSealer(std::shared_ptr<const PgSealer> sealer) EXCLUDES(mu_);
+
  private:
   friend class PgLease;
   void Release(std::unique_ptr<PgConnection> conn) EXCLUDES(mu_);
@@ -56,6 +62,8 @@ class PgPool {
   CondVar returned_;
   std::vector<std::unique_ptr<PgConnection>> idle_ GUARDED_BY(mu_);
   int open_ GUARDED_BY(mu_) = 0;  // idle + leased
+  std::shared_ptr<const PgSealer> sealer_ GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<const PgSealer>> retired_sealers_ GUARDED_BY(mu_);
 };
 
 }  // namespace sessiondb::postgres

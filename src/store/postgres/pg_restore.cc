@@ -75,15 +75,18 @@ Status PgStore::InsertRestored(PgConnection& c, std::string_view session_id,
   // (invariant 11: no answer says whether anyone holds them).
   std::set<std::string> own;
   if (!batch.needed.empty()) {
+    // Asked by the names they are stored under (keyed digests when encrypted).
+    const BlobNames named = NameBlobs(c.sealer(), batch.needed);
     PgParams p;
-    p.Add(PgArray(batch.needed)).Add(ns_);
+    p.Add(PgArray(named.names)).Add(ns_);
     // Share-locked so gc cannot delete them before these references commit.
     ASSIGN_OR_RETURN(PgResult owned,
                      c.Exec("SELECT b.sha256 FROM blobs b WHERE b.sha256 = ANY($1::text[]) AND "
                             "EXISTS (SELECT 1 FROM blob_refs r WHERE r.namespace = $2 AND "
                             "r.sha256 = b.sha256) FOR SHARE OF b",
                             p));
-    for (int i = 0; i < owned.rows(); ++i) own.emplace(owned.Text(i, 0));
+    for (int i = 0; i < owned.rows(); ++i)
+      own.insert(named.digests.at(std::string(owned.Text(i, 0))));
   }
   std::set<std::string> lost;
   for (const std::string& sha : batch.needed) {
@@ -145,10 +148,12 @@ Status PgStore::InsertRestoredSession(const store::SessionRow& row, std::span<co
         return MissingForkParent(row.id, row.parent_id, row.fork_seq);
       }
     }
+    const PgSealer& sealer = c.sealer();
     PgParams p;
-    p.Add(ns_).Add(row.id).Add(row.title).Add(row.title_fixed).Add(row.preview);
+    p.Add(ns_).Add(row.id).Add(sealer.Text(PgColumn::kSessionTitle, row.id, row.title));
+    p.Add(row.title_fixed).Add(sealer.Text(PgColumn::kSessionPreview, row.id, row.preview));
     p.Add(row.created_ms).Add(row.updated_ms).Add(row.message_count).Add(row.archived);
-    p.Add(row.metadata_json).Add(row.last_seq);
+    p.Add(sealer.Text(PgColumn::kSessionMetadata, row.id, row.metadata_json)).Add(row.last_seq);
     if (row.parent_id.empty()) {
       p.AddNull();
     } else {
@@ -193,19 +198,23 @@ Status PgStore::InsertRestoredEvents(std::string_view session_id, std::span<cons
                        c.Exec("SELECT 1 FROM events WHERE namespace = $1 AND id = $2", id));
       if (there.rows() > 0) return txn.Commit();
     }
+    const PgSealer& sealer = c.sealer();
     IndexEntry entry;
     entry.last_seq = last_seq;
     entry.message_count = row.Int(0, 1);
     entry.title_fixed = row.Bool(0, 2);
-    entry.title = row.Text(0, 3);
-    entry.preview = row.Text(0, 4);
+    ASSIGN_OR_RETURN(entry.title,
+                     sealer.OpenText(PgColumn::kSessionTitle, session_id, row.Text(0, 3)));
+    ASSIGN_OR_RETURN(entry.preview,
+                     sealer.OpenText(PgColumn::kSessionPreview, session_id, row.Text(0, 4)));
     int64_t updated_ms = row.Int(0, 5);
     RETURN_IF_ERROR(ValidateRestoredRun(session_id, last_seq, events));
     RETURN_IF_ERROR(InsertRestored(c, session_id, batch, blob_source));
     ApplyRestoredToIndex(events, batch.message_count - rewound_messages, &entry, &updated_ms);
     PgParams u;
     u.Add(ns_).Add(session_id).Add(entry.last_seq).Add(entry.message_count).Add(updated_ms);
-    u.Add(entry.title).Add(entry.title_fixed).Add(entry.preview);
+    u.Add(sealer.Text(PgColumn::kSessionTitle, session_id, entry.title)).Add(entry.title_fixed);
+    u.Add(sealer.Text(PgColumn::kSessionPreview, session_id, entry.preview));
     RETURN_IF_ERROR(
         c.Run("UPDATE sessions SET last_seq = $3, message_count = $4, "
               "updated_ms = $5, title = $6, title_fixed = $7, preview = $8 "

@@ -291,6 +291,14 @@ CREATE TABLE forget_ledger (
   PRIMARY KEY (namespace, id)
 );
 )sql",
+    // 4 -> 5: encrypted namespaces (docs/encryption.md). Their blobs and
+    // references are named by a keyed digest (PgSealer::BlobName); `digest`
+    // keeps the SHA-256 sealed under that name, so gc, verify and erasure can
+    // still answer in digests. NULL in plaintext rows, whose name is the digest.
+    R"sql(
+ALTER TABLE blobs ADD COLUMN digest text;
+ALTER TABLE blob_refs ADD COLUMN digest text;
+)sql",
 };
 
 }  // namespace

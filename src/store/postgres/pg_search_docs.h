@@ -11,6 +11,14 @@
 // makes both backends see the same words. A tsvector holds at most 1 MiB and
 // a word at most 2047 bytes: the text indexed is capped (kMaxIndexedBytes)
 // and over-long words are left out, so a huge message never fails an append.
+//
+// In an encrypted namespace (pg_sealer.h) the server must see no word: the
+// words are found here instead (WordsOf, the way to_tsvector's parser and
+// 'simple' dictionary find them in IndexableText), each is replaced by its
+// keyed token, and the tsvector is sent as a literal with the positions, so
+// ts_rank_cd and phrases (<->) work as before. What that leaks is in
+// docs/encryption.md ("PostgreSQL"): which documents share a term, and how
+// often a term occurs, never the term.
 // Thread-safety: free functions on a connection the caller uses alone.
 #pragma once
 
@@ -40,6 +48,33 @@ std::string_view IndexedPart(std::string_view text);
 // a byte offset in it is one in IndexedPart(text).
 std::string IndexableText(std::string_view text);
 
+// A word of an IndexableText: its bytes [begin, end) and the term it is
+// indexed as: lower-cased, as to_tsvector does (ASCII, and the Latin, Greek
+// and Cyrillic letters of two UTF-8 bytes; other bytes as they are), so
+// "Über" and "über" are one term.
+struct IndexedWord {
+  size_t begin = 0;
+  size_t end = 0;
+  std::string term;
+};
+// The words of `indexable` (IndexableText output), in order.
+std::vector<IndexedWord> WordsOf(std::string_view indexable);
+
+// An encrypted namespace indexes at most this many distinct terms of a
+// document: a keyed token takes 25 bytes whatever the word, and a tsvector's
+// lexemes may take 1 MiB in all.
+inline constexpr size_t kMaxKeyedTerms = 32768;
+
+// What a document's tsvector is computed from, by PG_TSVECTOR_*: its
+// IndexableText when plaintext (to_tsvector runs in the server); when
+// encrypted, the tsvector itself as text: each term's keyed token with its
+// positions ('t9f0c…':1,4 't07aa…':2).
+std::string TsVectorInput(const PgSealer& sealer, std::string_view text);
+// The SQL that turns a TsVectorInput `x` into a tsvector. Each is a string
+// literal, so a statement built from it is prepared once per connection.
+#define PG_TSVECTOR_PLAIN(x) "to_tsvector('simple', " x ")"
+#define PG_TSVECTOR_KEYED(x) "(" x ")::tsvector"
+
 // The searchable text of a code write: its path, then the code it wrote.
 std::string CodeWriteText(std::string_view file_path, std::string_view new_code);
 
@@ -62,15 +97,24 @@ Status IndexPendingDocuments(PgConnection& c, const std::string& ns);
 
 // The columns DocumentTextFromRow reads, over search_docs d LEFT JOIN events
 // e and code_writes c as PG_DOCUMENT_JOINS joins them. Macros, so queries
-// stay string literals (each is prepared once per connection).
-#define PG_DOCUMENT_COLUMNS " d.code_id, e.text, e.body, c.file_path, c.new_code "
+// stay string literals (each is prepared once per connection). The ids are
+// the records the content columns are sealed under.
+#define PG_DOCUMENT_COLUMNS \
+  " d.code_id, e.id, e.text, e.body, c.content_sha256, c.file_path, c.new_code "
 #define PG_DOCUMENT_JOINS                                                  \
   " LEFT JOIN events e ON d.code_id IS NULL AND e.namespace = d.namespace" \
   " AND e.session_id = d.session_id AND e.seq = d.seq"                     \
   " LEFT JOIN code_writes c ON c.namespace = d.namespace AND c.id = d.code_id "
 
 // The text of the document of a row whose columns from `col` on are
-// PG_DOCUMENT_COLUMNS; nullopt when its event or code write is gone.
-std::optional<std::string> DocumentTextFromRow(const PgResult& r, int row, int col);
+// PG_DOCUMENT_COLUMNS, opened with `sealer`; nullopt when its event or code
+// write is gone. kCorruption when a sealed column does not open.
+Result<std::optional<std::string>> DocumentTextFromRow(const PgSealer& sealer, const PgResult& r,
+                                                       int row, int col);
+
+// Column `col` of a row, opened with `sealer` as `column` of `record`; ""
+// when NULL. kCorruption when it does not open.
+Result<std::string> OpenedText(const PgSealer& sealer, PgColumn column, std::string_view record,
+                               const PgResult& r, int row, int col);
 
 }  // namespace sessiondb::postgres

@@ -12,11 +12,13 @@
 
 #include "blob/data_uri.h"
 #include "blob/sha256.h"
+#include "core/json_parse.h"
 #include "core/message_codec.h"
 #include "core/search_text.h"
 #include "core/text_rules.h"
 #include "core/uuid.h"
 #include "store/forget_rules.h"
+#include "store/postgres/pg_namespace_key.h"
 #include "store/postgres/pg_schema.h"
 #include "store/postgres/pg_search_docs.h"
 #include "store/postgres/pg_store_internal.h"
@@ -40,21 +42,49 @@ std::string WithoutPassword(const std::string& uri) {
 
 }  // namespace
 
-Session SessionFromRow(const PgResult& r, int row) {
+Result<Session> SessionFromRow(const PgSealer& sealer, const PgResult& r, int row) {
   Session s;
   s.id = r.Text(row, 0);
-  s.title = r.Text(row, 1);
-  s.preview = r.Text(row, 2);
+  ASSIGN_OR_RETURN(s.title, sealer.OpenText(PgColumn::kSessionTitle, s.id, r.Text(row, 1)));
+  ASSIGN_OR_RETURN(s.preview, sealer.OpenText(PgColumn::kSessionPreview, s.id, r.Text(row, 2)));
   s.created_ms = r.Int(row, 3);
   s.updated_ms = r.Int(row, 4);
   s.message_count = r.Int(row, 5);
   s.last_seq = r.Int(row, 6);
   s.archived = r.Bool(row, 7);
-  s.metadata_json = r.Text(row, 8);
+  ASSIGN_OR_RETURN(s.metadata_json,
+                   sealer.OpenText(PgColumn::kSessionMetadata, s.id, r.Text(row, 8)));
   if (!r.IsNull(row, 9)) s.parent_id = r.Text(row, 9);
   s.fork_seq = r.Int(row, 10);
   s.trashed_ms = r.Int(row, 11);
   return s;
+}
+
+std::optional<std::string> SealedBlobDigest(const PgSealer& sealer, std::string_view name,
+                                            std::string_view sha256) {
+  if (!sealer.encrypted()) return std::nullopt;
+  return sealer.Text(PgColumn::kBlobDigest, name, sha256);
+}
+
+BlobNames NameBlobs(const PgSealer& sealer, const std::vector<std::string>& sha256s) {
+  BlobNames named;
+  for (const std::string& sha : sha256s) named.digests.emplace(sealer.BlobName(sha), sha);
+  for (const auto& [name, sha] : named.digests) named.names.push_back(name);
+  return named;
+}
+
+Result<std::string> BlobDigestOfRow(const PgSealer& sealer, const PgResult& r, int row,
+                                    int name_col) {
+  const std::string_view name = r.Text(row, name_col);
+  if (r.IsNull(row, name_col + 1)) return std::string(name);  // a plaintext row
+  Result<std::string> digest =
+      sealer.OpenText(PgColumn::kBlobDigest, name, r.Text(row, name_col + 1));
+  if (!digest || !blob::IsSha256Hex(*digest)) {
+    return Err(Status::Corruption("the digest kept with blob " + std::string(name) +
+                                  " does not open with this namespace's key (changed, or "
+                                  "another namespace's blob); run `sessiondb verify`"));
+  }
+  return digest;
 }
 
 Status CheckNoNul(std::string_view text, const std::string& what) {
@@ -117,15 +147,6 @@ Result<std::unique_ptr<store::Backend>> PgStore::Open(const std::string& uri,
                    ResolveNamespace(given.namespace_name.empty() ? location.namespace_name
                                                                  : given.namespace_name));
   ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
-  if (!options.key_file.empty()) {
-    // Refused rather than ignored: a user who gave a key expects nothing
-    // written in plaintext (docs/encryption.md).
-    return Err(Status::FailedPrecondition(
-        "a key was given (--key-file or SESSIONDB_KEY_FILE), but encryption at rest of "
-        "PostgreSQL namespaces is not built yet; only embedded stores can be encrypted "
-        "(docs/encryption.md). Unset the key to use " +
-        location.display));
-  }
   std::unique_ptr<PgStore> store(new PgStore(std::move(location), std::move(ns), options));
   const std::string where = store->location_.display;
   Status migrated = store->Run(
@@ -134,6 +155,12 @@ Result<std::unique_ptr<store::Backend>> PgStore::Open(const std::string& uri,
     if (migrated.message().find(where) != std::string::npos) return Err(migrated);
     return Err(Status(migrated.code(), "opening " + where + ": " + migrated.message()));
   }
+  // The namespace's key, before anything of its content is read or written.
+  const std::string ns_where = "namespace '" + store->ns_ + "' of " + where;
+  Result<std::optional<cipher::SecretKey>> key = store->Run(
+      [&](PgConnection& c) { return LoadNamespaceDataKey(c, store->ns_, ns_where, options); });
+  if (!key) return Err(key.error());
+  if (*key) store->pool_.SetSealer(std::make_shared<const PgSealer>(**key));
   // Events a store held before schema v3 have documents not indexed yet.
   Status indexed = store->IndexUnindexedDocuments();
   if (!indexed.ok()) {
@@ -178,30 +205,35 @@ Result<Session> PgStore::InsertSession(const store::SessionRow& row) {
   bool sent = false;  // an earlier attempt's INSERT may have committed unanswered
   Result<Session> created = Run([&](PgConnection& c) -> Result<Session> {
     const bool retrying_after_send = sent;
+    const PgSealer& sealer = c.sealer();
     PgParams p;
-    p.Add(ns_).Add(id).Add(title).Add(title_fixed).Add(now).Add(metadata);
+    p.Add(ns_).Add(id).Add(sealer.Text(PgColumn::kSessionTitle, id, title)).Add(title_fixed);
+    p.Add(now).Add(sealer.Text(PgColumn::kSessionMetadata, id, metadata));
+    // The empty preview too: in an encrypted namespace every stored value opens.
+    p.Add(sealer.Text(PgColumn::kSessionPreview, id, ""));
     sent = true;
     ASSIGN_OR_RETURN(PgResult r,
                      c.Exec("INSERT INTO sessions (namespace, id, title, title_fixed, created_ms, "
-                            "updated_ms, metadata) VALUES ($1, $2, $3, $4, $5, $5, $6) "
-                            "ON CONFLICT (namespace, id) DO NOTHING RETURNING id, title, preview, "
-                            "created_ms, updated_ms, message_count, last_seq, archived, metadata, "
-                            "parent_id, fork_seq",
+                            "updated_ms, metadata, preview) VALUES ($1, $2, $3, $4, $5, $5, $6, "
+                            "$7) ON CONFLICT (namespace, id) DO NOTHING RETURNING id, title, "
+                            "preview, created_ms, updated_ms, message_count, last_seq, archived, "
+                            "metadata, parent_id, fork_seq, coalesce(trashed_ms, 0)",
                             p));
-    if (r.rows() == 1) return SessionFromRow(r, 0);
+    if (r.rows() == 1) return SessionFromRow(sealer, r, 0);
     PgParams q;
     q.Add(ns_).Add(id);
     ASSIGN_OR_RETURN(PgResult existing,
                      c.Exec("SELECT id, title, preview, created_ms, updated_ms, message_count, "
-                            "last_seq, archived, metadata, parent_id, fork_seq, deleted "
+                            "last_seq, archived, metadata, parent_id, fork_seq, "
+                            "coalesce(trashed_ms, 0), deleted "
                             "FROM sessions WHERE namespace = $1 AND id = $2",
                             q));
     // Ours after all, if an earlier attempt's answer was lost on the way back.
     // A deleted session kept for its forks still holds its id.
     if (existing.rows() == 1 && retrying_after_send && existing.Int(0, 3) == now &&
-        existing.Text(0, 8) == metadata && existing.Int(0, 5) == 0 && existing.IsNull(0, 9) &&
-        !existing.Bool(0, 11)) {
-      return SessionFromRow(existing, 0);
+        existing.Int(0, 5) == 0 && existing.IsNull(0, 9) && !existing.Bool(0, 12)) {
+      Result<Session> mine = SessionFromRow(sealer, existing, 0);
+      if (mine && mine->metadata_json == metadata) return mine;
     }
     return Err(SessionIdTaken(id));
   });
@@ -217,61 +249,109 @@ Result<Session> PgStore::LoadSession(std::string_view id) {
     p.Add(ns_).Add(id);
     ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id, title, preview, created_ms, updated_ms, "
                                         "message_count, last_seq, archived, metadata, parent_id, "
-                                        "fork_seq FROM sessions WHERE namespace = $1 AND id = $2 "
-                                        "AND NOT deleted",
+                                        "fork_seq, coalesce(trashed_ms, 0) FROM sessions "
+                                        "WHERE namespace = $1 AND id = $2 AND NOT deleted",
                                         p));
     if (r.rows() == 0) return Err(SessionNotFound(id));
-    return SessionFromRow(r, 0);
+    return SessionFromRow(c.sealer(), r, 0);
   });
 }
 
-Result<std::vector<Session>> PgStore::SelectSessions(const store::SessionQuery& query) {
+namespace {
+
+// True if the session's metadata holds `key` with `value`, as `metadata::jsonb
+// ->> key = value` says: a string member as it is, any other value but null
+// as its JSON text.
+bool MetadataMatches(const std::string& metadata_json, const std::string& key,
+                     const std::string& value) {
+  Result<nlohmann::json> metadata = ParseJson(metadata_json);
+  if (!metadata || !metadata->is_object()) return false;
+  auto it = metadata->find(key);
+  if (it == metadata->end() || it->is_null()) return false;
+  return (it->is_string() ? it->get<std::string>() : it->dump()) == value;
+}
+
+// At most max_rows sessions of `ns` that `query` asks for, filtered by the
+// server on metadata_key (empty: no filter) rather than query's.
+Result<std::vector<Session>> SelectSessionRows(PgConnection& c, const std::string& ns,
+                                               const store::SessionQuery& query,
+                                               const std::string& metadata_key, int64_t max_rows) {
   const bool paged = query.after.has_value();
   const int64_t archived = query.archived == ArchiveFilter::kAll        ? -1
                            : query.archived == ArchiveFilter::kArchived ? 1
                                                                         : 0;
+  PgParams p;
+  p.Add(ns).Add(archived);
+  if (metadata_key.empty()) {
+    p.AddNull();
+  } else {
+    p.Add(metadata_key);
+  }
+  p.Add(query.metadata_value).Add(max_rows);
+  if (paged) p.Add(query.after->first).Add(query.after->second);
+  static constexpr const char* kFirstPage =
+      "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
+      "metadata, parent_id, fork_seq, coalesce(trashed_ms, 0) FROM sessions WHERE "
+      "namespace = $1 AND NOT deleted AND "
+      "($2 < 0 OR archived = ($2 = 1)) AND "
+      "($3::text IS NULL OR (metadata::jsonb ->> $3::text) = $4) "
+      "ORDER BY updated_ms DESC, id DESC LIMIT $5";
+  static constexpr const char* kNextPage =
+      "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
+      "metadata, parent_id, fork_seq, coalesce(trashed_ms, 0) FROM sessions WHERE "
+      "namespace = $1 AND NOT deleted AND "
+      "($2 < 0 OR archived = ($2 = 1)) AND "
+      "($3::text IS NULL OR (metadata::jsonb ->> $3::text) = $4) "
+      "AND (updated_ms, id) < ($6, $7) ORDER BY updated_ms DESC, id DESC LIMIT $5";
+  // The trash: its sessions whatever their archived flag ($2 stays bound).
+  std::string sql = paged ? kNextPage : kFirstPage;
+  if (query.trash) {
+    static constexpr std::string_view kLive = "NOT deleted AND ($2 < 0 OR archived = ($2 = 1))";
+    sql.replace(sql.find(kLive), kLive.size(), "trashed_ms IS NOT NULL AND $2 = $2");
+  }
+  ASSIGN_OR_RETURN(PgResult r, c.Exec(sql.c_str(), p));
+  std::vector<Session> sessions;
+  sessions.reserve(static_cast<size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) {
+    ASSIGN_OR_RETURN(Session s, SessionFromRow(c.sealer(), r, i));
+    sessions.push_back(std::move(s));
+  }
+  return sessions;
+}
+
+}  // namespace
+
+Result<std::vector<Session>> PgStore::SelectSessions(const store::SessionQuery& query) {
   return Run([&](PgConnection& c) -> Result<std::vector<Session>> {
-    PgParams p;
-    p.Add(ns_).Add(archived);
-    if (query.metadata_key.empty()) {
-      p.AddNull();
-    } else {
-      p.Add(query.metadata_key);
+    // Sealed metadata cannot be filtered by the server: read pages without
+    // the filter and keep the matches, until max_rows match or the rows end.
+    if (query.metadata_key.empty() || !c.sealer().encrypted()) {
+      return SelectSessionRows(c, ns_, query, query.metadata_key, query.max_rows);
     }
-    p.Add(query.metadata_value).Add(query.max_rows);
-    if (paged) p.Add(query.after->first).Add(query.after->second);
-    static constexpr const char* kFirstPage =
-        "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
-        "metadata, parent_id, fork_seq, coalesce(trashed_ms, 0) FROM sessions WHERE "
-        "namespace = $1 AND NOT deleted AND "
-        "($2 < 0 OR archived = ($2 = 1)) AND "
-        "($3::text IS NULL OR (metadata::jsonb ->> $3::text) = $4) "
-        "ORDER BY updated_ms DESC, id DESC LIMIT $5";
-    static constexpr const char* kNextPage =
-        "SELECT id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, "
-        "metadata, parent_id, fork_seq, coalesce(trashed_ms, 0) FROM sessions WHERE "
-        "namespace = $1 AND NOT deleted AND "
-        "($2 < 0 OR archived = ($2 = 1)) AND "
-        "($3::text IS NULL OR (metadata::jsonb ->> $3::text) = $4) "
-        "AND (updated_ms, id) < ($6, $7) ORDER BY updated_ms DESC, id DESC LIMIT $5";
-    // The trash: its sessions whatever their archived flag ($2 stays bound).
-    std::string sql = paged ? kNextPage : kFirstPage;
-    if (query.trash) {
-      static constexpr std::string_view kLive = "NOT deleted AND ($2 < 0 OR archived = ($2 = 1))";
-      sql.replace(sql.find(kLive), kLive.size(), "trashed_ms IS NOT NULL AND $2 = $2");
+    std::vector<Session> matched;
+    store::SessionQuery page = query;
+    const int64_t page_rows = std::max<int64_t>(query.max_rows, 256);
+    while (static_cast<int64_t>(matched.size()) < query.max_rows) {
+      ASSIGN_OR_RETURN(std::vector<Session> rows, SelectSessionRows(c, ns_, page, "", page_rows));
+      if (rows.empty()) break;
+      const bool last_page = static_cast<int64_t>(rows.size()) < page_rows;
+      page.after = std::make_pair(rows.back().updated_ms, rows.back().id);
+      for (Session& s : rows) {
+        if (static_cast<int64_t>(matched.size()) == query.max_rows) break;
+        if (MetadataMatches(s.metadata_json, query.metadata_key, query.metadata_value)) {
+          matched.push_back(std::move(s));
+        }
+      }
+      if (last_page) break;
     }
-    ASSIGN_OR_RETURN(PgResult r, c.Exec(sql.c_str(), p));
-    std::vector<Session> sessions;
-    sessions.reserve(static_cast<size_t>(r.rows()));
-    for (int i = 0; i < r.rows(); ++i) sessions.push_back(SessionFromRow(r, i));
-    return sessions;
+    return matched;
   });
 }
 
 Status PgStore::UpdateTitle(std::string_view id, std::string_view clean) {
   return Run([&](PgConnection& c) -> Status {
     PgParams p;
-    p.Add(ns_).Add(id).Add(clean);
+    p.Add(ns_).Add(id).Add(c.sealer().Text(PgColumn::kSessionTitle, id, clean));
     ASSIGN_OR_RETURN(PgResult r, c.Exec("UPDATE sessions SET title = $3, title_fixed = true "
                                         "WHERE namespace = $1 AND id = $2 AND NOT deleted",
                                         p));
@@ -307,12 +387,14 @@ Result<std::optional<std::string>> PgStore::LoadActiveSession() {
 // watermarks, under a prefix of their own so neither overwrites the other.
 Result<std::optional<std::string>> PgStore::LoadSetting(std::string_view key) {
   return Run([&](PgConnection& c) -> Result<std::optional<std::string>> {
+    const std::string row = "setting:" + std::string(key);
     PgParams p;
-    p.Add(ns_).Add("setting:" + std::string(key));
+    p.Add(ns_).Add(row);
     ASSIGN_OR_RETURN(PgResult r,
                      c.Exec("SELECT value FROM index_meta WHERE namespace = $1 AND key = $2", p));
     if (r.rows() == 0) return std::optional<std::string>();
-    return std::optional<std::string>(std::string(r.Text(0, 0)));
+    ASSIGN_OR_RETURN(std::string value, c.sealer().OpenText(PgColumn::kSetting, row, r.Text(0, 0)));
+    return std::optional<std::string>(std::move(value));
   });
 }
 
@@ -343,8 +425,10 @@ Result<std::vector<LedgerEntry>> PgStore::ReadLedger(const LedgerQuery& query) {
 
 Status PgStore::StoreSetting(std::string_view key, std::string_view value) {
   return Run([&](PgConnection& c) -> Status {
+    // Sealed under the row's key: a value moved to another setting does not open.
+    const std::string row = "setting:" + std::string(key);
     PgParams p;
-    p.Add(ns_).Add("setting:" + std::string(key)).Add(value);
+    p.Add(ns_).Add(row).Add(c.sealer().Text(PgColumn::kSetting, row, value));
     return c.Run(
         "INSERT INTO index_meta (namespace, key, value) VALUES ($1, $2, $3) "
         "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
@@ -376,7 +460,7 @@ Status PgStore::StoreActiveSession(std::string_view id) {
 
 Result<bool> NamespaceHasBlob(PgConnection& c, const std::string& ns, std::string_view sha256) {
   PgParams p;
-  p.Add(ns).Add(sha256);
+  p.Add(ns).Add(c.sealer().BlobName(sha256));
   ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT 1 FROM blob_refs r JOIN blobs b USING (sha256) "
                                       "WHERE r.namespace = $1 AND r.sha256 = $2 LIMIT 1",
                                       p));
@@ -401,21 +485,34 @@ bool PgStore::HoldsBlob(std::string_view sha256) {
 Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int64_t now,
                    const std::function<Result<std::string>(const std::string&)>& bytes_of) {
   if (needed.empty()) return Status::Ok();
+  const PgSealer& sealer = c.sealer();
+  std::vector<std::string> names;
+  names.reserve(needed.size());
+  for (const std::string& sha : needed) names.push_back(sealer.BlobName(sha));
   PgParams p;
-  p.Add(PgArray(needed));
+  p.Add(PgArray(names));
   ASSIGN_OR_RETURN(PgResult present, c.Exec("SELECT sha256 FROM blobs WHERE sha256 = "
                                             "ANY($1::text[]) FOR SHARE",
                                             p));
   std::set<std::string> have;
   for (int i = 0; i < present.rows(); ++i) have.emplace(present.Text(i, 0));
-  for (const std::string& sha : needed) {
-    if (have.contains(sha)) continue;
-    ASSIGN_OR_RETURN(std::string bytes, bytes_of(sha));
+  for (size_t i = 0; i < needed.size(); ++i) {
+    const std::string& name = names[i];
+    if (have.contains(name)) continue;
+    ASSIGN_OR_RETURN(std::string bytes, bytes_of(needed[i]));
+    // The size stays in the clear (docs/encryption.md): gc and stats read it.
+    const int64_t size = static_cast<int64_t>(bytes.size());
+    if (sealer.encrypted()) bytes = sealer.Bytes(PgColumn::kBlob, name, bytes);
     PgParams insert;
-    insert.Add(sha).Add(static_cast<int64_t>(bytes.size())).Add(now).AddBytes(bytes);
+    insert.Add(name).Add(size).Add(now).AddBytes(bytes);
+    if (std::optional<std::string> digest = SealedBlobDigest(sealer, name, needed[i])) {
+      insert.Add(*digest);
+    } else {
+      insert.AddNull();
+    }
     RETURN_IF_ERROR(
-        c.Run("INSERT INTO blobs (sha256, size, created_ms, bytes) VALUES "
-              "($1, $2, $3, $4) ON CONFLICT (sha256) DO NOTHING",
+        c.Run("INSERT INTO blobs (sha256, size, created_ms, bytes, digest) VALUES "
+              "($1, $2, $3, $4, $5) ON CONFLICT (sha256) DO NOTHING",
               insert));
   }
   return Status::Ok();
@@ -423,12 +520,29 @@ Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int6
 
 Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view session_id,
                     const EventRows& rows) {
+  const PgSealer& sealer = c.sealer();
   std::vector<std::string> types = rows.types;
   types.resize(rows.seqs.size(), "message");
   PgParams p;
   p.Add(ns).Add(session_id).Add(PgArray(rows.seqs)).Add(PgArray(rows.ids));
-  p.Add(PgArray(rows.ts)).Add(PgArray(rows.roles)).Add(PgArray(rows.texts));
-  p.Add(PgArray(rows.bodies)).Add(PgArray(types));
+  p.Add(PgArray(rows.ts)).Add(PgArray(rows.roles));
+  if (sealer.encrypted()) {
+    // Sealed under each event's id; a NULL body stays NULL (a text-only message).
+    std::vector<std::string> texts;
+    std::vector<std::optional<std::string>> bodies;
+    texts.reserve(rows.texts.size());
+    bodies.reserve(rows.bodies.size());
+    for (size_t i = 0; i < rows.ids.size(); ++i) {
+      texts.push_back(sealer.Text(PgColumn::kEventText, rows.ids[i], rows.texts[i]));
+      bodies.push_back(rows.bodies[i] ? std::optional<std::string>(sealer.Text(
+                                            PgColumn::kEventBody, rows.ids[i], *rows.bodies[i]))
+                                      : std::nullopt);
+    }
+    p.Add(PgArray(texts)).Add(PgArray(bodies));
+  } else {
+    p.Add(PgArray(rows.texts)).Add(PgArray(rows.bodies));
+  }
+  p.Add(PgArray(types));
   Status s = c.Run(
       "INSERT INTO events (namespace, session_id, seq, id, ts_ms, type, role, text, body) "
       "SELECT $1, $2, u.seq, u.id, u.ts, u.type, u.role, u.text, u.body FROM "
@@ -452,11 +566,19 @@ Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view ses
     RETURN_IF_ERROR(AddEventDocuments(c, ns, session_id, rows.seqs, search_texts));
   }
   if (rows.ref_shas.empty()) return Status::Ok();
+  std::vector<std::string> names;
+  std::vector<std::optional<std::string>> digests;
+  for (const std::string& sha : rows.ref_shas) {
+    names.push_back(sealer.BlobName(sha));
+    digests.push_back(SealedBlobDigest(sealer, names.back(), sha));
+  }
   PgParams r;
-  r.Add(ns).Add(session_id).Add(PgArray(rows.ref_shas)).Add(PgArray(rows.ref_seqs));
+  r.Add(ns).Add(session_id).Add(PgArray(names)).Add(PgArray(rows.ref_seqs));
+  r.Add(PgArray(digests));
   return c.Run(
-      "INSERT INTO blob_refs (namespace, sha256, session_id, seq) SELECT $1, u.sha, $2, u.seq "
-      "FROM unnest($3::text[], $4::bigint[]) AS u(sha, seq) ON CONFLICT DO NOTHING",
+      "INSERT INTO blob_refs (namespace, sha256, session_id, seq, digest) SELECT $1, u.sha, $2, "
+      "u.seq, u.digest FROM unnest($3::text[], $4::bigint[], $5::text[]) AS u(sha, seq, digest) "
+      "ON CONFLICT DO NOTHING",
       r);
 }
 
@@ -541,12 +663,14 @@ Result<int64_t> AppendInTransaction(PgConnection& c, const std::string& ns,
                                       "AND NOT deleted FOR UPDATE",
                                       key));
   if (s.rows() == 0) return Err(SessionNotFound(session_id));
+  const PgSealer& sealer = c.sealer();
   IndexEntry entry;
   entry.last_seq = s.Int(0, 0);
   entry.message_count = s.Int(0, 1);
   entry.title_fixed = s.Bool(0, 2);
-  entry.title = s.Text(0, 3);
-  entry.preview = s.Text(0, 4);
+  ASSIGN_OR_RETURN(entry.title, sealer.OpenText(PgColumn::kSessionTitle, session_id, s.Text(0, 3)));
+  ASSIGN_OR_RETURN(entry.preview,
+                   sealer.OpenText(PgColumn::kSessionPreview, session_id, s.Text(0, 4)));
   auto bytes_of = [batch](const std::string& sha) -> Result<std::string> {
     auto it = batch->pending.find(sha);
     if (it != batch->pending.end()) return *it->second;
@@ -573,7 +697,8 @@ Result<int64_t> AppendInTransaction(PgConnection& c, const std::string& ns,
   RETURN_IF_ERROR(AddUsage(c, ns, session_id, batch->usage));
   PgParams u;
   u.Add(ns).Add(session_id).Add(entry.last_seq).Add(entry.message_count).Add(now);
-  u.Add(entry.title).Add(entry.title_fixed).Add(entry.preview);
+  u.Add(sealer.Text(PgColumn::kSessionTitle, session_id, entry.title)).Add(entry.title_fixed);
+  u.Add(sealer.Text(PgColumn::kSessionPreview, session_id, entry.preview));
   RETURN_IF_ERROR(
       c.Run("UPDATE sessions SET last_seq = $3, message_count = $4, "
             "updated_ms = $5, title = $6, title_fixed = $7, preview = $8 "
@@ -641,24 +766,48 @@ Result<std::vector<AppendResult>> PgStore::InsertMessages(std::string_view sessi
 
 // ---- Blobs ------------------------------------------------------------------
 
+namespace {
+
+// The bytes of blob `sha256` stored under `name`: opened, and checked
+// against the digest, when sealed. kCorruption naming the blob otherwise.
+Result<std::string> OpenBlobBytes(const PgSealer& sealer, std::string_view sha256,
+                                  std::string_view name, std::string_view stored) {
+  if (!sealer.encrypted()) return std::string(stored);  // verify re-hashes plaintext blobs
+  Result<std::string> bytes = sealer.OpenBytes(PgColumn::kBlob, name, stored);
+  if (!bytes || blob::Sha256Hex(*bytes) != sha256) {
+    return Err(Status::Corruption("blob " + std::string(sha256) + " (stored as " +
+                                  std::string(name) +
+                                  ") does not open with this namespace's key: its bytes were "
+                                  "changed; they are not returned"));
+  }
+  return bytes;
+}
+
+// The bytes of blob `sha256` as namespace `ns` sees them; kNotFound if it
+// refers to no such blob.
+Result<std::string> ReadBlobOn(PgConnection& c, const std::string& ns, std::string_view sha256) {
+  const std::string name = c.sealer().BlobName(sha256);
+  PgParams p;
+  p.Add(name).Add(ns);
+  // Only blobs this namespace refers to are visible to it.
+  ASSIGN_OR_RETURN(PgResult r,
+                   c.Exec("SELECT bytes FROM blobs WHERE sha256 = $1 AND EXISTS "
+                          "(SELECT 1 FROM blob_refs WHERE namespace = $2 AND sha256 = $1)",
+                          p, /*binary_result=*/true));
+  if (r.rows() == 0) {
+    return Err(Status::NotFound("blob " + std::string(sha256) + " is not in the store"));
+  }
+  return OpenBlobBytes(c.sealer(), sha256, name, r.Text(0, 0));
+}
+
+}  // namespace
+
 Result<std::string> PgStore::ReadBlob(std::string_view sha256) {
   if (!blob::IsSha256Hex(sha256)) {
     return Err(Status::InvalidArgument("'" + std::string(sha256.substr(0, 80)) +
                                        "' is not a blob name (64 lowercase hex digits)"));
   }
-  return Run([&](PgConnection& c) -> Result<std::string> {
-    PgParams p;
-    p.Add(sha256).Add(ns_);
-    // Only blobs this namespace refers to are visible to it.
-    ASSIGN_OR_RETURN(PgResult r,
-                     c.Exec("SELECT bytes FROM blobs WHERE sha256 = $1 AND EXISTS "
-                            "(SELECT 1 FROM blob_refs WHERE namespace = $2 AND sha256 = $1)",
-                            p, /*binary_result=*/true));
-    if (r.rows() == 0) {
-      return Err(Status::NotFound("blob " + std::string(sha256) + " is not in the store"));
-    }
-    return std::string(r.Text(0, 0));
-  });
+  return Run([&](PgConnection& c) { return ReadBlobOn(c, ns_, sha256); });
 }
 
 namespace {
@@ -702,7 +851,15 @@ Result<std::unique_ptr<BlobReader>> PgStore::OpenBlob(std::string_view sha256) {
                                        "' is not a blob name (64 lowercase hex digits)"));
   }
   const std::string sha(sha256);
+  std::shared_ptr<const std::string> whole;  // a sealed blob's bytes, opened
   ASSIGN_OR_RETURN(int64_t size, Run([&](PgConnection& c) -> Result<int64_t> {
+                     if (c.sealer().encrypted()) {
+                       // Sealed bytes open only whole (one tag over the blob):
+                       // read, opened and checked at once, then served from memory.
+                       ASSIGN_OR_RETURN(std::string bytes, ReadBlobOn(c, ns_, sha));
+                       whole = std::make_shared<const std::string>(std::move(bytes));
+                       return std::ssize(*whole);
+                     }
                      PgParams p;
                      p.Add(sha).Add(ns_);
                      ASSIGN_OR_RETURN(
@@ -716,6 +873,12 @@ Result<std::unique_ptr<BlobReader>> PgStore::OpenBlob(std::string_view sha256) {
                      }
                      return r.Int(0, 0);
                    }));
+  if (whole) {
+    return std::unique_ptr<BlobReader>(
+        new PgBlobReader(size, [whole](int64_t offset, int64_t length) -> Result<std::string> {
+          return whole->substr(static_cast<size_t>(offset), static_cast<size_t>(length));
+        }));
+  }
   // Blobs are immutable: each piece is read by offset, on any pooled connection.
   auto read = [this, sha](int64_t offset, int64_t length) -> Result<std::string> {
     return Run([&](PgConnection& c) -> Result<std::string> {
@@ -737,16 +900,37 @@ Result<std::vector<store::BlobCandidate>> PgStore::UnreferencedBlobs(int64_t* sc
   std::vector<store::BlobCandidate> candidates;
   RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
     candidates.clear();
+    const PgSealer& sealer = c.sealer();
     ASSIGN_OR_RETURN(PgResult n, c.Exec("SELECT count(*) FROM blobs"));
     *scanned = n.Int(0, 0);
-    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT sha256, size FROM blobs b WHERE NOT EXISTS "
-                                        "(SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256)"));
-    for (int i = 0; i < r.rows(); ++i)
-      candidates.push_back({std::string(r.Text(i, 0)), r.Int(i, 1)});
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT sha256, digest, size FROM blobs b WHERE NOT "
+                                        "EXISTS (SELECT 1 FROM blob_refs r WHERE "
+                                        "r.sha256 = b.sha256)"));
+    // Orphans are collected by whichever namespace runs gc: each by its
+    // digest when this namespace can name it, another key's by its stored
+    // name (RemoveBlobIfUnreferenced takes either). A plaintext orphan is
+    // left to a plaintext namespace: its digest here would name another row.
+    for (int i = 0; i < r.rows(); ++i) {
+      const bool plaintext_row = r.IsNull(i, 1);
+      if (plaintext_row && sealer.encrypted()) continue;
+      Result<std::string> digest = BlobDigestOfRow(sealer, r, i, 0);
+      candidates.push_back({digest ? *digest : std::string(r.Text(i, 0)), r.Int(i, 2)});
+    }
     return Status::Ok();
   }));
   return candidates;
 }
+
+namespace {
+
+// The row a gc candidate names: a digest (named under this namespace's key)
+// or another key's stored name, which starts with 'k' where no digest can.
+std::string StoredBlobName(const PgSealer& sealer, std::string_view sha256_or_name) {
+  if (sha256_or_name.starts_with('k')) return std::string(sha256_or_name);
+  return sealer.BlobName(sha256_or_name);
+}
+
+}  // namespace
 
 Result<store::RemovedBlob> PgStore::RemoveBlobIfUnreferenced(std::string_view sha256,
                                                              int64_t grace_cutoff_ms,
@@ -754,7 +938,7 @@ Result<store::RemovedBlob> PgStore::RemoveBlobIfUnreferenced(std::string_view sh
   return Run([&](PgConnection& c) -> Result<store::RemovedBlob> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
     PgParams p;
-    p.Add(sha256);
+    p.Add(StoredBlobName(c.sealer(), sha256));
     // Appends hold a share lock on a blob they are about to refer to: once
     // this row lock is held, a new statement sees every reference that
     // committed meanwhile.
@@ -789,13 +973,18 @@ Result<std::vector<std::string>> PgStore::ReferencedBlobs() {
   RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
     PgParams p;
     p.Add(ns_);
-    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT DISTINCT sha256 FROM blob_refs "
-                                        "WHERE namespace = $1 ORDER BY sha256",
+    // The digest kept with any one reference: each holds it sealed afresh.
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT DISTINCT ON (sha256) sha256, digest "
+                                        "FROM blob_refs WHERE namespace = $1 ORDER BY sha256",
                                         p));
     referenced.clear();
-    for (int i = 0; i < r.rows(); ++i) referenced.emplace_back(r.Text(i, 0));
+    for (int i = 0; i < r.rows(); ++i) {
+      ASSIGN_OR_RETURN(std::string digest, BlobDigestOfRow(c.sealer(), r, i, 0));
+      referenced.push_back(std::move(digest));
+    }
     return Status::Ok();
   }));
+  std::sort(referenced.begin(), referenced.end());
   return referenced;
 }
 
@@ -805,14 +994,18 @@ Result<std::vector<std::string>> PgStore::StoredBlobs() {
     PgParams p;
     p.Add(ns_);
     // The namespace's own: blobs other namespaces alone refer to are theirs to check.
-    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT b.sha256 FROM blobs b WHERE EXISTS (SELECT 1 "
-                                        "FROM blob_refs r WHERE r.namespace = $1 AND "
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT b.sha256, b.digest FROM blobs b WHERE EXISTS "
+                                        "(SELECT 1 FROM blob_refs r WHERE r.namespace = $1 AND "
                                         "r.sha256 = b.sha256) ORDER BY b.sha256",
                                         p));
     stored.clear();
-    for (int i = 0; i < r.rows(); ++i) stored.emplace_back(r.Text(i, 0));
+    for (int i = 0; i < r.rows(); ++i) {
+      ASSIGN_OR_RETURN(std::string digest, BlobDigestOfRow(c.sealer(), r, i, 0));
+      stored.push_back(std::move(digest));
+    }
     return Status::Ok();
   }));
+  std::sort(stored.begin(), stored.end());
   return stored;
 }
 

@@ -67,8 +67,13 @@ inline constexpr const char* kSessionColumns =
     "id, title, preview, created_ms, updated_ms, message_count, last_seq, archived, metadata, "
     "parent_id, fork_seq, coalesce(trashed_ms, 0)";
 
-// A row selected with kSessionColumns first.
-Session SessionFromRow(const PgResult& r, int row);
+// A row selected with kSessionColumns first, its title, preview and
+// metadata opened with `sealer` (kCorruption naming one that does not open).
+Result<Session> SessionFromRow(const PgSealer& sealer, const PgResult& r, int row);
+
+// A session's title or preview as stored: sealed under its id when encrypted.
+std::string SealedSessionText(const PgSealer& sealer, PgColumn column, std::string_view id,
+                              std::string_view text);
 
 // kInvalidArgument when `text` holds a NUL character: PostgreSQL text cannot
 // hold NUL, and a text parameter would be cut at it without a word.
@@ -78,6 +83,31 @@ Status CheckNoNul(std::string_view text, const std::string& what);
 // if it is still as the front read it; kNotFound once gone, kBusy if it was
 // saved again since (its newer text would be lost).
 Status RemoveFinishedDraft(PgConnection& c, const std::string& ns, const Draft& draft);
+
+// ---- Blob names ---------------------------------------------------------------
+//
+// The front speaks SHA-256 digests. In an encrypted namespace a blob's row
+// (blobs.sha256, blob_refs.sha256) holds its keyed name (PgSealer::BlobName)
+// instead, and its `digest` column (schema v5) the digest sealed under that
+// name, so listings (gc, verify, erasure) can answer in digests without
+// reading the bytes. Plaintext rows leave `digest` NULL: the name is the digest.
+
+// The sealed digest kept beside blob `name`; nullopt (NULL) when plaintext.
+std::optional<std::string> SealedBlobDigest(const PgSealer& sealer, std::string_view name,
+                                            std::string_view sha256);
+
+// The digest of the blob row whose name and sealed digest are in columns
+// `name_col` and `name_col + 1` of `r`. kCorruption naming the blob when the
+// digest does not open (tampered, or another namespace's key).
+Result<std::string> BlobDigestOfRow(const PgSealer& sealer, const PgResult& r, int row,
+                                    int name_col);
+
+// Digests as the names their rows are stored under, for a query by name.
+struct BlobNames {
+  std::vector<std::string> names;              // distinct, for an array parameter
+  std::map<std::string, std::string> digests;  // stored name -> digest
+};
+BlobNames NameBlobs(const PgSealer& sealer, const std::vector<std::string>& sha256s);
 
 // ---- Appends inside a transaction ------------------------------------------
 
@@ -97,14 +127,15 @@ struct EventRows {
   std::vector<int64_t> ref_seqs;
 };
 
-// Inserts, inside the caller's transaction, each blob of `needed` that the
-// store lacks (bytes from `bytes_of`; its error is returned),
-// share-locking those it has against gc.
+// Inserts, inside the caller's transaction, each blob of `needed` (digests)
+// that the namespace's key domain lacks, sealed under its stored name (bytes
+// from `bytes_of`; its error is returned), share-locking those it has against gc.
 Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int64_t now,
                    const std::function<Result<std::string>(const std::string&)>& bytes_of);
 
 // Inserts `rows` (events, their blob references and their documents of the
-// full-text index) into session_id.
+// full-text index) into session_id: texts and bodies sealed under each
+// event's id, references under the blobs' stored names (c.sealer()).
 Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view session_id,
                     const EventRows& rows);
 

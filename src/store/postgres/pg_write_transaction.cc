@@ -3,12 +3,17 @@
 // lock the call names held until the commit. RunWriteTransaction runs the
 // work in one transaction on a pooled connection and runs it again after a
 // transient failure, telling it when an earlier COMMIT may have landed.
+#include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/message_codec.h"
 #include "store/forget_rules.h"
+#include "store/key_envelope.h"
+#include "store/postgres/pg_index.h"
+#include "store/postgres/pg_namespace_key.h"
 #include "store/postgres/pg_search_docs.h"
 #include "store/postgres/pg_store_internal.h"
 
@@ -21,8 +26,12 @@ const char* LockClause(store::RowLock lock) {
 
 class PgWriteTransaction final : public store::WriteTransaction {
  public:
-  PgWriteTransaction(PgConnection& c, const std::string& ns, bool commit_may_have_landed)
-      : c_(c), ns_(ns), commit_may_have_landed_(commit_may_have_landed) {}
+  PgWriteTransaction(PgConnection& c, const std::string& ns, bool commit_may_have_landed,
+                     const StoreOptions& options)
+      : c_(c), ns_(ns), commit_may_have_landed_(commit_may_have_landed), options_(options) {}
+
+  // The namespace's new data key when this transaction destroyed the old one.
+  const std::optional<cipher::SecretKey>& new_data_key() const { return new_data_key_; }
 
   bool earlier_commit_may_have_landed() const override { return commit_may_have_landed_; }
 
@@ -32,22 +41,18 @@ class PgWriteTransaction final : public store::WriteTransaction {
     const std::string sql = std::string("SELECT ") + kSessionColumns +
                             " FROM sessions WHERE namespace = $1 AND id = $2 AND NOT deleted" +
                             LockClause(lock);
-    ASSIGN_OR_RETURN(PgResult r, c_.Exec(sql.c_str(), p));
-    if (r.rows() == 0) return std::optional<Session>();
-    return std::optional<Session>(SessionFromRow(r, 0));
+    ASSIGN_OR_RETURN(std::vector<Session> found, SelectSessions(sql, p));
+    if (found.empty()) return std::optional<Session>();
+    return std::optional<Session>(std::move(found.front()));
   }
 
   Result<std::vector<Session>> LockArchivedBefore(int64_t before_ms) override {
     PgParams p;
     p.Add(ns_).Add(before_ms);
-    const std::string sql = std::string("SELECT ") + kSessionColumns +
-                            " FROM sessions WHERE namespace = $1 AND archived AND NOT deleted "
-                            "AND updated_ms < $2 ORDER BY id FOR UPDATE";
-    ASSIGN_OR_RETURN(PgResult r, c_.Exec(sql.c_str(), p));
-    std::vector<Session> sessions;
-    sessions.reserve(static_cast<size_t>(r.rows()));
-    for (int i = 0; i < r.rows(); ++i) sessions.push_back(SessionFromRow(r, i));
-    return sessions;
+    return SelectSessions(std::string("SELECT ") + kSessionColumns +
+                              " FROM sessions WHERE namespace = $1 AND archived AND NOT deleted "
+                              "AND updated_ms < $2 ORDER BY id FOR UPDATE",
+                          p);
   }
 
   Result<std::optional<std::string>> LockDeletedSession(std::string_view id) override {
@@ -181,10 +186,14 @@ class PgWriteTransaction final : public store::WriteTransaction {
     erased->code_writes += counts.Int(0, 4);
     erased->search_documents += counts.Int(0, 5);
     erased->embeddings += counts.Int(0, 6);
-    ASSIGN_OR_RETURN(PgResult blobs, c_.Exec("SELECT DISTINCT sha256 FROM blob_refs WHERE "
-                                             "namespace = $1 AND session_id = $2",
+    ASSIGN_OR_RETURN(PgResult blobs, c_.Exec("SELECT DISTINCT ON (sha256) sha256, digest FROM "
+                                             "blob_refs WHERE namespace = $1 AND "
+                                             "session_id = $2 ORDER BY sha256",
                                              p));
-    for (int i = 0; i < blobs.rows(); ++i) erased->blobs.emplace(blobs.Text(i, 0));
+    for (int i = 0; i < blobs.rows(); ++i) {
+      ASSIGN_OR_RETURN(std::string digest, BlobDigestOfRow(c_.sealer(), blobs, i, 0));
+      erased->blobs.insert(std::move(digest));
+    }
     ASSIGN_OR_RETURN(PgResult exists,
                      c_.Exec("SELECT 1 FROM sessions WHERE namespace = $1 AND id = $2", p));
     return exists.rows() > 0;
@@ -195,13 +204,24 @@ class PgWriteTransaction final : public store::WriteTransaction {
     std::string prefix(project);
     if (!prefix.empty() && prefix.back() != '/') prefix += '/';
     PgParams p;
-    p.Add(ns_).Add(project).Add(prefix);
-    static constexpr const char* kWhere =
-        " WHERE namespace = $1 AND ($2 = '' OR project = $2 OR starts_with(project, $3) "
-        "OR starts_with(file_path, $3))";
+    std::string where;
+    if (c_.sealer().encrypted() && !project.empty()) {
+      // The project and path are sealed: the writes are picked in the process.
+      ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                       CodeWritesWhere(c_, ns_, [&](std::string_view in, std::string_view path) {
+                         return in == project || in.starts_with(prefix) || path.starts_with(prefix);
+                       }));
+      p.Add(ns_).Add(PgArray(ids));
+      where = " WHERE namespace = $1 AND id = ANY($2::bigint[])";
+    } else {
+      p.Add(ns_).Add(project).Add(prefix);
+      where =
+          " WHERE namespace = $1 AND ($2 = '' OR project = $2 OR starts_with(project, $3) "
+          "OR starts_with(file_path, $3))";
+    }
     ASSIGN_OR_RETURN(
         PgResult counts,
-        c_.Exec((std::string("WITH gone AS (SELECT id FROM code_writes") + kWhere +
+        c_.Exec(("WITH gone AS (SELECT id FROM code_writes" + where +
                  ") SELECT (SELECT count(*) FROM gone), "
                  "(SELECT count(*) FROM search_docs WHERE namespace = $1 AND code_id IN "
                  "  (SELECT id FROM gone)), "
@@ -213,22 +233,28 @@ class PgWriteTransaction final : public store::WriteTransaction {
     erased->code_writes += counts.Int(0, 0);
     erased->search_documents += counts.Int(0, 1);
     erased->embeddings += counts.Int(0, 2);
-    return c_.Run((std::string("DELETE FROM code_writes") + kWhere).c_str(), p);
+    return c_.Run(("DELETE FROM code_writes" + where).c_str(), p);
   }
 
   Result<std::vector<store::BlobCandidate>> BlobsNoLongerReferenced(
       const std::set<std::string>& sha256s) override {
     std::vector<store::BlobCandidate> gone;
     if (sha256s.empty()) return gone;
+    const BlobNames named =
+        NameBlobs(c_.sealer(), std::vector<std::string>(sha256s.begin(), sha256s.end()));
     PgParams p;
-    p.Add(PgArray(std::vector<std::string>(sha256s.begin(), sha256s.end())));
+    p.Add(PgArray(named.names));
     // Blobs are shared by every namespace: one goes only when none refers to it.
     ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT b.sha256, b.size FROM blobs b WHERE "
                                          "b.sha256 = ANY($1::text[]) AND NOT EXISTS "
                                          "(SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256) "
                                          "ORDER BY b.sha256",
                                          p));
-    for (int i = 0; i < r.rows(); ++i) gone.push_back({std::string(r.Text(i, 0)), r.Int(i, 1)});
+    for (int i = 0; i < r.rows(); ++i) {
+      gone.push_back({named.digests.at(std::string(r.Text(i, 0))), r.Int(i, 1)});
+    }
+    std::sort(gone.begin(), gone.end(),
+              [](const auto& a, const auto& b) { return a.sha256 < b.sha256; });
     return gone;
   }
 
@@ -245,6 +271,23 @@ class PgWriteTransaction final : public store::WriteTransaction {
                                          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
                                          p));
     return r.Int(0, 0);
+  }
+
+  Result<std::string> DestroyDataKey() override {
+    if (!c_.sealer().encrypted()) return std::string();
+    std::string destroyed;
+    ASSIGN_OR_RETURN(cipher::SecretKey key, ReplaceNamespaceDataKey(c_, ns_, options_.key_file,
+                                                                    options_.clock(), &destroyed));
+    new_data_key_ = key;
+    return destroyed;
+  }
+
+  Result<std::string> CurrentDataKeyId() override {
+    ASSIGN_OR_RETURN(std::optional<std::string> envelope, ReadNamespaceEnvelope(c_, ns_));
+    if (!envelope) return std::string();
+    ASSIGN_OR_RETURN(store::EnvelopeInfo info,
+                     store::DescribeKeyEnvelope(*envelope, "namespace '" + ns_ + "'"));
+    return info.key_id;
   }
 
   Result<std::vector<Segment>> ReadHistorySegments(std::string_view id) override {
@@ -277,7 +320,7 @@ class PgWriteTransaction final : public store::WriteTransaction {
                                                                  int64_t limit) override {
     PgParams p;
     p.Add(ns_).Add(segment.session_id).Add(segment.from_seq).Add(segment.to_seq).Add(limit);
-    ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT seq, role, text FROM events WHERE "
+    ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT seq, role, text, id FROM events WHERE "
                                          "namespace = $1 AND session_id = $2 AND seq >= $3 "
                                          "AND seq <= $4 AND type = 'message' ORDER BY seq "
                                          "LIMIT $5",
@@ -285,18 +328,24 @@ class PgWriteTransaction final : public store::WriteTransaction {
     std::vector<store::StoredMessageText> texts;
     texts.reserve(static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i) {
+      ASSIGN_OR_RETURN(std::string text,
+                       c_.sealer().OpenText(PgColumn::kEventText, r.Text(i, 3), r.Text(i, 2)));
       texts.push_back({.seq = r.Int(i, 0),
                        .role = ParseRole(r.Text(i, 1)).value_or(Role::kUser),
-                       .text = std::string(r.Text(i, 2))});
+                       .text = std::move(text)});
     }
     return texts;
   }
 
   Result<std::optional<Session>> InsertForkRow(const store::SessionRow& row) override {
+    // The parent's title, preview and metadata, sealed again under the fork's id.
+    const PgSealer& sealer = c_.sealer();
     PgParams p;
-    p.Add(ns_).Add(row.id).Add(row.title).Add(row.title_fixed).Add(row.preview);
+    p.Add(ns_).Add(row.id).Add(sealer.Text(PgColumn::kSessionTitle, row.id, row.title));
+    p.Add(row.title_fixed).Add(sealer.Text(PgColumn::kSessionPreview, row.id, row.preview));
     p.Add(row.created_ms).Add(row.updated_ms).Add(row.message_count).Add(row.last_seq);
-    p.Add(row.metadata_json).Add(row.parent_id).Add(row.fork_seq);
+    p.Add(sealer.Text(PgColumn::kSessionMetadata, row.id, row.metadata_json));
+    p.Add(row.parent_id).Add(row.fork_seq);
     const std::string sql =
         std::string(
             "INSERT INTO sessions (namespace, id, title, title_fixed, preview, created_ms, "
@@ -304,9 +353,9 @@ class PgWriteTransaction final : public store::WriteTransaction {
             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, false, $10, $11, $12) "
             "ON CONFLICT (namespace, id) DO NOTHING RETURNING ") +
         kSessionColumns;
-    ASSIGN_OR_RETURN(PgResult inserted, c_.Exec(sql.c_str(), p));
-    if (inserted.rows() == 0) return std::optional<Session>();
-    return std::optional<Session>(SessionFromRow(inserted, 0));
+    ASSIGN_OR_RETURN(std::vector<Session> inserted, SelectSessions(sql, p));
+    if (inserted.empty()) return std::optional<Session>();
+    return std::optional<Session>(std::move(inserted.front()));
   }
 
   Result<std::optional<Event>> ReadOwnEvent(std::string_view session_id, int64_t seq) override {
@@ -328,20 +377,26 @@ class PgWriteTransaction final : public store::WriteTransaction {
                                                                 int64_t to_seq) override {
     PgParams p;
     p.Add(ns_).Add(session_id).Add(from_seq).Add(to_seq);
-    ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT seq, role, body, text FROM events WHERE "
+    ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT seq, role, body, text, id FROM events WHERE "
                                          "namespace = $1 AND session_id = $2 AND seq >= $3 "
                                          "AND seq <= $4 AND type = 'message' ORDER BY seq",
                                          p));
     std::vector<store::StoredMessageText> messages;
+    const PgSealer& sealer = c_.sealer();
     for (int i = 0; i < r.rows(); ++i) {
+      const std::string_view id = r.Text(i, 4);
+      ASSIGN_OR_RETURN(std::string text, sealer.OpenText(PgColumn::kEventText, id, r.Text(i, 3)));
+      std::optional<std::string> body;
+      if (!r.IsNull(i, 2)) {
+        ASSIGN_OR_RETURN(body, sealer.OpenText(PgColumn::kEventBody, id, r.Text(i, 2)));
+      }
       Message stored;
-      std::optional<std::string_view> body;
-      if (!r.IsNull(i, 2)) body = r.Text(i, 2);
-      RETURN_IF_ERROR(DecodeMessageBody(body, r.Text(i, 3), &stored));
+      RETURN_IF_ERROR(DecodeMessageBody(
+          body ? std::optional<std::string_view>(*body) : std::nullopt, text, &stored));
       messages.push_back({.seq = r.Int(i, 0),
                           .role = ParseRole(r.Text(i, 1)).value_or(Role::kUser),
                           .pruned = stored.pruned,
-                          .text = std::string(r.Text(i, 3))});
+                          .text = std::move(text)});
     }
     return messages;
   }
@@ -349,7 +404,8 @@ class PgWriteTransaction final : public store::WriteTransaction {
   Status UpdateTitleAndPreview(std::string_view id, std::string_view title,
                                std::string_view preview) override {
     PgParams p;
-    p.Add(ns_).Add(id).Add(title).Add(preview);
+    p.Add(ns_).Add(id).Add(c_.sealer().Text(PgColumn::kSessionTitle, id, title));
+    p.Add(c_.sealer().Text(PgColumn::kSessionPreview, id, preview));
     return c_.Run("UPDATE sessions SET title = $3, preview = $4 WHERE namespace = $1 AND id = $2",
                   p);
   }
@@ -359,11 +415,22 @@ class PgWriteTransaction final : public store::WriteTransaction {
     std::vector<int64_t> seqs;
     std::vector<std::string> bodies;
     std::vector<std::string> texts;
+    for (const store::BodyUpdate& update : updates) seqs.push_back(update.seq);
+    // Sealed under each event's id, which the update names only by seq.
+    std::map<int64_t, std::string> ids;
+    if (c_.sealer().encrypted()) {
+      PgParams q;
+      q.Add(ns_).Add(session_id).Add(PgArray(seqs));
+      ASSIGN_OR_RETURN(PgResult r, c_.Exec("SELECT seq, id FROM events WHERE namespace = $1 AND "
+                                           "session_id = $2 AND seq = ANY($3::bigint[])",
+                                           q));
+      for (int i = 0; i < r.rows(); ++i) ids.emplace(r.Int(i, 0), r.Text(i, 1));
+    }
     // A text-only message has no body (NULL); no body is ever empty text.
     for (const store::BodyUpdate& update : updates) {
-      seqs.push_back(update.seq);
-      bodies.push_back(update.body.value_or(""));
-      texts.push_back(update.text);
+      const std::string& id = ids[update.seq];  // empty when plaintext (unused)
+      bodies.push_back(update.body ? c_.sealer().Text(PgColumn::kEventBody, id, *update.body) : "");
+      texts.push_back(c_.sealer().Text(PgColumn::kEventText, id, update.text));
     }
     PgParams p;
     p.Add(ns_).Add(session_id).Add(PgArray(seqs)).Add(PgArray(bodies)).Add(PgArray(texts));
@@ -384,10 +451,13 @@ class PgWriteTransaction final : public store::WriteTransaction {
     p.Add(ns_).Add(session_id).Add(PgArray(std::vector<int64_t>(seqs.begin(), seqs.end())));
     ASSIGN_OR_RETURN(PgResult dropped,
                      c_.Exec("DELETE FROM blob_refs WHERE namespace = $1 AND session_id = $2 AND "
-                             "seq = ANY($3::bigint[]) RETURNING sha256",
+                             "seq = ANY($3::bigint[]) RETURNING sha256, digest",
                              p));
     std::set<std::string> named;
-    for (int i = 0; i < dropped.rows(); ++i) named.emplace(dropped.Text(i, 0));
+    for (int i = 0; i < dropped.rows(); ++i) {
+      ASSIGN_OR_RETURN(std::string digest, BlobDigestOfRow(c_.sealer(), dropped, i, 0));
+      named.insert(std::move(digest));
+    }
     return named;
   }
 
@@ -396,13 +466,18 @@ class PgWriteTransaction final : public store::WriteTransaction {
     ASSIGN_OR_RETURN(PgResult r, c_.Exec(sql.c_str(), p));
     std::vector<Session> sessions;
     sessions.reserve(static_cast<size_t>(r.rows()));
-    for (int i = 0; i < r.rows(); ++i) sessions.push_back(SessionFromRow(r, i));
+    for (int i = 0; i < r.rows(); ++i) {
+      ASSIGN_OR_RETURN(Session s, SessionFromRow(c_.sealer(), r, i));
+      sessions.push_back(std::move(s));
+    }
     return sessions;
   }
 
   PgConnection& c_;
   const std::string& ns_;
   const bool commit_may_have_landed_;
+  const StoreOptions& options_;
+  std::optional<cipher::SecretKey> new_data_key_;
 };
 
 }  // namespace
@@ -411,14 +486,18 @@ Status PgStore::RunWriteTransaction(const store::WriteOptions&, const store::Wri
   // Set once an attempt has sent its COMMIT, until an answer says it failed:
   // the next attempt is told its work may already stand.
   bool commit_sent = false;
+  std::optional<cipher::SecretKey> new_data_key;
   RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
-    PgWriteTransaction primitives(c, ns_, commit_sent);
+    PgWriteTransaction primitives(c, ns_, commit_sent, options_);
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
     RETURN_IF_ERROR(work(primitives));
     commit_sent = true;
     RETURN_IF_ERROR(txn.Commit());
+    new_data_key = primitives.new_data_key();
     return Status::Ok();
   }));
+  // Crypto-shredding committed: from now on this store seals with the new key.
+  if (new_data_key) pool_.SetSealer(std::make_shared<const PgSealer>(*new_data_key));
   return Status::Ok();
 }
 

@@ -1,0 +1,59 @@
+// Where an encrypted PostgreSQL namespace keeps its wrapped data key, and how
+// a store finds it when it opens (docs/encryption.md). Each namespace has a
+// data key of its own (a key per tenant), wrapped under the master key in its
+// envelope (key_envelope.h), which lives in the namespace's row of
+// index_meta: it is backed up with the data, and destroying it (crypto-
+// shredding, pg_namespace_key.cc's DestroyNamespaceKey) leaves everything
+// the namespace wrote unreadable, in the WAL and in backups too.
+// Thread-safety: functions of one connection; making an envelope is atomic
+// against other processes making the same namespace's.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/cipher.h"
+#include "sessiondb/status.h"
+#include "sessiondb/store.h"
+#include "store/postgres/pg_connection.h"
+
+namespace sessiondb::postgres {
+
+// The index_meta key of a namespace's envelope (beside "setting:" keys).
+inline constexpr std::string_view kNamespaceEnvelopeKey = "encryption:envelope";
+
+// The scope bound into namespace `ns`'s envelope: one copied to another
+// namespace (or to an embedded store) does not open there.
+std::string NamespaceKeyScope(std::string_view ns);
+
+// The envelope of namespace `ns`, or nullopt when it has none (plaintext).
+Result<std::optional<std::string>> ReadNamespaceEnvelope(PgConnection& c, const std::string& ns);
+
+// Replaces the envelope of `ns` (a rotation): one statement, so a rotation
+// killed at any point leaves the old envelope or the new one.
+Status ReplaceNamespaceEnvelope(PgConnection& c, const std::string& ns, std::string_view text);
+
+// The data key of namespace `ns` (`where` names it in messages), or nullopt
+// for a plaintext namespace opened without a key. With a key and no
+// envelope, a namespace that holds nothing yet gets one (two processes
+// making it at once agree on one); a namespace with content is
+// kFailedPrecondition. With an envelope and no key: kFailedPrecondition
+// saying how to give it. The key file is read first, so a bad one fails
+// before anything is written.
+Result<std::optional<cipher::SecretKey>> LoadNamespaceDataKey(PgConnection& c,
+                                                              const std::string& ns,
+                                                              const std::string& where,
+                                                              const StoreOptions& options);
+
+// Crypto-shredding, inside the caller's transaction (which has erased
+// everything the namespace held): a new data key for `ns`, wrapped under the
+// master key in `key_file`, replaces the old one, and the namespace's
+// settings (which an erasure keeps) are sealed again under it. Returns the
+// new key; `*destroyed_id` is set to the old one's id. kFailedPrecondition
+// when the namespace is not encrypted.
+Result<cipher::SecretKey> ReplaceNamespaceDataKey(PgConnection& c, const std::string& ns,
+                                                  const std::string& key_file, int64_t now_ms,
+                                                  std::string* destroyed_id);
+
+}  // namespace sessiondb::postgres
