@@ -31,7 +31,8 @@ struct EncryptionStatus {
   int64_t created_ms = 0;
   // When the data key was last wrapped (made, or rotated to a new master key).
   int64_t wrapped_ms = 0;
-  // Where the wrapped data key is kept (a file beside an embedded store's database).
+  // Where the wrapped data key is kept: a file beside an embedded store's
+  // database, or a row of a PostgreSQL namespace's index_meta.
   std::string envelope;
 };
 
@@ -39,9 +40,11 @@ struct EncryptionStatus {
 // kAlreadyExists).
 Status NewKeyFile(const std::string& path);
 
-// Whether the store at `location` is encrypted; opens no database and needs
-// no key. kNotFound when there is no store there.
-Result<EncryptionStatus> GetEncryptionStatus(const std::string& location);
+// Whether the store at `location` is encrypted (PostgreSQL: the namespace
+// of options.namespace_name or the URI's; each has a key of its own); opens
+// no database and needs no key. kNotFound when there is no store there.
+Result<EncryptionStatus> GetEncryptionStatus(const std::string& location,
+                                             const StoreOptions& options = StoreOptions());
 
 // Re-wraps the store's data key under the master key in `new_key_file`
 // (options.key_file, or $SESSIONDB_KEY_FILE, holds the current one). No data

@@ -39,7 +39,8 @@ void AddKeyStatus(CLI::App& group, CliContext& ctx) {
   auto* cmd = group.add_subcommand("status", "Say whether the store is encrypted, and how");
   cmd->footer("\nNeeds no key; prints nothing secret.\n\nExample:\n  sessiondb key status --json");
   cmd->callback([&ctx] {
-    Result<EncryptionStatus> status = GetEncryptionStatus(ctx.StorePath());
+    Result<EncryptionStatus> status =
+        GetEncryptionStatus(ctx.StorePath(), ctx.MakeStoreOptions(false));
     if (!status) return ctx.Fail(status.error());
     if (ctx.options.json) {
       Json j{{"store", ctx.StorePath()}, {"encrypted", status->encrypted}};

@@ -17,8 +17,10 @@ namespace {
 Status CheckEmbedded(const std::string& location) {
   if (StoreKindOf(location) == StoreKind::kPostgres) {
     return Status::FailedPrecondition(
-        "encryption at rest of PostgreSQL namespaces is not built yet (docs/encryption.md); "
-        "only embedded stores can be converted");
+        "encrypt, decrypt and rekey convert an embedded store; a PostgreSQL namespace is "
+        "encrypted from its first write, and its sessions move between a plaintext namespace "
+        "and an encrypted one with `sessiondb copy --from-key-file/--to-key-file` "
+        "(docs/encryption.md)");
   }
   RETURN_IF_ERROR(sqlite::FinishInterruptedConversion(location));
   std::error_code ec;
@@ -34,7 +36,7 @@ std::string DbPath(const std::string& location) {
 
 // The data key of the encrypted store at `location` (its key from `options`).
 Result<cipher::SecretKey> CurrentDataKey(const std::string& location, const StoreOptions& options) {
-  ASSIGN_OR_RETURN(EncryptionStatus status, GetEncryptionStatus(location));
+  ASSIGN_OR_RETURN(EncryptionStatus status, store::EmbeddedEncryptionStatus(location));
   if (!status.encrypted) {
     return Err(Status::FailedPrecondition("the store at " + location + " is not encrypted"));
   }
@@ -55,7 +57,7 @@ Result<ConvertReport> EncryptStore(const std::string& location, const StoreOptio
                                    const ConvertOptions& options) {
   ASSIGN_OR_RETURN(StoreOptions store_options, WithDefaults(given));
   RETURN_IF_ERROR(CheckEmbedded(location));
-  ASSIGN_OR_RETURN(EncryptionStatus status, GetEncryptionStatus(location));
+  ASSIGN_OR_RETURN(EncryptionStatus status, store::EmbeddedEncryptionStatus(location));
   if (status.encrypted) {
     return Err(Status::FailedPrecondition("the store at " + location +
                                           " is already encrypted; `sessiondb key rekey` gives "

@@ -145,11 +145,6 @@ namespace {
 
 // The envelope path of the store at `location`, after checking it is one.
 Result<std::string> EmbeddedEnvelopeOf(const std::string& location) {
-  if (StoreKindOf(location) != StoreKind::kEmbedded) {
-    return Err(Status::FailedPrecondition(
-        "encryption at rest of PostgreSQL namespaces is not built yet (docs/encryption.md); "
-        "only embedded stores can be encrypted"));
-  }
   const std::string db_path =
       (std::filesystem::path(location) / std::string(kEmbeddedDatabaseFile)).string();
   std::error_code ec;
@@ -173,7 +168,7 @@ Result<std::string> EmbeddedEnvelopeOf(const std::string& location) {
 
 }  // namespace
 
-Result<EncryptionStatus> GetEncryptionStatus(const std::string& location) {
+Result<EncryptionStatus> store::EmbeddedEncryptionStatus(const std::string& location) {
   ASSIGN_OR_RETURN(std::string envelope_path, EmbeddedEnvelopeOf(location));
   ASSIGN_OR_RETURN(std::optional<std::string> text, store::ReadEnvelope(envelope_path));
   EncryptionStatus status;
@@ -189,8 +184,8 @@ Result<EncryptionStatus> GetEncryptionStatus(const std::string& location) {
   return status;
 }
 
-Status RotateStoreKey(const std::string& location, const StoreOptions& given,
-                      const std::string& new_key_file) {
+Status store::RotateEmbeddedKey(const std::string& location, const StoreOptions& given,
+                                const std::string& new_key_file) {
   ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
   ASSIGN_OR_RETURN(std::string envelope_path, EmbeddedEnvelopeOf(location));
   const std::string where = "the store at " + location;

@@ -47,4 +47,10 @@ Result<std::optional<cipher::SecretKey>> LoadEmbeddedDataKey(const std::string& 
                                                              const StoreOptions& options,
                                                              bool may_create);
 
+// GetEncryptionStatus and RotateStoreKey (sessiondb/encryption.h) for an
+// embedded store; store_keys.cc picks them or PostgreSQL's (pg_key_admin.h).
+Result<EncryptionStatus> EmbeddedEncryptionStatus(const std::string& location);
+Status RotateEmbeddedKey(const std::string& location, const StoreOptions& options,
+                         const std::string& new_key_file);
+
 }  // namespace sessiondb::store
