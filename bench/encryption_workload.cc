@@ -47,24 +47,52 @@ Message ToMessage(const WorkloadMessage& w) {
   return m;
 }
 
-// One side of every pair: a folder of stores, with or without a key.
+// One side of every pair: stores with or without a key, each a folder under
+// `dir` or, on PostgreSQL, a namespace of `pg_uri`.
 struct Side {
   std::string name;  // "plain" or "encrypted"
   fs::path dir;
   std::string key_file;  // empty: plaintext
+  std::string pg_uri;    // empty: embedded stores
+  // PostgreSQL: how many times each store was started afresh (its namespace's suffix).
+  std::map<std::string, int> fresh;
+
+  // Where store `store` lives, and the namespace the CLI must be told.
+  std::string Location(const std::string& store) const {
+    return pg_uri.empty() ? (dir / store).string() : pg_uri;
+  }
+  std::string Namespace(const std::string& store) const {
+    if (pg_uri.empty()) return "";
+    auto it = fresh.find(store);
+    // The process id keeps two runs against one server apart.
+    return "enc-" + std::to_string(::getpid()) + "-" + name + "-" + store + "-" +
+           std::to_string(it == fresh.end() ? 0 : it->second);
+  }
+  // An empty store from now on: the folder removed, or a namespace not used yet.
+  void Reset(const std::string& store) {
+    if (pg_uri.empty()) {
+      fs::remove_all(dir / store);
+    } else {
+      ++fresh[store];
+    }
+  }
+  bool Exists(const std::string& store) const {
+    return pg_uri.empty() ? fs::exists(dir / store) : fresh.contains(store);
+  }
 
   std::unique_ptr<Store> Open(const std::string& store) const {
     StoreOptions o;
     o.key_file = key_file;
-    return Check(Store::Open((dir / store).string(), o), "opening " + store + " " + name);
+    o.namespace_name = Namespace(store);
+    return Check(Store::Open(Location(store), o), "opening " + store + " " + name);
   }
 };
 
 double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 // W1: 10,000 durable appends to one session; appends per second.
-double W1(const Side& side) {
-  fs::remove_all(side.dir / "w1");
+double W1(Side& side) {
+  side.Reset("w1");
   auto store = side.Open("w1");
   Check(store->CreateSession({.id = "w1-s0"}), "create");
   std::vector<Message> messages;
@@ -89,8 +117,8 @@ double W3(const Side& side) {
 
 // 100,000 messages, 1,000 per durable AppendBatch over 100 sessions, then
 // the full-text index caught up; messages per second of the two together.
-double Batch(const Side& side) {
-  fs::remove_all(side.dir / "batch");
+double Batch(Side& side) {
+  side.Reset("batch");
   auto store = side.Open("batch");
   const auto data = W1Messages();
   for (int s = 0; s < 100; ++s) Check(store->CreateSession({.id = "b" + std::to_string(s)}), "c");
@@ -131,8 +159,8 @@ double Search(const Side& side) {
 
 // W5: 200 appends of text and a 1 MiB PNG data URI, then all reloaded as
 // data URIs; MiB/s written (the reload's MiB/s in *read_mibps).
-double W5(const Side& side, double* read_mibps) {
-  fs::remove_all(side.dir / "w5");
+double W5(Side& side, double* read_mibps) {
+  side.Reset("w5");
   auto texts = W5Messages();
   std::vector<Message> messages;
   for (int i = 0; i < kW5Images; ++i) {
@@ -160,8 +188,8 @@ double W5(const Side& side, double* read_mibps) {
 }
 
 // A store of 2,000 code writes for the hook to recall from.
-void PrepareHookStore(const Side& side) {
-  fs::remove_all(side.dir / "hook");
+void PrepareHookStore(Side& side) {
+  side.Reset("hook");
   auto store = side.Open("hook");
   MemoryOptions options;
   options.search.embedder.from_environment = false;
@@ -188,7 +216,8 @@ double Hook(const Side& side, const std::string& cli) {
              {{"file_path", "/bench/project/new.py"},
               {"content", "def handler_7(request):\n    return 1\n"}}}};
   std::ofstream(input) << e.dump();
-  const std::string store = (side.dir / "hook").string();
+  const std::string store = side.Location("hook");
+  const std::string name_space = side.Namespace("hook");
   std::vector<int64_t> ns;
   for (int i = 0; i < 30; ++i) {
     const int64_t t = NowNs();
@@ -204,7 +233,12 @@ double Hook(const Side& side, const std::string& cli) {
       } else {
         setenv("SESSIONDB_KEY_FILE", side.key_file.c_str(), 1);
       }
-      execl(cli.c_str(), cli.c_str(), "--store", store.c_str(), "hook", "claude-code", nullptr);
+      if (name_space.empty()) {
+        execl(cli.c_str(), cli.c_str(), "--store", store.c_str(), "hook", "claude-code", nullptr);
+      } else {
+        execl(cli.c_str(), cli.c_str(), "--store", store.c_str(), "--namespace", name_space.c_str(),
+              "hook", "claude-code", nullptr);
+      }
       _exit(127);
     }
     int status = 0;
@@ -226,7 +260,7 @@ double LoadAverage() {
 
 void EmitPair(const std::string& name, const std::string& unit, bool higher_is_better,
               const std::vector<double>& plain, const std::vector<double>& encrypted,
-              double load_before, double load_after) {
+              double load_before, double load_after, const std::string& backend) {
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
@@ -238,6 +272,7 @@ void EmitPair(const std::string& name, const std::string& unit, bool higher_is_b
   const double slowdown = higher_is_better ? p / e - 1.0 : e / p - 1.0;
   std::cout << json{{"peer", "sessiondb"},
                     {"workload", "encryption"},
+                    {"backend", backend},
                     {"name", name},
                     {"unit", unit},
                     {"plain", p},
@@ -253,23 +288,24 @@ void EmitPair(const std::string& name, const std::string& unit, bool higher_is_b
 
 }  // namespace
 
-void RunEncryptionWorkload(const fs::path& root, const std::string& cli) {
+void RunEncryptionWorkload(const fs::path& root, const std::string& cli,
+                           const std::string& pg_uri) {
   const fs::path base = root / "encryption";
   fs::remove_all(base);
-  Side plain{"plain", base / "plain", ""};
-  Side sealed{"encrypted", base / "encrypted", (base / "key").string()};
+  Side plain{"plain", base / "plain", "", pg_uri, {}};
+  Side sealed{"encrypted", base / "encrypted", (base / "key").string(), pg_uri, {}};
   fs::create_directories(plain.dir);
   fs::create_directories(sealed.dir);
   if (Status s = NewKeyFile(sealed.key_file); !s.ok()) Die(s.ToString());
   // Six rounds: even ones run plain first, odd ones encrypted first;
   // each figure is the median of its side's rounds.
-  const std::vector<std::vector<const Side*>> rounds = {{&plain, &sealed}, {&sealed, &plain},
-                                                        {&plain, &sealed}, {&sealed, &plain},
-                                                        {&plain, &sealed}, {&sealed, &plain}};
+  const std::vector<std::vector<Side*>> rounds = {{&plain, &sealed}, {&sealed, &plain},
+                                                  {&plain, &sealed}, {&sealed, &plain},
+                                                  {&plain, &sealed}, {&sealed, &plain}};
   const double load_before = LoadAverage();
   std::map<std::string, std::map<std::string, std::vector<double>>> got;
   for (const auto& order : rounds) {
-    for (const Side* side : order) {
+    for (Side* side : order) {
       Progress("encryption: W1 and W3, " + side->name);
       got["W1_appends_per_s"][side->name].push_back(W1(*side));
       got["W3_load_median_ms"][side->name].push_back(W3(*side));
@@ -281,7 +317,7 @@ void RunEncryptionWorkload(const fs::path& root, const std::string& cli) {
       got["W5_write_MiBps"][side->name].push_back(W5(*side, &read));
       got["W5_read_MiBps"][side->name].push_back(read);
       Progress("encryption: the hook, " + side->name);
-      if (!fs::exists(side->dir / "hook")) PrepareHookStore(*side);
+      if (!side->Exists("hook")) PrepareHookStore(*side);
       got["hook_median_ms"][side->name].push_back(Hook(*side, cli));
     }
   }
@@ -289,7 +325,8 @@ void RunEncryptionWorkload(const fs::path& root, const std::string& cli) {
   for (const auto& [name, sides] : got) {
     const bool higher = name.ends_with("per_s") || name.ends_with("MiBps");
     EmitPair(name, higher ? "higher is better" : "ms, lower is better", higher, sides.at("plain"),
-             sides.at("encrypted"), load_before, load_after);
+             sides.at("encrypted"), load_before, load_after,
+             pg_uri.empty() ? "embedded" : "postgres");
   }
   fs::remove_all(base);
 }

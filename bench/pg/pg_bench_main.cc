@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "encryption_workload.h"
 #include "sessiondb/store.h"
 #include "stats.h"
 #include "throwaway_cluster.h"
@@ -526,7 +527,9 @@ Usage: sessiondb_pg_bench [--postgres URI] [--dir DIR] [--workloads LIST] [--sec
   --dir DIR         where the embedded stores are created (default ./bench-data-pg)
   --workloads LIST  comma-separated: append_writers (both variants), same_session
                     (only the shared-session variant), list_100k, load_10k; or "all"
-                    (default)
+                    (default, which leaves encryption out); encryption: the
+                    encryption workload of sessiondb_bench on PostgreSQL, a
+                    plaintext namespace against an encrypted one in the same run
   --seconds S       how long each append_writers run appends (default 3)
 
 Prints one JSON object per line on stdout (see docs/benchmarks.md); progress on
@@ -572,8 +575,8 @@ int main(int argc, char** argv) {
   std::set<std::string> selected;
   std::stringstream list(workloads);
   for (std::string item; std::getline(list, item, ',');) selected.insert(item);
-  static const std::set<std::string> kKnown = {"all", "append_writers", "same_session", "list_100k",
-                                               "load_10k"};
+  static const std::set<std::string> kKnown = {"all",       "append_writers", "same_session",
+                                               "list_100k", "load_10k",       "encryption"};
   for (const auto& item : selected) {
     if (!kKnown.contains(item)) {
       std::cerr << "sessiondb_pg_bench: unknown workload '" << item << "'\n" << kUsage;
@@ -592,6 +595,13 @@ int main(int argc, char** argv) {
     const std::string cluster_dir = "/tmp/sdb-pgbench-" + std::to_string(getpid());
     Progress("starting a throw-away PostgreSQL cluster in " + cluster_dir);
     uri = Check(ThrowawayCluster::Start(cluster_dir), "starting PostgreSQL");
+  }
+
+  if (selected.contains("encryption")) {
+    // Its own pairs and summary lines (docs/encryption.md); nothing else runs.
+    RunEncryptionWorkload(dir, SESSIONDB_CLI_PATH, uri);
+    if (own_cluster) ThrowawayCluster::Stop();
+    return 0;
   }
 
   Bench bench(dir, uri, seconds);
