@@ -15,6 +15,7 @@
 
 #include "blob/data_uri.h"
 #include "sessiondb/encryption.h"
+#include "sessiondb/forget.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
@@ -68,13 +69,20 @@ struct Side {
     return "enc-" + std::to_string(::getpid()) + "-" + name + "-" + store + "-" +
            std::to_string(it == fresh.end() ? 0 : it->second);
   }
-  // An empty store from now on: the folder removed, or a namespace not used yet.
+  // An empty store from now on: the folder removed, or on PostgreSQL a
+  // namespace not used yet, the last one erased first: blobs are shared by
+  // plaintext namespaces, so a plaintext side would otherwise find the
+  // images of its earlier rounds stored and write none of them (an
+  // encrypted namespace names its blobs by its own key and writes them all).
   void Reset(const std::string& store) {
     if (pg_uri.empty()) {
       fs::remove_all(dir / store);
-    } else {
-      ++fresh[store];
+      return;
     }
+    if (fresh.contains(store)) {
+      Check(Open(store)->Erase({.everything = true, .reason = "bench round"}), "erasing " + store);
+    }
+    ++fresh[store];
   }
   bool Exists(const std::string& store) const {
     return pg_uri.empty() ? fs::exists(dir / store) : fresh.contains(store);
