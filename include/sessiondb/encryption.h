@@ -73,6 +73,8 @@ struct ConvertReport {
   std::string old_copy;
   int64_t database_bytes = 0;
   int64_t blobs = 0;
+  // Of those, how many a killed run had converted already (kept, not redone).
+  int64_t blobs_resumed = 0;
   // The converted store's data key (empty when it is now plaintext).
   std::string key_id;
 };
@@ -80,7 +82,8 @@ struct ConvertReport {
 // The embedded store at `location`, converted in a folder beside it and put
 // in its place only once whole: a conversion killed at any point leaves the
 // store as it was (or, killed between the two renames that end it, finished
-// by the next run), and running it again completes it. Writers of this
+// by the next run), and running it again resumes it: the blobs converted
+// already are kept, with the data key they were sealed under. Writers of this
 // process and others wait on the store's writer lock meanwhile; stop the
 // processes that keep the store open (serve, an MCP server) first, as they
 // would go on with the old copy.

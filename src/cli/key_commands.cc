@@ -97,11 +97,16 @@ void ReportConversion(CliContext& ctx, const ConvertReport& report, const std::s
     return ctx.PrintJson(Json{{"store", ctx.StorePath()},
                               {"database_bytes", report.database_bytes},
                               {"blobs", report.blobs},
+                              {"blobs_resumed", report.blobs_resumed},
                               {"key_id", report.key_id},
                               {"old_copy", report.old_copy}});
   }
   std::cout << "the store at " << ctx.StorePath() << " " << done << " (database "
-            << FormatBytes(report.database_bytes) << ", " << report.blobs << " blobs)\n";
+            << FormatBytes(report.database_bytes) << ", " << report.blobs << " blobs";
+  if (report.blobs_resumed > 0) {
+    std::cout << ", " << report.blobs_resumed << " of them converted by the run killed before";
+  }
+  std::cout << ")\n";
   if (!report.old_copy.empty()) {
     std::cout << "the store as it was is kept at " << report.old_copy
               << "; remove it once you have checked this one (or pass --remove-old)\n";

@@ -46,9 +46,10 @@ Result<cipher::SecretKey> CurrentDataKey(const std::string& location, const Stor
   return *key;
 }
 
-sqlite::ConversionTarget NewTarget(const cipher::MasterKey& master, int64_t now_ms) {
-  store::NewEnvelope made = store::MakeKeyEnvelope(master, store::kEmbeddedKeyScope, now_ms);
-  return {made.text, made.data_key};
+sqlite::ConversionTarget KeyedTarget(const cipher::MasterKey& master) {
+  sqlite::ConversionTarget target;
+  target.master = master;
+  return target;
 }
 
 }  // namespace
@@ -69,9 +70,9 @@ Result<ConvertReport> EncryptStore(const std::string& location, const StoreOptio
                                 "(make one with `sessiondb key new FILE`)"));
   }
   ASSIGN_OR_RETURN(cipher::MasterKey master, cipher::ReadMasterKey(options.new_key_file));
-  return sqlite::ConvertEmbeddedStore(
-      location, std::nullopt, NewTarget(master, store_options.clock()), "encrypt",
-      store_options.busy_timeout_ms, options, store_options.clock());
+  return sqlite::ConvertEmbeddedStore(location, std::nullopt, KeyedTarget(master), "encrypt",
+                                      store_options.busy_timeout_ms, options,
+                                      store_options.clock());
 }
 
 Result<ConvertReport> DecryptStore(const std::string& location, const StoreOptions& given,
@@ -91,8 +92,8 @@ Result<ConvertReport> RekeyStore(const std::string& location, const StoreOptions
   ASSIGN_OR_RETURN(cipher::MasterKey master,
                    cipher::ReadMasterKey(options.new_key_file.empty() ? store_options.key_file
                                                                       : options.new_key_file));
-  return sqlite::ConvertEmbeddedStore(location, from, NewTarget(master, store_options.clock()),
-                                      "rekey", store_options.busy_timeout_ms, options,
+  return sqlite::ConvertEmbeddedStore(location, from, KeyedTarget(master), "rekey",
+                                      store_options.busy_timeout_ms, options,
                                       store_options.clock());
 }
 

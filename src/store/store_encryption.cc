@@ -18,12 +18,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The envelope's text; nullopt when there is none. Capped while reading.
-Result<std::optional<std::string>> ReadEnvelope(const std::string& path) {
+}  // namespace
+
+Result<std::optional<std::string>> ReadSmallFile(const std::string& path, const std::string& what) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     if (errno == ENOENT) return std::optional<std::string>();
-    return Err(IoError("cannot read the key envelope", path));
+    return Err(IoError("cannot read " + what, path));
   }
   struct Closer {
     int fd;
@@ -34,16 +35,23 @@ Result<std::optional<std::string>> ReadEnvelope(const std::string& path) {
   while (got < text.size()) {
     const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Err(IoError("cannot read the key envelope", path));
+    if (n < 0) return Err(IoError("cannot read " + what, path));
     if (n == 0) break;
     got += static_cast<size_t>(n);
   }
   if (got > kMaxEnvelopeBytes) {
-    return Err(Status::InvalidArgument("the key envelope " + path +
-                                       " is longer than 64 KiB; it is not one"));
+    return Err(
+        Status::InvalidArgument(what + " " + path + " is longer than 64 KiB; it is not one"));
   }
   text.resize(got);
   return std::optional<std::string>(std::move(text));
+}
+
+namespace {
+
+// The envelope's text; nullopt when there is none. Capped while reading.
+Result<std::optional<std::string>> ReadEnvelope(const std::string& path) {
+  return ReadSmallFile(path, "the key envelope");
 }
 
 // Creates `path` holding `text` only if it does not exist: written to a temp

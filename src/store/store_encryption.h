@@ -36,6 +36,11 @@ std::filesystem::path StoreFolderOf(const std::string& location);
 std::filesystem::path ConvertingFolderOf(const std::string& location);
 inline constexpr std::string_view kConvertedMarkSuffix = "-converted";
 
+// The text of a small file of a store (an envelope, a conversion's plan),
+// capped at kMaxEnvelopeBytes while reading; nullopt when there is none.
+// `what` names it in errors.
+Result<std::optional<std::string>> ReadSmallFile(const std::string& path, const std::string& what);
+
 // The data key of the embedded store at `dir` (database `db_path`), or
 // nullopt for a plaintext store opened without a key. With a key and no
 // envelope: a new store (`may_create`, and no database pages yet) gets one,

@@ -5,10 +5,14 @@
 #include "sessiondb/encryption.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "core/key_file.h"
@@ -367,6 +371,98 @@ TEST_F(EncryptedStore, CopiesToAndFromAPlaintextStore) {
   EXPECT_EQ(messages->at(1).parts.front().text, "copied word two");
   EXPECT_TRUE(GetEncryptionStatus(other.Sub("again"))->encrypted);
   EXPECT_FALSE(GetEncryptionStatus(other.Sub("plain"))->encrypted);
+}
+
+// Runs `convert` in a forked child whose progress kills it with SIGKILL once
+// `blobs_before_kill` blobs are converted; returns whether it was killed.
+bool KilledPartWay(const std::function<Result<ConvertReport>(const ConvertOptions&)>& convert,
+                   int64_t blobs_before_kill) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    ConvertOptions options;
+    options.progress = [&](int64_t done, int64_t total) {
+      if (total > 0 && done >= blobs_before_kill) raise(SIGKILL);
+    };
+    (void)convert(options);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+TEST_F(EncryptedStore, ARekeyKilledPartWayResumesWithTheBlobsItConverted) {
+  const std::string id = NewSessionId("s1");
+  std::vector<std::string> shas;
+  for (int i = 0; i < 6; ++i) {
+    Message m;
+    m.role = Role::kUser;
+    m.parts.push_back(Part::Text("picture " + std::to_string(i)));
+    m.parts.push_back(Part::ImageFromBytes(MakePng(5, 5, "r" + std::to_string(i)), "image/png"));
+    auto appended = store_->Append(id, m);
+    ASSERT_TRUE(appended) << appended.error().ToString();
+  }
+  auto messages = store_->ReadMessages(id);
+  ASSERT_TRUE(messages);
+  for (const Message& m : *messages) shas.push_back(m.parts[1].resource->content_sha256);
+  const std::string old_key_id = GetEncryptionStatus(StoreDir())->key_id;
+  store_.reset();
+  auto rekey = [&](ConvertOptions options) {
+    options.remove_old = true;
+    return RekeyStore(StoreDir(), KeyedOptions(key_), options);
+  };
+  ASSERT_TRUE(KilledPartWay(rekey, 4));
+  // Killed: the store is as it was, the converted folder keeps four blobs.
+  EXPECT_EQ(GetEncryptionStatus(StoreDir())->key_id, old_key_id);
+  EXPECT_EQ(FilesUnder(StoreDir() + ".converting/blobs/sha256").size(), 4u);
+  // Written meanwhile: converted by the run that resumes.
+  Reopen(KeyedOptions(key_));
+  AppendText(id, "written between the runs");
+  store_.reset();
+  auto report = rekey(ConvertOptions());
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_EQ(report->blobs, 6);
+  EXPECT_EQ(report->blobs_resumed, 4);
+  EXPECT_NE(report->key_id, old_key_id);
+  EXPECT_EQ(GetEncryptionStatus(StoreDir())->key_id, report->key_id);
+  EXPECT_FALSE(fs::exists(StoreDir() + ".converting"));
+  EXPECT_FALSE(fs::exists(StoreDir() + "/sessiondb.db-convert"));
+  Reopen(KeyedOptions(key_));
+  auto after = store_->ReadMessages(id);
+  ASSERT_TRUE(after) << after.error().ToString();
+  ASSERT_EQ(after->size(), 7u);
+  EXPECT_EQ(after->back().parts.front().text, "written between the runs");
+  for (const std::string& sha : shas) EXPECT_EQ(ReadBlobOrError(sha), "ok") << sha;
+}
+
+TEST_F(EncryptedStore, AKilledRunGivenAnotherMasterKeyStartsAfresh) {
+  const std::string id = NewSessionId("s1");
+  for (int i = 0; i < 3; ++i) {
+    Message m;
+    m.role = Role::kUser;
+    m.parts.push_back(Part::ImageFromBytes(MakePng(5, 5, "a" + std::to_string(i)), "image/png"));
+    ASSERT_TRUE(store_->Append(id, m));
+  }
+  store_.reset();
+  const std::string other_key = keys_.Sub("other");
+  ASSERT_TRUE(NewKeyFile(other_key).ok());
+  auto rekey_to = [&](const std::string& master) {
+    return [&, master](ConvertOptions options) {
+      options.new_key_file = master;
+      return RekeyStore(StoreDir(), KeyedOptions(key_), options);
+    };
+  };
+  ASSERT_TRUE(KilledPartWay(rekey_to(key_), 2));
+  // The killed run's data key is wrapped under `key_`, which this run does
+  // not give: nothing of it is kept, and the store opens with the new key.
+  auto report = rekey_to(other_key)(ConvertOptions());
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_EQ(report->blobs, 3);
+  EXPECT_EQ(report->blobs_resumed, 0);
+  Reopen(KeyedOptions(other_key));
+  auto messages = store_->ReadMessages(id);
+  ASSERT_TRUE(messages) << messages.error().ToString();
+  EXPECT_EQ(ReadBlobOrError(messages->front().parts[0].resource->content_sha256), "ok");
 }
 
 }  // namespace

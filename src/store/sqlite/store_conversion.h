@@ -5,8 +5,13 @@
 // read, verified and written again under the new form, and the converted
 // folder replaces the store only once it is whole.
 //
-//   DIR.converting/    the store being made (removed and redone when a run
-//                      finds it without its "done" mark)
+// A run killed part way is resumed by the next run of the same verb: the
+// converted folder keeps its new data key's envelope and every blob already
+// converted (each written whole or not at all), and only the database, one
+// pass, is copied again (the store may have been written since).
+//
+//   DIR.converting/    the store being made
+//   DIR.converting/sessiondb.db-convert     the verb of the run that made it
 //   DIR.converting/sessiondb.db-converted   the mark: whole, to be swapped in
 //   DIR.before-VERB-MS the store as it was, after the swap (unless removed)
 //
@@ -17,15 +22,17 @@
 #include <string>
 
 #include "core/cipher.h"
+#include "core/key_file.h"
 #include "sessiondb/encryption.h"
 #include "sessiondb/status.h"
 
 namespace sessiondb::sqlite {
 
 struct ConversionTarget {
-  // The new envelope's text and the data key it wraps; nullopt: plaintext.
-  std::optional<std::string> envelope;
-  std::optional<cipher::SecretKey> data_key;
+  // The master key the converted store's data key is wrapped under; nullopt:
+  // plaintext. The data key is new, or the one a killed run of the same
+  // verb made (when its envelope opens under this master key).
+  std::optional<cipher::MasterKey> master;
 };
 
 // Converts the store at `dir` whose data key is `from_key` (nullopt:
