@@ -61,17 +61,22 @@ struct ConvertOptions {
   // rekey). Empty for a rekey: the current master key.
   std::string new_key_file;
   // Remove the store as it was once the converted one is in place (the old
-  // copy is otherwise kept beside it, and its path reported).
+  // copy is otherwise kept beside it, and its path reported). Embedded only:
+  // a PostgreSQL namespace is converted in place and keeps no copy.
   bool remove_old = false;
-  // Receives (blobs done, blobs in all) while blobs are converted, after
-  // the database (one pass of SQLite's VACUUM INTO, in bounded memory).
+  // Embedded: receives (blobs done, blobs in all) while blobs are
+  // converted, after the database (one pass of SQLite's VACUUM INTO, in
+  // bounded memory). PostgreSQL: (rows done, rows in all) after each batch.
   ProgressFn progress;
 };
 
 struct ConvertReport {
   // Where the store as it was is kept (empty with remove_old).
   std::string old_copy;
+  // Embedded: the converted database's size. PostgreSQL: 0.
   int64_t database_bytes = 0;
+  // PostgreSQL: the namespace's rows converted in place. Embedded: 0.
+  int64_t rows = 0;
   int64_t blobs = 0;
   // Of those, how many a killed run had converted already (kept, not redone).
   int64_t blobs_resumed = 0;
@@ -93,8 +98,17 @@ struct ConvertReport {
 // `store_options`) becomes plaintext. RekeyStore: an encrypted store gets a
 // new data key (everything re-encrypted), wrapped under new_key_file or, when
 // empty, the current master key; the old data key then opens nothing of it.
+//
+// A PostgreSQL namespace (options.namespace_name, or the URI's) is
+// converted in place instead, in batches of rows, each batch one
+// transaction that also records how far the run got: a run killed at any
+// point loses nothing, and running it again (the same verb) goes on from
+// there with the same new data key. Meanwhile the namespace refuses to open
+// (kFailedPrecondition saying to run the verb again); processes that had it
+// open already should be stopped first.
+//
 // kFailedPrecondition for a store already in the asked form, a missing or
-// wrong key, or a PostgreSQL store (not built yet).
+// wrong key, or (PostgreSQL) another conversion of the namespace under way.
 Result<ConvertReport> EncryptStore(const std::string& location, const StoreOptions& store_options,
                                    const ConvertOptions& options);
 Result<ConvertReport> DecryptStore(const std::string& location, const StoreOptions& store_options,

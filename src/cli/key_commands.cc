@@ -96,13 +96,19 @@ void ReportConversion(CliContext& ctx, const ConvertReport& report, const std::s
   if (ctx.options.json) {
     return ctx.PrintJson(Json{{"store", ctx.StorePath()},
                               {"database_bytes", report.database_bytes},
+                              {"rows", report.rows},
                               {"blobs", report.blobs},
                               {"blobs_resumed", report.blobs_resumed},
                               {"key_id", report.key_id},
                               {"old_copy", report.old_copy}});
   }
-  std::cout << "the store at " << ctx.StorePath() << " " << done << " (database "
-            << FormatBytes(report.database_bytes) << ", " << report.blobs << " blobs";
+  std::cout << "the store at " << ctx.StorePath() << " " << done << " (";
+  if (StoreKindOf(ctx.StorePath()) == StoreKind::kPostgres) {
+    std::cout << report.rows << " rows";
+  } else {
+    std::cout << "database " << FormatBytes(report.database_bytes);
+  }
+  std::cout << ", " << report.blobs << " blobs";
   if (report.blobs_resumed > 0) {
     std::cout << ", " << report.blobs_resumed << " of them converted by the run killed before";
   }
@@ -139,12 +145,14 @@ ConvertOptions ToConvertOptions(const ConvertArgs& args, Progress* progress) {
 
 // Runs a conversion with its progress bar on a terminal, then reports it
 // ("the store at DIR " + done(report)).
-void RunConversion(CliContext& ctx, const std::string& progress_what,
+void RunConversion(CliContext& ctx, const std::string& verb,
                    const std::function<Result<ConvertReport>(Progress*)>& convert,
                    const std::function<std::string(const ConvertReport&)>& done) {
   Result<ConvertReport> report;
   {
-    Progress progress(isatty(STDERR_FILENO) != 0, progress_what);
+    // An embedded store's pass over its blobs, a namespace's over its rows.
+    const bool rows = StoreKindOf(ctx.StorePath()) == StoreKind::kPostgres;
+    Progress progress(isatty(STDERR_FILENO) != 0, verb + (rows ? " rows" : " blobs"));
     report = convert(&progress);
   }
   if (!report) return ctx.Fail(report.error());
@@ -158,13 +166,17 @@ void AddKeyRekey(CLI::App& group, CliContext& ctx) {
   AddConversionOptions(cmd, *args, /*new_key=*/true, /*new_key_required=*/false);
   cmd->footer(
       "\nThe current key comes from --key-file or SESSIONDB_KEY_FILE; the new data key is "
-      "wrapped under --new-key-file, or the current master key. The store is copied beside "
-      "itself and swapped in when whole: a rekey killed at any point leaves the store as it "
-      "was, and running it again completes it. Stop processes that keep the store open "
-      "first.\n\nExample:\n  sessiondb --key-file my.key key rekey --remove-old");
+      "wrapped under --new-key-file, or the current master key. An embedded store is copied "
+      "beside itself and swapped in when whole: a rekey killed at any point leaves the store "
+      "as it was, and running it again resumes it. A PostgreSQL namespace is re-encrypted in "
+      "place, in batches that each record how far the run got: killed, it refuses to open "
+      "until the rekey is run again, which goes on from there. Stop processes that keep the "
+      "store open first.\n\nExample:\n  sessiondb --key-file my.key key rekey --remove-old\n"
+      "  sessiondb --store 'postgresql://me@db/chats?namespace=team-a' --key-file my.key key "
+      "rekey");
   cmd->callback([&ctx, args] {
     RunConversion(
-        ctx, "re-encrypting blobs",
+        ctx, "re-encrypting",
         [&](Progress* progress) {
           return RekeyStore(ctx.StorePath(), ctx.MakeStoreOptions(false),
                             ToConvertOptions(*args, progress));
@@ -179,8 +191,9 @@ void AddEncrypt(CLI::App& app, CliContext& ctx) {
   AddConversionOptions(cmd, *args, /*new_key=*/false, false);
   cmd->footer(
       "\nThe key is --key-file or SESSIONDB_KEY_FILE (make one with `sessiondb key new FILE`). "
-      "The store is copied beside itself, encrypted, and swapped in when whole; the "
-      "plaintext store is kept beside it unless --remove-old. Stop processes that keep the "
+      "An embedded store is copied beside itself, encrypted, and swapped in when whole; the "
+      "plaintext store is kept beside it unless --remove-old. A PostgreSQL namespace is "
+      "encrypted in place, resumable (run it again after a kill). Stop processes that keep the "
       "store open first.\n\nExample:\n  sessiondb key new ~/.config/sessiondb/key\n"
       "  sessiondb --key-file ~/.config/sessiondb/key encrypt --remove-old");
   cmd->callback([&ctx, args] {
@@ -193,7 +206,7 @@ void AddEncrypt(CLI::App& app, CliContext& ctx) {
     }
     store_options.key_file.clear();
     RunConversion(
-        ctx, "encrypting blobs",
+        ctx, "encrypting",
         [&](Progress* progress) {
           return EncryptStore(ctx.StorePath(), store_options, ToConvertOptions(with_key, progress));
         },
@@ -206,12 +219,13 @@ void AddDecrypt(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("decrypt", "Turn an encrypted store back into a plaintext one");
   AddConversionOptions(cmd, *args, /*new_key=*/false, false);
   cmd->footer(
-      "\nThe key is --key-file or SESSIONDB_KEY_FILE. The store is copied beside itself in "
-      "plaintext and swapped in when whole.\n\nExample:\n"
+      "\nThe key is --key-file or SESSIONDB_KEY_FILE. An embedded store is copied beside itself "
+      "in plaintext and swapped in when whole; a PostgreSQL namespace is decrypted in place, "
+      "resumable (run it again after a kill).\n\nExample:\n"
       "  sessiondb --key-file ~/.config/sessiondb/key decrypt");
   cmd->callback([&ctx, args] {
     RunConversion(
-        ctx, "decrypting blobs",
+        ctx, "decrypting",
         [&](Progress* progress) {
           return DecryptStore(ctx.StorePath(), ctx.MakeStoreOptions(false),
                               ToConvertOptions(*args, progress));

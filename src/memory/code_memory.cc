@@ -8,7 +8,6 @@
 #include <optional>
 #include <set>
 
-#include "blob/sha256.h"
 #include "core/message_codec.h"
 #include "memory/churn_rules.h"
 #include "memory/function_detect.h"
@@ -105,12 +104,7 @@ class BackendCodeMemory final : public CodeMemory {
       out.functions = ChangedFunctions(write.old_code, write.new_code, language,
                                        WriteKind::kSnippet, write.file_context);
     }
-    std::string key = file_path;
-    key += '\0';
-    key += write.old_code;
-    key += '\0';
-    key += write.new_code;
-    const std::string hash = blob::Sha256Hex(key);
+    const std::string hash = store::CodeWriteHash(file_path, write.old_code, write.new_code);
     const int64_t now = write.time_ms > 0 ? write.time_ms : options_.clock();
 
     store::StoredCodeWrite stored{.file_path = file_path,

@@ -3,7 +3,15 @@
 
 #include <algorithm>
 
+#include "blob/sha256.h"
+
 namespace sessiondb::store {
+
+std::string CodeWriteHash(std::string_view path, std::string_view old_code,
+                          std::string_view new_code) {
+  const std::string_view nul("\0", 1);
+  return blob::Sha256Hex({path, nul, old_code, nul, new_code});
+}
 
 bool FilterIsEmpty(const SearchFilter& f) {
   return f.session_id.empty() && f.events && f.code_writes && !f.role && f.since_ms <= 0 &&

@@ -110,6 +110,11 @@ struct StoredCodeWrite {
   std::string content_sha256;
 };
 
+// A code write's identity (StoredCodeWrite::content_sha256): the SHA-256
+// of its path, old and new code, each separated by a NUL.
+std::string CodeWriteHash(std::string_view path, std::string_view old_code,
+                          std::string_view new_code);
+
 // A kept code write, as Recall shows it (the whole new code: the memory cuts
 // the preview).
 struct KeptCodeWrite {

@@ -1,12 +1,14 @@
 // EncryptStore, DecryptStore and RekeyStore (include/sessiondb/encryption.h):
-// which keys a conversion goes from and to; the embedded backend does the
-// copying (store/sqlite/store_conversion.h). Part of the Store::Open target,
-// which knows both backends.
+// which keys a conversion goes from and to. The embedded backend copies the
+// store beside itself (store/sqlite/store_conversion.h); a PostgreSQL
+// namespace is re-sealed in place (store/postgres/pg_namespace_convert.h).
+// Part of the Store::Open target, which knows both backends.
 #include <filesystem>
 
 #include "core/key_file.h"
 #include "sessiondb/encryption.h"
 #include "store/key_envelope.h"
+#include "store/postgres/pg_namespace_convert.h"
 #include "store/sqlite/store_conversion.h"
 #include "store/store_common.h"
 #include "store/store_encryption.h"
@@ -14,14 +16,11 @@
 namespace sessiondb {
 namespace {
 
+bool IsPostgres(const std::string& location) {
+  return StoreKindOf(location) == StoreKind::kPostgres;
+}
+
 Status CheckEmbedded(const std::string& location) {
-  if (StoreKindOf(location) == StoreKind::kPostgres) {
-    return Status::FailedPrecondition(
-        "encrypt, decrypt and rekey convert an embedded store; a PostgreSQL namespace is "
-        "encrypted from its first write, and its sessions move between a plaintext namespace "
-        "and an encrypted one with `sessiondb copy --from-key-file/--to-key-file` "
-        "(docs/encryption.md)");
-  }
   RETURN_IF_ERROR(sqlite::FinishInterruptedConversion(location));
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::path(location) / kEmbeddedDatabaseFile, ec)) {
@@ -57,6 +56,10 @@ sqlite::ConversionTarget KeyedTarget(const cipher::MasterKey& master) {
 Result<ConvertReport> EncryptStore(const std::string& location, const StoreOptions& given,
                                    const ConvertOptions& options) {
   ASSIGN_OR_RETURN(StoreOptions store_options, WithDefaults(given));
+  if (IsPostgres(location)) {
+    return postgres::ConvertNamespace(location, store_options,
+                                      postgres::NamespaceConversion::kEncrypt, options);
+  }
   RETURN_IF_ERROR(CheckEmbedded(location));
   ASSIGN_OR_RETURN(EncryptionStatus status, store::EmbeddedEncryptionStatus(location));
   if (status.encrypted) {
@@ -78,6 +81,10 @@ Result<ConvertReport> EncryptStore(const std::string& location, const StoreOptio
 Result<ConvertReport> DecryptStore(const std::string& location, const StoreOptions& given,
                                    const ConvertOptions& options) {
   ASSIGN_OR_RETURN(StoreOptions store_options, WithDefaults(given));
+  if (IsPostgres(location)) {
+    return postgres::ConvertNamespace(location, store_options,
+                                      postgres::NamespaceConversion::kDecrypt, options);
+  }
   RETURN_IF_ERROR(CheckEmbedded(location));
   ASSIGN_OR_RETURN(cipher::SecretKey from, CurrentDataKey(location, store_options));
   return sqlite::ConvertEmbeddedStore(location, from, {}, "decrypt", store_options.busy_timeout_ms,
@@ -87,6 +94,10 @@ Result<ConvertReport> DecryptStore(const std::string& location, const StoreOptio
 Result<ConvertReport> RekeyStore(const std::string& location, const StoreOptions& given,
                                  const ConvertOptions& options) {
   ASSIGN_OR_RETURN(StoreOptions store_options, WithDefaults(given));
+  if (IsPostgres(location)) {
+    return postgres::ConvertNamespace(location, store_options,
+                                      postgres::NamespaceConversion::kRekey, options);
+  }
   RETURN_IF_ERROR(CheckEmbedded(location));
   ASSIGN_OR_RETURN(cipher::SecretKey from, CurrentDataKey(location, store_options));
   ASSIGN_OR_RETURN(cipher::MasterKey master,

@@ -218,5 +218,59 @@ TEST_F(EncryptionCli, ARekeyKilledAnywhereLosesNothingAndFinishesWhenRunAgain) {
   EXPECT_EQ(Keyed({"--json", "show", id}).Json()["messages"].size(), 6u);
 }
 
+// On PostgreSQL the three verbs convert the namespace in place, each
+// reporting the rows it re-sealed; a rotation is refused while one is
+// under way (here: one whose first transaction was all that ran).
+TEST_F(EncryptionCli, APostgresNamespaceIsEncryptedRekeyedAndDecryptedInPlace) {
+  PgTestDatabase pg;
+  ASSERT_TRUE(pg.ok());
+  const std::string uri = pg.uri() + (Contains(pg.uri(), "?") ? "&" : "?") + "namespace=team-a";
+  auto at = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--store", uri});
+    return Run(args, {.with_store = false});
+  };
+  ASSERT_EQ(at({"init"}).exit_code, 0);
+  CliRun made = at({"new", "--title", "sealed title"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string id = made.out.substr(0, made.out.find('\n'));
+  ASSERT_EQ(at({"append", id, "a word to find: quillwort"}).exit_code, 0);
+
+  CliRun encrypted = at({"--json", "--key-file", key_, "encrypt"});
+  ASSERT_EQ(encrypted.exit_code, 0) << encrypted.err;
+  EXPECT_GT(encrypted.Json()["rows"].get<int64_t>(), 1);
+  const std::string first_key = encrypted.Json()["key_id"];
+  EXPECT_FALSE(first_key.empty());
+  EXPECT_EQ(at({"show", id}).exit_code, 7) << "opened without its key";
+  EXPECT_EQ(PgQuery(pg.uri(), "SELECT count(*) FROM events WHERE text LIKE '%quillwort%'"), "0");
+
+  CliRun rekeyed = at({"--json", "--key-file", key_, "key", "rekey"});
+  ASSERT_EQ(rekeyed.exit_code, 0) << rekeyed.err;
+  EXPECT_NE(rekeyed.Json()["key_id"], first_key);
+  CliRun found = at({"--json", "--key-file", key_, "search", "quillwort"});
+  ASSERT_EQ(found.exit_code, 0) << found.err;
+  EXPECT_TRUE(Contains(found.out, id)) << found.out;
+
+  // A conversion under way (its row as the first transaction writes it):
+  // opening and rotating are refused with what to run.
+  PgQuery(pg.uri(),
+          "INSERT INTO index_meta (namespace, key, value) VALUES ('team-a', "
+          "'encryption:convert', 'decrypt')");
+  CliRun refused = at({"--key-file", key_, "show", id});
+  EXPECT_EQ(refused.exit_code, 7);
+  EXPECT_TRUE(Contains(refused.err, "sessiondb decrypt")) << refused.err;
+  const std::string other_key = dir_.Sub("other.key");
+  ASSERT_EQ(Run({"key", "new", other_key}, {.with_store = false}).exit_code, 0);
+  CliRun rotate = at({"--key-file", key_, "key", "rotate", "--new-key-file", other_key});
+  EXPECT_EQ(rotate.exit_code, 7) << rotate.err;
+  PgQuery(pg.uri(), "DELETE FROM index_meta WHERE key = 'encryption:convert'");
+
+  CliRun decrypted = at({"--json", "--key-file", key_, "decrypt"});
+  ASSERT_EQ(decrypted.exit_code, 0) << decrypted.err;
+  EXPECT_EQ(decrypted.Json()["key_id"], "");
+  CliRun shown = at({"--json", "show", id});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_EQ(shown.Json()["session"]["title"], "sealed title") << shown.out;
+}
+
 }  // namespace
 }  // namespace sessiondb::testing

@@ -130,6 +130,17 @@ std::string PgArray(const std::vector<int64_t>& values) {
   return out + '}';
 }
 
+std::string PgByteaHex(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\\x";
+  out.reserve(2 + bytes.size() * 2);
+  for (unsigned char ch : bytes) {
+    out += kHex[ch >> 4];
+    out += kHex[ch & 15];
+  }
+  return out;
+}
+
 Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo,
                                                             const std::string& setup_sql) {
   ASSIGN_OR_RETURN(const LibPq* pq, LoadLibPq());

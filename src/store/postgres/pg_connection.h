@@ -66,6 +66,9 @@ class PgResult {
 std::string PgArray(const std::vector<std::string>& values);
 std::string PgArray(const std::vector<std::optional<std::string>>& values);
 std::string PgArray(const std::vector<int64_t>& values);
+// A bytea value in PostgreSQL's hex form (\x0a1b...), which an array literal
+// of bytea ($1::bytea[]) can hold.
+std::string PgByteaHex(std::string_view bytes);
 
 class PgConnection {
  public:

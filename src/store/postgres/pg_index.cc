@@ -105,26 +105,6 @@ Status CheckFilter(const SearchFilter& f) {
   return CheckNoNul(f.project, "the project filter");
 }
 
-// Vectors travel as bytea in the hex form, inside one array parameter.
-std::string ByteaHex(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "\\x";
-  out.reserve(2 + bytes.size() * 2);
-  for (unsigned char ch : bytes) {
-    out += kHex[ch >> 4];
-    out += kHex[ch & 15];
-  }
-  return out;
-}
-
-// The token of an EditKey; what a query compares it with, followed by ' '.
-std::string EditToken(const PgSealer& sealer, PgColumn column, std::string_view name) {
-  std::string labelled(PgColumnName(column));
-  labelled += '\0';
-  labelled += name;
-  return "e" + sealer.KeyedDigest(labelled).substr(0, 32);
-}
-
 // A string member, or the JSON text of any other non-null one ("" when absent).
 std::string MemberText(const nlohmann::json& object, const char* key) {
   auto it = object.find(key);
@@ -175,25 +155,6 @@ Result<std::optional<ProjectMatches>> MatchProject(PgConnection& c, const std::s
                      return UnderFolder(project, f.project) || UnderFolder(path, f.project);
                    }));
   return std::optional<ProjectMatches>(std::move(out));
-}
-
-// A code_edits key (file path or function name) as stored: in an encrypted
-// namespace, a keyed token that SQL compares and groups by, a space, then the
-// name sealed under that token, so the name can be shown again. The token is
-// a fixed 33 bytes, so starts_with(column, token || ' ') is equality. The
-// file as a whole ('' function) stays '': every write has one such row.
-std::string EditKey(const PgSealer& sealer, PgColumn column, std::string_view name) {
-  if (!sealer.encrypted() || name.empty()) return std::string(name);
-  std::string token = EditToken(sealer, column, name);
-  return token + " " + sealer.Text(column, token, name);
-}
-
-// The name an EditKey holds. kCorruption when its sealed half does not open.
-Result<std::string> OpenEditKey(const PgSealer& sealer, PgColumn column, std::string_view stored) {
-  if (!sealer.encrypted() || stored.empty()) return std::string(stored);
-  const size_t space = stored.find(' ');
-  if (space == std::string_view::npos) return sealer.OpenText(column, "", stored);
-  return sealer.OpenText(column, stored.substr(0, space), stored.substr(space + 1));
 }
 
 constexpr int64_t kVectorPage = 2048;
@@ -504,7 +465,7 @@ Status PgIndex::PutVectors(const std::string& model,
       ids.push_back(v.doc_id);
       // Sealed under the document's id. An empty vector (nothing to embed)
       // stays empty: the scans skip it, and it tells only that the text was empty.
-      hex.push_back(ByteaHex(
+      hex.push_back(PgByteaHex(
           v.encoded.empty()
               ? std::string()
               : c.sealer().Bytes(PgColumn::kEmbedding, std::to_string(v.doc_id), v.encoded)));

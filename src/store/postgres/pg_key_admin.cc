@@ -10,30 +10,6 @@
 #include "store/store_common.h"
 
 namespace sessiondb::postgres {
-namespace {
-
-// A connection to the store of `uri`, its namespace, and how messages name it.
-struct NamespaceConnection {
-  std::unique_ptr<PgConnection> conn;
-  std::string ns;
-  std::string where;
-};
-
-Result<NamespaceConnection> ConnectToNamespace(const std::string& uri,
-                                               const StoreOptions& options) {
-  ASSIGN_OR_RETURN(PgLocation location, ParsePgUri(uri));
-  ASSIGN_OR_RETURN(std::string ns,
-                   ResolveNamespace(options.namespace_name.empty() ? location.namespace_name
-                                                                   : options.namespace_name));
-  ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn,
-                   PgConnection::Connect(location.conninfo, "SET client_min_messages = warning"));
-  ASSIGN_OR_RETURN(PgResult exists, conn->Exec("SELECT to_regclass('index_meta') IS NOT NULL"));
-  if (!exists.Bool(0, 0)) return Err(Status::NotFound("no sessiondb store in " + location.display));
-  return NamespaceConnection{std::move(conn), ns, "namespace '" + ns + "' of " + location.display};
-}
-
-}  // namespace
-
 Result<EncryptionStatus> NamespaceEncryptionStatus(const std::string& uri,
                                                    const StoreOptions& options) {
   ASSIGN_OR_RETURN(NamespaceConnection target, ConnectToNamespace(uri, options));
@@ -55,6 +31,11 @@ Status RotateNamespaceKey(const std::string& uri, const StoreOptions& given,
                           const std::string& new_key_file) {
   ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
   ASSIGN_OR_RETURN(NamespaceConnection target, ConnectToNamespace(uri, options));
+  // A conversion's last transaction puts its own envelope in place: a
+  // rotation now would be lost then, or leave the old key half-used.
+  ASSIGN_OR_RETURN(std::optional<std::string> converting,
+                   ConversionKindUnderWay(*target.conn, target.ns));
+  if (converting) return ConversionUnderWay(target.ns, *converting);
   ASSIGN_OR_RETURN(std::optional<std::string> text, ReadNamespaceEnvelope(*target.conn, target.ns));
   if (!text) {
     return Status::FailedPrecondition(target.where +

@@ -2,6 +2,8 @@
 
 #include "core/key_file.h"
 #include "store/key_envelope.h"
+#include "store/postgres/pg_store.h"
+#include "store/store_common.h"
 
 namespace sessiondb::postgres {
 namespace {
@@ -24,7 +26,49 @@ Result<bool> NamespaceHasContent(PgConnection& c, const std::string& ns) {
   return r.Bool(0, 0);
 }
 
+// The command a conversion of `kind` is run with.
+std::string ConversionCommand(std::string_view kind) {
+  if (kind == "rekey") return "sessiondb key rekey";
+  return "sessiondb " + std::string(kind);
+}
+
 }  // namespace
+
+Status ConversionUnderWay(std::string_view ns, std::string_view kind) {
+  return Status::FailedPrecondition("a `" + ConversionCommand(kind) + "` of namespace '" +
+                                    std::string(ns) + "' is under way; run it again to finish it");
+}
+
+Result<std::optional<std::string>> ConversionKindUnderWay(PgConnection& c, const std::string& ns) {
+  PgParams p;
+  p.Add(ns).Add(kNamespaceConversionKey);
+  ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT split_part(value, E'\\n', 1) FROM index_meta WHERE "
+                                      "namespace = $1 AND key = $2",
+                                      p));
+  if (r.rows() == 0) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(r.Text(0, 0)));
+}
+
+Result<NamespaceConnection> ConnectToNamespace(const std::string& uri,
+                                               const StoreOptions& options) {
+  ASSIGN_OR_RETURN(PgLocation location, ParsePgUri(uri));
+  if (!options.namespace_name.empty() && !location.namespace_name.empty() &&
+      options.namespace_name != location.namespace_name) {
+    return Err(Status::InvalidArgument("namespace '" + options.namespace_name +
+                                       "' was asked for, but the store URI names namespace '" +
+                                       location.namespace_name + "'; give one of them"));
+  }
+  ASSIGN_OR_RETURN(std::string ns,
+                   ResolveNamespace(options.namespace_name.empty() ? location.namespace_name
+                                                                   : options.namespace_name));
+  ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn,
+                   PgConnection::Connect(location.conninfo,
+                                         "SET client_min_messages = warning; SET lock_timeout = " +
+                                             std::to_string(options.busy_timeout_ms)));
+  ASSIGN_OR_RETURN(PgResult exists, conn->Exec("SELECT to_regclass('index_meta') IS NOT NULL"));
+  if (!exists.Bool(0, 0)) return Err(Status::NotFound("no sessiondb store in " + location.display));
+  return NamespaceConnection{std::move(conn), ns, "namespace '" + ns + "' of " + location.display};
+}
 
 std::string NamespaceKeyScope(std::string_view ns) {
   return "postgres namespace " + std::string(ns);
@@ -57,6 +101,9 @@ Result<std::optional<cipher::SecretKey>> LoadNamespaceDataKey(PgConnection& c,
                                                               const std::string& ns,
                                                               const std::string& where,
                                                               const StoreOptions& options) {
+  // Before anything else: a namespace half converted opens under neither key.
+  ASSIGN_OR_RETURN(std::optional<std::string> converting, ConversionKindUnderWay(c, ns));
+  if (converting) return Err(ConversionUnderWay(ns, *converting));
   ASSIGN_OR_RETURN(std::optional<std::string> envelope, ReadNamespaceEnvelope(c, ns));
   if (options.key_file.empty()) {
     if (envelope) return Err(Status::FailedPrecondition(where + " is encrypted; " + GiveKeyHint()));

@@ -9,6 +9,7 @@
 // against other processes making the same namespace's.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,34 @@ namespace sessiondb::postgres {
 // The index_meta key of a namespace's envelope (beside "setting:" keys).
 inline constexpr std::string_view kNamespaceEnvelopeKey = "encryption:envelope";
 
+// The index_meta keys of a conversion under way (pg_namespace_convert.h).
+// The first holds its kind ("encrypt", "decrypt" or "rekey"), a newline,
+// then the envelope of the data key it converts to (nothing for decrypt);
+// the second, how far it got. While the first exists the namespace does not
+// open as a store.
+inline constexpr std::string_view kNamespaceConversionKey = "encryption:convert";
+inline constexpr std::string_view kNamespaceConversionProgressKey = "encryption:convert-progress";
+
+// kFailedPrecondition saying that a conversion of kind `kind` of namespace
+// `ns` is under way and that running it again finishes it.
+Status ConversionUnderWay(std::string_view ns, std::string_view kind);
+
+// The kind of the conversion of `ns` under way, or nullopt when there is none.
+Result<std::optional<std::string>> ConversionKindUnderWay(PgConnection& c, const std::string& ns);
+
+// A connection of its own to the store of `uri`, for the verbs that manage
+// one namespace's key without opening it as a store (key status, key
+// rotate, the conversions): the namespace (options.namespace_name, or the
+// URI's; both given and different is kInvalidArgument) and how messages
+// name it. Lock waits end after options.busy_timeout_ms. kNotFound when the
+// database holds no sessiondb store.
+struct NamespaceConnection {
+  std::unique_ptr<PgConnection> conn;
+  std::string ns;
+  std::string where;
+};
+Result<NamespaceConnection> ConnectToNamespace(const std::string& uri, const StoreOptions& options);
+
 // The scope bound into namespace `ns`'s envelope: one copied to another
 // namespace (or to an embedded store) does not open there.
 std::string NamespaceKeyScope(std::string_view ns);
@@ -35,11 +64,13 @@ Result<std::optional<std::string>> ReadNamespaceEnvelope(PgConnection& c, const 
 Status ReplaceNamespaceEnvelope(PgConnection& c, const std::string& ns, std::string_view text);
 
 // The data key of namespace `ns` (`where` names it in messages), or nullopt
-// for a plaintext namespace opened without a key. With a key and no
-// envelope, a namespace that holds nothing yet gets one (two processes
-// making it at once agree on one); a namespace with content is
-// kFailedPrecondition. With an envelope and no key: kFailedPrecondition
-// saying how to give it. The key file is read first, so a bad one fails
+// for a plaintext namespace opened without a key. kFailedPrecondition
+// (ConversionUnderWay) while a conversion of the namespace is under way,
+// with or without a key: half of it is sealed under one key, half under
+// another. With a key and no envelope, a namespace that holds nothing yet
+// gets one (two processes making it at once agree on one); a namespace with
+// content is kFailedPrecondition. With an envelope and no key:
+// kFailedPrecondition saying how to give it. The key file is read first, so a bad one fails
 // before anything is written.
 Result<std::optional<cipher::SecretKey>> LoadNamespaceDataKey(PgConnection& c,
                                                               const std::string& ns,

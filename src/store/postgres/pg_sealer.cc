@@ -151,4 +151,24 @@ std::string PgSealer::KeyedDigest(std::string_view text) const {
   return cipher::HmacHex(keys_->digests, text);
 }
 
+std::string EditToken(const PgSealer& sealer, PgColumn column, std::string_view name) {
+  std::string labelled(PgColumnName(column));
+  labelled += '\0';
+  labelled += name;
+  return "e" + sealer.KeyedDigest(labelled).substr(0, 32);
+}
+
+std::string EditKey(const PgSealer& sealer, PgColumn column, std::string_view name) {
+  if (!sealer.encrypted() || name.empty()) return std::string(name);
+  std::string token = EditToken(sealer, column, name);
+  return token + " " + sealer.Text(column, token, name);
+}
+
+Result<std::string> OpenEditKey(const PgSealer& sealer, PgColumn column, std::string_view stored) {
+  if (!sealer.encrypted() || stored.empty()) return std::string(stored);
+  const size_t space = stored.find(' ');
+  if (space == std::string_view::npos) return sealer.OpenText(column, "", stored);
+  return sealer.OpenText(column, stored.substr(0, space), stored.substr(space + 1));
+}
+
 }  // namespace sessiondb::postgres

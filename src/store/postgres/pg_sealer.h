@@ -104,4 +104,15 @@ class PgSealer {
 // The column's name as it appears in errors and associated data.
 std::string_view PgColumnName(PgColumn column);
 
+// A code_edits key (file path or function name) as stored: in an encrypted
+// namespace, a keyed token that SQL compares and groups by, a space, then the
+// name sealed under that token, so the name can be shown again. The token is
+// a fixed 33 bytes, so starts_with(column, token || ' ') is equality. The
+// file as a whole ('' function) stays '': every write has one such row.
+std::string EditKey(const PgSealer& sealer, PgColumn column, std::string_view name);
+// The token of an EditKey; what a query compares it with, followed by ' '.
+std::string EditToken(const PgSealer& sealer, PgColumn column, std::string_view name);
+// The name an EditKey holds. kCorruption when its sealed half does not open.
+Result<std::string> OpenEditKey(const PgSealer& sealer, PgColumn column, std::string_view stored);
+
 }  // namespace sessiondb::postgres

@@ -1,0 +1,771 @@
+// Encrypting, decrypting and re-keying a PostgreSQL namespace in place
+// (pg_namespace_convert.h): afterwards it opens with the new key only and
+// reads, searches and recalls exactly what it did; no planted word is left
+// in its rows; the old data key opens nothing; another namespace sharing a
+// blob is untouched; a conversion killed at any point is refused at open,
+// finished by running it again, and loses nothing; a damaged value stops it
+// with kCorruption naming the value, and a wrong key or kind changes nothing.
+#include "store/postgres/pg_namespace_convert.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "blob/base64.h"
+#include "blob/sha256.h"
+#include "canary_scan.h"
+#include "core/key_file.h"
+#include "core/message_codec.h"
+#include "sessiondb/encryption.h"
+#include "sessiondb/memory.h"
+#include "sessiondb/search.h"
+#include "store/key_envelope.h"
+#include "store/postgres/pg_namespace_key.h"
+#include "store/postgres/pg_sealer.h"
+#include "store_fixture.h"
+
+namespace sessiondb::testing {
+namespace {
+
+using postgres::ConvertNamespace;
+using postgres::NamespaceConversion;
+using postgres::PgColumn;
+using postgres::PgSealer;
+
+constexpr char kFile[] = "/src/canaryproject/heliotrope.py";
+
+Message Text(const std::string& text, Role role = Role::kUser) {
+  Message m;
+  m.role = role;
+  m.parts.push_back(Part::Text(text));
+  return m;
+}
+
+// The rows of `sql` (one text column), split.
+std::vector<std::string> Rows(const PgTestDatabase& pg, const std::string& sql) {
+  const std::string joined =
+      pg.Query("SELECT coalesce(string_agg(x, E'\\x1e'), '') FROM (" + sql + ") AS r(x)");
+  std::vector<std::string> out;
+  std::stringstream in(joined);
+  std::string row;
+  while (std::getline(in, row, '\x1e')) out.push_back(row);
+  return out;
+}
+
+std::vector<std::string> Fields(const std::string& row) {
+  std::vector<std::string> out;
+  std::stringstream in(row);
+  std::string field;
+  while (std::getline(in, field, '\x1f')) out.push_back(field);
+  if (!row.empty() && row.back() == '\x1f') out.emplace_back();
+  return out;
+}
+
+std::string FromHex(std::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
+  }
+  return out;
+}
+
+class PgNamespaceConvert : public StoreTest {
+ protected:
+  Backend backend() const override { return Backend::kPostgres; }
+
+  void SetUp() override {
+    StoreTest::SetUp();
+    key_a_ = dir_.Sub("a.key");
+    key_b_ = dir_.Sub("b.key");
+    ASSERT_TRUE(cipher::WriteNewKeyFile(key_a_));
+    ASSERT_TRUE(cipher::WriteNewKeyFile(key_b_));
+  }
+
+  StoreOptions With(const std::string& key_file, const std::string& ns = "default") {
+    StoreOptions options = Options();
+    options.key_file = key_file;
+    options.namespace_name = ns;
+    return options;
+  }
+
+  Result<std::unique_ptr<Store>> TryOpen(const std::string& key_file,
+                                         const std::string& ns = "default") {
+    return Store::Open(Location(), With(key_file, ns));
+  }
+
+  std::unique_ptr<Store> Open(const std::string& key_file, const std::string& ns = "default") {
+    auto opened = TryOpen(key_file, ns);
+    EXPECT_TRUE(opened) << opened.error().ToString();
+    return opened ? std::move(*opened) : nullptr;
+  }
+
+  Result<ConvertReport> Convert(NamespaceConversion kind, const std::string& key_file,
+                                const std::string& new_key_file,
+                                const std::string& ns = "default") {
+    ConvertOptions convert;
+    convert.new_key_file = new_key_file;
+    return ConvertNamespace(Location(), With(key_file, ns), kind, convert);
+  }
+
+  // Success, or the conversion's error.
+  ::testing::AssertionResult Converts(NamespaceConversion kind, const std::string& key_file,
+                                      const std::string& new_key_file) {
+    auto r = Convert(kind, key_file, new_key_file);
+    if (r) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << r.error().ToString();
+  }
+
+  // The data key of namespace `ns` as its envelope holds it under `key_file`.
+  PgSealer SealerOf(const std::string& key_file, const std::string& ns = "default") {
+    const std::string envelope =
+        pg_->Query("SELECT value FROM index_meta WHERE namespace = '" + ns + "' AND key = '" +
+                   std::string(postgres::kNamespaceEnvelopeKey) + "'");
+    auto master = cipher::ReadMasterKey(key_file);
+    EXPECT_TRUE(master);
+    auto key = store::OpenKeyEnvelope(envelope, *master, postgres::NamespaceKeyScope(ns), ns);
+    EXPECT_TRUE(key) << key.error().ToString();
+    return key ? PgSealer(*key) : PgSealer();
+  }
+
+  std::string KeyId(const std::string& ns = "default") {
+    auto status = GetEncryptionStatus(Location(), With("", ns));
+    EXPECT_TRUE(status) << status.error().ToString();
+    return status ? status->key_id : "";
+  }
+
+  // One of everything a namespace holds, each with a planted word.
+  void Fill(Store& store) {
+    auto session = store.CreateSession({.id = "s1",
+                                        .title = "canarytitle",
+                                        .metadata_json = R"({"project":"/src/canaryproject"})"});
+    ASSERT_TRUE(session) << session.error().ToString();
+    ASSERT_TRUE(store.Append("s1", Text("canarymessage about the zeppelin and the quokka")));
+    Message call;
+    call.role = Role::kAssistant;
+    call.parts.push_back(Part::ToolCall("call_1", "shell", R"({"cmd":"canarytoolinput"})"));
+    ASSERT_TRUE(store.Append("s1", call));
+    Message result;
+    result.role = Role::kTool;
+    result.parts.push_back(Part::ToolResult("call_1", "canarytoolresult"));
+    ASSERT_TRUE(store.Append("s1", result));
+    Message image;
+    image.role = Role::kUser;
+    image.parts.push_back(Part::ImageFromBytes(png_, "image/png"));
+    ASSERT_TRUE(store.Append("s1", image));
+    ASSERT_TRUE(store.Append("s1", Text("a zeppelin again", Role::kAssistant)));
+    auto draft = store.OpenDraft("s1", Role::kAssistant, "model");
+    ASSERT_TRUE(draft);
+    draft->text = "canarydraft";
+    draft->reasoning = "canaryreasoning";
+    ASSERT_TRUE(store.SaveDraft(*draft).ok());
+    ASSERT_TRUE(store.SetRedactionSettings({.enabled = true, .allow = {"canarysetting"}}).ok());
+    ASSERT_TRUE(store.ForkSession("s1", 2, {}));
+    auto memory = CodeMemory::Open(store, MemoryOpts());
+    ASSERT_TRUE(memory) << memory.error().ToString();
+    ASSERT_TRUE((*memory)->RecordWrite({.file_path = kFile,
+                                        .old_code = "def canaryold():\n    pass\n",
+                                        .new_code = "def canarycode():\n    return 1\n",
+                                        .project = "/src/canaryproject"}));
+    ASSERT_TRUE((*memory)->RecordWrite({.file_path = kFile,
+                                        .new_code = "def canarycode():\n    return 2\n"
+                                                    "def canaryother():\n    return 3\n",
+                                        .project = "/src/canaryproject"}));
+    ASSERT_TRUE(*(*memory)->FirstSighting("canaryhook"));
+    auto index = SearchIndex::Open(store, SearchOpts());
+    ASSERT_TRUE(index) << index.error().ToString();
+    auto embedded = (*index)->Embed();
+    ASSERT_TRUE(embedded) << embedded.error().ToString();
+  }
+
+  static SearchOptions SearchOpts() {
+    SearchOptions options;
+    options.embedder.from_environment = false;  // the built-in embedder
+    return options;
+  }
+  static MemoryOptions MemoryOpts() {
+    MemoryOptions options;
+    options.search = SearchOpts();
+    return options;
+  }
+
+  // Everything the namespace gives back through the store, as text.
+  std::string Reading(Store& store) {
+    std::string out;
+    auto page = store.ListSessions({.limit = 1000, .archived = ArchiveFilter::kAll});
+    EXPECT_TRUE(page) << page.error().ToString();
+    if (!page) return out;
+    std::vector<Session> sessions = page->sessions;
+    std::sort(sessions.begin(), sessions.end(),
+              [](const Session& a, const Session& b) { return a.id < b.id; });
+    for (const Session& s : sessions) {
+      out += s.id + "|" + s.title + "|" + s.preview + "|" + s.metadata_json + "\n";
+      auto messages = store.ReadMessages(s.id);
+      EXPECT_TRUE(messages) << messages.error().ToString();
+      for (const Message& m : messages.value_or(std::vector<Message>())) {
+        auto body = EncodeMessageBody(m);
+        EXPECT_TRUE(body);
+        out += "  " + (body && *body ? **body : m.parts.front().text) + "\n";
+      }
+      auto drafts = store.ListDrafts(s.id);
+      EXPECT_TRUE(drafts);
+      for (const Draft& d : drafts.value_or(std::vector<Draft>())) {
+        out += "  draft " + d.text + "|" + d.reasoning + "\n";
+      }
+    }
+    auto settings = store.GetRedactionSettings();
+    EXPECT_TRUE(settings);
+    for (const std::string& a : settings->allow) out += "allow " + a + "\n";
+    auto bytes = store.ReadBlob(blob::Sha256Hex(png_));
+    EXPECT_TRUE(bytes) << bytes.error().ToString();
+    out += "blob " + std::to_string(bytes && *bytes == png_) + "\n";
+    return out;
+  }
+
+  // What search and the code memory find, as text.
+  std::string Finding(Store& store) {
+    std::string out;
+    auto index = SearchIndex::Open(store, SearchOpts());
+    EXPECT_TRUE(index) << index.error().ToString();
+    if (!index) return out;
+    for (const char* q : {"zeppelin", "quokka", "canarytoolinput", "canarytoolresult", "heliotrope",
+                          "canarycode", "\"zeppelin and the\""}) {
+      auto r = (*index)->Search({.query = q, .mode = SearchMode::kKeyword});
+      EXPECT_TRUE(r) << q << ": " << r.error().ToString();
+      out += std::string(q) + ":";
+      for (const SearchHit& h : r ? r->hits : std::vector<SearchHit>()) {
+        out += " " + h.session_id + "/" + std::to_string(h.seq) + "/" + h.file_path;
+      }
+      out += "\n";
+    }
+    auto vectors = (*index)->Search({.query = "zeppelin quokka", .mode = SearchMode::kVector});
+    EXPECT_TRUE(vectors) << vectors.error().ToString();
+    out += "vector:";
+    for (const SearchHit& h : vectors ? vectors->hits : std::vector<SearchHit>()) {
+      out += " " + h.session_id + "/" + std::to_string(h.seq) + "/" + std::to_string(h.code_id);
+    }
+    out += "\nvectors " + std::to_string((*index)->VectorCount().value_or(-1)) + " pending " +
+           std::to_string((*index)->PendingEmbeddings().value_or(-1)) + "\n";
+    auto memory = CodeMemory::Open(store, MemoryOpts());
+    EXPECT_TRUE(memory) << memory.error().ToString();
+    if (!memory) return out;
+    auto recalled = (*memory)->Recall(kFile, "def canarycode():\n    return 2\n");
+    EXPECT_TRUE(recalled) << recalled.error().ToString();
+    for (const RecalledCode& r : recalled.value_or(std::vector<RecalledCode>())) {
+      out += "recall " + r.file_path + "|" + r.preview + "|" + r.project + "\n";
+    }
+    auto hot = (*memory)->Hotspots({.functions = true});
+    EXPECT_TRUE(hot);
+    for (const ChurnEntry& e : hot.value_or(std::vector<ChurnEntry>())) {
+      out += "hot " + e.file_path + "|" + e.function + "|" + std::to_string(e.edits_30d) + "\n";
+    }
+    auto churn = (*memory)->FileChurn(kFile);
+    EXPECT_TRUE(churn);
+    out += "churn " + std::to_string(churn ? churn->edits_30d : -1) + "\n";
+    return out;
+  }
+
+  // Every sealed value of namespace `ns`: how many there are, and how many
+  // `sealer` opens.
+  struct Opened {
+    int total = 0;
+    int opened = 0;
+  };
+  Opened OpenSealedValues(const PgSealer& sealer, const std::string& ns = "default") {
+    Opened out;
+    auto check = [&](PgColumn column, const std::string& record, const std::string& stored) {
+      if (stored.empty()) return;
+      ++out.total;
+      out.opened += sealer.OpenText(column, record, stored).has_value();
+    };
+    auto check_bytes = [&](PgColumn column, const std::string& record, const std::string& hex) {
+      ++out.total;
+      out.opened += sealer.OpenBytes(column, record, FromHex(hex)).has_value();
+    };
+    const std::string where = " WHERE namespace = '" + ns + "'";
+    for (const std::string& row :
+         Rows(*pg_,
+              "SELECT concat_ws(E'\\x1f', id, title, preview, metadata) FROM sessions" + where)) {
+      auto f = Fields(row);
+      check(PgColumn::kSessionTitle, f[0], f[1]);
+      check(PgColumn::kSessionPreview, f[0], f[2]);
+      check(PgColumn::kSessionMetadata, f[0], f[3]);
+    }
+    for (const std::string& row :
+         Rows(*pg_,
+              "SELECT concat_ws(E'\\x1f', id, text, coalesce(body, '')) FROM events" + where)) {
+      auto f = Fields(row);
+      check(PgColumn::kEventText, f[0], f[1]);
+      check(PgColumn::kEventBody, f[0], f[2]);
+    }
+    for (const std::string& row :
+         Rows(*pg_, "SELECT concat_ws(E'\\x1f', id, text, reasoning) FROM drafts" + where)) {
+      auto f = Fields(row);
+      check(PgColumn::kDraftText, f[0], f[1]);
+      check(PgColumn::kDraftReasoning, f[0], f[2]);
+    }
+    for (const std::string& row :
+         Rows(*pg_, "SELECT concat_ws(E'\\x1f', key, value) FROM index_meta" + where +
+                        " AND key LIKE 'setting:%'")) {
+      auto f = Fields(row);
+      check(PgColumn::kSetting, f[0], f[1]);
+    }
+    for (const std::string& row :
+         Rows(*pg_,
+              "SELECT concat_ws(E'\\x1f', content_sha256, file_path, old_code, new_code, "
+              "project) FROM code_writes" +
+                  where)) {
+      auto f = Fields(row);
+      check(PgColumn::kCodeFilePath, f[0], f[1]);
+      check(PgColumn::kCodeOld, f[0], f[2]);
+      check(PgColumn::kCodeNew, f[0], f[3]);
+      check(PgColumn::kCodeProject, f[0], f[4]);
+    }
+    for (const std::string& row :
+         Rows(*pg_, "SELECT function FROM code_edits" + where + " AND function <> ''")) {
+      const size_t space = row.find(' ');
+      check(PgColumn::kCodeFunction, row.substr(0, space), row.substr(space + 1));
+    }
+    for (const std::string& row :
+         Rows(*pg_, "SELECT concat_ws(E'\\x1f', sha256, digest) FROM blob_refs" + where)) {
+      auto f = Fields(row);
+      if (f.size() > 1) check(PgColumn::kBlobDigest, f[0], f[1]);
+    }
+    for (const std::string& row :
+         Rows(*pg_,
+              "SELECT concat_ws(E'\\x1f', sha256, encode(bytes, 'hex')) FROM blobs WHERE sha256 "
+              "IN (SELECT sha256 FROM blob_refs" +
+                  where + ")")) {
+      auto f = Fields(row);
+      check_bytes(PgColumn::kBlob, f[0], f[1]);
+    }
+    for (const std::string& row :
+         Rows(*pg_, "SELECT concat_ws(E'\\x1f', doc_id, encode(vector, 'hex')) FROM embeddings" +
+                        where + " AND length(vector) > 0")) {
+      auto f = Fields(row);
+      check_bytes(PgColumn::kEmbedding, f[0], f[1]);
+    }
+    return out;
+  }
+
+  // Every row of every table that holds `ns`, as text: what "untouched" compares.
+  std::string RowsOf(const std::string& ns) {
+    std::string out;
+    for (const char* table :
+         {"sessions", "events", "drafts", "index_meta", "code_writes", "code_edits", "blob_refs",
+          "search_docs", "embeddings", "hook_seen", "usage_totals"}) {
+      out += pg_->Query("SELECT coalesce(string_agg(x::text, E'\\n' ORDER BY x::text), '') FROM " +
+                        std::string(table) + " x WHERE namespace = '" + ns + "'");
+    }
+    return out;
+  }
+
+  // The planted words, and where any of them is still in a table's rows.
+  std::vector<std::string> Canaries() const {
+    return {"canarytitle",        "canaryproject",
+            "canarymessage",      "zeppelin",
+            "canarytoolinput",    "canarytoolresult",
+            "canarydraft",        "canaryreasoning",
+            "canarysetting",      "canarycode",
+            "canaryold",          "heliotrope",
+            "canaryhook",         HexOf(png_.substr(100, 24)),
+            blob::Sha256Hex(png_)};
+  }
+  void ExpectNoCanaryInTheRows() {
+    for (const std::string& canary : Canaries()) {
+      for (const std::string& table : Rows(*pg_,
+                                           "SELECT tablename::text FROM pg_tables WHERE "
+                                           "schemaname = current_schema()")) {
+        EXPECT_EQ(pg_->Query("SELECT count(*) FROM \"" + table + "\" x WHERE position('" + canary +
+                             "' in x::text) > 0"),
+                  "0")
+            << canary << " is still in table " << table;
+      }
+    }
+  }
+
+  // Runs the conversion in a child that is killed (SIGKILL) after its
+  // `batches`th committed batch.
+  void ConvertKilledAfter(NamespaceConversion kind, const std::string& key_file,
+                          const std::string& new_key_file, int batches) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int done = 0;
+      ConvertOptions convert;
+      convert.new_key_file = new_key_file;
+      convert.progress = [&](int64_t, int64_t) {
+        if (++done == batches) raise(SIGKILL);
+      };
+      auto r = ConvertNamespace(Location(), With(key_file), kind, convert);
+      _exit(r ? 0 : 3);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+        << "the conversion ended before its batch " << batches << " (status " << status << ")";
+  }
+
+  // Runs the conversion in a child killed (SIGKILL) as soon as its progress
+  // row moves: most likely inside the transaction of the batch after, or
+  // (rarely) after its last.
+  void ConvertKilledWhileRunning(NamespaceConversion kind, const std::string& key_file,
+                                 const std::string& new_key_file) {
+    const std::string progress = "SELECT value FROM index_meta WHERE key = '" +
+                                 std::string(postgres::kNamespaceConversionProgressKey) + "'";
+    const std::string before = pg_->Query(progress);
+    const pid_t pid = fork();
+    EXPECT_GE(pid, 0);
+    if (pid == 0) {
+      auto r = Convert(kind, key_file, new_key_file);
+      _exit(r ? 0 : 3);
+    }
+    int status = 0;
+    for (int i = 0; i < 30'000 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
+      if (pg_->Query(progress) != before) {
+        kill(pid, SIGKILL);
+        EXPECT_EQ(waitpid(pid, &status, 0), pid);
+        break;
+      }
+      usleep(1000);
+    }
+  }
+
+  std::string key_a_, key_b_;
+  const std::string png_ = MakePng(8, 8, "canaryimage", 600);
+};
+
+TEST_F(PgNamespaceConvert, EncryptingSealsEverythingAndEverythingReadsAndSearchesTheSame) {
+  Fill(*store_);
+  const std::string reading = Reading(*store_);
+  const std::string finding = Finding(*store_);
+  ASSERT_NE(finding.find("zeppelin: s1/"), std::string::npos) << finding;
+  ASSERT_NE(finding.find("recall " + std::string(kFile)), std::string::npos) << finding;
+  ASSERT_EQ(finding.find("vectors 0 "), std::string::npos) << finding;
+  store_.reset();
+
+  auto report = Convert(NamespaceConversion::kEncrypt, "", key_a_);
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_TRUE(report->old_copy.empty());
+  EXPECT_EQ(report->blobs, 1);
+  EXPECT_GT(report->rows, 10);
+  EXPECT_EQ(report->key_id, KeyId());
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM search_docs WHERE tsv IS NULL"), "0")
+      << "the conversion indexed the documents again itself";
+
+  auto without_key = TryOpen("");
+  ASSERT_FALSE(without_key);
+  EXPECT_EQ(without_key.error().code(), StatusCode::kFailedPrecondition);
+  auto sealed = Open(key_a_);
+  ASSERT_TRUE(sealed);
+  EXPECT_EQ(Reading(*sealed), reading);
+  EXPECT_EQ(Finding(*sealed), finding);
+  const Opened opened = OpenSealedValues(SealerOf(key_a_));
+  EXPECT_GT(opened.total, 30);
+  EXPECT_EQ(opened.opened, opened.total);
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM hook_seen"), "0") << "the hook memory starts afresh";
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM index_meta WHERE key LIKE 'encryption:convert%'"),
+            "0");
+  sealed.reset();
+  ExpectNoCanaryInTheRows();
+}
+
+TEST_F(PgNamespaceConvert, DecryptingGivesThePlaintextNamespaceBack) {
+  Fill(*store_);
+  const std::string reading = Reading(*store_);
+  const std::string finding = Finding(*store_);
+  store_.reset();
+  ASSERT_TRUE(Converts(NamespaceConversion::kEncrypt, "", key_a_));
+
+  auto report = Convert(NamespaceConversion::kDecrypt, key_a_, "");
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_TRUE(report->key_id.empty());
+  EXPECT_EQ(report->blobs, 1);
+  auto with_key = TryOpen(key_a_);
+  ASSERT_FALSE(with_key) << "a plaintext namespace with content refuses a key";
+  auto plain = Open("");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(Reading(*plain), reading);
+  EXPECT_EQ(Finding(*plain), finding);
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM index_meta WHERE key LIKE 'encryption:%'"), "0");
+  EXPECT_EQ(pg_->Query("SELECT string_agg(sha256, ',') FROM blobs"), blob::Sha256Hex(png_))
+      << "the keyed blob row is gone; the plaintext one is back";
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blob_refs WHERE digest IS NOT NULL"), "0");
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM events WHERE text LIKE 'sdb1:%' OR "
+                       "body LIKE 'sdb1:%'"),
+            "0");
+}
+
+TEST_F(PgNamespaceConvert, RekeyingChangesTheDataKeyAndTheOldOneOpensNothing) {
+  Fill(*store_);
+  const std::string reading = Reading(*store_);
+  const std::string finding = Finding(*store_);
+  store_.reset();
+  ASSERT_TRUE(Converts(NamespaceConversion::kEncrypt, "", key_a_));
+  const std::string old_id = KeyId();
+  const PgSealer old_key = SealerOf(key_a_);
+
+  auto report = Convert(NamespaceConversion::kRekey, key_a_, key_b_);
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_NE(report->key_id, old_id);
+  EXPECT_EQ(report->key_id, KeyId());
+  auto with_old_master = TryOpen(key_a_);
+  ASSERT_FALSE(with_old_master);
+  EXPECT_EQ(with_old_master.error().code(), StatusCode::kFailedPrecondition);
+  auto rekeyed = Open(key_b_);
+  ASSERT_TRUE(rekeyed);
+  EXPECT_EQ(Reading(*rekeyed), reading);
+  EXPECT_EQ(Finding(*rekeyed), finding);
+  rekeyed.reset();
+  const Opened by_old = OpenSealedValues(old_key);
+  const Opened by_new = OpenSealedValues(SealerOf(key_b_));
+  EXPECT_GT(by_new.total, 30);
+  EXPECT_EQ(by_new.opened, by_new.total);
+  EXPECT_EQ(by_old.opened, 0) << "of " << by_old.total;
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blobs"), "1") << "the old key's blob row is gone";
+
+  // Without a new key file: a new data key under the same master key.
+  auto again = Convert(NamespaceConversion::kRekey, key_b_, "");
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_NE(again->key_id, report->key_id);
+  auto reopened = Open(key_b_);
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ(Reading(*reopened), reading);
+}
+
+TEST_F(PgNamespaceConvert, ANamespaceSharingABlobIsUntouchedAndStillReadsIt) {
+  auto plain_other = Open("", "plain-other");
+  auto sealed_other = Open(key_a_, "sealed-other");
+  ASSERT_TRUE(plain_other && sealed_other);
+  Message image;
+  image.role = Role::kUser;
+  image.parts.push_back(Part::ImageFromBytes(png_, "image/png"));
+  for (Store* s : {plain_other.get(), sealed_other.get()}) {
+    ASSERT_TRUE(s->CreateSession({.id = "o1"}));
+    ASSERT_TRUE(s->Append("o1", image));
+  }
+  Fill(*store_);
+  store_.reset();
+  const std::string plain_rows = RowsOf("plain-other");
+  const std::string sealed_rows = RowsOf("sealed-other");
+  const std::string sha = blob::Sha256Hex(png_);
+
+  ASSERT_TRUE(Converts(NamespaceConversion::kEncrypt, "", key_b_));
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blobs WHERE sha256 = '" + sha + "'"), "1")
+      << "the plaintext row another namespace refers to stays";
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blobs"), "3");
+  ASSERT_TRUE(Converts(NamespaceConversion::kRekey, key_b_, key_a_));
+  ASSERT_TRUE(Converts(NamespaceConversion::kDecrypt, key_a_, ""));
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blobs"), "2") << "the plaintext row is shared again";
+
+  EXPECT_EQ(RowsOf("plain-other"), plain_rows);
+  EXPECT_EQ(RowsOf("sealed-other"), sealed_rows);
+  for (Store* s : {plain_other.get(), sealed_other.get()}) {
+    auto bytes = s->ReadBlob(sha);
+    ASSERT_TRUE(bytes) << bytes.error().ToString();
+    EXPECT_EQ(*bytes, png_);
+  }
+  plain_other.reset();
+  auto reopened = Open("", "plain-other");
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ(*reopened->ReadBlob(sha), png_);
+  auto mine = Open("");
+  ASSERT_TRUE(mine);
+  EXPECT_EQ(*mine->ReadBlob(sha), png_);
+}
+
+TEST_F(PgNamespaceConvert, AKilledConversionIsRefusedAtOpenAndFinishedByRunningItAgain) {
+  Fill(*store_);
+  // Enough for several batches of events (500 rows each).
+  for (const char* id : {"bulk1", "bulk2"}) {
+    ASSERT_TRUE(store_->CreateSession({.id = id, .title = std::string("title of ") + id}));
+    std::vector<Message> batch;
+    for (int i = 0; i < 700; ++i) batch.push_back(Text("bulk message " + std::to_string(i)));
+    ASSERT_TRUE(store_->AppendBatch(id, batch));
+  }
+  store_.reset();
+  ASSERT_TRUE(Converts(NamespaceConversion::kEncrypt, "", key_a_));
+  auto before = Open(key_a_);
+  ASSERT_TRUE(before);
+  const std::string reading = Reading(*before);
+  const std::string finding = Finding(*before);
+  before.reset();
+  const PgSealer old_key = SealerOf(key_a_);
+
+  // Killed after the sessions, in the middle of the events, after them.
+  for (int batches : {1, 2, 4}) {
+    SCOPED_TRACE("killed after batch " + std::to_string(batches));
+    ConvertKilledAfter(NamespaceConversion::kRekey, key_a_, key_b_, batches);
+    for (const std::string& key : {key_a_, key_b_, std::string()}) {
+      auto refused = TryOpen(key);
+      ASSERT_FALSE(refused);
+      EXPECT_EQ(refused.error().code(), StatusCode::kFailedPrecondition);
+      EXPECT_NE(refused.error().message().find("a `sessiondb key rekey` of namespace 'default' "
+                                               "is under way; run it again to finish it"),
+                std::string::npos)
+          << refused.error().message();
+    }
+  }
+  // Another kind is refused, saying which is under way; so is another new key.
+  auto decrypt = Convert(NamespaceConversion::kDecrypt, key_a_, "");
+  ASSERT_FALSE(decrypt);
+  EXPECT_EQ(decrypt.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(decrypt.error().message().find("`sessiondb key rekey`"), std::string::npos)
+      << decrypt.error().message();
+  auto other_target = Convert(NamespaceConversion::kRekey, key_a_, key_a_);
+  ASSERT_FALSE(other_target);
+  EXPECT_EQ(other_target.error().code(), StatusCode::kFailedPrecondition);
+
+  auto finished = Convert(NamespaceConversion::kRekey, key_a_, key_b_);
+  ASSERT_TRUE(finished) << finished.error().ToString();
+  const std::string rows = pg_->Query(
+      "SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM events) + "
+      "(SELECT count(*) FROM drafts) + (SELECT count(*) FROM code_writes) + "
+      "(SELECT count(*) FROM index_meta WHERE key LIKE 'setting:%') + "
+      "(SELECT count(DISTINCT sha256) FROM blob_refs)");
+  EXPECT_EQ(std::to_string(finished->rows), rows)
+      << "every row re-sealed once: no batch lost, none redone";
+  auto after = Open(key_b_);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(Reading(*after), reading);
+  EXPECT_EQ(Finding(*after), finding);
+  after.reset();
+  const Opened by_new = OpenSealedValues(SealerOf(key_b_));
+  EXPECT_GT(by_new.total, 1400);
+  EXPECT_EQ(by_new.opened, by_new.total);
+  EXPECT_EQ(OpenSealedValues(old_key).opened, 0);
+}
+
+TEST_F(PgNamespaceConvert, AnEncryptionKilledMidWayLosesNothing) {
+  Fill(*store_);
+  ASSERT_TRUE(store_->CreateSession({.id = "bulk", .title = "bulk"}));
+  std::vector<Message> batch;
+  for (int i = 0; i < 600; ++i) batch.push_back(Text("bulk message " + std::to_string(i)));
+  ASSERT_TRUE(store_->AppendBatch("bulk", batch));
+  const std::string reading = Reading(*store_);
+  const std::string finding = Finding(*store_);
+  store_.reset();
+  ConvertKilledAfter(NamespaceConversion::kEncrypt, "", key_a_, 2);
+  auto refused = TryOpen("");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("`sessiondb encrypt`"), std::string::npos)
+      << refused.error().message();
+  // And killed at a moment of its own, inside a batch (or just after the end).
+  ConvertKilledWhileRunning(NamespaceConversion::kEncrypt, "", key_a_);
+  if (pg_->Query("SELECT count(*) FROM index_meta WHERE key = 'encryption:convert'") == "1") {
+    EXPECT_FALSE(TryOpen(key_a_));
+    auto finished = Convert(NamespaceConversion::kEncrypt, "", key_a_);
+    ASSERT_TRUE(finished) << finished.error().ToString();
+  }
+  auto sealed = Open(key_a_);
+  ASSERT_TRUE(sealed);
+  EXPECT_EQ(Reading(*sealed), reading);
+  EXPECT_EQ(Finding(*sealed), finding);
+  sealed.reset();
+  const Opened opened = OpenSealedValues(SealerOf(key_a_));
+  EXPECT_EQ(opened.opened, opened.total);
+  ExpectNoCanaryInTheRows();
+}
+
+TEST_F(PgNamespaceConvert, LargeMessagesAreConvertedAFewAtATime) {
+  ASSERT_TRUE(store_->CreateSession({.id = "big"}));
+  const std::string big(size_t{6} << 20, 'x');
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(store_->Append("big", Text(std::to_string(i) + big)));
+  store_.reset();
+  std::vector<int64_t> done = {0};
+  ConvertOptions convert;
+  convert.new_key_file = key_a_;
+  convert.progress = [&](int64_t rows, int64_t) { done.push_back(rows); };
+  auto report = ConvertNamespace(Location(), With(""), NamespaceConversion::kEncrypt, convert);
+  ASSERT_TRUE(report) << report.error().ToString();
+  int64_t largest = 0;
+  for (size_t i = 1; i < done.size(); ++i) largest = std::max(largest, done[i] - done[i - 1]);
+  EXPECT_EQ(largest, 3) << "16 MiB of stored rows per batch: three messages of 6 MiB";
+  auto sealed = Open(key_a_);
+  ASSERT_TRUE(sealed);
+  auto messages = sealed->ReadMessages("big");
+  ASSERT_TRUE(messages) << messages.error().ToString();
+  ASSERT_EQ(messages->size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE((*messages)[i].parts[0].text == std::to_string(i) + big);
+}
+
+TEST_F(PgNamespaceConvert, ADamagedValueStopsTheConversionNamingItEveryTime) {
+  Fill(*store_);
+  store_.reset();
+  ASSERT_TRUE(Converts(NamespaceConversion::kEncrypt, "", key_a_));
+  const std::string id =
+      pg_->Query("SELECT id FROM events WHERE body IS NOT NULL ORDER BY seq LIMIT 1");
+  ASSERT_FALSE(id.empty());
+  pg_->Query(
+      "UPDATE events SET body = overlay(body placing CASE WHEN substr(body, 30, 1) = 'A' "
+      "THEN 'B' ELSE 'A' END from 30 for 1) WHERE id = '" +
+      id + "'");
+
+  for (int run = 0; run < 2; ++run) {
+    auto failed = Convert(NamespaceConversion::kRekey, key_a_, key_b_);
+    ASSERT_FALSE(failed);
+    EXPECT_EQ(failed.error().code(), StatusCode::kCorruption);
+    EXPECT_NE(failed.error().message().find("event body of " + id), std::string::npos)
+        << failed.error().message();
+  }
+  auto refused = TryOpen(key_a_);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("under way"), std::string::npos);
+}
+
+TEST_F(PgNamespaceConvert, ADamagedBlobIsCorruptionNamingItNotConverted) {
+  Fill(*store_);
+  store_.reset();
+  const std::string sha = blob::Sha256Hex(png_);
+  pg_->Query("UPDATE blobs SET bytes = set_byte(bytes, 20, get_byte(bytes, 20) # 1)");
+  auto failed = Convert(NamespaceConversion::kEncrypt, "", key_a_);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code(), StatusCode::kCorruption);
+  EXPECT_NE(failed.error().message().find("blob " + sha), std::string::npos)
+      << failed.error().message();
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blobs WHERE sha256 LIKE 'k%'"), "0");
+}
+
+TEST_F(PgNamespaceConvert, AWrongOrMissingKeyOrKindChangesNothing) {
+  Fill(*store_);
+  store_.reset();
+  const std::string plain_rows = RowsOf("default");
+  auto expect = [&](const Result<ConvertReport>& r, StatusCode code, const std::string& words) {
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), code) << r.error().ToString();
+    EXPECT_NE(r.error().message().find(words), std::string::npos) << r.error().message();
+  };
+  expect(Convert(NamespaceConversion::kDecrypt, key_a_, ""), StatusCode::kFailedPrecondition,
+         "is not encrypted");
+  expect(Convert(NamespaceConversion::kRekey, key_a_, ""), StatusCode::kFailedPrecondition,
+         "is not encrypted");
+  expect(Convert(NamespaceConversion::kEncrypt, "", ""), StatusCode::kInvalidArgument,
+         "needs the key to encrypt with");
+  EXPECT_EQ(RowsOf("default"), plain_rows);
+
+  ASSERT_TRUE(Converts(NamespaceConversion::kEncrypt, "", key_a_));
+  const std::string sealed_rows = RowsOf("default");
+  expect(Convert(NamespaceConversion::kEncrypt, "", key_b_), StatusCode::kFailedPrecondition,
+         "already encrypted");
+  expect(Convert(NamespaceConversion::kDecrypt, "", ""), StatusCode::kFailedPrecondition,
+         "--key-file");
+  expect(Convert(NamespaceConversion::kDecrypt, key_b_, ""), StatusCode::kFailedPrecondition,
+         "does not open");
+  expect(Convert(NamespaceConversion::kRekey, key_b_, key_a_), StatusCode::kFailedPrecondition,
+         "does not open");
+  EXPECT_EQ(RowsOf("default"), sealed_rows);
+
+  PgTestDatabase empty;
+  ASSERT_TRUE(empty.ok());
+  auto none = ConvertNamespace(empty.uri(), With(key_a_), NamespaceConversion::kDecrypt, {});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace sessiondb::testing
