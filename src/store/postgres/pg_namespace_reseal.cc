@@ -88,6 +88,14 @@ struct OpenedVector {
   std::string encoded;  // empty: nothing was embedded (empty text)
 };
 
+// The doc_ids in the first column of `docs`.
+std::vector<int64_t> DocIdsOf(const PgResult& docs) {
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(docs.rows()));
+  for (int i = 0; i < docs.rows(); ++i) out.push_back(docs.Int(i, 0));
+  return out;
+}
+
 Result<std::vector<OpenedVector>> OpenVectors(PgConnection& c, const std::string& ns,
                                               const std::vector<int64_t>& doc_ids,
                                               const PgSealer& from) {
@@ -213,9 +221,7 @@ Result<Batch> ResealEvents(PgConnection& c, const std::string& ns, const ResealK
                           "$3::bigint[]) AS u(sid, seq) ON d.session_id = u.sid AND d.seq = u.seq "
                           "WHERE d.namespace = $1 AND d.code_id IS NULL",
                           d));
-  std::vector<int64_t> doc_ids;
-  for (int i = 0; i < docs.rows(); ++i) doc_ids.push_back(docs.Int(i, 0));
-  ASSIGN_OR_RETURN(std::vector<OpenedVector> vectors, OpenVectors(c, ns, doc_ids, k.from));
+  ASSIGN_OR_RETURN(std::vector<OpenedVector> vectors, OpenVectors(c, ns, DocIdsOf(docs), k.from));
 
   PgParams u;
   u.Add(ns).Add(PgArray(ids)).Add(PgArray(texts)).Add(PgArray(bodies));
@@ -413,9 +419,7 @@ Result<Batch> ResealCodeWrites(PgConnection& c, const std::string& ns, const Res
   ASSIGN_OR_RETURN(PgResult docs, c.Exec("SELECT doc_id FROM search_docs WHERE namespace = $1 "
                                          "AND code_id = ANY($2::bigint[])",
                                          d));
-  std::vector<int64_t> doc_ids;
-  for (int i = 0; i < docs.rows(); ++i) doc_ids.push_back(docs.Int(i, 0));
-  ASSIGN_OR_RETURN(std::vector<OpenedVector> vectors, OpenVectors(c, ns, doc_ids, k.from));
+  ASSIGN_OR_RETURN(std::vector<OpenedVector> vectors, OpenVectors(c, ns, DocIdsOf(docs), k.from));
   RETURN_IF_ERROR(SealVectors(c, ns, vectors, k.to));
   batch.last = {std::to_string(ids.back())};
   return batch;
