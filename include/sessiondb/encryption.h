@@ -104,8 +104,9 @@ struct ConvertReport {
 // transaction that also records how far the run got: a run killed at any
 // point loses nothing, and running it again (the same verb) goes on from
 // there with the same new data key. Meanwhile the namespace refuses to open
-// (kFailedPrecondition saying to run the verb again); processes that had it
-// open already should be stopped first.
+// (kFailedPrecondition saying to run the verb again). It does not start
+// while any process has the namespace open (kBusy naming their PostgreSQL
+// backends): they would go on writing under the old key.
 //
 // kFailedPrecondition for a store already in the asked form, a missing or
 // wrong key, or (PostgreSQL) another conversion of the namespace under way.

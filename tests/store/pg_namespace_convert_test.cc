@@ -767,5 +767,44 @@ TEST_F(PgNamespaceConvert, AWrongOrMissingKeyOrKindChangesNothing) {
   EXPECT_EQ(none.error().code(), StatusCode::kNotFound);
 }
 
+// A store that has the namespace open (any process) would go on writing
+// under the old key: the conversion does not start, names them, and
+// changes nothing; while one runs, no store opens the namespace.
+TEST_F(PgNamespaceConvert, AConversionWaitsForNoStoreToHaveTheNamespaceOpen) {
+  ASSERT_TRUE(store_->CreateSession({.id = "s1"}));
+  ASSERT_TRUE(store_->Append("s1", Text("written before")));
+  auto refused = Convert(NamespaceConversion::kEncrypt, "", key_a_);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), StatusCode::kBusy);
+  EXPECT_NE(refused.error().message().find("is open in other processes"), std::string::npos)
+      << refused.error().ToString();
+  EXPECT_NE(refused.error().message().find("sessiondb"), std::string::npos)
+      << "names the backends of the store's connections: " << refused.error().ToString();
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM index_meta WHERE key LIKE 'encryption:%'"), "0");
+  // The store that held it goes on as it was.
+  ASSERT_TRUE(store_->Append("s1", Text("written after the refusal")));
+  store_.reset();
+
+  // While the conversion runs (its progress is called between batches),
+  // a store asking for the namespace is refused at once.
+  std::string while_running;
+  ConvertOptions convert;
+  convert.new_key_file = key_a_;
+  convert.progress = [&](int64_t, int64_t) {
+    if (!while_running.empty()) return;
+    auto opened = TryOpen(key_a_);
+    while_running = opened ? "opened" : opened.error().ToString();
+  };
+  auto report = ConvertNamespace(Location(), With(""), NamespaceConversion::kEncrypt, convert);
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_NE(while_running.find("is being converted"), std::string::npos) << while_running;
+  auto sealed = Open(key_a_);
+  ASSERT_TRUE(sealed);
+  auto messages = sealed->ReadMessages("s1");
+  ASSERT_TRUE(messages) << messages.error().ToString();
+  ASSERT_EQ(messages->size(), 2u);
+  EXPECT_EQ(messages->back().parts.front().text, "written after the refusal");
+}
+
 }  // namespace
 }  // namespace sessiondb::testing

@@ -214,6 +214,7 @@ Result<ConvertReport> ConvertNamespace(const std::string& uri, const StoreOption
   RETURN_IF_ERROR(MigratePgSchema(target.conn.get(), /*create=*/false, target.where));
   PgConnection& c = *target.conn;
   RETURN_IF_ERROR(LockAgainstOtherConversions(c, target.ns, target.where));
+  RETURN_IF_ERROR(LockNamespaceAlone(c, target.ns, target.where));
   ASSIGN_OR_RETURN(std::optional<UnderWay> under_way, ReadUnderWay(c, target.ns));
   if (under_way && under_way->kind != KindName(kind)) {
     return Err(ConversionUnderWay(target.ns, under_way->kind));

@@ -13,13 +13,14 @@
 // the old envelope stays until the last transaction, which puts the new one
 // in its place (or removes it, for decrypt) and ends the conversion.
 //
-// Not stopped: processes that already have the namespace open keep writing
-// with the key they opened it with, as on the embedded side; stop them first
-// (serve, an MCP server). Not converted: the hook's deny-once memory
-// (hook_seen, keyed one-way), which starts afresh. After a rekey the old data
-// key opens nothing the namespace holds, but backups taken before still hold
-// it in their envelope row (as with crypto-shredding): they open with the old
-// master key as they did.
+// A conversion does not start while any process has the namespace open
+// (they would go on writing under the old key): every connection of an open
+// store holds the namespace's open lock shared, and a conversion takes it
+// alone or stops at once (kBusy naming their backends); while it runs, no
+// store connects (pg_namespace_key.h, HoldNamespaceOpen). Not converted: the hook's deny-once
+// memory (hook_seen, keyed one-way), which starts afresh. After a rekey the old data key opens
+// nothing the namespace holds, but backups taken before still hold it in their envelope row (as
+// with crypto-shredding): they open with the old master key as they did.
 //
 // Example:
 //   ConvertOptions convert{.new_key_file = "/keys/new.key"};
@@ -27,7 +28,7 @@
 //                    ConvertNamespace(uri, options, NamespaceConversion::kRekey, convert));
 //
 // Thread-safety: each call uses a connection of its own; two conversions of
-// one namespace at once are refused (kBusy) by an advisory lock.
+// one namespace at once are refused (kBusy) by advisory locks.
 #pragma once
 
 #include <string>

@@ -32,7 +32,48 @@ std::string ConversionCommand(std::string_view kind) {
   return "sessiondb " + std::string(kind);
 }
 
+// The key of namespace `ns`'s open lock (HoldNamespaceOpen).
+PgParams OpenLockKey(const std::string& ns) {
+  PgParams p;
+  p.Add("sessiondb namespace open " + ns);
+  return p;
+}
+
 }  // namespace
+
+Status HoldNamespaceOpen(PgConnection& c, const std::string& ns) {
+  ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT pg_try_advisory_lock_shared(hashtextextended($1, "
+                                      "0))",
+                                      OpenLockKey(ns)));
+  if (r.Bool(0, 0)) return Status::Ok();
+  return Status::FailedPrecondition(
+      "namespace '" + ns +
+      "' is being converted (`sessiondb encrypt`, `decrypt` or `key rekey`) by another "
+      "process; open it once that has finished");
+}
+
+Status LockNamespaceAlone(PgConnection& c, const std::string& ns, const std::string& where) {
+  const PgParams key = OpenLockKey(ns);
+  ASSIGN_OR_RETURN(PgResult locked,
+                   c.Exec("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key));
+  if (locked.Bool(0, 0)) return Status::Ok();
+  // An advisory lock on a bigint shows in pg_locks as its two halves.
+  ASSIGN_OR_RETURN(
+      PgResult holders,
+      c.Exec("SELECT string_agg(DISTINCT a.pid::text || ' (' || COALESCE(NULLIF("
+             "a.application_name, ''), 'no name') || ')', ', ') FROM pg_locks l JOIN "
+             "pg_stat_activity a ON a.pid = l.pid, hashtextextended($1, 0) AS k(v) WHERE "
+             "l.locktype = 'advisory' AND l.granted AND l.pid <> pg_backend_pid() AND "
+             "l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND "
+             "l.objsubid = 1 AND l.classid::bigint = ((k.v >> 32) & 4294967295) AND "
+             "l.objid::bigint = (k.v & 4294967295)",
+             key));
+  const std::string pids = holders.rows() > 0 ? std::string(holders.Text(0, 0)) : "";
+  return Status::Busy(where + " is open in other processes" +
+                      (pids.empty() ? "" : " (PostgreSQL backends " + pids + ")") +
+                      ": stop them (serve, an MCP server, a running agent's hook) first, as they "
+                      "would go on under the old key, then run this again");
+}
 
 Status ConversionUnderWay(std::string_view ns, std::string_view kind) {
   return Status::FailedPrecondition("a `" + ConversionCommand(kind) + "` of namespace '" +

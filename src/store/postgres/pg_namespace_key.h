@@ -52,6 +52,20 @@ struct NamespaceConnection {
 };
 Result<NamespaceConnection> ConnectToNamespace(const std::string& uri, const StoreOptions& options);
 
+// The namespace's open lock, a PostgreSQL advisory lock a connection holds
+// until it closes (a killed process's too). Every connection of an open
+// store holds it shared; a conversion (encrypt, decrypt, rekey) holds it
+// alone. So a conversion does not start while any process has the
+// namespace open (it would go on writing under the old key), and no store
+// connects to the namespace while one runs.
+//
+// HoldNamespaceOpen: the lock shared, for connection `c` of a store;
+// kFailedPrecondition at once when a conversion holds it.
+Status HoldNamespaceOpen(PgConnection& c, const std::string& ns);
+// LockNamespaceAlone: the lock alone, for a conversion's connection; kBusy at
+// once when others hold it, naming their processes (pid and program).
+Status LockNamespaceAlone(PgConnection& c, const std::string& ns, const std::string& where);
+
 // The scope bound into namespace `ns`'s envelope: one copied to another
 // namespace (or to an embedded store) does not open there.
 std::string NamespaceKeyScope(std::string_view ns);

@@ -21,11 +21,13 @@ Result<PgLease> PgPool::Acquire() {
     ++open_;  // reserve the slot; connect outside the lock
   }
   auto conn = PgConnection::Connect(conninfo_, setup_sql_);
-  if (!conn) {
+  Status ready = conn ? Status::Ok() : conn.error();
+  if (ready.ok() && on_connect_) ready = on_connect_(**conn);
+  if (!ready.ok()) {
     MutexLock lock(&mu_);
     --open_;
     returned_.Signal();
-    return Err(conn.error());
+    return Err(ready);
   }
   if (sealer) (*conn)->set_sealer(sealer);
   return PgLease(this, std::move(*conn));

@@ -4,6 +4,7 @@
 // Thread-safety: all methods may be called from any thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,11 +36,16 @@ class PgLease {
 
 class PgPool {
  public:
-  // `setup_sql` runs on every new connection (see PgConnection::Connect).
-  PgPool(std::string conninfo, std::string setup_sql, int max_connections)
+  // What runs on every new connection before it is lent: `setup_sql` (see
+  // PgConnection::Connect), then `on_connect` (when set); a connection it
+  // fails is closed and its error returned by Acquire.
+  using OnConnect = std::function<Status(PgConnection&)>;
+  PgPool(std::string conninfo, std::string setup_sql, int max_connections,
+         OnConnect on_connect = {})
       : conninfo_(std::move(conninfo)),
         setup_sql_(std::move(setup_sql)),
-        max_connections_(max_connections) {}
+        max_connections_(max_connections),
+        on_connect_(std::move(on_connect)) {}
 
   // An idle connection, a new one while under the limit, or the next one
   // returned. Connection failures are returned as from PgConnection::Connect.
@@ -58,6 +64,7 @@ class PgPool {
   const std::string conninfo_;
   const std::string setup_sql_;
   const int max_connections_;
+  const OnConnect on_connect_;
   Mutex mu_;
   CondVar returned_;
   std::vector<std::unique_ptr<PgConnection>> idle_ GUARDED_BY(mu_);

@@ -132,7 +132,10 @@ PgStore::PgStore(PgLocation location, std::string ns, StoreOptions options)
           "SET lock_timeout = " + std::to_string(options_.busy_timeout_ms) +
               "; SET client_min_messages = warning; SET application_name = 'sessiondb'" +
               (options_.durability == Durability::kDurable ? "; SET synchronous_commit = on" : ""),
-          std::max(1, options_.max_connections)) {}
+          std::max(1, options_.max_connections),
+          // Held while the connection lives: no conversion of the namespace
+          // starts while this store could go on writing under the old key.
+          [ns = ns_](PgConnection& c) { return HoldNamespaceOpen(c, ns); }) {}
 
 Result<std::unique_ptr<store::Backend>> PgStore::Open(const std::string& uri,
                                                       const StoreOptions& given) {
