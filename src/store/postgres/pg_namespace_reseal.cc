@@ -7,6 +7,7 @@
 #include <set>
 
 #include "blob/sha256.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "core/search_text.h"
 #include "store/index_backend.h"
@@ -570,24 +571,21 @@ Result<ResealPosition> DecodeResealPosition(std::string_view text) {
   const nlohmann::json& j = *parsed;
   ResealPosition at;
   bool known = false;
+  const std::string phase = MemberOr(j, "phase", "");
   for (const PhaseName& p : kPhaseNames) {
-    if (j.value("phase", "") == p.name) {
+    if (phase == p.name) {
       at.phase = p.phase;
       known = true;
     }
   }
-  auto after = j.find("after");
-  if (!known || after == j.end() || !after->is_array() ||
-      !j.value("rows", nlohmann::json()).is_number_integer() ||
-      !j.value("blobs", nlohmann::json()).is_number_integer()) {
-    return Err(bad);
-  }
-  for (const nlohmann::json& part : *after) {
+  const nlohmann::json& after = MemberOf(j, "after");
+  at.rows = MemberOr<nlohmann::json, int64_t>(j, "rows", -1);
+  at.blobs = MemberOr<nlohmann::json, int64_t>(j, "blobs", -1);
+  if (!known || !after.is_array() || at.rows < 0 || at.blobs < 0) return Err(bad);
+  for (const nlohmann::json& part : after) {
     if (!part.is_string()) return Err(bad);
     at.after.push_back(part.get<std::string>());
   }
-  at.rows = j["rows"].get<int64_t>();
-  at.blobs = j["blobs"].get<int64_t>();
   return at;
 }
 
