@@ -1,7 +1,7 @@
 // Fuzz target: JSON request bodies as the HTTP API decodes them: the bytes
 // are parsed as the server parses a body (src/server/http_reply.cc), then read
 // as a new session (NewSessionFromJson) and a message to append
-// (MessageFromJson, src/server/message_json), and what is accepted is
+// (MessageFromJson, src/api/message_json), and what is accepted is
 // appended to a real store and read back, as POST /v1/sessions and
 // /v1/sessions/{id}/messages do. Properties: no crash, no exception out of
 // the decoders, a refusal is kInvalidArgument, and a message the store took
@@ -10,9 +10,9 @@
 // The body is parsed by ParseJson (src/core/json_parse.h), the one door the
 // server's ParseJsonBody goes through, with its nesting cap.
 
+#include "api/message_json.h"
 #include "core/json_parse.h"
 #include "fuzz_support.h"
-#include "server/message_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sessiondb;
@@ -25,8 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Json& body = *parsed;
   if (!body.is_object()) return 0;
 
-  Result<NewSession> request = server::NewSessionFromJson(body);
-  Result<Message> message = server::MessageFromJson(body, nullptr);
+  Result<NewSession> request = NewSessionFromJson(body);
+  Result<Message> message = MessageFromJson(body, {});
   if (!request) FUZZ_CHECK(request.error().code() == StatusCode::kInvalidArgument);
   if (!message) FUZZ_CHECK(message.error().code() == StatusCode::kInvalidArgument);
 

@@ -21,6 +21,8 @@
 #include <string>
 #include <string_view>
 
+#include "api/message_json.h"
+
 namespace sessiondb::server {
 
 // Orders header names as HTTP compares them: without regard to case.
@@ -29,13 +31,10 @@ struct CaseInsensitiveLess {
   bool operator()(std::string_view a, std::string_view b) const;
 };
 
-// A field of a multipart/form-data body.
-struct UploadedFile {
-  std::string filename;      // as the client named it; may be empty
-  std::string content_type;  // as the client labelled it; may be empty
-  std::string content;
-};
-using UploadedFiles = std::map<std::string, UploadedFile, std::less<>>;
+// The fields of a multipart/form-data body: the attachments a message part
+// names by "upload" (api/message_json.h).
+using UploadedFile = Attachment;
+using UploadedFiles = Attachments;
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...

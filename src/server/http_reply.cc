@@ -115,22 +115,4 @@ Result<bool> BoolParam(const HttpRequest& req, const char* name) {
   return Err(Status::InvalidArgument(std::string(name) + " must be 1 or 0, got '" + v + "'"));
 }
 
-Result<std::string> StringField(const Json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return std::string();
-  if (!it->is_string()) {
-    return Err(Status::InvalidArgument(std::string("\"") + key + "\" must be a string"));
-  }
-  return it->get<std::string>();
-}
-
-Result<int64_t> IntField(const Json& object, const char* key, int64_t fallback) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return fallback;
-  if (!it->is_number_integer()) {
-    return Err(Status::InvalidArgument(std::string("\"") + key + "\" must be an integer"));
-  }
-  return it->get<int64_t>();
-}
-
 }  // namespace sessiondb::server

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/json_fields.h"
 #include "api/json_forms.h"
 #include "server/http_message.h"
 #include "sessiondb/status.h"
@@ -51,11 +52,5 @@ Result<int64_t> IntParam(const HttpRequest& req, const char* name, int64_t fallb
                          int64_t max);
 // "1", "true", "yes" are true; absent or "0", "false", "no" false; else an error.
 Result<bool> BoolParam(const HttpRequest& req, const char* name);
-
-// The string field `key` of `object`; "" when absent; kInvalidArgument when
-// it is not a string.
-Result<std::string> StringField(const Json& object, const char* key);
-// An integer field; `fallback` when absent.
-Result<int64_t> IntField(const Json& object, const char* key, int64_t fallback);
 
 }  // namespace sessiondb::server

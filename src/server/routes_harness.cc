@@ -2,9 +2,9 @@
 // (docs/http-api.md, "Forks, compaction..." and "Drafts").
 #include <string>
 
+#include "api/message_json.h"
 #include "server/api_state.h"
 #include "server/http_reply.h"
-#include "server/message_json.h"
 #include "sessiondb/projection.h"
 
 namespace sessiondb::server {
@@ -100,7 +100,7 @@ void FinishDraft(ApiState& api, const std::string& draft_id, const HttpRequest& 
       // whatever the body says; "assistant" only lets the body parse.
       if (!body->contains("parts")) (*body)["parts"] = Json::array();
       if (!body->contains("role")) (*body)["role"] = "assistant";
-      auto parsed = MessageFromJson(*body, nullptr);
+      auto parsed = MessageFromJson(*body, {});
       if (!parsed) return ReplyError(res, parsed.error());
       message = std::move(*parsed);
     }

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "api/message_json.h"
 #include "blob/media_type.h"
 #include "blob/verified_blob.h"
 #include "core/json_parse.h"
 #include "server/api_state.h"
 #include "server/http_reply.h"
-#include "server/message_json.h"
 
 namespace sessiondb::server {
 
@@ -133,7 +133,7 @@ void AppendMessages(ApiState& api, const std::string& id, const HttpRequest& req
     }
     std::vector<Message> messages;
     for (size_t i = 0; i < batch->size(); ++i) {
-      auto m = MessageFromJson((*batch)[i], uploads);
+      auto m = MessageFromJson((*batch)[i], {.attachments = uploads});
       if (!m) {
         return ReplyError(res, Status::InvalidArgument("messages[" + std::to_string(i) +
                                                        "]: " + m.error().message()));
@@ -147,7 +147,7 @@ void AppendMessages(ApiState& api, const std::string& id, const HttpRequest& req
     for (const AppendResult& r : *results) out.push_back(ToJson(r));
     return ReplyJson(res, 201, {{"results", std::move(out)}});
   }
-  auto message = MessageFromJson(body, uploads);
+  auto message = MessageFromJson(body, {.attachments = uploads});
   if (!message) return ReplyError(res, message.error());
   auto result = api.store.Append(id, *message);
   if (!result) return ReplyError(res, result.error());

@@ -1,10 +1,10 @@
-#include "server/message_json.h"
+#include "api/message_json.h"
 
 #include <string>
 
-#include "server/http_reply.h"
+#include "api/json_fields.h"
 
-namespace sessiondb::server {
+namespace sessiondb {
 
 namespace {
 
@@ -12,14 +12,28 @@ Status PartError(size_t index, const std::string& what) {
   return Status::InvalidArgument("parts[" + std::to_string(index) + "]: " + what);
 }
 
-// The image or file of part `index`: its data URI, or the uploaded field it names.
+// The image or file of part `index`: its data URI, the attachment it names,
+// or (where allowed) its path.
 Result<Part> AttachmentPart(const Json& p, size_t index, PartType type,
-                            const UploadedFiles* uploads) {
+                            const MessageJsonOptions& options) {
   ASSIGN_OR_RETURN(std::string data_uri, StringField(p, "data_uri"));
   ASSIGN_OR_RETURN(std::string upload, StringField(p, "upload"));
+  ASSIGN_OR_RETURN(std::string path, StringField(p, "path"));
   ASSIGN_OR_RETURN(std::string name, StringField(p, "name"));
-  if (!data_uri.empty() && !upload.empty()) {
-    return Err(PartError(index, "give \"data_uri\" or \"upload\", not both"));
+  ASSIGN_OR_RETURN(std::string mime, StringField(p, "mime"));
+  if (int(!data_uri.empty()) + int(!upload.empty()) + int(!path.empty()) > 1) {
+    return Err(PartError(index, "give one of \"data_uri\", \"upload\" and \"path\""));
+  }
+  if (!path.empty()) {
+    if (!options.allow_paths) {
+      return Err(PartError(index,
+                           "\"path\" is not accepted here (it would name a file of the server); "
+                           "send the bytes as \"data_uri\" or \"upload\""));
+    }
+    Part part = type == PartType::kImage ? Part::ImageFromFile(std::move(path))
+                                         : Part::FileFromFile(std::move(path));
+    if (!name.empty()) part.source->name = name;
+    return part;
   }
   if (!data_uri.empty()) {
     Part part = type == PartType::kImage ? Part::ImageFromDataUri(std::move(data_uri))
@@ -32,21 +46,22 @@ Result<Part> AttachmentPart(const Json& p, size_t index, PartType type,
                          "an image or file part needs \"data_uri\" (data:<mime>;base64,...) "
                          "or, in a multipart request, \"upload\" naming a form field"));
   }
-  if (!uploads) {
+  if (!options.attachments) {
     return Err(PartError(
         index, "\"upload\" needs a multipart/form-data request holding field '" + upload + "'"));
   }
-  auto it = uploads->find(upload);
-  if (it == uploads->end()) {
+  auto it = options.attachments->find(upload);
+  if (it == options.attachments->end()) {
     return Err(PartError(index, "no uploaded form field named '" + upload + "'"));
   }
-  const UploadedFile& file = it->second;
+  const Attachment& file = it->second;
   if (name.empty()) name = file.filename;
-  return type == PartType::kImage ? Part::ImageFromBytes(file.content, file.content_type, name)
-                                  : Part::FileFromBytes(file.content, file.content_type, name);
+  if (mime.empty()) mime = file.content_type;
+  return type == PartType::kImage ? Part::ImageFromBytes(file.content, mime, name)
+                                  : Part::FileFromBytes(file.content, mime, name);
 }
 
-Result<Part> PartFromJson(const Json& p, size_t index, const UploadedFiles* uploads) {
+Result<Part> PartFromJson(const Json& p, size_t index, const MessageJsonOptions& options) {
   if (!p.is_object()) return Err(PartError(index, "a part must be an object"));
   ASSIGN_OR_RETURN(std::string type_name, StringField(p, "type"));
   auto type = ParsePartType(type_name);
@@ -55,11 +70,13 @@ Result<Part> PartFromJson(const Json& p, size_t index, const UploadedFiles* uplo
   switch (*type) {
     case PartType::kText:
       return Part::Text(std::move(text));
-    case PartType::kReasoning:
-      return Part::Reasoning(std::move(text));
+    case PartType::kReasoning: {
+      ASSIGN_OR_RETURN(std::string signature, StringField(p, "signature"));
+      return Part::Reasoning(std::move(text), std::move(signature));
+    }
     case PartType::kImage:
     case PartType::kFile:
-      return AttachmentPart(p, index, *type, uploads);
+      return AttachmentPart(p, index, *type, options);
     case PartType::kResourceLink: {
       ASSIGN_OR_RETURN(std::string uri, StringField(p, "uri"));
       ASSIGN_OR_RETURN(std::string name, StringField(p, "name"));
@@ -88,23 +105,9 @@ Result<Part> PartFromJson(const Json& p, size_t index, const UploadedFiles* uplo
   return Err(PartError(index, "unsupported part type"));
 }
 
-Result<std::vector<std::string>> StringList(const Json& j, const char* key) {
-  std::vector<std::string> out;
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return out;
-  if (!it->is_array())
-    return Err(Status::InvalidArgument(std::string("\"") + key + "\" must be a list of strings"));
-  for (const Json& v : *it) {
-    if (!v.is_string())
-      return Err(Status::InvalidArgument(std::string("\"") + key + "\" must be a list of strings"));
-    out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
 }  // namespace
 
-Result<Message> MessageFromJson(const Json& j, const UploadedFiles* uploads) {
+Result<Message> MessageFromJson(const Json& j, const MessageJsonOptions& options) {
   if (!j.is_object()) return Err(Status::InvalidArgument("a message must be a JSON object"));
   Message m;
   ASSIGN_OR_RETURN(std::string role, StringField(j, "role"));
@@ -119,14 +122,14 @@ Result<Message> MessageFromJson(const Json& j, const UploadedFiles* uploads) {
                                 "[{\"type\":\"text\",\"text\":\"hello\"}]"));
   }
   for (size_t i = 0; i < parts->size(); ++i) {
-    ASSIGN_OR_RETURN(Part part, PartFromJson((*parts)[i], i, uploads));
+    ASSIGN_OR_RETURN(Part part, PartFromJson((*parts)[i], i, options));
     m.parts.push_back(std::move(part));
   }
   ASSIGN_OR_RETURN(m.id, StringField(j, "id"));
   ASSIGN_OR_RETURN(m.model, StringField(j, "model"));
   ASSIGN_OR_RETURN(m.provider, StringField(j, "provider"));
-  ASSIGN_OR_RETURN(m.files, StringList(j, "files"));
-  ASSIGN_OR_RETURN(m.files_modified, StringList(j, "files_modified"));
+  ASSIGN_OR_RETURN(m.files, StringListField(j, "files"));
+  ASSIGN_OR_RETURN(m.files_modified, StringListField(j, "files_modified"));
   if (auto e = j.find("edit_results"); e != j.end() && !e->is_null()) {
     if (!e->is_array()) return Err(Status::InvalidArgument("\"edit_results\" must be a list"));
     m.edit_results_json = e->dump();
@@ -158,4 +161,4 @@ Result<NewSession> NewSessionFromJson(const Json& body) {
   return s;
 }
 
-}  // namespace sessiondb::server
+}  // namespace sessiondb
