@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages sessiondb needs to build, test and benchmark,
-# then the browser tests' npm packages (tests/web). Idempotent: packages
+# then the npm packages of the Node tests (tests/web, tests/node). Idempotent: packages
 # already present are left alone, apt is not touched at all when nothing is
 # missing, and npm only when tests/web/node_modules is missing or older than
 # its package-lock.json. The README and .ci/run both call this script.
@@ -39,6 +39,10 @@ PACKAGES=(
 # it), so Debian's packages are added only for a command that is missing.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
 command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
+# The Node package's addon (bindings/node) builds against node_api.h:
+# NodeSource's nodejs ships it in /usr/include/node, Debian's in libnode-dev.
+[ -f /usr/include/node/node_api.h ] || [ -f /usr/local/include/node/node_api.h ] ||
+  PACKAGES+=(libnode-dev)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -56,12 +60,16 @@ else
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# playwright-core, at the version package-lock.json pins. It never downloads
-# a browser: the tests drive Debian's /usr/bin/chromium.
-WEB_TESTS=tests/web
-if [ ! -d "$WEB_TESTS/node_modules" ] || [ "$WEB_TESTS/package-lock.json" -nt "$WEB_TESTS/node_modules" ]; then
-  echo "setup: npm ci in $WEB_TESTS"
-  (cd "$WEB_TESTS" && npm ci --no-audit --no-fund --loglevel=error)
-  touch "$WEB_TESTS/node_modules"
-fi
+# The npm packages of the Node tests, at the versions each package-lock.json
+# pins: playwright-core for the web page (it never downloads a browser: the
+# tests drive Debian's /usr/bin/chromium), and for tests/node the packages
+# the Node package plugs into (@openai/agents, LangGraph.js and its saver
+# validation suite, the AI SDK, the MCP SDK, TypeScript).
+for NODE_TESTS in tests/web tests/node; do
+  if [ ! -d "$NODE_TESTS/node_modules" ] || [ "$NODE_TESTS/package-lock.json" -nt "$NODE_TESTS/node_modules" ]; then
+    echo "setup: npm ci in $NODE_TESTS"
+    (cd "$NODE_TESTS" && npm ci --no-audit --no-fund --loglevel=error)
+    touch "$NODE_TESTS/node_modules"
+  fi
+done
 echo "setup: done"
