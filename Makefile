@@ -18,8 +18,11 @@ build: setup $(BUILD)/build.ninja
 # share/man/man1/sessiondb.1, share/{bash-completion,zsh,fish}/..., share/doc/sessiondb/.
 PREFIX ?= $(if $(filter 0,$(shell id -u)),/usr/local,$(HOME)/.local)
 
+# The Node package goes to PREFIX/lib/node_modules/sessiondb when its addon
+# can be built (the Node headers are there); the Python package when built.
 install: $(BUILD)/build.ninja
-	cmake --build $(BUILD) -j $(JOBS) --target sessiondb_cli
+	cmake --build $(BUILD) -j $(JOBS) --target sessiondb_cli \
+	  $$(cmake --build $(BUILD) --target help | grep -qw sessiondb_node && echo sessiondb_node)
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The same files as a Debian package, under /usr: $(BUILD)/sessiondb_*.deb.

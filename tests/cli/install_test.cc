@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -128,6 +129,32 @@ TEST_F(Install, EveryFileLandsUnderThePrefix) {
   const fs::perms perms = fs::status(Installed("bin/sessiondb")).permissions();
   EXPECT_NE(perms & fs::perms::others_exec, fs::perms::none);
 }
+
+#ifdef SESSIONDB_NODE_EXECUTABLE
+// The Node package lands where `npm install -g --prefix PREFIX` would put it,
+// its addon inside, and a program requires it from there and uses a store
+// with nothing from the build tree (no SESSIONDB_NODE_ADDON).
+TEST_F(Install, TheNodePackageLoadsFromThePrefix) {
+  const std::string package = Installed("lib/node_modules/sessiondb");
+  for (const char* file :
+       {"package.json", "index.d.ts", "lib/index.js", "lib/store.js", "native/sessiondb.node"}) {
+    EXPECT_TRUE(fs::is_regular_file(package + "/" + file)) << file;
+  }
+  const std::string script =
+      "const s = require(" + nlohmann::json(package).dump() +
+      ");"
+      "s.Store.open('node-store').then(async (st) => {"
+      "  const x = await st.createSession({ title: 'installed' });"
+      "  await st.append(x.id, { role: 'user', content: 'hello from the prefix' });"
+      "  console.log((await st.read(x.id))[0].parts[0].text);"
+      "  await st.close();"
+      "}).catch((e) => { console.error(e); process.exit(1); });";
+  ShellRun r =
+      Shell("env -u SESSIONDB_NODE_ADDON " + Sh(SESSIONDB_NODE_EXECUTABLE) + " -e " + Sh(script));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "hello from the prefix\n");
+}
+#endif
 
 TEST_F(Install, TheInstalledProgramRuns) {
   ShellRun help = Shell(Sh(Installed("bin/sessiondb")) + " --help");
