@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "api/session_ref.h"
 #include "blob/base64.h"
 #include "core/iso_time.h"
 #include "core/text_rules.h"
@@ -128,7 +129,7 @@ Result<Json> McpTools::ReadResource(std::string_view uri) {
   }
   std::string_view rest = uri.substr(kPrefix.size());
   const size_t slash = rest.find('/');
-  const std::string session_id(rest.substr(0, slash));
+  ASSIGN_OR_RETURN(const std::string session_id, ResolveSessionRef(store_, rest.substr(0, slash)));
   if (slash == std::string_view::npos) {
     ASSIGN_OR_RETURN(Session session, store_.GetSession(session_id));
     ASSIGN_OR_RETURN(std::vector<Message> messages, store_.ReadMessages(session_id, 1, kScanPage));

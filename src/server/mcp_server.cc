@@ -70,6 +70,11 @@ McpServer::~McpServer() = default;
 
 void McpServer::Log(std::string_view line) const { options_.log(line); }
 
+bool McpServer::StructuredResults() const {
+  // ISO dates compare as strings.
+  return protocol_version_ >= kMcpStructuredResultsVersion;
+}
+
 Status McpServer::Serve(std::istream& in, std::ostream& out) {
   std::streambuf* source = in.rdbuf();
   std::string line;
@@ -191,7 +196,7 @@ McpServer::RpcResult McpServer::Dispatch(const std::string& method, const Json& 
   if (method == "tools/list") {
     Json tools = Json::array();
     for (const ToolSpec& spec : ToolSpecs(options_.allow_rewind)) {
-      tools.push_back(ToolListEntry(spec));
+      tools.push_back(ToolListEntry(spec, StructuredResults()));
     }
     return Json{{"tools", std::move(tools)}};
   }
@@ -257,10 +262,9 @@ McpServer::RpcResult McpServer::CallTool(const Json& params) {
     return tl::make_unexpected(
         RpcError{kInvalidParams, "Invalid params: " + args.error().message()});
   }
-  ToolResult r = tools_->Call(spec->name, *args);
+  ToolResult r = tools_->Call(*spec, std::move(*args));
   Json result = {{"content", std::move(r.content)}};
-  // structuredContent came with 2025-06-18; older clients get the text only.
-  if (!r.structured.is_null() && protocol_version_ >= "2025-06-18") {
+  if (!r.structured.is_null() && StructuredResults()) {
     result["structuredContent"] = std::move(r.structured);
   }
   result["isError"] = r.is_error;

@@ -2,7 +2,8 @@
 // message per line, so an agent can list, read and search its own history,
 // recall its past code writes and look at the images its sessions hold.
 // Protocol revision 2025-06-18; a client asking for 2025-03-26 or 2024-11-05
-// gets that one. docs/mcp.md describes the tools and the exchanges.
+// gets that one (without structuredContent and outputSchema, which came with
+// 2025-06-18). docs/mcp.md describes the tools and the exchanges.
 //
 // What it answers: initialize, ping, tools/list, tools/call, resources/list,
 // resources/templates/list, resources/read. Notifications get no answer.
@@ -43,6 +44,9 @@ namespace sessiondb::server {
 // The protocol revisions this server speaks, newest first.
 inline constexpr std::string_view kMcpLatestVersion = "2025-06-18";
 inline constexpr std::string_view kMcpVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+// The revision that brought structuredContent and outputSchema: clients of
+// an older one get neither (the text content says the same).
+inline constexpr std::string_view kMcpStructuredResultsVersion = "2025-06-18";
 
 struct McpOptions {
   // view_resource returns images up to this size; larger ones are described.
@@ -96,6 +100,8 @@ class McpServer {
   RpcResult ListResources(const Json& params);
   RpcResult ReadResource(const Json& params);
   void Log(std::string_view line) const;
+  // Whether the revision agreed on has structuredContent and outputSchema.
+  bool StructuredResults() const;
 
   Store& store_;
   McpOptions options_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/search_args.h"
+#include "api/session_ref.h"
 #include "core/iso_time.h"
 #include "server/mcp_text.h"
 
@@ -47,7 +48,15 @@ ToolResult StoreError(const Status& status) {
   return ToolResult::Error(std::move(text));
 }
 
-ToolResult McpTools::Call(std::string_view name, const ToolArgs& args) {
+ToolResult McpTools::Call(const ToolSpec& spec, ToolArgs args) {
+  for (const ToolParam& param : spec.params) {
+    // "" for an optional one is the argument left out (search_history's filter).
+    if (!param.names_session || args.String(param.name).empty()) continue;
+    auto id = ResolveSessionRef(store_, args.String(param.name));
+    if (!id) return StoreError(id.error());
+    args.Set(param.name, std::move(*id));
+  }
+  const std::string_view name = spec.name;
   if (name == "list_sessions") return ListSessions(args);
   if (name == "read_session") return ReadSession(args);
   if (name == "search_history") return SearchHistory(args);

@@ -1,8 +1,10 @@
 // The tools `sessiondb mcp` offers (list_sessions, read_session,
 // search_history, search_code_memory, code_churn, view_resource, and with
 // --allow-rewind rewind_session): their
-// declarations (name, description, JSON Schema of the arguments), the check
-// of a call's arguments against that declaration, and the calls themselves.
+// declarations (name, description, JSON Schema of the arguments and of the
+// structured result), the check of a call's arguments against that
+// declaration, and the calls themselves. An argument that names a session
+// takes what the CLI takes (api/session_ref.h: a unique prefix, `-`).
 // The JSON-RPC side is mcp_server.cc; this file knows nothing of it.
 //
 // Errors come back two ways, as MCP asks: arguments that do not fit the
@@ -53,6 +55,9 @@ struct ToolParam {
   int64_t minimum = 0;               // kInteger
   int64_t maximum = INT64_MAX;       // kInteger
   Json default_value;                // null: none
+  // kString naming a session: McpTools::Call resolves it (a unique prefix,
+  // `-` for the active session) to the full id before the tool sees it.
+  bool names_session = false;
 };
 
 struct ToolSpec {
@@ -60,6 +65,9 @@ struct ToolSpec {
   std::string title;
   std::string description;
   std::vector<ToolParam> params;
+  // The JSON Schema (type object) of the tool's structuredContent: every
+  // result that is not an error carries one that fits it.
+  Json output_schema;
   // The tool changes the store (rewind_session): offered only when
   // McpOptions::allow_rewind says so, and annotated as not read-only.
   bool writes = false;
@@ -75,6 +83,8 @@ class ToolArgs {
   std::string String(std::string_view name, std::string fallback = "") const;
   int64_t Int(std::string_view name, int64_t fallback = 0) const;
   bool Bool(std::string_view name, bool fallback = false) const;
+  // Replaces (or adds) the argument `name`.
+  void Set(std::string_view name, Json value) { values_[std::string(name)] = std::move(value); }
 
  private:
   Json values_;
@@ -90,9 +100,11 @@ const std::vector<ToolSpec>& ToolSpecs(bool with_writes = false);
 // The tool named `name` among ToolSpecs(with_writes), or nullptr.
 const ToolSpec* FindTool(std::string_view name, bool with_writes = false);
 // The tools/list entry of a tool: name, title, description, inputSchema
-// (type object, properties, required, additionalProperties false) and
-// annotations (read-only unless it writes, closed world).
-Json ToolListEntry(const ToolSpec& spec);
+// (type object, properties, required, additionalProperties false),
+// outputSchema when `with_output_schema` (protocol 2025-06-18 on: older
+// clients get no structuredContent either) and annotations (read-only unless
+// it writes, closed world).
+Json ToolListEntry(const ToolSpec& spec, bool with_output_schema = true);
 // Checks `arguments` (an object, or null for none) against the tool's params:
 // kInvalidArgument naming the argument for one that is missing, unknown, of
 // the wrong type or out of range. Integers may come as numbers or as strings
@@ -104,14 +116,17 @@ class McpTools {
   // Starts the background embedding unless options.background_embedding is off.
   McpTools(Store& store, const McpOptions& options);
 
-  // Runs the tool `name` (which FindTool knows) with checked arguments.
-  ToolResult Call(std::string_view name, const ToolArgs& args);
+  // Runs the tool `spec` with arguments CheckArguments accepted. Arguments
+  // that name a session are resolved first (ResolveSessionRef): an unknown id
+  // or an ambiguous prefix is an error result naming it (and the candidates).
+  ToolResult Call(const ToolSpec& spec, ToolArgs args);
 
   // The resources side of the server, built on the same reads:
   // sessiondb://session/{id} (the session as read_session text, cut at
   // max_text_bytes) and sessiondb://session/{id}/resource/{resource_id} (the
-  // attachment's bytes). kNotFound for an unknown session or resource,
-  // kInvalidArgument for a URI of another form. Returns MCP resource contents.
+  // attachment's bytes); {id} may be a unique prefix, as in the tools.
+  // kNotFound for an unknown session or resource, kInvalidArgument for an
+  // ambiguous prefix or a URI of another form. Returns MCP resource contents.
   Result<Json> ReadResource(std::string_view uri);
 
  private:

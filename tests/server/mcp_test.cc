@@ -282,6 +282,10 @@ TEST_F(McpTest, AnOlderClientGetsTheRevisionItAskedForAndAnUnknownOneTheLatest) 
     json listed = mcp->Tool("list_sessions", json::object());
     EXPECT_FALSE(listed.contains("structuredContent")) << version;
     EXPECT_TRUE(Contains(TextOf(listed), "trip")) << version;
+    // ... and no outputSchema, which came with it.
+    for (const json& t : mcp->Call("tools/list")["result"]["tools"]) {
+      EXPECT_FALSE(t.contains("outputSchema")) << version << " " << t["name"];
+    }
     EXPECT_EQ(mcp->CloseAndWait(), 0);
   }
   auto mcp = Start();
@@ -300,6 +304,10 @@ TEST_F(McpTest, ToolsListDeclaresEveryToolWithAnObjectSchemaAndReadOnlyHints) {
     EXPECT_TRUE(t["inputSchema"]["properties"].is_object()) << t.dump();
     EXPECT_GT(t["description"].get<std::string>().size(), 80u) << t["name"];
     EXPECT_EQ(t["annotations"]["readOnlyHint"], true);
+    // The shape of its structuredContent (tests/node/mcp.test.mjs validates
+    // every answer against it with the MCP SDK).
+    EXPECT_EQ(t["outputSchema"]["type"], "object") << t.dump();
+    EXPECT_FALSE(t["outputSchema"]["required"].empty()) << t.dump();
   }
   EXPECT_EQ(names, (std::set<std::string>{"list_sessions", "read_session", "search_history",
                                           "search_code_memory", "code_churn", "view_resource"}));
@@ -311,6 +319,18 @@ TEST_F(McpTest, ToolsListDeclaresEveryToolWithAnObjectSchemaAndReadOnlyHints) {
     if (t["name"] == "search_history") {
       EXPECT_EQ(t["inputSchema"]["properties"]["mode"]["enum"],
                 json::array({"keyword", "vector", "hybrid"}));
+    }
+    // Fields that may be null say so.
+    if (t["name"] == "list_sessions") {
+      const json& out = t["outputSchema"]["properties"];
+      EXPECT_EQ(out["next_cursor"]["type"], json::array({"string", "null"}));
+      EXPECT_EQ(out["sessions"]["items"]["properties"]["parent_id"]["type"],
+                json::array({"string", "null"}));
+    }
+    if (t["name"] == "read_session") {
+      const json& out = t["outputSchema"]["properties"];
+      EXPECT_EQ(out["next_from_seq"]["type"], json::array({"integer", "null"}));
+      EXPECT_TRUE(Contains(out["messages"]["items"]["properties"]["usage"].dump(), "null"));
     }
   }
   EXPECT_EQ(mcp->CloseAndWait(), 0);
@@ -681,6 +701,53 @@ TEST_F(McpTest, ProtocolErrorsAndToolErrorsFollowTheSpecAndTheServerGoesOn) {
   std::string rest;
   EXPECT_EQ(mcp->CloseAndWait(&rest), 0);
   EXPECT_EQ(rest, "");
+}
+
+TEST_F(McpTest, ASessionArgumentTakesAUniquePrefixAsTheCliDoes) {
+  {
+    auto store = Store::Open(store_);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE((*store)->CreateSession({.id = "trip-other", .title = "Another trip"}));
+  }
+  auto mcp = Start();
+  mcp->Initialize();
+  json read = mcp->Tool("read_session", {{"session_id", "trip-r"}});
+  EXPECT_EQ(read["isError"], false) << TextOf(read);
+  EXPECT_EQ(read["structuredContent"]["session"]["id"], "trip-retry");
+  // The calls the text suggests name the whole id.
+  json page = mcp->Tool("read_session", {{"session_id", "trip-r"}, {"limit", 1}});
+  EXPECT_TRUE(Contains(TextOf(page), "\"session_id\":\"trip-retry\"")) << TextOf(page);
+  json image = mcp->Tool("view_resource", {{"session_id", "trip-r"}, {"resource_id", image_id_}});
+  EXPECT_EQ(image["isError"], false) << TextOf(image);
+  json search = mcp->Tool("search_history",
+                          {{"query", "tokenizer"}, {"mode", "keyword"}, {"session_id", "trip-r"}});
+  EXPECT_EQ(search["isError"], false) << TextOf(search);
+  for (const json& hit : search["structuredContent"]["hits"])
+    EXPECT_EQ(hit["session_id"], "trip-retry");
+  json resource = mcp->Call("resources/read", {{"uri", "sessiondb://session/trip-r"}});
+  EXPECT_TRUE(Contains(resource["result"]["contents"][0]["text"], "Try the other tokenizer"))
+      << resource.dump();
+
+  // An ambiguous prefix is a tool error naming the candidates, as in the CLI.
+  json ambiguous = mcp->Tool("read_session", {{"session_id", "trip-"}});
+  EXPECT_EQ(ambiguous["isError"], true);
+  const std::string text = TextOf(ambiguous);
+  EXPECT_TRUE(Contains(text, "session id prefix 'trip-' is ambiguous")) << text;
+  EXPECT_TRUE(Contains(text, "trip-retry") && Contains(text, "trip-other  Another trip")) << text;
+  EXPECT_EQ(
+      mcp->Tool("view_resource", {{"session_id", "trip-"}, {"resource_id", image_id_}})["isError"],
+      true);
+  json resource_ambiguous = mcp->Call("resources/read", {{"uri", "sessiondb://session/trip-"}});
+  EXPECT_EQ(resource_ambiguous["error"]["code"], -32602) << resource_ambiguous.dump();
+  // Shorter than 4 characters is not looked up; `-` is the active session.
+  json short_prefix = mcp->Tool("read_session", {{"session_id", "tri"}});
+  EXPECT_EQ(short_prefix["isError"], true);
+  EXPECT_TRUE(Contains(TextOf(short_prefix), "session 'tri' does not exist"))
+      << TextOf(short_prefix);
+  json no_active = mcp->Tool("read_session", {{"session_id", "-"}});
+  EXPECT_EQ(no_active["isError"], true);
+  EXPECT_TRUE(Contains(TextOf(no_active), "active session")) << TextOf(no_active);
+  EXPECT_EQ(mcp->CloseAndWait(), 0);
 }
 
 TEST_F(McpTest, RequestsBeforeInitializeAndBatchesAreAnsweredNotificationsAreNot) {
