@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 
-import { pngBytes, sessiondb, tempDir } from "./support.mjs";
+import { packageDir, pngBytes, sessiondb, tempDir } from "./support.mjs";
 
 const { Store } = sessiondb;
 
@@ -314,4 +314,12 @@ test("Store.open refuses what is not a store, with the reason", async () => {
   const file = path.join(tempDir(), "plain-file");
   fs.writeFileSync(file, "not a store");
   await assert.rejects(Store.open(file), sessiondb.SessiondbError);
+});
+
+test("ES modules import the package's names, as require gives them", async () => {
+  const { pathToFileURL } = await import("node:url");
+  const esm = await import(pathToFileURL(path.join(packageDir, "lib", "index.js")).href);
+  for (const name of ["Store", "SessiondbError", "NotFoundError", "InvalidArgumentError", "image", "file", "toolCall"]) {
+    assert.equal(esm[name], sessiondb[name], name);
+  }
 });

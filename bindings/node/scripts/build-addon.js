@@ -7,7 +7,10 @@
 // CMake builds against the Node headers on this machine (docs/node.md).
 //
 //   node scripts/build-addon.js          build (or reuse) and copy
-//   node scripts/build-addon.js --check  the `install` script: say whether an addon is there
+//
+// (No `install` script checks for the addon: npm runs `install` before
+// `prepare` in the package's own folder. lib/native.js says what to do when
+// the addon is missing.)
 //
 // Where it builds, the first that applies:
 //   $SESSIONDB_BUILD_DIR         a configured build tree of this repository
@@ -48,12 +51,6 @@ function buildDir() {
 }
 
 function main() {
-  if (process.argv.includes('--check')) {
-    if (fs.existsSync(target) || process.env.SESSIONDB_NODE_ADDON) return;
-    say(`no native addon at ${target}; the package's prepare step builds it ` +
-        '(npm install of the repository folder bindings/node runs it).');
-    process.exit(1);
-  }
   if (!fs.existsSync(path.join(repoRoot, 'CMakeLists.txt'))) {
     say(`no sessiondb source tree at ${repoRoot}: install the package from the repository's ` +
         'bindings/node folder, where the engine\'s sources are');
