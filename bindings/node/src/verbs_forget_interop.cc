@@ -1,11 +1,11 @@
 // Forgetting (docs/retention.md: the trash, erasure and its receipts, the
 // ledger, retention) and import and export (verbs.h).
-#include <chrono>
 #include <string>
 #include <vector>
 
 #include "api/json_fields.h"
 #include "core/json_parse.h"
+#include "core/uuid.h"
 #include "sessiondb/forget.h"
 #include "sessiondb/interop.h"
 #include "verbs.h"
@@ -15,12 +15,6 @@ namespace sessiondb::node {
 namespace {
 
 constexpr int64_t kMsPerDay = int64_t{24} * 60 * 60 * 1000;
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // A receipt as the JSON object it prints as (ErasureReceiptToJson).
 Result<Reply> ReceiptReply(const ErasureReceipt& receipt) {
@@ -55,7 +49,7 @@ Result<Reply> EmptyTrash(NodeStore& store, const Json& args, const Attachments&)
       ASSIGN_OR_RETURN(RetentionPolicy policy, st.GetRetentionPolicy());
       days = policy.trash_grace_days;
     }
-    const int64_t now = NowMs();
+    const int64_t now = SystemNowMs();
     return st.EmptyTrash(days == 0 ? now + 1 : now - days * kMsPerDay);
   }));
   return ReceiptReply(receipt);
