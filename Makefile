@@ -65,6 +65,14 @@ bench-server: build
 bench-search: build
 	$(BUILD)/bench/sessiondb_search_bench --dir $(BUILD)/bench-data-search
 
+# W1-W6 from Node: the package beside the Agents SDK's MemorySession and LangGraph's
+# SqliteSaver, and the engine's own figures, in one run (bench/node; `npm ci` there once).
+.PHONY: bench-node
+bench-node: build
+	test -d bench/node/node_modules || (cd bench/node && npm ci --no-audit --no-fund)
+	SESSIONDB_NODE_ADDON=$(abspath $(BUILD))/node/sessiondb.node node bench/node/bench_node.mjs \
+	  --dir $(BUILD)/bench-data-node --native-bench $(BUILD)/bench/sessiondb_bench
+
 format:
 	clang-format-14 -i $$(git ls-files '*.cc' '*.h')
 
