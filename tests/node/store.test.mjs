@@ -323,3 +323,22 @@ test("ES modules import the package's names, as require gives them", async () =>
     assert.equal(esm[name], sessiondb[name], name);
   }
 });
+
+test("a data: URL's bytes are stored as sent; a damaged one is refused by the engine, by name", async () => {
+  const store = await Store.open(path.join(tempDir(), "store"));
+  const s = await store.createSession();
+  const png = pngBytes(42);
+  const url = "data:image/png;base64," + png.toString("base64");
+  const r = await store.append(s.id, { role: "user", content: [sessiondb.image(url), sessiondb.file("data:text/plain;base64,aGVsbG8=", { name: "h.txt" })] });
+  assert.equal(r.resources[0].content_sha256, sha256(png));
+  assert.equal(r.resources[0].mime, "image/png");
+  assert.equal(r.resources[1].mime, "text/plain");
+  assert.equal((await store.readBlob(r.resources[1].content_sha256)).toString(), "hello");
+  // A stray character, a missing pad, a declared type the bytes contradict.
+  await assert.rejects(store.append(s.id, { role: "user", content: [sessiondb.image(url.slice(0, -2) + "!=")] }), sessiondb.InvalidArgumentError);
+  await assert.rejects(store.append(s.id, { role: "user", content: [sessiondb.image(url.slice(0, -1))] }), sessiondb.InvalidArgumentError);
+  await assert.rejects(store.append(s.id, { role: "user", content: [sessiondb.image("data:image/jpeg;base64," + png.toString("base64"))] }),
+    (e) => e instanceof sessiondb.InvalidArgumentError && /image\/jpeg/.test(e.message));
+  assert.equal((await store.read(s.id)).length, 1);
+  await store.close();
+});

@@ -17,6 +17,32 @@ const toolCall = (id, name, args = {}) =>
 const toolResult = (toolCallId, output, isError = false) =>
   ({ type: 'tool_result', tool_call_id: toolCallId, text: output, is_error: isError });
 
+// A base64 data: URL's bytes and media type, decoded here (Buffer's decoder
+// is native) so that the bytes cross into the engine as an attachment rather
+// than as megabytes of JSON text: four times faster for a 1 MiB image. Only
+// canonical base64 is decoded here (Buffer.from would skip stray characters
+// the engine refuses); anything else goes as the data URL, for the engine to
+// check and name what is wrong.
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;  // linear: no group to backtrack through
+
+// Canonical: whole groups of four, and the last group's unused bits zero, so
+// that the bytes encode back to the same text.
+function canonicalBase64(payload) {
+  if (payload.length % 4 !== 0 || !BASE64.test(payload)) return false;
+  const tail = payload.slice(-4);
+  return Buffer.from(tail, 'base64').toString('base64') === tail;
+}
+
+function dataUrlBytes(url) {
+  const comma = url.indexOf(',');
+  if (comma < 0) return null;
+  const head = url.slice(5, comma);
+  if (!head.endsWith(';base64')) return null;
+  const payload = url.slice(comma + 1);
+  if (!canonicalBase64(payload)) return null;
+  return { mime: head.slice(0, -';base64'.length).split(';')[0], data: Buffer.from(payload, 'base64') };
+}
+
 function isBytes(value) {
   return value instanceof Uint8Array || value instanceof ArrayBuffer;
 }
@@ -30,7 +56,11 @@ function encodeAttachment(part, index, attachments) {
     return { ...rest, upload: String(attachments.length - 1) };
   }
   if (typeof source === 'string') {
-    return source.startsWith('data:') ? { ...rest, data_uri: source } : { ...rest, path: source };
+    if (!source.startsWith('data:')) return { ...rest, path: source };
+    const bytes = dataUrlBytes(source);
+    if (!bytes) return { ...rest, data_uri: source };
+    attachments.push(bytes.data);
+    return { ...rest, mime: rest.mime || bytes.mime, upload: String(attachments.length - 1) };
   }
   throw invalid(`parts[${index}]: an ${part.type}'s source is a Buffer, a Uint8Array, an ` +
                 `ArrayBuffer, a data: URL or a path, not ${typeName(source)}`);
