@@ -144,6 +144,8 @@ inline constexpr int kSchemaVersion = 7;
 
 // The embedded store's SQLite database, inside the store's directory.
 inline constexpr std::string_view kEmbeddedDatabaseFile = "sessiondb.db";
+// The embedded store's blob folder, inside the store's directory.
+inline constexpr std::string_view kEmbeddedBlobDir = "blobs";
 
 // The backend behind a location: what Store::Open opens for it.
 enum class StoreKind {

@@ -29,11 +29,6 @@ constexpr int64_t kStaleTempMs = int64_t{60} * 60 * 1000;
 // carry far more blobs than a process may have files open).
 constexpr size_t kBlobsSyncedTogether = 64;
 
-Status NotADigest(std::string_view sha256) {
-  return Status::InvalidArgument("blob name '" + std::string(sha256.substr(0, 80)) +
-                                 "' is not a SHA-256 (64 lowercase hex digits)");
-}
-
 Status Missing(std::string_view sha256) {
   return Status::NotFound("blob " + std::string(sha256) + " is missing");
 }

@@ -68,11 +68,6 @@ Status DoesNotDecrypt(std::string_view sha256, std::string_view why) {
                             " does not decrypt: " + std::string(why));
 }
 
-Status NotADigest(std::string_view sha256) {
-  return Status::InvalidArgument("blob name '" + std::string(sha256.substr(0, 80)) +
-                                 "' is not a SHA-256 (64 lowercase hex digits)");
-}
-
 // The inner store names files by keyed names; its errors must name the blob
 // the caller asked for.
 Status Renamed(Status s, std::string_view sha256) {

@@ -63,4 +63,9 @@ bool IsSha256Hex(std::string_view text) {
   return true;
 }
 
+Status NotADigest(std::string_view name) {
+  return Status::InvalidArgument("blob name '" + std::string(name.substr(0, 80)) +
+                                 "' is not a SHA-256 (64 lowercase hex digits)");
+}
+
 }  // namespace sessiondb::blob

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "sessiondb/status.h"
+
 struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX
 
 namespace sessiondb::blob {
@@ -36,5 +38,8 @@ class Sha256Stream {
 
 // True if `text` is exactly 64 lowercase hex digits (a blob name).
 bool IsSha256Hex(std::string_view text);
+// kInvalidArgument for a blob name that is not IsSha256Hex, quoting (at most
+// 80 bytes of) it.
+Status NotADigest(std::string_view name);
 
 }  // namespace sessiondb::blob

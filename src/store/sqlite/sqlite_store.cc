@@ -32,7 +32,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kDatabaseFile = kEmbeddedDatabaseFile.data();  // a literal: NUL-terminated
-constexpr const char* kBlobDir = "blobs";
 constexpr const char* kActiveSessionKey = "active_session";
 
 int64_t FileSize(const fs::path& p) {
@@ -49,7 +48,7 @@ std::string ForeignEntry(const fs::path& root) {
   for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
     std::string name = it->path().filename().string();
-    if (name != kBlobDir && name.rfind(kDatabaseFile, 0) != 0) return name;
+    if (name != kEmbeddedBlobDir && name.rfind(kDatabaseFile, 0) != 0) return name;
   }
   return "";
 }
@@ -212,7 +211,7 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
 
   ASSIGN_OR_RETURN(std::unique_ptr<blob::FileBlobStore> file_blobs,
                    blob::FileBlobStore::Open(
-                       (root / kBlobDir).string(),
+                       (root / kEmbeddedBlobDir).string(),
                        options.durability == Durability::kDurable && read_only_reason.empty(),
                        options.file_system));
   std::unique_ptr<blob::BlobStore> blobs = std::move(file_blobs);
@@ -231,7 +230,7 @@ Result<std::unique_ptr<store::Backend>> SqliteStore::Open(const std::string& dir
   // queue, so their appends share commits (and fsyncs) instead of taking
   // SQLite's write lock in turn.
   store->group_commit_ = GroupCommitQueue::ForFile(
-      db_path.string(), (root / kBlobDir).string(),
+      db_path.string(), (root / kEmbeddedBlobDir).string(),
       store->options_.durability == Durability::kDurable,
       /*shareable=*/UsesSystemClock(store->options_) && given.file_system == nullptr);
   return std::unique_ptr<store::Backend>(std::move(store));

@@ -21,7 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kBlobDir = "blobs";
 std::string DbPathIn(const fs::path& dir) { return (dir / kEmbeddedDatabaseFile).string(); }
 
 // The mark beside the database of `dir` that says a converted folder is whole.
@@ -78,7 +77,7 @@ Result<std::unique_ptr<blob::BlobStore>> BlobsOf(const fs::path& dir,
                                                  const std::optional<cipher::SecretKey>& key,
                                                  bool sync) {
   ASSIGN_OR_RETURN(std::unique_ptr<blob::FileBlobStore> files,
-                   blob::FileBlobStore::Open((dir / kBlobDir).string(), sync));
+                   blob::FileBlobStore::Open((dir / kEmbeddedBlobDir).string(), sync));
   std::unique_ptr<blob::BlobStore> blobs = std::move(files);
   if (key) blobs = blob::SealBlobStore(std::move(blobs), key->Derive("blobs"));
   return blobs;
