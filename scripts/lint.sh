@@ -12,7 +12,10 @@
 #
 # tidy reads the compile commands of a clang build (the sanitize preset's,
 # build-sanitize/, unless --build-dir DIR says another), so that the flags it
-# sees are clang's own. `make format` rewrites the files in place.
+# sees are clang's own. A file the build compiles in a unity batch (CMake's
+# UNITY_BUILD: CMakeFiles/<target>.dir/Unity/unity_N_cxx.cxx) is checked
+# through that batch, as the compiler sees it; what tidy says of it is still
+# said of the file and its line. `make format` rewrites the files in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,11 +54,36 @@ case "$mode" in
       exit 2
     fi
     [ ${#files[@]} -gt 0 ] || mapfile -t files < <(git ls-files 'src/*.cc')
-    # Each file on its own, two at a time; every warning fails the run
+    # The translation units that hold those files: each file itself, or the
+    # unity batch that includes it.
+    mapfile -t units < <(python3 - "$build_dir" "${files[@]}" <<'EOF'
+import json, os, re, sys
+build, files = sys.argv[1], sys.argv[2:]
+db = json.load(open(os.path.join(build, "compile_commands.json")))
+alone = {os.path.realpath(e["file"]) for e in db}
+batch_of = {}
+for e in db:
+    if "/Unity/unity_" in e["file"]:
+        for line in open(e["file"]):
+            m = re.match(r'#include "(.*)"', line.strip())
+            if m:
+                batch_of[os.path.realpath(m.group(1))] = e["file"]
+units = []
+for f in files:
+    path = os.path.realpath(f)
+    unit = path if path in alone else batch_of.get(path)
+    if unit is None:
+        sys.exit(f"lint: {f} is in no compile command of {build}: reconfigure it")
+    if unit not in units:
+        units.append(unit)
+print("\n".join(units))
+EOF
+)
+    # Each unit on its own, two at a time; every warning fails the run
     # (WarningsAsErrors), and what it said is printed whole.
-    printf '%s\n' "${files[@]}" |
+    printf '%s\n' "${units[@]}" |
       xargs -P "$(nproc)" -n 1 clang-tidy-14 -p "$build_dir" --quiet --warnings-as-errors='*'
-    echo "lint: clang-tidy found nothing in ${#files[@]} files"
+    echo "lint: clang-tidy found nothing in ${#files[@]} files (${#units[@]} translation units)"
     ;;
   *) usage ;;
 esac
