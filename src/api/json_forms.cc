@@ -8,6 +8,7 @@
 
 #include "core/iso_time.h"
 #include "core/json_parse.h"
+#include "core/json_writer.h"
 #include "core/message_codec.h"
 
 namespace sessiondb {
@@ -115,6 +116,105 @@ Json ToJson(const Message& m) {
           {"metadata", EmbeddedJson(m.metadata_json, Json::object())},
           {"pruned", m.pruned}};
 }
+
+namespace {
+
+// A `*_json` field as ToJson writes it (EmbeddedJson, compact): the common
+// empty forms without a parse.
+void WriteEmbedded(JsonWriter& w, const std::string& text, const char* empty) {
+  if (text.empty() || text == empty) {
+    w.Raw(empty);
+    return;
+  }
+  w.Raw(EmbeddedJson(text, Json()).dump());
+}
+
+void WritePart(JsonWriter& w, const Part& p) {
+  w.BeginObject().Key("type").String(PartTypeName(p.type));
+  switch (p.type) {
+    case PartType::kText:
+    case PartType::kReasoning:
+      w.Key("text").String(p.text);
+      break;
+    case PartType::kImage:
+    case PartType::kFile:
+    case PartType::kResourceLink:
+      w.Key("resource").Raw(p.resource ? ToJson(*p.resource).dump() : "null");
+      break;
+    case PartType::kToolCall:
+      w.Key("tool_call_id").String(p.tool_call_id).Key("tool_name").String(p.tool_name);
+      w.Key("arguments");
+      WriteEmbedded(w, p.arguments_json, "{}");
+      break;
+    case PartType::kToolResult:
+      w.Key("tool_call_id").String(p.tool_call_id).Key("text").String(p.text);
+      w.Key("is_error").Bool(p.is_error);
+      break;
+  }
+  w.EndObject();
+}
+
+bool WriteMessage(const Message& m, std::string* out);
+
+void WriteStrings(JsonWriter& w, const std::vector<std::string>& values) {
+  w.BeginArray();
+  for (const std::string& v : values) w.String(v);
+  w.EndArray();
+}
+
+}  // namespace
+
+bool AppendJsonText(const Message& m, std::string* out) {
+  const size_t start = out->size();
+  try {
+    if (WriteMessage(m, out)) return true;
+  } catch (const Json::exception&) {
+    // An embedded value that is not UTF-8: its dump refuses, as ToJson's would.
+  }
+  out->resize(start);
+  return false;
+}
+
+namespace {
+
+bool WriteMessage(const Message& m, std::string* out) {
+  JsonWriter w(out);
+  w.BeginObject();
+  w.Key("id").String(m.id).Key("session_id").String(m.session_id);
+  w.Key("seq").Int(m.seq).Key("ts_ms").Int(m.ts_ms).Key("role").String(RoleName(m.role));
+  w.Key("parts").BeginArray();
+  for (const Part& p : m.parts) WritePart(w, p);
+  w.EndArray();
+  w.Key("files");
+  WriteStrings(w, m.files);
+  w.Key("files_modified");
+  WriteStrings(w, m.files_modified);
+  w.Key("edit_results");
+  WriteEmbedded(w, m.edit_results_json, "[]");
+  w.Key("model").String(m.model).Key("provider").String(m.provider);
+  w.Key("usage");
+  if (m.usage) {
+    w.BeginObject()
+        .Key("input_tokens")
+        .Int(m.usage->input_tokens)
+        .Key("output_tokens")
+        .Int(m.usage->output_tokens)
+        .Key("cached_tokens")
+        .Int(m.usage->cached_tokens)
+        .Key("reasoning_tokens")
+        .Int(m.usage->reasoning_tokens)
+        .EndObject();
+  } else {
+    w.Raw("null");
+  }
+  w.Key("metadata");
+  WriteEmbedded(w, m.metadata_json, "{}");
+  w.Key("pruned").Bool(m.pruned);
+  w.EndObject();
+  return w.ok();
+}
+
+}  // namespace
 
 Json ToJson(const Usage& u) {
   return {{"input_tokens", u.input_tokens},

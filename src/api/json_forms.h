@@ -34,6 +34,12 @@ Json ToJson(const SessionPage& page);
 Json ToJson(const Resource& resource);
 Json ToJson(const Part& part);
 Json ToJson(const Message& message);
+// ToJson(message).dump() appended to `out`, written straight from the
+// message rather than through a tree: reading a long session out to a face
+// (the Node package, 10,000 messages a call) was mostly the building and
+// dumping of trees. False, with `out` as it was, when a string of the
+// message is not UTF-8 (ToJson's dump would refuse it too).
+bool AppendJsonText(const Message& message, std::string* out);
 Json ToJson(const AppendResult& result);
 Json ToJson(const Usage& usage);
 Json ToJson(const Compaction& compaction);

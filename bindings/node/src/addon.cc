@@ -311,6 +311,8 @@ napi_value Call(napi_env env, napi_callback_info info) {
     if (reply->has_bytes) {
       work.has_bytes = true;
       work.bytes = std::move(reply->bytes);
+    } else if (!reply->text.empty()) {
+      work.json = std::move(reply->text);
     } else {
       work.json = JsonText(reply->json);
     }

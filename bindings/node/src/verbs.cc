@@ -17,6 +17,21 @@ const Verb* FindVerb(std::string_view name) {
   return it == table.end() ? nullptr : &it->second;
 }
 
+Reply MessagesReply(const std::vector<Message>& messages) {
+  Reply reply;
+  reply.text.reserve(messages.size() * 700);
+  reply.text += '[';
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (i > 0) reply.text += ',';
+    if (!AppendJsonText(messages[i], &reply.text)) {
+      // Not UTF-8 somewhere (a damaged row): the tree, with U+FFFD for the bad bytes.
+      reply.text += ToJson(messages[i]).dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+  }
+  reply.text += ']';
+  return reply;
+}
+
 Result<Message> MessageArg(const Json& message, const Attachments& attachments) {
   return MessageFromJson(message, {.attachments = &attachments, .allow_paths = true});
 }

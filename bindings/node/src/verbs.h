@@ -23,9 +23,11 @@
 
 namespace sessiondb::node {
 
-// What a verb answers: JSON, or (for a blob) bytes handed to JavaScript as a Buffer.
+// What a verb answers: JSON, JSON already written as text (`text`, when
+// not empty: long reads), or (for a blob) bytes handed to JavaScript as a Buffer.
 struct Reply {
   Json json;
+  std::string text;
   bool has_bytes = false;
   std::string bytes;
 };
@@ -56,6 +58,10 @@ Result<Message> MessageArg(const Json& message, const Attachments& attachments);
 Result<std::string> RequiredString(const Json& args, const char* key);
 // ArchiveFilter from "active", "archived" or "all".
 Result<ArchiveFilter> ArchiveFilterArg(const Json& args, const char* key, ArchiveFilter fallback);
+
+// The messages as a JSON array's text, each as ToJson writes it
+// (AppendJsonText; ToJson's own dump for one it cannot write).
+Reply MessagesReply(const std::vector<Message>& messages);
 
 template <typename T>
 Json ListToJson(const std::vector<T>& values) {

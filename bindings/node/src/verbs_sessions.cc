@@ -114,7 +114,7 @@ Result<Reply> Read(NodeStore& store, const Json& args, const Attachments&) {
   ASSIGN_OR_RETURN(std::vector<Message> messages, store.Run([&](Store& st) {
     return st.ReadMessages(session_id, from_seq, limit);
   }));
-  return JsonReply(ListToJson(messages));
+  return MessagesReply(messages);
 }
 
 Result<Reply> ReadLast(NodeStore& store, const Json& args, const Attachments&) {
@@ -122,7 +122,7 @@ Result<Reply> ReadLast(NodeStore& store, const Json& args, const Attachments&) {
   ASSIGN_OR_RETURN(int64_t count, IntField(args, "count", 0));
   ASSIGN_OR_RETURN(std::vector<Message> messages,
                    store.Run([&](Store& st) { return st.ReadLastMessages(session_id, count); }));
-  return JsonReply(ListToJson(messages));
+  return MessagesReply(messages);
 }
 
 Result<Reply> ReadEvents(NodeStore& store, const Json& args, const Attachments&) {
