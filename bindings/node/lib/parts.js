@@ -19,28 +19,20 @@ const toolResult = (toolCallId, output, isError = false) =>
 
 // A base64 data: URL's bytes and media type, decoded here (Buffer's decoder
 // is native) so that the bytes cross into the engine as an attachment rather
-// than as megabytes of JSON text: four times faster for a 1 MiB image. Only
-// canonical base64 is decoded here (Buffer.from would skip stray characters
-// the engine refuses); anything else goes as the data URL, for the engine to
-// check and name what is wrong.
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;  // linear: no group to backtrack through
-
-// Canonical: whole groups of four, and the last group's unused bits zero, so
-// that the bytes encode back to the same text.
-function canonicalBase64(payload) {
-  if (payload.length % 4 !== 0 || !BASE64.test(payload)) return false;
-  const tail = payload.slice(-4);
-  return Buffer.from(tail, 'base64').toString('base64') === tail;
-}
-
+// than as megabytes of JSON text: several times faster for a 1 MiB image.
+// Only canonical base64 is decoded here: Buffer.from skips characters that
+// are not base64, so the bytes must encode back to the very text (which is
+// faster than any check of the text itself). Anything else goes as the data
+// URL, for the engine to check and name what is wrong.
 function dataUrlBytes(url) {
   const comma = url.indexOf(',');
   if (comma < 0) return null;
   const head = url.slice(5, comma);
   if (!head.endsWith(';base64')) return null;
   const payload = url.slice(comma + 1);
-  if (!canonicalBase64(payload)) return null;
-  return { mime: head.slice(0, -';base64'.length).split(';')[0], data: Buffer.from(payload, 'base64') };
+  const data = Buffer.from(payload, 'base64');
+  if (data.length === 0 || data.toString('base64') !== payload) return null;
+  return { mime: head.slice(0, -';base64'.length).split(';')[0], data };
 }
 
 function isBytes(value) {
