@@ -105,8 +105,9 @@ void Complete(napi_env env, napi_status, void* data) {
       auto* owned = new std::string(std::move(w->bytes));
       if (napi_create_external_buffer(env, owned->size(), owned->data(), FinalizeBytes, owned,
                                       &result) != napi_ok) {
-        delete owned;  // external buffers can be refused (a sandboxed V8): copy instead
-        napi_create_buffer_copy(env, w->bytes.size(), w->bytes.data(), nullptr, &result);
+        // External buffers can be refused (a V8 with a sandbox): copy instead.
+        napi_create_buffer_copy(env, owned->size(), owned->data(), nullptr, &result);
+        delete owned;
       }
     } else if (w->json.empty()) {
       napi_get_null(env, &result);
