@@ -2,13 +2,9 @@
 
 namespace sessiondb {
 
-namespace {
-
-Status WrongType(const char* key, const char* what) {
-  return Status::InvalidArgument(std::string("\"") + key + "\" must be " + what);
+Status WrongType(std::string_view key, std::string_view want) {
+  return Status::InvalidArgument("\"" + std::string(key) + "\" must be " + std::string(want));
 }
-
-}  // namespace
 
 Result<std::string> StringField(const Json& object, const char* key) {
   auto it = object.find(key);

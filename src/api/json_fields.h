@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/json_forms.h"
@@ -27,5 +28,8 @@ Result<int64_t> IntField(const Json& object, const char* key, int64_t fallback);
 Result<bool> BoolField(const Json& object, const char* key, bool fallback);
 // A list of strings; empty when absent.
 Result<std::vector<std::string>> StringListField(const Json& object, const char* key);
+
+// kInvalidArgument: "\"<key>\" must be <want>" (want: "a string", "true or false"...).
+Status WrongType(std::string_view key, std::string_view want);
 
 }  // namespace sessiondb

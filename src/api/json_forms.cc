@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/json_fields.h"
 #include "core/iso_time.h"
 #include "core/json_parse.h"
 #include "core/json_writer.h"
@@ -404,10 +405,6 @@ Json IdList(const std::vector<std::string>& ids) {
   Json out = Json::array();
   for (const std::string& id : ids) out.push_back(id);
   return out;
-}
-
-Status WrongType(std::string_view member, std::string_view want) {
-  return Status::InvalidArgument("\"" + std::string(member) + "\" must be " + std::string(want));
 }
 
 // Checks that `body` is an object whose members are all in `known`.
