@@ -34,6 +34,14 @@ class NodeStore {
     return f(*store_);
   }
 
+  // f(Store&) for a call that answers only a Status; kFailedPrecondition once closed.
+  template <typename F>
+  Status RunStatus(F&& f) {
+    std::shared_lock lock(mu_);
+    if (!store_) return Closed();
+    return f(*store_);
+  }
+
   // f(SearchIndex&), opening the index once.
   template <typename F>
   auto RunSearch(F&& f) -> decltype(f(std::declval<SearchIndex&>())) {

@@ -24,10 +24,7 @@ Result<Reply> ReceiptReply(const ErasureReceipt& receipt) {
 
 Result<Reply> TrashSession(NodeStore& store, const Json& args, const Attachments&) {
   ASSIGN_OR_RETURN(std::string id, RequiredString(args, "id"));
-  RETURN_IF_ERROR(store.Run([&](Store& st) -> Result<bool> {
-    RETURN_IF_ERROR(st.TrashSession(id));
-    return true;
-  }));
+  RETURN_IF_ERROR(store.RunStatus([&](Store& st) { return st.TrashSession(id); }));
   return NullReply();
 }
 
@@ -106,10 +103,7 @@ Result<Reply> SetRetentionPolicy(NodeStore& store, const Json& args, const Attac
     return Err(Status::InvalidArgument("a retention policy is an object"));
   }
   ASSIGN_OR_RETURN(RetentionPolicy policy, RetentionPolicyFromJson(*policy_json));
-  RETURN_IF_ERROR(store.Run([&](Store& st) -> Result<bool> {
-    RETURN_IF_ERROR(st.SetRetentionPolicy(policy));
-    return true;
-  }));
+  RETURN_IF_ERROR(store.RunStatus([&](Store& st) { return st.SetRetentionPolicy(policy); }));
   return NullReply();
 }
 

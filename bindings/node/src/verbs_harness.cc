@@ -111,10 +111,7 @@ Result<Draft> DraftArg(const Json& args) {
 
 Result<Reply> SaveDraft(NodeStore& store, const Json& args, const Attachments&) {
   ASSIGN_OR_RETURN(Draft d, DraftArg(args));
-  RETURN_IF_ERROR(store.Run([&](Store& st) -> Result<bool> {
-    RETURN_IF_ERROR(st.SaveDraft(d));
-    return true;
-  }));
+  RETURN_IF_ERROR(store.RunStatus([&](Store& st) { return st.SaveDraft(d); }));
   return NullReply();
 }
 
@@ -138,10 +135,7 @@ Result<Reply> FinishDraft(NodeStore& store, const Json& args, const Attachments&
 
 Result<Reply> DiscardDraft(NodeStore& store, const Json& args, const Attachments&) {
   ASSIGN_OR_RETURN(std::string draft_id, RequiredString(args, "draftId"));
-  RETURN_IF_ERROR(store.Run([&](Store& st) -> Result<bool> {
-    RETURN_IF_ERROR(st.DiscardDraft(draft_id));
-    return true;
-  }));
+  RETURN_IF_ERROR(store.RunStatus([&](Store& st) { return st.DiscardDraft(draft_id); }));
   return NullReply();
 }
 

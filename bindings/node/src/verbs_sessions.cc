@@ -45,29 +45,20 @@ Result<Reply> ListSessions(NodeStore& store, const Json& args, const Attachments
 Result<Reply> RenameSession(NodeStore& store, const Json& args, const Attachments&) {
   ASSIGN_OR_RETURN(std::string id, RequiredString(args, "id"));
   ASSIGN_OR_RETURN(std::string title, StringField(args, "title"));
-  RETURN_IF_ERROR(store.Run([&](Store& st) -> Result<bool> {
-    RETURN_IF_ERROR(st.RenameSession(id, title));
-    return true;
-  }));
+  RETURN_IF_ERROR(store.RunStatus([&](Store& st) { return st.RenameSession(id, title); }));
   return NullReply();
 }
 
 Result<Reply> ArchiveSession(NodeStore& store, const Json& args, const Attachments&) {
   ASSIGN_OR_RETURN(std::string id, RequiredString(args, "id"));
   ASSIGN_OR_RETURN(bool archived, BoolField(args, "archived", true));
-  RETURN_IF_ERROR(store.Run([&](Store& st) -> Result<bool> {
-    RETURN_IF_ERROR(st.SetArchived(id, archived));
-    return true;
-  }));
+  RETURN_IF_ERROR(store.RunStatus([&](Store& st) { return st.SetArchived(id, archived); }));
   return NullReply();
 }
 
 Result<Reply> DeleteSession(NodeStore& store, const Json& args, const Attachments&) {
   ASSIGN_OR_RETURN(std::string id, RequiredString(args, "id"));
-  RETURN_IF_ERROR(store.Run([&](Store& st) -> Result<bool> {
-    RETURN_IF_ERROR(st.DeleteSession(id));
-    return true;
-  }));
+  RETURN_IF_ERROR(store.RunStatus([&](Store& st) { return st.DeleteSession(id); }));
   return NullReply();
 }
 
