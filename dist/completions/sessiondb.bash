@@ -13,7 +13,7 @@ _sessiondb() {
   fi
 
   local verbs="init new ls rename archive unarchive purge active append show fork events
-    compact prune rewind view usage drafts project import export gc verify stats copy redact rm
+    compact prune rewind view usage drafts project import export gc verify stats copy sync redact rm
     trash erase ledger retain key encrypt decrypt search
     reindex recall churn hook serve mcp demo open version"
   local globals="--store --namespace --json --no-pager --fast --max-image-bytes

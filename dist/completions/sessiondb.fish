@@ -2,7 +2,7 @@
 # The verbs are those `sessiondb --help` lists (tests/cli/install_test.cc checks it).
 
 set -l verbs init new ls rename archive unarchive purge active append show fork events \
-    compact prune rewind view usage drafts project import export gc verify stats copy redact rm \
+    compact prune rewind view usage drafts project import export gc verify stats copy sync redact rm \
     trash erase ledger retain key encrypt decrypt search \
     reindex recall churn hook serve mcp demo open version
 
@@ -44,6 +44,7 @@ complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a gc -d 'Dele
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a verify -d 'Check the database and every blob'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a stats -d 'Counts and bytes on disk'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a copy -d 'Copy a whole store into another'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a sync -d 'Sync this store and another, both ways'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a redact -d 'List or rewrite stored secrets'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a rm -d 'Move a session to the trash, or erase it'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a trash -d 'List, restore or empty the trash'

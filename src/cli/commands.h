@@ -31,6 +31,8 @@ void AddKeyCommands(CLI::App& app, CliContext& ctx);
 void AddSearchCommands(CLI::App& app, CliContext& ctx);
 // recall, churn, hook
 void AddMemoryCommands(CLI::App& app, CliContext& ctx);
+// sync (docs/sync.md)
+void AddSyncCommand(CLI::App& app, CliContext& ctx);
 // serve
 void AddServeCommand(CLI::App& app, CliContext& ctx);
 // mcp

@@ -40,6 +40,7 @@ Examples:
   sessiondb --store postgresql://me@db.internal/chats?namespace=team-a ls
   sessiondb import ~/.claude/projects && sessiondb export --format markdown --out md/
   sessiondb copy --from ~/.local/share/sessiondb --to postgresql://me@db.internal/chats
+  sessiondb sync postgresql://me@db.internal/chats
 
 Store location: --store DIR|URI, else $SESSIONDB_STORE, else $XDG_DATA_HOME/sessiondb,
 else $HOME/.local/share/sessiondb. A postgresql:// URI names a shared PostgreSQL
@@ -190,6 +191,7 @@ static int RunProgram(int argc, char** argv) {
   AddKeyCommands(app, ctx);
   AddSearchCommands(app, ctx);
   AddMemoryCommands(app, ctx);
+  AddSyncCommand(app, ctx);
   AddServeCommand(app, ctx);
   AddMcpCommand(app, ctx);
   AddDemoCommand(app, ctx);

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/numeric_options.h"
 #include "cli/shell_words.h"
+#include "cli/sync_schedule.h"
 #include "core/mutex.h"
 #include "server/demo_history.h"
 #include "server/http_server.h"
@@ -202,6 +203,8 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     std::string inline_token;  // refused: see --token below
     std::string token_file;
     int64_t retain_every_minutes = 60;
+    std::string sync_to;
+    int64_t sync_every_seconds = 30;
   };
   auto args = std::make_shared<Args>();
   server::ServerOptions& o = args->options;
@@ -254,6 +257,14 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
                   "never; `sessiondb retain` shows the policy)")
       ->check(NumberIn(0, 525600))
       ->option_text("MINUTES");
+  cmd->add_option("--sync-to", args->sync_to,
+                  "Sync the store with this one (a directory or postgresql:// URI) at start and "
+                  "then every --sync-every seconds (docs/sync.md)")
+      ->option_text("STORE");
+  cmd->add_option("--sync-every", args->sync_every_seconds,
+                  "Seconds between two syncs of --sync-to (default 30)")
+      ->check(NumberIn(1, 86400))
+      ->option_text("SECONDS");
   cmd->add_flag("--no-embed", args->no_embed,
                 "Do not embed new documents in the background (vector search then sees what "
                 "`sessiondb reindex` embedded)");
@@ -315,6 +326,12 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
       retention = std::make_unique<RetentionSchedule>(
           *store, std::chrono::minutes(args->retain_every_minutes));
     }
+    std::unique_ptr<SyncSchedule> sync;
+    if (!args->sync_to.empty()) {
+      sync = SyncSchedule::Start(*store, args->sync_to,
+                                 OtherStoreOptions(ctx, /*create_if_missing=*/false, ""),
+                                 std::chrono::seconds(args->sync_every_seconds));
+    }
     std::thread watcher([&server, stop_signals] {
       int signal_number = 0;
       sigwait(&stop_signals, &signal_number);
@@ -325,6 +342,7 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     // is blocked and sigwait()ed by the watcher: it ends that wait, not a thread.
     pthread_kill(watcher.native_handle(), SIGTERM);  // NOLINT(bugprone-bad-signal-to-kill-thread)
     watcher.join();
+    sync.reset();
     retention.reset();
     if (!served.ok()) return ctx.Fail(served);
   });
