@@ -132,7 +132,7 @@ TEST_F(PostgresStore, TextWithANulCharacterIsRefusedRatherThanCut) {
 constexpr const char* kVersion1Store = R"sql(
 DROP TABLE IF EXISTS sessions, events, blobs, blob_refs, active_sessions, usage_totals, drafts,
   sessiondb_meta, search_docs, embeddings, code_writes, code_edits, hook_seen, index_meta,
-  forget_ledger;
+  forget_ledger, blob_uploads;
 DROP FUNCTION IF EXISTS sessiondb_events_removed, sessiondb_events_changed,
   sessiondb_code_writes_removed, sessiondb_search_docs_removed CASCADE;
 CREATE TABLE sessiondb_meta (key text PRIMARY KEY, value text NOT NULL);

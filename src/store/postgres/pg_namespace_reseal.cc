@@ -467,8 +467,13 @@ Result<size_t> MoveBlob(PgConnection& c, const std::string& ns, const ResealKeys
   size_t read = 0;
   // A blob already missing stays missing (verify names it); its references move.
   if (row.rows() == 1) {
-    ASSIGN_OR_RETURN(PgResult stored, c.Exec("SELECT bytes FROM blobs WHERE sha256 = $1", old_row,
-                                             /*binary_result=*/true));
+    ASSIGN_OR_RETURN(PgResult stored, c.Exec("SELECT bytes, location FROM blobs WHERE sha256 = $1",
+                                             old_row, /*binary_result=*/true));
+    if (!stored.IsNull(0, 1)) {
+      return Err(Status::FailedPrecondition(
+          "blob " + sha + " is kept in object storage; converting such a namespace is not "
+          "supported yet"));
+    }
     ASSIGN_OR_RETURN(std::string bytes, OpenBlob(k.from, sha, name, stored.Text(0, 0)));
     read = bytes.size();
     if (k.to.encrypted()) bytes = k.to.Bytes(PgColumn::kBlob, new_name, bytes);

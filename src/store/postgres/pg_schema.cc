@@ -299,6 +299,21 @@ CREATE TABLE forget_ledger (
 ALTER TABLE blobs ADD COLUMN digest text;
 ALTER TABLE blob_refs ADD COLUMN digest text;
 )sql",
+    // 5 -> 6: blobs in object storage (docs/postgres.md). A blob kept in a
+    // bucket has `bytes` empty and `location` = its object's key; an upload
+    // not yet named by a row, and the object of a deleted row (token ''),
+    // are recorded in blob_uploads so gc deletes an object only when no
+    // transaction can still name it (pg_object_blobs.h).
+    R"sql(
+ALTER TABLE blobs ADD COLUMN location text;
+CREATE INDEX blobs_by_location ON blobs (location) WHERE location IS NOT NULL;
+CREATE TABLE blob_uploads (
+  key      text NOT NULL,
+  token    text NOT NULL,
+  since_ms bigint NOT NULL,
+  PRIMARY KEY (key, token)
+);
+)sql",
 };
 
 }  // namespace
