@@ -12,6 +12,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3          # embedded backend (WAL, FTS5)
   libpq-dev                       # PostgreSQL backend (headers; libpq5 is dlopened on first use)
   postgresql                      # the throw-away server the PostgreSQL tests start
+  pgbouncer                       # PgBouncer in transaction mode before the test server (pg_connections_test)
   libssl-dev                      # SHA-256, base64
   nlohmann-json3-dev              # JSON codec
   libexpected-dev                 # tl::expected, behind Result<T> (clang 14 builds it)

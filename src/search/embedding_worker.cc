@@ -78,11 +78,20 @@ class ThreadEmbeddingWorker final : public EmbeddingWorker {
       lock.Lock();
       ++looks_;
       caught_up_.SignalAll();
-      if (more && progress_.last_error.empty()) continue;  // keep going while behind
-      const auto deadline = std::chrono::steady_clock::now() + poll_;
+      if (more && progress_.last_error.empty()) {
+        quiet_looks_ = 0;
+        continue;  // keep going while behind
+      }
+      // Nothing new: look again later and later, up to a minute, so a quiet
+      // process stops using its store's connections and a PostgreSQL pool
+      // closes them (pg_pool.h). A nudge (a write, a search) looks at once.
+      const auto wait = std::min<std::chrono::milliseconds>(
+          poll_ * (int64_t{1} << std::min(quiet_looks_++, 5)), std::chrono::minutes(1));
+      const auto deadline = std::chrono::steady_clock::now() + wait;
       while (!stopping_ && !nudged_) {
         if (!wake_.WaitUntil(&mu_, deadline)) break;
       }
+      if (nudged_) quiet_looks_ = 0;
     }
   }
 
@@ -122,6 +131,7 @@ class ThreadEmbeddingWorker final : public EmbeddingWorker {
   EmbeddingProgress progress_ GUARDED_BY(mu_);
   uint64_t looks_ GUARDED_BY(mu_) = 0;  // batches tried
   bool nudged_ GUARDED_BY(mu_) = false;
+  int quiet_looks_ GUARDED_BY(mu_) = 0;  // looks in a row that found nothing
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: starts after the rest exists
 };

@@ -23,6 +23,7 @@ namespace sessiondb::postgres {
   X(conninfoFree) \
   X(errorMessage) \
   X(exec) \
+  X(execParams) \
   X(execPrepared) \
   X(finish) \
   X(getisnull) \
@@ -35,7 +36,8 @@ namespace sessiondb::postgres {
   X(resultStatus) \
   X(setNoticeProcessor) \
   X(socket) \
-  X(status)
+  X(status) \
+  X(transactionStatus)
 // clang-format on
 
 struct LibPq {

@@ -3,11 +3,16 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <set>
+
+#include "core/mutex.h"
 
 namespace sessiondb::postgres {
 
@@ -51,7 +56,84 @@ bool IsTransientState(std::string_view state) {
          state == "57P03";                        // cannot connect now (starting up)
 }
 
+bool EnvIs(const char* name, std::string_view value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && value == v;
+}
+
+bool IsUri(const std::string& conninfo) {
+  return StartsWith(conninfo, "postgresql://") || StartsWith(conninfo, "postgres://");
+}
+
+// `settings` as libpq's `options` value: -c name=value ..., with the
+// backslash and space escapes the server reads there.
+std::string StartupOptions(const PgSettings& settings) {
+  std::string out;
+  for (const auto& [name, value] : settings) {
+    if (!out.empty()) out += ' ';
+    out += "-c " + name + '=';
+    for (char c : value) {
+      if (c == ' ' || c == '\\') out += '\\';
+      out += c;
+    }
+  }
+  return out;
+}
+
+// `conninfo` (a URI or key=value words) with libpq's `options` parameter added.
+std::string WithStartupOptions(const std::string& conninfo, const std::string& options) {
+  if (IsUri(conninfo)) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string encoded;
+    for (unsigned char c : options) {
+      if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
+        encoded += static_cast<char>(c);
+      } else {
+        encoded += '%';
+        encoded += kHex[c >> 4];
+        encoded += kHex[c & 15];
+      }
+    }
+    return conninfo + (conninfo.find('?') == std::string::npos ? "?" : "&") + "options=" + encoded;
+  }
+  std::string quoted;
+  for (char c : options) {
+    if (c == '\'' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return conninfo + (conninfo.empty() ? "" : " ") + "options='" + quoted + "'";
+}
+
+// `settings` as SET statements, LOCAL ones (for a transaction) or not.
+std::string SetStatements(const PgSettings& settings, bool local) {
+  std::string out;
+  for (const auto& [name, value] : settings) {
+    std::string literal = "'";
+    for (char c : value) {
+      if (c == '\'') literal += '\'';
+      literal += c;
+    }
+    out += std::string(out.empty() ? "" : "; ") + (local ? "SET LOCAL " : "SET ") + name + " = " +
+           literal + "'";
+  }
+  return out;
+}
+
+// The connection strings behind which a pooler refused startup options, so
+// later connections of the process go there without trying them again.
+Mutex pooled_mu;
+std::set<std::string>& PooledConninfos() {
+  static std::set<std::string>* known = new std::set<std::string>();
+  return *known;
+}
+
 }  // namespace
+
+bool IsNoFreeConnectionSlot(std::string_view message) {
+  return message.find("too many clients") != std::string_view::npos ||
+         message.find("connection slots are reserved") != std::string_view::npos ||
+         message.find("no more connections allowed") != std::string_view::npos;
+}
 
 PgParams& PgParams::Add(std::string_view text) {
   values_.push_back({.text = std::string(text)});
@@ -141,8 +223,10 @@ std::string PgByteaHex(std::string_view bytes) {
   return out;
 }
 
-Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo,
-                                                            const std::string& setup_sql) {
+namespace {
+
+// A connection made (no setting applied yet), or why not (see Connect).
+Result<PGconn*> OpenConnection(const std::string& conninfo) {
   ASSIGN_OR_RETURN(const LibPq* pq, LoadLibPq());
   // Started, not made at once (PQconnectdb), so that notices are not ours to
   // print from the first byte on: a server sends WARNINGs while a session
@@ -150,7 +234,7 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
   // mismatch), which libpq's default processor writes raw to stderr.
   PGconn* raw = pq->connectStart(conninfo.c_str());
   if (raw == nullptr) return Err(Status::Io("out of memory connecting to PostgreSQL"));
-  std::unique_ptr<PgConnection> conn(new PgConnection(raw));
+  std::unique_ptr<PGconn, decltype(LibPq::finish)> conn(raw, pq->finish);
   pq->setNoticeProcessor(
       raw, [](void*, const char*) {}, nullptr);
   bool timed_out = false;
@@ -197,12 +281,59 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
     std::string message = "cannot connect to PostgreSQL: " + why;
     return Err(transient ? Status::Busy(message) : Status::Io(message));
   }
+  return conn.release();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo,
+                                                            const std::string& setup_sql) {
+  ASSIGN_OR_RETURN(PGconn * raw, OpenConnection(conninfo));
+  std::unique_ptr<PgConnection> conn(new PgConnection(raw));
   // CREATE ... IF NOT EXISTS and friends emit notices too (set above).
-  PGresult* r = pq->exec(raw, setup_sql.c_str());
-  const bool ok = pq->resultStatus(r) == PGRES_COMMAND_OK;
+  PGresult* r = Pq().exec(raw, setup_sql.c_str());
+  const bool ok = Pq().resultStatus(r) == PGRES_COMMAND_OK;
   Status failed = ok ? Status::Ok() : conn->ErrorFrom(r, setup_sql.c_str());
-  pq->clear(r);
+  Pq().clear(r);
   if (!ok) return Err(failed);
+  if (EnvIs("SESSIONDB_PG_PREPARE", "0")) conn->prepare_ = false;
+  return conn;
+}
+
+Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo,
+                                                            const PgSettings& settings) {
+  bool pooled = EnvIs("SESSIONDB_PG_POOLED", "1");
+  if (!pooled) {
+    MutexLock lock(&pooled_mu);
+    pooled = PooledConninfos().count(conninfo) > 0;
+  }
+  // The user's own startup options are kept; the settings are SET then.
+  const bool user_options = conninfo.find("options") != std::string::npos;
+  std::unique_ptr<PgConnection> conn;
+  if (!pooled && !user_options && !settings.empty()) {
+    Result<PGconn*> raw = OpenConnection(WithStartupOptions(conninfo, StartupOptions(settings)));
+    if (raw) {
+      conn.reset(new PgConnection(*raw));
+    } else if (raw.error().message().find("unsupported startup parameter") != std::string::npos) {
+      pooled = true;  // PgBouncer: it forwards no `options` to the server
+      MutexLock lock(&pooled_mu);
+      PooledConninfos().insert(conninfo);
+    } else {
+      return Err(raw.error());
+    }
+  }
+  if (conn == nullptr) {
+    ASSIGN_OR_RETURN(PGconn * raw, OpenConnection(conninfo));
+    conn.reset(new PgConnection(raw));
+    if (pooled) {
+      conn->transaction_pooled_ = true;
+      conn->prepare_ = false;
+      if (!settings.empty()) conn->begin_sql_ = "BEGIN; " + SetStatements(settings, /*local=*/true);
+    } else if (!settings.empty()) {
+      RETURN_IF_ERROR(conn->RunScript(SetStatements(settings, /*local=*/false).c_str()));
+    }
+  }
+  if (EnvIs("SESSIONDB_PG_PREPARE", "0")) conn->prepare_ = false;
   return conn;
 }
 
@@ -248,23 +379,60 @@ Result<PgResult> PgConnection::Exec(const char* sql, const PgParams& params, boo
       values[i] = v.text.c_str();
     }
   }
-  auto it = prepared_.find(sql);
+  // Unnamed the first time (one round trip), prepared the second.
+  auto it = prepare_ ? prepared_.find(sql) : prepared_.end();
+  PGresult* raw = nullptr;
   if (it == prepared_.end()) {
-    const std::string name = "sdb" + std::to_string(prepared_.size());
-    PGresult* prep = Pq().prepare(conn_, name.c_str(), sql, static_cast<int>(n), nullptr);
-    const bool ok = prep && Pq().resultStatus(prep) == PGRES_COMMAND_OK;
-    Status error = ok ? Status::Ok() : ErrorFrom(prep, sql);
-    if (prep) Pq().clear(prep);
-    if (!ok) return Err(std::move(error));
-    it = prepared_.emplace(sql, name).first;
+    raw = Pq().execParams(conn_, sql, static_cast<int>(n), nullptr, values.data(), lengths.data(),
+                          formats.data(), binary_result ? 1 : 0);
+    if (prepare_) prepared_.emplace(sql, "");
+  } else {
+    if (it->second.empty()) {
+      const std::string name = "sdb" + std::to_string(next_name_++);
+      PGresult* prep = Pq().prepare(conn_, name.c_str(), sql, static_cast<int>(n), nullptr);
+      const bool ok = prep && Pq().resultStatus(prep) == PGRES_COMMAND_OK;
+      if (ok) {
+        it->second = name;
+        Pq().clear(prep);
+      } else {
+        raw = prep;  // its error is reported below
+      }
+    }
+    if (raw == nullptr) {
+      raw = Pq().execPrepared(conn_, it->second.c_str(), static_cast<int>(n), values.data(),
+                              lengths.data(), formats.data(), binary_result ? 1 : 0);
+    }
   }
-  PGresult* raw = Pq().execPrepared(conn_, it->second.c_str(), static_cast<int>(n), values.data(),
-                                    lengths.data(), formats.data(), binary_result ? 1 : 0);
   const ExecStatusType st = raw ? Pq().resultStatus(raw) : PGRES_FATAL_ERROR;
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return PgResult(raw);
+  const char* state_c = raw ? Pq().resultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+  const std::string_view state = state_c ? state_c : "";
+  if (prepare_ && (state == "26000" || state == "42P05")) {
+    // The statement prepared is not there, or another's is under its name:
+    // a pooler in transaction mode gave this session another server
+    // connection. Unnamed statements from now on.
+    if (raw) Pq().clear(raw);
+    prepare_ = false;
+    prepared_.clear();
+    if (Pq().transactionStatus(conn_) == PQTRANS_IDLE) {
+      return Exec(sql, params, binary_result);  // nothing to roll back: at once
+    }
+    retryable_ = true;
+    return Err(Status::Busy(
+        "PostgreSQL lost a prepared statement of this connection (a pooler in transaction "
+        "mode?); the transaction is run again without them"));
+  }
   Status error = ErrorFrom(raw, sql);
   if (raw) Pq().clear(raw);
   return Err(std::move(error));
+}
+
+Result<PgResult> PgConnection::ExecPlanned(const char* sql, const PgParams& params) {
+  const bool prepare = prepare_;
+  prepare_ = false;  // Exec sends it unnamed, and remembers nothing of it
+  Result<PgResult> result = Exec(sql, params);
+  prepare_ = prepare;
+  return result;
 }
 
 Status PgConnection::Run(const char* sql, const PgParams& params) {
@@ -283,7 +451,8 @@ Status PgConnection::RunScript(const char* sql) {
 }
 
 Result<PgTransaction> PgTransaction::Begin(PgConnection* conn) {
-  RETURN_IF_ERROR(conn->Run("BEGIN"));
+  // The simple protocol: one round trip, settings and all.
+  RETURN_IF_ERROR(conn->RunScript(conn->begin_sql().c_str()));
   return PgTransaction(conn);
 }
 
@@ -297,7 +466,7 @@ PgTransaction::~PgTransaction() {
 }
 
 Status PgTransaction::Commit() {
-  Status s = conn_->Run("COMMIT");
+  Status s = conn_->RunScript("COMMIT");
   conn_ = nullptr;
   return s;
 }

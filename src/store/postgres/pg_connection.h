@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sessiondb/status.h"
@@ -70,27 +71,59 @@ std::string PgArray(const std::vector<int64_t>& values);
 // of bytea ($1::bytea[]) can hold.
 std::string PgByteaHex(std::string_view bytes);
 
+// The session settings of a connection (lock_timeout, synchronous_commit,
+// ...), as name and value. Sent with the startup packet (libpq's `options`),
+// so they cost no round trip; behind a pooler in transaction mode, set again
+// inside each transaction instead (PgTransaction::Begin).
+using PgSettings = std::vector<std::pair<std::string, std::string>>;
+
+// True when `message` (a connection failure's) says that the server, or a
+// PgBouncer in front of it, has no free connection slot: "too many clients
+// already" (SQLSTATE 53300), "remaining connection slots are reserved",
+// PgBouncer's "no more connections allowed". Such a connect is worth
+// retrying once other clients leave (PgPool::Acquire does).
+bool IsNoFreeConnectionSlot(std::string_view message);
+
 class PgConnection {
  public:
   // Connects with libpq's connection string or URI `conninfo`, then runs
   // `setup_sql` (session settings such as lock_timeout). A refused or failed
   // connection is kBusy when the server is starting, stopping or unreachable
-  // for the moment (worth retrying), kIo otherwise; the message names the
-  // server's complaint. libpq itself is loaded by the first call (LoadLibPq):
-  // kFailedPrecondition, saying what to install, when it cannot be.
+  // for the moment, or has no free slot (IsNoFreeConnectionSlot), all worth
+  // retrying, kIo otherwise; the message names the server's complaint. libpq
+  // itself is loaded by the first call (LoadLibPq): kFailedPrecondition,
+  // saying what to install, when it cannot be.
   static Result<std::unique_ptr<PgConnection>> Connect(const std::string& conninfo,
                                                        const std::string& setup_sql);
+  // As above, with `settings` sent as startup options (no round trip). A
+  // server that refuses startup options is a pooler (PgBouncer): the
+  // connection is made again without them and is transaction_pooled().
+  // $SESSIONDB_PG_POOLED=1 makes every connection transaction_pooled(), for
+  // a pooler that ignores startup options rather than refusing them.
+  static Result<std::unique_ptr<PgConnection>> Connect(const std::string& conninfo,
+                                                       const PgSettings& settings);
   ~PgConnection();
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
 
-  // Runs `sql` with `params`, as a statement prepared on this connection the
-  // first time it is seen (so it is parsed and planned once, not per call).
-  // Errors map SQLSTATEs: unique violation ->
+  // Runs `sql` with `params`. A statement seen for the first time is sent
+  // unnamed (parse, bind and execute in one round trip: a short-lived
+  // process runs most statements once); the second time it is prepared on
+  // this connection, so a long-lived one parses and plans it once. Never
+  // prepared when transaction_pooled() or $SESSIONDB_PG_PREPARE=0, nor after
+  // the server lost or duplicated a prepared statement (SQLSTATE 26000 or
+  // 42P05: a pooler in transaction mode moved the session): from then on
+  // this connection sends unnamed statements only, and the failed call is
+  // retryable. Errors map SQLSTATEs: unique violation ->
   // kAlreadyExists, lock timeout -> kBusy, disk full -> kIo, data corrupted ->
   // kCorruption, invalid text -> kInvalidArgument, a lost connection or a
   // transient conflict -> kBusy with retryable() set.
   Result<PgResult> Exec(const char* sql, const PgParams& params = {}, bool binary_result = false);
+  // As Exec, but always sent unnamed, so the server plans it for these
+  // values each time: for a statement whose best plan depends on them (a
+  // full-text match of a rare or a common word), where a prepared
+  // statement's generic plan, chosen after five runs, can be 100 times slower.
+  Result<PgResult> ExecPlanned(const char* sql, const PgParams& params);
   Status Run(const char* sql, const PgParams& params = {});
   // Runs several statements separated by ';' (no parameters), e.g. a migration.
   Status RunScript(const char* sql);
@@ -104,6 +137,12 @@ class PgConnection {
   // the failure that made the caller give the transaction up.
   void RollbackQuietly();
 
+  // True when the connection goes through a pooler in transaction mode
+  // (PgBouncer's pool_mode = transaction): nothing of the session outlives a
+  // transaction, so no statement is prepared, the settings are made SET
+  // LOCAL in each transaction, and no session-level lock may be taken.
+  bool transaction_pooled() const { return transaction_pooled_; }
+
   // What content columns are sealed with on this connection: the namespace
   // of the store whose pool lent it (pg_pool.h), plaintext until set. Every
   // statement writer seals through it, so none can forget to.
@@ -111,15 +150,24 @@ class PgConnection {
   void set_sealer(const PgSealer* sealer) { sealer_ = sealer; }
 
  private:
+  friend class PgTransaction;
   explicit PgConnection(PGconn* conn) : conn_(conn) {}
   Status ErrorFrom(PGresult* result, const char* sql);
+  // The statement that begins a transaction: BEGIN, and the settings made
+  // SET LOCAL when transaction_pooled().
+  const std::string& begin_sql() const { return begin_sql_; }
 
   PGconn* conn_;
   bool retryable_ = false;
+  bool transaction_pooled_ = false;
+  bool prepare_ = true;  // false: unnamed statements only
+  std::string begin_sql_ = "BEGIN";
   const PgSealer* sealer_ = &kPlaintext;
   static const PgSealer kPlaintext;
-  // SQL text -> the name it was prepared under on this connection.
+  // SQL text -> the name it was prepared under on this connection, or ""
+  // when it was run once, unnamed.
   std::unordered_map<std::string, std::string> prepared_;
+  int next_name_ = 0;
 };
 
 // BEGIN on Begin(); ROLLBACK on destruction unless Commit() succeeded.

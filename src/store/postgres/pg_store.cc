@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -123,19 +124,52 @@ Result<PgLocation> ParsePgUri(const std::string& uri) {
   return loc;
 }
 
+namespace {
+
+// The session settings of a store's connections (PgConnection::Connect).
+PgSettings SessionSettings(const StoreOptions& options) {
+  PgSettings settings = {{"lock_timeout", std::to_string(options.busy_timeout_ms)},
+                         {"client_min_messages", "warning"},
+                         {"application_name", "sessiondb"},
+                         // JIT compiling a search over 20,000 matches cost
+                         // 35 ms of its 230: the store's statements are
+                         // short, never worth compiling.
+                         {"jit", "off"}};
+  if (options.durability == Durability::kDurable) settings.emplace_back("synchronous_commit", "on");
+  return settings;
+}
+
+// How the store's pool uses the server's connections: an idle connection is
+// closed after $SESSIONDB_PG_IDLE_SECONDS (10; 0 closes each when returned),
+// a server with no free slot is waited for as long as a lock is.
+PgPoolLimits PoolLimits(const StoreOptions& options) {
+  PgPoolLimits limits{.max_connections = std::max(1, options.max_connections),
+                      .slot_wait = std::chrono::milliseconds(options.busy_timeout_ms)};
+  if (const char* idle = std::getenv("SESSIONDB_PG_IDLE_SECONDS"); idle && *idle) {
+    char* end = nullptr;
+    const double seconds = std::strtod(idle, &end);
+    if (end != idle && *end == '\0' && seconds >= 0) {
+      limits.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    }
+  }
+  return limits;
+}
+
+}  // namespace
+
 PgStore::PgStore(PgLocation location, std::string ns, StoreOptions options)
     : location_(std::move(location)),
       ns_(std::move(ns)),
       options_(std::move(options)),
-      pool_(
-          location_.conninfo,
-          "SET lock_timeout = " + std::to_string(options_.busy_timeout_ms) +
-              "; SET client_min_messages = warning; SET application_name = 'sessiondb'" +
-              (options_.durability == Durability::kDurable ? "; SET synchronous_commit = on" : ""),
-          std::max(1, options_.max_connections),
-          // Held while the connection lives: no conversion of the namespace
-          // starts while this store could go on writing under the old key.
-          [ns = ns_](PgConnection& c) { return HoldNamespaceOpen(c, ns); }) {}
+      pool_(location_.conninfo, SessionSettings(options_), PoolLimits(options_),
+            // Held while the connection lives: no conversion of the namespace
+            // starts while this store could go on writing under the old key.
+            // Not behind a pooler in transaction mode, where a session-level
+            // lock would stay on a server connection other clients share
+            // (docs/postgres.md, "Many agents").
+            [ns = ns_](PgConnection& c) {
+              return c.transaction_pooled() ? Status::Ok() : HoldNamespaceOpen(c, ns);
+            }) {}
 
 Result<std::unique_ptr<store::Backend>> PgStore::Open(const std::string& uri,
                                                       const StoreOptions& given) {
@@ -152,11 +186,32 @@ Result<std::unique_ptr<store::Backend>> PgStore::Open(const std::string& uri,
   ASSIGN_OR_RETURN(StoreOptions options, WithDefaults(given));
   std::unique_ptr<PgStore> store(new PgStore(std::move(location), std::move(ns), options));
   const std::string where = store->location_.display;
-  Status migrated = store->Run(
-      [&](PgConnection& c) { return MigratePgSchema(&c, options.create_if_missing, where); });
-  if (!migrated.ok()) {
-    if (migrated.message().find(where) != std::string::npos) return Err(migrated);
-    return Err(Status(migrated.code(), "opening " + where + ": " + migrated.message()));
+  // What an open almost always finds, in one statement outside a
+  // transaction: the schema current, and whether documents wait for the
+  // full-text index. nullopt: the long way (no store yet, an older schema,
+  // where the statement fails as a table is missing).
+  Result<std::optional<bool>> current =
+      store->Run([&](PgConnection& c) -> Result<std::optional<bool>> {
+        PgParams p;
+        p.Add(store->ns_);
+        Result<PgResult> r = c.Exec(
+            "SELECT (SELECT value FROM sessiondb_meta WHERE key = 'schema_version'), "
+            "EXISTS (SELECT 1 FROM search_docs WHERE namespace = $1 AND tsv IS NULL)",
+            p);
+        if (!r && c.retryable()) return Err(r.error());
+        if (!r || r->rows() != 1 || r->IsNull(0, 0) ||
+            r->Text(0, 0) != std::to_string(kPgSchemaVersion)) {
+          return std::optional<bool>();
+        }
+        return std::optional<bool>(r->Bool(0, 1));
+      });
+  if (!current || !current->has_value()) {
+    Status migrated = store->Run(
+        [&](PgConnection& c) { return MigratePgSchema(&c, options.create_if_missing, where); });
+    if (!migrated.ok()) {
+      if (migrated.message().find(where) != std::string::npos) return Err(migrated);
+      return Err(Status(migrated.code(), "opening " + where + ": " + migrated.message()));
+    }
   }
   // The namespace's key, before anything of its content is read or written.
   const std::string ns_where = "namespace '" + store->ns_ + "' of " + where;
@@ -164,11 +219,16 @@ Result<std::unique_ptr<store::Backend>> PgStore::Open(const std::string& uri,
       [&](PgConnection& c) { return LoadNamespaceDataKey(c, store->ns_, ns_where, options); });
   if (!key) return Err(key.error());
   if (*key) store->pool_.SetSealer(std::make_shared<const PgSealer>(**key));
+  // Blobs in object storage, when the environment names a bucket.
+  ASSIGN_OR_RETURN(std::optional<ObjectTierConfig> tier, ObjectTierFromEnvironment());
+  if (tier) store->objects_ = MakeObjectTier(*tier);
   // Events a store held before schema v3 have documents not indexed yet.
-  Status indexed = store->IndexUnindexedDocuments();
-  if (!indexed.ok()) {
-    return Err(Status(indexed.code(), "opening " + where + ": indexing its events for search: " +
-                                          indexed.message()));
+  if (!current || !current->has_value() || **current) {
+    Status indexed = store->IndexUnindexedDocuments();
+    if (!indexed.ok()) {
+      return Err(Status(indexed.code(), "opening " + where + ": indexing its events for search: " +
+                                            indexed.message()));
+    }
   }
   return std::unique_ptr<store::Backend>(std::move(store));
 }
@@ -486,7 +546,8 @@ bool PgStore::HoldsBlob(std::string_view sha256) {
 // cannot delete them before the caller's references commit. `bytes_of`
 // gives the bytes of a missing blob, or kNotFound.
 Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int64_t now,
-                   const std::function<Result<std::string>(const std::string&)>& bytes_of) {
+                   const std::function<Result<std::string>(const std::string&)>& bytes_of,
+                   const ObjectUploads* uploads) {
   if (needed.empty()) return Status::Ok();
   const PgSealer& sealer = c.sealer();
   std::vector<std::string> names;
@@ -502,6 +563,23 @@ Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int6
   for (size_t i = 0; i < needed.size(); ++i) {
     const std::string& name = names[i];
     if (have.contains(name)) continue;
+    if (uploads) {
+      auto upload = uploads->find(name);
+      ASSIGN_OR_RETURN(bool claimed, upload == uploads->end() ? Result<bool>(false)
+                                                              : ClaimUpload(c, upload->second));
+      if (claimed) {
+        // Its object was stored and read back before this transaction began.
+        ASSIGN_OR_RETURN(std::string bytes, bytes_of(needed[i]));
+        PgParams insert;
+        insert.Add(name).Add(static_cast<int64_t>(bytes.size())).Add(now).AddBytes("");
+        insert.AddOptional(SealedBlobDigest(sealer, name, needed[i])).Add(upload->second.key);
+        RETURN_IF_ERROR(
+            c.Run("INSERT INTO blobs (sha256, size, created_ms, bytes, digest, location) VALUES "
+                  "($1, $2, $3, $4, $5, $6) ON CONFLICT (sha256) DO NOTHING",
+                  insert));
+        continue;
+      }
+    }
     ASSIGN_OR_RETURN(std::string bytes, bytes_of(needed[i]));
     // The size stays in the clear (docs/encryption.md): gc and stats read it.
     const int64_t size = static_cast<int64_t>(bytes.size());
@@ -681,7 +759,7 @@ Result<int64_t> AppendInTransaction(PgConnection& c, const std::string& ns,
                                 " was removed from the store while the message "
                                 "referring to it was being appended; append it with its bytes"));
   };
-  RETURN_IF_ERROR(EnsureBlobs(c, batch->needed, now, bytes_of));
+  RETURN_IF_ERROR(EnsureBlobs(c, batch->needed, now, bytes_of, &batch->uploads));
 
   EventRows& rows = batch->rows;
   rows.seqs.clear();
@@ -730,6 +808,9 @@ Result<std::vector<AppendResult>> PgStore::InsertMessages(std::string_view sessi
                                                           const Draft* finishing) {
   ASSIGN_OR_RETURN(EncodedBatch batch, EncodeBatch(prepared));
   const std::string& first_id = batch.rows.ids.front();
+  // Large blobs go to the object tier first: stored and read back before
+  // any row can name them.
+  if (objects_) RETURN_IF_ERROR(UploadLargeBlobs(&batch));
 
   bool commit_sent = false;
   auto appended = Run([&](PgConnection& c) -> Result<std::vector<AppendResult>> {
@@ -769,6 +850,36 @@ Result<std::vector<AppendResult>> PgStore::InsertMessages(std::string_view sessi
 
 // ---- Blobs ------------------------------------------------------------------
 
+Status PgStore::UploadLargeBlobs(EncodedBatch* batch) {
+  for (const auto& [sha, bytes] : batch->pending) {
+    if (!objects_->Holds(std::ssize(*bytes))) continue;
+    RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
+      const PgSealer& sealer = c.sealer();
+      const std::string name = sealer.BlobName(sha);
+      if (batch->uploads.contains(name)) return Status::Ok();
+      PgParams p;
+      p.Add(name);
+      // A row already names the blob (in `bytes` or an object): nothing to store.
+      ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT 1 FROM blobs WHERE sha256 = $1", p));
+      if (r.rows() > 0) return Status::Ok();
+      const std::string stored =
+          sealer.encrypted() ? sealer.Bytes(PgColumn::kBlob, name, *bytes) : *bytes;
+      ASSIGN_OR_RETURN(ObjectUpload upload, objects_->Upload(c, name, stored, Now()));
+      batch->uploads.emplace(name, std::move(upload));
+      return Status::Ok();
+    }));
+  }
+  return Status::Ok();
+}
+
+Result<store::BlobRemoval> PgStore::CollectObject(std::string_view key, int64_t cutoff_ms,
+                                                  bool dry_run) {
+  if (!objects_) return store::BlobRemoval::kInGrace;  // no client to delete it with
+  // However old the row was, an upload of the same bytes in flight keeps it.
+  const int64_t cutoff = std::min(cutoff_ms, Now() - objects_->grace_ms());
+  return Run([&](PgConnection& c) { return objects_->Collect(c, key, cutoff, dry_run); });
+}
+
 namespace {
 
 // The bytes of blob `sha256` stored under `name`: opened, and checked
@@ -786,21 +897,42 @@ Result<std::string> OpenBlobBytes(const PgSealer& sealer, std::string_view sha25
   return bytes;
 }
 
-// The bytes of blob `sha256` as namespace `ns` sees them; kNotFound if it
+// Room for a sealed blob's nonce and tag beyond its size.
+constexpr int64_t kSealOverhead = 1024;
+
+// The bytes of blob `sha256` as namespace `ns` sees them, from its row or
+// its object in `objects` (null: no tier configured); kNotFound if it
 // refers to no such blob.
-Result<std::string> ReadBlobOn(PgConnection& c, const std::string& ns, std::string_view sha256) {
+Result<std::string> ReadBlobOn(PgConnection& c, const std::string& ns, std::string_view sha256,
+                               ObjectTier* objects) {
   const std::string name = c.sealer().BlobName(sha256);
   PgParams p;
   p.Add(name).Add(ns);
-  // Only blobs this namespace refers to are visible to it.
+  // Only blobs this namespace refers to are visible to it: checked here,
+  // before any object is fetched.
   ASSIGN_OR_RETURN(PgResult r,
-                   c.Exec("SELECT bytes FROM blobs WHERE sha256 = $1 AND EXISTS "
+                   c.Exec("SELECT bytes, location, size FROM blobs WHERE sha256 = $1 AND EXISTS "
                           "(SELECT 1 FROM blob_refs WHERE namespace = $2 AND sha256 = $1)",
                           p, /*binary_result=*/true));
   if (r.rows() == 0) {
     return Err(Status::NotFound("blob " + std::string(sha256) + " is not in the store"));
   }
-  return OpenBlobBytes(c.sealer(), sha256, name, r.Text(0, 0));
+  if (r.IsNull(0, 1)) return OpenBlobBytes(c.sealer(), sha256, name, r.Text(0, 0));
+  const std::string key(r.Text(0, 1));
+  if (!objects) {
+    return Err(Status::FailedPrecondition(
+        "blob " + std::string(sha256) + " is kept in object storage (" + key +
+        "); set $SESSIONDB_S3_ENDPOINT and $SESSIONDB_S3_BUCKET to read it"));
+  }
+  // The size column is binary here: the row was selected for bytes.
+  int64_t size = 0;
+  for (unsigned char ch : r.Text(0, 2)) size = (size << 8) | ch;
+  // A plaintext object must hash to its digest; a sealed one opens only
+  // under its name and is checked against the digest then.
+  ASSIGN_OR_RETURN(std::string stored,
+                   objects->Read(key, size + kSealOverhead,
+                                 c.sealer().encrypted() ? std::string_view() : sha256));
+  return OpenBlobBytes(c.sealer(), sha256, name, stored);
 }
 
 }  // namespace
@@ -810,7 +942,7 @@ Result<std::string> PgStore::ReadBlob(std::string_view sha256) {
     return Err(Status::InvalidArgument("'" + std::string(sha256.substr(0, 80)) +
                                        "' is not a blob name (64 lowercase hex digits)"));
   }
-  return Run([&](PgConnection& c) { return ReadBlobOn(c, ns_, sha256); });
+  return Run([&](PgConnection& c) { return ReadBlobOn(c, ns_, sha256, objects_.get()); });
 }
 
 namespace {
@@ -856,25 +988,32 @@ Result<std::unique_ptr<BlobReader>> PgStore::OpenBlob(std::string_view sha256) {
   const std::string sha(sha256);
   std::shared_ptr<const std::string> whole;  // a sealed blob's bytes, opened
   ASSIGN_OR_RETURN(int64_t size, Run([&](PgConnection& c) -> Result<int64_t> {
-                     if (c.sealer().encrypted()) {
-                       // Sealed bytes open only whole (one tag over the blob):
-                       // read, opened and checked at once, then served from memory.
-                       ASSIGN_OR_RETURN(std::string bytes, ReadBlobOn(c, ns_, sha));
+                     bool whole_read = c.sealer().encrypted();
+                     int64_t length = 0;
+                     if (!whole_read) {
+                       PgParams p;
+                       p.Add(sha).Add(ns_);
+                       ASSIGN_OR_RETURN(
+                           PgResult r,
+                           c.Exec("SELECT length(bytes)::bigint, location IS NOT NULL FROM blobs "
+                                  "WHERE sha256 = $1 AND EXISTS (SELECT 1 FROM blob_refs WHERE "
+                                  "namespace = $2 AND sha256 = $1)",
+                                  p));
+                       if (r.rows() == 0) {
+                         return Err(Status::NotFound("blob " + sha + " is not in the store"));
+                       }
+                       length = r.Int(0, 0);
+                       whole_read = r.Bool(0, 1);
+                     }
+                     if (whole_read) {
+                       // Sealed bytes open only whole (one tag over the blob),
+                       // and an object is fetched and re-hashed whole: read,
+                       // opened and checked at once, then served from memory.
+                       ASSIGN_OR_RETURN(std::string bytes, ReadBlobOn(c, ns_, sha, objects_.get()));
                        whole = std::make_shared<const std::string>(std::move(bytes));
                        return std::ssize(*whole);
                      }
-                     PgParams p;
-                     p.Add(sha).Add(ns_);
-                     ASSIGN_OR_RETURN(
-                         PgResult r,
-                         c.Exec("SELECT length(bytes)::bigint FROM blobs WHERE sha256 = $1 AND "
-                                "EXISTS (SELECT 1 FROM blob_refs WHERE namespace = $2 AND "
-                                "sha256 = $1)",
-                                p));
-                     if (r.rows() == 0) {
-                       return Err(Status::NotFound("blob " + sha + " is not in the store"));
-                     }
-                     return r.Int(0, 0);
+                     return length;
                    }));
   if (whole) {
     return std::unique_ptr<BlobReader>(
@@ -919,6 +1058,12 @@ Result<std::vector<store::BlobCandidate>> PgStore::UnreferencedBlobs(int64_t* sc
       Result<std::string> digest = BlobDigestOfRow(sealer, r, i, 0);
       candidates.push_back({digest ? *digest : std::string(r.Text(i, 0)), r.Int(i, 2)});
     }
+    // Objects no row names (uploads never claimed, objects of removed rows),
+    // by key: RemoveBlobIfUnreferenced takes those too.
+    if (objects_) {
+      ASSIGN_OR_RETURN(std::vector<std::string> keys, UnnamedObjects(c));
+      for (std::string& key : keys) candidates.push_back({std::move(key), 0});
+    }
     return Status::Ok();
   }));
   return candidates;
@@ -938,14 +1083,20 @@ std::string StoredBlobName(const PgSealer& sealer, std::string_view sha256_or_na
 Result<store::RemovedBlob> PgStore::RemoveBlobIfUnreferenced(std::string_view sha256,
                                                              int64_t grace_cutoff_ms,
                                                              bool dry_run) {
-  return Run([&](PgConnection& c) -> Result<store::RemovedBlob> {
+  if (IsObjectKey(sha256)) {
+    ASSIGN_OR_RETURN(store::BlobRemoval outcome, CollectObject(sha256, grace_cutoff_ms, dry_run));
+    return store::RemovedBlob{outcome, 0};
+  }
+  std::optional<std::string> object;  // the key of the removed row's object
+  Result<store::RemovedBlob> removed = Run([&](PgConnection& c) -> Result<store::RemovedBlob> {
+    object.reset();
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
     PgParams p;
     p.Add(StoredBlobName(c.sealer(), sha256));
     // Appends hold a share lock on a blob they are about to refer to: once
     // this row lock is held, a new statement sees every reference that
     // committed meanwhile.
-    ASSIGN_OR_RETURN(PgResult row, c.Exec("SELECT size, created_ms FROM blobs WHERE "
+    ASSIGN_OR_RETURN(PgResult row, c.Exec("SELECT size, created_ms, location FROM blobs WHERE "
                                           "sha256 = $1 FOR UPDATE",
                                           p));
     // Gone: removed by another collector, or by an earlier attempt whose
@@ -958,9 +1109,24 @@ Result<store::RemovedBlob> PgStore::RemoveBlobIfUnreferenced(std::string_view sh
       return store::RemovedBlob{store::BlobRemoval::kInGrace, size};
     if (dry_run) return store::RemovedBlob{store::BlobRemoval::kRemoved, size};
     RETURN_IF_ERROR(c.Run("DELETE FROM blobs WHERE sha256 = $1", p));
+    // The object outlives its row until gc deletes it: a crash after this
+    // commit leaves its tombstone, never a row without its object.
+    if (!row.IsNull(0, 2)) {
+      object = std::string(row.Text(0, 2));
+      RETURN_IF_ERROR(ForgetObject(c, *object));
+    }
     RETURN_IF_ERROR(txn.Commit());
     return store::RemovedBlob{store::BlobRemoval::kRemoved, size};
   });
+  if (removed && object) {
+    Result<store::BlobRemoval> collected = CollectObject(*object, grace_cutoff_ms, false);
+    if (!collected) {
+      options_.warn(
+          "blob " + std::string(sha256) + " was removed, but its object " + *object +
+          " was not deleted (`sessiondb gc` deletes it later): " + collected.error().message());
+    }
+  }
+  return removed;
 }
 
 void PgStore::CheckDatabase(VerifyReport* report) {

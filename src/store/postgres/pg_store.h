@@ -20,11 +20,13 @@
 #include "store/backend.h"
 #include "store/message_preparer.h"
 #include "store/postgres/pg_analyze.h"
+#include "store/postgres/pg_object_blobs.h"
 #include "store/postgres/pg_pool.h"
 
 namespace sessiondb::postgres {
 
 struct HistoryQuery;  // pg_store_internal.h
+struct EncodedBatch;  // pg_store_internal.h
 
 // A store URI split into what libpq understands and our own parameters.
 struct PgLocation {
@@ -133,6 +135,13 @@ class PgStore final : public store::Backend {
   auto Run(Fn&& work) -> decltype(work(std::declval<PgConnection&>()));
 
   Result<bool> BlobReferenced(std::string_view sha256);
+  // Before an append's transaction: stores in the object tier each blob of
+  // `batch` it holds that no row names yet, recording the uploads in
+  // `batch->uploads` (pg_object_blobs.h). The object store's error otherwise.
+  Status UploadLargeBlobs(EncodedBatch* batch);
+  // Deletes the object of a removed row, or an unnamed one, when gc may
+  // (ObjectTier::Collect); uploads younger than the tier's grace are kept.
+  Result<store::BlobRemoval> CollectObject(std::string_view key, int64_t cutoff_ms, bool dry_run);
   // Counts `rows` a committed write (a restore, created sessions, appended
   // messages) added and runs ANALYZE when enough have been (pg_analyze.h);
   // AnalyzeBulkLoadedTables is that one ANALYZE.
@@ -157,6 +166,8 @@ class PgStore final : public store::Backend {
   const std::string ns_;  // the namespace every query is confined to
   const StoreOptions options_;
   PgPool pool_;
+  // Blobs above a size in an S3 bucket ($SESSIONDB_S3_ENDPOINT); null: all in `bytes`.
+  std::unique_ptr<ObjectTier> objects_;
   BulkLoadStatistics bulk_load_statistics_;
 };
 

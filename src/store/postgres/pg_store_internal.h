@@ -22,6 +22,7 @@
 
 #include "store/message_preparer.h"
 #include "store/postgres/pg_connection.h"
+#include "store/postgres/pg_object_blobs.h"
 #include "store/postgres/pg_store.h"
 #include "store/store_common.h"
 
@@ -42,7 +43,10 @@ auto PgStore::Run(Fn&& work) -> decltype(work(std::declval<PgConnection&>())) {
       Result<PgLease> lease = pool_.Acquire();
       if (!lease) {
         // Connecting failed: worth another try only if the server may be back soon.
-        if (lease.error().code() != StatusCode::kBusy) return Err(lease.error());
+        if (lease.error().code() != StatusCode::kBusy ||
+            IsNoFreeConnectionSlot(lease.error().message())) {
+          return Err(lease.error());  // the pool waited for a free slot already
+        }
         failure = lease.error();
       } else {
         R result = work(**lease);
@@ -130,8 +134,11 @@ struct EventRows {
 // Inserts, inside the caller's transaction, each blob of `needed` (digests)
 // that the namespace's key domain lacks, sealed under its stored name (bytes
 // from `bytes_of`; its error is returned), share-locking those it has against gc.
+// A blob of `uploads` (by stored name) is named by its object instead, once
+// its upload is claimed (ClaimUpload; if gc took it, the bytes go in the row).
 Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int64_t now,
-                   const std::function<Result<std::string>(const std::string&)>& bytes_of);
+                   const std::function<Result<std::string>(const std::string&)>& bytes_of,
+                   const ObjectUploads* uploads = nullptr);
 
 // Inserts `rows` (events, their blob references and their documents of the
 // full-text index) into session_id: texts and bodies sealed under each
@@ -156,6 +163,7 @@ struct EncodedBatch {
   std::vector<std::string> needed;                    // every digest referred to, distinct
   std::map<std::string, const std::string*> pending;  // bytes of blobs the batch brings
   UsageDelta usage;
+  ObjectUploads uploads;  // blobs already stored in the object tier (UploadLargeBlobs)
 };
 
 // Encodes `prepared`, which must outlive the result (its blob bytes are borrowed).
