@@ -184,6 +184,11 @@ class SearchIndex {
   // saves it in the store directory; vectors added after it are scanned
   // exactly until the next build.
   virtual Status BuildVectorIndex(const ProgressFn& progress = {}) = 0;
+  // True when BuildVectorIndex keeps a graph: an embedded store's, or a
+  // PostgreSQL namespace's in this machine's cache (docs/postgres.md). An
+  // encrypted PostgreSQL namespace keeps none: its vectors are always
+  // scanned exactly, and BuildVectorIndex does nothing there.
+  virtual bool KeepsVectorIndex() const = 0;
   // Rebuilds the full-text index from the log and the code memory.
   virtual Status RebuildKeywordIndex() = 0;
   // Indexes documents written since the full-text index last caught up, in

@@ -201,15 +201,16 @@ void AddReindex(CLI::App& app, CliContext& ctx) {
     report["embedded"] = embedded->embedded;
     auto vectors = index->VectorCount();
     if (!vectors) return ctx.Fail(vectors.error());
-    // The approximate index pays off past the threshold only. A PostgreSQL
-    // store keeps no HNSW file: its vectors are always scanned exactly, and
-    // the report says so rather than name an index that was not built.
-    const bool keeps_hnsw = StoreKindOf(ctx.StorePath()) == StoreKind::kEmbedded;
-    if (!keeps_hnsw) {
+    // The approximate index pays off past the threshold only. An encrypted
+    // PostgreSQL namespace keeps no HNSW graph: its vectors are always
+    // scanned exactly, and the report says so rather than name an index
+    // that was not built. A plaintext one keeps it in this machine's cache.
+    if (!index->KeepsVectorIndex()) {
       report["vector_index"] = "exact scan";
       if (args->hnsw) {
         report["vector_index_note"] =
-            "a PostgreSQL store keeps no HNSW index; its vectors are always scanned exactly";
+            "an encrypted PostgreSQL namespace keeps no HNSW index; its vectors are always "
+            "scanned exactly";
       }
     } else if (args->hnsw || *vectors >= SearchOptions{}.approximate_threshold) {
       Progress progress(tty, "vector index (HNSW)");

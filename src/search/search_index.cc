@@ -56,7 +56,10 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderConfig& config) {
 }
 
 // The approximate index of a model: a file in the backend's FilesDirectory(),
-// and a meta entry "hnsw:<model>" recording the last document it covers.
+// and a meta entry "hnsw:<model>" recording the last document it covers,
+// which the backend keeps where the file is (the embedded store's meta
+// table; on PostgreSQL a record beside the file on this machine, valid while
+// the database's vectors of the model are not cleared or erased).
 std::string HnswFileName(const std::string& model) {
   std::string name;
   for (char c : model) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -188,8 +191,9 @@ class BackendSearchIndex final : public SearchIndex {
                                         " to index; run `sessiondb reindex` first");
     }
     const std::string files = backend_->FilesDirectory();
-    // A backend without files of its own (PostgreSQL) has nowhere to keep
-    // the graph: its vectors are always scanned exactly.
+    // A backend without files of its own (an encrypted PostgreSQL namespace,
+    // a machine with no cache folder) has nowhere to keep the graph: its
+    // vectors are always scanned exactly.
     if (files.empty()) return Status::Ok();
     ASSIGN_OR_RETURN(std::unique_ptr<HnswIndex> hnsw, HnswIndex::Build(*all, progress));
     // Through the store's file system: a save that fails leaves the index
@@ -206,6 +210,8 @@ class BackendSearchIndex final : public SearchIndex {
     ResetVectors();
     return Status::Ok();
   }
+
+  bool KeepsVectorIndex() const override { return !backend_->FilesDirectory().empty(); }
 
   Status RebuildKeywordIndex() override { return backend_->RebuildKeywordIndex(); }
 
@@ -266,30 +272,42 @@ class BackendSearchIndex final : public SearchIndex {
   Status ShowPage(const std::vector<FusedEntry>& fused, const store::TextQuery& query,
                   const std::vector<std::string>& terms, const SearchRequest& request,
                   std::vector<SearchHit>* hits) {
+    const size_t limit = static_cast<size_t>(request.limit);
+    const size_t offset = static_cast<size_t>(request.offset);
     size_t skipped = 0;
-    for (const FusedEntry& f : fused) {
-      if (hits->size() == static_cast<size_t>(request.limit)) break;
-      SearchHit hit;
-      ASSIGN_OR_RETURN(bool present, backend_->LoadHitDetails(f.doc_id, &hit));
-      if (!present) continue;
-      if (skipped++ < static_cast<size_t>(request.offset)) continue;
-      hit.score = f.score;
-      hit.keyword_rank = f.keyword_rank;
-      hit.keyword_score = f.keyword_score;
-      hit.vector_rank = f.vector_rank;
-      hit.vector_score = f.vector_score;
-      store::Snippet snippet;
-      if (f.keyword_rank > 0) {
-        ASSIGN_OR_RETURN(snippet, backend_->MatchSnippet(query, f.doc_id));
-      } else {
-        ASSIGN_OR_RETURN(std::optional<std::string> text, backend_->ReadDocumentText(f.doc_id));
-        if (text) snippet = LeadSnippet(*text, terms);
+    size_t next = 0;
+    // The page's documents are loaded in batches (one query each on
+    // PostgreSQL): the hits still wanted, plus a few for documents gone
+    // since the ranking; more batches only if those run out.
+    while (hits->size() < limit && next < fused.size()) {
+      const size_t wanted = (limit - hits->size()) + (offset - std::min(offset, skipped)) + 4;
+      const size_t end = std::min(fused.size(), next + wanted);
+      std::vector<store::IndexBackend::PageRequest> batch;
+      for (size_t i = next; i < end; ++i) {
+        batch.push_back({.doc_id = fused[i].doc_id, .keyword = fused[i].keyword_rank > 0});
       }
-      // Shown as text by every face, which marks the matches its own way.
-      snippet = PlainSnippet(snippet);
-      hit.snippet = std::move(snippet.text);
-      hit.highlights = std::move(snippet.highlights);
-      hits->push_back(std::move(hit));
+      ASSIGN_OR_RETURN(std::vector<store::IndexBackend::PageDocument> loaded,
+                       backend_->LoadPage(query, batch));
+      for (size_t i = next; i < end && hits->size() < limit; ++i) {
+        store::IndexBackend::PageDocument& doc = loaded[i - next];
+        if (!doc.present) continue;
+        if (skipped++ < offset) continue;
+        const FusedEntry& f = fused[i];
+        SearchHit hit = std::move(doc.hit);
+        hit.score = f.score;
+        hit.keyword_rank = f.keyword_rank;
+        hit.keyword_score = f.keyword_score;
+        hit.vector_rank = f.vector_rank;
+        hit.vector_score = f.vector_score;
+        store::Snippet snippet = std::move(doc.snippet);
+        if (f.keyword_rank <= 0 && doc.text) snippet = LeadSnippet(*doc.text, terms);
+        // Shown as text by every face, which marks the matches its own way.
+        snippet = PlainSnippet(snippet);
+        hit.snippet = std::move(snippet.text);
+        hit.highlights = std::move(snippet.highlights);
+        hits->push_back(std::move(hit));
+      }
+      next = end;
     }
     return Status::Ok();
   }

@@ -74,27 +74,49 @@ TEST_F(PostgresParityCli, AnImportLearnsItsCodeWritesAsOnAnEmbeddedStore) {
   EXPECT_EQ(listed.Json()["sessions"][0]["message_count"], 1);
 }
 
-// `reindex --hnsw` on PostgreSQL said "vector_index": "hnsw" though no
-// index was built (the backend keeps no file for one).
-TEST_F(PostgresParityCli, ReindexWithHnswSaysThePostgresStoreScansExactly) {
+// `reindex --hnsw` on PostgreSQL builds this machine's graph of the
+// namespace (in its cache folder, docs/postgres.md), and says so; an
+// encrypted namespace keeps none, and the report says its vectors are
+// scanned exactly rather than name an index that was not built.
+TEST_F(PostgresParityCli, ReindexWithHnswBuildsThisMachinesGraphUnlessTheNamespaceIsEncrypted) {
   PgTestDatabase pg;
   ASSERT_TRUE(pg.ok());
-  ASSERT_EQ(Pg(pg, {"new", "--id", "s"}).exit_code, 0);
-  ASSERT_EQ(Pg(pg, {"append", "s", "vectors for the exact scan"}).exit_code, 0);
-  CliRun reindex = Pg(pg, {"--json", "reindex", "--hnsw"});
+  const std::string cache = dir_.Sub("cache");
+  const RunOptions with_cache = {.with_store = false, .env = {{"SESSIONDB_CACHE_DIR", cache}}};
+  auto pg_run = [&](std::vector<std::string> args, const std::string& uri) {
+    args.insert(args.begin(), {"--store", uri});
+    return Run(args, with_cache);
+  };
+  ASSERT_EQ(pg_run({"new", "--id", "s"}, pg.uri()).exit_code, 0);
+  ASSERT_EQ(pg_run({"append", "s", "vectors for the graph"}, pg.uri()).exit_code, 0);
+  CliRun reindex = pg_run({"--json", "reindex", "--hnsw"}, pg.uri());
   ASSERT_EQ(reindex.exit_code, 0) << reindex.err;
   json report = reindex.Json();
-  EXPECT_EQ(report["vector_index"], "exact scan") << reindex.out;
-  EXPECT_TRUE(Contains(report.value("vector_index_note", ""), "scanned exactly")) << reindex.out;
+  EXPECT_EQ(report["vector_index"], "hnsw") << reindex.out;
   EXPECT_GE(report["vectors"].get<int64_t>(), 1);
-  CliRun plain = Pg(pg, {"reindex", "--hnsw"});
+  int graphs = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache)) {
+    graphs += e.path().extension() == ".hnsw" ? 1 : 0;
+  }
+  EXPECT_EQ(graphs, 1) << "the graph is kept in this machine's cache folder";
+  CliRun found = pg_run({"search", "--mode", "vector", "vectors graph"}, pg.uri());
+  ASSERT_EQ(found.exit_code, 0) << found.err;
+  EXPECT_TRUE(Contains(found.out, "vectors for the graph")) << found.out;
+
+  // An encrypted namespace of the same database.
+  const std::string key = dir_.Sub("ns.key");
+  ASSERT_EQ(Run({"key", "new", key}, {.with_store = false}).exit_code, 0);
+  const std::string sealed_uri = pg.uri() + "&namespace=sealed";
+  ASSERT_EQ(pg_run({"--key-file", key, "new", "--id", "k"}, sealed_uri).exit_code, 0);
+  ASSERT_EQ(pg_run({"--key-file", key, "append", "k", "sealed vectors"}, sealed_uri).exit_code, 0);
+  CliRun sealed = pg_run({"--key-file", key, "--json", "reindex", "--hnsw"}, sealed_uri);
+  ASSERT_EQ(sealed.exit_code, 0) << sealed.err;
+  EXPECT_EQ(sealed.Json()["vector_index"], "exact scan") << sealed.out;
+  EXPECT_TRUE(Contains(sealed.Json().value("vector_index_note", ""), "scanned exactly"))
+      << sealed.out;
+  CliRun plain = pg_run({"--key-file", key, "reindex", "--hnsw"}, sealed_uri);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_TRUE(Contains(plain.out, "vector search: exact scan")) << plain.out;
-  EXPECT_FALSE(Contains(plain.out, "hnsw")) << plain.out;
-  // The embedded store still builds one.
-  NewSession({"--id", "e"});
-  ASSERT_EQ(Sdb({"append", "e", "vectors for the graph"}).exit_code, 0);
-  EXPECT_EQ(Sdb({"--json", "reindex", "--hnsw"}).Json()["vector_index"], "hnsw");
 }
 
 // A WARNING the server sends while a session starts (here a database

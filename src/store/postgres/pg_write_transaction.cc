@@ -260,7 +260,15 @@ class PgWriteTransaction final : public store::WriteTransaction {
 
   // The GIN index is rewritten by ScrubAfterErasure's VACUUM FULL; no
   // vector index is saved on PostgreSQL.
-  Status ScrubDerivedIndexes() override { return Status::Ok(); }
+  // The graphs each machine keeps of the namespace's vectors (in its cache
+  // folder, pg_vector_cache.h) still hold what was erased: their epochs go,
+  // so every machine empties its folder at its next read and scans exactly
+  // until the next build.
+  Status ScrubDerivedIndexes() override {
+    PgParams p;
+    p.Add(ns_);
+    return c_.Run("DELETE FROM index_meta WHERE namespace = $1 AND starts_with(key, 'hnsw:')", p);
+  }
 
   Result<int64_t> AppendLedgerEntry(const LedgerEntry& entry) override {
     PgParams p;
