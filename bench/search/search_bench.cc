@@ -65,6 +65,7 @@
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
 #include "stats.h"
+#include "store/postgres/pg_connection.h"
 #include "store/sqlite/sqlite_db.h"
 
 namespace {
@@ -499,6 +500,120 @@ ProcessTimes RunHookProcess(const std::string& cli, const std::string& store,
   return RunProcess({cli, "--store", store, "hook", "claude-code"}, in);
 }
 
+// --beside-postgres: keyword search on the embedded store and on a
+// PostgreSQL namespace holding the same corpus, query by query in turn, so
+// each figure has its PostgreSQL/embedded ratio from the same minute; with
+// the PostgreSQL floor of the same run (the newest matches read by doc id
+// through the GIN index, nothing ranked, joined or shown) and how far the
+// two rankings agree (the top 5 in common, the same first hit).
+double LoadAverage() {
+  double load[1] = {-1};
+  return getloadavg(load, 1) == 1 ? load[0] : -1;
+}
+
+void KeywordBesidePostgres(const fs::path& store_dir, const std::string& pg_uri, int queries,
+                           int64_t candidates) {
+  SearchOptions options;
+  options.embedder.from_environment = false;
+  options.approximate_threshold = int64_t{1} << 60;
+  if (candidates > 0) options.max_keyword_candidates = candidates;
+  auto embedded = Check(SearchIndex::Open(store_dir.string(), options), "open embedded index");
+  auto postgres = Check(SearchIndex::Open(pg_uri, options), "open postgres index");
+  // The floor's own connection: the URI without our `namespace` parameter.
+  std::string conninfo = pg_uri, ns;
+  if (const size_t at = conninfo.find("namespace="); at != std::string::npos) {
+    const size_t end = conninfo.find('&', at);
+    ns = conninfo.substr(at + 10, end == std::string::npos ? std::string::npos : end - at - 10);
+    conninfo.erase(at > 0 && (conninfo[at - 1] == '&') ? at - 1 : at,
+                   (end == std::string::npos ? conninfo.size() : end + 1) -
+                       (at > 0 && conninfo[at - 1] == '&' ? at - 1 : at));
+    if (!conninfo.empty() && (conninfo.back() == '?' || conninfo.back() == '&'))
+      conninfo.pop_back();
+  }
+  auto floor_conn = Check(postgres::PgConnection::Connect(conninfo, postgres::PgSettings{}), "connect");
+  const int64_t limit = options.max_keyword_candidates + 1;
+  struct Class {
+    std::string name;
+    std::vector<std::string> terms;
+    SearchFilter filter;
+  };
+  std::vector<Class> classes(5);
+  classes[0].name = "rare";
+  classes[1].name = "mid";
+  classes[2].name = "common";
+  classes[3].name = "mid_and_frequent";
+  classes[4].name = "mid_role_user";  // a filter that reads each match's event
+  classes[4].filter.role = Role::kUser;
+  for (int q = 0; q < queries; ++q) {
+    classes[0].terms.push_back(RareTerm(q % kRareTerms));
+    classes[1].terms.push_back(MidTerm(q % kMidTerms));
+    classes[2].terms.push_back("the");
+    classes[3].terms.push_back(MidTerm(q % kMidTerms) + " " + Word(q % 200));
+    classes[4].terms.push_back(MidTerm((2 * q) % kMidTerms));  // in user messages
+  }
+  for (const Class& c : classes) {
+    Progress("keyword beside PostgreSQL: " + c.name + " terms");
+    std::vector<int64_t> e_ns, p_ns, e_cpu, p_cpu, floor_ns;
+    double top5_common = 0;
+    int same_first = 0;
+    int64_t matches = 0;
+    for (const std::string& term : c.terms) {
+      const SearchRequest request = {
+          .query = term, .mode = SearchMode::kKeyword, .filter = c.filter, .limit = 20};
+      int64_t t = NowNs(), cpu = ThreadCpuNs();
+      SearchResults e = Check(embedded->Search(request), "embedded search " + term);
+      e_ns.push_back(NowNs() - t);
+      e_cpu.push_back(ThreadCpuNs() - cpu);
+      t = NowNs(), cpu = ThreadCpuNs();
+      SearchResults p = Check(postgres->Search(request), "postgres search " + term);
+      p_ns.push_back(NowNs() - t);
+      p_cpu.push_back(ThreadCpuNs() - cpu);
+      matches = p.keyword_matches;
+      if (e.hits.empty() || p.hits.empty()) Die("no hits for " + term);
+      std::set<std::pair<std::string, int64_t>> top;
+      for (size_t i = 0; i < 5 && i < e.hits.size(); ++i)
+        top.insert({e.hits[i].session_id, e.hits[i].seq});
+      int in_common = 0;
+      for (size_t i = 0; i < 5 && i < p.hits.size(); ++i)
+        in_common += top.contains({p.hits[i].session_id, p.hits[i].seq}) ? 1 : 0;
+      top5_common += in_common / 5.0;
+      same_first += e.hits[0].session_id == p.hits[0].session_id && e.hits[0].seq == p.hits[0].seq;
+      // The floor: the first word's newest matches, by doc id alone.
+      postgres::PgParams params;
+      params.Add(ns).Add("'" + term.substr(0, term.find(' ')) + "'").Add(limit);
+      t = NowNs();
+      Check(floor_conn->ExecPlanned(
+                "SELECT d.doc_id FROM search_docs d WHERE d.namespace = $1 AND"
+                " d.tsv @@ to_tsquery('simple', $2) ORDER BY d.doc_id DESC LIMIT $3",
+                params),
+            "floor");
+      floor_ns.push_back(NowNs() - t);
+    }
+    const double e50 = PercentileUs(e_ns, 50) / 1000, p50 = PercentileUs(p_ns, 50) / 1000;
+    const double e99 = PercentileUs(e_ns, 99) / 1000, p99 = PercentileUs(p_ns, 99) / 1000;
+    Emit({{"measure", "keyword_beside_postgres"},
+          {"terms", c.name},
+          {"example", c.terms[0]},
+          {"queries", c.terms.size()},
+          {"postgres_matches_ranked", matches},
+          {"embedded_p50_ms", e50},
+          {"embedded_p99_ms", e99},
+          {"embedded_cpu_p50_ms", PercentileUs(e_cpu, 50) / 1000},
+          {"postgres_p50_ms", p50},
+          {"postgres_p99_ms", p99},
+          {"postgres_client_cpu_p50_ms", PercentileUs(p_cpu, 50) / 1000},
+          {"ratio_p50", p50 / e50},
+          {"ratio_p99", p99 / e99},
+          {"postgres_floor_newest_matches_p50_ms", PercentileUs(floor_ns, 50) / 1000},
+          {"floor_over_embedded_p50", PercentileUs(floor_ns, 50) / 1000 / e50},
+          {"top5_in_common", top5_common / static_cast<double>(c.terms.size())},
+          {"same_first_hit", static_cast<double>(same_first) / static_cast<double>(c.terms.size())},
+          {"target", "postgres within 2x of embedded, p50 and p99 (issue 37)"},
+          {"target_met", p50 <= 2 * e50 && p99 <= 2 * e99},
+          {"load_1min", LoadAverage()}});
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -513,6 +628,8 @@ int main(int argc, char** argv) {
     return FirstQueryChild(argv[2], argv[3], std::stoi(argv[4]));  // the measure's child
   }
   std::string baseline_cli, baseline_empty_process;
+  std::string store_uri;           // --store: a PostgreSQL URI instead of DIR/store
+  std::string beside_uri;          // --beside-postgres: keyword on both, same corpus
   int64_t keyword_candidates = 0;  // 0: SearchOptions' default
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -548,12 +665,17 @@ int main(int argc, char** argv) {
       baseline_cli = next();
     else if (a == "--baseline-empty-process")
       baseline_empty_process = next();
+    else if (a == "--store")
+      store_uri = next();
+    else if (a == "--beside-postgres")
+      beside_uri = next();
     else {
       std::cerr << "Usage: sessiondb_search_bench [--messages N] [--code-writes N] [--dir DIR]"
                    " [--queries N] [--keep] [--reuse] [--hnsw-ef N] [--quality] [--topics N]"
                    " [--keyword-only] [--keyword-candidates N] [--clustered-vectors N] "
                    "[--baseline-cli PATH"
-                   " --baseline-empty-process PATH]\n";
+                   " --baseline-empty-process PATH] [--store postgresql://...?namespace=NS]"
+                   " [--beside-postgres postgresql://...?namespace=NS]\n";
       return a == "--help" ? 0 : 2;
     }
   }
@@ -571,11 +693,24 @@ int main(int argc, char** argv) {
   }
   if (quality_only || (!reuse && !keyword_only)) {
     Progress("ranking quality on a labelled set of " + std::to_string(topics) + " queries");
-    bench::MeasureSearchQuality(dir / "quality", topics);
+    // On PostgreSQL in a namespace of its own, made fresh: NS-quality-PID-TIME.
+    std::string quality_location = store_uri;
+    if (const size_t at = quality_location.find("namespace="); at != std::string::npos) {
+      const size_t end = quality_location.find('&', at);
+      quality_location.insert(
+          end == std::string::npos ? quality_location.size() : end,
+          "-quality-" + std::to_string(getpid()) + "-" + std::to_string(NowNs() / 1'000'000'000));
+    }
+    bench::MeasureSearchQuality(dir / "quality", topics, quality_location);
     if (quality_only) return 0;
   }
   const fs::path store_dir = dir / "store";
-  if (reuse && !fs::exists(store_dir / kEmbeddedDatabaseFile))
+  // The store measured: DIR/store, or the PostgreSQL namespace --store names
+  // (then the FTS5 floors and the index's size, which read SQLite's files,
+  // are not measured).
+  const bool on_postgres = !store_uri.empty();
+  const std::string location = on_postgres ? store_uri : store_dir.string();
+  if (reuse && !on_postgres && !fs::exists(store_dir / kEmbeddedDatabaseFile))
     Die("--reuse: no store in " + dir.string());
   if (!reuse) {
     fs::remove_all(dir);
@@ -587,8 +722,7 @@ int main(int argc, char** argv) {
     Corpus corpus;
     {
       auto store =
-          Check(Store::Open(store_dir.string(), {.durability = Durability::kProcessCrashSafe}),
-                "open store");
+          Check(Store::Open(location, {.durability = Durability::kProcessCrashSafe}), "open store");
       int64_t t = NowNs();
       corpus = BuildCorpus(*store, messages);
       double s = static_cast<double>(NowNs() - t) / 1e9;
@@ -604,27 +738,46 @@ int main(int argc, char** argv) {
       Progress("indexing the log");
       SearchOptions options;
       options.embedder.from_environment = false;
-      auto text_index = Check(SearchIndex::Open(store_dir.string(), options), "open index");
+      auto text_index = Check(SearchIndex::Open(location, options), "open index");
       int64_t t = NowNs();
       Check(text_index->IndexPending(), "index the log");
       Emit({{"measure", "index_catch_up"},
             {"messages", corpus.messages},
             {"seconds", static_cast<double>(NowNs() - t) / 1e9}});
     }
-    const int64_t index_bytes = IndexBytes(store_dir);
-    Emit({{"measure", "index_size"},
-          {"index_bytes", index_bytes},
-          {"text_bytes", corpus.text_bytes},
-          {"index_over_text",
-           static_cast<double>(index_bytes) / static_cast<double>(corpus.text_bytes)},
-          {"note", "FTS5 index and document map; the text itself is not stored twice"}});
+    const int64_t index_bytes = on_postgres ? -1 : IndexBytes(store_dir);
+    if (!on_postgres)
+      Emit({{"measure", "index_size"},
+            {"index_bytes", index_bytes},
+            {"text_bytes", corpus.text_bytes},
+            {"index_over_text",
+             static_cast<double>(index_bytes) / static_cast<double>(corpus.text_bytes)},
+            {"note", "FTS5 index and document map; the text itself is not stored twice"}});
+  }
+
+  if (!beside_uri.empty()) {
+    if (!reuse) {
+      Progress("building the same " + std::to_string(messages) + " messages on PostgreSQL");
+      auto store =
+          Check(Store::Open(beside_uri, {.durability = Durability::kProcessCrashSafe}), "open");
+      const int64_t t = NowNs();
+      const Corpus corpus = BuildCorpus(*store, messages);
+      const double s = static_cast<double>(NowNs() - t) / 1e9;
+      Emit({{"measure", "build"},
+            {"backend", "postgres"},
+            {"messages", corpus.messages},
+            {"seconds", s},
+            {"messages_per_s", static_cast<double>(corpus.messages) / s}});
+    }
+    KeywordBesidePostgres(store_dir, beside_uri, queries, keyword_candidates);
+    return 0;
   }
 
   SearchOptions exact_options;
   exact_options.embedder.from_environment = false;
   exact_options.approximate_threshold = int64_t{1} << 60;  // never approximate
   if (keyword_candidates > 0) exact_options.max_keyword_candidates = keyword_candidates;
-  auto index = Check(SearchIndex::Open(store_dir.string(), exact_options), "open index");
+  auto index = Check(SearchIndex::Open(location, exact_options), "open index");
 
   // Keyword: rare (10 hits), mid (1%), common (every message), two-term.
   std::vector<std::string> rare, mid, common, two;
@@ -652,7 +805,8 @@ int main(int argc, char** argv) {
     const double p50 = PercentileUs(ns, 50) / 1000, p99 = PercentileUs(ns, 99) / 1000;
     j["target"] = "p50 <= 5 ms, p99 <= 50 ms (issue 19)";
     j["target_met"] = p50 <= 5 && p99 <= 50;
-    if (name != "mid_and_frequent") {
+    j["backend"] = on_postgres ? "postgres" : "embedded";
+    if (name != "mid_and_frequent" && !on_postgres) {
       // One word: the floor is the same FTS5 walk without the rest.
       KeywordFloor floor =
           MeasureKeywordFloor(store_dir, *list, exact_options.max_keyword_candidates);
@@ -710,8 +864,8 @@ int main(int argc, char** argv) {
   approx_options.hnsw_ef = hnsw_ef;
   approx_options.min_vector_score = -1;  // compare the raw top 10
   exact_options.min_vector_score = -1;
-  auto exact = Check(SearchIndex::Open(store_dir.string(), exact_options), "open exact");
-  auto approx = Check(SearchIndex::Open(store_dir.string(), approx_options), "open approx");
+  auto exact = Check(SearchIndex::Open(location, exact_options), "open exact");
+  auto approx = Check(SearchIndex::Open(location, approx_options), "open approx");
   Progress("vector search, HNSW, and recall@10 against the exact scan");
   {
     int64_t t = NowNs();
@@ -752,7 +906,7 @@ int main(int argc, char** argv) {
   {
     SearchOptions options = approx_options;
     options.min_vector_score = SearchOptions{}.min_vector_score;
-    auto hybrid_index = Check(SearchIndex::Open(store_dir.string(), options), "open hybrid");
+    auto hybrid_index = Check(SearchIndex::Open(location, options), "open hybrid");
     std::vector<std::string> hybrid;
     for (int q = 0; q < queries; ++q)
       hybrid.push_back(MidTerm(q % kMidTerms) + " " + Word(q % 300));
@@ -769,7 +923,7 @@ int main(int argc, char** argv) {
   const int event_base = static_cast<int>(NowNs() / 1000 % 1'000'000) * 10;
   Progress("recording " + std::to_string(code_writes) + " code writes");
   {
-    auto memory = Check(CodeMemory::Open(store_dir.string()), "open memory");
+    auto memory = Check(CodeMemory::Open(location), "open memory");
     if (!reuse) {
       std::mt19937_64 rng(7);
       int64_t t = NowNs();
@@ -798,7 +952,7 @@ int main(int argc, char** argv) {
       // is. In use the server's worker or `reindex` keeps it caught up; so
       // does this, before the hook is measured.
       int64_t ti = NowNs();
-      auto text_index = Check(SearchIndex::Open(store_dir.string()), "open the index");
+      auto text_index = Check(SearchIndex::Open(location), "open the index");
       Check(text_index->IndexPending(), "index the code writes");
       Emit({{"measure", "code_writes_indexed"},
             {"seconds", static_cast<double>(NowNs() - ti) / 1e9}});
@@ -831,12 +985,12 @@ int main(int argc, char** argv) {
       bin_true.push_back(RunProcess({"/bin/true"}, empty_in));
       linkage.push_back(RunProcess({SESSIONDB_EMPTY_PROCESS_PATH}, empty_in));
       version.push_back(RunProcess({SESSIONDB_CLI_PATH, "version"}, empty_in));
-      hook.push_back(RunHookProcess(SESSIONDB_CLI_PATH, store_dir.string(),
-                                    HookEvent(event_base + 1000 + i), dir));
+      hook.push_back(
+          RunHookProcess(SESSIONDB_CLI_PATH, location, HookEvent(event_base + 1000 + i), dir));
       if (baseline_cli.empty()) continue;
       base_linkage.push_back(RunProcess({baseline_empty_process}, empty_in));
       base_hook.push_back(
-          RunHookProcess(baseline_cli, store_dir.string(), HookEvent(event_base + 2000 + i), dir));
+          RunHookProcess(baseline_cli, location, HookEvent(event_base + 2000 + i), dir));
     }
     auto p50_ms = [](const std::vector<ProcessTimes>& runs, int64_t ProcessTimes::*field) {
       std::vector<int64_t> ns;

@@ -176,7 +176,8 @@ struct Query {
   std::map<Place, int> grades;
 };
 
-void Measure(Store& store, const std::vector<Query>& labels, bool configured) {
+void Measure(Store& store, const std::vector<Query>& labels, bool configured,
+             const std::string& backend) {
   SearchOptions options;
   options.embedder.from_environment = configured;
   auto opened = SearchIndex::Open(store, options);
@@ -209,8 +210,13 @@ void Measure(Store& store, const std::vector<Query>& labels, bool configured) {
   }
   const double n = static_cast<double>(labels.size());
   for (const auto& [name, s] : sums) {
-    std::cout << json{{"measure", "search_quality"}, {"embedder", model},        {"mode", name},
-                      {"queries", labels.size()},    {"ndcg_at_10", s.ndcg / n}, {"mrr", s.mrr / n}}
+    std::cout << json{{"measure", "search_quality"},
+                      {"backend", backend},
+                      {"embedder", model},
+                      {"mode", name},
+                      {"queries", labels.size()},
+                      {"ndcg_at_10", s.ndcg / n},
+                      {"mrr", s.mrr / n}}
                      .dump()
               << std::endl;
   }
@@ -218,10 +224,11 @@ void Measure(Store& store, const std::vector<Query>& labels, bool configured) {
 
 }  // namespace
 
-void MeasureSearchQuality(const fs::path& dir, int topics) {
+void MeasureSearchQuality(const fs::path& dir, int topics, const std::string& location) {
   fs::remove_all(dir);
   fs::create_directories(dir);
-  auto opened = Store::Open(dir.string(), {.durability = Durability::kProcessCrashSafe});
+  auto opened = Store::Open(location.empty() ? dir.string() : location,
+                            {.durability = Durability::kProcessCrashSafe});
   if (!opened) Fail("open the store: " + opened.error().message());
   Store& store = **opened;
   const std::vector<Doc> docs = Labelled(topics).Build();
@@ -258,9 +265,10 @@ void MeasureSearchQuality(const fs::path& dir, int topics) {
     batch.push_back(std::move(m));
   }
   flush();
-  Measure(store, labels, /*configured=*/false);
+  const std::string backend(StoreKindName(StoreKindOf(location)));
+  Measure(store, labels, /*configured=*/false, backend);
   const char* url = std::getenv("SESSIONDB_EMBED_URL");
-  if (url != nullptr && *url != '\0') Measure(store, labels, /*configured=*/true);
+  if (url != nullptr && *url != '\0') Measure(store, labels, /*configured=*/true, backend);
 }
 
 }  // namespace sessiondb::bench

@@ -9,11 +9,14 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 namespace sessiondb::bench {
 
-// Builds the corpus in a store under `dir` (replaced), measures, prints one
-// JSON object per measurement on stdout.
-void MeasureSearchQuality(const std::filesystem::path& dir, int topics);
+// Builds the corpus in a store under `dir` (replaced), or at `location` when
+// set (a fresh PostgreSQL namespace), measures, prints one JSON object per
+// measurement on stdout.
+void MeasureSearchQuality(const std::filesystem::path& dir, int topics,
+                          const std::string& location = "");
 
 }  // namespace sessiondb::bench

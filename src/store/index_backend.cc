@@ -29,6 +29,22 @@ void FinishRanking(int64_t max_candidates, KeywordRanking* ranking) {
                    [](const RankedDoc& a, const RankedDoc& b) { return a.score > b.score; });
 }
 
+Result<std::vector<IndexBackend::PageDocument>> IndexBackend::LoadPage(
+    const TextQuery& query, std::span<const PageRequest> docs) {
+  std::vector<PageDocument> out(docs.size());
+  for (size_t i = 0; i < docs.size(); ++i) {
+    PageDocument& d = out[i];
+    ASSIGN_OR_RETURN(d.present, LoadHitDetails(docs[i].doc_id, &d.hit));
+    if (!d.present) continue;
+    if (docs[i].keyword) {
+      ASSIGN_OR_RETURN(d.snippet, MatchSnippet(query, docs[i].doc_id));
+    } else {
+      ASSIGN_OR_RETURN(d.text, ReadDocumentText(docs[i].doc_id));
+    }
+  }
+  return out;
+}
+
 Result<int64_t> CatchUpTextIndex(IndexBackend& backend, int64_t max_documents,
                                  const std::function<void(int64_t, int64_t)>& progress) {
   ASSIGN_OR_RETURN(TextIndexState state, backend.TextIndexProgress());

@@ -8,7 +8,7 @@
 // they work on every backend and never include one (docs/ARCHITECTURE.md).
 // Each backend implements it next to its Store: `sqlite/sqlite_index` (FTS5,
 // the search tables of the embedded schema) and `postgres/pg_index`
-// (tsvector with a GIN index, ts_rank_cd, ts_headline).
+// (tsvector with a GIN index, ts_rank_cd).
 //
 // A document is what the index ranks: an event (message, compaction summary,
 // resource view) or a code write. Its `doc_id` is a positive integer that
@@ -241,6 +241,25 @@ class IndexBackend {
   // The document's text (message text with its tool calls and results; a code
   // write's path and code); nullopt when it is gone.
   virtual Result<std::optional<std::string>> ReadDocumentText(int64_t doc_id) = 0;
+
+  // What a page of hits asks for each document: its details (as
+  // LoadHitDetails), and either its match snippet (`keyword`: as
+  // MatchSnippet) or its text (as ReadDocumentText).
+  struct PageRequest {
+    int64_t doc_id = 0;
+    bool keyword = false;
+  };
+  struct PageDocument {
+    bool present = false;  // LoadHitDetails' answer; nothing else is set when false
+    SearchHit hit;
+    Snippet snippet;                  // keyword requests
+    std::optional<std::string> text;  // the others
+  };
+  // The documents of a page at once, in the order asked. The default asks
+  // document by document; a backend across a network answers in one round
+  // trip (PostgreSQL), so a page costs one query, not three per hit.
+  virtual Result<std::vector<PageDocument>> LoadPage(const TextQuery& query,
+                                                     std::span<const PageRequest> docs);
 
   // Rebuilds the full-text index from the log and the code memory: documents
   // for events and writes it lost, none for those gone.

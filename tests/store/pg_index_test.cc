@@ -93,22 +93,27 @@ class PgIndex : public PostgresStoreTest {
   std::unique_ptr<IndexBackend> index_;
 };
 
-TEST_F(PgIndex, RanksByCoverDensityAndNewerFirstOnTies) {
+TEST_F(PgIndex, RanksByCoverDensityOverLengthAndNewerFirstOnTies) {
   const std::string s = NewSessionId();
-  AppendText(s, "alpha and some other words");                // 1
-  AppendText(s, "alpha alpha alpha beta");                    // 2
-  AppendText(s, "nothing to see here");                       // 3
-  AppendText(s, "beta and then alpha at the end of it all");  // 4
+  AppendText(s, "alpha and some other words");                          // 1
+  AppendText(s, "alpha alpha alpha beta");                              // 2
+  AppendText(s, "nothing to see here");                                 // 3
+  AppendText(s, "beta and then alpha too");                             // 4
+  AppendText(s, "alpha once in a message of many more words than it");  // 5
   auto r = index_->RankKeyword(AllOf({"alpha"}), {}, 100);
   ASSERT_TRUE(r) << r.error().ToString();
-  ASSERT_EQ(r->docs.size(), 3u);
-  EXPECT_EQ(r->matches, 3);
+  ASSERT_EQ(r->docs.size(), 4u);
+  EXPECT_EQ(r->matches, 4);
   EXPECT_FALSE(r->bounded);
   EXPECT_EQ(r->docs[0].doc_id, DocOf(s, 2));  // three times: densest
   EXPECT_GT(r->docs[0].score, r->docs[1].score);
   EXPECT_EQ(r->docs[1].score, r->docs[2].score);
-  EXPECT_EQ(r->docs[1].doc_id, DocOf(s, 4));  // a tie: the newer first
+  EXPECT_EQ(r->docs[1].doc_id, DocOf(s, 4));  // a tie (as long, once each): the newer first
   EXPECT_EQ(r->docs[2].doc_id, DocOf(s, 1));
+  // Once in a longer message ranks below once in a shorter one, as with
+  // BM25 on the embedded store.
+  EXPECT_EQ(r->docs[3].doc_id, DocOf(s, 5));
+  EXPECT_GT(r->docs[2].score, r->docs[3].score);
   EXPECT_EQ(index_->Expression(AllOf({"alpha", "beta"})), "'alpha' & 'beta'");
   EXPECT_EQ(Ranked(AllOf({"alpha", "beta"})).size(), 2u);
   EXPECT_TRUE(Ranked(AllOf({"zebra"})).empty());
@@ -281,6 +286,70 @@ TEST_F(PgIndex, SnippetsHighlightTheMatchedWordsAtTheirBytes) {
   EXPECT_TRUE(index_->MatchSnippet(AllOf({"failed"}), 999999)->text.empty());
 }
 
+// A page of hits is loaded in one query (LoadPage): it must say what the
+// per-document calls say, document by document, in the order asked.
+TEST_F(PgIndex, APageLoadsWhatEachDocumentsCallsWouldInTheOrderAsked) {
+  const std::string s = NewSessionId();
+  AppendText(s, "the deploy failed on the first host");            // 1
+  AppendText(s, "nothing about it here");                          // 2
+  AppendText(s, "deployment notes: it failed again, then passed");  // 3
+  auto w = index_->InsertCodeWrite(Write("src/deploy.cc", "int deploy_failed = 1;", 77), {});
+  ASSERT_TRUE(w) << w.error().ToString();
+  auto newest = index_->NewestDocument();
+  ASSERT_TRUE(newest);
+  const int64_t code_doc = *newest;
+  TextQuery query = AllOf({"failed"});
+  query.all_of.push_back({TextPhrase{.words = {"deploy"}, .prefix = true}});
+  const std::vector<IndexBackend::PageRequest> asked = {
+      {.doc_id = DocOf(s, 3), .keyword = true},   // matches
+      {.doc_id = 999999, .keyword = true},        // not there
+      {.doc_id = DocOf(s, 2), .keyword = true},   // does not match: no snippet
+      {.doc_id = DocOf(s, 1), .keyword = false},  // its text, not a snippet
+      {.doc_id = code_doc, .keyword = true},      // a code write
+  };
+  auto page = index_->LoadPage(query, asked);
+  ASSERT_TRUE(page) << page.error().ToString();
+  ASSERT_EQ(page->size(), asked.size());
+  for (size_t i = 0; i < asked.size(); ++i) {
+    SCOPED_TRACE(i);
+    const IndexBackend::PageDocument& got = (*page)[i];
+    SearchHit want;
+    auto present = index_->LoadHitDetails(asked[i].doc_id, &want);
+    ASSERT_TRUE(present);
+    ASSERT_EQ(got.present, *present);
+    if (!got.present) continue;
+    EXPECT_EQ(got.hit.session_id, want.session_id);
+    EXPECT_EQ(got.hit.seq, want.seq);
+    EXPECT_EQ(got.hit.event_id, want.event_id);
+    EXPECT_EQ(got.hit.kind, want.kind);
+    EXPECT_EQ(got.hit.role, want.role);
+    EXPECT_EQ(got.hit.time_ms, want.time_ms);
+    EXPECT_EQ(got.hit.code_id, want.code_id);
+    EXPECT_EQ(got.hit.file_path, want.file_path);
+    if (asked[i].keyword) {
+      auto snippet = index_->MatchSnippet(query, asked[i].doc_id);
+      ASSERT_TRUE(snippet);
+      EXPECT_EQ(got.snippet.text, snippet->text);
+      EXPECT_EQ(got.snippet.highlights, snippet->highlights);
+      EXPECT_FALSE(got.text);
+    } else {
+      EXPECT_EQ(got.text, *index_->ReadDocumentText(asked[i].doc_id));
+      EXPECT_TRUE(got.snippet.text.empty());
+    }
+  }
+  EXPECT_FALSE((*page)[1].present);
+  EXPECT_TRUE((*page)[2].snippet.text.empty());  // "failed" is not in it
+  // The prefix's words are marked where they start: "deployment" by "deploy*".
+  std::set<std::string> marked;
+  for (auto [b, e] : (*page)[0].snippet.highlights) {
+    marked.insert((*page)[0].snippet.text.substr(b, e - b));
+  }
+  EXPECT_EQ(marked, (std::set<std::string>{"deployment", "failed"})) << (*page)[0].snippet.text;
+  EXPECT_EQ((*page)[4].hit.kind, HitKind::kCodeWrite);
+  EXPECT_EQ((*page)[4].hit.file_path, "src/deploy.cc");
+  EXPECT_FALSE((*page)[4].snippet.text.empty());
+}
+
 TEST_F(PgIndex, ToolCallsAndResultsAreSearchableTextOfTheirMessage) {
   const std::string s = NewSessionId();
   Message m;
@@ -406,7 +475,8 @@ TEST_F(PgIndex, VectorsArePutScannedInPagesCountedAndCleared) {
   EXPECT_EQ(*index_->CountPendingEmbeddings("m"), 2100);
   EXPECT_FALSE(*index_->GetMeta("hnsw:m"));
   EXPECT_EQ(**index_->GetMeta("learned"), "7");
-  EXPECT_EQ(index_->FilesDirectory(), "");
+  // Not the database: a folder of this machine's cache (pg_vector_cache.h).
+  EXPECT_NE(index_->FilesDirectory(), "");
 }
 
 TEST_F(PgIndex, MetaKeepsTheLastValueOfEachKey) {
@@ -693,6 +763,7 @@ TEST_F(PgIndex, AVersion2StoreIsSearchableOnceItUpgrades) {
   index_.reset();
   store_.reset();
   pg_->Query(
+      "ALTER TABLE blobs DROP COLUMN location; DROP TABLE blob_uploads;"
       "ALTER TABLE blobs DROP COLUMN digest; ALTER TABLE blob_refs DROP COLUMN digest;"
       "DROP TABLE forget_ledger; ALTER TABLE sessions DROP COLUMN trashed_ms;"
       "DROP TABLE search_docs, embeddings, code_writes, code_edits, hook_seen, index_meta;"

@@ -155,18 +155,29 @@ bool HoldsPrefixPhrase(std::string_view text, const std::vector<store::TextPhras
 }
 
 std::string KeyedHeadline(std::string_view indexable, const store::TextQuery& query) {
-  constexpr size_t kMaxWords = 24;     // HeadlineOptions' MaxWords
+  constexpr size_t kMaxWords = 24;     // ts_headline's MaxWords
   constexpr size_t kMaxFragments = 2;  // and MaxFragments
   constexpr size_t kLeadWords = 6;     // words shown before a fragment's first match
   std::set<std::string> wanted;
+  std::vector<std::string> prefixes;  // the last word of a prefix phrase ("build*")
   for (const std::vector<store::TextPhrase>& group : query.all_of) {
     for (const store::TextPhrase& p : group) {
-      for (std::string& term : PhraseTerms(p)) wanted.insert(std::move(term));
+      std::vector<std::string> terms = PhraseTerms(p);
+      if (p.prefix && !terms.empty()) {
+        prefixes.push_back(std::move(terms.back()));
+        terms.pop_back();
+      }
+      for (std::string& term : terms) wanted.insert(std::move(term));
     }
   }
   const std::vector<IndexedWord> words = WordsOf(indexable);
   std::vector<bool> hit(words.size());
-  for (size_t i = 0; i < words.size(); ++i) hit[i] = wanted.contains(words[i].term);
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& term = words[i].term;
+    hit[i] = wanted.contains(term) ||
+             std::any_of(prefixes.begin(), prefixes.end(),
+                         [&](const std::string& prefix) { return term.starts_with(prefix); });
+  }
   // Fragments [begin, end) of words, each opening a little before a match
   // that the fragments before it did not show.
   std::vector<std::pair<size_t, size_t>> fragments;
@@ -200,11 +211,6 @@ std::string KeyedHeadline(std::string_view indexable, const store::TextQuery& qu
     }
   }
   return out;
-}
-
-std::string HeadlineOptions() {
-  return std::string("MaxFragments=2, MaxWords=24, MinWords=8, StartSel=") + kHeadlineStart +
-         ", StopSel=" + kHeadlineStop + ", FragmentDelimiter=" + kHeadlineFragments;
 }
 
 store::Snippet SnippetFromHeadline(std::string_view headline, std::string_view indexable,

@@ -1,6 +1,6 @@
 // The PostgreSQL side of a backend-neutral TextQuery: the tsquery text that
-// expresses it over the index's words (pg_search_docs.h), and the snippet made
-// of ts_headline's output.
+// expresses it over the index's words (pg_search_docs.h), and the snippet of
+// a matching document, made in the process the way ts_headline makes one.
 //
 // Example: groups [["ship", "boat"*]], none_of ["red herring"] become
 //   ('ship' | 'boat':*) & !('red' <-> 'herring')
@@ -13,9 +13,9 @@
 // start like it. There a prefix is searched as the whole word ("boat"), and
 // Expression shows it so; an excluded prefix ("-boat*") is checked on the
 // opened text of what the index found (HoldsPrefixPhrase), so what the
-// person excluded never comes back. ts_headline cannot read the document either:
-// KeyedHeadline makes the same kind of headline in the process, from the
-// opened text.
+// person excluded never comes back. Snippets are made in the process on
+// every namespace (KeyedHeadline, from the opened text), so the server
+// runs no text function on a page's documents.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -37,13 +37,11 @@ std::string RenderTsQuery(const store::TextQuery& query, const PgSealer& sealer)
 // namespace searches for.
 store::TextQuery WithoutPrefixes(store::TextQuery query);
 
-// The separators RenderHeadline asks ts_headline for: control bytes, which
+// The separators of a headline (KeyedHeadline): control bytes, which
 // IndexableText never leaves in a text.
 inline constexpr char kHeadlineStart = '\x02';
 inline constexpr char kHeadlineStop = '\x03';
 inline constexpr char kHeadlineFragments = '\x04';
-// The ts_headline options that use them.
-std::string HeadlineOptions();
 
 // True when `text` holds one of the prefix phrases of `phrases` ("build*",
 // "red light*"), split as the index splits it. An encrypted namespace's index
@@ -51,14 +49,18 @@ std::string HeadlineOptions();
 // the opened text of what the index found.
 bool HoldsPrefixPhrase(std::string_view text, const std::vector<store::TextPhrase>& phrases);
 
-// What ts_headline would give with HeadlineOptions() for `indexable`
-// (IndexableText of a document) and `query`, made in the process: at most two
+// What ts_headline would give (MaxFragments=2, MaxWords=24, these
+// separators) for `indexable` (IndexableText of a document) and `query`,
+// made in the process: at most two
 // fragments of at most 24 words, in document order, around the first words
-// that a phrase of the query's all_of holds (whole words), those words
-// between kHeadlineStart and kHeadlineStop. For SnippetFromHeadline.
+// that a phrase of the query's all_of holds (whole words; for a prefix
+// phrase, its last word also as the start of a word), those words between
+// kHeadlineStart and kHeadlineStop. For SnippetFromHeadline. Every page of
+// hits is made with it (PgIndex::LoadPage), so the server runs no
+// ts_headline per hit.
 std::string KeyedHeadline(std::string_view indexable, const store::TextQuery& query);
 
-// The snippet of a document from ts_headline's output `headline` over
+// The snippet of a document from the headline `headline` (KeyedHeadline) over
 // `indexable` (IndexableText of the document): each fragment is found in it
 // and taken from `original` (IndexedPart of the document, the same length)
 // so the snippet keeps its punctuation; fragments are joined with " … ",

@@ -4,11 +4,13 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/json_parse.h"
 #include "store/postgres/pg_fulltext_query.h"
 #include "store/postgres/pg_search_docs.h"
 #include "store/postgres/pg_store_internal.h"
+#include "store/postgres/pg_vector_cache.h"
 
 namespace sessiondb::postgres {
 namespace {
@@ -50,12 +52,38 @@ namespace {
   " AND ($10::text[] IS NULL OR CASE WHEN d.code_id IS NULL"                            \
   "  THEN d.session_id = ANY($10) ELSE d.code_id = ANY($11::bigint[]) END) "
 
+// The conditions of a filter that names no role, time, archive state or
+// project ($5 .. $11 NULL), which need neither a match's event nor its
+// session's row: the deleted sessions of the namespace are found once (a
+// hashed subplan), and a code write's session only for a code write. Most
+// searches are such; joining each match's session instead made the planner
+// hash every session of the store for a rare word's ten matches.
+#define PG_FILTER_WHERE_PLAIN                                                               \
+  " d.namespace = $1 AND CASE WHEN d.code_id IS NULL"                                       \
+  "  THEN d.session_id NOT IN (SELECT x.id FROM sessions x"                                 \
+  "   WHERE x.namespace = $1 AND x.deleted)"                                                \
+  "  ELSE NOT EXISTS (SELECT 1 FROM code_writes c JOIN sessions t"                          \
+  "   ON t.namespace = c.namespace AND t.id = c.session_id WHERE c.namespace = d.namespace" \
+  "   AND c.id = d.code_id AND t.trashed_ms IS NOT NULL) END"                               \
+  " AND ($2::text IS NULL OR d.session_id = $2)"                                            \
+  " AND ($3::boolean OR d.code_id IS NOT NULL)"                                             \
+  " AND ($4::boolean OR d.code_id IS NULL)"                                                 \
+  " AND $5::text IS NULL AND $6::bigint IS NULL AND $7::bigint IS NULL"                     \
+  " AND $8::boolean IS NULL AND $9::text IS NULL AND $10::text[] IS NULL"                   \
+  " AND $11::bigint[] IS NULL "
+
 // The sessions and code writes of an encrypted namespace whose project
 // passes a project filter, found by opening their metadata and paths here.
 struct ProjectMatches {
   std::vector<std::string> session_ids;
   std::vector<int64_t> code_ids;
 };
+
+// True when `f` and `matches` need no more than PG_FILTER_WHERE_PLAIN.
+bool FilterIsPlain(const SearchFilter& f, const std::optional<ProjectMatches>& matches) {
+  return !f.role.has_value() && f.since_ms == 0 && f.until_ms == 0 &&
+         f.archived == ArchiveFilter::kAll && f.project.empty() && !matches.has_value();
+}
 
 void AddFilterParams(const SearchFilter& f, const std::optional<ProjectMatches>& matches,
                      PgParams* p) {
@@ -197,6 +225,19 @@ std::string PgIndex::Expression(const store::TextQuery& query) const {
                     : RenderTsQuery(query, PgSealer());
 }
 
+// The newest $13 matches of the tsquery $12 passing the filter, each with
+// ts_rank_cd normalised by the document's length (1: divided by 1 + log of
+// its word count), as BM25 is: on the labelled quality set its nDCG@10
+// equals the embedded store's (docs/postgres.md, "Keyword search").
+#define PG_RANK_SQL(JOINS, WHERE)                                           \
+  "SELECT m.doc_id, ts_rank_cd(m.tsv, to_tsquery('simple', $12), 1) FROM (" \
+  "SELECT d.doc_id, d.tsv FROM search_docs d" JOINS                         \
+  "WHERE d.tsv @@ to_tsquery('simple', $12) AND" WHERE                      \
+  "ORDER BY d.doc_id DESC LIMIT $13) m ORDER BY m.doc_id DESC"
+constexpr const char* kRankSql = PG_RANK_SQL(PG_FILTER_JOINS, PG_FILTER_WHERE);
+constexpr const char* kRankSqlPlain = PG_RANK_SQL(" ", PG_FILTER_WHERE_PLAIN);
+#undef PG_RANK_SQL
+
 Result<store::KeywordRanking> PgIndex::RankKeyword(const store::TextQuery& query,
                                                    const SearchFilter& filter,
                                                    int64_t max_candidates) {
@@ -206,20 +247,15 @@ Result<store::KeywordRanking> PgIndex::RankKeyword(const store::TextQuery& query
   RETURN_IF_ERROR(CheckFilter(filter));
   // The newest matches only (the LIMIT bounds the work for a common term),
   // then ranked: ts_rank_cd runs on those rows alone.
-  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) -> Result<PgResult> {
-                     ASSIGN_OR_RETURN(std::optional<ProjectMatches> matches,
-                                      MatchProject(c, ns(), filter));
-                     PgParams p;
-                     p.Add(ns());
-                     AddFilterParams(filter, matches, &p);
-                     p.Add(RenderTsQuery(query, c.sealer())).Add(max_candidates + 1);
-                     return c.Exec(
-                         "SELECT m.doc_id, ts_rank_cd(m.tsv, to_tsquery('simple', $12)) FROM ("
-                         "SELECT d.doc_id, d.tsv FROM search_docs d" PG_FILTER_JOINS
-                         "WHERE d.tsv @@ to_tsquery('simple', $12) AND" PG_FILTER_WHERE
-                         "ORDER BY d.doc_id DESC LIMIT $13) m ORDER BY m.doc_id DESC",
-                         p);
-                   }));
+  ASSIGN_OR_RETURN(
+      PgResult r, Run([&](PgConnection& c) -> Result<PgResult> {
+        ASSIGN_OR_RETURN(std::optional<ProjectMatches> matches, MatchProject(c, ns(), filter));
+        PgParams p;
+        p.Add(ns());
+        AddFilterParams(filter, matches, &p);
+        p.Add(RenderTsQuery(query, c.sealer())).Add(max_candidates + 1);
+        return c.ExecPlanned(FilterIsPlain(filter, matches) ? kRankSqlPlain : kRankSql, p);
+      }));
   for (int i = 0; i < r.rows(); ++i) {
     ranking.docs.push_back({r.Int(i, 0), std::strtod(std::string(r.Text(i, 1)).c_str(), nullptr)});
   }
@@ -277,86 +313,138 @@ Result<store::FilteredDocs> PgIndex::DocsPassingFilter(const SearchFilter& filte
   return out;
 }
 
+// The columns HitFromRow reads, over search_docs d and the joins of
+// PG_HIT_JOINS.
+#define PG_HIT_COLUMNS                                                       \
+  " d.session_id, d.seq, d.code_id, e.id, e.type, e.role, e.ts_ms, s.title," \
+  " s.deleted, c.file_path, c.created_ms, s.trashed_ms IS NOT NULL, c.content_sha256 "
+#define PG_HIT_JOINS                                                           \
+  " LEFT JOIN events e ON d.code_id IS NULL AND e.namespace = d.namespace"     \
+  "  AND e.session_id = d.session_id AND e.seq = d.seq"                        \
+  " LEFT JOIN sessions s ON s.namespace = d.namespace AND s.id = d.session_id" \
+  " LEFT JOIN code_writes c ON c.namespace = d.namespace AND c.id = d.code_id "
+constexpr int kHitColumns = 13;
+
+namespace {
+
+// LoadHitDetails' answer from a row whose columns from `col` on are
+// PG_HIT_COLUMNS.
+Result<bool> HitFromRow(const PgSealer& sealer, const PgResult& r, int row, int col,
+                        SearchHit* hit) {
+  auto at = [col](int i) { return col + i; };
+  hit->session_id = std::string(r.Text(row, at(0)));
+  hit->seq = r.Int(row, at(1));
+  ASSIGN_OR_RETURN(hit->session_title,
+                   OpenedText(sealer, PgColumn::kSessionTitle, hit->session_id, r, row, at(7)));
+  if (!r.IsNull(row, at(2))) {
+    hit->kind = HitKind::kCodeWrite;
+    hit->code_id = r.Int(row, at(2));
+    if (!r.IsNull(row, at(9))) {
+      ASSIGN_OR_RETURN(hit->file_path, OpenedText(sealer, PgColumn::kCodeFilePath,
+                                                  r.Text(row, at(12)), r, row, at(9)));
+    }
+    hit->time_ms = r.Int(row, at(10));
+    // A code write recorded for a trashed session is hidden until it is restored.
+    return !r.IsNull(row, at(9)) && !r.Bool(row, at(11));
+  }
+  if (r.IsNull(row, at(3)) || r.IsNull(row, at(8)) || r.Bool(row, at(8))) return false;
+  hit->event_id = std::string(r.Text(row, at(3)));
+  const std::string_view type = r.Text(row, at(4));
+  hit->kind = type == "compaction"      ? HitKind::kCompaction
+              : type == "resource_view" ? HitKind::kResourceView
+                                        : HitKind::kMessage;
+  if (!r.IsNull(row, at(5))) {
+    Result<Role> role = ParseRole(r.Text(row, at(5)));
+    if (role) hit->role = *role;
+  }
+  hit->time_ms = r.Int(row, at(6));
+  return true;
+}
+
+// The snippet of a document that matched `query`, made here from its text
+// (KeyedHeadline): the server is asked only whether it matches, in the
+// query that loaded it, so a page of snippets costs no query of its own.
+store::Snippet SnippetOfText(std::string_view text, const store::TextQuery& query, bool encrypted) {
+  const std::string_view original = IndexedPart(text);
+  const std::string indexable = IndexableText(text);
+  const std::string headline = KeyedHeadline(indexable, encrypted ? WithoutPrefixes(query) : query);
+  return SnippetFromHeadline(headline, indexable, original);
+}
+
+}  // namespace
+
 Result<bool> PgIndex::LoadHitDetails(int64_t doc_id, SearchHit* hit) {
   PgParams p;
   p.Add(ns()).Add(doc_id);
   const PgSealer* sealer = nullptr;
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     sealer = &c.sealer();
+                     return c.Exec("SELECT" PG_HIT_COLUMNS "FROM search_docs d" PG_HIT_JOINS
+                                   "WHERE d.namespace = $1 AND d.doc_id = $2",
+                                   p);
+                   }));
+  if (r.rows() == 0) return false;
+  return HitFromRow(*sealer, r, 0, 0, hit);
+}
+
+Result<std::vector<store::IndexBackend::PageDocument>> PgIndex::LoadPage(
+    const store::TextQuery& query, std::span<const PageRequest> docs) {
+  std::vector<PageDocument> out(docs.size());
+  if (docs.empty()) return out;
+  std::vector<int64_t> ids;
+  for (const PageRequest& d : docs) ids.push_back(d.doc_id);
+  const bool any_query = !RenderTsQuery(query, PgSealer()).empty();
+  const PgSealer* sealer = nullptr;
+  // One query for the page: each document's details, its text, and whether
+  // it matches the query (a snippet is made only for a document that does,
+  // as MatchSnippet does).
   ASSIGN_OR_RETURN(
       PgResult r, Run([&](PgConnection& c) {
         sealer = &c.sealer();
-        return c.Exec(
-            "SELECT d.session_id, d.seq, d.code_id, e.id, e.type, e.role, e.ts_ms,"
-            " s.title, s.deleted, c.file_path, c.created_ms, s.trashed_ms IS NOT NULL,"
-            " c.content_sha256 FROM search_docs d"
-            " LEFT JOIN events e ON d.code_id IS NULL AND e.namespace = d.namespace"
-            "  AND e.session_id = d.session_id AND e.seq = d.seq"
-            " LEFT JOIN sessions s ON s.namespace = d.namespace AND s.id = d.session_id"
-            " LEFT JOIN code_writes c ON c.namespace = d.namespace AND c.id = d.code_id"
-            " WHERE d.namespace = $1 AND d.doc_id = $2",
-            p);
+        PgParams p;
+        p.Add(ns()).Add(PgArray(ids)).Add(any_query ? RenderTsQuery(query, c.sealer()) : "");
+        return c.Exec("SELECT d.doc_id, ($3 <> '' AND d.tsv @@ to_tsquery('simple', $3)),"  //
+                      PG_HIT_COLUMNS "," PG_DOCUMENT_COLUMNS "FROM search_docs d" PG_HIT_JOINS
+                      "WHERE d.namespace = $1 AND d.doc_id = ANY($2::bigint[])",
+                      p);
       }));
-  if (r.rows() == 0) return false;
-  hit->session_id = std::string(r.Text(0, 0));
-  hit->seq = r.Int(0, 1);
-  ASSIGN_OR_RETURN(hit->session_title,
-                   OpenedText(*sealer, PgColumn::kSessionTitle, hit->session_id, r, 0, 7));
-  if (!r.IsNull(0, 2)) {
-    hit->kind = HitKind::kCodeWrite;
-    hit->code_id = r.Int(0, 2);
-    if (!r.IsNull(0, 9)) {
-      ASSIGN_OR_RETURN(hit->file_path,
-                       OpenedText(*sealer, PgColumn::kCodeFilePath, r.Text(0, 12), r, 0, 9));
+  std::unordered_map<int64_t, size_t> place;  // doc_id -> its place in `docs`
+  for (size_t i = 0; i < docs.size(); ++i) place.emplace(docs[i].doc_id, i);
+  for (int i = 0; i < r.rows(); ++i) {
+    const auto found = place.find(r.Int(i, 0));
+    if (found == place.end()) return Err(Status::Internal("a page row that was not asked for"));
+    const size_t at = found->second;
+    PageDocument& d = out[at];
+    ASSIGN_OR_RETURN(d.present, HitFromRow(*sealer, r, i, 2, &d.hit));
+    if (!d.present) continue;
+    ASSIGN_OR_RETURN(std::optional<std::string> text,
+                     DocumentTextFromRow(*sealer, r, i, 2 + kHitColumns));
+    if (!docs[at].keyword) {
+      d.text = std::move(text);
+    } else if (text && any_query && r.Bool(i, 1)) {
+      d.snippet = SnippetOfText(*text, query, encrypted_);
     }
-    hit->time_ms = r.Int(0, 10);
-    // A code write recorded for a trashed session is hidden until it is restored.
-    return !r.IsNull(0, 9) && !r.Bool(0, 11);
   }
-  if (r.IsNull(0, 3) || r.IsNull(0, 8) || r.Bool(0, 8)) return false;
-  hit->event_id = std::string(r.Text(0, 3));
-  const std::string_view type = r.Text(0, 4);
-  hit->kind = type == "compaction"      ? HitKind::kCompaction
-              : type == "resource_view" ? HitKind::kResourceView
-                                        : HitKind::kMessage;
-  if (!r.IsNull(0, 5)) {
-    Result<Role> role = ParseRole(r.Text(0, 5));
-    if (role) hit->role = *role;
-  }
-  hit->time_ms = r.Int(0, 6);
-  return true;
+  return out;
 }
 
 Result<store::Snippet> PgIndex::MatchSnippet(const store::TextQuery& query, int64_t doc_id) {
   if (RenderTsQuery(query, PgSealer()).empty()) return store::Snippet{};
   ASSIGN_OR_RETURN(std::optional<std::string> text, ReadDocumentText(doc_id));
   if (!text) return store::Snippet{};
-  const std::string_view original = IndexedPart(*text);
-  const std::string indexable = IndexableText(*text);
-  bool keyed = false;
-  // Only a document that matches gets a snippet, as with FTS5. The server
-  // makes it from the plaintext; an encrypted namespace's text must not
-  // reach the server, so there only the match is asked, and the headline
-  // is made here.
+  // Only a document that matches gets a snippet, as with FTS5; the server
+  // is asked whether it does, and the snippet is made here (as LoadPage
+  // makes a page's), so no text function runs on an encrypted namespace's.
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
-                     keyed = c.sealer().encrypted();
                      PgParams p;
                      p.Add(ns()).Add(doc_id).Add(RenderTsQuery(query, c.sealer()));
-                     if (keyed) {
-                       return c.Exec(
-                           "SELECT 1 FROM search_docs WHERE namespace = $1 AND doc_id = $2"
-                           " AND tsv @@ to_tsquery('simple', $3)",
-                           p);
-                     }
-                     p.Add(indexable).Add(HeadlineOptions());
                      return c.Exec(
-                         "SELECT ts_headline('simple', $4, to_tsquery('simple', $3), $5)"
-                         " FROM search_docs WHERE namespace = $1 AND doc_id = $2"
+                         "SELECT 1 FROM search_docs WHERE namespace = $1 AND doc_id = $2"
                          " AND tsv @@ to_tsquery('simple', $3)",
                          p);
                    }));
   if (r.rows() == 0) return store::Snippet{};
-  const std::string headline =
-      keyed ? KeyedHeadline(indexable, WithoutPrefixes(query)) : std::string(r.Text(0, 0));
-  return SnippetFromHeadline(headline, indexable, original);
+  return SnippetOfText(*text, query, encrypted_);
 }
 
 Result<std::optional<std::string>> PgIndex::ReadDocumentText(int64_t doc_id) {
@@ -540,6 +628,9 @@ Status PgIndex::ClearVectors() {
 
 Result<std::optional<std::string>> PgIndex::GetMeta(std::string_view key) {
   RETURN_IF_ERROR(CheckNoNul(key, "an index setting's name"));
+  if (const std::string dir = FilesDirectory(); !dir.empty() && IsVectorCacheKey(key)) {
+    return Run([&](PgConnection& c) { return ReadVectorCover(c, ns(), dir, key, file_system()); });
+  }
   PgParams p;
   p.Add(ns()).Add(key);
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
@@ -555,6 +646,10 @@ Result<std::optional<std::string>> PgIndex::GetMeta(std::string_view key) {
 Status PgIndex::SetMeta(std::string_view key, std::string_view value) {
   RETURN_IF_ERROR(CheckNoNul(key, "an index setting's name"));
   RETURN_IF_ERROR(CheckNoNul(value, "an index setting"));
+  if (const std::string dir = FilesDirectory(); !dir.empty() && IsVectorCacheKey(key)) {
+    return Run(
+        [&](PgConnection& c) { return WriteVectorCover(c, ns(), dir, key, value, file_system()); });
+  }
   PgParams p;
   p.Add(ns()).Add(key).Add(value);
   return Run([&](PgConnection& c) {
@@ -563,6 +658,19 @@ Status PgIndex::SetMeta(std::string_view key, std::string_view value) {
         " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
         p);
   });
+}
+
+std::string PgIndex::FilesDirectory() const {
+  if (!files_directory_) {
+    files_directory_ = std::string();
+    if (!encrypted_) {
+      Result<std::string> dir =
+          store_->Run([&](PgConnection& c) { return VectorCacheDirectory(c, ns()); });
+      // A server that cannot say who it is leaves the exact scan: never wrong.
+      if (dir) files_directory_ = *dir;
+    }
+  }
+  return *files_directory_;
 }
 
 // ---- Code memory --------------------------------------------------------------

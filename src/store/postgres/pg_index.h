@@ -1,7 +1,8 @@
 // The IndexBackend of a PostgreSQL store (store/index_backend.h): full-text
-// search over search_docs (tsvector, GIN, ts_rank_cd, ts_headline), vectors
-// scanned exactly from bytea, and the code memory's tables, every query held
-// to the store's namespace. It borrows the store's connection pool and retry
+// search over search_docs (tsvector, GIN, ts_rank_cd; snippets made here), vectors
+// in bytea (searched through a graph cached per machine, pg_vector_cache.h,
+// and an exact scan of the rest), and the code memory's tables, every query
+// held to the store's namespace. It borrows the store's connection pool and retry
 // loop, so it must not outlive the store.
 //
 // The tables are schema v3 (pg_schema.cc); what the index holds of a
@@ -16,6 +17,9 @@
 // Thread-safety: none beyond the store's (one user at a time, like every
 // IndexBackend); each call leases its own connection.
 #pragma once
+
+#include <optional>
+#include <string>
 
 #include "store/index_backend.h"
 #include "store/postgres/pg_store.h"
@@ -44,6 +48,8 @@ class PgIndex final : public store::IndexBackend {
   Result<bool> LoadHitDetails(int64_t doc_id, SearchHit* hit) override;
   Result<store::Snippet> MatchSnippet(const store::TextQuery& query, int64_t doc_id) override;
   Result<std::optional<std::string>> ReadDocumentText(int64_t doc_id) override;
+  Result<std::vector<PageDocument>> LoadPage(const store::TextQuery& query,
+                                             std::span<const PageRequest> docs) override;
   Status RebuildKeywordIndex() override;
   Result<store::TextIndexState> TextIndexProgress() override;
   Result<store::TextIndexState> IndexPendingText(int64_t max_documents) override;
@@ -58,9 +64,15 @@ class PgIndex final : public store::IndexBackend {
       const std::function<void(int64_t doc_id, std::string_view encoded)>& visit) override;
   Result<int64_t> VectorCount(const std::string& model) override;
   Status ClearVectors() override;
+  // The graph's coverage ("hnsw:<model>") is kept per machine beside the
+  // graph, under the database's epoch for it (pg_vector_cache.h); every
+  // other key in index_meta.
   Result<std::optional<std::string>> GetMeta(std::string_view key) override;
   Status SetMeta(std::string_view key, std::string_view value) override;
-  std::string FilesDirectory() const override { return ""; }  // vectors are scanned exactly
+  // The namespace's per-machine cache folder (pg_vector_cache.h), found on
+  // first use; empty (vectors scanned exactly) for an encrypted namespace,
+  // whose sealer gives no key for files, or when no cache folder can be made.
+  std::string FilesDirectory() const override;
 
   Result<std::optional<std::string>> LastWholeFile(std::string_view file_path) override;
   Result<RecordedWrite> InsertCodeWrite(const store::StoredCodeWrite& write,
@@ -89,6 +101,8 @@ class PgIndex final : public store::IndexBackend {
 
   PgStore* store_;
   const bool encrypted_;
+  // FilesDirectory(), once asked.
+  mutable std::optional<std::string> files_directory_;
 };
 
 }  // namespace sessiondb::postgres
