@@ -26,9 +26,12 @@
 #include <vector>
 
 #include "encryption_workload.h"
+#include "hook_workload.h"
 #include "sessiondb/store.h"
 #include "stats.h"
+#include "sync_workload.h"
 #include "throwaway_cluster.h"
+#include "vector_workload.h"
 
 namespace sessiondb::bench {
 namespace {
@@ -530,7 +533,16 @@ Usage: sessiondb_pg_bench [--postgres URI] [--dir DIR] [--workloads LIST] [--sec
                     (default, which leaves encryption out); encryption: the
                     encryption workload of sessiondb_bench on PostgreSQL, a
                     plaintext namespace against an encrypted one in the same run
+                    The workloads of issue 37, run only when named:
+                    hook (the Claude Code hook, `ls` and `show` as processes;
+                    through PgBouncer too when $SESSIONDB_BENCH_PGBOUNCER_URI
+                    names one), sync_100k (sessiondb sync of 100,000 messages
+                    each way), vectors (--vectors of them, default 1,000,000:
+                    the first query of a fresh process, recall@10). Keyword
+                    search at a million is sessiondb_search_bench
+                    --beside-postgres (docs/benchmarks.md)
   --seconds S       how long each append_writers run appends (default 3)
+  --vectors N       the vectors workload's size
 
 Prints one JSON object per line on stdout (see docs/benchmarks.md); progress on
 stderr. Exits 1 on an error or a failed check (seqs not dense, pages wrong).
@@ -545,6 +557,7 @@ int main(int argc, char** argv) {
   std::string dir = "bench-data-pg";
   std::string workloads = "all";
   double seconds = 3;
+  int64_t vectors = 1'000'000;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -554,6 +567,12 @@ int main(int argc, char** argv) {
       uri = argv[++i];
     } else if (arg == "--dir" && i + 1 < argc) {
       dir = argv[++i];
+    } else if (arg == "--vectors" && i + 1 < argc) {
+      vectors = std::atoll(argv[++i]);
+      if (vectors < 1000) {
+        std::cerr << "sessiondb_pg_bench: --vectors wants at least 1000\n";
+        return 2;
+      }
     } else if (arg == "--workloads" && i + 1 < argc) {
       workloads = argv[++i];
     } else if (arg == "--seconds" && i + 1 < argc) {
@@ -576,7 +595,8 @@ int main(int argc, char** argv) {
   std::stringstream list(workloads);
   for (std::string item; std::getline(list, item, ',');) selected.insert(item);
   static const std::set<std::string> kKnown = {"all",       "append_writers", "same_session",
-                                               "list_100k", "load_10k",       "encryption"};
+                                               "list_100k", "load_10k",       "encryption",
+                                               "hook",      "sync_100k",      "vectors"};
   for (const auto& item : selected) {
     if (!kKnown.contains(item)) {
       std::cerr << "sessiondb_pg_bench: unknown workload '" << item << "'\n" << kUsage;
@@ -600,6 +620,26 @@ int main(int argc, char** argv) {
   if (selected.contains("encryption")) {
     // Its own pairs and summary lines (docs/encryption.md); nothing else runs.
     RunEncryptionWorkload(dir, SESSIONDB_CLI_PATH, uri);
+    if (own_cluster) ThrowawayCluster::Stop();
+    return 0;
+  }
+
+  // The workloads of issue 37 print their own line each; nothing else runs.
+  if (selected.contains("hook") || selected.contains("sync_100k") || selected.contains("vectors")) {
+    const std::string tag =
+        "pgbench-" + std::to_string(getpid()) + "-" + std::to_string(NowNs() / 1'000'000'000);
+    if (selected.contains("hook")) {
+      Progress("hook and CLI reads as processes, both backends");
+      Emit(RunHookWorkload(SESSIONDB_CLI_PATH, uri, tag + "-hook", dir + "/hook"));
+    }
+    if (selected.contains("sync_100k")) {
+      Progress("sync of 100,000 messages each way");
+      Emit(RunSyncWorkload(uri, tag, dir + "/sync"));
+    }
+    if (selected.contains("vectors")) {
+      Progress("vectors: " + std::to_string(vectors));
+      Emit(RunVectorWorkload(uri, tag + "-vectors", dir + "/vectors", vectors));
+    }
     if (own_cluster) ThrowawayCluster::Stop();
     return 0;
   }
