@@ -530,7 +530,8 @@ void KeywordBesidePostgres(const fs::path& store_dir, const std::string& pg_uri,
     if (!conninfo.empty() && (conninfo.back() == '?' || conninfo.back() == '&'))
       conninfo.pop_back();
   }
-  auto floor_conn = Check(postgres::PgConnection::Connect(conninfo, postgres::PgSettings{}), "connect");
+  auto floor_conn =
+      Check(postgres::PgConnection::Connect(conninfo, postgres::PgSettings{}), "connect");
   const int64_t limit = options.max_keyword_candidates + 1;
   struct Class {
     std::string name;

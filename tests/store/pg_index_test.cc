@@ -290,8 +290,8 @@ TEST_F(PgIndex, SnippetsHighlightTheMatchedWordsAtTheirBytes) {
 // per-document calls say, document by document, in the order asked.
 TEST_F(PgIndex, APageLoadsWhatEachDocumentsCallsWouldInTheOrderAsked) {
   const std::string s = NewSessionId();
-  AppendText(s, "the deploy failed on the first host");            // 1
-  AppendText(s, "nothing about it here");                          // 2
+  AppendText(s, "the deploy failed on the first host");             // 1
+  AppendText(s, "nothing about it here");                           // 2
   AppendText(s, "deployment notes: it failed again, then passed");  // 3
   auto w = index_->InsertCodeWrite(Write("src/deploy.cc", "int deploy_failed = 1;", 77), {});
   ASSERT_TRUE(w) << w.error().ToString();

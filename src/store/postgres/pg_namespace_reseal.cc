@@ -471,7 +471,8 @@ Result<size_t> MoveBlob(PgConnection& c, const std::string& ns, const ResealKeys
                                              old_row, /*binary_result=*/true));
     if (!stored.IsNull(0, 1)) {
       return Err(Status::FailedPrecondition(
-          "blob " + sha + " is kept in object storage; converting such a namespace is not "
+          "blob " + sha +
+          " is kept in object storage; converting such a namespace is not "
           "supported yet"));
     }
     ASSIGN_OR_RETURN(std::string bytes, OpenBlob(k.from, sha, name, stored.Text(0, 0)));
