@@ -851,7 +851,10 @@ Result<std::vector<AppendResult>> PgStore::InsertMessages(std::string_view sessi
 // ---- Blobs ------------------------------------------------------------------
 
 Status PgStore::UploadLargeBlobs(EncodedBatch* batch) {
-  for (const auto& [sha, bytes] : batch->pending) {
+  for (const auto& pending : batch->pending) {
+    // Named, not a structured binding: clang 14 cannot capture one.
+    const std::string& sha = pending.first;
+    const std::string* bytes = pending.second;
     if (!objects_->Holds(std::ssize(*bytes))) continue;
     RETURN_IF_ERROR(Run([&](PgConnection& c) -> Status {
       const PgSealer& sealer = c.sealer();
