@@ -1,10 +1,9 @@
 // libcurl, opened when the first feature that speaks HTTP needs it (src/core/
-// shared_library.h says why not at start): the object-storage tier of a
-// PostgreSQL store (blob/s3_object_store). The functions its callers use,
-// bound once; curl/curl.h still gives the types and constants. Kept in core
-// so that every module that speaks HTTP can share one table (search's
-// embedder has its own copy in search/libcurl.h today).
-// Thread-safety: LoadLibCurl may run on any thread; the table is immutable
+// shared_library.h says why not at start): the HTTP embedder
+// (search/http_embedder) and the object-storage tier of a PostgreSQL store
+// (blob/s3_object_store). The functions they call, bound once; curl/curl.h
+// still gives the types and constants. In core, so both share one table.
+// Thread-safety: LoadCurlFunctions may run on any thread; the table is immutable
 // once loaded.
 #pragma once
 

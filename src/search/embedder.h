@@ -69,7 +69,7 @@ struct HttpEmbedderConfig {
 // ordered by "index" when present. Returns normalised vectors, all of one
 // dimension. kInvalidArgument if the config has no URL or model, or a
 // batch_size < 1; kFailedPrecondition, saying what to install, if libcurl
-// cannot be loaded (the first call loads it: search/libcurl.h).
+// cannot be loaded (the first call loads it: core/libcurl.h).
 Result<std::unique_ptr<Embedder>> MakeHttpEmbedder(const HttpEmbedderConfig& config);
 
 // SESSIONDB_EMBED_URL set (non-empty): the HTTP embedder with

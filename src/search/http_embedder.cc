@@ -1,5 +1,5 @@
 // The HTTP embedder: an OpenAI-compatible /embeddings client over libcurl,
-// which is loaded when the first one is made (search/libcurl.h).
+// which is loaded when the first one is made (core/libcurl.h).
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/json_parse.h"
+#include "core/libcurl.h"
 #include "search/embedder.h"
-#include "search/libcurl.h"
 
 namespace sessiondb::search {
 namespace {
@@ -31,7 +31,7 @@ size_t AppendToString(char* data, size_t size, size_t count, void* user) {
 
 class HttpEmbedder final : public Embedder {
  public:
-  HttpEmbedder(HttpEmbedderConfig config, const LibCurl* curl)
+  HttpEmbedder(HttpEmbedderConfig config, const CurlFunctions* curl)
       : config_(std::move(config)), curl_(curl) {
     std::string url = config_.url;
     while (!url.empty() && url.back() == '/') url.pop_back();
@@ -86,8 +86,9 @@ class HttpEmbedder final : public Embedder {
   }
 
   Result<std::string> Post(const std::string& body) {
-    const LibCurl& lib = *curl_;
-    std::unique_ptr<CURL, decltype(LibCurl::easy_cleanup)> curl(lib.easy_init(), lib.easy_cleanup);
+    const CurlFunctions& lib = *curl_;
+    std::unique_ptr<CURL, decltype(CurlFunctions::easy_cleanup)> curl(lib.easy_init(),
+                                                                      lib.easy_cleanup);
     if (!curl) return Err(Status::Internal("cannot start a libcurl session"));
     curl_slist* raw_headers = lib.slist_append(nullptr, "Content-Type: application/json");
     raw_headers = lib.slist_append(raw_headers, "Accept: application/json");
@@ -95,8 +96,8 @@ class HttpEmbedder final : public Embedder {
       const std::string authorization = "Authorization: Bearer " + config_.api_key;
       raw_headers = lib.slist_append(raw_headers, authorization.c_str());
     }
-    std::unique_ptr<curl_slist, decltype(LibCurl::slist_free_all)> headers(raw_headers,
-                                                                           lib.slist_free_all);
+    std::unique_ptr<curl_slist, decltype(CurlFunctions::slist_free_all)> headers(
+        raw_headers, lib.slist_free_all);
     std::string reply;
     char error[CURL_ERROR_SIZE] = {};
     CURL* c = curl.get();
@@ -190,7 +191,7 @@ class HttpEmbedder final : public Embedder {
   }
 
   HttpEmbedderConfig config_;
-  const LibCurl* curl_;  // loaded, never unloaded
+  const CurlFunctions* curl_;  // loaded, never unloaded
   std::string endpoint_;
 };
 
@@ -212,7 +213,7 @@ Result<std::unique_ptr<Embedder>> MakeHttpEmbedder(const HttpEmbedderConfig& con
     return Err(Status::InvalidArgument("embedding timeout is " + std::to_string(config.timeout_ms) +
                                        " ms; it must be >= 1"));
   }
-  ASSIGN_OR_RETURN(const LibCurl* curl, LoadLibCurl());
+  ASSIGN_OR_RETURN(const CurlFunctions* curl, LoadCurlFunctions());
   return std::unique_ptr<Embedder>(std::make_unique<HttpEmbedder>(config, curl));
 }
 
