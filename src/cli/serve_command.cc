@@ -17,9 +17,9 @@
 
 #include "cli/commands.h"
 #include "cli/numeric_options.h"
+#include "cli/periodic_thread.h"
 #include "cli/shell_words.h"
 #include "cli/sync_schedule.h"
-#include "core/mutex.h"
 #include "server/demo_history.h"
 #include "server/http_server.h"
 
@@ -47,30 +47,9 @@ sigset_t BlockStopSignals() {
 class RetentionSchedule {
  public:
   RetentionSchedule(Store& store, std::chrono::minutes every)
-      : store_(store), every_(every), thread_([this] { Loop(); }) {}
-  RetentionSchedule(const RetentionSchedule&) = delete;
-  RetentionSchedule& operator=(const RetentionSchedule&) = delete;
-  ~RetentionSchedule() {
-    {
-      MutexLock lock(&mu_);
-      stop_ = true;
-    }
-    wake_.SignalAll();
-    thread_.join();
-  }
+      : store_(store), every_(every), ticks_(every, [this] { RunOnce(); }) {}
 
  private:
-  void Loop() EXCLUDES(mu_) {
-    while (true) {
-      RunOnce();
-      MutexLock lock(&mu_);
-      const auto deadline = std::chrono::steady_clock::now() + every_;
-      while (!stop_ && wake_.WaitUntil(&mu_, deadline)) {
-      }
-      if (stop_) return;
-    }
-  }
-
   // Applies the policy when a dry run finds something to do: every applied
   // run is in the ledger, and a store with nothing to forget is not written
   // at every tick (nor a read-only or damaged one at all).
@@ -95,10 +74,7 @@ class RetentionSchedule {
 
   Store& store_;
   const std::chrono::minutes every_;
-  Mutex mu_;
-  CondVar wake_;
-  bool stop_ GUARDED_BY(mu_) = false;
-  std::thread thread_;  // last: it starts once the rest is made
+  PeriodicThread ticks_;  // last: it starts once the rest is made
 };
 
 // Says, on stderr, where the agents' own histories are when the store has

@@ -7,8 +7,8 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/periodic_thread.h"
 #include "cli/sync_schedule.h"
-#include "core/mutex.h"
 #include "store/store_sync.h"
 
 namespace sessiondb::cli {
@@ -49,28 +49,9 @@ class ThreadSyncSchedule final : public SyncSchedule {
         other_(std::move(other)),
         other_options_(std::move(other_options)),
         every_(every),
-        thread_([this] { Loop(); }) {}
-  ~ThreadSyncSchedule() override {
-    {
-      MutexLock lock(&mu_);
-      stop_ = true;
-    }
-    wake_.SignalAll();
-    thread_.join();
-  }
+        ticks_(every, [this] { RunOnce(); }) {}
 
  private:
-  void Loop() EXCLUDES(mu_) {
-    while (true) {
-      RunOnce();
-      MutexLock lock(&mu_);
-      const auto deadline = std::chrono::steady_clock::now() + every_;
-      while (!stop_ && wake_.WaitUntil(&mu_, deadline)) {
-      }
-      if (stop_) return;
-    }
-  }
-
   void RunOnce() {
     auto other = Store::Open(other_, other_options_);
     Result<SyncReport> report =
@@ -90,10 +71,7 @@ class ThreadSyncSchedule final : public SyncSchedule {
   const std::string other_;
   const StoreOptions other_options_;
   const std::chrono::seconds every_;
-  Mutex mu_;
-  CondVar wake_;
-  bool stop_ GUARDED_BY(mu_) = false;
-  std::thread thread_;  // last: it starts once the rest is made
+  PeriodicThread ticks_;  // last: it starts once the rest is made
 };
 
 }  // namespace
