@@ -23,10 +23,9 @@
 // not coordinated (a conflict is an error; rerun).
 //
 // Example:
-//   ASSIGN_OR_RETURN(std::unique_ptr<Store> laptop,
-//   Store::Open("/home/me/.local/share/sessiondb")); ASSIGN_OR_RETURN(std::unique_ptr<Store>
-//   shared, Store::Open("postgresql://me@db/chats")); ASSIGN_OR_RETURN(SyncReport report,
-//   SyncStores(*laptop, *shared, {}));
+//   ASSIGN_OR_RETURN(auto laptop, Store::Open("/home/me/.local/share/sessiondb"));
+//   ASSIGN_OR_RETURN(auto shared, Store::Open("postgresql://me@db/chats"));
+//   ASSIGN_OR_RETURN(SyncReport report, SyncStores(*laptop, *shared));
 #pragma once
 
 #include <cstdint>
