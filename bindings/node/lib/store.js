@@ -45,6 +45,10 @@ class Store {
   constructor(handle, location) {
     this._handle = handle;
     this._closing = null;
+    // Calls sent and not yet answered. close() waits for them: a call made
+    // before close() is one under way, whichever worker thread libuv gives
+    // it first (the native lock alone cannot order a call still queued).
+    this._underWay = new Set();
     Object.defineProperty(this, 'location', { value: location, enumerable: true });
   }
 
@@ -66,7 +70,9 @@ class Store {
 
   close() {
     if (this._closing === null) {
-      this._closing = native.close(this._handle).catch((error) => { throw fromNative(error); });
+      this._closing = Promise.allSettled([...this._underWay])
+        .then(() => native.close(this._handle))
+        .catch((error) => { throw fromNative(error); });
     }
     return this._closing;
   }
@@ -76,7 +82,11 @@ class Store {
       return Promise.reject(new FailedPreconditionError(
         `the store at ${this.location} is closed`, 'failed_precondition'));
     }
-    return call(this._handle, verb, args, attachments);
+    const answer = call(this._handle, verb, args, attachments);
+    this._underWay.add(answer);
+    const done = () => this._underWay.delete(answer);
+    answer.then(done, done);
+    return answer;
   }
 
   // ---- sessions
