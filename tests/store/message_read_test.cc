@@ -255,6 +255,47 @@ TEST_P(MessageReads, ForksReadTheirParentsPrefixAsTheEventProjection) {
   EXPECT_TRUE(store_->ReadMessages(empty_fork->id)->empty());
 }
 
+// PostgreSQL reads a history a page of 2,000 rows at a time: reads that
+// cross pages, and a fork's parent prefix and its own rows, both longer
+// than a page, with non-messages among them, read as the projection has it.
+TEST_P(MessageReads, HistoriesLongerThanAPageReadWholeAndInSlices) {
+  const std::string root = NewSessionId();
+  auto batch = [&](const std::string& s, const std::string& prefix, int count) {
+    std::vector<Message> messages;
+    for (int i = 0; i < count; ++i) {
+      Message& m = messages.emplace_back();
+      m.role = i % 2 ? Role::kAssistant : Role::kUser;
+      m.parts.push_back(Part::Text(prefix + std::to_string(i)));
+    }
+    auto appended = store_->AppendBatch(s, messages);
+    ASSERT_TRUE(appended) << appended.error().ToString();
+  };
+  batch(root, "a", 2500);
+  ASSERT_TRUE(store_->Rewind(root, 2400));  // 2501, a non-message inside the prefix
+  batch(root, "b", 1700);                   // 2502..4201
+  auto fork = store_->ForkSession(root, 4100, {});
+  ASSERT_TRUE(fork) << fork.error().ToString();
+  batch(fork->id, "f", 2100);
+
+  const std::vector<Message> want = Projected(fork->id);
+  ASSERT_EQ(want.size(), 2400u + 1599u + 2100u);
+  auto all = store_->ReadMessages(fork->id);
+  ASSERT_TRUE(all) << all.error().ToString();
+  ExpectSameMessages(*all, want, "ReadMessages(fork)");
+  auto last = store_->ReadLastMessages(fork->id, 4500);
+  ASSERT_TRUE(last) << last.error().ToString();
+  ExpectSameMessages(*last, {want.end() - 4500, want.end()}, "ReadLastMessages(fork, 4500)");
+  for (auto [from, limit] : {std::pair<int64_t, int64_t>{1999, 2003}, {2001, -1}, {3000, 4001}}) {
+    std::vector<Message> slice;
+    for (const Message& m : want) {
+      if (m.seq >= from && (limit < 0 || std::ssize(slice) < limit)) slice.push_back(m);
+    }
+    auto page = store_->ReadMessages(fork->id, from, limit);
+    ASSERT_TRUE(page) << page.error().ToString();
+    ExpectSameMessages(*page, slice, "ReadMessages(fork, " + std::to_string(from) + ")");
+  }
+}
+
 TEST_P(MessageReads, AMissingSessionIsNotFoundOnBothReads) {
   auto read = store_->ReadMessages("no-such-session");
   ASSERT_FALSE(read);
