@@ -27,6 +27,7 @@
 
 #include "encryption_workload.h"
 #include "hook_workload.h"
+#include "pgbench_floor.h"
 #include "sessiondb/store.h"
 #include "stats.h"
 #include "sync_workload.h"
@@ -152,7 +153,49 @@ class Bench {
                  " writer(s), " + backend + ", " + FormatSeconds(append_seconds_));
         RunWriters(backend, writers, same_session);
       }
+      if (!same_session) WritersFloor(writers);
     }
+  }
+
+  // The server's floor beside append_writers own_session: pgbench with as
+  // many clients, each a durable transaction of the statements an append
+  // makes on a session of its own (lock the session row, insert a 500-byte
+  // row, update the session) and nothing else. Whether 64 clients reach 8
+  // clients' rate is the server's and this machine's answer before ours.
+  void WritersFloor(int writers) {
+    Progress("append_writers own_session: " + std::to_string(writers) +
+             " pgbench client(s), the server's floor");
+    const std::string run = "'" + run_tag_ + "-" + std::to_string(writers) + "'";
+    const std::string setup =
+        "CREATE TABLE IF NOT EXISTS pgbench_floor_sessions (run text, id int, n bigint, "
+        "PRIMARY KEY (run, id));\n"
+        "CREATE TABLE IF NOT EXISTS pgbench_floor_events (run text, id int, text text);\n"
+        "INSERT INTO pgbench_floor_sessions SELECT " +
+        run + ", g, 0 FROM generate_series(0, " + std::to_string(writers - 1) +
+        ") g ON CONFLICT DO NOTHING;\n";
+    const std::string where = " WHERE run = " + run + " AND id = :client_id";
+    const std::string append = "BEGIN;\nSELECT n FROM pgbench_floor_sessions" + where +
+                               " FOR UPDATE;\nINSERT INTO pgbench_floor_events VALUES (" + run +
+                               ", :client_id, repeat('x', " + std::to_string(kMessageBytes) +
+                               "));\nUPDATE pgbench_floor_sessions SET n = n + 1" + where +
+                               ";\nCOMMIT;\n";
+    sync();
+    auto ready = RunPgbench(uri_, setup, {.clients = 1, .transactions = 1});
+    auto floor = ready ? RunPgbench(uri_, append, {.clients = writers, .seconds = append_seconds_})
+                       : Result<PgbenchFigure>(Err(ready.error()));
+    if (!floor) {
+      Emit({{"workload", "append_writers_floor"},
+            {"writers", writers},
+            {"error", floor.error().ToString()}});
+      return;
+    }
+    Emit({{"backend", "postgres_floor"},
+          {"workload", "append_writers_floor"},
+          {"writers", writers},
+          {"tool", "pgbench"},
+          {"ops_per_s", floor->tps},
+          {"mean_us", floor->latency_ms * 1000}});
+    figures_["append_own_" + std::to_string(writers) + "_ops_per_s"]["postgres_floor"] = floor->tps;
   }
 
   // ---- list_100k --------------------------------------------------------------
@@ -253,10 +296,31 @@ class Bench {
             {"p99_us", PercentileUs(ns, 99)},
             {"append_batch_messages_per_s", kLoadMessages / write_seconds}});
       figures_["load_10k_median_ms"][backend] = MedianMs(ns);
+      if (backend == std::string(kPostgres)) LoadFloor(loc);
       figures_["append_batch_messages_per_s"][backend] = kLoadMessages / write_seconds;
       store.reset();
       Discard(loc);
     }
+  }
+
+  // The server's floor beside load_10k: pgbench reads the session's rows'
+  // keys in seq order through the primary key, ten times; its mean latency
+  // is the least any read of those 10,000 rows costs on this server, before
+  // their text is sent or anything of ours runs.
+  void LoadFloor(const Location& loc) {
+    json out = {{"backend", "postgres_floor"}, {"workload", "load_10k_floor"}, {"tool", "pgbench"}};
+    auto floor =
+        RunPgbench(uri_,
+                   "SELECT seq FROM events WHERE namespace = '" + loc.options.namespace_name +
+                       "' AND session_id = 'load' AND type = 'message' ORDER BY seq;\n",
+                   {.clients = 1, .transactions = kLoadRepeats});
+    if (!floor) {
+      out["error"] = floor.error().ToString();
+    } else {
+      out["keys_only_mean_ms"] = floor->latency_ms;
+      figures_["load_10k_median_ms"]["postgres_floor_keys_only"] = floor->latency_ms;
+    }
+    Emit(out);
   }
 
   // ---- summary ----------------------------------------------------------------

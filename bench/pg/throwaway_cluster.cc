@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "shell_quote.h"
+
 #ifndef SESSIONDB_PG_CLUSTER_SCRIPT
 #error "SESSIONDB_PG_CLUSTER_SCRIPT must name scripts/pg_cluster.sh (set in bench/CMakeLists.txt)"
 #endif
@@ -19,19 +21,6 @@ namespace {
 std::string& RunningDir() {
   static std::string dir;
   return dir;
-}
-
-// Single-quotes `s` for the shell.
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
 }
 
 }  // namespace
