@@ -1,8 +1,9 @@
-// `cmake --install` of this build into a temporary prefix: every file lands
-// where the README says, the installed program runs, the man page renders
-// without a warning, the completions parse and complete, and the verbs of
-// `sessiondb --help` are exactly those of the man page and of each completion,
-// so the three cannot drift apart.
+// `cmake --install --strip` of this build (what `make install` runs) into
+// ~/.local of a temporary home: every file lands where the README says, the
+// program is stripped and runs, the Python package imports from the user site
+// with nothing set, the man page renders without a warning, the completions
+// parse and complete, and the verbs of `sessiondb --help` are exactly those of
+// the man page and of each completion, so the three cannot drift apart.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -42,8 +43,9 @@ class Install : public ::testing::Test {
  protected:
   void SetUp() override {
     ShellRun r = Shell(std::string(SESSIONDB_CMAKE_COMMAND) + " --install " +
-                       Sh(SESSIONDB_BINARY_DIR) + " --prefix " + Sh(prefix_));
+                       Sh(SESSIONDB_BINARY_DIR) + " --prefix " + Sh(prefix_) + " --strip");
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    install_log_ = r.out;
   }
 
   // Runs `command` with /bin/sh, HOME in the test's directory.
@@ -114,8 +116,17 @@ class Install : public ::testing::Test {
     return offered;
   }
 
+  // The section headers of an ELF file (readelf -S), one per line.
+  std::string Sections(const std::string& file) {
+    ShellRun r = Shell("readelf -S --wide " + Sh(file));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+
   TempDir dir_;
-  std::string prefix_ = dir_.Sub("prefix");
+  // Where `make install` puts it for a user (HOME is dir_/home in Shell).
+  std::string prefix_ = dir_.Sub("home/.local");
+  std::string install_log_;  // what `cmake --install` printed
 };
 
 TEST_F(Install, EveryFileLandsUnderThePrefix) {
@@ -128,6 +139,42 @@ TEST_F(Install, EveryFileLandsUnderThePrefix) {
   }
   const fs::perms perms = fs::status(Installed("bin/sessiondb")).permissions();
   EXPECT_NE(perms & fs::perms::others_exec, fs::perms::none);
+}
+
+// The debug information and symbol table are most of the program's size:
+// `make install` leaves them in build/.
+TEST_F(Install, TheProgramIsStripped) {
+  const std::string sections = Sections(Installed("bin/sessiondb"));
+  EXPECT_NE(sections.find(" .text "), std::string::npos) << sections;
+  EXPECT_EQ(sections.find(" .debug_info "), std::string::npos) << sections;
+  EXPECT_EQ(sections.find(" .symtab "), std::string::npos) << sections;
+}
+
+// When the extension was built, the package lands in the user site of the
+// interpreter it was built for (~/.local/lib/python3.X/site-packages), which
+// imports it with no PYTHONPATH or PYTHONUSERBASE; the extension is stripped too.
+TEST_F(Install, ThePythonPackageImportsFromTheUserSite) {
+  std::smatch m;
+  if (!std::regex_search(install_log_, m, std::regex(R"(Python package: (/\S+) \(for (\S+)\))"))) {
+    GTEST_SKIP() << "the Python package was not built (pybind11-dev, python3-dev): "
+                 << install_log_;
+  }
+  const std::string package = m[1].str(), python = m[2].str();
+  EXPECT_TRUE(package.starts_with(prefix_ + "/lib/python3")) << package;
+  bool extension = false;
+  for (const auto& entry : fs::directory_iterator(package)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("_sessiondb") || !name.ends_with(".so")) continue;
+    extension = true;
+    EXPECT_EQ(Sections(entry.path().string()).find(" .debug_info "), std::string::npos) << name;
+  }
+  EXPECT_TRUE(extension) << package;
+  ShellRun r = Shell("cd / && env -u PYTHONPATH -u PYTHONUSERBASE -u PYTHONNOUSERSITE " +
+                     Sh(python) + " -c " +
+                     Sh("import site, sessiondb; print(site.getusersitepackages()); "
+                        "print(sessiondb.__file__)"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, fs::path(package).parent_path().string() + "\n" + package + "/__init__.py\n");
 }
 
 #ifdef SESSIONDB_NODE_EXECUTABLE
