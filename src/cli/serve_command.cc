@@ -77,29 +77,39 @@ class RetentionSchedule {
   PeriodicThread ticks_;  // last: it starts once the rest is made
 };
 
-// Says, on stderr, where the agents' own histories are when the store has
-// none yet, with the command that imports each. Nothing is imported here: a
-// person decides what goes into their store.
-void SuggestImports(const CliContext& ctx) {
+// The folders of its user's Claude Code and Codex history that exist: the
+// page offers to import them (server::HistoryImports). Nothing is imported
+// unasked: a person decides what goes into their store.
+std::vector<server::HistorySource> AgentHistoryFolders() {
+  std::vector<server::HistorySource> found;
   const char* home = std::getenv("HOME");
-  if (home == nullptr || *home == '\0') return;
+  if (home == nullptr || *home == '\0') return found;
+  struct Known {
+    const char* agent;
+    const char* folder;
+    const char* format;
+  };
+  for (const Known& known : {Known{"Claude Code", "/.claude/projects", "claude-code"},
+                             Known{"Codex", "/.codex/sessions", "codex"}}) {
+    const std::string path = std::string(home) + known.folder;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) found.push_back({known.agent, path, known.format});
+  }
+  return found;
+}
+
+// Says, for an empty store, where its user's agent history is and how to
+// import it: in the page, or with the command.
+void SuggestImports(const CliContext& ctx, const std::vector<server::HistorySource>& sources) {
   const std::string command = SelfCommandWord() + " --store " +
                               ShellQuote(AbsoluteStoreLocation(ctx.StorePath())) +
                               (ctx.options.namespace_name.empty()
                                    ? ""
                                    : " --namespace " + ShellQuote(ctx.options.namespace_name));
-  struct Source {
-    const char* agent;
-    const char* folder;
-  };
-  for (const Source& source :
-       {Source{"Claude Code", "/.claude/projects"}, Source{"Codex", "/.codex/sessions"}}) {
-    const std::string folder = std::string(home) + source.folder;
-    std::error_code ec;
-    if (!std::filesystem::is_directory(folder, ec)) continue;
+  for (const server::HistorySource& source : sources) {
     std::cerr << "sessiondb: the store is empty, and " << source.agent << " history is in "
-              << folder << "; to import it, run:\n  " << command << " import " << ShellQuote(folder)
-              << "\n";
+              << source.folder << "; the page offers to import it, or run:\n  " << command
+              << " import " << ShellQuote(source.folder) << "\n";
   }
 }
 
@@ -246,7 +256,8 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
                 "`sessiondb reindex` embedded)");
   cmd->add_flag("--demo", args->demo,
                 "Seed a small demo history first, only when the store has no sessions at all "
-                "(marked \"demo\": true; `sessiondb demo --remove` removes it)");
+                "and no Claude Code or Codex history is in $HOME to offer instead (marked "
+                "\"demo\": true; `sessiondb demo --remove` removes it)");
   cmd->footer(
       "\nOpen the printed address in a browser to read and search the history. Apps use the\n"
       "JSON API under /v1 (docs/http-api.md). Ctrl-C stops the server; open drafts are saved.\n"
@@ -275,8 +286,12 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     if (!store) return;
     auto any = store->ListSessions({.limit = 1, .archived = ArchiveFilter::kAll});
     if (!any) return ctx.Fail(any.error());
-    if (any->sessions.empty()) SuggestImports(ctx);
-    if (args->demo) {
+    options.history_sources = AgentHistoryFolders();
+    if (any->sessions.empty()) SuggestImports(ctx, options.history_sources);
+    if (args->demo && any->sessions.empty() && !options.history_sources.empty()) {
+      // The user's own history is worth more than a demo: the page offers it.
+      std::cerr << "sessiondb: no demo history: the page offers your own to import instead\n";
+    } else if (args->demo) {
       // Only into a store with no sessions at all; each demo session is marked.
       auto seeded = server::SeedDemoHistory(*store);
       if (!seeded) return ctx.Fail(seeded.error());

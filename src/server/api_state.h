@@ -1,14 +1,14 @@
 // What every route of the HTTP API shares: the store, its path (for search
 // and imports), the operator's options, the live-event hub, the drafts being
-// streamed and the search service. Owned by HttpServer; routes hold a
-// reference.
-// Thread-safety: the members are safe to use from any thread (Store is).
+// streamed, the search service and the history imports the page offers. Owned by HttpServer; routes
+// hold a reference. Thread-safety: the members are safe to use from any thread (Store is).
 #pragma once
 
 #include <atomic>
 #include <string>
 
 #include "server/event_hub.h"
+#include "server/history_imports.h"
 #include "server/http_router.h"
 #include "server/live_drafts.h"
 #include "server/search_service.h"
@@ -19,7 +19,12 @@ namespace sessiondb::server {
 
 struct ApiState {
   ApiState(Store& s, std::string path, const ServerOptions& o)
-      : store(s), store_path(std::move(path)), options(o), drafts(s, hub), search(s) {}
+      : store(s),
+        store_path(std::move(path)),
+        options(o),
+        drafts(s, hub),
+        search(s),
+        imports(s, hub, o.history_sources) {}
 
   Store& store;
   const std::string store_path;
@@ -27,6 +32,7 @@ struct ApiState {
   EventHub hub;
   LiveDrafts drafts;
   SearchService search;
+  HistoryImports imports;            // the agents' history the page offers to import
   std::atomic<int> open_streams{0};  // live event streams now, at most options.max_streams
 };
 

@@ -226,6 +226,15 @@ void AddInteropRoutes(Router& router, ApiState& api) {
   router.Add("POST", "/v1/import", [&api](auto& req, auto& res, auto&) { Import(api, req, res); });
   router.Add("POST", "/v1/import/path",
              [&api](auto& req, auto& res, auto&) { ImportPathRoute(api, req, res); });
+  // The agents' history folders `serve` found, and their imports (the page's
+  // offer); a request names a source by its number, never a path.
+  router.Add("GET", "/v1/import/sources",
+             [&api](auto&, auto& res, auto&) { ReplyJson(res, 200, api.imports.Describe()); });
+  router.Add("POST", R"(/v1/import/sources/(\d{1,9}))", [&api](auto&, auto& res, auto& path) {
+    Status started = api.imports.Start(static_cast<size_t>(std::stoul(path[0])));
+    if (!started.ok()) return ReplyError(res, started);
+    ReplyJson(res, 202, api.imports.Describe());
+  });
   router.Add("GET", R"(/v1/sessions/([^/]+)/export)", [&api](auto& req, auto& res, auto& path) {
     auto format = ExportFormatParam(Param(req, "format"));
     if (!format) return ReplyError(res, format.error());

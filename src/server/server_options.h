@@ -10,6 +10,14 @@
 
 namespace sessiondb::server {
 
+// A folder of an agent's own history the page may offer to import
+// (HistoryImports): chosen by whoever starts the server, never by a request.
+struct HistorySource {
+  std::string agent;   // "Claude Code", "Codex": what the page calls it
+  std::string folder;  // ~/.claude/projects, ~/.codex/sessions, resolved
+  std::string format;  // its import format's name: "claude-code", "codex"
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 7411;  // 0: any free port (the chosen one is reported)
@@ -42,6 +50,9 @@ struct ServerOptions {
   // Embed new documents for vector search on a thread of the server's own
   // (EmbeddingWorker); a search never does it itself.
   bool background_embedding = true;
+  // The agents' history folders the page offers to import (`serve` fills it
+  // with those of its user that exist). Empty: the page offers none.
+  std::vector<HistorySource> history_sources;
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost".

@@ -625,8 +625,10 @@ TEST(HttpCors, OffByDefaultAndOnlyForNamedOrigins) {
 
 TEST(HttpServe, DemoSeedsOnceAndHealthSaysEmbedded) {
   TempDir dir;
+  // A home with no agent history: with some, the page offers it instead.
+  const std::string home = "HOME=" + dir.Sub("home");
   {
-    ServerProcess server(dir.Sub("store"), {"--demo"});
+    ServerProcess server(dir.Sub("store"), {"--demo"}, {home});
     ASSERT_TRUE(server.listening()) << server.log();
     auto c = server.Client();
     json health = Body(c->Get("/v1/health"));
@@ -636,7 +638,7 @@ TEST(HttpServe, DemoSeedsOnceAndHealthSaysEmbedded) {
     EXPECT_EQ(all["sessions"].size(), 5u);  // one of them a fork, one archived
     EXPECT_EQ(server.Stop(), 0);
   }
-  ServerProcess again(dir.Sub("store"), {"--demo"});
+  ServerProcess again(dir.Sub("store"), {"--demo"}, {home});
   ASSERT_TRUE(again.listening());
   EXPECT_EQ(Body(again.Client()->Get("/v1/sessions?archived=all"))["sessions"].size(), 5u);
 }

@@ -18,13 +18,14 @@ export const kChromium = process.env.SESSIONDB_CHROMIUM || '/usr/bin/chromium';
 
 // Starts `sessiondb serve --store <fresh temp dir> --port 0 [extra...]` and
 // resolves once it prints the address it listens on.
-export async function startServer({token = '', extra = []} = {}) {
+// `env` adds to the server's environment (a HOME of the test's own, say).
+export async function startServer({token = '', extra = [], env: added = {}} = {}) {
   const cli = process.env.SESSIONDB_CLI;
   if (!cli) throw new Error('set SESSIONDB_CLI to the sessiondb binary (CTest does)');
   const store = mkdtempSync(join(tmpdir(), 'sessiondb-web-'));
   const args = ['serve', '--store', store, '--port', '0', ...extra];
   // The token goes in the environment: serve refuses it on the command line.
-  const env = {...process.env};
+  const env = {...process.env, ...added};
   delete env.SESSIONDB_TOKEN;
   if (token) env.SESSIONDB_TOKEN = token;
   const child = spawn(cli, args, {stdio: ['ignore', 'pipe', 'pipe'], env});

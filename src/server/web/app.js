@@ -14,6 +14,7 @@
 import {api, ApiError, blobPath, download, enc, eventsUrl, listEventsUrl, mediaUrl,
         needsFetchedDownloads, onTokenNeeded} from './api.js';
 import {renderHighlighted} from './highlight.js';
+import {offerImports} from './history_import.js';
 import {renderMarkdown, safeHref} from './markdown.js';
 import {plainText} from './plain_text.js';
 import {showTrash} from './trash.js';
@@ -348,6 +349,7 @@ function renderSessionItem(s) {
   const top = el('div', 'item-top');
   top.append(el('span', 'item-title', sessionTitle(s)));
   if (s.archived) top.append(el('span', 'badge', 'archived'));
+  if (s.metadata && s.metadata.demo === true) top.append(el('span', 'badge demo', 'demo'));
   a.append(top);
   // The start of a message as written: shown as the text it stands for.
   const preview = plainText(s.preview);
@@ -376,6 +378,7 @@ async function loadSessions(reset) {
     if (reset) ul.replaceChildren();
     for (const s of page.sessions || []) ul.append(renderSessionItem(s));
     list.cursor = page.next_cursor || null;
+    if (reset && list.filter === 'active') offerImports(page.sessions || [], reloadSessions);
     list.everLoaded = true;
     button.hidden = !list.cursor;
     $('list-empty').hidden = ul.childElementCount > 0;
