@@ -1,5 +1,7 @@
 #include "search/query_syntax.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 
 namespace sessiondb::search {
@@ -16,6 +18,53 @@ struct Item {
   bool excluded = false;
   bool or_before = false;  // joined to the previous item by OR
 };
+
+// Words that begin a question in English.
+constexpr std::array<std::string_view, 18> kQuestionWords = {
+    "how",  "what", "why", "when", "where", "who", "which", "whose",  "did",
+    "does", "do",   "is",  "are",  "was",   "can", "could", "should", "would"};
+
+// English words too common to require in a question: "how did I fix the
+// docker cache" asks for documents about fixing a docker cache, which rarely
+// hold "how", "did" or "I". Sorted, for binary search.
+constexpr std::array<std::string_view, 76> kStopWords = {
+    "a",     "about", "all",   "am",    "an",    "and",    "any",   "are",   "as",   "at",
+    "be",    "been",  "being", "but",   "by",    "can",    "could", "did",   "do",   "does",
+    "doing", "for",   "from",  "had",   "has",   "have",   "he",    "her",   "him",  "his",
+    "how",   "i",     "if",    "in",    "into",  "is",     "it",    "its",   "me",   "my",
+    "of",    "on",    "or",    "our",   "she",   "should", "so",    "some",  "that", "the",
+    "their", "them",  "then",  "there", "these", "they",   "this",  "those", "to",   "us",
+    "was",   "we",    "were",  "what",  "when",  "where",  "which", "who",   "whom", "whose",
+    "why",   "will",  "with",  "would", "you",   "your"};
+
+bool IsStopWord(std::string_view word) {
+  return std::binary_search(kStopWords.begin(), kStopWords.end(), word);
+}
+
+// A question typed as a person asks it: no quotes, OR, exclusions or
+// prefixes, beginning with a question word or ending in '?'.
+bool IsQuestion(std::string_view query, const std::vector<Item>& items) {
+  if (items.size() < 2) return false;
+  for (const Item& item : items) {
+    if (item.excluded || item.or_before || item.phrase.prefix) return false;
+  }
+  if (query.find('"') != std::string_view::npos) return false;
+  const std::string_view first = items.front().phrase.words.front();
+  const size_t last = query.find_last_not_of(" \t\r\n");
+  return std::find(kQuestionWords.begin(), kQuestionWords.end(), first) != kQuestionWords.end() ||
+         (last != std::string_view::npos && query[last] == '?');
+}
+
+// A question's stop words are not required (nor highlighted), unless it has
+// no other word. Code such as foo.bar stays whole (a phrase of its words).
+void DropStopWords(std::vector<Item>* items, std::vector<std::string>* terms) {
+  const auto stop = [](const Item& item) {
+    return item.phrase.words.size() == 1 && IsStopWord(item.phrase.words.front());
+  };
+  if (std::all_of(items->begin(), items->end(), stop)) return;
+  std::erase_if(*items, stop);
+  std::erase_if(*terms, [](const std::string& w) { return IsStopWord(w); });
+}
 
 }  // namespace
 
@@ -119,6 +168,8 @@ ParsedQuery ParseUserQuery(std::string_view query) {
     item.phrase.words = std::move(words);
     items.push_back(std::move(item));
   }
+
+  if (IsQuestion(query, items)) DropStopWords(&items, &parsed.terms);
 
   // Positive items: OR chains become groups, the groups ANDed.
   store::TextQuery& q = parsed.query;

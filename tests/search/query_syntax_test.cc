@@ -95,6 +95,38 @@ TEST(QuerySyntax, HostileInputNeverProducesOperatorsOfItsOwn) {
   }
 }
 
+// A question as a person types it finds what it asks about: its stop words
+// ("how", "did", "I", "the") are not required, nor highlighted.
+TEST(QuerySyntax, AQuestionDoesNotRequireItsStopWords) {
+  using Structure = std::vector<std::vector<std::vector<std::string>>>;
+  ParsedQuery q = ParseUserQuery("how did I fix the docker cache");
+  EXPECT_EQ(Groups(q.query), (Structure{{{"fix"}}, {{"docker"}}, {{"cache"}}}));
+  EXPECT_EQ(q.terms, (std::vector<std::string>{"fix", "docker", "cache"}));
+  // A question mark makes one too; code in it stays a phrase of its words.
+  EXPECT_EQ(Groups(ParseUserQuery("the build of foo.bar fails in CI?").query),
+            (Structure{{{"build"}}, {{"foo", "bar"}}, {{"fails"}}, {{"ci"}}}));
+  // A question of stop words alone keeps them: something must match.
+  EXPECT_EQ(Groups(ParseUserQuery("what is it").query),
+            (Structure{{{"what"}}, {{"is"}}, {{"it"}}}));
+}
+
+// Anything else keeps every word required: a statement, a query with quotes,
+// OR, exclusions or prefixes says exactly what it wants.
+TEST(QuerySyntax, OnlyAPlainQuestionDropsStopWords) {
+  using Structure = std::vector<std::vector<std::vector<std::string>>>;
+  EXPECT_EQ(Groups(ParseUserQuery("fix the docker cache").query),
+            (Structure{{{"fix"}}, {{"the"}}, {{"docker"}}, {{"cache"}}}));
+  EXPECT_EQ(Groups(ParseUserQuery("how \"to the\" cache").query),
+            (Structure{{{"how"}}, {{"to", "the"}}, {{"cache"}}}));
+  EXPECT_EQ(Groups(ParseUserQuery("how did it OR cache").query),
+            (Structure{{{"how"}}, {{"did"}}, {{"it"}, {"cache"}}}));
+  EXPECT_EQ(Groups(ParseUserQuery("why the cach*").query),
+            (Structure{{{"why"}}, {{"the"}}, {{"cach"}}}));
+  ParsedQuery excluded = ParseUserQuery("how is the cache -docker");
+  EXPECT_EQ(Groups(excluded.query), (Structure{{{"how"}}, {{"is"}}, {{"the"}}, {{"cache"}}}));
+  EXPECT_EQ(excluded.query.none_of.size(), 1u);
+}
+
 TEST(QuerySyntax, NothingToSearchForGivesANoteNotAnError) {
   ParsedQuery punct = ParseUserQuery("-> () ;;");
   EXPECT_TRUE(punct.query.empty());

@@ -115,6 +115,24 @@ TEST_P(SearchIndexTest, TwoRareTermsAndTheSnippetMarksThem) {
   EXPECT_EQ(marked, (std::set<std::string>{"quokka", "zeppelin"}));
 }
 
+// A question finds the message that answers it on both backends, though
+// the message holds none of "how", "did", "I" or "the"; a statement of the
+// same words still requires them all.
+TEST_P(SearchIndexTest, AQuestionFindsWhatItAsksAbout) {
+  BuildCorpus();
+  Add("s18", Role::kAssistant, "Docker cache fix: pin the base image digest in CI");
+  auto index = Index();
+  SearchResults asked = Keyword(*index, "how did I fix the docker cache");
+  EXPECT_EQ(Where(asked), (std::vector<std::pair<std::string, int64_t>>{{"s18", 11}}));
+  ASSERT_EQ(asked.hits.size(), 1u);
+  std::set<std::string> marked;
+  for (auto [b, e] : asked.hits[0].highlights) {
+    marked.insert(asked.hits[0].snippet.substr(b, e - b));
+  }
+  EXPECT_EQ(marked, (std::set<std::string>{"Docker", "cache", "fix"}));
+  EXPECT_TRUE(Keyword(*index, "I fix docker cache").hits.empty());
+}
+
 TEST_P(SearchIndexTest, CodeIdentifierAndCallSyntax) {
   BuildCorpus();
   auto index = Index();
