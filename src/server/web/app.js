@@ -16,6 +16,7 @@ import {api, ApiError, blobPath, download, enc, eventsUrl, listEventsUrl, mediaU
 import {renderHighlighted} from './highlight.js';
 import {offerImports} from './history_import.js';
 import {renderMarkdown, safeHref} from './markdown.js';
+import {setUpNavigation} from './navigation.js';
 import {plainText} from './plain_text.js';
 import {showTrash} from './trash.js';
 import {$, ask, attempt, el, formatBytes, hideBanner, hideNotice, plural, showError, showNotice,
@@ -922,6 +923,7 @@ function start() {
     });
   }
   $('load-more').addEventListener('click', () => loadSessions(false));
+  setUpNavigation();
   window.addEventListener('hashchange', route);
   followList();
   // Should the stream not say "ready" soon (a proxy that holds it back), the
