@@ -1,16 +1,52 @@
-# bash completion for sessiondb: its verbs and global options.
-# The verbs are those `sessiondb --help` lists (tests/cli/install_test.cc checks it).
+# bash completion for sessiondb: verbs, their options, the values an option
+# takes (--format, --mode...), files and folders where a verb takes one, and
+# session ids. All of it comes from the program itself (`sessiondb __complete`,
+# docs/cli.md), so it never drifts from it; the lists below are what is left
+# when that program cannot be run. The verbs are those `sessiondb --help` lists
+# (tests/cli/install_test.cc and completion_cli_test.cc check both).
+
+# Asks the program for the candidates of word CWORD of WORDS (the arguments:
+# CWORD, then the words); false when it cannot answer (not installed, or too
+# old to know __complete).
+_sessiondb_ask() {
+  local cword=$1
+  shift
+  local words=("$@") answer line files=""
+  answer=$("${words[0]}" __complete -- "${words[@]:1:cword}" 2>/dev/null) || return 1
+  COMPREPLY=()
+  while IFS= read -r line; do
+    case "$line" in
+      "") ;;
+      :files) files=f ;;
+      :dirs) files=d ;;
+      *) COMPREPLY+=("${line%%$'\t'*}") ;;
+    esac
+  done <<<"$answer"
+  if [[ -n "$files" ]]; then
+    compopt -o filenames 2>/dev/null
+    local cur="${words[cword]}"
+    if [[ "$files" == d ]]; then
+      COMPREPLY+=($(compgen -d -- "$cur"))
+    else
+      COMPREPLY+=($(compgen -f -- "$cur"))
+    fi
+  fi
+  return 0
+}
 
 _sessiondb() {
   local cur prev words cword
-  if declare -F _init_completion >/dev/null 2>&1; then
-    _init_completion || return
+  if declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+    # bash-completion's: "--store=DIR" and "postgresql://..." stay one word.
+    _get_comp_words_by_ref -n =: cur prev words cword
   else
     cur="${COMP_WORDS[COMP_CWORD]}"
     prev="${COMP_WORDS[COMP_CWORD-1]}"
     words=("${COMP_WORDS[@]}")
     cword=$COMP_CWORD
   fi
+
+  _sessiondb_ask "$cword" "${words[@]}" && return
 
   local verbs="init new ls rename archive unarchive purge active append show fork events
     compact prune rewind view usage drafts project import export gc verify stats copy sync redact rm

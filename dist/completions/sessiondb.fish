@@ -1,5 +1,9 @@
-# fish completion for sessiondb: its verbs and global options.
-# The verbs are those `sessiondb --help` lists (tests/cli/install_test.cc checks it).
+# fish completion for sessiondb: verbs and global options (below), and after
+# the verb, from the program itself (`sessiondb __complete`, docs/cli.md), so
+# that they never drift from it: the verb's options, the values an option
+# takes (--format, --mode...), files and folders where it takes one, and
+# session ids. The verbs are those `sessiondb --help` lists
+# (tests/cli/install_test.cc and completion_cli_test.cc check both).
 
 set -l verbs init new ls rename archive unarchive purge active append show fork events \
     compact prune rewind view usage drafts project import export gc verify stats copy sync redact rm \
@@ -65,6 +69,23 @@ complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a demo -d 'Li
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a open -d "Print or open a session's page address"
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a version -d 'Print the version of sessiondb'
 
-complete -c sessiondb -n "__fish_seen_subcommand_from hook; and not __fish_seen_subcommand_from claude-code install uninstall" -a 'claude-code install uninstall'
-complete -c sessiondb -n "__fish_seen_subcommand_from install uninstall; and not __fish_seen_subcommand_from claude-code" -a claude-code
-complete -c sessiondb -n "__fish_seen_subcommand_from import append recall export" -F
+# The program's answer for the token under the cursor: "CANDIDATE<TAB>TEXT"
+# lines as fish takes them, and ":files" or ":dirs" for file or folder names.
+function __sessiondb_complete
+    set -l words (commandline -opc)
+    set -l current (commandline -ct)
+    set -l answer ($words[1] __complete -- $words[2..-1] "$current" 2>/dev/null)
+    or return
+    for line in $answer
+        switch $line
+            case :files
+                __fish_complete_path $current
+            case :dirs
+                __fish_complete_directories $current
+            case '*'
+                printf '%s\n' $line
+        end
+    end
+end
+
+complete -c sessiondb -n "__fish_seen_subcommand_from $verbs" -a '(__sessiondb_complete)'

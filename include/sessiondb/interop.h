@@ -107,6 +107,11 @@ struct ImportReport {
   std::vector<SkippedRecord> not_stored;
   // The sessions this import added or extended, in the order it wrote them.
   std::vector<std::string> sessions_written;
+  // What an import of a folder of transcripts (claude-code, codex) left out
+  // whole: files it could not open and folders it could not list, each with
+  // why ("permission denied"); all of them. The rest of the folder came in.
+  // A file given alone that cannot be read fails the import instead.
+  std::vector<SkippedRecord> files_skipped;
 };
 
 // The names of the import formats, in the order of ImportFormat.

@@ -362,6 +362,10 @@ Json ToJson(const ImportReport& r) {
   for (const SkippedRecord& s : r.not_stored) {
     not_stored.push_back({{"where", s.where}, {"reason", s.reason}});
   }
+  Json files_skipped = Json::array();
+  for (const SkippedRecord& s : r.files_skipped) {
+    files_skipped.push_back({{"where", s.where}, {"reason", s.reason}});
+  }
   return {{"format", std::string(ImportFormatName(r.format))},
           {"sessions_added", r.sessions_added},
           {"sessions_extended", r.sessions_extended},
@@ -371,7 +375,8 @@ Json ToJson(const ImportReport& r) {
           {"records_skipped", r.records_skipped},
           {"skipped", std::move(skipped)},
           {"attachments_not_stored", r.attachments_not_stored},
-          {"not_stored", std::move(not_stored)}};
+          {"not_stored", std::move(not_stored)},
+          {"files_skipped", std::move(files_skipped)}};
 }
 
 Json ToJson(const RecalledCode& r) {

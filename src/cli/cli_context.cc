@@ -1,5 +1,6 @@
 #include "cli/cli_context.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <array>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "cli/access_denied.h"
 #include "cli/output.h"
 #include "cli/session_ref.h"
 
@@ -32,6 +34,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kLimitFla
 
 CliContext::CliContext() : stdout_is_terminal_(isatty(STDOUT_FILENO) != 0) {
   if (stdout_is_terminal_) {
+    winsize size{};
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) terminal_columns_ = size.ws_col;
     terminal_guard_ = std::make_unique<TerminalGuard>(
         std::cout, [this] { return options.json || writing_style_; });
   }
@@ -51,6 +55,19 @@ std::optional<std::string> CliContext::SessionId(std::string_view typed) {
 void CliContext::StartPager() {
   if (!stdout_is_terminal_ || options.no_pager || pager_) return;
   pager_ = Pager::Start(PagerCommand());
+}
+
+size_t CliContext::OutputColumns() const {
+  if (stdout_is_terminal_ && terminal_columns_ > 0) return terminal_columns_;
+  if (const char* env = NonEmptyEnv("COLUMNS")) {
+    size_t columns = 0;
+    for (const char* c = env; *c != '\0'; ++c) {
+      if (*c < '0' || *c > '9' || columns > 100000) return 80;
+      columns = columns * 10 + static_cast<size_t>(*c - '0');
+    }
+    if (columns > 0) return columns;
+  }
+  return 80;
 }
 
 bool CliContext::UseColor() const {
@@ -96,9 +113,16 @@ StoreOptions CliContext::MakeStoreOptions(bool create_if_missing) const {
 
 Store* CliContext::OpenStore(bool create_if_missing) {
   if (store_) return store_.get();
-  auto opened = Store::Open(StorePath(), MakeStoreOptions(create_if_missing));
+  const std::string path = StorePath();
+  auto opened = Store::Open(path, MakeStoreOptions(create_if_missing));
   if (!opened) {
-    Fail(opened.error());
+    // Permissions refused are said as such (the store's own error is an I/O
+    // error, SQLite's "unable to open database file", or "no store").
+    std::optional<std::string> denied;
+    if (StoreKindOf(path) == StoreKind::kEmbedded) {
+      denied = StoreAccessDenied(path, create_if_missing);
+    }
+    Fail(denied ? Status::FailedPrecondition(*denied) : opened.error());
     return nullptr;
   }
   store_ = std::move(*opened);

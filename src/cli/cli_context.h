@@ -99,6 +99,11 @@ class CliContext {
   // NO_COLOR is unset or empty (https://no-color.org).
   bool UseColor() const;
 
+  // How wide a line of a table may be: the terminal's width when stdout is
+  // one (as it was when the context was made, before a pager took stdout),
+  // else $COLUMNS when it is a positive number, else 80.
+  size_t OutputColumns() const;
+
   // Writes `sgr`, an SGR sequence of ours such as "\033[1m", to stdout as it
   // is: everything else on a terminal passes through TerminalGuard's escaping.
   void WriteStyle(std::string_view sgr);
@@ -115,6 +120,7 @@ class CliContext {
 
  private:
   bool stdout_is_terminal_ = false;
+  size_t terminal_columns_ = 0;   // of stdout's terminal; 0: not one, or it did not say
   bool writing_style_ = false;    // WriteStyle is writing: TerminalGuard lets it through
   std::unique_ptr<Pager> pager_;  // before the guard: it ends after the guard's last write
   std::unique_ptr<TerminalGuard> terminal_guard_;  // after `options`: it reads options.json

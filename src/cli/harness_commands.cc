@@ -10,6 +10,7 @@
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/numeric_options.h"
 #include "cli/session_ref.h"
 #include "core/text_rules.h"
@@ -381,7 +382,9 @@ void AddProject(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand(
       "project", "Print the provider request messages for a session, built from its log");
   cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
-  cmd->add_option("--format", args->format, "openai-chat (default), openai-responses or anthropic")
+  OfferValues(cmd->add_option("--format", args->format,
+                              "openai-chat (default), openai-responses or anthropic"),
+              {"openai-chat", "openai-responses", "anthropic"})
       ->option_text("FORMAT");
   cmd->footer(
       "\nImages go in full on the newest user turn and after a `view`, as descriptors\n"

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "api/json_forms.h"
+#include "cli/access_denied.h"
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/numeric_options.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/memory.h"
@@ -30,6 +32,11 @@ std::string Joined(const std::vector<std::string_view>& names) {
     out += n;
   }
   return out;
+}
+
+// The names as strings, for OfferValues.
+std::vector<std::string> FormatNames(const std::vector<std::string_view>& names) {
+  return {names.begin(), names.end()};
 }
 
 // The write end of the pipe SIGINT and SIGTERM end a watch through.
@@ -153,7 +160,9 @@ void AddImport(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand(
       "import", "Bring in histories from other tools (the format is detected from PATH)");
   cmd->add_option("PATH", args->path, "A file or folder to import")->required();
-  cmd->add_option("--format", args->format, "Force the format: " + Joined(ImportFormats()))
+  OfferValues(
+      cmd->add_option("--format", args->format, "Force the format: " + Joined(ImportFormats())),
+      FormatNames(ImportFormats()))
       ->option_text("FORMAT");
   cmd->add_option("--max-attachment-bytes", args->max_attachment_bytes,
                   "Largest image or file whose bytes are stored, e.g. 1GiB (default 100 MiB); "
@@ -224,7 +233,14 @@ void AddImport(CLI::App& app, CliContext& ctx) {
                            .progress = std::ref(progress),
                            .max_attachment_bytes = args->max_attachment_bytes});
     }
-    if (!report) return ctx.Fail(report.error());
+    if (!report) {
+      // A file or folder this user may not read is said to be that.
+      if (std::optional<std::string> denied = ReadDenied(args->path)) {
+        return ctx.Fail(Status::FailedPrecondition(
+            *denied + "; import it as its owner, or have them give this user read access"));
+      }
+      return ctx.Fail(report.error());
+    }
     if (report->sessions_added > 0) cleanup.remove = false;
     // Code writes in what came in (Claude Code, Codex) join the code memory,
     // on either backend: churn and recall know them when this returns.
@@ -241,6 +257,13 @@ void AddImport(CLI::App& app, CliContext& ctx) {
     // with a bar of its own, so what came in is searchable when this returns.
     Result<int64_t> indexed = ctx.CatchUpTextIndex();
     if (!indexed) return ctx.Fail(indexed.error());
+    // What a folder import left out whole is said on stderr, one line each,
+    // and in the exit code: the rest came in.
+    for (const SkippedRecord& s : report->files_skipped) {
+      std::cerr << "sessiondb: skipped " << EscapeForTerminal(s.where) << ": "
+                << EscapeForTerminal(s.reason) << "\n";
+    }
+    if (!report->files_skipped.empty()) ctx.set_exit_code(kExitFilesSkipped);
     if (ctx.options.json) {
       Json out = ToJson(*report);
       if (learned) out["code_writes_learned"] = learned->writes_recorded;
@@ -251,8 +274,13 @@ void AddImport(CLI::App& app, CliContext& ctx) {
               << (report->sessions_added == 1 ? "" : "s") << ", " << report->sessions_extended
               << " extended, " << report->sessions_unchanged << " already here; "
               << report->messages_added << " message" << (report->messages_added == 1 ? "" : "s")
-              << ", " << report->images_added << " image" << (report->images_added == 1 ? "" : "s")
-              << "\n";
+              << ", " << report->images_added << " image" << (report->images_added == 1 ? "" : "s");
+    if (!report->files_skipped.empty()) {
+      std::cout << "; " << report->files_skipped.size()
+                << (report->files_skipped.size() == 1 ? " file" : " files")
+                << " skipped (could not be read)";
+    }
+    std::cout << "\n";
     if (report->records_skipped > 0) {
       std::cout << "skipped " << report->records_skipped << " record"
                 << (report->records_skipped == 1 ? "" : "s") << ":\n";
@@ -292,7 +320,8 @@ void AddExport(CLI::App& app, CliContext& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("export", "Write sessions out in another format");
-  cmd->add_option("--format", args->format, Joined(ExportFormats()))
+  OfferValues(cmd->add_option("--format", args->format, Joined(ExportFormats())),
+              FormatNames(ExportFormats()))
       ->required()
       ->option_text("FORMAT");
   cmd->add_option("--out", args->out,
@@ -329,7 +358,13 @@ void AddExport(CLI::App& app, CliContext& ctx) {
     auto report =
         ExportTo(*store, args->out,
                  {.format = *format, .sessions = ids, .replace_earlier_export = args->force});
-    if (!report) return ctx.Fail(report.error());
+    if (!report) {
+      if (std::optional<std::string> denied = WriteDenied(args->out)) {
+        return ctx.Fail(Status::FailedPrecondition(
+            *denied + "; choose an --out this user may write (a folder of your own)"));
+      }
+      return ctx.Fail(report.error());
+    }
     if (ctx.options.json) {
       return ctx.PrintJson({{"sessions", report->sessions},
                             {"messages", report->messages},

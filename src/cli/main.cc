@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/hook_command.h"
 #include "cli/numeric_options.h"
+#include "cli/usage_error.h"
 #include "cli/verb_suggestion.h"
 
 #ifndef SESSIONDB_VERSION
@@ -48,7 +50,8 @@ store. Global options may also follow the verb.
 
 Exit codes: 0 ok, 1 usage, 2 invalid argument, 3 not found, 4 already exists,
 5 busy, 6 storage error (corruption, I/O), 7 failed precondition (e.g. a store
-from a newer sessiondb), 8 verify found problems.
+from a newer sessiondb, permission denied), 8 verify found problems, 9 an import
+of a folder skipped files it could not read (the rest came in).
 Run `sessiondb VERB --help` for a verb's options and an example.)";
 
 // True if --json appears among the arguments, so that a command line that
@@ -104,37 +107,54 @@ void AddVersionCommand(CLI::App& app, CliContext& ctx) {
   });
 }
 
-// The verb the command line names: its first word that is neither a global
-// option nor the value of one; nullopt when there is none.
-std::optional<std::string> TypedVerb(const CLI::App& app, int argc, char** argv) {
+// The first word of the command line that is neither a global option nor
+// the value of one (the verb, or what was typed for it), or the first word
+// before it that looks like an option but is no global option; nullopt when
+// there is neither.
+struct FirstWord {
+  std::string word;
+  bool unknown_option = false;
+};
+std::optional<FirstWord> FirstWordOf(const CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--") return i + 1 < argc ? std::optional<std::string>(argv[i + 1]) : std::nullopt;
+    if (arg == "--") {
+      return i + 1 < argc ? std::optional<FirstWord>(FirstWord{argv[i + 1]}) : std::nullopt;
+    }
     if (arg.size() > 1 && arg[0] == '-') {
-      if (arg.find('=') != std::string::npos) continue;
-      const CLI::Option* option = app.get_option_no_throw(arg);
-      if (option != nullptr && option->get_items_expected_min() > 0) ++i;  // skip its value
+      const std::string name = arg.substr(0, arg.find('='));
+      const CLI::Option* option = app.get_option_no_throw(name);
+      if (option == nullptr) return FirstWord{name, /*unknown_option=*/true};
+      if (name.size() == arg.size() && option->get_items_expected_min() > 0) ++i;  // its value
       continue;
     }
-    return arg;
+    return FirstWord{arg};
   }
   return std::nullopt;
 }
 
-// Says so, git's way, when the verb is not one of ours; true if it did.
-bool RejectUnknownVerb(const CLI::App& app, int argc, char** argv, bool json) {
-  const std::optional<std::string> typed = TypedVerb(app, argc, argv);
-  if (!typed) return false;
+// Says so, git's way, when the verb is not one of ours or an option before
+// it is no global option; true if it did.
+bool RejectBeforeTheVerb(const CLI::App& app, int argc, char** argv, bool json) {
+  const std::optional<FirstWord> first = FirstWordOf(app, argc, argv);
+  if (!first) return false;
+  if (first->unknown_option) {
+    const UsageError error = UnknownGlobalOption(app, first->word);
+    std::cerr << EscapeForTerminal(error.text);
+    if (json) PrintJson({{"error", {{"code", "usage"}, {"message", error.message}}}});
+    return true;
+  }
+  const std::string& typed = first->word;
   std::vector<std::string> verbs;
   for (const CLI::App* sub : app.get_subcommands({})) {
-    if (sub->get_name() == *typed) return false;
+    if (sub->get_name() == typed) return false;
     verbs.push_back(sub->get_name());
   }
-  const std::string message = UnknownVerbMessage(*typed, SimilarVerbs(*typed, verbs));
+  const std::string message = UnknownVerbMessage(typed, SimilarNames(typed, verbs));
   std::cerr << EscapeForTerminal(message);
   if (json) {
     PrintJson({{"error",
-                {{"code", "usage"}, {"message", "'" + *typed + "' is not a sessiondb command"}}}});
+                {{"code", "usage"}, {"message", "'" + typed + "' is not a sessiondb command"}}}});
   }
   return true;
 }
@@ -202,22 +222,24 @@ static int RunProgram(int argc, char** argv) {
   AddGlobalOptionsToHelp(app, GlobalOptionsFooter(app));
   RequireStrictNumbers(app);
   app.footer(kFooter);
-  if (RejectUnknownVerb(app, argc, argv, JsonRequested(argc, argv))) return kExitUsage;
+  // The shells' completions ask the program (dist/completions/).
+  if (argc > 1 && std::strcmp(argv[1], "__complete") == 0) {
+    return CompleteCommandLine(app, ctx, std::vector<std::string>(argv + 2, argv + argc));
+  }
+  if (RejectBeforeTheVerb(app, argc, argv, JsonRequested(argc, argv))) return kExitUsage;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    // A value the option's check refused ("--to -1", "--port 0x2") is an
-    // invalid argument, like one the library refuses; the rest is usage.
-    const bool invalid = dynamic_cast<const CLI::ValidationError*>(&e) != nullptr ||
-                         dynamic_cast<const CLI::ConversionError*>(&e) != nullptr;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    const UsageError error = DescribeParseError(app, e);
     if (JsonRequested(argc, argv)) {
-      PrintJson(
-          {{"error", {{"code", invalid ? "invalid_argument" : "usage"}, {"message", e.what()}}}});
+      PrintJson({{"error",
+                  {{"code", error.invalid_argument ? "invalid_argument" : "usage"},
+                   {"message", error.message}}}});
     }
     // What the user typed is quoted in the message: escaped, as all output is.
-    std::cerr << EscapeForTerminal(CLI::FailureMessage::simple(&app, e));
-    return invalid ? kExitInvalidArgument : kExitUsage;
+    std::cerr << EscapeForTerminal(error.text);
+    return error.invalid_argument ? kExitInvalidArgument : kExitUsage;
   } catch (const std::exception& e) {
     // The library returns errors as values; this is a bug or an allocation failure.
     ctx.Fail(sessiondb::Status::Internal(e.what()));

@@ -13,6 +13,7 @@
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/hook_command.h"
 #include "cli/hook_settings.h"
 #include "cli/shell_words.h"
@@ -195,10 +196,11 @@ void AddHook(CLI::App& app, CliContext& ctx) {
   auto mode = std::make_shared<std::string>("content");
   auto* claude = hook->add_subcommand(
       "claude-code", "Handle one Claude Code hook event (JSON on stdin); never blocks on errors");
-  claude
-      ->add_option("--seen", *mode,
-                   "When to show context again: content (default: once per distinct change), "
-                   "file (once per file), session-file (once per session and file)")
+  OfferValues(claude->add_option("--seen", *mode,
+                                 "When to show context again: content (default: once per distinct "
+                                 "change), file (once per file), session-file (once per session "
+                                 "and file)"),
+              {"content", "file", "session-file"})
       ->option_text("MODE");
   claude->footer(
       "\nPostToolUse on Write/Edit/MultiEdit keeps the write. PreToolUse finds similar\n"

@@ -11,6 +11,7 @@
 
 #include "api/json_forms.h"
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/numeric_options.h"
 #include "cli/session_ref.h"
 #include "core/text_rules.h"
@@ -141,7 +142,9 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
   auto* text = cmd->add_option(
       "TEXT", args->text,
       "Message text; '-' reads stdin; absent reads stdin when it is not a terminal");
-  cmd->add_option("--role", args->role, "system, user, assistant or tool (default user)")
+  OfferValues(
+      cmd->add_option("--role", args->role, "system, user, assistant or tool (default user)"),
+      {"system", "user", "assistant", "tool"})
       ->option_text("ROLE");
   cmd->add_option("--image", args->images,
                   "Image: a file, a data: URI, or an http(s) URL (kept as a link, never fetched); "

@@ -21,15 +21,6 @@ size_t SequenceLength(unsigned char lead) {
   return 1;
 }
 
-// Code points in `text`, counting each stray byte as one.
-size_t DisplayWidth(std::string_view text) {
-  size_t width = 0;
-  for (size_t i = 0; i < text.size(); i += SequenceLength(static_cast<unsigned char>(text[i]))) {
-    ++width;
-  }
-  return width;
-}
-
 // The code point of the valid UTF-8 sequence at the start of `text` and its
 // length, or length 0 when the bytes there are not valid UTF-8.
 std::pair<uint32_t, size_t> DecodeOne(std::string_view text) {
@@ -58,6 +49,39 @@ std::pair<uint32_t, size_t> DecodeOne(std::string_view text) {
   static constexpr uint32_t kMinForLength[5] = {0, 0, 0x80, 0x800, 0x10000};
   if (cp < kMinForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {0, 0};
   return {cp, len};
+}
+
+// The columns a terminal gives code point `cp`: 2 for East Asian wide and
+// full-width characters and the emoji blocks, 0 for combining marks,
+// zero-width characters and variation selectors, else 1. A table of the
+// common ranges, not all of Unicode's East_Asian_Width property.
+size_t ColumnsOf(uint32_t cp) {
+  if ((cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x200B && cp <= 0x200F) ||
+      (cp >= 0xFE00 && cp <= 0xFE0F)) {
+    return 0;
+  }
+  static constexpr std::pair<uint32_t, uint32_t> kWide[] = {
+      {0x1100, 0x115F},   {0x2E80, 0x303E},   {0x3041, 0x33FF}, {0x3400, 0x4DBF},
+      {0x4E00, 0x9FFF},   {0xA000, 0xA4CF},   {0xAC00, 0xD7A3}, {0xF900, 0xFAFF},
+      {0xFE30, 0xFE4F},   {0xFF00, 0xFF60},   {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F},
+      {0x1F900, 0x1F9FF}, {0x20000, 0x3FFFD},
+  };
+  for (const auto& [first, last] : kWide) {
+    if (cp >= first && cp <= last) return 2;
+  }
+  return 1;
+}
+
+// The columns `text` takes on a terminal (see ColumnsOf), a byte that is
+// not part of valid UTF-8 counting as one.
+size_t DisplayWidth(std::string_view text) {
+  size_t width = 0;
+  for (size_t i = 0; i < text.size();) {
+    const std::pair<uint32_t, size_t> one = DecodeOne(text.substr(i));
+    width += one.second == 0 ? 1 : ColumnsOf(one.first);
+    i += one.second == 0 ? 1 : one.second;
+  }
+  return width;
 }
 
 bool IsHiddenFormatCharacter(uint32_t cp) {
@@ -238,6 +262,24 @@ std::string Shorten(std::string_view text, size_t max_chars) {
   return out;
 }
 
+std::string FitWidth(std::string_view text, size_t columns) {
+  if (DisplayWidth(text) <= columns) return std::string(text);
+  if (columns == 0) return "";
+  std::string out;
+  size_t used = 0;
+  for (size_t i = 0; i < text.size();) {
+    const std::pair<uint32_t, size_t> one = DecodeOne(text.substr(i));
+    const size_t len = one.second == 0 ? 1 : one.second;
+    const size_t width = one.second == 0 ? 1 : ColumnsOf(one.first);
+    if (used + width > columns - 1) break;  // one column is the ellipsis's
+    out.append(text.substr(i, len));
+    used += width;
+    i += len;
+  }
+  out += kEllipsis;
+  return out;
+}
+
 Table::Table(std::vector<std::string> headers)
     : headers_(std::move(headers)), right_(headers_.size(), false) {}
 
@@ -250,20 +292,34 @@ void Table::AlignRight(size_t column) {
   if (column < right_.size()) right_[column] = true;
 }
 
+void Table::FitToWidth(size_t column, size_t width, size_t min_width) {
+  if (column >= headers_.size()) return;
+  fit_ = Fit{column, width, min_width};
+}
+
 void Table::Print(std::ostream& out) const {
   std::vector<size_t> widths(headers_.size());
   for (size_t c = 0; c < headers_.size(); ++c) widths[c] = DisplayWidth(headers_[c]);
   for (const auto& row : rows_) {
     for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], DisplayWidth(row[c]));
   }
+  if (fit_) {
+    // The other columns and the gaps between them, whole; the fitted one gets
+    // what is left of the width, but never less than its minimum.
+    size_t others = 2 * (widths.size() - 1);
+    for (size_t c = 0; c < widths.size(); ++c) others += c == fit_->column ? 0 : widths[c];
+    const size_t left = fit_->width > others ? fit_->width - others : 0;
+    widths[fit_->column] = std::min(widths[fit_->column], std::max(left, fit_->min_width));
+  }
   auto print_row = [&](const std::vector<std::string>& row) {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
-      const size_t pad = widths[c] - DisplayWidth(row[c]);
+      const std::string cell = FitWidth(row[c], widths[c]);
+      const size_t pad = widths[c] - DisplayWidth(cell);
       const bool last = c + 1 == row.size();
       if (c > 0) line += "  ";
       if (right_[c]) line.append(pad, ' ');
-      line += row[c];
+      line += cell;
       if (!right_[c] && !last) line.append(pad, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();

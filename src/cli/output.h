@@ -17,6 +17,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -41,6 +42,7 @@ enum ExitCode : int {
   kExitStorageError = 6,  // corruption, I/O, internal
   kExitFailedPrecondition = 7,
   kExitVerifyFailed = 8,
+  kExitFilesSkipped = 9,  // an import of a folder left out files it could not read
 };
 
 // The exit code for a failed call's status (kExitOk for kOk).
@@ -63,6 +65,11 @@ std::string FormatTime(int64_t unix_ms, bool seconds = false);
 // `text` cut to at most `max_chars` code points, the last one "…" when cut,
 // never splitting a UTF-8 sequence. Newlines and tabs become spaces.
 std::string Shorten(std::string_view text, size_t max_chars);
+
+// `text` cut to at most `columns` terminal columns (a wide character, CJK
+// or emoji, takes two), the last one "…" when cut, never splitting a UTF-8
+// sequence.
+std::string FitWidth(std::string_view text, size_t columns);
 
 // `text` made safe to print on a terminal, where bytes are commands as well as
 // letters: a title or message holding ESC could clear the screen, retitle the
@@ -94,8 +101,9 @@ class TerminalGuard {
 };
 
 // A table for people: a header row and columns padded to their widest cell
-// (measured in code points), separated by two spaces. The last column is not
-// padded, so long titles do not leave trailing blanks.
+// (measured in terminal columns: a CJK character or an emoji takes two),
+// separated by two spaces. The last column is not padded, so long titles do
+// not leave trailing blanks.
 class Table {
  public:
   explicit Table(std::vector<std::string> headers);
@@ -103,12 +111,20 @@ class Table {
   void AddRow(std::vector<std::string> cells);
   // Right-aligns the column (numbers).
   void AlignRight(size_t column);
+  // Cuts the cells of `column` (a title) with "…" so that no line is wider
+  // than `width` columns; the column keeps at least `min_width` columns, so
+  // a line is wider only when the other columns alone leave less than that.
+  void FitToWidth(size_t column, size_t width, size_t min_width);
   void Print(std::ostream& out) const;
 
  private:
+  struct Fit {
+    size_t column, width, min_width;
+  };
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
   std::vector<bool> right_;
+  std::optional<Fit> fit_;
 };
 
 // Draws "<what>: 120/4000" (or, for bytes, "<what>: 12.0 MiB/1.0 GiB (1%)")

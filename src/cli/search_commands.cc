@@ -10,6 +10,7 @@
 #include "api/json_forms.h"
 #include "api/search_args.h"
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "sessiondb/memory.h"
 #include "sessiondb/search.h"
 
@@ -43,18 +44,25 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("search", "Search every message, tool call and code write");
   cmd->add_option("QUERY", args->query, "Words, \"a phrase\", a OR b, -excluded, prefix*")
       ->required();
-  cmd->add_option("--mode", args->mode, "keyword, vector or hybrid (default)")->option_text("MODE");
+  OfferValues(cmd->add_option("--mode", args->mode, "keyword, vector or hybrid (default)"),
+              {"keyword", "vector", "hybrid"})
+      ->option_text("MODE");
   cmd->add_option("--session", args->session,
                   "Only this session (an id, a unique prefix, or - for the active one)")
       ->option_text("SESSION");
-  cmd->add_option("--role", args->role, "Only messages of this role")->option_text("ROLE");
+  OfferValues(cmd->add_option("--role", args->role, "Only messages of this role"),
+              {"system", "user", "assistant", "tool"})
+      ->option_text("ROLE");
   cmd->add_option("--since", args->since, "From this time (2026-11-20 or ms)")->option_text("TIME");
   cmd->add_option("--until", args->until, "Before this time")->option_text("TIME");
   cmd->add_option("--project", args->project, "Sessions and writes under this path")
       ->option_text("PATH");
-  cmd->add_option("--archived", args->archived, "include (default), exclude or only")
+  OfferValues(cmd->add_option("--archived", args->archived, "include (default), exclude or only"),
+              {"include", "exclude", "only"})
       ->option_text("WHICH");
-  cmd->add_option("--kind", args->kind, "all (default), messages or code")->option_text("KIND");
+  OfferValues(cmd->add_option("--kind", args->kind, "all (default), messages or code"),
+              {"all", "messages", "code"})
+      ->option_text("KIND");
   cmd->add_option("--limit", args->limit, "Hits per page (default 20)");
   cmd->add_option("--offset", args->offset, "Hits to skip (paging)");
   cmd->footer(

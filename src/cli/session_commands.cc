@@ -1,5 +1,6 @@
 // Verbs that manage sessions: init, new, ls, rename, archive, unarchive,
 // purge, active (rm is forget_commands').
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -17,7 +18,10 @@
 namespace sessiondb::cli {
 namespace {
 
+// The widest a title is shown in `ls`; a narrower terminal cuts it further,
+// down to kMinTitleColumns.
 constexpr size_t kTitleColumnChars = 40;
+constexpr size_t kMinTitleColumns = 10;
 
 // Splits "KEY=VALUE"; kInvalidArgument naming the flag when there is no '=' or no key.
 Result<std::pair<std::string, std::string>> SplitPair(const std::string& pair) {
@@ -155,6 +159,7 @@ void AddList(CLI::App& app, CliContext& ctx) {
     if (!store) return;
     auto page = store->ListSessions(o);
     if (!page) return ctx.Fail(page.error());
+    const size_t columns = ctx.OutputColumns();  // before the pager takes stdout
     ctx.StartPager();
     if (ctx.options.json) return ctx.PrintJson(ToJson(*page));
 
@@ -171,15 +176,30 @@ void AddList(CLI::App& app, CliContext& ctx) {
     std::vector<std::string> ids;
     for (const Session& s : page->sessions) ids.push_back(s.id);
     const size_t id_chars = args->full ? std::string::npos : AbbreviationLength(ids);
-    Table table({"ID", "TITLE", "MESSAGES", "UPDATED", "ARCHIVED", "FORKED FROM"});
+    // ARCHIVED and FORKED FROM only when a listed session has one: the
+    // table fits the width (80 columns unless the terminal says otherwise)
+    // by cutting titles, and an empty column would cut them for nothing.
+    const bool any_archived = std::any_of(page->sessions.begin(), page->sessions.end(),
+                                          [](const Session& s) { return s.archived; });
+    const bool any_fork = std::any_of(page->sessions.begin(), page->sessions.end(),
+                                      [](const Session& s) { return !s.parent_id.empty(); });
+    std::vector<std::string> headers = {"ID", "TITLE", "MESSAGES", "UPDATED"};
+    if (any_archived) headers.push_back("ARCHIVED");
+    if (any_fork) headers.push_back("FORKED FROM");
+    Table table(headers);
     table.AlignRight(2);
+    table.FitToWidth(1, columns, kMinTitleColumns);
     for (const Session& s : page->sessions) {
-      table.AddRow({s.id.substr(0, id_chars), Shorten(ctx.ForTerminal(s.title), kTitleColumnChars),
-                    std::to_string(s.message_count), FormatTime(s.updated_ms),
-                    s.archived ? "yes" : "",
-                    s.parent_id.empty()
-                        ? ""
-                        : s.parent_id.substr(0, id_chars) + "@" + std::to_string(s.fork_seq)});
+      std::vector<std::string> row = {s.id.substr(0, id_chars),
+                                      Shorten(ctx.ForTerminal(s.title), kTitleColumnChars),
+                                      std::to_string(s.message_count), FormatTime(s.updated_ms)};
+      if (any_archived) row.push_back(s.archived ? "yes" : "");
+      if (any_fork) {
+        row.push_back(s.parent_id.empty()
+                          ? ""
+                          : s.parent_id.substr(0, id_chars) + "@" + std::to_string(s.fork_seq));
+      }
+      table.AddRow(std::move(row));
     }
     table.Print(std::cout);
     if (!page->next_cursor.empty()) {

@@ -29,31 +29,36 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::vector<std::string> SimilarVerbs(std::string_view typed,
-                                      const std::vector<std::string>& verbs) {
+std::vector<std::string> SimilarNames(std::string_view typed,
+                                      const std::vector<std::string>& names) {
   std::vector<std::pair<size_t, std::string>> scored;
-  for (const std::string& verb : verbs) {
-    size_t distance = EditDistance(typed, verb);
-    if (typed.size() >= 2 && verb.starts_with(typed)) distance = std::min<size_t>(distance, 1);
-    if (distance <= kMaxDistance) scored.emplace_back(distance, verb);
+  for (const std::string& name : names) {
+    size_t distance = EditDistance(typed, name);
+    if (typed.size() >= 2 && name.starts_with(typed)) distance = std::min<size_t>(distance, 1);
+    if (distance <= kMaxDistance) scored.emplace_back(distance, name);
   }
   std::sort(scored.begin(), scored.end());
+  scored.erase(std::unique(scored.begin(), scored.end()), scored.end());
   std::vector<std::string> best;
-  for (const auto& [distance, verb] : scored) {
+  for (const auto& [distance, name] : scored) {
     if (distance != scored.front().first) break;
-    best.push_back(verb);
+    best.push_back(name);
   }
   return best;
+}
+
+std::string MostSimilar(std::string_view noun, const std::vector<std::string>& similar) {
+  if (similar.empty()) return "";
+  std::string out =
+      "\nThe most similar " + std::string(noun) + (similar.size() == 1 ? " is\n" : "s are\n");
+  for (const std::string& name : similar) out += "\t" + name + "\n";
+  return out;
 }
 
 std::string UnknownVerbMessage(std::string_view typed, const std::vector<std::string>& similar) {
   std::string out = "sessiondb: '" + std::string(typed) +
                     "' is not a sessiondb command. See 'sessiondb --help'.\n";
-  if (similar.empty()) return out;
-  out +=
-      similar.size() == 1 ? "\nThe most similar command is\n" : "\nThe most similar commands are\n";
-  for (const std::string& verb : similar) out += "\t" + verb + "\n";
-  return out;
+  return out + MostSimilar("command", similar);
 }
 
 }  // namespace sessiondb::cli

@@ -30,6 +30,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 #include "blob/base64.h"
@@ -924,16 +925,20 @@ int Detect(const fs::path& path) {
     return IsTranscript(path) && LooksLikeClaudeCode(PeekFile(path, 16384)) ? 90 : 0;
   }
   if (!fs::is_directory(path, ec)) return 0;
-  // A projects tree or one project folder: the first transcript decides.
+  // A projects tree or one project folder: a transcript among the first
+  // entries decides. One that cannot be read, or is not a transcript at all,
+  // is left out by the import; it does not hide the others.
   int seen = 0;
-  for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end && seen < 200;
-       it.increment(ec), ++seen) {
+  for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec),
+       end;
+       !ec && it != end && seen < 200; it.increment(ec), ++seen) {
     if (it.depth() > 3) {
       it.disable_recursion_pending();
       continue;
     }
-    if (it->is_regular_file(ec) && IsTranscript(it->path())) {
-      return LooksLikeClaudeCode(PeekFile(it->path(), 16384)) ? 80 : 0;
+    if (it->is_regular_file(ec) && IsTranscript(it->path()) &&
+        LooksLikeClaudeCode(PeekFile(it->path(), 16384))) {
+      return 80;
     }
   }
   return 0;
@@ -941,9 +946,16 @@ int Detect(const fs::path& path) {
 
 Status Run(const fs::path& path, ImportSink& sink) {
   std::error_code ec;
-  const fs::path root = fs::is_directory(path, ec) ? path : path.parent_path();
-  const std::vector<fs::path> files = FilesUnder(path, IsTranscript);
-  if (files.empty()) return Status::InvalidArgument("no .jsonl transcripts under " + path.string());
+  const bool folder = fs::is_directory(path, ec);
+  const fs::path root = folder ? path : path.parent_path();
+  std::vector<fs::path> unlisted;
+  const std::vector<fs::path> files = FilesUnder(path, IsTranscript, &unlisted);
+  // A folder import leaves out what it cannot read, saying why, and goes on;
+  // a file given alone fails as it is opened.
+  for (const fs::path& dir : unlisted) sink.SkipFile(dir.string(), "permission denied");
+  if (files.empty() && unlisted.empty()) {
+    return Status::InvalidArgument("no .jsonl transcripts under " + path.string());
+  }
   // Main sessions before their sub-agents, so "subagent_of" names a session
   // that is already there.
   std::vector<fs::path> ordered;
@@ -957,6 +969,11 @@ Status Run(const fs::path& path, ImportSink& sink) {
   const int64_t overall = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
   int64_t before = 0;
   for (size_t i = 0; i < ordered.size(); ++i) {
+    if (std::optional<std::string> why = folder ? UnreadableReason(ordered[i]) : std::nullopt) {
+      sink.SkipFile(ordered[i].string(), *why);
+      before += sizes[i];
+      continue;
+    }
     sink.ProgressWithinFile(before, sizes[i], overall);
     FileImport file(ordered[i], root, sink);
     RETURN_IF_ERROR(file.Run());

@@ -668,15 +668,25 @@ int Detect(const fs::path& path) {
 Status Run(const fs::path& path, ImportSink& sink) {
   std::error_code ec;
   const bool dir = fs::is_directory(path, ec);
+  std::vector<fs::path> unlisted;
   const std::vector<fs::path> files =
-      dir ? FilesUnder(path, IsRolloutName) : std::vector<fs::path>{path};
-  if (files.empty())
+      dir ? FilesUnder(path, IsRolloutName, &unlisted) : std::vector<fs::path>{path};
+  // A folder import leaves out what it cannot read, saying why, and goes on;
+  // a file given alone fails as it is opened.
+  for (const fs::path& folder : unlisted) sink.SkipFile(folder.string(), "permission denied");
+  if (files.empty() && unlisted.empty()) {
     return Status::InvalidArgument("no rollout-*.jsonl files under " + path.string());
+  }
   const std::vector<int64_t> sizes = FileSizes(files);
   const int64_t overall = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
   int64_t before = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     const fs::path& f = files[i];
+    if (std::optional<std::string> why = dir ? UnreadableReason(f) : std::nullopt) {
+      sink.SkipFile(f.string(), *why);
+      before += sizes[i];
+      continue;
+    }
     std::string label = f.filename().string();
     if (dir) {
       fs::path rel = fs::relative(f, path, ec);

@@ -122,7 +122,7 @@ Result<ImportReport> ImportPath(Store& store, const std::string& path,
     // does not know: said, rather than "0 added, 0 skipped".
     if (report.sessions_added == 0 && report.sessions_extended == 0 &&
         report.sessions_unchanged == 0 && report.records_skipped == 0 &&
-        report.attachments_not_stored == 0) {
+        report.attachments_not_stored == 0 && report.files_skipped.empty()) {
       sink.Skip(path, "nothing here is a " + std::string(ImportFormatName(format)) +
                           " session or record sessiondb can read (an empty export, or a file "
                           "in another shape: name its format with --format); nothing was "

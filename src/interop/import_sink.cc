@@ -92,6 +92,10 @@ void ImportSink::Skip(std::string where, std::string reason) {
   }
 }
 
+void ImportSink::SkipFile(std::string path, std::string reason) {
+  report_->files_skipped.push_back({std::move(path), std::move(reason)});
+}
+
 std::string ImportSink::OverLimitReason(int64_t size) const {
   return "it is " + FormatBytes(size) + "; an import stores attachments up to " +
          FormatBytes(max_attachment_bytes_) +

@@ -141,6 +141,9 @@ class ImportSink {
 
   // Records a skipped record (counted; the first kMaxSkippedListed listed).
   void Skip(std::string where, std::string reason);
+  // Records a file (or folder) of a folder import left out whole, because it
+  // cannot be read (ImportReport::files_skipped).
+  void SkipFile(std::string path, std::string reason);
   // Why the sink leaves out byte part `p` (its bytes, sniffed as `media`,
   // are no readable type, not an image for an image part, or nothing), in
   // the words of its skip; nullopt if it keeps the part. For an importer

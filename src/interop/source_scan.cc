@@ -1,6 +1,11 @@
 #include "interop/source_scan.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 
@@ -104,7 +109,8 @@ std::string PeekFile(const fs::path& path, size_t n) {
 }
 
 std::vector<fs::path> FilesUnder(const fs::path& root,
-                                 const std::function<bool(const fs::path&)>& keep) {
+                                 const std::function<bool(const fs::path&)>& keep,
+                                 std::vector<fs::path>* unlisted) {
   std::vector<fs::path> out;
   std::error_code ec;
   if (fs::is_regular_file(root, ec)) {
@@ -116,10 +122,29 @@ std::vector<fs::path> FilesUnder(const fs::path& root,
        !ec && it != end; it.increment(ec)) {
     if (it->is_regular_file(ec) && keep(it->path()) && MayRead(it->path())) {
       out.push_back(it->path());
+    } else if (std::error_code kind;
+               unlisted != nullptr && !it->is_symlink(kind) && it->is_directory(kind) &&
+               faccessat(AT_FDCWD, it->path().c_str(), R_OK | X_OK, AT_EACCESS) != 0 &&
+               (errno == EACCES || errno == EPERM)) {
+      unlisted->push_back(it->path());  // the iterator passes over it
     }
   }
   std::sort(out.begin(), out.end());
+  if (unlisted != nullptr) std::sort(unlisted->begin(), unlisted->end());
   return out;
+}
+
+std::optional<std::string> UnreadableReason(const fs::path& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd >= 0) {
+    close(fd);
+    return std::nullopt;
+  }
+  if (errno == EACCES || errno == EPERM) return "permission denied";
+  std::string words = std::strerror(errno);
+  if (!words.empty())
+    words[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(words[0])));
+  return words;
 }
 
 std::vector<int64_t> FileSizes(const std::vector<fs::path>& files) {

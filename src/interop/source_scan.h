@@ -24,10 +24,18 @@ namespace sessiondb::interop {
 std::string PeekFile(const std::filesystem::path& path, size_t n = 4096);
 
 // The regular files under `root` (recursively) for which `keep` is true,
-// sorted by path so imports run in the same order every time.
+// sorted by path so imports run in the same order every time. The folders
+// under `root` this process may not list are passed over; when `unlisted`
+// is given, they are added to it (sorted).
 std::vector<std::filesystem::path> FilesUnder(
     const std::filesystem::path& root,
-    const std::function<bool(const std::filesystem::path&)>& keep);
+    const std::function<bool(const std::filesystem::path&)>& keep,
+    std::vector<std::filesystem::path>* unlisted = nullptr);
+
+// Why the file at `path` cannot be opened for reading: "permission denied",
+// else the system's words ("input/output error"); nullopt when it can. For a
+// folder import, which leaves such a file out and goes on.
+std::optional<std::string> UnreadableReason(const std::filesystem::path& path);
 
 // The size in bytes of each file (0 for one that cannot be read), to weigh
 // each file's share of an import's progress.

@@ -70,10 +70,11 @@ TEST_F(VerbsAndVersion, AnUnknownVerbWithJsonIsAUsageErrorDocument) {
   EXPECT_TRUE(Contains(r.Json()["error"]["message"], "'lss' is not a sessiondb command"));
 }
 
-TEST_F(VerbsAndVersion, AKnownVerbWithABadOptionIsStillCLI11sUsageError) {
+TEST_F(VerbsAndVersion, AKnownVerbWithABadOptionIsAnUnknownOptionOfThatVerb) {
   CliRun r = Sdb({"ls", "--bogus"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_FALSE(Contains(r.err, "is not a sessiondb command")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "sessiondb: unknown option '--bogus' for 'sessiondb ls'")) << r.err;
 }
 
 }  // namespace
