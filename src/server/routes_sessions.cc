@@ -11,12 +11,15 @@
 #include "core/json_parse.h"
 #include "server/api_state.h"
 #include "server/http_reply.h"
+#include "server/session_facets.h"
 
 namespace sessiondb::server {
 
 namespace {
 
 constexpr const char* kSession = R"(/v1/sessions/([^/]+))";
+// The most sessions GET /v1/facets reads (a page of 1,000 at a time).
+constexpr int64_t kFacetSessions = 20'000;
 
 Result<ArchiveFilter> ParseArchiveFilter(const std::string& value) {
   if (value.empty() || value == "active") return ArchiveFilter::kActive;
@@ -237,6 +240,12 @@ void ServeBlob(ApiState& api, const std::string& sha256, const HttpRequest& req,
 void AddSessionRoutes(Router& router, ApiState& api) {
   router.Add("GET", "/v1/sessions",
              [&api](auto& req, auto& res, auto&) { ListSessions(api, req, res); });
+  // The sources and projects the list can be narrowed to (meta_key, meta_value).
+  router.Add("GET", "/v1/facets", [&api](auto&, auto& res, auto&) {
+    auto facets = SessionFacets(api.store, kFacetSessions);
+    if (!facets) return ReplyError(res, facets.error());
+    ReplyJson(res, 200, *facets);
+  });
   router.Add("POST", "/v1/sessions", [&api](auto& req, auto& res, auto&) {
     auto body = ParseJsonBody(req, res);
     if (!body) return;

@@ -18,6 +18,7 @@ import {offerImports} from './history_import.js';
 import {renderMarkdown, safeHref} from './markdown.js';
 import {setUpNavigation} from './navigation.js';
 import {plainText} from './plain_text.js';
+import {sessionFacetBadges, setUpFacets} from './list_facets.js';
 import {showTrash} from './trash.js';
 import {$, ask, attempt, el, formatBytes, hideBanner, hideNotice, plural, showError, showNotice,
         timeElement} from './ui.js';
@@ -308,6 +309,7 @@ function renderEvent(event, context) {
 
 const list = {
   filter: 'active',
+  facet: {key: '', value: ''},  // a metadata key and value the list is narrowed to
   cursor: null,
   generation: 0,  // a newer load makes an older one's answer stale
   loading: 0,     // loads under way
@@ -352,6 +354,12 @@ function renderSessionItem(s) {
   if (s.archived) top.append(el('span', 'badge', 'archived'));
   if (s.metadata && s.metadata.demo === true) top.append(el('span', 'badge demo', 'demo'));
   a.append(top);
+  const facets = sessionFacetBadges(s);
+  if (facets.length) {
+    const row = el('p', 'item-facets');
+    row.append(...facets);
+    a.append(row);
+  }
   // The start of a message as written: shown as the text it stands for.
   const preview = plainText(s.preview);
   if (preview && s.preview !== s.title) a.append(el('p', 'item-preview', preview));
@@ -369,6 +377,10 @@ async function loadSessions(reset) {
   const generation = reset ? ++list.generation : list.generation;
   list.loading++;
   const params = new URLSearchParams({limit: String(kPageSize), archived: list.filter});
+  if (list.facet.key) {
+    params.set('meta_key', list.facet.key);
+    params.set('meta_value', list.facet.value);
+  }
   if (!reset && list.cursor) params.set('cursor', list.cursor);
   const button = $('load-more');
   button.disabled = true;
@@ -379,7 +391,7 @@ async function loadSessions(reset) {
     if (reset) ul.replaceChildren();
     for (const s of page.sessions || []) ul.append(renderSessionItem(s));
     list.cursor = page.next_cursor || null;
-    if (reset && list.filter === 'active') offerImports(page.sessions || [], reloadSessions);
+    if (reset && list.filter === 'active' && !list.facet.key) offerImports(page.sessions || [], reloadSessions);
     list.everLoaded = true;
     button.hidden = !list.cursor;
     $('list-empty').hidden = ul.childElementCount > 0;
@@ -401,7 +413,10 @@ const reloadSessions = () => loadSessions(true);
 
 // ---- The list, live -------------------------------------------------------------
 
-const inFilter = (s) => list.filter === 'all' || (list.filter === 'archived') === Boolean(s.archived);
+const inFacet = (s) => !list.facet.key ||
+    (s.metadata && typeof s.metadata === 'object' && String(s.metadata[list.facet.key]) === list.facet.value);
+const inFilter = (s) => inFacet(s) &&
+    (list.filter === 'all' || (list.filter === 'archived') === Boolean(s.archived));
 
 // A session the server says was created or changed: put where the list's
 // order (newest update first) wants it, or out when the filter no longer
@@ -924,6 +939,10 @@ function start() {
   }
   $('load-more').addEventListener('click', () => loadSessions(false));
   setUpNavigation();
+  setUpFacets((facet) => {
+    list.facet = facet;
+    reloadSessions();
+  }).catch(showError);
   window.addEventListener('hashchange', route);
   followList();
   // Should the stream not say "ready" soon (a proxy that holds it back), the
