@@ -15,6 +15,7 @@
 #include "cli/numeric_options.h"
 #include "cli/session_ref.h"
 #include "core/text_rules.h"
+#include "core/tool_call_text.h"
 
 namespace sessiondb::cli {
 namespace {
@@ -72,7 +73,38 @@ void PrintResource(std::string_view kind, const Resource& r) {
   std::cout << "\n";
 }
 
-void PrintMessage(const Message& m) {
+// A block of a tool call under its line: a long one (IsLongOutput) cut to
+// its first lines, with what was left out (`--json` has it all).
+void PrintToolBlock(const ToolTextBlock& b) {
+  constexpr size_t kShownLines = 20, kShownBytes = 2048;
+  if (!b.caption.empty()) std::cout << "      " << b.caption << ":\n";
+  std::string_view text = b.text;
+  size_t cut = text.size();
+  if (IsLongOutput(text)) {
+    cut = 0;
+    for (size_t lines = 0; lines < kShownLines && cut < text.size() && cut < kShownBytes; ++lines) {
+      const size_t end = text.find('\n', cut);
+      cut = end == std::string_view::npos ? text.size() : end + 1;
+    }
+    cut = std::min(cut, kShownBytes);
+    // Never in the middle of a UTF-8 character.
+    while (cut > 0 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+      --cut;
+    }
+  }
+  std::string shown(text.substr(0, cut));
+  if (shown.ends_with('\n')) shown.pop_back();
+  std::cout << Indent(shown, "      ") << "\n";
+  if (cut < text.size()) {
+    const size_t more = CountLines(text.substr(cut));
+    std::cout << "      \xE2\x80\xA6 " << more << " more line" << (more == 1 ? "" : "s")
+              << " (--json shows all)\n";
+  }
+}
+
+// A message's parts; a tool call with its result (found by `pairing` in this
+// or a later message) under it, a result shown so only pointing up to it.
+void PrintMessage(const Message& m, ToolResultPairing& pairing) {
   std::cout << "#" << m.seq << "  " << RoleName(m.role) << "  " << FormatTime(m.ts_ms, true);
   if (!m.model.empty()) std::cout << "  " << m.model;
   std::cout << "\n";
@@ -92,13 +124,22 @@ void PrintMessage(const Message& m) {
                         *p.resource);
         }
         break;
-      case PartType::kToolCall:
-        std::cout << "    [tool_call " << p.tool_call_id << "] " << p.tool_name << " "
-                  << Shorten(p.arguments_json, kPartPreviewChars) << "\n";
+      case PartType::kToolCall: {
+        const ToolCallText t = DescribeToolCall(p, pairing.TakeResultFor(p));
+        std::cout << "    [tool_call " << p.tool_call_id << "] " << p.tool_name;
+        if (!t.summary.empty()) std::cout << ": " << t.summary;
+        std::cout << "\n";
+        for (const ToolTextBlock& b : t.blocks) PrintToolBlock(b);
         break;
+      }
       case PartType::kToolResult:
-        std::cout << "    [tool_result " << p.tool_call_id << (p.is_error ? ", error" : "") << "] "
-                  << Shorten(p.text, kPartPreviewChars) << "\n";
+        std::cout << "    [tool_result " << p.tool_call_id << (p.is_error ? ", error" : "") << "]";
+        if (pairing.TakenWithCall(p)) {
+          std::cout << " shown with its call above\n";
+          break;
+        }
+        std::cout << "\n";
+        for (const ToolTextBlock& b : DescribeToolResult(p).blocks) PrintToolBlock(b);
         break;
     }
   }
@@ -262,9 +303,11 @@ void AddShow(CLI::App& app, CliContext& ctx) {
       std::cout << session->title << "  (" << session->id << ", " << session->message_count
                 << " message" << (session->message_count == 1 ? "" : "s")
                 << (session->archived ? ", archived" : "") << ")\n";
+      ToolResultPairing pairing;
+      for (const Message& m : *messages) pairing.Add(m);
       for (const Message& m : *messages) {
         std::cout << "\n";
-        PrintMessage(m);
+        PrintMessage(m, pairing);
       }
       return;
     }

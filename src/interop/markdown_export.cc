@@ -1,13 +1,17 @@
 // The markdown export: a readable transcript per session, OUT/<id>.md, with
 // its images (and other attachments) beside it as files, OUT/<id>/<sha12>.<ext>,
-// linked with Markdown image syntax. Roles are headings, tool calls and
-// results fenced blocks, compactions and resource views marked notes. The
-// same session gives the same bytes (times are the events' own, in UTC).
+// linked with Markdown image syntax. Roles are headings; a tool call reads as
+// what it did (core/tool_call_text.h: an Edit a diff, a Bash call `$ command`
+// and its output, ...) with its result right under it, even when the result
+// came in a later message, which then only points up to it; compactions and
+// resource views are marked notes. The same session gives the same bytes
+// (times are the events' own, in UTC).
 #include <algorithm>
 #include <fstream>
 
 #include "blob/media_type.h"
 #include "core/iso_time.h"
+#include "core/tool_call_text.h"
 #include "interop/formats.h"
 #include "interop/output_file.h"
 #include "interop/session_lineage.h"
@@ -42,6 +46,17 @@ std::string Quoted(std::string_view text) {
     if (c == '\n') out += "> ";
   }
   return out + "\n";
+}
+
+// `text` on one line with the characters Markdown would read as markup
+// escaped, for a caption or summary made of a path or a command.
+std::string PlainLine(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (std::string_view("\\`*_[]<>#|~").find(c) != std::string_view::npos) out += '\\';
+    out += c == '\n' || c == '\r' ? ' ' : c;
+  }
+  return out;
 }
 
 // Characters that would end a link's text or target.
@@ -87,7 +102,11 @@ class Transcript {
     md_ += "\n";
     // The session's view, as a reader sees it: a rewind is not written, nor
     // what it took out.
-    for (const Event& e : ApplyRewinds(std::move(events))) {
+    const std::vector<Event> view = ApplyRewinds(std::move(events));
+    for (const Event& e : view) {
+      if (e.type == EventType::kMessage && !e.message.pruned) pairing_.Add(e.message);
+    }
+    for (const Event& e : view) {
       switch (e.type) {
         case EventType::kMessage:
           RETURN_IF_ERROR(RenderMessage(e.message));
@@ -171,12 +190,10 @@ class Transcript {
           if (!p.text.empty()) md_ += Quoted("**Reasoning**\n\n" + p.text) + "\n";
           break;
         case PartType::kToolCall:
-          md_ += "**Tool call** `" + p.tool_name + "` (`" + p.tool_call_id + "`)\n\n" +
-                 Fenced(p.arguments_json.empty() ? "{}" : p.arguments_json, "json");
+          RenderToolCall(p);
           break;
         case PartType::kToolResult:
-          md_ += std::string(p.is_error ? "**Tool error**" : "**Tool result**") + " (`" +
-                 p.tool_call_id + "`)\n\n" + Fenced(p.text);
+          RenderToolResult(p);
           break;
         case PartType::kImage:
         case PartType::kFile:
@@ -194,6 +211,36 @@ class Transcript {
              std::to_string(m.usage->output_tokens) + " out*\n\n";
     }
     return Status::Ok();
+  }
+
+  // "**Tool call** `Edit` (`id`): Edited a.py: +2 −1", then the call's blocks
+  // and its result's.
+  void RenderToolCall(const Part& call) {
+    const ToolCallText t = DescribeToolCall(call, pairing_.TakeResultFor(call));
+    md_ += "**Tool call** `" + call.tool_name + "` (`" + call.tool_call_id + "`)";
+    if (!t.summary.empty()) md_ += ": " + PlainLine(t.summary);
+    md_ += "\n\n";
+    RenderBlocks(t);
+  }
+
+  // A result shown with its call points up to it; any other is its output.
+  void RenderToolResult(const Part& result) {
+    if (pairing_.TakenWithCall(result)) {
+      md_ += "*Result of `" + result.tool_call_id + "`: shown with its call above.*\n\n";
+      return;
+    }
+    md_ += std::string(result.is_error ? "**Tool error**" : "**Tool result**") + " (`" +
+           result.tool_call_id + "`)\n\n";
+    const ToolCallText t = DescribeToolResult(result);
+    if (t.blocks.empty()) md_ += Fenced("");
+    for (const ToolTextBlock& b : t.blocks) md_ += Fenced(b.text, b.language);
+  }
+
+  void RenderBlocks(const ToolCallText& t) {
+    for (const ToolTextBlock& b : t.blocks) {
+      if (!b.caption.empty()) md_ += PlainLine(b.caption) + "\n\n";
+      md_ += Fenced(b.text, b.language);
+    }
   }
 
   // Writes the attachment's bytes beside the transcript and links them.
@@ -233,6 +280,7 @@ class Transcript {
   FileSystem& fs_;
   ExportReport* report_;
   std::string md_;
+  ToolResultPairing pairing_;
 };
 
 Status ExportMarkdown(Store& store, std::span<const Session> sessions, const fs::path& out,

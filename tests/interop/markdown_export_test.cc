@@ -37,8 +37,14 @@ TEST_F(MarkdownExport, TranscriptHasRolesToolBlocksAndCompactionNote) {
   EXPECT_TRUE(Has(md, "\n## User · "));
   EXPECT_TRUE(Has(md, "\n## Assistant (gpt-test) · "));
   EXPECT_TRUE(Has(md, "\n## Tool · "));
-  EXPECT_TRUE(Has(md, "**Tool call** `zoom` (`call_1`)\n\n```json\n{\"x\":1}\n```\n"));
-  EXPECT_TRUE(Has(md, "**Tool result** (`call_1`)\n\n```\nzoomed: a cat\n```\n"));
+  // A tool no rule knows: its raw arguments, its result right under it, and
+  // the result's own message pointing up to it.
+  EXPECT_TRUE(Has(md,
+                  "**Tool call** `zoom` (`call_1`)\n\n```json\n{\"x\":1}\n```\n\n"
+                  "Output\n\n```\nzoomed: a cat\n```\n"))
+      << md;
+  EXPECT_TRUE(Has(md, "*Result of `call_1`: shown with its call above.*"));
+  EXPECT_FALSE(Has(md, "**Tool result**"));
   EXPECT_TRUE(Has(md, "> **Reasoning**\n> \n> Let me look closer."));
   EXPECT_TRUE(Has(md, "> **Compaction** of events 1–4"));
   EXPECT_TRUE(Has(md, "> Cat and dog."));
@@ -81,6 +87,63 @@ TEST_F(MarkdownExport, FenceOutgrowsBackticksInTheContent) {
       store_->Append("code", Msg(Role::kTool, {Part::ToolResult("c", "```\nrm -rf\n```")})));
   const std::string md = Export("out", {"code"});
   EXPECT_TRUE(Has(md, "````\n```\nrm -rf\n```\n````\n")) << md;
+}
+
+TEST_F(MarkdownExport, AgentToolCallsReadAsDiffsCommandsAndFilesWithTheirResults) {
+  ASSERT_TRUE(store_->CreateSession(NewSession{.id = "agent"}));
+  auto calls = store_->Append(
+      "agent",
+      Msg(Role::kAssistant,
+          {Part::ToolCall(
+               "e1", "Edit",
+               R"({"file_path":"src/app.py","old_string":"a = 1\nb = 2\n","new_string":"a = 1\nb = 3\nc = 4\n"})"),
+           Part::ToolCall("w1", "Write",
+                          R"({"file_path":"src/util.py","content":"def f():\n    pass\n"})"),
+           Part::ToolCall("b1", "Bash", R"({"command":"make test"})"),
+           Part::ToolCall("r1", "Read", R"({"file_path":"src/app.py","offset":10,"limit":20})"),
+           Part::ToolCall("m1", "mcp__github__create_issue", R"({"title":"Bug"})"),
+           Part::ToolCall("x1", "Edit", R"({"file_path":["a"],"old_string":1})"),
+           Part::ToolCall("n1", "Bash", R"({"command":"sleep 1"})")}));
+  ASSERT_TRUE(calls) << calls.error().ToString();
+  std::string long_output;
+  for (int i = 0; i < 50; ++i) long_output += "row " + std::to_string(i) + "\n";
+  ASSERT_TRUE(store_->Append(
+      "agent",
+      Msg(Role::kTool,
+          {Part::ToolResult("e1", "updated"), Part::ToolResult("b1", "ok\n"),
+           Part::ToolResult("r1", long_output), Part::ToolResult("m1", "denied", /*is_error=*/true),
+           Part::ToolResult("x1", "bad"), Part::ToolResult("zz", "orphan")})));
+  const std::string md = Export("out", {"agent"});
+  EXPECT_TRUE(Has(md,
+                  "**Tool call** `Edit` (`e1`): Edited src/app.py: +2 \xE2\x88\x92"
+                  "1\n\n"
+                  "```diff\n--- src/app.py\n+++ src/app.py\n a = 1\n-b = 2\n+b = 3\n+c = 4\n```\n\n"
+                  "Output\n\n```\nupdated\n```\n"))
+      << md;
+  EXPECT_TRUE(Has(md,
+                  "**Tool call** `Write` (`w1`): Wrote src/util.py (2 lines)\n\n"
+                  "src/util.py\n\n```python\ndef f():\n    pass\n```\n"));
+  EXPECT_TRUE(
+      Has(md, "**Tool call** `Bash` (`b1`): $ make test\n\n```console\n$ make test\nok\n```\n"));
+  EXPECT_TRUE(Has(md,
+                  "**Tool call** `Read` (`r1`): Read src/app.py (lines 10\xE2\x80\x93"
+                  "29)\n\n"
+                  "Output, 50 lines, 340 bytes\n\n```\nrow 0\n"));
+  EXPECT_TRUE(Has(md,
+                  "**Tool call** `mcp__github__create_issue` (`m1`): github \xE2\x80\xBA "
+                  "create\\_issue (error)\n\n```json\n{\n  \"title\": \"Bug\"\n}\n```\n\n"
+                  "Error\n\n```\ndenied\n```\n"));
+  // Arguments of other types: the raw text, as before; the result still beside it.
+  EXPECT_TRUE(Has(
+      md,
+      "**Tool call** `Edit` (`x1`)\n\n```json\n{\"file_path\":[\"a\"],\"old_string\":1}\n```\n\n"
+      "Output\n\n```\nbad\n```\n"));
+  // A call with no result is the call alone; a result with no call is itself.
+  EXPECT_TRUE(
+      Has(md, "**Tool call** `Bash` (`n1`): $ sleep 1\n\n```console\n$ sleep 1\n```\n\n## Tool"));
+  EXPECT_TRUE(Has(md, "**Tool result** (`zz`)\n\n```\norphan\n```\n"));
+  EXPECT_TRUE(Has(md, "*Result of `e1`: shown with its call above.*"));
+  EXPECT_FALSE(Has(md, "*Result of `zz`"));
 }
 
 TEST_F(MarkdownExport, EncryptedReasoningWithNoTextShowsNothing) {

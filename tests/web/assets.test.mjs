@@ -27,7 +27,9 @@ test('/ and each asset are served with CSP, nosniff, an ETag and 304 on revalida
   const types = {'/app.js': /^text\/javascript/, '/api.js': /^text\/javascript/,
                  '/markdown.js': /^text\/javascript/, '/highlight.js': /^text\/javascript/,
                  '/plain_text.js': /^text\/javascript/, '/ui.js': /^text\/javascript/,
-                 '/trash.js': /^text\/javascript/,
+                 '/trash.js': /^text\/javascript/, '/tool_calls.js': /^text\/javascript/,
+                 '/line_diff.js': /^text\/javascript/, '/history_import.js': /^text\/javascript/,
+                 '/navigation.js': /^text\/javascript/, '/list_facets.js': /^text\/javascript/,
                  '/app.css': /^text\/css/, '/favicon.svg': /^image\/svg\+xml/, '/index.html': /^text\/html/};
   for (const [path, type] of Object.entries(types)) {
     const res = await fetch(server.base + path);

@@ -118,16 +118,18 @@ test('a session shows its image, Markdown, folded tools and reasoning, compactio
   assert.equal(await answer.locator('ul > li').count(), 2);
   assert.equal(await answer.locator('a').getAttribute('href'), 'https://example.com/docs');
 
-  // The tool call and its result are folded and named; reasoning too.
+  // The tool call is folded and named, its result shown with it (the
+  // result's own message points back to the call); reasoning is folded too.
   const call = page.locator(`#seq-${ids.at.toolCall} details.tool-call`);
   assert.equal(await call.evaluate((d) => d.open), false);
   assert.match(await call.locator('summary').textContent(), /read_file/);
-  assert.equal(await call.locator('pre').isVisible(), false);
+  assert.equal(await call.locator('pre').first().isVisible(), false);
   await call.locator('summary').click();
-  assert.match(await call.locator('pre').textContent(), /src\/lexer\.cc/);
-  const result = page.locator(`#seq-${ids.at.toolResult} details.tool-result`);
-  assert.equal(await result.evaluate((d) => d.open), false);
-  assert.match(await result.locator('summary').textContent(), /read_file/);
+  assert.match(await call.locator('pre code.language-json').textContent(), /src\/lexer\.cc/);
+  assert.equal(await call.locator('.tool-result-slot pre.tool-output').textContent(), 'int Lex() { /* ... */ }');
+  const pointer = page.locator(`#seq-${ids.at.toolResult} .tool-result-marker`);
+  assert.match(await pointer.textContent(), new RegExp(`read_file shown with its call at #${ids.at.toolCall}`));
+  assert.equal(await page.locator(`#seq-${ids.at.toolResult} details.tool-result`).count(), 0);
   const reasoning = page.locator(`#seq-${ids.at.toolCall} details.reasoning`);
   assert.equal(await reasoning.evaluate((d) => d.open), false);
 

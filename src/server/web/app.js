@@ -19,6 +19,7 @@ import {renderMarkdown, safeHref} from './markdown.js';
 import {setUpNavigation} from './navigation.js';
 import {plainText} from './plain_text.js';
 import {sessionFacetBadges, setUpFacets} from './list_facets.js';
+import {renderToolCall, renderToolResult} from './tool_calls.js';
 import {showTrash} from './trash.js';
 import {$, ask, attempt, el, formatBytes, hideBanner, hideNotice, plural, showError, showNotice,
         timeElement} from './ui.js';
@@ -138,7 +139,8 @@ function markdownBlock(text, className = 'md') {
   return div;
 }
 
-function renderPart(part, context) {
+// `seq` is the part's message's: a tool result links back to its call's.
+function renderPart(part, context, seq) {
   const resource = part.resource;
   switch (part.type) {
     case 'text':
@@ -146,17 +148,24 @@ function renderPart(part, context) {
     case 'reasoning':
       return folded('reasoning', ['Reasoning'], markdownBlock(part.text));
     case 'tool_call': {
-      context.toolNames.set(part.tool_call_id, part.tool_name);
-      const args = el('pre');
-      args.append(el('code', 'language-json', JSON.stringify(part.arguments ?? {}, null, 2)));
-      return folded('tool tool-call', ['Tool call ', el('code', 'tool-name', part.tool_name || '?')], args);
+      // Shown with its result (tool_calls.js), which may come in a later message.
+      const call = renderToolCall(part);
+      context.calls.set(part.tool_call_id, {...call, seq, answered: false});
+      return call.node;
     }
     case 'tool_result': {
-      const name = context.toolNames.get(part.tool_call_id);
-      const summary = ['Tool result ', el('code', 'tool-name', name || part.tool_call_id || '?')];
-      if (part.is_error) summary.push(el('span', 'badge error', 'error'));
-      const body = el('pre', 'tool-output', part.text);
-      return folded(`tool tool-result${part.is_error ? ' is-error' : ''}`, summary, body);
+      const call = context.calls.get(part.tool_call_id);
+      if (call && !call.answered && part.tool_call_id) {
+        call.answered = true;
+        call.attach(part);
+        const marker = el('div', 'tool-result-marker muted');
+        const a = el('a', '', `#${call.seq}`);
+        a.href = sessionHref(view.session ? view.session.id : '', call.seq);
+        marker.append('Result of ', el('code', 'tool-name', call.name || '?'),
+                      part.is_error ? ' (an error)' : '', ' shown with its call at ', a);
+        return marker;
+      }
+      return renderToolResult(part, call && call.name);
     }
     case 'image':
       return resource ? thumbnail(resource) : el('div', 'missing', 'Image without a descriptor');
@@ -224,7 +233,7 @@ function renderMessage(event, context) {
   if (m.pruned) head.append(el('span', 'badge', 'pruned'));
   head.append(forkButton(event.seq));
   const parts = el('div', 'parts');
-  for (const part of m.parts || []) parts.append(renderPart(part, context));
+  for (const part of m.parts || []) parts.append(renderPart(part, context, event.seq));
   if (!(m.parts || []).length) parts.append(el('p', 'muted', '(no content)'));
   node.append(parts);
   return node;
@@ -532,7 +541,7 @@ const view = {
   session: null,
   lastSeq: 0,
   stream: null,
-  context: null,       // {toolNames}
+  context: null,       // {calls}: the tool calls shown, for their results
   drafts: new Map(),   // draft_id -> {node, done, timer}
   generation: 0,       // a newer session opened makes an older one's answers stale
   loading: false,      // reading the stored log, before following it live
@@ -841,7 +850,7 @@ async function openSession(id, focusSeq) {
   }
   if (generation !== view.generation) return;
   view.session = session;
-  view.context = {toolNames: new Map()};
+  view.context = {calls: new Map()};  // tool_call_id -> the call shown (renderPart)
   markCurrentInList();
   const article = el('div', 'session');
   const log = el('div', 'log');
