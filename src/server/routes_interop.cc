@@ -4,6 +4,7 @@
 // exporters read and write files, and a folder export is sent as a zip.
 #include <zip.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -230,8 +231,14 @@ void AddInteropRoutes(Router& router, ApiState& api) {
   // offer); a request names a source by its number, never a path.
   router.Add("GET", "/v1/import/sources",
              [&api](auto&, auto& res, auto&) { ReplyJson(res, 200, api.imports.Describe()); });
-  router.Add("POST", R"(/v1/import/sources/(\d{1,9}))", [&api](auto&, auto& res, auto& path) {
-    Status started = api.imports.Start(static_cast<size_t>(std::stoul(path[0])));
+  router.Add("POST", R"(/v1/import/sources/([^/]+))", [&api](auto&, auto& res, auto& path) {
+    const std::string& id = path[0];
+    const bool number =
+        !id.empty() && id.size() <= 9 &&
+        std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; });
+    Status started = number ? api.imports.Start(static_cast<size_t>(std::stoul(id)))
+                            : Status::NotFound("no history source '" + id +
+                                               "'; GET /v1/import/sources lists them by number");
     if (!started.ok()) return ReplyError(res, started);
     ReplyJson(res, 202, api.imports.Describe());
   });
