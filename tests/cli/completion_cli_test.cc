@@ -267,7 +267,8 @@ TEST_F(Completion, BashCompletesOptionsValuesFilesAndSessionIdsFromTheProgram) {
 }
 
 TEST_F(Completion, ZshCompletesOptionsValuesFilesAndSessionIdsFromTheProgram) {
-  if (!HaveShell("zsh")) GTEST_SKIP() << "zsh is not installed (scripts/setup.sh installs it)";
+  if (!HaveShell("zsh"))
+    GTEST_SKIP() << "zsh is not installed (scripts/setup.sh --tests installs it)";
   NewSession({"--id", "alpha-1111", "--title", "First: chat"});
   const std::string sdb = SESSIONDB_CLI_PATH;
   const std::set<std::string> limit = Zsh({sdb, "ls", "--li"});
@@ -286,7 +287,8 @@ TEST_F(Completion, ZshCompletesOptionsValuesFilesAndSessionIdsFromTheProgram) {
 }
 
 TEST_F(Completion, FishCompletesOptionsValuesFilesAndSessionIdsFromTheProgram) {
-  if (!HaveShell("fish")) GTEST_SKIP() << "fish is not installed (scripts/setup.sh installs it)";
+  if (!HaveShell("fish"))
+    GTEST_SKIP() << "fish is not installed (scripts/setup.sh --tests installs it)";
   NewSession({"--id", "alpha-1111", "--title", "First chat"});
   const std::string limit = Fish("sessiondb ls --li");
   EXPECT_TRUE(limit.starts_with("--limit\tSessions per page")) << limit;

@@ -247,7 +247,7 @@ TEST_F(Install, TheZshAndFishCompletionsParse) {
        {std::pair{"zsh", "share/zsh/site-functions/_sessiondb"},
         std::pair{"fish", "share/fish/vendor_completions.d/sessiondb.fish"}}) {
     if (Shell(std::string("command -v ") + shell).exit_code != 0) {
-      GTEST_SKIP() << shell << " is not installed (scripts/setup.sh installs it)";
+      GTEST_SKIP() << shell << " is not installed (scripts/setup.sh --tests installs it)";
     }
     ShellRun r = Shell(std::string(shell) + " -n " + Sh(Installed(file)));
     EXPECT_EQ(r.exit_code, 0) << shell << ": " << r.err;
