@@ -6,6 +6,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -165,9 +166,11 @@ class Cli : public ::testing::Test {
   // Runs `sessiondb --store <store> ARGS` with stdout on a raw pseudo-terminal
   // (no newline translation) and stderr in a file; `out` is what the terminal
   // received. $SESSIONDB_PAGER and $PAGER are unset unless `env` sets them, so
-  // the pager is whatever the test says (or none: --no-pager).
+  // the pager is whatever the test says (or none: --no-pager). `columns`,
+  // when not 0, is the terminal's window width.
   CliRun RunOnTerminal(const std::vector<std::string>& args,
-                       std::map<std::string, std::optional<std::string>> env = {}) {
+                       std::map<std::string, std::optional<std::string>> env = {},
+                       unsigned short columns = 0) {
     PseudoTerminal tty;
     if (!tty.ok()) {
       ADD_FAILURE() << "no pseudo-terminal available";
@@ -177,6 +180,12 @@ class Cli : public ::testing::Test {
     tcgetattr(tty.slave(), &raw);
     cfmakeraw(&raw);
     tcsetattr(tty.slave(), TCSANOW, &raw);
+    if (columns != 0) {
+      winsize size{};
+      size.ws_col = columns;
+      size.ws_row = 50;
+      EXPECT_EQ(ioctl(tty.slave(), TIOCSWINSZ, &size), 0);
+    }
     std::vector<std::string> argv = {SESSIONDB_CLI_PATH, "--store", store_};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> c_argv;

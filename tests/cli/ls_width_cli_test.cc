@@ -3,8 +3,6 @@
 // make room, a CJK character counting two columns; the ARCHIVED and FORKED
 // FROM columns appear only when a listed session has one. Against the real
 // binary, and the table itself (cli/output) as a unit.
-#include <sys/ioctl.h>
-
 #include "cli/output.h"
 #include "cli_fixture.h"
 
@@ -50,45 +48,9 @@ class LsWidth : public Cli {
   // `columns` wide; $COLUMNS is set to 200, so that only the window size can
   // be what the table fits.
   CliRun LsOnTerminal(unsigned short columns, const std::vector<std::string>& args = {}) {
-    PseudoTerminal tty;
-    if (!tty.ok()) {
-      ADD_FAILURE() << "no pseudo-terminal available";
-      return {};
-    }
-    winsize size{};
-    size.ws_col = columns;
-    size.ws_row = 50;
-    EXPECT_EQ(ioctl(tty.slave(), TIOCSWINSZ, &size), 0);
-    std::vector<std::string> argv = {SESSIONDB_CLI_PATH, "--store", store_, "--no-pager", "ls"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> c_argv;
-    for (auto& a : argv) c_argv.push_back(a.data());
-    c_argv.push_back(nullptr);
-    const std::string err = dir_.Sub("stderr");
-    const pid_t pid = fork();
-    if (pid == 0) {
-      setenv("HOME", home_.c_str(), 1);
-      setenv("COLUMNS", "200", 1);
-      const int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (err_fd < 0) _exit(126);
-      dup2(tty.slave(), STDOUT_FILENO);
-      dup2(err_fd, STDERR_FILENO);
-      alarm(60);
-      execv(c_argv[0], c_argv.data());
-      _exit(127);
-    }
-    tty.CloseSlave();
-    CliRun r;
-    int status = 0;
-    while (true) {
-      r.out += tty.Drain();
-      if (waitpid(pid, &status, WNOHANG) == pid) break;
-      usleep(10'000);
-    }
-    r.out += tty.Drain();
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = Slurp(err);
-    return r;
+    std::vector<std::string> ls = {"--no-pager", "ls"};
+    ls.insert(ls.end(), args.begin(), args.end());
+    return RunOnTerminal(ls, {{"COLUMNS", "200"}}, columns);
   }
 };
 
