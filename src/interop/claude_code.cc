@@ -524,6 +524,7 @@ struct Group {
   std::string source_id;  // the sessionId, decoded; empty when missing or unreadable
   uint64_t raw_key = 0;   // of the sessionId as written, to tell unreadable ones apart
   std::string cwd;
+  std::string git_branch;  // the last gitBranch its records name
   // The leaf of its main line: its last conversational record off side
   // chains, or, when it has none, its last.
   int64_t last_conversational = -1;
@@ -569,7 +570,7 @@ class FileImport {
     JsonlReader* reader = reader_.get();
     reader->OnLongLine(kWaitForWriterBytes, [this] { WaitForWriter(); });
     JsonlReader::Line line;
-    ScannedValue v[9];
+    ScannedValue v[10];
     std::unordered_map<std::string, uint32_t> groups;  // raw sessionId -> group
     while (true) {
       ASSIGN_OR_RETURN(bool more, reader->Next(&line));
@@ -587,7 +588,7 @@ class FileImport {
       if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
       if (!ScanTopLevel(line.text,
                         {"uuid", "parentUuid", "logicalParentUuid", "type", "sessionId", "cwd",
-                         "isSidechain", "summary", "leafUuid"},
+                         "isSidechain", "summary", "leafUuid", "gitBranch"},
                         v)) {
         // The scan only balances brackets; the parser says what is wrong.
         sink_.Skip(where, JsonLineProblem(line).value_or("the line is not a JSON object"));
@@ -617,6 +618,11 @@ class FileImport {
       n.group = v[4].is_string ? GroupOf(v[4], groups) : kNoGroup;
       if (n.group != kNoGroup && groups_[n.group].cwd.empty()) {
         groups_[n.group].cwd = ScannedString(v[5]).value_or("");
+      }
+      // The branch the session ended on: it may switch midway.
+      if (n.group != kNoGroup && v[9].is_string) {
+        std::string branch = ScannedString(v[9]).value_or("");
+        if (!branch.empty()) groups_[n.group].git_branch = std::move(branch);
       }
       n.offset = line.offset;
       n.length = static_cast<uint32_t>(line.raw_size);
@@ -812,6 +818,7 @@ class FileImport {
     json meta = {{"source", kFormat}, {"source_file", label_}};
     if (!group.source_id.empty()) meta["source_session_id"] = group.source_id;
     if (!group.cwd.empty()) meta["cwd"] = group.cwd;
+    if (!group.git_branch.empty()) meta["git_branch"] = group.git_branch;
     const std::string stem = path_.stem().string();
     if (i == 0 && stem.rfind("agent-", 0) == 0 && !group.source_id.empty()) {
       meta["subagent_of"] = StableSessionId(kFormat, group.source_id);

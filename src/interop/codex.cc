@@ -346,7 +346,12 @@ class RolloutImport {
       const std::string v = Str(meta, key);
       if (!v.empty()) m[key == std::string_view("source") ? "codex_source" : key] = v;
     }
-    if (meta.is_object() && meta.contains("git") && meta["git"].is_object()) m["git"] = meta["git"];
+    if (meta.is_object() && meta.contains("git") && meta["git"].is_object()) {
+      m["git"] = meta["git"];
+      // The same key Claude Code sessions get, for lists and filters.
+      const std::string branch = Str(meta["git"], "branch");
+      if (!branch.empty()) m["git_branch"] = branch;
+    }
     const std::string forked = Str(meta, "forked_from_id");
     if (!forked.empty()) {
       m["forked_from"] = StableSessionId(kFormat, forked);
@@ -457,6 +462,8 @@ class RolloutImport {
         const json info = MemberOr(*payload, "info", json());
         const json last = info.is_object() ? MemberOr(info, "last_token_usage", json()) : json();
         if (last.is_object()) {
+          // OpenAI's counts: input includes the cached input, output includes
+          // the reasoning (docs/usage.md); Codex records no cache writes.
           Usage u;
           u.input_tokens = MemberOr(last, "input_tokens", int64_t{0});
           u.cached_tokens = MemberOr(last, "cached_input_tokens", int64_t{0});

@@ -180,6 +180,7 @@ TEST_F(ClaudeCodeImport, MainLineArrivesFieldByField) {
   json meta = json::parse(session->metadata_json);
   EXPECT_EQ(meta["cwd"], "/home/dev/parser");
   EXPECT_EQ(meta["source"], "claude-code");
+  EXPECT_EQ(meta["git_branch"], "main");
 
   std::vector<Event> ev = EventsOf(*store_, kSession);
   ASSERT_EQ(ev.size(), 10u);
@@ -579,6 +580,8 @@ TEST_F(ClaudeCodeImport, AFileMixingTwoSessionsKeepsEachConversationUnderItsOwnN
   auto of_other = [&](json r) {
     r["sessionId"] = other;
     r["cwd"] = "/home/dev/other";
+    // The branch switches midway: the session is listed on the last one.
+    r["gitBranch"] = r["uuid"] == Uuid(50) ? "main" : "fix/parser";
     return r.dump() + "\n";
   };
   std::string t;
@@ -604,6 +607,7 @@ TEST_F(ClaudeCodeImport, AFileMixingTwoSessionsKeepsEachConversationUnderItsOwnN
   json meta = json::parse(store_->GetSession(theirs)->metadata_json);
   EXPECT_EQ(meta["source_session_id"], other);
   EXPECT_EQ(meta["cwd"], "/home/dev/other");
+  EXPECT_EQ(meta["git_branch"], "fix/parser");
   EXPECT_FALSE(meta.contains("forked_from"));
   std::vector<Event> ev = EventsOf(*store_, theirs);
   ASSERT_EQ(ev.size(), 2u);

@@ -166,6 +166,7 @@ TEST_F(CodexImport, RolloutArrivesFieldByField) {
   json meta = json::parse(s->metadata_json);
   EXPECT_EQ(meta["cwd"], "/home/dev/app");
   EXPECT_EQ(meta["originator"], "codex_cli_rs");
+  EXPECT_EQ(meta["git_branch"], "main");
   EXPECT_EQ(meta["forked_from_id"], kParentId);
   EXPECT_EQ(meta["forked_from"], kParentId);
   EXPECT_EQ(meta["git"]["branch"], "main");
