@@ -113,11 +113,18 @@ struct Part {
 };
 
 // Provider-reported token usage for one turn.
+// Provider-reported token usage of one turn. input_tokens is the whole
+// input: it includes cached_tokens (read from the provider's prompt cache)
+// and cache_write_tokens (written to it; Anthropic's cache_creation), so the
+// uncached input is input - cached - cache_write. output_tokens is the whole
+// output: OpenAI's reasoning tokens are inside it (reasoning_tokens says how
+// many of them), so they are never priced twice (docs/usage.md).
 struct Usage {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
   int64_t cached_tokens = 0;
   int64_t reasoning_tokens = 0;
+  int64_t cache_write_tokens = 0;
   bool operator==(const Usage&) const = default;
 };
 
@@ -353,6 +360,65 @@ struct UsageReport {
   int64_t turns = 0;  // messages that carried usage
   Usage total;
   std::vector<ModelUsage> by_model;  // ordered by provider, then model
+};
+
+// What Store::GetUsageSummary groups its rows by (docs/usage.md).
+enum class UsageGroup { kDay, kMonth, kProject, kModel, kProvider, kSession };
+
+// "day", "month", "project", "model", "provider", "session".
+std::string_view UsageGroupName(UsageGroup group);
+// kInvalidArgument names the accepted values.
+Result<UsageGroup> ParseUsageGroup(std::string_view name);
+
+// A question about usage and cost across sessions. Days are UTC calendar
+// days "YYYY-MM-DD"; a turn's day is the day of its time stamp.
+struct UsageQuery {
+  std::vector<UsageGroup> group;         // empty: one row, the total
+  std::string since;                     // first day counted; empty: no bound
+  std::string until;                     // last day counted (inclusive); empty: no bound
+  std::string project;                   // only sessions of this project; empty: all
+  std::vector<std::string> session_ids;  // only these sessions (at most 500); empty: all
+  // A price file whose entries win over the shipped table (docs/usage.md);
+  // empty: $SESSIONDB_PRICES if set, else the shipped table alone.
+  std::string prices_path;
+};
+
+// Token sums, turns and cost of some turns. A turn whose provider and model
+// have no price on its day adds to unpriced_turns and nothing to cost_usd.
+struct UsageMetrics {
+  int64_t turns = 0;
+  Usage usage;
+  double cost_usd = 0;
+  int64_t unpriced_turns = 0;
+};
+
+// One row of a usage summary: the keys of the query's groups (the others
+// stay empty) and the metrics of the turns that share them.
+struct UsageRow {
+  std::string day;    // "YYYY-MM-DD" (group day)
+  std::string month;  // "YYYY-MM" (group month)
+  std::string project;
+  std::string provider;
+  std::string model;
+  std::string session_id;
+  UsageMetrics metrics;
+};
+
+// Usage and cost of the turns a UsageQuery selects. Trashed sessions are left
+// out; a fork's inherited turns belong to its parent and are counted once.
+struct UsageSummary {
+  std::vector<UsageRow> rows;  // ordered by the group keys, in the query's order
+  UsageMetrics total;
+};
+
+// One turn that carried usage, priced (Store::GetTurnUsage).
+struct TurnUsage {
+  int64_t seq = 0;
+  int64_t ts_ms = 0;
+  std::string provider;
+  std::string model;
+  Usage usage;
+  std::optional<double> cost_usd;  // empty: no price for this provider, model and day
 };
 
 }  // namespace sessiondb

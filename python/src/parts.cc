@@ -69,6 +69,7 @@ Usage UsageOf(py::handle value) {
   usage.output_tokens = field("output_tokens");
   usage.cached_tokens = field("cached_tokens");
   usage.reasoning_tokens = field("reasoning_tokens");
+  usage.cache_write_tokens = field("cache_write_tokens");
   return usage;
 }
 

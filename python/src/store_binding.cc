@@ -4,6 +4,7 @@
 // housekeeping and projections. Each engine call releases the GIL (PyStore::Run).
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "parts.h"
@@ -69,6 +70,79 @@ NewSession NewSessionOf(const std::optional<std::string>& id,
   if (title) request.title = *title;
   if (!metadata.is_none()) request.metadata_json = PyToJson(metadata);
   return request;
+}
+
+// The metrics of a usage row or total, as GET /v1/usage spells them.
+void PutUsageMetrics(py::dict& d, const UsageMetrics& m) {
+  d["turns"] = m.turns;
+  d["input_tokens"] = m.usage.input_tokens;
+  d["output_tokens"] = m.usage.output_tokens;
+  d["cached_tokens"] = m.usage.cached_tokens;
+  d["cache_write_tokens"] = m.usage.cache_write_tokens;
+  d["reasoning_tokens"] = m.usage.reasoning_tokens;
+  d["cost_usd"] = m.cost_usd;
+  d["unpriced_turns"] = m.unpriced_turns;
+}
+
+// GET /v1/usage's shape: currency, group, rows (only the grouped keys), total.
+py::dict UsageSummaryDict(const UsageSummary& s, const std::vector<UsageGroup>& group) {
+  py::list names, rows;
+  for (UsageGroup g : group) names.append(std::string(UsageGroupName(g)));
+  for (const UsageRow& r : s.rows) {
+    py::dict row;
+    for (UsageGroup g : group) {
+      switch (g) {
+        case UsageGroup::kDay:
+          row["day"] = r.day;
+          break;
+        case UsageGroup::kMonth:
+          row["month"] = r.month;
+          break;
+        case UsageGroup::kProject:
+          row["project"] = r.project;
+          break;
+        case UsageGroup::kModel:
+          row["model"] = r.model;
+          break;
+        case UsageGroup::kProvider:
+          row["provider"] = r.provider;
+          break;
+        case UsageGroup::kSession:
+          row["session_id"] = r.session_id;
+          break;
+      }
+    }
+    PutUsageMetrics(row, r.metrics);
+    rows.append(row);
+  }
+  py::dict total;
+  PutUsageMetrics(total, s.total);
+  py::dict out;
+  out["currency"] = "USD";
+  out["group"] = names;
+  out["rows"] = rows;
+  out["total"] = total;
+  return out;
+}
+
+// Groups from "day,model" or ["day", "model"].
+std::vector<UsageGroup> UsageGroupsOf(py::handle value) {
+  std::vector<std::string> names;
+  if (value.is_none()) return {};
+  if (py::isinstance<py::str>(value)) {
+    std::string list = value.cast<std::string>();
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      if (comma > start) names.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  } else {
+    for (py::handle h : value) names.push_back(py::str(h).cast<std::string>());
+  }
+  std::vector<UsageGroup> out;
+  for (const std::string& n : names) out.push_back(Unwrap(ParseUsageGroup(n)));
+  return out;
 }
 
 py::dict UsageReportDict(const UsageReport& report) {
@@ -294,6 +368,46 @@ void BindHarness(py::class_<PyStore>& cls) {
             return UsageReportDict(r);
           },
           py::arg("session_id"), "Token totals of the session's own turns: turns, total, by_model.")
+      .def(
+          "usage_summary",
+          [](PyStore& self, py::object group, const std::string& since, const std::string& until,
+             const std::string& project, std::optional<std::vector<std::string>> sessions,
+             const std::string& prices) {
+            UsageQuery q;
+            q.group = UsageGroupsOf(group);
+            q.since = since;
+            q.until = until;
+            q.project = project;
+            if (sessions) q.session_ids = *sessions;
+            q.prices_path = prices;
+            UsageSummary s = self.Run([&](Store& st) { return Unwrap(st.GetUsageSummary(q)); });
+            return UsageSummaryDict(s, q.group);
+          },
+          py::arg("group") = py::none(), py::kw_only(), py::arg("since") = "",
+          py::arg("until") = "", py::arg("project") = "", py::arg("sessions") = py::none(),
+          py::arg("prices") = "",
+          "Usage and cost across sessions grouped by day, month, project, model, provider or "
+          "session (docs/usage.md): {currency, group, rows, total}, as GET /v1/usage.")
+      .def(
+          "turn_usage",
+          [](PyStore& self, const std::string& session_id, const std::string& prices) {
+            std::vector<TurnUsage> turns =
+                self.Run([&](Store& s) { return Unwrap(s.GetTurnUsage(session_id, prices)); });
+            py::list out;
+            for (const TurnUsage& t : turns) {
+              py::dict d;
+              d["seq"] = t.seq;
+              d["ts_ms"] = t.ts_ms;
+              d["provider"] = t.provider;
+              d["model"] = t.model;
+              d["usage"] = py::cast(t.usage);
+              d["cost_usd"] = t.cost_usd ? py::cast(*t.cost_usd) : py::none();
+              out.append(d);
+            }
+            return out;
+          },
+          py::arg("session_id"), py::kw_only(), py::arg("prices") = "",
+          "The session's own turns that carried usage, each priced (cost_usd None: no price).")
       .def(
           "open_draft",
           [](PyStore& self, const std::string& session_id, const std::string& role,

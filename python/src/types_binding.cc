@@ -117,23 +117,26 @@ void BindPart(py::module_& m) {
 
 void BindUsage(py::module_& m) {
   py::class_<Usage>(m, "Usage", "Provider-reported token usage of one turn.")
-      .def(py::init([](py::handle input, py::handle output, py::handle cached,
-                       py::handle reasoning) {
+      .def(py::init([](py::handle input, py::handle output, py::handle cached, py::handle reasoning,
+                       py::handle cache_write) {
              return Usage{CountOf(input, "input_tokens"), CountOf(output, "output_tokens"),
-                          CountOf(cached, "cached_tokens"), CountOf(reasoning, "reasoning_tokens")};
+                          CountOf(cached, "cached_tokens"), CountOf(reasoning, "reasoning_tokens"),
+                          CountOf(cache_write, "cache_write_tokens")};
            }),
            py::arg("input_tokens") = 0, py::arg("output_tokens") = 0, py::arg("cached_tokens") = 0,
-           py::arg("reasoning_tokens") = 0)
+           py::arg("reasoning_tokens") = 0, py::arg("cache_write_tokens") = 0)
       .def_readwrite("input_tokens", &Usage::input_tokens)
       .def_readwrite("output_tokens", &Usage::output_tokens)
       .def_readwrite("cached_tokens", &Usage::cached_tokens)
       .def_readwrite("reasoning_tokens", &Usage::reasoning_tokens)
+      .def_readwrite("cache_write_tokens", &Usage::cache_write_tokens)
       .def(py::self == py::self)
       .def("__repr__", [](const Usage& u) {
         return "Usage(input_tokens=" + std::to_string(u.input_tokens) +
                ", output_tokens=" + std::to_string(u.output_tokens) +
                ", cached_tokens=" + std::to_string(u.cached_tokens) +
-               ", reasoning_tokens=" + std::to_string(u.reasoning_tokens) + ")";
+               ", reasoning_tokens=" + std::to_string(u.reasoning_tokens) +
+               ", cache_write_tokens=" + std::to_string(u.cache_write_tokens) + ")";
       });
 }
 

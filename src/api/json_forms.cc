@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <string_view>
 
 #include "api/json_fields.h"
 #include "core/iso_time.h"
+#include "core/json_access.h"
 #include "core/json_parse.h"
 #include "core/json_writer.h"
 #include "core/message_codec.h"
@@ -100,7 +102,8 @@ Json ToJson(const Message& m) {
     usage = {{"input_tokens", m.usage->input_tokens},
              {"output_tokens", m.usage->output_tokens},
              {"cached_tokens", m.usage->cached_tokens},
-             {"reasoning_tokens", m.usage->reasoning_tokens}};
+             {"reasoning_tokens", m.usage->reasoning_tokens},
+             {"cache_write_tokens", m.usage->cache_write_tokens}};
   }
   return {{"id", m.id},
           {"session_id", m.session_id},
@@ -204,6 +207,8 @@ bool WriteMessage(const Message& m, std::string* out) {
         .Int(m.usage->cached_tokens)
         .Key("reasoning_tokens")
         .Int(m.usage->reasoning_tokens)
+        .Key("cache_write_tokens")
+        .Int(m.usage->cache_write_tokens)
         .EndObject();
   } else {
     w.Raw("null");
@@ -221,7 +226,8 @@ Json ToJson(const Usage& u) {
   return {{"input_tokens", u.input_tokens},
           {"output_tokens", u.output_tokens},
           {"cached_tokens", u.cached_tokens},
-          {"reasoning_tokens", u.reasoning_tokens}};
+          {"reasoning_tokens", u.reasoning_tokens},
+          {"cache_write_tokens", u.cache_write_tokens}};
 }
 
 Json ToJson(const Compaction& c) {
@@ -279,6 +285,112 @@ Json ToJson(const UsageReport& r) {
                         {"usage", ToJson(m.usage)}});
   }
   return {{"turns", r.turns}, {"total", ToJson(r.total)}, {"by_model", std::move(by_model)}};
+}
+
+namespace {
+
+// The token fields of `u` and the metrics, into `j`.
+void PutMetrics(Json& j, const UsageMetrics& m) {
+  j["turns"] = m.turns;
+  j["input_tokens"] = m.usage.input_tokens;
+  j["output_tokens"] = m.usage.output_tokens;
+  j["cached_tokens"] = m.usage.cached_tokens;
+  j["cache_write_tokens"] = m.usage.cache_write_tokens;
+  j["reasoning_tokens"] = m.usage.reasoning_tokens;
+  j["cost_usd"] = m.cost_usd;
+  j["unpriced_turns"] = m.unpriced_turns;
+}
+
+}  // namespace
+
+Json ToJson(const UsageReport& r, const std::vector<TurnUsage>& turns, bool list_turns) {
+  Json j = ToJson(r);
+  double total = 0;
+  int64_t unpriced = 0;
+  std::map<std::pair<std::string, std::string>, double> by_model;
+  Json listed = Json::array();
+  for (const TurnUsage& t : turns) {
+    if (t.cost_usd) {
+      total += *t.cost_usd;
+      by_model[{t.provider, t.model}] += *t.cost_usd;
+    } else {
+      ++unpriced;
+    }
+    if (!list_turns) continue;
+    Json turn = {{"seq", t.seq},
+                 {"ts_ms", t.ts_ms},
+                 {"provider", t.provider},
+                 {"model", t.model},
+                 {"input_tokens", t.usage.input_tokens},
+                 {"output_tokens", t.usage.output_tokens},
+                 {"cached_tokens", t.usage.cached_tokens},
+                 {"cache_write_tokens", t.usage.cache_write_tokens},
+                 {"reasoning_tokens", t.usage.reasoning_tokens}};
+    turn["cost_usd"] = t.cost_usd ? Json(*t.cost_usd) : Json(nullptr);
+    listed.push_back(std::move(turn));
+  }
+  j["currency"] = "USD";
+  j["cost_usd"] = total;
+  j["unpriced_turns"] = unpriced;
+  for (Json& m : j["by_model"]) {
+    auto it = by_model.find({MemberOr(m, "provider", ""), MemberOr(m, "model", "")});
+    m["cost_usd"] = it == by_model.end() ? 0.0 : it->second;
+  }
+  if (list_turns) j["per_turn"] = std::move(listed);
+  return j;
+}
+
+Json ToJson(const UsageSummary& s, const std::vector<UsageGroup>& group) {
+  Json names = Json::array();
+  for (UsageGroup g : group) names.push_back(UsageGroupName(g));
+  Json rows = Json::array();
+  for (const UsageRow& r : s.rows) {
+    Json row = Json::object();
+    for (UsageGroup g : group) {
+      switch (g) {
+        case UsageGroup::kDay:
+          row["day"] = r.day;
+          break;
+        case UsageGroup::kMonth:
+          row["month"] = r.month;
+          break;
+        case UsageGroup::kProject:
+          row["project"] = r.project;
+          break;
+        case UsageGroup::kModel:
+          row["model"] = r.model;
+          break;
+        case UsageGroup::kProvider:
+          row["provider"] = r.provider;
+          break;
+        case UsageGroup::kSession:
+          row["session_id"] = r.session_id;
+          break;
+      }
+    }
+    PutMetrics(row, r.metrics);
+    rows.push_back(std::move(row));
+  }
+  Json total = Json::object();
+  PutMetrics(total, s.total);
+  return {{"currency", "USD"},
+          {"group", std::move(names)},
+          {"rows", std::move(rows)},
+          {"total", std::move(total)}};
+}
+
+Result<std::vector<UsageGroup>> ParseUsageGroups(std::string_view list) {
+  std::vector<UsageGroup> out;
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    std::string_view name = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    if (name.empty()) continue;
+    if (out.size() >= 6) return Err(Status::InvalidArgument("at most 6 usage groups"));
+    ASSIGN_OR_RETURN(UsageGroup g, ParseUsageGroup(name.substr(0, 40)));
+    out.push_back(g);
+  }
+  return out;
 }
 
 Json ToJson(const PruneReport& r) {

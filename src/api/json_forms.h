@@ -46,6 +46,17 @@ Json ToJson(const Compaction& compaction);
 Json ToJson(const Event& event);
 Json ToJson(const Draft& draft);  // "incomplete": a listed draft was never finished
 Json ToJson(const UsageReport& report);
+// The report with "cost_usd" (of the priced turns), "unpriced_turns" and
+// each model's cost, priced from `turns` (Store::GetTurnUsage); with
+// `list_turns` also "turns": [{seq, ts_ms, provider, model, tokens...,
+// cost_usd (null: unpriced)}].
+Json ToJson(const UsageReport& report, const std::vector<TurnUsage>& turns, bool list_turns);
+// {"currency":"USD","group":[...],"rows":[{<the grouped keys>, metrics}],
+// "total":{metrics}} (docs/http-api.md).
+Json ToJson(const UsageSummary& summary, const std::vector<UsageGroup>& group);
+// Parses a comma list of usage groups ("day,model"); kInvalidArgument names
+// the bad one.
+Result<std::vector<UsageGroup>> ParseUsageGroups(std::string_view list);
 Json ToJson(const PruneReport& report);
 Json ToJson(const GcReport& report);
 // The report plus "clean".

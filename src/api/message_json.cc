@@ -145,6 +145,7 @@ Result<Message> MessageFromJson(const Json& j, const MessageJsonOptions& options
     ASSIGN_OR_RETURN(usage.output_tokens, IntField(*u, "output_tokens", 0));
     ASSIGN_OR_RETURN(usage.cached_tokens, IntField(*u, "cached_tokens", 0));
     ASSIGN_OR_RETURN(usage.reasoning_tokens, IntField(*u, "reasoning_tokens", 0));
+    ASSIGN_OR_RETURN(usage.cache_write_tokens, IntField(*u, "cache_write_tokens", 0));
     m.usage = usage;
   }
   return m;

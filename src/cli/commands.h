@@ -14,8 +14,10 @@ namespace sessiondb::cli {
 void AddSessionCommands(CLI::App& app, CliContext& ctx);
 // append, show
 void AddMessageCommands(CLI::App& app, CliContext& ctx);
-// fork, events, compact, prune, view, usage, drafts, project
+// fork, events, compact, prune, view, drafts, project
 void AddHarnessCommands(CLI::App& app, CliContext& ctx);
+// usage (docs/usage.md)
+void AddUsageCommand(CLI::App& app, CliContext& ctx);
 // import, export
 void AddInteropCommands(CLI::App& app, CliContext& ctx);
 // gc, verify, stats, copy

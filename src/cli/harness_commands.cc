@@ -295,33 +295,6 @@ void AddView(CLI::App& app, CliContext& ctx) {
   });
 }
 
-void AddUsage(CLI::App& app, CliContext& ctx) {
-  auto session = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("usage", "Token totals of a session's turns, per model");
-  cmd->add_option("SESSION", *session, kSessionArgHelp)->required();
-  cmd->footer(
-      "\nA fork counts its own turns only: its parent's tokens were spent once.\n"
-      "\nExample:\n  sessiondb usage SID --json");
-  cmd->callback([&ctx, session] {
-    const std::optional<std::string> id = ctx.SessionId(*session);
-    if (!id) return;
-    auto r = ctx.OpenStore(/*create_if_missing=*/false)->GetUsage(*id);
-    if (!r) return ctx.Fail(r.error());
-    if (ctx.options.json) return ctx.PrintJson(ToJson(*r));
-    Table table({"PROVIDER", "MODEL", "TURNS", "INPUT", "OUTPUT", "CACHED", "REASONING"});
-    for (int col = 2; col <= 6; ++col) table.AlignRight(col);
-    auto row = [&table](const std::string& provider, const std::string& model, int64_t turns,
-                        const Usage& u) {
-      table.AddRow({provider, model, std::to_string(turns), std::to_string(u.input_tokens),
-                    std::to_string(u.output_tokens), std::to_string(u.cached_tokens),
-                    std::to_string(u.reasoning_tokens)});
-    };
-    for (const ModelUsage& m : r->by_model) row(m.provider, m.model, m.turns, m.usage);
-    row("total", "", r->turns, r->total);
-    table.Print(std::cout);
-  });
-}
-
 void AddDrafts(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string session, finish, discard;
@@ -415,7 +388,6 @@ void AddHarnessCommands(CLI::App& app, CliContext& ctx) {
   AddPrune(app, ctx);
   AddRewind(app, ctx);
   AddView(app, ctx);
-  AddUsage(app, ctx);
   AddDrafts(app, ctx);
   AddProject(app, ctx);
 }

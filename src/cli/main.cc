@@ -205,6 +205,7 @@ static int RunProgram(int argc, char** argv) {
   AddSessionCommands(app, ctx);
   AddMessageCommands(app, ctx);
   AddHarnessCommands(app, ctx);
+  AddUsageCommand(app, ctx);
   AddInteropCommands(app, ctx);
   AddHousekeepingCommands(app, ctx);
   AddForgetCommands(app, ctx);

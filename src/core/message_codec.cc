@@ -192,6 +192,9 @@ Result<std::optional<std::string>> EncodeBody(const Message& m) {
   if (m.pruned) w.Key("pruned").Bool(true);
   if (m.usage) {
     w.Key("usage").BeginObject();
+    // Written only when set: bodies stored before it existed stay byte-equal.
+    if (m.usage->cache_write_tokens != 0)
+      w.Key("cache_write_tokens").Int(m.usage->cache_write_tokens);
     w.Key("cached_tokens").Int(m.usage->cached_tokens);
     w.Key("input_tokens").Int(m.usage->input_tokens);
     w.Key("output_tokens").Int(m.usage->output_tokens);
@@ -236,6 +239,7 @@ Status DecodeBody(std::string_view text, Message* m) {
     u.output_tokens = MemberOr(*it, "output_tokens", int64_t{0});
     u.cached_tokens = MemberOr(*it, "cached_tokens", int64_t{0});
     u.reasoning_tokens = MemberOr(*it, "reasoning_tokens", int64_t{0});
+    u.cache_write_tokens = MemberOr(*it, "cache_write_tokens", int64_t{0});
     m->usage = u;
   }
   if (auto it = body.find("metadata"); it != body.end()) m->metadata_json = it->dump();

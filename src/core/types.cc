@@ -39,6 +39,15 @@ constexpr std::array<std::pair<EventType, std::string_view>, 4> kEventTypes{{
     {EventType::kRewind, "rewind"},
 }};
 
+constexpr std::array<std::pair<UsageGroup, std::string_view>, 6> kUsageGroups{{
+    {UsageGroup::kDay, "day"},
+    {UsageGroup::kMonth, "month"},
+    {UsageGroup::kProject, "project"},
+    {UsageGroup::kModel, "model"},
+    {UsageGroup::kProvider, "provider"},
+    {UsageGroup::kSession, "session"},
+}};
+
 Part AttachmentPart(PartType type, AttachmentSource::Kind kind, std::string data,
                     std::string declared_mime, std::string name) {
   Part p;
@@ -60,6 +69,11 @@ Result<Origin> ParseOrigin(std::string_view name) { return ParseName(name, kOrig
 std::string_view EventTypeName(EventType type) { return NameOf(type, kEventTypes); }
 Result<EventType> ParseEventType(std::string_view name) {
   return ParseName(name, kEventTypes, "event type");
+}
+
+std::string_view UsageGroupName(UsageGroup group) { return NameOf(group, kUsageGroups); }
+Result<UsageGroup> ParseUsageGroup(std::string_view name) {
+  return ParseName(name, kUsageGroups, "usage group");
 }
 
 Part Part::Text(std::string text) {

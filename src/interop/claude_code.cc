@@ -377,10 +377,12 @@ class LineWriter {
     const json& u = MemberOf(msg, "usage");
     if (!u.is_object()) return;
     Usage usage;
+    // input_tokens is the whole input (docs/usage.md): Anthropic reports the
+    // uncached part, the cache writes and the cache reads apart.
     usage.cached_tokens = Tokens(u, "cache_read_input_tokens");
+    usage.cache_write_tokens = Tokens(u, "cache_creation_input_tokens");
     usage.input_tokens = SaturatingAdd(
-        SaturatingAdd(Tokens(u, "input_tokens"), Tokens(u, "cache_creation_input_tokens")),
-        usage.cached_tokens);
+        SaturatingAdd(Tokens(u, "input_tokens"), usage.cache_write_tokens), usage.cached_tokens);
     usage.output_tokens = Tokens(u, "output_tokens");
     m->usage = usage;
   }

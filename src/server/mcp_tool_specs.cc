@@ -110,7 +110,8 @@ Json MessageSchema() {
   Json usage = ObjectSchema({{"input_tokens", IntegerSchema()},
                              {"output_tokens", IntegerSchema()},
                              {"cached_tokens", IntegerSchema()},
-                             {"reasoning_tokens", IntegerSchema()}});
+                             {"reasoning_tokens", IntegerSchema()},
+                             {"cache_write_tokens", IntegerSchema()}});
   return ObjectSchema({{"id", StringSchema()},
                        {"session_id", StringSchema()},
                        {"seq", IntegerSchema()},

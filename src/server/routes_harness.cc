@@ -112,6 +112,29 @@ void FinishDraft(ApiState& api, const std::string& draft_id, const HttpRequest& 
 
 }  // namespace
 
+// The query of GET /v1/usage. Parameters are outside input: a bad group or
+// day, or more than 500 session ids, is kInvalidArgument (400) naming it.
+Result<UsageQuery> UsageQueryOf(const HttpRequest& req) {
+  UsageQuery q;
+  ASSIGN_OR_RETURN(q.group, ParseUsageGroups(Param(req, "group")));
+  q.since = Param(req, "since");
+  q.until = Param(req, "until");
+  q.project = Param(req, "project");
+  const std::string all = Param(req, "session");
+  std::string_view rest = all;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view id = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (id.empty()) continue;
+    if (q.session_ids.size() == 500) {
+      return Err(Status::InvalidArgument("session names more than 500 ids; the limit is 500"));
+    }
+    q.session_ids.emplace_back(id);
+  }
+  return q;
+}
+
 void AddHarnessRoutes(Router& router, ApiState& api) {
   router.Add("POST", R"(/v1/sessions/([^/]+)/fork)",
              [&api](auto& req, auto& res, auto& path) { Fork(api, path[0], req, res); });
@@ -147,10 +170,21 @@ void AddHarnessRoutes(Router& router, ApiState& api) {
     res.status = 200;
     res.SetBody(std::move(*body), "application/json");
   });
-  router.Add("GET", R"(/v1/sessions/([^/]+)/usage)", [&api](auto&, auto& res, auto& path) {
+  router.Add("GET", R"(/v1/sessions/([^/]+)/usage)", [&api](auto& req, auto& res, auto& path) {
+    auto list = BoolParam(req, "turns");
+    if (!list) return ReplyError(res, list.error());
     auto report = api.store.GetUsage(path[0]);
     if (!report) return ReplyError(res, report.error());
-    ReplyJson(res, 200, ToJson(*report));
+    auto turns = api.store.GetTurnUsage(path[0]);
+    if (!turns) return ReplyError(res, turns.error());
+    ReplyJson(res, 200, ToJson(*report, *turns, *list));
+  });
+  router.Add("GET", R"(/v1/usage)", [&api](auto& req, auto& res, auto&) {
+    auto query = UsageQueryOf(req);
+    if (!query) return ReplyError(res, query.error());
+    auto summary = api.store.GetUsageSummary(*query);
+    if (!summary) return ReplyError(res, summary.error());
+    ReplyJson(res, 200, ToJson(*summary, query->group));
   });
 
   router.Add("POST", R"(/v1/sessions/([^/]+)/drafts)",

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -54,6 +55,32 @@ struct SessionRow {
   std::string metadata_json;  // canonical
   std::string parent_id;      // empty for a root
   int64_t fork_seq = 0;
+};
+
+// Which rows of usage_days LoadUsageDays reads: days between since and until
+// (inclusive, "YYYY-MM-DD"; empty: unbounded), of these sessions (empty:
+// all). Sessions in the trash or deleted are never read.
+struct UsageDaysFilter {
+  std::string since;
+  std::string until;
+  std::vector<std::string> session_ids;
+};
+
+// One row of usage_days: a session's turns of one UTC day, provider and model.
+struct UsageDayRow {
+  std::string session_id;
+  std::string day;
+  std::string provider;
+  std::string model;
+  int64_t turns = 0;
+  Usage usage;
+};
+
+// What LoadUsageDays returns: the rows, and the metadata of each session they
+// name (for its project).
+struct UsageDays {
+  std::vector<UsageDayRow> rows;
+  std::map<std::string, std::string> metadata_of;  // session id -> canonical metadata
 };
 
 // A page of the session list: rows ordered by (updated_ms, id) descending.
@@ -219,6 +246,8 @@ class Backend {
   virtual Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
                                                            std::string_view resource_id) = 0;
   virtual Result<UsageReport> LoadUsage(std::string_view session_id) = 0;
+  // The usage_days rows `filter` selects (one read of one snapshot).
+  virtual Result<UsageDays> LoadUsageDays(const UsageDaysFilter& filter) = 0;
 
   // ---- Drafts ---------------------------------------------------------------
 

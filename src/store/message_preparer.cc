@@ -46,6 +46,7 @@ Status CheckUsage(const Usage& usage) {
       {"usage.output_tokens", usage.output_tokens},
       {"usage.cached_tokens", usage.cached_tokens},
       {"usage.reasoning_tokens", usage.reasoning_tokens},
+      {"usage.cache_write_tokens", usage.cache_write_tokens},
   };
   for (const auto& [name, value] : fields) {
     if (value < 0) {
@@ -212,7 +213,7 @@ Result<Resource> DescribeAttachment(Part& part, const Ingested& in, const std::s
 // static_asserts below fail on the usual platform when the size changes.
 Message CopyWithoutSourceData(const Message& m) {
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-  static_assert(sizeof(Message) == 336, "Message changed: copy its new field below");
+  static_assert(sizeof(Message) == 344, "Message changed: copy its new field below");
   static_assert(sizeof(Part) == 520, "Part changed: copy its new field below");
 #endif
   Message copy;

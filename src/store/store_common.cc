@@ -126,7 +126,8 @@ Usage SaturatingAdd(const Usage& a, const Usage& b) {
   return {.input_tokens = SaturatingAdd(a.input_tokens, b.input_tokens),
           .output_tokens = SaturatingAdd(a.output_tokens, b.output_tokens),
           .cached_tokens = SaturatingAdd(a.cached_tokens, b.cached_tokens),
-          .reasoning_tokens = SaturatingAdd(a.reasoning_tokens, b.reasoning_tokens)};
+          .reasoning_tokens = SaturatingAdd(a.reasoning_tokens, b.reasoning_tokens),
+          .cache_write_tokens = SaturatingAdd(a.cache_write_tokens, b.cache_write_tokens)};
 }
 
 Status SessionNotFound(std::string_view id) {

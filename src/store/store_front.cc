@@ -16,6 +16,7 @@
 #include "store/secret_redaction.h"
 #include "store/session_view.h"
 #include "store/store_common.h"
+#include "store/usage_rules.h"
 
 namespace sessiondb::store {
 namespace {
@@ -412,6 +413,37 @@ Result<std::vector<Event>> StoreFront::ReadRewinds(std::string_view session_id, 
 
 Result<UsageReport> StoreFront::GetUsage(std::string_view session_id) {
   return backend_->LoadUsage(session_id);
+}
+
+Result<UsageSummary> StoreFront::GetUsageSummary(const UsageQuery& query) {
+  RETURN_IF_ERROR(CheckUsageQuery(query));
+  ASSIGN_OR_RETURN(PriceTable prices, PriceTable::Load(query.prices_path));
+  UsageDaysFilter filter{.since = query.since, .until = query.until, .session_ids = {}};
+  filter.session_ids = query.session_ids;
+  ASSIGN_OR_RETURN(UsageDays days, backend_->LoadUsageDays(filter));
+  return SummarizeUsage(days, query, prices);
+}
+
+Result<std::vector<TurnUsage>> StoreFront::GetTurnUsage(std::string_view session_id,
+                                                        const std::string& prices_path) {
+  ASSIGN_OR_RETURN(PriceTable prices, PriceTable::Load(prices_path));
+  ASSIGN_OR_RETURN(Session session, GetSession(session_id));
+  // The whole log from the fork point on: rewound turns were spent too.
+  ASSIGN_OR_RETURN(std::vector<Event> events, ReadEvents(session_id, session.fork_seq + 1, -1));
+  std::vector<TurnUsage> turns;
+  for (const Event& e : events) {
+    if (e.type != EventType::kMessage || !e.message.usage || IsInherited(e, session_id)) continue;
+    TurnUsage& t = turns.emplace_back();
+    t.seq = e.seq;
+    t.ts_ms = e.ts_ms;
+    t.provider = e.message.provider;
+    t.model = e.message.model;
+    t.usage = *e.message.usage;
+    if (const Price* p = prices.Find(t.provider, t.model, UtcDay(e.ts_ms))) {
+      t.cost_usd = PriceTable::Cost(*p, t.usage);
+    }
+  }
+  return turns;
 }
 
 Result<Event> StoreFront::AppendEventRecord(std::string_view session_id, EventType type,

@@ -66,6 +66,9 @@ class StoreFront final : public Store {
   Result<std::optional<Event>> RewindIfUnchanged(std::string_view session_id, int64_t to_seq,
                                                  int64_t expected_last_seq) override;
   Result<UsageReport> GetUsage(std::string_view session_id) override;
+  Result<UsageSummary> GetUsageSummary(const UsageQuery& query) override;
+  Result<std::vector<TurnUsage>> GetTurnUsage(std::string_view session_id,
+                                              const std::string& prices_path) override;
   Result<Draft> OpenDraft(std::string_view session_id, Role role, std::string_view model) override;
   Status SaveDraft(const Draft& draft) override;
   Result<std::vector<Draft>> ListDrafts(std::string_view session_id) override;

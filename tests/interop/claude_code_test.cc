@@ -209,6 +209,7 @@ TEST_F(ClaudeCodeImport, MainLineArrivesFieldByField) {
   EXPECT_EQ(m2.usage->input_tokens, 2112);
   EXPECT_EQ(m2.usage->cached_tokens, 2000);
   EXPECT_EQ(m2.usage->output_tokens, 55);
+  EXPECT_EQ(m2.usage->cache_write_tokens, 100);  // cache_creation_input_tokens, apart
   // 3: the tool result.
   const Message& m3 = ev[2].message;
   EXPECT_EQ(m3.role, Role::kTool);

@@ -764,6 +764,7 @@ TEST_F(PgIndex, AVersion2StoreIsSearchableOnceItUpgrades) {
   store_.reset();
   pg_->Query(
       "ALTER TABLE blobs DROP COLUMN location; DROP TABLE blob_uploads;"
+      "ALTER TABLE usage_totals DROP COLUMN cache_write_tokens; DROP TABLE usage_days;"
       "ALTER TABLE blobs DROP COLUMN digest; ALTER TABLE blob_refs DROP COLUMN digest;"
       "DROP TABLE forget_ledger; ALTER TABLE sessions DROP COLUMN trashed_ms;"
       "DROP TABLE search_docs, embeddings, code_writes, code_edits, hook_seen, index_meta;"

@@ -132,7 +132,7 @@ TEST_F(PostgresStore, TextWithANulCharacterIsRefusedRatherThanCut) {
 constexpr const char* kVersion1Store = R"sql(
 DROP TABLE IF EXISTS sessions, events, blobs, blob_refs, active_sessions, usage_totals, drafts,
   sessiondb_meta, search_docs, embeddings, code_writes, code_edits, hook_seen, index_meta,
-  forget_ledger, blob_uploads;
+  forget_ledger, blob_uploads, usage_days;
 DROP FUNCTION IF EXISTS sessiondb_events_removed, sessiondb_events_changed,
   sessiondb_code_writes_removed, sessiondb_search_docs_removed CASCADE;
 CREATE TABLE sessiondb_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -192,6 +192,12 @@ TEST_F(PostgresStore, AVersion1StoreMigratesToTheCurrentVersionWithItsUsageFille
   ASSERT_EQ(usage->by_model.size(), 2u);
   EXPECT_EQ(usage->by_model[0], (ModelUsage{"", "m1", 2, {15, 5, 1, 4}}));
   EXPECT_EQ(usage->by_model[1], (ModelUsage{"acme", "m2", 1, {7, 1, 0, 0}}));
+  // The days of usage filled from the log too (docs/usage.md).
+  auto days = store_->GetUsageSummary({.group = {UsageGroup::kDay}});
+  ASSERT_TRUE(days) << days.error().ToString();
+  ASSERT_EQ(days->rows.size(), 1u);
+  EXPECT_EQ(days->rows[0].day, "1970-01-01");
+  EXPECT_EQ(days->total.usage, (Usage{22, 6, 1, 4}));
   auto b = OpenNamespace("team-b");
   ASSERT_TRUE(b);
   EXPECT_EQ(b->GetUsage("old")->total, (Usage{100, 1, 0, 0}));  // each namespace its own

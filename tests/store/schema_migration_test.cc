@@ -64,6 +64,12 @@ TEST_F(EmbeddedMigration, AVersion1StoreMigratesWithItsUsageFilledIn) {
   EXPECT_EQ(usage->total, (Usage{15, 5, 1, 4}));
   ASSERT_EQ(usage->by_model.size(), 1u);
   EXPECT_EQ(usage->by_model[0].model, "m1");
+  // And as a version 9 store: its days of usage filled from the log.
+  auto days = store_->GetUsageSummary({.group = {UsageGroup::kDay}});
+  ASSERT_TRUE(days) << days.error().ToString();
+  ASSERT_EQ(days->rows.size(), 1u);
+  EXPECT_EQ(days->rows[0].day, "1970-01-01");
+  EXPECT_EQ(days->total.usage, (Usage{15, 5, 1, 4}));
   EXPECT_EQ(store_->ReadMessages("old")->size(), 3u);
   // And it works as a version 2 store: forks, drafts.
   EXPECT_TRUE(store_->ForkSession("old", 2, {}));

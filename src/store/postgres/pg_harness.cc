@@ -425,14 +425,14 @@ Result<UsageReport> PgStore::LoadUsage(std::string_view session_id) {
   return Run([&](PgConnection& c) -> Result<UsageReport> {
     PgParams p;
     p.Add(ns_).Add(session_id);
-    ASSIGN_OR_RETURN(
-        PgResult r,
-        c.Exec("SELECT u.provider, u.model, u.turns, u.input_tokens, u.output_tokens, "
-               "u.cached_tokens, u.reasoning_tokens FROM sessions s LEFT JOIN usage_totals u "
-               "ON u.namespace = s.namespace AND u.session_id = s.id "
-               "WHERE s.namespace = $1 AND s.id = $2 AND NOT s.deleted "
-               "ORDER BY u.provider COLLATE \"C\", u.model COLLATE \"C\"",
-               p));
+    ASSIGN_OR_RETURN(PgResult r,
+                     c.Exec("SELECT u.provider, u.model, u.turns, u.input_tokens, u.output_tokens, "
+                            "u.cached_tokens, u.reasoning_tokens, u.cache_write_tokens "
+                            "FROM sessions s LEFT JOIN usage_totals u "
+                            "ON u.namespace = s.namespace AND u.session_id = s.id "
+                            "WHERE s.namespace = $1 AND s.id = $2 AND NOT s.deleted "
+                            "ORDER BY u.provider COLLATE \"C\", u.model COLLATE \"C\"",
+                            p));
     if (r.rows() == 0) return Err(SessionNotFound(session_id));
     UsageReport report;
     for (int i = 0; i < r.rows(); ++i) {
@@ -444,11 +444,51 @@ Result<UsageReport> PgStore::LoadUsage(std::string_view session_id) {
       m.usage = {.input_tokens = r.Int(i, 3),
                  .output_tokens = r.Int(i, 4),
                  .cached_tokens = r.Int(i, 5),
-                 .reasoning_tokens = r.Int(i, 6)};
+                 .reasoning_tokens = r.Int(i, 6),
+                 .cache_write_tokens = r.Int(i, 7)};
       report.turns = SaturatingAdd(report.turns, m.turns);
       report.total = SaturatingAdd(report.total, m.usage);
     }
     return report;
+  });
+}
+
+Result<store::UsageDays> PgStore::LoadUsageDays(const store::UsageDaysFilter& filter) {
+  return Run([&](PgConnection& c) -> Result<store::UsageDays> {
+    PgParams p;
+    p.Add(ns_).Add(filter.since).Add(filter.until).Add(PgArray(filter.session_ids));
+    p.Add(int64_t{filter.session_ids.empty()});
+    ASSIGN_OR_RETURN(
+        PgResult r,
+        c.Exec("SELECT u.session_id, u.day, u.provider, u.model, u.turns, u.input_tokens, "
+               "u.output_tokens, u.cached_tokens, u.reasoning_tokens, u.cache_write_tokens, "
+               "s.metadata FROM usage_days u JOIN sessions s ON s.namespace = u.namespace "
+               "AND s.id = u.session_id WHERE u.namespace = $1 AND NOT s.deleted "
+               "AND ($2 = '' OR u.day >= $2) AND ($3 = '' OR u.day <= $3) "
+               "AND ($5 = 1 OR u.session_id = ANY($4::text[])) "
+               "ORDER BY u.session_id COLLATE \"C\", u.day COLLATE \"C\", "
+               "u.provider COLLATE \"C\", u.model COLLATE \"C\"",
+               p));
+    store::UsageDays out;
+    const PgSealer& sealer = c.sealer();
+    for (int i = 0; i < r.rows(); ++i) {
+      store::UsageDayRow& row = out.rows.emplace_back();
+      row.session_id = r.Text(i, 0);
+      row.day = r.Text(i, 1);
+      row.provider = r.Text(i, 2);
+      row.model = r.Text(i, 3);
+      row.turns = r.Int(i, 4);
+      row.usage = {.input_tokens = r.Int(i, 5),
+                   .output_tokens = r.Int(i, 6),
+                   .cached_tokens = r.Int(i, 7),
+                   .reasoning_tokens = r.Int(i, 8),
+                   .cache_write_tokens = r.Int(i, 9)};
+      if (out.metadata_of.contains(row.session_id)) continue;
+      ASSIGN_OR_RETURN(std::string metadata,
+                       sealer.OpenText(PgColumn::kSessionMetadata, row.session_id, r.Text(i, 10)));
+      out.metadata_of.emplace(row.session_id, std::move(metadata));
+    }
+    return out;
   });
 }
 

@@ -24,7 +24,6 @@ Result<PgStore::RestoreBatch> PgStore::EncodeRestore(std::string_view session_id
   RestoreBatch batch;
   EventRows& rows = batch.rows;
   std::set<std::string> needed;
-  std::vector<PreparedMessage> with_usage;
   for (const Event& original : events) {
     const Event e = RestoredCopy(original, session_id);
     batch.message_count += e.type == EventType::kMessage;
@@ -59,10 +58,9 @@ Result<PgStore::RestoreBatch> PgStore::EncodeRestore(std::string_view session_id
       rows.ref_seqs.push_back(e.seq);
     }
     // Tokens an inherited turn spent were the parent's, and counted there.
-    if (p.message().usage && !IsInherited(original, session_id)) with_usage.push_back(std::move(p));
+    if (!IsInherited(original, session_id)) AddToUsage(&batch.usage, p.message(), e.ts_ms);
   }
   batch.needed.assign(needed.begin(), needed.end());
-  batch.usage = UsageOf(with_usage);
   return batch;
 }
 

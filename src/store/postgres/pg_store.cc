@@ -24,6 +24,7 @@
 #include "store/postgres/pg_search_docs.h"
 #include "store/postgres/pg_store_internal.h"
 #include "store/store_common.h"
+#include "store/usage_rules.h"
 
 namespace sessiondb::postgres {
 namespace {
@@ -666,53 +667,95 @@ Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view ses
 // The stored total plus the batch's, or INT64_MAX where the sum would pass
 // it: totals saturate (docs/harness.md); bigint arithmetic would raise
 // "bigint out of range" and fail the append instead.
-#define PG_SATURATING_SUM(col)                                           \
-  "CASE WHEN excluded." col " > 9223372036854775807 - usage_totals." col \
-  " THEN 9223372036854775807 ELSE usage_totals." col " + excluded." col " END"
+#define PG_SATURATING_SUM(table, col)                                        \
+  col " = CASE WHEN excluded." col " > 9223372036854775807 - " table "." col \
+      " THEN 9223372036854775807 ELSE " table "." col " + excluded." col " END"
+#define PG_USAGE_SUMS(table) \
+  PG_SATURATING_SUM(table, "turns") ", " PG_SATURATING_SUM(           \
+      table, "input_tokens") ", " PG_SATURATING_SUM(table, "output_tokens") ", " \
+      PG_SATURATING_SUM(table, "cached_tokens") ", " PG_SATURATING_SUM(          \
+          table, "reasoning_tokens") ", " PG_SATURATING_SUM(table, "cache_write_tokens")
 
-UsageDelta UsageOf(const std::vector<PreparedMessage>& prepared) {
+void AddToUsage(UsageDelta* delta, const Message& m, int64_t ts_ms) {
+  if (!m.usage) return;
+  ModelUsage& u = (*delta)[{store::UtcDay(ts_ms), m.provider, m.model}];
+  u.provider = m.provider;
+  u.model = m.model;
+  u.turns = SaturatingAdd(u.turns, 1);
+  u.usage = SaturatingAdd(u.usage, *m.usage);
+}
+
+UsageDelta UsageOf(const std::vector<PreparedMessage>& prepared, int64_t ts_ms) {
   UsageDelta delta;
-  for (const PreparedMessage& p : prepared) {
-    const Message& m = p.message();
-    if (!m.usage) continue;
-    ModelUsage& u = delta[{m.provider, m.model}];
-    u.provider = m.provider;
-    u.model = m.model;
-    u.turns = SaturatingAdd(u.turns, 1);
-    u.usage = SaturatingAdd(u.usage, *m.usage);
-  }
+  for (const PreparedMessage& p : prepared) AddToUsage(&delta, p.message(), ts_ms);
   return delta;
 }
 
 Status AddUsage(PgConnection& c, const std::string& ns, std::string_view session_id,
                 const UsageDelta& delta) {
   if (delta.empty()) return Status::Ok();
-  std::vector<std::string> providers, models;
-  std::vector<int64_t> turns, input, output, cached, reasoning;
+  // The session's totals and its days', in the caller's transaction: the two
+  // tables always agree (docs/usage.md).
+  std::map<std::pair<std::string, std::string>, ModelUsage> totals;
   for (const auto& [key, u] : delta) {
-    providers.push_back(u.provider);
-    models.push_back(u.model);
-    turns.push_back(u.turns);
-    input.push_back(u.usage.input_tokens);
-    output.push_back(u.usage.output_tokens);
-    cached.push_back(u.usage.cached_tokens);
-    reasoning.push_back(u.usage.reasoning_tokens);
+    ModelUsage& t = totals[{u.provider, u.model}];
+    t.provider = u.provider;
+    t.model = u.model;
+    t.turns = SaturatingAdd(t.turns, u.turns);
+    t.usage = SaturatingAdd(t.usage, u.usage);
   }
+  struct Columns {
+    std::vector<std::string> days, providers, models;
+    std::vector<int64_t> turns, input, output, cached, reasoning, cache_write;
+    void Add(const ModelUsage& u) {
+      providers.push_back(u.provider);
+      models.push_back(u.model);
+      turns.push_back(u.turns);
+      input.push_back(u.usage.input_tokens);
+      output.push_back(u.usage.output_tokens);
+      cached.push_back(u.usage.cached_tokens);
+      reasoning.push_back(u.usage.reasoning_tokens);
+      cache_write.push_back(u.usage.cache_write_tokens);
+    }
+    void AddTo(PgParams* p) const {
+      p->Add(PgArray(providers)).Add(PgArray(models)).Add(PgArray(turns));
+      p->Add(PgArray(input)).Add(PgArray(output)).Add(PgArray(cached));
+      p->Add(PgArray(reasoning)).Add(PgArray(cache_write));
+    }
+  };
+  Columns t;
+  for (const auto& [key, u] : totals) t.Add(u);
   PgParams p;
-  p.Add(ns).Add(session_id).Add(PgArray(providers)).Add(PgArray(models)).Add(PgArray(turns));
-  p.Add(PgArray(input)).Add(PgArray(output)).Add(PgArray(cached)).Add(PgArray(reasoning));
-  return c.Run(
+  p.Add(ns).Add(session_id);
+  t.AddTo(&p);
+  RETURN_IF_ERROR(c.Run(
       "INSERT INTO usage_totals (namespace, session_id, provider, model, turns, input_tokens, "
-      "output_tokens, cached_tokens, reasoning_tokens) SELECT $1, $2, u.* FROM "
-      "unnest($3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], "
-      "$9::bigint[]) AS u ON CONFLICT (namespace, session_id, provider, model) DO UPDATE SET "
-      "turns = " PG_SATURATING_SUM("turns") ", "
-      "input_tokens = " PG_SATURATING_SUM("input_tokens") ", "
-      "output_tokens = " PG_SATURATING_SUM("output_tokens") ", "
-      "cached_tokens = " PG_SATURATING_SUM("cached_tokens") ", "
-      "reasoning_tokens = " PG_SATURATING_SUM("reasoning_tokens"),
-      p);
+      "output_tokens, cached_tokens, reasoning_tokens, cache_write_tokens) SELECT $1, $2, u.* "
+      "FROM unnest($3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], "
+      "$8::bigint[], $9::bigint[], $10::bigint[]) AS u ON CONFLICT (namespace, session_id, "
+      "provider, model) DO UPDATE SET " PG_USAGE_SUMS("usage_totals"),
+      p));
+  Columns d;
+  for (const auto& [key, u] : delta) {
+    d.days.push_back(std::get<0>(key));
+    d.Add(u);
+  }
+  PgParams q;
+  q.Add(ns).Add(session_id);
+  d.AddTo(&q);
+  q.Add(PgArray(d.days));
+  return c.Run(
+      "INSERT INTO usage_days (namespace, session_id, provider, model, turns, input_tokens, "
+      "output_tokens, cached_tokens, reasoning_tokens, cache_write_tokens, day) "
+      "SELECT $1, $2, u.* FROM unnest($3::text[], $4::text[], $5::bigint[], $6::bigint[], "
+      "$7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[]) AS u "
+      "ON CONFLICT (namespace, session_id, day, provider, model) DO UPDATE SET " PG_USAGE_SUMS(
+          "usage_days"),
+      q);
 }
+
+#undef PG_USAGE_SUMS
+#undef PG_SATURATING_SUM
 
 Result<EncodedBatch> EncodeBatch(const std::vector<PreparedMessage>& prepared) {
   EncodedBatch batch;
@@ -728,7 +771,6 @@ Result<EncodedBatch> EncodeBatch(const std::vector<PreparedMessage>& prepared) {
     for (const PendingBlob& b : p.blobs) batch.pending.emplace(b.sha256, &b.bytes);
   }
   batch.needed.assign(needed.begin(), needed.end());
-  batch.usage = UsageOf(prepared);
   return batch;
 }
 
@@ -775,7 +817,7 @@ Result<int64_t> AppendInTransaction(PgConnection& c, const std::string& ns,
     }
   }
   RETURN_IF_ERROR(InsertEvents(c, ns, session_id, rows));
-  RETURN_IF_ERROR(AddUsage(c, ns, session_id, batch->usage));
+  RETURN_IF_ERROR(AddUsage(c, ns, session_id, UsageOf(prepared, now)));
   PgParams u;
   u.Add(ns).Add(session_id).Add(entry.last_seq).Add(entry.message_count).Add(now);
   u.Add(sealer.Text(PgColumn::kSessionTitle, session_id, entry.title)).Add(entry.title_fixed);

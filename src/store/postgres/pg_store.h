@@ -91,6 +91,7 @@ class PgStore final : public store::Backend {
   Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
                                                    std::string_view resource_id) override;
   Result<UsageReport> LoadUsage(std::string_view session_id) override;
+  Result<store::UsageDays> LoadUsageDays(const store::UsageDaysFilter& filter) override;
   Status InsertDraft(const Draft& draft) override;
   Status UpdateDraft(const Draft& draft, int64_t updated_ms) override;
   Result<std::vector<Draft>> SelectDrafts(std::string_view session_id) override;

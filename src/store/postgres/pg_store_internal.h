@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -146,13 +147,16 @@ Status EnsureBlobs(PgConnection& c, const std::vector<std::string>& needed, int6
 Status InsertEvents(PgConnection& c, const std::string& ns, std::string_view session_id,
                     const EventRows& rows);
 
-// The token totals a batch adds, per provider and model.
-using UsageDelta = std::map<std::pair<std::string, std::string>, ModelUsage>;
+// The token totals a batch adds, per UTC day ("YYYY-MM-DD"), provider and model.
+using UsageDelta = std::map<std::tuple<std::string, std::string, std::string>, ModelUsage>;
 
-// Sums the usage of the messages of `prepared` that carry it.
-UsageDelta UsageOf(const std::vector<PreparedMessage>& prepared);
+// Adds the usage of `m` (if any), a turn at ts_ms, to `delta`.
+void AddToUsage(UsageDelta* delta, const Message& m, int64_t ts_ms);
 
-// Adds `delta` to the session's usage_totals.
+// Sums the usage of the messages of `prepared` that carry it, all at ts_ms.
+UsageDelta UsageOf(const std::vector<PreparedMessage>& prepared, int64_t ts_ms);
+
+// Adds `delta` to the session's usage_totals and usage_days.
 Status AddUsage(PgConnection& c, const std::string& ns, std::string_view session_id,
                 const UsageDelta& delta);
 
@@ -162,7 +166,6 @@ struct EncodedBatch {
   EventRows rows;
   std::vector<std::string> needed;                    // every digest referred to, distinct
   std::map<std::string, const std::string*> pending;  // bytes of blobs the batch brings
-  UsageDelta usage;
   ObjectUploads uploads;  // blobs already stored in the object tier (UploadLargeBlobs)
 };
 

@@ -93,6 +93,7 @@ class PgWriteTransaction final : public store::WriteTransaction {
         "DELETE FROM events WHERE namespace = $1 AND session_id = $2",
         "DELETE FROM blob_refs WHERE namespace = $1 AND session_id = $2",
         "DELETE FROM usage_totals WHERE namespace = $1 AND session_id = $2",
+        "DELETE FROM usage_days WHERE namespace = $1 AND session_id = $2",
         "DELETE FROM drafts WHERE namespace = $1 AND session_id = $2",
         "DELETE FROM active_sessions WHERE namespace = $1 AND session_id = $2",
         "DELETE FROM sessions WHERE namespace = $1 AND id = $2",
@@ -173,7 +174,8 @@ class PgWriteTransaction final : public store::WriteTransaction {
                 "(SELECT count(*) FROM events WHERE namespace = $1 AND session_id = $2 "
                 "  AND type = 'message'), "
                 "(SELECT count(*) FROM drafts WHERE namespace = $1 AND session_id = $2), "
-                "(SELECT count(*) FROM usage_totals WHERE namespace = $1 AND session_id = $2), "
+                "(SELECT count(*) FROM usage_totals WHERE namespace = $1 AND session_id = $2) + "
+                "(SELECT count(*) FROM usage_days WHERE namespace = $1 AND session_id = $2), "
                 "(SELECT count(*) FROM code_writes WHERE namespace = $1 AND session_id = $2), "
                 "(SELECT count(*) FROM search_docs WHERE namespace = $1 AND session_id = $2), "
                 "(SELECT count(*) FROM embeddings WHERE namespace = $1 AND doc_id IN "
@@ -519,9 +521,9 @@ Status PgStore::ScrubAfterErasure() {
   // (docs/retention.md). It cannot run in a transaction: after the commit,
   // and after the blob rows the erasure freed are deleted.
   static constexpr const char* kTables[] = {
-      "sessions",        "events",      "blob_refs",  "blobs",       "usage_totals",
-      "drafts",          "code_writes", "code_edits", "search_docs", "embeddings",
-      "active_sessions", "hook_seen",   "index_meta",
+      "sessions",   "events",          "blob_refs",   "blobs",      "usage_totals",
+      "usage_days", "drafts",          "code_writes", "code_edits", "search_docs",
+      "embeddings", "active_sessions", "hook_seen",   "index_meta",
   };
   return Run([&](PgConnection& c) -> Status {
     for (const char* table : kTables) {

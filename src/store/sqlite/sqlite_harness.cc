@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 
@@ -327,10 +328,11 @@ Result<std::optional<Event>> SqliteStore::FindResourceMessage(std::string_view s
 Result<UsageReport> SqliteStore::LoadUsage(std::string_view session_id) {
   std::lock_guard lock(mu_);
   RETURN_IF_ERROR(LoadSessionLocked(session_id));
-  ASSIGN_OR_RETURN(Statement s,
-                   db_->Prepare("SELECT provider, model, turns, input_tokens, output_tokens, "
-                                "cached_tokens, reasoning_tokens FROM usage_totals "
-                                "WHERE session_id = ?1 ORDER BY provider, model"));
+  ASSIGN_OR_RETURN(
+      Statement s,
+      db_->Prepare("SELECT provider, model, turns, input_tokens, output_tokens, "
+                   "cached_tokens, reasoning_tokens, cache_write_tokens "
+                   "FROM usage_totals WHERE session_id = ?1 ORDER BY provider, model"));
   s.Bind(1, session_id);
   UsageReport report;
   while (true) {
@@ -340,11 +342,43 @@ Result<UsageReport> SqliteStore::LoadUsage(std::string_view session_id) {
     m.provider = s.ColumnText(0);
     m.model = s.ColumnText(1);
     m.turns = s.ColumnInt(2);
-    m.usage = {s.ColumnInt(3), s.ColumnInt(4), s.ColumnInt(5), s.ColumnInt(6)};
+    m.usage = {s.ColumnInt(3), s.ColumnInt(4), s.ColumnInt(5), s.ColumnInt(6), s.ColumnInt(7)};
     report.turns = SaturatingAdd(report.turns, m.turns);
     report.total = SaturatingAdd(report.total, m.usage);
   }
   return report;
+}
+
+Result<store::UsageDays> SqliteStore::LoadUsageDays(const store::UsageDaysFilter& filter) {
+  // One statement for any list of ids (the statement cache is keyed by the
+  // SQL's address): the ids as a JSON array, read by json_each.
+  static constexpr const char* kSql =
+      "SELECT u.session_id, u.day, u.provider, u.model, u.turns, u.input_tokens, "
+      "u.output_tokens, u.cached_tokens, u.reasoning_tokens, u.cache_write_tokens, s.metadata "
+      "FROM usage_days u JOIN sessions s ON s.id = u.session_id WHERE s.deleted = 0 "
+      "AND (?1 = '' OR u.day >= ?1) AND (?2 = '' OR u.day <= ?2) "
+      "AND (?3 = 0 OR u.session_id IN (SELECT value FROM json_each(?4))) "
+      "ORDER BY u.session_id, u.day, u.provider, u.model";
+  const std::string ids = nlohmann::json(filter.session_ids).dump();
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare(kSql));
+  s.Bind(1, filter.since).Bind(2, filter.until);
+  s.Bind(3, int64_t{!filter.session_ids.empty()}).Bind(4, ids);
+  store::UsageDays out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    store::UsageDayRow& r = out.rows.emplace_back();
+    r.session_id = s.ColumnText(0);
+    r.day = s.ColumnText(1);
+    r.provider = s.ColumnText(2);
+    r.model = s.ColumnText(3);
+    r.turns = s.ColumnInt(4);
+    r.usage = {s.ColumnInt(5), s.ColumnInt(6), s.ColumnInt(7), s.ColumnInt(8), s.ColumnInt(9)};
+    if (!out.metadata_of.contains(r.session_id))
+      out.metadata_of.emplace(r.session_id, s.ColumnText(10));
+  }
+  return out;
 }
 
 // ---- Drafts -----------------------------------------------------------------------

@@ -94,7 +94,7 @@ Status SqliteStore::InsertRestoredLocked(std::string_view session_id, std::span<
       RETURN_IF_ERROR(add_ref.Run());
     }
     // Tokens an inherited turn spent were the parent's, and counted there.
-    if (!IsInherited(e, session_id)) RETURN_IF_ERROR(AddUsageLocked(session_id, m));
+    if (!IsInherited(e, session_id)) RETURN_IF_ERROR(AddUsageLocked(session_id, m, e.ts_ms));
   }
   // Recorded as search documents together, once inserted.
   return RecordDocumentsLocked(session_id, events.front().seq, events.back().seq);

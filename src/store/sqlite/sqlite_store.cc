@@ -25,6 +25,7 @@
 #include "store/sqlite/text_index_catch_up.h"
 #include "store/store_common.h"
 #include "store/store_encryption.h"
+#include "store/usage_rules.h"
 
 namespace sessiondb::sqlite {
 namespace {
@@ -337,6 +338,7 @@ Status SqliteStore::EraseSessionLocked(std::string_view id) {
       "DELETE FROM events WHERE session_id = ?1",
       "DELETE FROM blob_refs WHERE session_id = ?1",
       "DELETE FROM usage_totals WHERE session_id = ?1",
+      "DELETE FROM usage_days WHERE session_id = ?1",
       "DELETE FROM drafts WHERE session_id = ?1",
       "DELETE FROM meta WHERE key = 'active_session' AND value = ?1",
       "DELETE FROM sessions WHERE id = ?1",
@@ -558,7 +560,7 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
       add_ref.Bind(1, sha).Bind(2, session_id).Bind(3, seq);
       RETURN_IF_ERROR(add_ref.Run());
     }
-    RETURN_IF_ERROR(AddUsageLocked(session_id, m));
+    RETURN_IF_ERROR(AddUsageLocked(session_id, m, now));
 
     AppendResult r;
     r.message_id = p.id;
@@ -589,29 +591,41 @@ Result<std::vector<AppendResult>> SqliteStore::AppendPreparedLocked(
   " THEN 9223372036854775807 "                              \
   "ELSE " col " + excluded." col " END"
 
-Status SqliteStore::AddUsageLocked(std::string_view session_id, const Message& m) {
+Status SqliteStore::AddUsageLocked(std::string_view session_id, const Message& m, int64_t ts_ms) {
   if (!m.usage) return Status::Ok();
-  ASSIGN_OR_RETURN(
-      Statement s,
-      db_->Prepare(
-          "INSERT INTO usage_totals (session_id, provider, model, turns, input_tokens, "
-          "output_tokens, cached_tokens, reasoning_tokens) "
-          "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7) "
-          "ON CONFLICT (session_id, provider, model) DO UPDATE SET turns = turns + 1, "
-          "input_tokens = " SATURATING_SUM(
-              "input_tokens") ", "
-                              "output_tokens = " SATURATING_SUM(
-                                  "output_tokens") ", "
-                                                   "cached_tokens = " SATURATING_SUM(
-                                                       "cached_tokens") ", "
-                                                                        "reasoning_tokens "
-                                                                        "= " SATURATING_SUM(
-                                                                            "reasoning_tokens")));
-  s.Bind(1, session_id).Bind(2, m.provider).Bind(3, m.model);
-  s.Bind(4, m.usage->input_tokens).Bind(5, m.usage->output_tokens);
-  s.Bind(6, m.usage->cached_tokens).Bind(7, m.usage->reasoning_tokens);
-  return s.Run();
+    // The session's totals and its day's, in the caller's transaction: the two
+    // tables always agree (docs/usage.md).
+#define USAGE_SUMS \
+  "input_tokens = " SATURATING_SUM("input_tokens") ", "                \
+  "output_tokens = " SATURATING_SUM("output_tokens") ", "              \
+  "cached_tokens = " SATURATING_SUM("cached_tokens") ", "              \
+  "reasoning_tokens = " SATURATING_SUM("reasoning_tokens") ", "        \
+  "cache_write_tokens = " SATURATING_SUM("cache_write_tokens")
+  ASSIGN_OR_RETURN(Statement totals,
+                   db_->Prepare("INSERT INTO usage_totals (session_id, provider, model, turns, "
+                                "input_tokens, output_tokens, cached_tokens, reasoning_tokens, "
+                                "cache_write_tokens) VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8) "
+                                "ON CONFLICT (session_id, provider, model) DO UPDATE "
+                                "SET turns = turns + 1, " USAGE_SUMS));
+  totals.Bind(1, session_id).Bind(2, m.provider).Bind(3, m.model);
+  totals.Bind(4, m.usage->input_tokens).Bind(5, m.usage->output_tokens);
+  totals.Bind(6, m.usage->cached_tokens).Bind(7, m.usage->reasoning_tokens);
+  totals.Bind(8, m.usage->cache_write_tokens);
+  RETURN_IF_ERROR(totals.Run());
+  ASSIGN_OR_RETURN(Statement days,
+                   db_->Prepare("INSERT INTO usage_days (session_id, day, provider, model, "
+                                "turns, input_tokens, output_tokens, cached_tokens, "
+                                "reasoning_tokens, cache_write_tokens) "
+                                "VALUES (?1, ?9, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8) "
+                                "ON CONFLICT (session_id, day, provider, model) DO "
+                                "UPDATE SET turns = turns + 1, " USAGE_SUMS));
+  days.Bind(1, session_id).Bind(2, m.provider).Bind(3, m.model);
+  days.Bind(4, m.usage->input_tokens).Bind(5, m.usage->output_tokens);
+  days.Bind(6, m.usage->cached_tokens).Bind(7, m.usage->reasoning_tokens);
+  days.Bind(8, m.usage->cache_write_tokens).Bind(9, store::UtcDay(ts_ms));
+  return days.Run();
 }
+#undef USAGE_SUMS
 
 Result<std::set<std::string>> SqliteStore::PresentBlobs(const std::vector<std::string>& sha256s) {
   std::set<std::string> present;

@@ -81,6 +81,7 @@ class SqliteStore final : public store::Backend {
   Result<std::optional<Event>> FindResourceMessage(std::string_view session_id,
                                                    std::string_view resource_id) override;
   Result<UsageReport> LoadUsage(std::string_view session_id) override;
+  Result<store::UsageDays> LoadUsageDays(const store::UsageDaysFilter& filter) override;
   Status InsertDraft(const Draft& draft) override;
   Status UpdateDraft(const Draft& draft, int64_t updated_ms) override;
   Result<std::vector<Draft>> SelectDrafts(std::string_view session_id) override;
@@ -189,7 +190,9 @@ class SqliteStore final : public store::Backend {
   // earlier in the same transaction are seen and seqs stay dense.
   Result<std::vector<AppendResult>> AppendPreparedLocked(std::string_view session_id,
                                                          std::vector<PreparedMessage>& prepared);
-  Status AddUsageLocked(std::string_view session_id, const Message& message);
+  // Adds the message's usage (if any) to usage_totals and to usage_days under
+  // the UTC day of ts_ms.
+  Status AddUsageLocked(std::string_view session_id, const Message& message, int64_t ts_ms);
   // The segments of a live session's history; kNotFound if it does not exist.
   Result<std::vector<Segment>> HistoryLocked(std::string_view session_id);
   // Decodes the rows of `stmt` (selecting EVENT_COLUMNS) onto `out`.
