@@ -5,6 +5,6 @@
 
 namespace sessiondb {
 
-inline constexpr int kPostgresSchemaVersion = 6;
+inline constexpr int kPostgresSchemaVersion = 8;
 
 }  // namespace sessiondb

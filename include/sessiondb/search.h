@@ -68,6 +68,11 @@ struct SearchRequest {
   // indexes. A read-only store, or one whose write lock another writer holds,
   // is searched as of its watermark at once (never waiting for the lock).
   int64_t catch_up_limit = 50'000;
+  // A word of the query (not quoted, not a prefix, 4 characters or more)
+  // that no document holds is replaced by the index's nearest word, if it
+  // has one (SearchResults::corrected_query says so). False: search the
+  // words as typed.
+  bool correct_typos = true;
 };
 
 enum class HitKind { kMessage, kCompaction, kResourceView, kCodeWrite };
@@ -116,6 +121,16 @@ struct SearchResults {
   // no term; and, when documents were pending, how many and why (another
   // writer held the store's write lock: a search never waits for it).
   std::string note;
+  // When words of the query matched no document and the index holds a near
+  // spelling of them (docs/search.md, "Search that forgives"): the query as
+  // it was searched instead ("deadlock" for "deadlok"), in every mode; and
+  // `corrected_words`, each typed word and the word searched for it. Empty
+  // when the words were searched as typed.
+  std::string corrected_query;
+  std::vector<std::pair<std::string, std::string>> corrected_words;
+  // A suggestion for the person: the corrected query when a correction was
+  // applied; empty otherwise.
+  std::string did_you_mean;
 };
 
 // Where vectors come from. Empty url: the built-in offline embedder (hashed

@@ -140,7 +140,7 @@ std::vector<Event> ReplayCompactions(std::vector<Event> events);
 std::vector<Event> ApplyRewinds(std::vector<Event> events);
 
 // The current schema version of the embedded store.
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 9;
 
 // The embedded store's SQLite database, inside the store's directory.
 inline constexpr std::string_view kEmbeddedDatabaseFile = "sessiondb.db";
@@ -379,6 +379,21 @@ class Store {
 
   // Token totals of the session's own turns, per provider and model.
   virtual Result<UsageReport> GetUsage(std::string_view session_id) = 0;
+
+  // Usage and cost across sessions, grouped as `query` says (docs/usage.md):
+  // each turn priced by the dated price of its provider, model and UTC day.
+  // Sessions in the trash are left out; a fork's inherited turns are its
+  // parent's and counted once. kInvalidArgument for a malformed query (a day
+  // not YYYY-MM-DD, since after until, more than 500 session ids) or price
+  // file (naming the file and the entry); kNotFound for an unreadable one.
+  virtual Result<UsageSummary> GetUsageSummary(const UsageQuery& query) = 0;
+
+  // The session's own turns that carried usage, in seq order, each priced
+  // (rewound turns included: their tokens were spent). `prices_path` as
+  // UsageQuery's. kNotFound for a missing session; errors of the price file
+  // as GetUsageSummary.
+  virtual Result<std::vector<TurnUsage>> GetTurnUsage(std::string_view session_id,
+                                                      const std::string& prices_path = "") = 0;
 
   // Drafts: streaming output saved as it grows (DraftWriter does the timing).
   // OpenDraft creates one; SaveDraft overwrites its text, reasoning and

@@ -457,7 +457,14 @@ Json ToJson(const SearchHit& h) {
 Json ToJson(const SearchResults& r) {
   Json hits = Json::array();
   for (const SearchHit& h : r.hits) hits.push_back(ToJson(h));
+  Json corrected = Json::array();
+  for (const auto& [typed, used] : r.corrected_words) {
+    corrected.push_back({{"typed", typed}, {"used", used}});
+  }
   return {{"match_expression", r.match_expression},
+          {"corrected_query", r.corrected_query},
+          {"corrected_words", std::move(corrected)},
+          {"did_you_mean", r.did_you_mean},
           {"keyword_matches", r.keyword_matches},
           {"bounded", r.bounded},
           {"pending_embeddings", r.pending_embeddings},

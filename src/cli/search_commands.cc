@@ -115,6 +115,15 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
       return ctx.PrintJson(out);
     }
     if (!results->note.empty()) std::cout << results->note << "\n";
+    if (!results->corrected_query.empty()) {
+      // The words no document held, which the index's nearest ones replaced.
+      std::string typed;
+      for (const auto& [word, used] : results->corrected_words) {
+        typed += (typed.empty() ? "" : ", ") + word;
+      }
+      std::cout << "Showing results for " << results->corrected_query << " (no match for " << typed
+                << ")\n";
+    }
     int n = args->offset;
     for (const SearchHit& h : results->hits) {
       std::cout << ++n << ". ";
@@ -148,10 +157,9 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
                 << (results->bounded ? " ranked (the newest; the term is very common)" : "")
                 << "\n";
     }
-    if (results->pending_embeddings > 0) {
-      std::cout << results->pending_embeddings
-                << " documents are not embedded yet; run `sessiondb reindex`\n";
-    }
+    // Documents not embedded yet (an import's background embedding under
+    // way) are found by keyword alone, quietly; --json's pending_embeddings
+    // counts them.
   });
 }
 

@@ -161,6 +161,7 @@ ParsedQuery ParseUserQuery(std::string_view query) {
     // word* (one word, nothing but the star after it) is a prefix.
     item.phrase.prefix = !phrase && words.size() == 1 && chunk.size() > 1 && chunk.back() == '*' &&
                          IsWordByte(static_cast<unsigned char>(chunk[chunk.size() - 2]));
+    item.phrase.quoted = phrase;
     item.excluded = excluded;
     item.or_before = pending_or && !excluded && !items.empty() && !items.back().excluded;
     pending_or = false;

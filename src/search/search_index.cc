@@ -16,6 +16,7 @@
 #include "search/open_store.h"
 #include "search/query_syntax.h"
 #include "search/snippet_text.h"
+#include "search/typo_correction.h"
 #include "search/vector_index.h"
 #include "sessiondb/search.h"
 #include "store/index_backend.h"
@@ -97,6 +98,22 @@ class BackendSearchIndex final : public SearchIndex {
                      store::CatchUpBeforeQuery(*backend_, request.catch_up_limit));
     results.pending_documents = caught_up.pending;
     ParsedQuery parsed = ParseUserQuery(request.query);
+    // Words no document holds, replaced by the index's nearest ones (after
+    // the catch-up, so the vocabulary holds what the caller just wrote).
+    if (request.correct_typos && !parsed.query.empty()) {
+      ASSIGN_OR_RETURN(QueryCorrection correction, CorrectQuery(*backend_, parsed.query));
+      if (!correction.words.empty()) {
+        parsed.query = std::move(correction.query);
+        for (std::string& term : parsed.terms) {
+          for (const auto& [typed, used] : correction.words) {
+            if (term == typed) term = used;
+          }
+        }
+        results.corrected_query = RewriteQueryText(request.query, correction.words);
+        results.did_you_mean = results.corrected_query;
+        results.corrected_words = std::move(correction.words);
+      }
+    }
     SearchFilter filter = request.filter;
     if (!filter.project.empty()) filter.project = FolderPrefix(filter.project);
     results.match_expression = backend_->Expression(parsed.query);
@@ -122,8 +139,10 @@ class BackendSearchIndex final : public SearchIndex {
     if (request.mode != SearchMode::kKeyword && !parsed.terms.empty()) {
       // Excluded words must not steer the vector either: embed the words
       // looked for alone when the query excludes any.
-      const std::string wanted =
-          parsed.query.none_of.empty() ? request.query : JoinWords(parsed.terms);
+      // A corrected query is embedded as corrected.
+      const std::string& typed =
+          results.corrected_query.empty() ? request.query : results.corrected_query;
+      const std::string wanted = parsed.query.none_of.empty() ? typed : JoinWords(parsed.terms);
       // Enough vector hits for the page even after gone documents are skipped.
       ASSIGN_OR_RETURN(vector, RankVector(wanted, filter, std::max<size_t>(want + 16, 100)));
       ASSIGN_OR_RETURN(vector, WithoutExcluded(std::move(vector), parsed.query.none_of));

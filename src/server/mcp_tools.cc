@@ -15,6 +15,13 @@
 namespace sessiondb::server {
 namespace {
 
+// The typed words a corrected search replaced: "deadlok, tiktokn".
+std::string CorrectedWordsText(const std::vector<std::pair<std::string, std::string>>& words) {
+  std::string out;
+  for (const auto& [typed, used] : words) out += (out.empty() ? "" : ", ") + typed;
+  return out;
+}
+
 // A page of read_session stops once its text passes this many bytes
 // (clients cap what they hand a model; Claude Code at about 25,000 tokens).
 constexpr size_t kPageBytes = 100'000;
@@ -243,6 +250,10 @@ ToolResult McpTools::SearchHistory(const ToolArgs& args) {
 
   std::string text;
   if (!results->note.empty()) text += results->note + "\n";
+  if (!results->corrected_query.empty()) {
+    text += "Showing results for " + CallArgs(results->corrected_query) + " (no match for " +
+            CorrectedWordsText(results->corrected_words) + ").\n";
+  }
   if (results->hits.empty()) {
     text += "No hits for " + CallArgs(request.query) + " (" + mode_name + ").\n";
   } else {

@@ -18,6 +18,20 @@ bool FilterIsEmpty(const SearchFilter& f) {
          f.until_ms <= 0 && f.archived == ArchiveFilter::kAll && f.project.empty();
 }
 
+std::string PrefixEnd(std::string_view prefix) {
+  std::string end(prefix);
+  while (!end.empty() && static_cast<unsigned char>(end.back()) == 0xFF) end.pop_back();
+  if (!end.empty()) end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
+  return end;
+}
+
+Result<bool> IndexBackend::HoldsWord(const std::string& word) {
+  TextQuery one;
+  one.all_of.push_back({TextPhrase{.words = {word}}});
+  ASSIGN_OR_RETURN(KeywordRanking ranking, RankKeyword(one, SearchFilter{}, 1));
+  return ranking.matches > 0;
+}
+
 void FinishRanking(int64_t max_candidates, KeywordRanking* ranking) {
   if (static_cast<int64_t>(ranking->docs.size()) > max_candidates) {
     ranking->docs.pop_back();

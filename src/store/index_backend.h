@@ -46,6 +46,7 @@ namespace sessiondb::store {
 struct TextPhrase {
   std::vector<std::string> words;
   bool prefix = false;
+  bool quoted = false;  // typed in quotes: taken as it is, never corrected
 };
 
 // A document matches when, for every group of `all_of`, it holds at least one
@@ -55,6 +56,13 @@ struct TextQuery {
   std::vector<std::vector<TextPhrase>> all_of;
   std::vector<TextPhrase> none_of;
   bool empty() const { return all_of.empty(); }
+};
+
+// A term of the full-text index's vocabulary, as the index holds it (lower
+// case, stemmed), and how many documents hold it.
+struct VocabularyWord {
+  std::string word;
+  int64_t documents = 0;
 };
 
 struct RankedDoc {
@@ -202,6 +210,10 @@ bool FilterIsEmpty(const SearchFilter& filter);
 // (ties keep their newest-first order).
 void FinishRanking(int64_t max_candidates, KeywordRanking* ranking);
 
+// The first string after every string that begins with `prefix` (its last
+// byte below 0xFF raised by one); empty when there is none (all 0xFF).
+std::string PrefixEnd(std::string_view prefix);
+
 class IndexBackend {
  public:
   virtual ~IndexBackend() = default;
@@ -264,6 +276,23 @@ class IndexBackend {
   // Rebuilds the full-text index from the log and the code memory: documents
   // for events and writes it lost, none for those gone.
   virtual Status RebuildKeywordIndex() = 0;
+
+  // The vocabulary typo correction reads (search/typo_correction.h). False
+  // when the backend keeps none it may show: an encrypted PostgreSQL
+  // namespace, whose index holds keyed tokens and which stores no words.
+  virtual bool HasVocabulary() const { return false; }
+  // True when some document holds `word` (lower case, one word) as the index
+  // matches it, stemmed. The default asks RankKeyword for one match.
+  virtual Result<bool> HoldsWord(const std::string& word);
+  // At most `limit` terms of the vocabulary that begin with `prefix` (bytes)
+  // and are `min_length` to `max_length` characters long, in byte order, each
+  // with its document count. Empty when HasVocabulary() is false.
+  virtual Result<std::vector<VocabularyWord>> VocabularyWords(std::string_view prefix,
+                                                              int min_length, int max_length,
+                                                              int limit) {
+    (void)prefix, (void)min_length, (void)max_length, (void)limit;
+    return std::vector<VocabularyWord>();
+  }
 
   // Where the full-text index stands (see TextIndexState). A backend that
   // indexes inside its writers' transactions (PostgreSQL) has nothing pending.

@@ -154,7 +154,43 @@ bool HoldsPrefixPhrase(std::string_view text, const std::vector<store::TextPhras
   return false;
 }
 
-std::string KeyedHeadline(std::string_view indexable, const store::TextQuery& query) {
+std::string LightStem(std::string_view word) {
+  std::string s(word);
+  // A suffix only comes off a word that keeps three letters before it.
+  const auto ends = [&s](std::string_view suffix) {
+    return s.size() >= suffix.size() + 3 && s.ends_with(suffix);
+  };
+  const auto is_vowel = [](char c) {
+    return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' || c == 'y';
+  };
+  bool verb_ending = false;
+  if (ends("ies")) {
+    s.resize(s.size() - 3);
+    s += 'y';
+  } else if (ends("sses")) {
+    s.resize(s.size() - 2);
+  } else if (ends("ing")) {
+    s.resize(s.size() - 3);
+    verb_ending = true;
+  } else if (ends("ed")) {
+    s.resize(s.size() - 2);
+    verb_ending = true;
+  } else if (ends("es") && std::string_view("sxzh").find(s[s.size() - 3]) != std::string::npos) {
+    s.resize(s.size() - 2);
+  } else if (ends("s") && !s.ends_with("ss") && !s.ends_with("us") && !s.ends_with("is")) {
+    s.pop_back();
+  }
+  // "running" -> "runn" -> "run"; "falling" keeps its "ll".
+  if (verb_ending && s.size() >= 3 && s.back() == s[s.size() - 2] && !is_vowel(s.back()) &&
+      std::string_view("lsz").find(s.back()) == std::string::npos) {
+    s.pop_back();
+  }
+  if (s.size() > 3 && s.back() == 'e') s.pop_back();
+  if (s.size() >= 3 && s.back() == 'y') s.back() = 'i';
+  return s;
+}
+
+std::string KeyedHeadline(std::string_view indexable, const store::TextQuery& query, bool stemmed) {
   constexpr size_t kMaxWords = 24;     // ts_headline's MaxWords
   constexpr size_t kMaxFragments = 2;  // and MaxFragments
   constexpr size_t kLeadWords = 6;     // words shown before a fragment's first match
@@ -170,11 +206,15 @@ std::string KeyedHeadline(std::string_view indexable, const store::TextQuery& qu
       for (std::string& term : terms) wanted.insert(std::move(term));
     }
   }
+  std::set<std::string> wanted_stems;
+  if (stemmed) {
+    for (const std::string& term : wanted) wanted_stems.insert(LightStem(term));
+  }
   const std::vector<IndexedWord> words = WordsOf(indexable);
   std::vector<bool> hit(words.size());
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& term = words[i].term;
-    hit[i] = wanted.contains(term) ||
+    hit[i] = wanted.contains(term) || (stemmed && wanted_stems.contains(LightStem(term))) ||
              std::any_of(prefixes.begin(), prefixes.end(),
                          [&](const std::string& prefix) { return term.starts_with(prefix); });
   }

@@ -58,7 +58,17 @@ bool HoldsPrefixPhrase(std::string_view text, const std::vector<store::TextPhras
 // kHeadlineStart and kHeadlineStop. For SnippetFromHeadline. Every page of
 // hits is made with it (PgIndex::LoadPage), so the server runs no
 // ts_headline per hit.
-std::string KeyedHeadline(std::string_view indexable, const store::TextQuery& query);
+// With `stemmed` (a plaintext namespace, whose index stems English words),
+// a word also matches when it folds to the same stem as a query word does
+// ("fails", "failed" for "fail"): a light suffix stripper of our own, close
+// to Snowball's for the common endings, used for the highlights alone; the
+// server decided which documents match.
+std::string KeyedHeadline(std::string_view indexable, const store::TextQuery& query,
+                          bool stemmed = false);
+
+// The stem of a lower-case word under that light stripper: "failing",
+// "fails" and "failed" give "fail", "parsing" and "parse" give "pars".
+std::string LightStem(std::string_view word);
 
 // The snippet of a document from the headline `headline` (KeyedHeadline) over
 // `indexable` (IndexableText of the document): each fragment is found in it

@@ -229,13 +229,18 @@ std::string PgIndex::Expression(const store::TextQuery& query) const {
 // ts_rank_cd normalised by the document's length (1: divided by 1 + log of
 // its word count), as BM25 is: on the labelled quality set its nDCG@10
 // equals the embedded store's (docs/postgres.md, "Keyword search").
-#define PG_RANK_SQL(JOINS, WHERE)                                           \
-  "SELECT m.doc_id, ts_rank_cd(m.tsv, to_tsquery('simple', $12), 1) FROM (" \
-  "SELECT d.doc_id, d.tsv FROM search_docs d" JOINS                         \
-  "WHERE d.tsv @@ to_tsquery('simple', $12) AND" WHERE                      \
+#define PG_RANK_SQL(JOINS, WHERE, TSQUERY) \
+  "SELECT m.doc_id, ts_rank_cd(m.tsv, " TSQUERY("$12") ", 1) FROM (" \
+  "SELECT d.doc_id, d.tsv FROM search_docs d" JOINS          \
+  "WHERE d.tsv @@ " TSQUERY("$12") " AND" WHERE              \
   "ORDER BY d.doc_id DESC LIMIT $13) m ORDER BY m.doc_id DESC"
-constexpr const char* kRankSql = PG_RANK_SQL(PG_FILTER_JOINS, PG_FILTER_WHERE);
-constexpr const char* kRankSqlPlain = PG_RANK_SQL(" ", PG_FILTER_WHERE_PLAIN);
+// [keyed]: an encrypted namespace's query, whose lexemes are keyed tokens.
+constexpr const char* kRankSql[2] = {
+    PG_RANK_SQL(PG_FILTER_JOINS, PG_FILTER_WHERE, PG_TSQUERY_PLAIN),
+    PG_RANK_SQL(PG_FILTER_JOINS, PG_FILTER_WHERE, PG_TSQUERY_KEYED)};
+constexpr const char* kRankSqlPlain[2] = {
+    PG_RANK_SQL(" ", PG_FILTER_WHERE_PLAIN, PG_TSQUERY_PLAIN),
+    PG_RANK_SQL(" ", PG_FILTER_WHERE_PLAIN, PG_TSQUERY_KEYED)};
 #undef PG_RANK_SQL
 
 Result<store::KeywordRanking> PgIndex::RankKeyword(const store::TextQuery& query,
@@ -254,7 +259,9 @@ Result<store::KeywordRanking> PgIndex::RankKeyword(const store::TextQuery& query
         p.Add(ns());
         AddFilterParams(filter, matches, &p);
         p.Add(RenderTsQuery(query, c.sealer())).Add(max_candidates + 1);
-        return c.ExecPlanned(FilterIsPlain(filter, matches) ? kRankSqlPlain : kRankSql, p);
+        const int keyed = c.sealer().encrypted() ? 1 : 0;
+        return c.ExecPlanned(
+            FilterIsPlain(filter, matches) ? kRankSqlPlain[keyed] : kRankSql[keyed], p);
       }));
   for (int i = 0; i < r.rows(); ++i) {
     ranking.docs.push_back({r.Int(i, 0), std::strtod(std::string(r.Text(i, 1)).c_str(), nullptr)});
@@ -361,13 +368,28 @@ Result<bool> HitFromRow(const PgSealer& sealer, const PgResult& r, int row, int 
   return true;
 }
 
+// A page's documents (LoadPage), and whether one matches (MatchSnippet);
+// [keyed] as kRankSql.
+#define PG_PAGE_SQL(TSQUERY)                                                              \
+  "SELECT d.doc_id, ($3 <> '' AND d.tsv @@ " TSQUERY(                                     \
+      "$3") ")," PG_HIT_COLUMNS "," PG_DOCUMENT_COLUMNS "FROM search_docs d" PG_HIT_JOINS \
+            "WHERE d.namespace = $1 AND d.doc_id = ANY($2::bigint[])"
+constexpr const char* kPageSql[2] = {PG_PAGE_SQL(PG_TSQUERY_PLAIN), PG_PAGE_SQL(PG_TSQUERY_KEYED)};
+#undef PG_PAGE_SQL
+#define PG_MATCHES_SQL(TSQUERY) \
+  "SELECT 1 FROM search_docs WHERE namespace = $1 AND doc_id = $2 AND tsv @@ " TSQUERY("$3")
+constexpr const char* kMatchesSql[2] = {PG_MATCHES_SQL(PG_TSQUERY_PLAIN),
+                                        PG_MATCHES_SQL(PG_TSQUERY_KEYED)};
+#undef PG_MATCHES_SQL
+
 // The snippet of a document that matched `query`, made here from its text
 // (KeyedHeadline): the server is asked only whether it matches, in the
 // query that loaded it, so a page of snippets costs no query of its own.
 store::Snippet SnippetOfText(std::string_view text, const store::TextQuery& query, bool encrypted) {
   const std::string_view original = IndexedPart(text);
   const std::string indexable = IndexableText(text);
-  const std::string headline = KeyedHeadline(indexable, encrypted ? WithoutPrefixes(query) : query);
+  const std::string headline =
+      KeyedHeadline(indexable, encrypted ? WithoutPrefixes(query) : query, !encrypted);
   return SnippetFromHeadline(headline, indexable, original);
 }
 
@@ -403,10 +425,7 @@ Result<std::vector<store::IndexBackend::PageDocument>> PgIndex::LoadPage(
         sealer = &c.sealer();
         PgParams p;
         p.Add(ns()).Add(PgArray(ids)).Add(any_query ? RenderTsQuery(query, c.sealer()) : "");
-        return c.Exec("SELECT d.doc_id, ($3 <> '' AND d.tsv @@ to_tsquery('simple', $3)),"  //
-                      PG_HIT_COLUMNS "," PG_DOCUMENT_COLUMNS "FROM search_docs d" PG_HIT_JOINS
-                      "WHERE d.namespace = $1 AND d.doc_id = ANY($2::bigint[])",
-                      p);
+        return c.Exec(kPageSql[c.sealer().encrypted() ? 1 : 0], p);
       }));
   std::unordered_map<int64_t, size_t> place;  // doc_id -> its place in `docs`
   for (size_t i = 0; i < docs.size(); ++i) place.emplace(docs[i].doc_id, i);
@@ -438,10 +457,7 @@ Result<store::Snippet> PgIndex::MatchSnippet(const store::TextQuery& query, int6
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
                      PgParams p;
                      p.Add(ns()).Add(doc_id).Add(RenderTsQuery(query, c.sealer()));
-                     return c.Exec(
-                         "SELECT 1 FROM search_docs WHERE namespace = $1 AND doc_id = $2"
-                         " AND tsv @@ to_tsquery('simple', $3)",
-                         p);
+                     return c.Exec(kMatchesSql[c.sealer().encrypted() ? 1 : 0], p);
                    }));
   if (r.rows() == 0) return store::Snippet{};
   return SnippetOfText(*text, query, encrypted_);
@@ -460,6 +476,52 @@ Result<std::optional<std::string>> PgIndex::ReadDocumentText(int64_t doc_id) {
                    }));
   if (r.rows() == 0) return std::optional<std::string>();
   return DocumentTextFromRow(*sealer, r, 0, 0);
+}
+
+Result<bool> PgIndex::HoldsWord(const std::string& word) {
+  if (encrypted_) return IndexBackend::HoldsWord(word);
+  PgParams p;
+  p.Add(ns()).Add(IndexableText(word));
+  // A word that makes no lexeme counts as held: there is nothing to correct.
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT count(*) = count(v.word) FROM unnest(tsvector_to_array("
+                         PG_TSVECTOR_PLAIN("$2") ")) AS t(w) LEFT JOIN search_vocab v"
+                         " ON v.namespace = $1 AND v.word = t.w"
+                         // The vocabulary keeps lexemes of 3 to 66 characters.
+                         " WHERE length(t.w) BETWEEN 3 AND 66",
+                         p);
+                   }));
+  return r.rows() == 1 && r.Bool(0, 0);
+}
+
+Result<std::vector<store::VocabularyWord>> PgIndex::VocabularyWords(std::string_view prefix,
+                                                                    int min_length, int max_length,
+                                                                    int limit) {
+  std::vector<store::VocabularyWord> out;
+  if (encrypted_) return out;
+  // A LIKE prefix: on a "C" column the planner makes it the index range
+  // (and finds a valid upper bound for any UTF-8 prefix).
+  std::string pattern;
+  for (char ch : prefix) {
+    if (ch == '%' || ch == '_' || ch == '\\') pattern += '\\';
+    pattern += ch;
+  }
+  pattern += '%';
+  PgParams p;
+  p.Add(ns()).Add(pattern).Add(int64_t{min_length}).Add(int64_t{max_length}).Add(int64_t{limit});
+  // The primary key (namespace, word COLLATE "C") finds the range.
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
+                     return c.Exec(
+                         "SELECT word, docs FROM search_vocab WHERE namespace = $1"
+                         " AND word LIKE $2 AND length(word) BETWEEN $3 AND $4"
+                         " ORDER BY word LIMIT $5",
+                         p);
+                   }));
+  for (int i = 0; i < r.rows(); ++i) {
+    out.push_back({.word = std::string(r.Text(i, 0)), .documents = r.Int(i, 1)});
+  }
+  return out;
 }
 
 Status PgIndex::RebuildKeywordIndex() {

@@ -51,6 +51,17 @@ class PgIndex final : public store::IndexBackend {
   Result<std::vector<PageDocument>> LoadPage(const store::TextQuery& query,
                                              std::span<const PageRequest> docs) override;
   Status RebuildKeywordIndex() override;
+  // The namespace's search_vocab rows (schema version 7), kept by triggers in
+  // the writers' transactions. An encrypted namespace keeps none: its index
+  // holds keyed tokens, and a table of its words would give them away.
+  bool HasVocabulary() const override { return !encrypted_; }
+  // A plaintext namespace answers from its vocabulary (every lexeme of the
+  // word in search_vocab): a ranking query with a LIMIT of one would walk
+  // the namespace's documents newest first for a word none holds.
+  Result<bool> HoldsWord(const std::string& word) override;
+  Result<std::vector<store::VocabularyWord>> VocabularyWords(std::string_view prefix,
+                                                             int min_length, int max_length,
+                                                             int limit) override;
   Result<store::TextIndexState> TextIndexProgress() override;
   Result<store::TextIndexState> IndexPendingText(int64_t max_documents) override;
 

@@ -314,6 +314,163 @@ CREATE TABLE blob_uploads (
   PRIMARY KEY (key, token)
 );
 )sql",
+    // 6 -> 7: usage and cost (docs/usage.md). Cache writes counted apart
+    // (stored bodies never had them: 0); usage per session, UTC day,
+    // provider and model, which prices each turn by its day, filled from the
+    // log: a session's own turns, not those a fork inherited (seq <=
+    // fork_seq). A sealed body (an encrypted namespace's) is not read here:
+    // its turns count from the next append on (docs/usage.md).
+    R"sql(
+ALTER TABLE usage_totals ADD COLUMN cache_write_tokens bigint NOT NULL DEFAULT 0;
+CREATE TABLE usage_days (
+  namespace          text NOT NULL,
+  session_id         text NOT NULL,
+  day                text NOT NULL,
+  provider           text NOT NULL,
+  model              text NOT NULL,
+  turns              bigint NOT NULL,
+  input_tokens       bigint NOT NULL,
+  output_tokens      bigint NOT NULL,
+  cached_tokens      bigint NOT NULL,
+  reasoning_tokens   bigint NOT NULL,
+  cache_write_tokens bigint NOT NULL,
+  PRIMARY KEY (namespace, session_id, day, provider, model)
+);
+CREATE INDEX usage_days_by_day ON usage_days (namespace, day);
+INSERT INTO usage_days
+SELECT namespace, session_id, day, coalesce(b ->> 'provider', ''), coalesce(b ->> 'model', ''),
+       count(*),
+       sum(coalesce((b -> 'usage' ->> 'input_tokens')::bigint, 0)),
+       sum(coalesce((b -> 'usage' ->> 'output_tokens')::bigint, 0)),
+       sum(coalesce((b -> 'usage' ->> 'cached_tokens')::bigint, 0)),
+       sum(coalesce((b -> 'usage' ->> 'reasoning_tokens')::bigint, 0)),
+       sum(coalesce((b -> 'usage' ->> 'cache_write_tokens')::bigint, 0))
+FROM (SELECT e.namespace, e.session_id,
+             to_char(to_timestamp(e.ts_ms / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+             CASE WHEN e.type = 'message' AND left(e.body, 1) = '{' THEN e.body::jsonb END AS b
+      FROM events e JOIN sessions s ON s.namespace = e.namespace AND s.id = e.session_id
+      WHERE e.seq > s.fork_seq) AS m
+WHERE jsonb_typeof(b -> 'usage') = 'object'
+GROUP BY 1, 2, 3, 4, 5;
+)sql",
+    // 7 -> 8: search that forgives (docs/postgres.md). English stemming
+    // without stop words (Snowball's English stemmer, the 'simple' parser
+    // and mappings otherwise): "fails" finds "fail", "failed", "failing", and
+    // a question's "how" is still a word. Plaintext namespaces' documents are
+    // left to be indexed again (tsv NULL: opening the store indexes them from
+    // the log, pg_store.cc); an encrypted namespace's keyed tokens cannot be
+    // stemmed and stay as they are. The vocabulary of each plaintext
+    // namespace (its lexemes and how many documents hold each), for typo
+    // correction, is kept by statement triggers on search_docs, in the
+    // writers' transactions; an encrypted namespace gets no rows (only
+    // removals reach them), so no word of it is stored in the clear.
+    //
+    // Objects of the same names left by a schema dropped by hand (tables
+    // only) are replaced: none of them holds anything the log cannot give.
+    R"sql(
+DROP TEXT SEARCH CONFIGURATION IF EXISTS sessiondb_english;
+DROP TEXT SEARCH DICTIONARY IF EXISTS sessiondb_english_stem;
+DROP TABLE IF EXISTS search_vocab;
+CREATE TEXT SEARCH DICTIONARY sessiondb_english_stem (TEMPLATE = snowball, Language = english);
+CREATE TEXT SEARCH CONFIGURATION sessiondb_english (COPY = simple);
+ALTER TEXT SEARCH CONFIGURATION sessiondb_english
+  ALTER MAPPING FOR asciiword, word, asciihword, hword, hword_asciipart, hword_part
+  WITH sessiondb_english_stem;
+
+UPDATE search_docs d SET tsv = NULL WHERE tsv IS NOT NULL AND NOT EXISTS (SELECT 1
+  FROM index_meta m WHERE m.namespace = d.namespace AND m.key = 'encryption:envelope');
+
+CREATE TABLE search_vocab (
+  namespace text NOT NULL,
+  word      text COLLATE "C" NOT NULL,
+  docs      bigint NOT NULL,
+  PRIMARY KEY (namespace, word)
+);
+
+-- Adds `docs` (negative: removes) to each word, in the key's order so that
+-- two writers never wait on each other's rows in a cycle; with `removes`, a
+-- word no document holds any more is deleted (an append skips that look).
+CREATE OR REPLACE FUNCTION sessiondb_vocab_apply(ns text[], words text[], docs bigint[], removes boolean)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO search_vocab AS v (namespace, word, docs)
+  SELECT u.n, u.w, u.d FROM unnest(ns, words, docs) AS u(n, w, d) ORDER BY u.n, u.w
+  ON CONFLICT (namespace, word) DO UPDATE SET docs = v.docs + excluded.docs;
+  IF removes THEN
+    DELETE FROM search_vocab v USING unnest(ns, words) AS u(n, w)
+    WHERE v.namespace = u.n AND v.word = u.w AND v.docs <= 0;
+  END IF;
+END $$;
+
+-- Whether a namespace's words may be counted: a plaintext namespace's, and
+-- one's being decrypted in place (its documents are written in the clear);
+-- never an encrypted one's nor one's being encrypted (pg_namespace_convert:
+-- the envelope, and the conversion's kind, in index_meta).
+CREATE OR REPLACE FUNCTION sessiondb_vocab_kept(ns text) RETURNS boolean LANGUAGE sql STABLE AS $$
+  SELECT CASE
+    WHEN EXISTS (SELECT 1 FROM index_meta WHERE namespace = ns AND key = 'encryption:convert')
+    THEN EXISTS (SELECT 1 FROM index_meta WHERE namespace = ns AND key = 'encryption:convert'
+                 AND starts_with(value, 'decrypt' || chr(10)))
+    ELSE NOT EXISTS (SELECT 1 FROM index_meta WHERE namespace = ns
+                     AND key = 'encryption:envelope')
+  END
+$$;
+
+-- Lexemes of documents added (+1) and removed (-1); added ones only where
+-- sessiondb_vocab_kept, asked once per namespace of the statement. Only lexemes of 3 to 66 characters: a corrected word
+-- has 4 to 64, and a replacement is at most 2 edits away (the hottest rows,
+-- "a", "is", "to", are never needed).
+CREATE OR REPLACE FUNCTION sessiondb_vocab_docs_added() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM sessiondb_vocab_apply(array_agg(g.namespace), array_agg(g.word), array_agg(g.docs),
+                                false)
+  FROM (SELECT n.namespace, l.lexeme AS word, count(*) AS docs
+        FROM new_docs n CROSS JOIN LATERAL unnest(n.tsv) AS l
+        WHERE n.tsv IS NOT NULL AND length(l.lexeme) BETWEEN 3 AND 66
+          AND n.namespace IN (SELECT k.namespace FROM (SELECT DISTINCT namespace FROM new_docs) k
+                              WHERE sessiondb_vocab_kept(k.namespace))
+        GROUP BY 1, 2) g
+  HAVING count(*) > 0;
+  RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION sessiondb_vocab_docs_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM sessiondb_vocab_apply(array_agg(g.namespace), array_agg(g.word), array_agg(g.docs),
+                                true)
+  FROM (SELECT o.namespace, l.lexeme AS word, -count(*) AS docs
+        FROM old_docs o CROSS JOIN LATERAL unnest(o.tsv) AS l
+        WHERE o.tsv IS NOT NULL AND length(l.lexeme) BETWEEN 3 AND 66 GROUP BY 1, 2) g
+  HAVING count(*) > 0;
+  RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION sessiondb_vocab_docs_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM sessiondb_vocab_apply(array_agg(g.namespace), array_agg(g.word), array_agg(g.docs),
+                                bool_or(g.docs < 0))
+  FROM (SELECT c.namespace, c.word, sum(c.d)::bigint AS docs FROM (
+          SELECT n.namespace, l.lexeme AS word, 1 AS d
+          FROM new_docs n CROSS JOIN LATERAL unnest(n.tsv) AS l
+          WHERE n.tsv IS NOT NULL AND length(l.lexeme) BETWEEN 3 AND 66
+            AND n.namespace IN (SELECT k.namespace FROM (SELECT DISTINCT namespace FROM new_docs) k
+                                WHERE sessiondb_vocab_kept(k.namespace))
+          UNION ALL
+          SELECT o.namespace, l.lexeme, -1
+          FROM old_docs o CROSS JOIN LATERAL unnest(o.tsv) AS l
+          WHERE o.tsv IS NOT NULL AND length(l.lexeme) BETWEEN 3 AND 66) c
+        GROUP BY 1, 2 HAVING sum(c.d) <> 0) g
+  HAVING count(*) > 0;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER search_vocab_docs_added AFTER INSERT ON search_docs
+  REFERENCING NEW TABLE AS new_docs FOR EACH STATEMENT
+  EXECUTE FUNCTION sessiondb_vocab_docs_added();
+CREATE TRIGGER search_vocab_docs_removed AFTER DELETE ON search_docs
+  REFERENCING OLD TABLE AS old_docs FOR EACH STATEMENT
+  EXECUTE FUNCTION sessiondb_vocab_docs_removed();
+CREATE TRIGGER search_vocab_docs_changed AFTER UPDATE ON search_docs
+  REFERENCING OLD TABLE AS old_docs NEW TABLE AS new_docs FOR EACH STATEMENT
+  EXECUTE FUNCTION sessiondb_vocab_docs_changed();
+)sql",
 };
 
 }  // namespace

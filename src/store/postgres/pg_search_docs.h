@@ -72,8 +72,15 @@ inline constexpr size_t kMaxKeyedTerms = 32768;
 std::string TsVectorInput(const PgSealer& sealer, std::string_view text);
 // The SQL that turns a TsVectorInput `x` into a tsvector. Each is a string
 // literal, so a statement built from it is prepared once per connection.
-#define PG_TSVECTOR_PLAIN(x) "to_tsvector('simple', " x ")"
+// A plaintext namespace's words are stemmed (English, Snowball, no stop
+// words: the sessiondb_english configuration of schema version 7); keyed
+// tokens are taken as they are.
+#define PG_TSVECTOR_PLAIN(x) "to_tsvector('sessiondb_english', " x ")"
 #define PG_TSVECTOR_KEYED(x) "(" x ")::tsvector"
+// The tsquery of a RenderTsQuery `x`, in the configuration of the namespace's
+// tsvectors: stemmed as they are, or keyed tokens as they are.
+#define PG_TSQUERY_PLAIN(x) "to_tsquery('sessiondb_english', " x ")"
+#define PG_TSQUERY_KEYED(x) "to_tsquery('simple', " x ")"
 
 // The searchable text of a code write: its path, then the code it wrote.
 std::string CodeWriteText(std::string_view file_path, std::string_view new_code);

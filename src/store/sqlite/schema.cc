@@ -341,6 +341,55 @@ CREATE TABLE forget_ledger (
   receipt_digest TEXT NOT NULL DEFAULT ''
 );
 )sql",
+    // 7 -> 8: search that forgives (docs/search.md). English stemming: the
+    // full-text index is made again with FTS5's porter tokenizer over the
+    // same unicode61 one, so "fails" finds "fail", "failed", "failing"; and
+    // its vocabulary (fts5vocab, every term with the documents holding it)
+    // is readable for typo correction. The index is rebuilt from the log
+    // here, as far as the watermark: what it held before, it holds again;
+    // what was pending stays pending.
+    R"sql(
+DROP TABLE search_fts;
+CREATE VIRTUAL TABLE search_fts USING fts5(
+  content, code, content = 'search_content', content_rowid = 'doc_id',
+  tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'");
+INSERT INTO search_fts (search_fts) VALUES ('rebuild');
+CREATE VIRTUAL TABLE search_vocab USING fts5vocab(search_fts, 'row');
+)sql",
+    // 8 -> 9: usage and cost (docs/usage.md). Cache writes counted apart
+    // (stored bodies never had them: 0); usage per session, UTC day,
+    // provider and model, which prices each turn by its day, filled from the
+    // log: a session's own turns, not those a fork inherited (seq <= fork_seq).
+    R"sql(
+ALTER TABLE usage_totals ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE usage_days (
+  session_id         TEXT NOT NULL,
+  day                TEXT NOT NULL,  -- YYYY-MM-DD, UTC
+  provider           TEXT NOT NULL,
+  model              TEXT NOT NULL,
+  turns              INTEGER NOT NULL,
+  input_tokens       INTEGER NOT NULL,
+  output_tokens      INTEGER NOT NULL,
+  cached_tokens      INTEGER NOT NULL,
+  reasoning_tokens   INTEGER NOT NULL,
+  cache_write_tokens INTEGER NOT NULL,
+  PRIMARY KEY (session_id, day, provider, model)
+) WITHOUT ROWID;
+CREATE INDEX usage_days_by_day ON usage_days (day);
+INSERT INTO usage_days
+SELECT e.session_id, strftime('%Y-%m-%d', e.ts_ms / 1000, 'unixepoch'),
+       coalesce(json_extract(e.body, '$.provider'), ''),
+       coalesce(json_extract(e.body, '$.model'), ''), count(*),
+       sum(coalesce(json_extract(e.body, '$.usage.input_tokens'), 0)),
+       sum(coalesce(json_extract(e.body, '$.usage.output_tokens'), 0)),
+       sum(coalesce(json_extract(e.body, '$.usage.cached_tokens'), 0)),
+       sum(coalesce(json_extract(e.body, '$.usage.reasoning_tokens'), 0)),
+       sum(coalesce(json_extract(e.body, '$.usage.cache_write_tokens'), 0))
+FROM events e JOIN sessions s ON s.id = e.session_id
+WHERE e.type = 'message' AND e.body IS NOT NULL AND json_type(e.body, '$.usage') = 'object'
+  AND e.seq > s.fork_seq
+GROUP BY 1, 2, 3, 4;
+)sql",
 };
 
 #undef SEARCH_TEXT

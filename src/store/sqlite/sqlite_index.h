@@ -43,6 +43,10 @@ class SqliteIndexBackend final : public store::IndexBackend {
   Result<store::Snippet> MatchSnippet(const store::TextQuery& query, int64_t doc_id) override;
   Result<std::optional<std::string>> ReadDocumentText(int64_t doc_id) override;
   Status RebuildKeywordIndex() override;
+  bool HasVocabulary() const override { return true; }
+  Result<std::vector<store::VocabularyWord>> VocabularyWords(std::string_view prefix,
+                                                             int min_length, int max_length,
+                                                             int limit) override;
   Result<store::TextIndexState> TextIndexProgress() override;
   Result<store::TextIndexState> IndexPendingText(int64_t max_documents) override;
   Result<store::TextIndexState> TryIndexPendingText(int64_t max_documents) override;

@@ -198,6 +198,29 @@ Result<store::Snippet> SqliteIndexBackend::MatchSnippet(const store::TextQuery& 
   return FromMarked(CollapseWhitespace(s.ColumnText(0)));
 }
 
+Result<std::vector<store::VocabularyWord>> SqliteIndexBackend::VocabularyWords(
+    std::string_view prefix, int min_length, int max_length, int limit) {
+  // fts5vocab seeks to the first term of the range and stops past its end;
+  // it reads the postings of each term in between to count its documents.
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare("SELECT term, doc FROM search_vocab"
+                                             " WHERE term >= ?1 AND term < ?2"
+                                             " AND length(term) BETWEEN ?3 AND ?4 LIMIT ?5"));
+  std::string end = store::PrefixEnd(prefix);
+  if (end.empty()) end = "\xff\xff\xff\xff\xff";  // past every UTF-8 term
+  s.Bind(1, prefix)
+      .Bind(2, std::string_view(end))
+      .Bind(3, int64_t{min_length})
+      .Bind(4, int64_t{max_length})
+      .Bind(5, int64_t{limit});
+  std::vector<store::VocabularyWord> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back({.word = std::string(s.ColumnText(0)), .documents = s.ColumnInt(1)});
+  }
+  return out;
+}
+
 Status SqliteIndexBackend::RebuildKeywordIndex() {
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
   // Documents for events and writes the index lost, none for those gone.
