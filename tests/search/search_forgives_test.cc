@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 
 #include "core/key_file.h"
 #include "search/typo_correction.h"
@@ -255,6 +256,7 @@ TEST_F(ForgivingPgMigration, APostgresStoreIndexedWithoutStemmingIsRebuiltWithIt
       " sessiondb_vocab_docs_removed(),"
       " sessiondb_vocab_docs_changed(), sessiondb_vocab_apply(text[], text[], bigint[], boolean);"
       "DROP TABLE search_vocab;"
+      "DROP SEQUENCE sessiondb_vocab_shard;"
       "UPDATE search_docs d SET tsv = to_tsvector('simple', e.text) FROM events e"
       " WHERE e.namespace = d.namespace AND e.session_id = d.session_id AND e.seq = d.seq;"
       "DROP TEXT SEARCH CONFIGURATION sessiondb_english;"
@@ -278,14 +280,14 @@ TEST_F(ForgivingPgMigration, APostgresStoreIndexedWithoutStemmingIsRebuiltWithIt
   ASSERT_TRUE(typo);
   ASSERT_EQ(typo->hits.size(), 1u);
   EXPECT_EQ(typo->hits[0].seq, 2);
-  EXPECT_EQ(pg_->Query("SELECT docs FROM search_vocab WHERE word = 'deadlock'"), "1");
+  EXPECT_EQ(pg_->Query("SELECT sum(docs) FROM search_vocab WHERE word = 'deadlock'"), "1");
 }
 
 // Encrypting a namespace in place takes its words out of the vocabulary
 // (none is left in the clear); decrypting it puts them back.
 TEST_F(ForgivingPgMigration, EncryptingANamespaceTakesItsWordsOutAndDecryptingPutsThemBack) {
   AppendText(NewSessionId("s"), "a deadlock in the writer");
-  ASSERT_EQ(pg_->Query("SELECT docs FROM search_vocab WHERE word = 'deadlock'"), "1");
+  ASSERT_EQ(pg_->Query("SELECT sum(docs) FROM search_vocab WHERE word = 'deadlock'"), "1");
   store_.reset();
   const std::string key = dir_.Sub("convert.key");
   ASSERT_TRUE(cipher::WriteNewKeyFile(key));
@@ -300,7 +302,43 @@ TEST_F(ForgivingPgMigration, EncryptingANamespaceTakesItsWordsOutAndDecryptingPu
   auto decrypted =
       postgres::ConvertNamespace(Location(), keyed, postgres::NamespaceConversion::kDecrypt, {});
   ASSERT_TRUE(decrypted) << decrypted.error().ToString();
-  EXPECT_EQ(pg_->Query("SELECT docs FROM search_vocab WHERE word = 'deadlock'"), "1");
+  EXPECT_EQ(pg_->Query("SELECT sum(docs) FROM search_vocab WHERE word = 'deadlock'"), "1");
+}
+
+// Two writers of a namespace count the same words without waiting on each
+// other: one's transaction, still open, holds no row the other needs (a
+// row per word made the second wait for the first to commit).
+TEST_F(ForgivingPgMigration, TwoWritersOfOneWordDoNotWaitOnEachOther) {
+  AppendText(NewSessionId("s"), "a deadlock in the writer");
+  PGconn* first = PQconnectdb(pg_->uri().c_str());
+  PGconn* second = PQconnectdb(pg_->uri().c_str());
+  ASSERT_EQ(PQstatus(first), CONNECTION_OK);
+  ASSERT_EQ(PQstatus(second), CONNECTION_OK);
+  auto run = [](PGconn* c, const char* sql) {
+    PGresult* r = PQexec(c, sql);
+    const ExecStatusType st = PQresultStatus(r);
+    std::string error =
+        st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? "" : PQresultErrorMessage(r);
+    PQclear(r);
+    return error;
+  };
+  const char* insert =
+      "INSERT INTO search_docs (namespace, session_id, seq, tsv) SELECT namespace, session_id,"
+      " seq + %d, to_tsvector('sessiondb_english', 'another deadlock in the writer')"
+      " FROM search_docs LIMIT 1";
+  char sql[512];
+  ASSERT_EQ(run(first, "BEGIN"), "");
+  std::snprintf(sql, sizeof sql, insert, 100);
+  ASSERT_EQ(run(first, sql), "");
+  // The first has not committed; the second gives up after a second of waiting.
+  ASSERT_EQ(run(second, "SET lock_timeout = '1s'"), "");
+  std::snprintf(sql, sizeof sql, insert, 200);
+  EXPECT_EQ(run(second, sql), "");
+  EXPECT_EQ(run(first, "COMMIT"), "");
+  PQfinish(first);
+  PQfinish(second);
+  EXPECT_EQ(pg_->Query("SELECT sum(docs) FROM search_vocab WHERE word = 'deadlock'"), "3");
+  EXPECT_EQ(pg_->Query("SELECT count(*) > 1 FROM search_vocab WHERE word = 'deadlock'"), "t");
 }
 
 // Each namespace corrects from its own words: another team's vocabulary is

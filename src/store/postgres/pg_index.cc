@@ -485,9 +485,10 @@ Result<bool> PgIndex::HoldsWord(const std::string& word) {
   // A word that makes no lexeme counts as held: there is nothing to correct.
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
                      return c.Exec(
-                         "SELECT count(*) = count(v.word) FROM unnest(tsvector_to_array("
-                         PG_TSVECTOR_PLAIN("$2") ")) AS t(w) LEFT JOIN search_vocab v"
-                         " ON v.namespace = $1 AND v.word = t.w"
+                         "SELECT bool_and(coalesce((SELECT sum(v.docs) FROM search_vocab v"
+                         " WHERE v.namespace = $1 AND v.word = t.w), 0) > 0)"
+                         " IS NOT FALSE FROM unnest(tsvector_to_array(" PG_TSVECTOR_PLAIN("$2")
+                         ")) AS t(w)"
                          // The vocabulary keeps lexemes of 3 to 66 characters.
                          " WHERE length(t.w) BETWEEN 3 AND 66",
                          p);
@@ -513,9 +514,9 @@ Result<std::vector<store::VocabularyWord>> PgIndex::VocabularyWords(std::string_
   // The primary key (namespace, word COLLATE "C") finds the range.
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) {
                      return c.Exec(
-                         "SELECT word, docs FROM search_vocab WHERE namespace = $1"
+                         "SELECT word, sum(docs) FROM search_vocab WHERE namespace = $1"
                          " AND word LIKE $2 AND length(word) BETWEEN $3 AND $4"
-                         " ORDER BY word LIMIT $5",
+                         " GROUP BY word HAVING sum(docs) > 0 ORDER BY word LIMIT $5",
                          p);
                    }));
   for (int i = 0; i < r.rows(); ++i) {

@@ -51,8 +51,9 @@ class PgIndex final : public store::IndexBackend {
   Result<std::vector<PageDocument>> LoadPage(const store::TextQuery& query,
                                              std::span<const PageRequest> docs) override;
   Status RebuildKeywordIndex() override;
-  // The namespace's search_vocab rows (schema version 7), kept by triggers in
-  // the writers' transactions. An encrypted namespace keeps none: its index
+  // The namespace's search_vocab rows (schema version 8), kept by triggers in
+  // the writers' transactions, each word's count spread over shards (one per
+  // writer's connection), summed here. An encrypted namespace keeps none: its index
   // holds keyed tokens, and a table of its words would give them away.
   bool HasVocabulary() const override { return !encrypted_; }
   // A plaintext namespace answers from its vocabulary (every lexeme of the

@@ -363,7 +363,12 @@ GROUP BY 1, 2, 3, 4, 5;
     // namespace (its lexemes and how many documents hold each), for typo
     // correction, is kept by statement triggers on search_docs, in the
     // writers' transactions; an encrypted namespace gets no rows (only
-    // removals reach them), so no word of it is stored in the clear.
+    // removals reach them), so no word of it is stored in the clear. Each
+    // word's count is spread over 64 shards, a connection taking the next
+    // of a sequence the first time it writes (kept in a setting of its
+    // session): two writers then seldom wait on one row ("the", "build"),
+    // where one row per word made every writer of a namespace wait for the
+    // one before it to commit.
     //
     // Objects of the same names left by a schema dropped by hand (tables
     // only) are replaced: none of them holds anything the log cannot give.
@@ -371,6 +376,8 @@ GROUP BY 1, 2, 3, 4, 5;
 DROP TEXT SEARCH CONFIGURATION IF EXISTS sessiondb_english;
 DROP TEXT SEARCH DICTIONARY IF EXISTS sessiondb_english_stem;
 DROP TABLE IF EXISTS search_vocab;
+DROP SEQUENCE IF EXISTS sessiondb_vocab_shard;
+CREATE SEQUENCE sessiondb_vocab_shard CYCLE MAXVALUE 63 MINVALUE 0 START 0;
 CREATE TEXT SEARCH DICTIONARY sessiondb_english_stem (TEMPLATE = snowball, Language = english);
 CREATE TEXT SEARCH CONFIGURATION sessiondb_english (COPY = simple);
 ALTER TEXT SEARCH CONFIGURATION sessiondb_english
@@ -383,22 +390,31 @@ UPDATE search_docs d SET tsv = NULL WHERE tsv IS NOT NULL AND NOT EXISTS (SELECT
 CREATE TABLE search_vocab (
   namespace text NOT NULL,
   word      text COLLATE "C" NOT NULL,
+  shard     smallint NOT NULL,
   docs      bigint NOT NULL,
-  PRIMARY KEY (namespace, word)
+  PRIMARY KEY (namespace, word, shard)
 );
 
--- Adds `docs` (negative: removes) to each word, in the key's order so that
--- two writers never wait on each other's rows in a cycle; with `removes`, a
--- word no document holds any more is deleted (an append skips that look).
+-- Adds `docs` (negative: removes) to each word in this connection's shard,
+-- in the key's order so that two writers never wait on each other's rows in
+-- a cycle; with `removes`, a word no document holds any more (its shards
+-- sum to nothing) is deleted (an append skips that look).
 CREATE OR REPLACE FUNCTION sessiondb_vocab_apply(ns text[], words text[], docs bigint[], removes boolean)
 RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  my_shard smallint := nullif(current_setting('sessiondb.vocab_shard', true), '')::smallint;
 BEGIN
-  INSERT INTO search_vocab AS v (namespace, word, docs)
-  SELECT u.n, u.w, u.d FROM unnest(ns, words, docs) AS u(n, w, d) ORDER BY u.n, u.w
-  ON CONFLICT (namespace, word) DO UPDATE SET docs = v.docs + excluded.docs;
+  IF my_shard IS NULL THEN
+    my_shard := nextval('sessiondb_vocab_shard')::smallint;
+    PERFORM set_config('sessiondb.vocab_shard', my_shard::text, false);
+  END IF;
+  INSERT INTO search_vocab AS v (namespace, word, shard, docs)
+  SELECT u.n, u.w, my_shard, u.d FROM unnest(ns, words, docs) AS u(n, w, d) ORDER BY u.n, u.w
+  ON CONFLICT (namespace, word, shard) DO UPDATE SET docs = v.docs + excluded.docs;
   IF removes THEN
     DELETE FROM search_vocab v USING unnest(ns, words) AS u(n, w)
-    WHERE v.namespace = u.n AND v.word = u.w AND v.docs <= 0;
+    WHERE v.namespace = u.n AND v.word = u.w
+      AND (SELECT sum(t.docs) FROM search_vocab t WHERE t.namespace = u.n AND t.word = u.w) <= 0;
   END IF;
 END $$;
 
