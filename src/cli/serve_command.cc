@@ -191,6 +191,7 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     int64_t retain_every_minutes = 60;
     std::string sync_to;
     int64_t sync_every_seconds = 30;
+    std::string prices;
   };
   auto args = std::make_shared<Args>();
   server::ServerOptions& o = args->options;
@@ -254,6 +255,10 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--no-embed", args->no_embed,
                 "Do not embed new documents in the background (vector search then sees what "
                 "`sessiondb reindex` embedded)");
+  cmd->add_option("--prices", args->prices,
+                  "A price file whose entries win over the shipped prices for the usage the "
+                  "API and the page show (docs/usage.md; default $SESSIONDB_PRICES)")
+      ->type_name("FILE");
   cmd->add_flag("--demo", args->demo,
                 "Seed a small demo history first, only when the store has no sessions at all "
                 "and no Claude Code or Codex history is in $HOME to offer instead (marked "
@@ -284,6 +289,14 @@ void AddServeCommand(CLI::App& app, CliContext& ctx) {
     }
     Store* store = ctx.OpenStore(/*create_if_missing=*/true);
     if (!store) return;
+    if (!args->prices.empty()) {
+      // Read once now, so a malformed file stops the server with its reason
+      // (a query of no session: nothing else is read); each usage request
+      // then reads it through $SESSIONDB_PRICES, set before any thread starts.
+      UsageQuery check{.session_ids = {"-"}, .prices_path = args->prices};
+      if (auto read = store->GetUsageSummary(check); !read) return ctx.Fail(read.error());
+      setenv("SESSIONDB_PRICES", args->prices.c_str(), 1);
+    }
     auto any = store->ListSessions({.limit = 1, .archived = ArchiveFilter::kAll});
     if (!any) return ctx.Fail(any.error());
     options.history_sources = AgentHistoryFolders();

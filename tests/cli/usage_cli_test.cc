@@ -77,6 +77,12 @@ TEST_F(UsageCli, APriceFileOverridesAndABadOneIsNamed) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(Contains(r.err, bad)) << r.err;
   EXPECT_TRUE(Contains(r.err, "\"input\"")) << r.err;
+
+  // serve reads the file before it listens: a bad one stops it, named.
+  CliRun serve = Sdb({"serve", "--port", "0", "--prices", bad});
+  EXPECT_EQ(serve.exit_code, 2) << serve.out;
+  EXPECT_TRUE(Contains(serve.err, bad)) << serve.err;
+  EXPECT_FALSE(Contains(serve.out, "http://")) << serve.out;
 }
 
 TEST_F(UsageCli, BadGroupsAndDaysAreRefused) {
