@@ -30,6 +30,10 @@ test('/ and each asset are served with CSP, nosniff, an ETag and 304 on revalida
                  '/trash.js': /^text\/javascript/, '/tool_calls.js': /^text\/javascript/,
                  '/line_diff.js': /^text\/javascript/, '/history_import.js': /^text\/javascript/,
                  '/navigation.js': /^text\/javascript/, '/list_facets.js': /^text\/javascript/,
+                 '/session_timeline.js': /^text\/javascript/, '/bar_chart.js': /^text\/javascript/,
+                 '/usage_format.js': /^text\/javascript/, '/session_usage.js': /^text\/javascript/,
+                 '/list_usage.js': /^text\/javascript/, '/usage_view.js': /^text\/javascript/,
+                 '/projects_view.js': /^text\/javascript/,
                  '/app.css': /^text\/css/, '/favicon.svg': /^image\/svg\+xml/, '/index.html': /^text\/html/};
   for (const [path, type] of Object.entries(types)) {
     const res = await fetch(server.base + path);

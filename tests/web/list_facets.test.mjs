@@ -72,3 +72,39 @@ test('a store with no sources or projects offers no choice', async (t) => {
   assert.deepEqual(await server.api('GET', '/v1/facets'), {sources: [], projects: [], sessions_read: 1, partial: false});
   assert.equal(await page.locator('#list-facet-row').isHidden(), true);
 });
+
+test('the projects view groups the history, and a group narrows the list', async (t) => {
+  const server = await startServer();
+  t.after(() => server.stop());
+  const make = (title, metadata) => server.api('POST', '/v1/sessions', {title, metadata});
+  await make('Parser fix', {source: 'claude-code', cwd: '/home/dev/parser', git_branch: 'fix/lexer'});
+  await make('Parser tests', {source: 'claude-code', cwd: '/home/dev/parser', git_branch: 42});
+  await make('Deploy script', {source: 'codex', cwd: '/srv/deploy'});
+  await make('Plain chat');
+
+  const {page, context, problems} = await newPage(browser);
+  t.after(() => context.close());
+  await page.goto(`${server.url}#/projects`);
+  const parser = page.locator('.facet-group[data-key="project"]', {hasText: 'parser'});
+  await parser.locator('.group-sessions li').first().waitFor();
+  assert.match(await page.textContent('.projects-page > p.muted'), /^2 projects and 2 sources$/);
+  assert.equal(await parser.locator('summary').textContent(), 'parser 2 sessions');
+  assert.equal(await parser.locator('.group-path').textContent(), '/home/dev/parser');
+  // Opened at first: its sessions, newest first, with the branch a session names as a string.
+  assert.deepEqual(await parser.locator('.group-sessions a').allTextContents(), ['Parser tests', 'Parser fix']);
+  assert.deepEqual(await parser.locator('.chip-branch').allTextContents(), ['fix/lexer']);
+  // A source's group is read only when opened.
+  const codex = page.locator('.facet-group[data-key="source"]', {hasText: 'Codex'});
+  assert.equal(await codex.locator('.group-sessions').count(), 0);
+  await codex.locator('summary').click();
+  await codex.locator('.group-sessions a', {hasText: 'Deploy script'}).waitFor();
+
+  // The list shows the branch too, and "Show in the list" narrows it to the group.
+  const fix = page.locator('#session-list .session-item', {hasText: 'Parser fix'});
+  assert.deepEqual(await fix.locator('.chip').allTextContents(), ['Claude Code', 'parser', 'fix/lexer']);
+  await parser.locator('.show-in-list').click();
+  await page.waitForFunction(() => document.querySelectorAll('#session-list .session-item').length === 2);
+  assert.deepEqual(await titles(page), ['Parser fix', 'Parser tests']);
+  assert.equal(await page.inputValue('#list-facet'), 'project\u0000/home/dev/parser');
+  assert.deepEqual(problems, []);
+});

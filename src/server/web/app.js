@@ -8,8 +8,10 @@
 //
 // Addresses (the part after #): "/" the list, "/s/ID" a session, "/s/ID/SEQ"
 // a session scrolled to an event, "/search?q=WORDS" search results, "/trash"
-// the trash, the retention policy and the ledger (trash.js). Each can be
-// opened directly (a bookmark, a link from elsewhere).
+// the trash, the retention policy and the ledger (trash.js), "/usage" what
+// the history cost (usage_view.js), "/projects" the history by project and
+// source (projects_view.js). Each can be opened directly (a bookmark, a link
+// from elsewhere).
 
 import {api, ApiError, blobPath, download, enc, eventsUrl, listEventsUrl, mediaUrl,
         needsFetchedDownloads, onTokenNeeded} from './api.js';
@@ -18,9 +20,14 @@ import {offerImports} from './history_import.js';
 import {renderMarkdown, safeHref} from './markdown.js';
 import {setUpNavigation} from './navigation.js';
 import {plainText} from './plain_text.js';
-import {sessionFacetBadges, setUpFacets} from './list_facets.js';
+import {chooseFacet, sessionFacetBadges, setUpFacets} from './list_facets.js';
+import {learnUsage, usageBadge} from './list_usage.js';
+import {showProjects} from './projects_view.js';
+import {createTimeline} from './session_timeline.js';
+import {showSessionUsage} from './session_usage.js';
 import {renderToolCall, renderToolResult} from './tool_calls.js';
 import {showTrash} from './trash.js';
+import {showUsage} from './usage_view.js';
 import {$, ask, attempt, el, formatBytes, hideBanner, hideNotice, plural, showError, showNotice,
         timeElement} from './ui.js';
 
@@ -374,6 +381,8 @@ function renderSessionItem(s) {
   if (preview && s.preview !== s.title) a.append(el('p', 'item-preview', preview));
   const meta = el('p', 'item-meta');
   meta.append(timeElement(s.updated_ms), el('span', 'count', plural(s.message_count, 'message')));
+  const usage = usageBadge(s.id);
+  if (usage) meta.append(usage);
   a.append(meta);
   li.append(a);
   // Outside the session's own link: a link may not hold another.
@@ -399,6 +408,7 @@ async function loadSessions(reset) {
     const ul = $('session-list');
     if (reset) ul.replaceChildren();
     for (const s of page.sessions || []) ul.append(renderSessionItem(s));
+    learnUsage((page.sessions || []).map((s) => s.id), showUsageInList);
     list.cursor = page.next_cursor || null;
     if (reset && list.filter === 'active' && !list.facet.key) offerImports(page.sessions || [], reloadSessions);
     list.everLoaded = true;
@@ -420,6 +430,26 @@ async function loadSessions(reset) {
 
 const reloadSessions = () => loadSessions(true);
 
+// Puts what a session cost (list_usage.js) into its item of the list.
+function showUsageInList(id) {
+  const item = $('session-list').querySelector(`li[data-id="${CSS.escape(id)}"] .item-meta`);
+  const badge = usageBadge(id);
+  if (!item || !badge) return;
+  item.querySelector('.item-usage')?.remove();
+  item.append(badge);
+}
+
+// A live session's cost changes with its turns: asked again once its
+// changes pause for a while, not on every message.
+const usageRefresh = new Map();  // session id -> timer
+function refreshUsageSoon(id) {
+  clearTimeout(usageRefresh.get(id));
+  usageRefresh.set(id, setTimeout(() => {
+    usageRefresh.delete(id);
+    learnUsage([id], showUsageInList);
+  }, 2000));
+}
+
 // ---- The list, live -------------------------------------------------------------
 
 const inFacet = (s) => !list.facet.key ||
@@ -437,6 +467,7 @@ function upsertSession(s) {
     const next = [...ul.children].find((li) => Number(li.dataset.updated) < (s.updated_ms || 0));
     if (next) ul.insertBefore(renderSessionItem(s), next);
     else if (!list.cursor) ul.append(renderSessionItem(s));
+    refreshUsageSoon(s.id);
   }
   $('list-empty').hidden = ul.childElementCount > 0;
   parentTitles.delete(s.id);
@@ -512,6 +543,13 @@ async function showSearch(query) {
   if (!answer || !section.isConnected) return;
   const hits = answer.hits || [];
   status.textContent = hits.length ? plural(hits.length, 'hit') : (answer.note || 'Nothing matched.');
+  if (answer.corrected_query) {
+    // Some typed word matched nothing: the server searched a near spelling.
+    const note = el('p', 'corrected-query');
+    note.append('Showing results for ', el('strong', '', answer.corrected_query),
+                ` (nothing matched “${query}”).`);
+    section.insertBefore(note, status);
+  }
   const ol = el('ol', 'hits');
   for (const hit of hits) {
     const li = el('li', `hit kind-${hit.kind}`);
@@ -539,6 +577,7 @@ async function showSearch(query) {
 
 const view = {
   session: null,
+  timeline: null,      // session_timeline.js: the marks above the log
   lastSeq: 0,
   stream: null,
   context: null,       // {calls}: the tool calls shown, for their results
@@ -553,6 +592,7 @@ function closeSession() {
   if (view.stream) view.stream.close();
   view.stream = null;
   view.session = null;
+  view.timeline = null;
   view.lastSeq = 0;
   for (const d of view.drafts.values()) clearTimeout(d.timer);
   view.drafts.clear();
@@ -575,6 +615,12 @@ function sessionHeader(s) {
               el('code', 'session-id', s.id));
   header.append(meta);
   if (s.parent_id) header.append(forkOrigin(s, 'fork-origin'));
+  const usage = el('div', 'session-usage');
+  usage.hidden = true;
+  const shownId = s.id;
+  showSessionUsage(usage, s.id, () => Boolean(view.session) && view.session.id === shownId);
+  header.append(usage);
+  if (view.timeline) header.append(view.timeline.node);
 
   const toolbar = el('div', 'toolbar');
   const rename = el('button', 'rename-button', 'Rename');
@@ -724,6 +770,7 @@ function appendEvent(event) {
   log.querySelector('.empty-log')?.remove();
   if (event.type === 'rewind') markRewound(event);
   log.append(renderEvent(event, view.context));
+  view.timeline?.add(event);
   view.lastSeq = event.seq;
   if (s.parent_id && event.seq === s.fork_seq) {
     const divider = el('div', 'fork-divider');
@@ -850,6 +897,7 @@ async function openSession(id, focusSeq) {
   }
   if (generation !== view.generation) return;
   view.session = session;
+  view.timeline = createTimeline(session, (seq) => sessionHref(session.id, seq));
   view.context = {calls: new Map()};  // tool_call_id -> the call shown (renderPart)
   markCurrentInList();
   const article = el('div', 'session');
@@ -909,7 +957,9 @@ function route() {
       return s;
     }
   });
-  $('trash-link').setAttribute('aria-current', segments[0] === 'trash' ? 'page' : 'false');
+  for (const [link, name] of [['trash-link', 'trash'], ['usage-link', 'usage'], ['projects-link', 'projects']]) {
+    $(link).setAttribute('aria-current', segments[0] === name ? 'page' : 'false');
+  }
   if (segments[0] === 's' && segments[1]) {
     openSession(segments[1], Number(segments[2]) || 0);
   } else if (segments[0] === 'search') {
@@ -917,6 +967,12 @@ function route() {
   } else if (segments[0] === 'trash') {
     closeSession();
     showTrash($('main'), {restored});
+  } else if (segments[0] === 'usage' || segments[0] === 'projects') {
+    closeSession();
+    const generation = view.generation;
+    const isShown = () => generation === view.generation;
+    if (segments[0] === 'usage') showUsage($('main'), isShown);
+    else showProjects($('main'), isShown, chooseFacet);
   } else {
     showWelcome();
   }

@@ -1,7 +1,7 @@
 // Narrowing the session list to one source (Claude Code, Codex, ...) or one
 // project: the choices come from GET /v1/facets, with how many sessions
 // each has; the list then asks /v1/sessions with meta_key and meta_value.
-// Each session of the list also shows its source and project. docs/web.md
+// Each session of the list also shows its source, project and git branch. docs/web.md
 // says what it does.
 
 import {api} from './api.js';
@@ -46,7 +46,27 @@ export function sessionFacetBadges(session) {
     chip.title = project;
     out.push(chip);
   }
+  if (typeof meta.git_branch === 'string' && meta.git_branch) {
+    const chip = el('span', 'chip chip-branch', meta.git_branch);
+    chip.title = `git branch ${meta.git_branch}`;
+    out.push(chip);
+  }
   return out;
+}
+
+// Narrows the list to `facet` ({key, value}) as if it had been picked in
+// the list's choice, adding the choice when the list had not offered it.
+export function chooseFacet(facet) {
+  const select = $('list-facet');
+  const value = `${facet.key}\u0000${facet.value}`;
+  if (![...select.options].some((o) => o.value === value)) {
+    const option = el('option', '', facet.key === 'project' ? projectName(facet.value) : sourceName(facet.value));
+    option.value = value;
+    select.append(option);
+  }
+  select.value = value;
+  $('list-facet-row').hidden = false;
+  select.dispatchEvent(new Event('change'));
 }
 
 // Fills the list's "Source or project" choice and calls `onChange({key,
