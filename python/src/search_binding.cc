@@ -109,6 +109,17 @@ void BindSearch(py::class_<PyStore>& cls) {
            out["pending_embeddings"] = r.pending_embeddings;
            out["pending_documents"] = r.pending_documents;
            out["note"] = r.note;
+           // A word no document held, searched as the index's nearest word.
+           out["corrected_query"] = r.corrected_query;
+           py::list corrected;
+           for (const auto& [typed, used] : r.corrected_words) {
+             py::dict pair;
+             pair["typed"] = typed;
+             pair["used"] = used;
+             corrected.append(pair);
+           }
+           out["corrected_words"] = corrected;
+           out["did_you_mean"] = r.did_you_mean;
            return out;
          },
          py::arg("query"), py::kw_only(), py::arg("mode") = "hybrid", py::arg("session_id") = "",
@@ -120,7 +131,8 @@ void BindSearch(py::class_<PyStore>& cls) {
          "what was written before it, when at most catch_up_limit documents wait; past that it "
          "answers as of the index and says how many it did not see. Returns "
          "{'hits': [...], 'keyword_matches', 'bounded', 'match_expression', "
-         "'pending_embeddings', 'pending_documents', 'note'}. Never fails on the query's text.")
+         "'pending_embeddings', 'pending_documents', 'note', 'corrected_query', "
+         "'corrected_words', 'did_you_mean'}. Never fails on the query's text.")
       .def(
           "embed",
           [](PyStore& self, int64_t max_documents) {

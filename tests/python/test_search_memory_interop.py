@@ -17,6 +17,18 @@ def test_keyword_search_finds_the_message_and_says_where(store):
     assert store.search("token", mode="keyword", role="assistant")["hits"] == []
 
 
+def test_a_misspelt_word_is_searched_as_the_nearest_word_and_said(store):
+    sid = store.create_session().id
+    store.append(sid, "user", "a deadlock in the writer")
+    r = store.search("deadlok", mode="keyword")
+    assert [h["seq"] for h in r["hits"]] == [1]
+    assert r["corrected_query"] == "deadlock"
+    assert r["corrected_words"] == [{"typed": "deadlok", "used": "deadlock"}]
+    assert r["did_you_mean"] == "deadlock"
+    exact = store.search("writer", mode="keyword")
+    assert (exact["corrected_query"], exact["corrected_words"]) == ("", [])
+
+
 def test_a_search_that_may_not_catch_up_says_what_it_did_not_see(store_location):
     # The embedded index follows the log: a search that may not catch it up
     # misses the append and says so. PostgreSQL indexes inside each write,
