@@ -112,7 +112,6 @@ struct Part {
   static Part ToolResult(std::string tool_call_id, std::string output, bool is_error = false);
 };
 
-// Provider-reported token usage for one turn.
 // Provider-reported token usage of one turn. input_tokens is the whole
 // input: it includes cached_tokens (read from the provider's prompt cache)
 // and cache_write_tokens (written to it; Anthropic's cache_creation), so the

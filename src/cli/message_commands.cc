@@ -197,11 +197,12 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--model", args->model, "Model that produced the message");
   cmd->add_option("--provider", args->provider, "Provider that served it (openai, anthropic...)");
   cmd->add_option("--tokens", args->tokens,
-                  "Provider usage of the turn: input,output[,cached[,reasoning]] tokens")
+                  "Provider usage of the turn: input,output[,cached[,reasoning[,cache_write]]] "
+                  "tokens (input counts the cached reads and cache writes; docs/usage.md)")
       ->delimiter(',')
-      ->expected(2, 4)
+      ->expected(2, 5)
       ->check(NumberIn(0, kMaxCount))
-      ->option_text("IN,OUT[,CACHED[,REASONING]]");
+      ->option_text("IN,OUT[,CACHED[,REASONING[,CACHE_WRITE]]]");
   cmd->footer(
       "\nExamples:\n"
       "  sessiondb append SID \"What is this?\" --image shot.png\n"
@@ -230,7 +231,11 @@ void AddAppend(CLI::App& app, CliContext& ctx) {
     m.provider = args->provider;
     if (!args->tokens.empty()) {
       const auto& t = args->tokens;
-      m.usage = Usage{t[0], t[1], t.size() > 2 ? t[2] : 0, t.size() > 3 ? t[3] : 0};
+      m.usage = Usage{.input_tokens = t[0],
+                      .output_tokens = t[1],
+                      .cached_tokens = t.size() > 2 ? t[2] : 0,
+                      .reasoning_tokens = t.size() > 3 ? t[3] : 0,
+                      .cache_write_tokens = t.size() > 4 ? t[4] : 0};
     }
     // What each part is called on the command line, for the errors below.
     std::vector<std::string> typed_names;

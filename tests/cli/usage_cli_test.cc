@@ -85,6 +85,27 @@ TEST_F(UsageCli, APriceFileOverridesAndABadOneIsNamed) {
   EXPECT_FALSE(Contains(serve.out, "http://")) << serve.out;
 }
 
+// append --tokens takes cache writes fifth; they are priced at their own
+// rate, apart from the input they are part of.
+TEST_F(UsageCli, CacheWritesGivenToAppendArePricedApart) {
+  const std::string sid = NewSession();
+  ASSERT_EQ(Sdb({"append", sid, "--role", "assistant", "x", "--model", "in-house", "--tokens",
+                 "1000000,0,0,0,500000"})
+                .exit_code,
+            0);
+  const std::string prices = WriteFile(
+      "prices.json",
+      R"([{"model": "in-house", "from": "2000-01-01", "input": 1, "output": 0, "cache_write": 2}])");
+  json j = Sdb({"--json", "usage", "--prices", prices}).Json();
+  EXPECT_EQ(j["total"]["cache_write_tokens"], 500000);
+  EXPECT_NEAR(j["total"]["cost_usd"].get<double>(), 0.5 * 1 + 0.5 * 2, 1e-9);
+  // A sixth is a usage error (exit 1, docs/cli.md), and nothing is appended.
+  CliRun six = Sdb({"append", sid, "x", "--tokens", "1,2,3,4,5,6"});
+  EXPECT_EQ(six.exit_code, 1);
+  EXPECT_TRUE(Contains(six.err, "at most 5 values")) << six.err;
+  EXPECT_EQ(Sdb({"--json", "usage", sid}).Json()["turns"], 1);
+}
+
 TEST_F(UsageCli, BadGroupsAndDaysAreRefused) {
   Spend();
   for (const std::vector<std::string>& args :
