@@ -167,16 +167,15 @@ std::string LightStem(std::string_view word) {
   if (ends("ies")) {
     s.resize(s.size() - 3);
     s += 'y';
-  } else if (ends("sses")) {
-    s.resize(s.size() - 2);
+  } else if (ends("sses") ||
+             (ends("es") && std::string_view("sxzh").find(s[s.size() - 3]) != std::string::npos)) {
+    s.resize(s.size() - 2);  // "classes" -> "class", "boxes" -> "box"
   } else if (ends("ing")) {
     s.resize(s.size() - 3);
     verb_ending = true;
   } else if (ends("ed")) {
     s.resize(s.size() - 2);
     verb_ending = true;
-  } else if (ends("es") && std::string_view("sxzh").find(s[s.size() - 3]) != std::string::npos) {
-    s.resize(s.size() - 2);
   } else if (ends("s") && !s.ends_with("ss") && !s.ends_with("us") && !s.ends_with("is")) {
     s.pop_back();
   }
