@@ -18,6 +18,7 @@
 #include "cli/access_denied.h"
 #include "cli/commands.h"
 #include "cli/completion.h"
+#include "cli/import_embedding.h"
 #include "cli/numeric_options.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/memory.h"
@@ -132,6 +133,14 @@ bool RunWatch(CliContext& ctx, Store& store, const std::string& dir, const Impor
     if (!scan) return scan.error();
     auto indexed = ctx.CatchUpTextIndex();
     if (!indexed) return indexed.error();
+    // And its vectors: the watch is background work already. An embedder
+    // that fails (an endpoint down) is said once a settle, and the watch goes on.
+    SearchIndex* index = ctx.OpenSearchIndex();
+    if (index == nullptr) return Status::Internal("the search index could not be opened");
+    if (auto embedded = index->Embed(); !embedded) {
+      std::cerr << "sessiondb: what came in is not embedded yet: "
+                << EscapeForTerminal(embedded.error().message()) << std::endl;
+    }
     return Status::Ok();
   };
   std::cerr << "watching " << dir << " (Ctrl-C ends the watch)\n";
@@ -181,6 +190,8 @@ void AddImport(CLI::App& app, CliContext& ctx) {
       "History comes in whole: the per-message image limit does not apply, and an\n"
       "attachment over --max-attachment-bytes keeps its descriptor without its bytes.\n"
       "Records that cannot be used are skipped and listed with the reason.\n"
+      "What came in is embedded for vector search: for up to 5 s here, the rest by a\n"
+      "`sessiondb reindex` left running in the background.\n"
       "With --watch, PATH is watched (inotify) after a first import of what changed\n"
       "since the last watch: each transcript is imported when it has been quiet for\n"
       "half a second, one line per file on stderr, so the tools' own sweeps of old\n"
@@ -257,6 +268,18 @@ void AddImport(CLI::App& app, CliContext& ctx) {
     // with a bar of its own, so what came in is searchable when this returns.
     Result<int64_t> indexed = ctx.CatchUpTextIndex();
     if (!indexed) return ctx.Fail(indexed.error());
+    // And vectors, so vector and hybrid search find it with no reindex first:
+    // for a few seconds here, the rest by a background child (import_embedding.h).
+    const ImportEmbedding vectors = EmbedImported(ctx);
+    if (!vectors.error.empty()) {
+      std::cerr << "sessiondb: what came in is not embedded yet ("
+                << EscapeForTerminal(vectors.error)
+                << "); keyword search finds it, and `sessiondb reindex` or `serve` embeds it\n";
+    } else if (vectors.background_pid > 0) {
+      std::cerr << "sessiondb: embedding " << vectors.background << " document"
+                << (vectors.background == 1 ? "" : "s") << " in the background (pid "
+                << vectors.background_pid << ")\n";
+    }
     // What a folder import left out whole is said on stderr, one line each,
     // and in the exit code: the rest came in.
     for (const SkippedRecord& s : report->files_skipped) {
@@ -267,6 +290,9 @@ void AddImport(CLI::App& app, CliContext& ctx) {
     if (ctx.options.json) {
       Json out = ToJson(*report);
       if (learned) out["code_writes_learned"] = learned->writes_recorded;
+      out["embedded"] = vectors.embedded;
+      out["embedding_in_background"] = vectors.background;
+      if (vectors.background_pid > 0) out["embedding_pid"] = vectors.background_pid;
       return ctx.PrintJson(out);
     }
     std::cout << "imported " << args->path << " (" << ImportFormatName(report->format)
