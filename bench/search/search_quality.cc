@@ -23,9 +23,8 @@ using json = nlohmann::json;
 
 constexpr int kFillerVocabulary = 5000;
 constexpr int kFillerMessages = 3000;
-constexpr int kAnswersPerTopic = 4;  // grade 2
-constexpr int kTouchesPerTopic = 2;  // grade 1
-constexpr int kNearMissesPerTopic = 3;
+constexpr int kAnswersPerTopic = 4;
+constexpr int kInflectedPerTopic = 3;
 constexpr int kMessagesPerSession = 100;
 constexpr int kPage = 10;
 
@@ -51,29 +50,50 @@ std::string TopicWord(int topic, int which) {
   return PseudoWord(topic * 2 + which, which == 0 ? "quor" : "vesk");
 }
 
-// The misspellings and inflections an embedder of character n-grams finds
-// close to `word`, none of them the word itself.
-std::string NearMiss(const std::string& word, int variant) {
+// An English inflection of `word` (variant 0, 1, 2: -s, -ing, -ed), which a
+// stemmer takes back to `word` (the pseudo-words end in a consonant after a
+// vowel, so Porter's and Snowball's rules strip the suffix alone).
+std::string Inflect(const std::string& word, int variant) {
+  static const char* kSuffixes[] = {"s", "ing", "ed"};
+  return word + kSuffixes[variant % 3];
+}
+
+// `word` misspelt by one edit (variant 0, 1, 2: a letter dropped, a letter
+// replaced, a letter doubled), none of them a word of the corpus: topic
+// words end in "quor" or "vesk", fillers in "a".
+std::string Typo(const std::string& word, int variant) {
+  std::string w = word;
+  const size_t n = w.size();
   switch (variant % 3) {
     case 0:
-      return word + "s";
+      w.erase(n - 2, 1);  // kaloquor -> kaloqur
+      break;
     case 1:
-      return word + "ing";
-    default: {
-      std::string w = word;
-      std::swap(w[1], w[2]);  // a transposition typo
-      return w == word ? word + "x" : w;
-    }
+      w[n - 1] = w[n - 1] == 'r' ? 't' : 'j';  // kaloquor -> kaloquot
+      break;
+    default:
+      w.insert(n - 2, 1, w[n - 2]);  // kaloquor -> kaloquoor
   }
+  return w;
+}
+
+// A word of the same meaning as topic word `which` of `topic` in the corpus's
+// made-up language, spelt with other syllables: nothing in the corpus holds
+// it, and an embedder of spelling sees no likeness (a model of meaning would).
+std::string Synonym(int topic, int which) {
+  return PseudoWord(50'000 + topic * 2 + which, which == 0 ? "trel" : "gonz");
 }
 
 struct Doc {
   std::string text;
   int topic = -1;
-  int grade = 0;           // for the topic's two-word query
-  int one_word_grade = 0;  // for its one-word query (the first word)
+  bool has_a = false;  // holds the topic's first word, as it is or inflected
+  bool has_b = false;  // and its second
 };
 
+// Per topic (words a and b): 4 answers holding both words, 2 touches holding
+// one, 3 messages holding both inflected (a's -s with b's -ing, and so on);
+// then filler.
 class Labelled {
  public:
   Labelled(int topics) : topics_(topics), rng_(20261127) {}
@@ -82,15 +102,14 @@ class Labelled {
     std::vector<Doc> docs;
     for (int t = 0; t < topics_; ++t) {
       const std::string a = TopicWord(t, 0), b = TopicWord(t, 1);
-      for (int i = 0; i < kAnswersPerTopic; ++i) docs.push_back({Mix({a, b}), t, 2, 2});
-      for (int i = 0; i < kTouchesPerTopic; ++i) {
-        docs.push_back({Mix({i == 0 ? a : b}), t, 1, i == 0 ? 1 : 0});
-      }
-      for (int i = 0; i < kNearMissesPerTopic; ++i) {
-        docs.push_back({Mix({NearMiss(a, i), NearMiss(b, i + 1), NearMiss(a, i + 2)}), t, 0, 0});
+      for (int i = 0; i < kAnswersPerTopic; ++i) docs.push_back({Mix({a, b}), t, true, true});
+      docs.push_back({Mix({a}), t, true, false});
+      docs.push_back({Mix({b}), t, false, true});
+      for (int i = 0; i < kInflectedPerTopic; ++i) {
+        docs.push_back({Mix({Inflect(a, i), Inflect(b, i + 1)}), t, true, true});
       }
     }
-    for (int i = 0; i < kFillerMessages; ++i) docs.push_back({Mix({}), -1, 0});
+    for (int i = 0; i < kFillerMessages; ++i) docs.push_back({Mix({}), -1});
     std::shuffle(docs.begin(), docs.end(), rng_);
     return docs;
   }
@@ -170,11 +189,64 @@ std::vector<Place> FusedByRank(const SearchResults& keyword, const SearchResults
   return out;
 }
 
-// One labelled query: its text and the grade of each message that answers it.
+// The query classes, each with its own queries of every topic.
+constexpr const char* kClasses[] = {"exact", "typo", "inflection", "question", "paraphrase"};
+
+// One labelled query: its class, its text, the topic words it is about, and
+// the grade of each message that answers it.
 struct Query {
+  std::string query_class;
   std::string text;
+  int topic = 0;
+  bool about_a = false;
+  bool about_b = false;
   std::map<Place, int> grades;
 };
+
+// The queries of topic `t` (words a and b), two a class:
+//   exact       "a b", "a" (the set's queries before the classes)
+//   typo        "a b" with a misspelt by one edit; b alone, misspelt
+//   inflection  "a-ing b-ing" (no message holds that pair as it is spelt),
+//               "a-ed" (one message holds it as it is spelt)
+//   question    a wh-word and stop words around "a b"; then a question with
+//               a verb no message holds ("how did I fix the a b")
+//   paraphrase  "a b" with a's synonym; with b's
+std::vector<Query> QueriesOf(int t) {
+  const std::string a = TopicWord(t, 0), b = TopicWord(t, 1);
+  static const char* kStopWordQuestions[] = {"how do I {a} the {b}", "what was the {a} {b}?",
+                                             "where is the {a} {b}"};
+  static const char* kVerbQuestions[] = {"how did I fix the {a} {b}", "why did the {a} {b} fail",
+                                         "when did we change the {a} {b}?"};
+  auto fill = [&](std::string text) {
+    text.replace(text.find("{a}"), 3, a);
+    text.replace(text.find("{b}"), 3, b);
+    return text;
+  };
+  return {
+      {"exact", a + " " + b, t, true, true},
+      {"exact", a, t, true, false},
+      {"typo", Typo(a, t) + " " + b, t, true, true},
+      {"typo", Typo(b, t + 1), t, false, true},
+      {"inflection", Inflect(a, 1) + " " + Inflect(b, 1), t, true, true},
+      {"inflection", Inflect(a, 2), t, true, false},
+      {"question", fill(kStopWordQuestions[t % 3]), t, true, true},
+      {"question", fill(kVerbQuestions[t % 3]), t, true, true},
+      {"paraphrase", Synonym(t, 0) + " " + b, t, true, true},
+      {"paraphrase", a + " " + Synonym(t, 1), t, true, true},
+  };
+}
+
+// What a message of the query's topic is worth to it: nothing unless it
+// holds a word the query is about (in any spelling: a stemmer and a typo
+// corrector bring it back, a model of meaning knows the synonym); 2 when it
+// holds both topic words, else 1. Relevance is the topic's, whatever the
+// query's spelling: a misspelt, inflected, question or paraphrase query wants
+// the same messages as the exact one.
+int Grade(const Query& q, const Doc& d) {
+  if (d.topic != q.topic) return 0;
+  if (!((q.about_a && d.has_a) || (q.about_b && d.has_b))) return 0;
+  return d.has_a && d.has_b ? 2 : 1;
+}
 
 void Measure(Store& store, const std::vector<Query>& labels, bool configured,
              const std::string& backend) {
@@ -187,7 +259,22 @@ void Measure(Store& store, const std::vector<Query>& labels, bool configured,
   if (!embedded) Fail("embed: " + embedded.error().message());
   const std::string model = embedded->model;
 
-  std::map<std::string, Scores> sums;
+  struct Sums {
+    Scores scores;
+    int queries = 0;
+    int below_keyword = 0;  // queries this mode ranks worse than keyword (nDCG@10)
+  };
+  std::map<std::pair<std::string, std::string>, Sums> sums;  // (class, mode)
+  auto add = [&sums](const std::string& query_class, const std::string& mode, const Scores& s,
+                     double keyword_ndcg) {
+    for (const std::string& c : {query_class, std::string("all")}) {
+      Sums& sum = sums[{c, mode}];
+      sum.scores.ndcg += s.ndcg;
+      sum.scores.mrr += s.mrr;
+      sum.queries += 1;
+      if (s.ndcg + 1e-9 < keyword_ndcg) sum.below_keyword += 1;
+    }
+  };
   for (const Query& labelled : labels) {
     const std::string& query = labelled.text;
     std::map<std::string, SearchResults> by_mode;
@@ -199,26 +286,33 @@ void Measure(Store& store, const std::vector<Query>& labels, bool configured,
       if (!r) Fail(query + ": " + r.error().message());
       by_mode[name] = std::move(*r);
     }
+    const double keyword_ndcg = Score(Places(by_mode["keyword"]), labelled.grades).ndcg;
     for (const auto& [name, results] : by_mode) {
-      Scores s = Score(Places(results), labelled.grades);
-      sums[name].ndcg += s.ndcg;
-      sums[name].mrr += s.mrr;
+      add(labelled.query_class, name, Score(Places(results), labelled.grades), keyword_ndcg);
     }
-    Scores fused = Score(FusedByRank(by_mode["keyword"], by_mode["vector"]), labelled.grades);
-    sums["hybrid_by_rank"].ndcg += fused.ndcg;
-    sums["hybrid_by_rank"].mrr += fused.mrr;
+    add(labelled.query_class, "hybrid_by_rank",
+        Score(FusedByRank(by_mode["keyword"], by_mode["vector"]), labelled.grades), keyword_ndcg);
   }
-  const double n = static_cast<double>(labels.size());
-  for (const auto& [name, s] : sums) {
-    std::cout << json{{"measure", "search_quality"},
-                      {"backend", backend},
-                      {"embedder", model},
-                      {"mode", name},
-                      {"queries", labels.size()},
-                      {"ndcg_at_10", s.ndcg / n},
-                      {"mrr", s.mrr / n}}
-                     .dump()
-              << std::endl;
+  std::vector<std::string> classes(std::begin(kClasses), std::end(kClasses));
+  classes.push_back("all");
+  for (const std::string& c : classes) {
+    for (const char* mode : {"keyword", "vector", "hybrid", "hybrid_by_rank"}) {
+      auto it = sums.find({c, mode});
+      if (it == sums.end()) continue;
+      const Sums& s = it->second;
+      const double n = static_cast<double>(s.queries);
+      std::cout << json{{"measure", "search_quality"},
+                        {"backend", backend},
+                        {"embedder", model},
+                        {"class", c},
+                        {"mode", mode},
+                        {"queries", s.queries},
+                        {"ndcg10", s.scores.ndcg / n},
+                        {"mrr", s.scores.mrr / n},
+                        {"below_keyword", s.below_keyword}}
+                       .dump()
+                << std::endl;
+    }
   }
 }
 
@@ -232,12 +326,7 @@ void MeasureSearchQuality(const fs::path& dir, int topics, const std::string& lo
   if (!opened) Fail("open the store: " + opened.error().message());
   Store& store = **opened;
   const std::vector<Doc> docs = Labelled(topics).Build();
-  // Per topic, its two words, then its first word alone.
-  std::vector<Query> labels(static_cast<size_t>(topics) * 2);
-  for (int t = 0; t < topics; ++t) {
-    labels[static_cast<size_t>(t) * 2].text = TopicWord(t, 0) + " " + TopicWord(t, 1);
-    labels[static_cast<size_t>(t) * 2 + 1].text = TopicWord(t, 0);
-  }
+  std::vector<std::vector<std::pair<Place, const Doc*>>> by_topic(static_cast<size_t>(topics));
   std::vector<Message> batch;
   std::string session;
   auto flush = [&] {
@@ -254,10 +343,8 @@ void MeasureSearchQuality(const fs::path& dir, int topics, const std::string& lo
       session = created->id;
     }
     if (docs[i].topic >= 0) {
-      const Place place = {session, static_cast<int64_t>(i % kMessagesPerSession) + 1};
-      const size_t two_words = static_cast<size_t>(docs[i].topic) * 2;
-      if (docs[i].grade > 0) labels[two_words].grades[place] = docs[i].grade;
-      if (docs[i].one_word_grade > 0) labels[two_words + 1].grades[place] = docs[i].one_word_grade;
+      by_topic[static_cast<size_t>(docs[i].topic)].emplace_back(
+          Place{session, static_cast<int64_t>(i % kMessagesPerSession) + 1}, &docs[i]);
     }
     Message m;
     m.role = Role::kUser;
@@ -265,6 +352,15 @@ void MeasureSearchQuality(const fs::path& dir, int topics, const std::string& lo
     batch.push_back(std::move(m));
   }
   flush();
+  std::vector<Query> labels;
+  for (int t = 0; t < topics; ++t) {
+    for (Query& q : QueriesOf(t)) {
+      for (const auto& [place, doc] : by_topic[static_cast<size_t>(t)]) {
+        if (const int grade = Grade(q, *doc); grade > 0) q.grades[place] = grade;
+      }
+      labels.push_back(std::move(q));
+    }
+  }
   const std::string backend(StoreKindName(StoreKindOf(location)));
   Measure(store, labels, /*configured=*/false, backend);
   const char* url = std::getenv("SESSIONDB_EMBED_URL");
