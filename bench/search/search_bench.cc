@@ -16,7 +16,7 @@
 // Prints one JSON object per measurement.
 //
 // First, unless --reuse: ranking quality (nDCG@10, MRR) of each mode on a
-// labelled set of --topics queries (search_quality.h); --quality stops there.
+// labelled set of --topics topics (search_quality.h); --quality stops there.
 //
 // Usage: sessiondb_search_bench [--messages N] [--code-writes N] [--dir DIR]
 //                               [--queries N] [--keep] [--reuse] [--hnsw-ef N]
@@ -693,7 +693,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (quality_only || (!reuse && !keyword_only)) {
-    Progress("ranking quality on a labelled set of " + std::to_string(topics) + " queries");
+    Progress("ranking quality on a labelled set of " + std::to_string(topics) +
+             " topics, five classes of queries");
     // On PostgreSQL in a namespace of its own, made fresh: NS-quality-PID-TIME.
     std::string quality_location = store_uri;
     if (const size_t at = quality_location.find("namespace="); at != std::string::npos) {

@@ -71,9 +71,10 @@ void AddSearch(CLI::App& app, CliContext& ctx) {
       "hybrid fuses the two by reciprocal rank and shows both ranks. A search first\n"
       "puts what was written since the full-text index last caught up into it (up to\n"
       "50,000 documents; imports and `serve` keep it caught up). Vectors come from\n"
-      "`sessiondb reindex` (or a running `sessiondb serve` or `sessiondb mcp`, which\n"
-      "embed new documents in the background); the result says how many documents are\n"
-      "not embedded or indexed yet.\n"
+      "`sessiondb import` (what it brings, at its end or in the background), a running\n"
+      "`sessiondb serve` or `sessiondb mcp`, or `sessiondb reindex`; a document with no\n"
+      "vector yet is ranked by keyword alone. A word that matches nothing is searched as\n"
+      "the index's nearest spelling, and the result says so.\n"
       "\nExamples:\n  sessiondb search \"token limit\"\n"
       "  sessiondb search 'parse_config' --kind code --mode keyword\n"
       "  sessiondb search retry --role assistant --since 2026-11-01 --json");
