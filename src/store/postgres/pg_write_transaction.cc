@@ -523,7 +523,7 @@ Status PgStore::ScrubAfterErasure() {
   static constexpr const char* kTables[] = {
       "sessions",   "events",          "blob_refs",   "blobs",      "usage_totals",
       "usage_days", "drafts",          "code_writes", "code_edits", "search_docs",
-      "embeddings", "active_sessions", "hook_seen",   "index_meta",
+      "embeddings", "active_sessions", "hook_seen",   "index_meta", "search_vocab",
   };
   return Run([&](PgConnection& c) -> Status {
     for (const char* table : kTables) {
