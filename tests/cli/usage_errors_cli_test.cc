@@ -65,7 +65,7 @@ TEST_F(UsageErrors, MissingValuesArgumentsAndVerbsSayWhatIsNeeded) {
            {{}, "sessiondb: no command given. See 'sessiondb --help'.\n"},
            {{"append", "x", "--tokens", "5"},
             "sessiondb: option '--tokens' of 'sessiondb append' needs at least 2 values "
-            "(IN,OUT[,CACHED[,REASONING]]), got 1. See 'sessiondb append --help'.\n"},
+            "(IN,OUT[,CACHED[,REASONING[,CACHE_WRITE]]]), got 1. See 'sessiondb append --help'.\n"},
        }) {
     const CliRun r = Sdb(c.args);
     const std::string what = c.args.empty() ? "(nothing)" : c.args[0];

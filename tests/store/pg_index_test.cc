@@ -136,7 +136,8 @@ TEST_F(PgIndex, PhrasesPrefixesAlternativesAndExclusions) {
   const std::string s = NewSessionId();
   AppendText(s, "the quick brown fox");                                // 1
   AppendText(s, "brown, then quick");                                  // 2
-  AppendText(s, "quickly done");                                       // 3
+  // Not "quickly": English stemming makes that "quick" on PostgreSQL.
+  AppendText(s, "quickest done");                                      // 3
   AppendText(s, "rename snake_case in src/main.cc and obj.method()");  // 4
   const int64_t d1 = DocOf(s, 1), d2 = DocOf(s, 2), d3 = DocOf(s, 3), d4 = DocOf(s, 4);
   auto sorted = [](std::vector<int64_t> v) {
