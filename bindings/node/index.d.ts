@@ -43,8 +43,11 @@ export type Part =
   | { type: "tool_call"; tool_call_id: string; tool_name: string; arguments: Json }
   | { type: "tool_result"; tool_call_id: string; text: string; is_error: boolean };
 
+// input_tokens is the whole input (cached reads and cache writes inside);
+// output_tokens the whole output (reasoning inside). docs/usage.md.
 export interface Usage {
   input_tokens: number; output_tokens: number; cached_tokens: number; reasoning_tokens: number;
+  cache_write_tokens: number;
 }
 
 export interface Message {

@@ -217,7 +217,8 @@ describe("sessiondb mcp through @modelcontextprotocol/sdk", () => {
     assert.equal(answer.role, "assistant");
     assert.equal(answer.model, "model-x");
     assert.deepEqual(answer.usage,
-                     { input_tokens: 10, output_tokens: 5, cached_tokens: 0, reasoning_tokens: 0 });
+                     { input_tokens: 10, output_tokens: 5, cached_tokens: 0, reasoning_tokens: 0,
+                       cache_write_tokens: 0 });
     assert.equal(notes.parts[1].type, "file");
     assert.match(text, /It shows the altitude spike at noon\./);
 

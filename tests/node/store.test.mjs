@@ -103,7 +103,7 @@ for (const [backend, make] of backends) {
         { role: "user", content: "what is in main.cc?", metadata: { turn: { n: 1 } } },
         {
           role: "assistant", model: "gpt-5", provider: "openai",
-          usage: { input_tokens: 10, output_tokens: 5, cached_tokens: 2, reasoning_tokens: 1 },
+          usage: { input_tokens: 10, output_tokens: 5, cached_tokens: 2, reasoning_tokens: 1, cache_write_tokens: 3 },
           parts: [sessiondb.reasoning("let me look", "sig-1"), sessiondb.toolCall("c1", "read", { path: "main.cc" })],
           files: ["main.cc"],
         },
@@ -115,7 +115,7 @@ for (const [backend, make] of backends) {
       assert.deepEqual(m[0].metadata, { turn: { n: 1 } });
       assert.deepEqual(m[1].parts[0], { type: "reasoning", text: "let me look" });
       assert.deepEqual(m[1].parts[1], { type: "tool_call", tool_call_id: "c1", tool_name: "read", arguments: { path: "main.cc" } });
-      assert.deepEqual(m[1].usage, { input_tokens: 10, output_tokens: 5, cached_tokens: 2, reasoning_tokens: 1 });
+      assert.deepEqual(m[1].usage, { input_tokens: 10, output_tokens: 5, cached_tokens: 2, reasoning_tokens: 1, cache_write_tokens: 3 });
       assert.deepEqual(m[1].files, ["main.cc"]);
       assert.deepEqual(m[2].parts[0], { type: "tool_result", tool_call_id: "c1", text: "int main() {}", is_error: false });
       assert.equal(m[3].parts[0].resource.uri, "https://example.com/x");
