@@ -134,8 +134,8 @@ TEST_F(PgIndex, OnlyTheNewestMatchesAreRankedWhenThereAreMoreThanTheCap) {
 
 TEST_F(PgIndex, PhrasesPrefixesAlternativesAndExclusions) {
   const std::string s = NewSessionId();
-  AppendText(s, "the quick brown fox");                                // 1
-  AppendText(s, "brown, then quick");                                  // 2
+  AppendText(s, "the quick brown fox");  // 1
+  AppendText(s, "brown, then quick");    // 2
   // Not "quickly": English stemming makes that "quick" on PostgreSQL.
   AppendText(s, "quickest done");                                      // 3
   AppendText(s, "rename snake_case in src/main.cc and obj.method()");  // 4
