@@ -5,6 +5,6 @@
 
 namespace sessiondb {
 
-inline constexpr int kPostgresSchemaVersion = 8;
+inline constexpr int kPostgresSchemaVersion = 9;
 
 }  // namespace sessiondb

@@ -140,7 +140,7 @@ std::vector<Event> ReplayCompactions(std::vector<Event> events);
 std::vector<Event> ApplyRewinds(std::vector<Event> events);
 
 // The current schema version of the embedded store.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 // The embedded store's SQLite database, inside the store's directory.
 inline constexpr std::string_view kEmbeddedDatabaseFile = "sessiondb.db";
@@ -430,6 +430,26 @@ class Store {
   // The resource as a data URI ("data:image/png;base64,..."). kCorruption if
   // its blob is damaged.
   virtual Result<std::string> ReadDataUri(const Resource& resource) = 0;
+
+  // ---- File versions: code checkpoints (docs/memory.md) --------------------
+
+  // Keeps `content` (the whole file, as `version` describes it: ignored when
+  // version.exists is false) as a blob, once by digest, and the version's row,
+  // in one transaction: the bytes are written before the row that names them.
+  // A version with a tool_use_id is kept once per (agent_session,
+  // tool_use_id, file_path, phase): recording it again returns the row kept
+  // first and changes nothing. With the store's secret redaction on, the
+  // content is redacted first (sha256 and size are of what is kept). Fills
+  // id, sha256, size and time_ms (0: now). kInvalidArgument for an empty
+  // path or agent_session, or content past kMaxFileVersionBytes;
+  // kFailedPrecondition for a read-only store or an encrypted PostgreSQL
+  // namespace (not kept there yet).
+  virtual Result<FileVersion> RecordFileVersion(const FileVersion& version,
+                                                std::string_view content) = 0;
+  // The versions `query` selects, in the order they were recorded (id).
+  // The content of one is ReadBlob(sha256). kInvalidArgument for a limit
+  // outside 1..kMaxFileVersionsListed.
+  virtual Result<std::vector<FileVersion>> ListFileVersions(const FileVersionQuery& query) = 0;
 
   // ---- Housekeeping -----------------------------------------------------------
 

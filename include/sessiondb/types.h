@@ -420,4 +420,48 @@ struct TurnUsage {
   std::optional<double> cost_usd;  // empty: no price for this provider, model and day
 };
 
+// ---- File versions: code checkpoints (Store::RecordFileVersion) ----------
+
+// When a file version was taken: as the tool call found the file (before it
+// ran) or as it left it (after).
+enum class FileVersionPhase { kBefore, kAfter };
+
+// "before", "after".
+std::string_view FileVersionPhaseName(FileVersionPhase phase);
+
+// The largest file kept as a version: the hook reads at most 4 MiB of a
+// file; imports may hold larger ones.
+inline constexpr int64_t kMaxFileVersionBytes = int64_t{16} * 1024 * 1024;
+// The most versions one ListFileVersions call returns.
+inline constexpr int64_t kMaxFileVersionsListed = 100000;
+// The blob references of file versions live under this session id (their
+// seq is the version's id), so garbage collection, verify and a namespace's
+// right to read a blob see them as they see a message's.
+inline constexpr std::string_view kFileVersionRefSession = "\x01file-versions";
+
+// One version of a file an agent's tool call read or wrote.
+struct FileVersion {
+  int64_t id = 0;               // assigned: increasing in the order recorded
+  std::string agent_session;    // the agent's session id (Claude Code's session_id)
+  std::string tool_use_id;      // the tool call ("" when unknown)
+  std::string file_path;        // absolute and normal (memory/write_path.h)
+  FileVersionPhase phase = FileVersionPhase::kAfter;
+  bool exists = true;           // false: no file at the path
+  std::string sha256;           // of the content kept, when exists
+  int64_t size = 0;             // bytes of the content kept
+  std::string tool;             // "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"...
+  std::string source;           // "hook", "import", "shell"
+  std::string project;          // the agent's working folder, when known
+  int64_t time_ms = 0;          // 0 on record: now
+};
+
+// Which versions ListFileVersions returns. Every field narrows; none set:
+// every version.
+struct FileVersionQuery {
+  std::string file_path;                    // exactly this path
+  std::vector<std::string> agent_sessions;  // any of these (at most 100)
+  int64_t after_id = 0;                     // only ids above this
+  int64_t limit = 10000;
+};
+
 }  // namespace sessiondb

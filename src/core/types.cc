@@ -59,6 +59,9 @@ Part AttachmentPart(PartType type, AttachmentSource::Kind kind, std::string data
 }  // namespace
 
 std::string_view RoleName(Role role) { return NameOf(role, kRoles); }
+std::string_view FileVersionPhaseName(FileVersionPhase phase) {
+  return phase == FileVersionPhase::kBefore ? "before" : "after";
+}
 Result<Role> ParseRole(std::string_view name) { return ParseName(name, kRoles, "role"); }
 std::string_view PartTypeName(PartType type) { return NameOf(type, kPartTypes); }
 Result<PartType> ParsePartType(std::string_view name) {

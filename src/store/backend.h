@@ -214,6 +214,19 @@ class Backend {
   // Which of `sha256s` the store holds bytes for.
   virtual Result<std::set<std::string>> PresentBlobs(const std::vector<std::string>& sha256s) = 0;
 
+  // ---- File versions (Store::RecordFileVersion) -------------------------------
+
+  // In one transaction: writes `blob` first when the store lacks its bytes
+  // (null when version.exists is false), then the version's row (id assigned,
+  // time_ms as given) and its blob reference (session kFileVersionRefSession,
+  // seq the id). When version.tool_use_id is not empty and a row with the
+  // same (agent_session, tool_use_id, file_path, phase) exists, returns that
+  // row and writes nothing.
+  virtual Result<FileVersion> InsertFileVersion(const FileVersion& version,
+                                                const PendingBlob* blob) = 0;
+  // The rows `query` selects (its limit already checked), in id order.
+  virtual Result<std::vector<FileVersion>> SelectFileVersions(const FileVersionQuery& query) = 0;
+
   // ---- Restores -------------------------------------------------------------
 
   // Inserts the session's row and its events (RestoreSession's contract in

@@ -14,7 +14,8 @@ Counts ErasureCounts(const ErasedRows& rows, int64_t blobs, int64_t blob_bytes) 
           {"usage_rows", rows.usage_rows},
           {"code_writes", rows.code_writes},
           {"search_documents", rows.search_documents},
-          {"embeddings", rows.embeddings}};
+          {"embeddings", rows.embeddings},
+          {"file_versions", rows.file_versions}};
 }
 
 std::string EncodeCounts(const Counts& counts) {

@@ -362,7 +362,7 @@ Result<ErasureCheck> StoreFront::VerifyErased(const ErasureReceipt& receipt) {
     for (const std::string& id : receipt.sessions) {
       ErasedRows rows;
       ASSIGN_OR_RETURN(bool present, txn.CountSessionRows(id, &rows));
-      check.checks += 8;
+      check.checks += 9;
       if (present) check.problems.push_back("session " + id + " still has its row");
       const std::pair<const char*, int64_t> left[] = {
           {"events", rows.events},
@@ -371,6 +371,7 @@ Result<ErasureCheck> StoreFront::VerifyErased(const ErasureReceipt& receipt) {
           {"code writes", rows.code_writes},
           {"search documents", rows.search_documents},
           {"embeddings", rows.embeddings},
+          {"file versions", rows.file_versions},
           {"blob references", static_cast<int64_t>(rows.blobs.size())}};
       for (const auto& [what, n] : left) {
         if (n > 0) {

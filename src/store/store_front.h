@@ -79,6 +79,10 @@ class StoreFront final : public Store {
   Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256, int64_t offset) override;
   Result<std::string> ReadDataUri(const Resource& resource) override;
 
+  Result<FileVersion> RecordFileVersion(const FileVersion& version,
+                                        std::string_view content) override;
+  Result<std::vector<FileVersion>> ListFileVersions(const FileVersionQuery& query) override;
+
   Result<GcReport> CollectGarbage(const GcOptions& options) override;
   Result<VerifyReport> Verify(const ProgressFn& progress) override;
   Result<StorageStats> Stats() override;

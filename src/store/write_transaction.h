@@ -57,6 +57,7 @@ struct ErasedRows {
   int64_t drafts = 0;
   int64_t usage_rows = 0;
   int64_t code_writes = 0;
+  int64_t file_versions = 0;
   int64_t search_documents = 0;
   int64_t embeddings = 0;
   std::set<std::string> blobs;  // digests the erased rows referred to

@@ -14,7 +14,7 @@ from sessiondb.langgraph import SessiondbSaver
 RECEIPT_KEYS = {"id", "erased_ms", "store", "namespace", "actor", "scope", "sessions",
                 "kept_for_forks", "messages", "counts", "blobs", "digest"}
 COUNT_KINDS = ["sessions", "events", "messages", "blobs", "blob_bytes", "drafts", "usage_rows",
-               "code_writes", "search_documents", "embeddings"]
+               "code_writes", "search_documents", "embeddings", "file_versions"]
 
 
 @pytest.fixture

@@ -261,6 +261,7 @@ TEST_F(ForgivingPgMigration, APostgresStoreIndexedWithoutStemmingIsRebuiltWithIt
       " WHERE e.namespace = d.namespace AND e.session_id = d.session_id AND e.seq = d.seq;"
       "DROP TEXT SEARCH CONFIGURATION sessiondb_english;"
       "DROP TEXT SEARCH DICTIONARY sessiondb_english_stem;"
+      "DROP TABLE file_versions;"
       "UPDATE sessiondb_meta SET value = '7' WHERE key = 'schema_version'");
   ASSERT_EQ(pg_->Query("SELECT count(*) FROM search_docs WHERE tsv @@ 'fail'::tsquery"), "0");
 

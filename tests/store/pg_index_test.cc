@@ -745,9 +745,10 @@ TEST_F(PgIndex, RebuildingTheKeywordIndexRestoresLostDocuments) {
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM search_docs"), "2");  // the stray one is gone
 }
 
-// A version 2 store: the current store with what versions 3 and 4 added
+// A version 2 store: the current store with what later versions added
 // taken away (the tables and trigger functions of the 2 -> 3 migration, the
-// trash column and ledger of 3 -> 4), which is exactly what version 2 wrote.
+// trash column and ledger of 3 -> 4, ..., the file versions of 8 -> 9),
+// which is exactly what version 2 wrote.
 TEST_F(PgIndex, AVersion2StoreIsSearchableOnceItUpgrades) {
   ASSERT_TRUE(store_->CreateSession({.id = "old"}));
   AppendText("old", "legacy conversation");
@@ -768,6 +769,7 @@ TEST_F(PgIndex, AVersion2StoreIsSearchableOnceItUpgrades) {
       "ALTER TABLE usage_totals DROP COLUMN cache_write_tokens; DROP TABLE usage_days;"
       "ALTER TABLE blobs DROP COLUMN digest; ALTER TABLE blob_refs DROP COLUMN digest;"
       "DROP TABLE forget_ledger; ALTER TABLE sessions DROP COLUMN trashed_ms;"
+      "DROP TABLE file_versions;"
       "DROP TABLE search_docs, embeddings, code_writes, code_edits, hook_seen, index_meta;"
       "DROP FUNCTION sessiondb_events_removed, sessiondb_events_changed,"
       " sessiondb_code_writes_removed, sessiondb_search_docs_removed CASCADE;"

@@ -129,10 +129,10 @@ TEST_F(PostgresStore, TextWithANulCharacterIsRefusedRatherThanCut) {
 // The version 1 schema, and two namespaces' sessions written the way version
 // 1 wrote them: a plain text message (no body), turns with usage (one naming
 // its provider), and a message whose body has no usage.
-constexpr const char* kVersion1Store = R"sql(
+constexpr const char* kPgVersion1Store = R"sql(
 DROP TABLE IF EXISTS sessions, events, blobs, blob_refs, active_sessions, usage_totals, drafts,
   sessiondb_meta, search_docs, embeddings, code_writes, code_edits, hook_seen, index_meta,
-  forget_ledger, blob_uploads, usage_days;
+  forget_ledger, blob_uploads, usage_days, file_versions;
 DROP FUNCTION IF EXISTS sessiondb_events_removed, sessiondb_events_changed,
   sessiondb_code_writes_removed, sessiondb_search_docs_removed CASCADE;
 CREATE TABLE sessiondb_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -175,7 +175,7 @@ INSERT INTO events VALUES ('team-b', 'old', 2, 'b2', 2000, 'message', 'assistant
 
 TEST_F(PostgresStore, AVersion1StoreMigratesToTheCurrentVersionWithItsUsageFilledIn) {
   store_.reset();
-  pg_->Query(kVersion1Store);
+  pg_->Query(kPgVersion1Store);
 
   Reopen();
   EXPECT_EQ(pg_->Query("SELECT value FROM sessiondb_meta WHERE key = 'schema_version'"),

@@ -73,10 +73,6 @@ struct ConversionKeys {
   std::string target_envelope;  // empty for decrypt
 };
 
-std::string GiveKeyHint() {
-  return "give its key with --key-file FILE or " + std::string(cipher::kKeyFileEnv) + "=FILE";
-}
-
 // The namespace's current key: plaintext for encrypt, else its data key
 // opened with options.key_file. kFailedPrecondition when the namespace is
 // not in the form `kind` converts from, or the key is missing or wrong.
@@ -93,6 +89,19 @@ Result<PgSealer> CurrentKey(PgConnection& c, const NamespaceConnection& target,
       return Err(
           Status::InvalidArgument("encrypting needs the key to encrypt with: --key-file FILE "
                                   "(make one with `sessiondb key new FILE`)"));
+    }
+    // An encrypted namespace keeps no file versions yet: encrypting would
+    // leave their paths in the clear.
+    PgParams p;
+    p.Add(target.ns);
+    ASSIGN_OR_RETURN(
+        PgResult versions,
+        c.Exec("SELECT EXISTS (SELECT 1 FROM file_versions WHERE namespace = $1)", p));
+    if (versions.Bool(0, 0)) {
+      return Err(Status::FailedPrecondition(
+          target.where +
+          " holds file versions (code checkpoints), which an encrypted namespace does not keep "
+          "yet; erase them first (`sessiondb erase --everything`, or the sessions that own them)"));
     }
     return PgSealer();
   }

@@ -6,11 +6,11 @@
 #include "store/store_common.h"
 
 namespace sessiondb::postgres {
-namespace {
-
 std::string GiveKeyHint() {
   return "give its key with --key-file FILE or " + std::string(cipher::kKeyFileEnv) + "=FILE";
 }
+
+namespace {
 
 // True when the namespace holds anything a plaintext writer put there:
 // sessions, code memory or settings.
@@ -20,6 +20,7 @@ Result<bool> NamespaceHasContent(PgConnection& c, const std::string& ns) {
   ASSIGN_OR_RETURN(PgResult r,
                    c.Exec("SELECT EXISTS (SELECT 1 FROM sessions WHERE namespace = $1) OR "
                           "EXISTS (SELECT 1 FROM code_writes WHERE namespace = $1) OR "
+                          "EXISTS (SELECT 1 FROM file_versions WHERE namespace = $1) OR "
                           "EXISTS (SELECT 1 FROM index_meta WHERE namespace = $1 AND "
                           "key LIKE 'setting:%')",
                           p));

@@ -32,6 +32,9 @@ inline constexpr std::string_view kNamespaceEnvelopeKey = "encryption:envelope";
 inline constexpr std::string_view kNamespaceConversionKey = "encryption:convert";
 inline constexpr std::string_view kNamespaceConversionProgressKey = "encryption:convert-progress";
 
+// What to tell a user whose encrypted namespace was opened without its key.
+std::string GiveKeyHint();
+
 // kFailedPrecondition saying that a conversion of kind `kind` of namespace
 // `ns` is under way and that running it again finishes it.
 Status ConversionUnderWay(std::string_view ns, std::string_view kind);

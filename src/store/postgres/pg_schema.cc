@@ -487,6 +487,34 @@ CREATE TRIGGER search_vocab_docs_changed AFTER UPDATE ON search_docs
   REFERENCING OLD TABLE AS old_docs NEW TABLE AS new_docs FOR EACH STATEMENT
   EXECUTE FUNCTION sessiondb_vocab_docs_changed();
 )sql",
+    // 8 -> 9: file versions, the code checkpoints (docs/memory.md), as the
+    // embedded store keeps them (its schema 9 -> 10): a file's content as a
+    // tool call found it and as it left it, kept as a blob named by a
+    // blob reference of session kFileVersionRefSession (seq = id), so gc,
+    // verify and a namespace's right to read the blob see it as a message's.
+    // Ids come from one identity shared by every namespace: increasing in the
+    // order recorded, never reused, not dense within a namespace.
+    R"sql(
+CREATE TABLE file_versions (
+  namespace     text NOT NULL,
+  id            bigint GENERATED ALWAYS AS IDENTITY,
+  agent_session text NOT NULL,
+  tool_use_id   text NOT NULL DEFAULT '',
+  file_path     text NOT NULL,
+  phase         text NOT NULL,  -- 'before' or 'after'
+  sha256        text,           -- NULL: no file at the path
+  size          bigint NOT NULL DEFAULT 0,
+  tool          text NOT NULL DEFAULT '',
+  source        text NOT NULL DEFAULT '',
+  project       text NOT NULL DEFAULT '',
+  created_ms    bigint NOT NULL,
+  PRIMARY KEY (namespace, id)
+);
+CREATE INDEX file_versions_by_file ON file_versions (namespace, file_path, id);
+CREATE INDEX file_versions_by_session ON file_versions (namespace, agent_session, id);
+CREATE UNIQUE INDEX file_versions_once ON file_versions
+  (namespace, agent_session, tool_use_id, file_path, phase) WHERE tool_use_id <> '';
+)sql",
 };
 
 }  // namespace

@@ -98,6 +98,12 @@ class PgStore final : public store::Backend {
   Result<Draft> LoadDraft(std::string_view draft_id) override;
   Status RemoveDraft(std::string_view draft_id) override;
 
+  // File versions, the code checkpoints (pg_file_versions.cc). Not kept in
+  // an encrypted namespace yet: kFailedPrecondition.
+  Result<FileVersion> InsertFileVersion(const FileVersion& version,
+                                        const PendingBlob* blob) override;
+  Result<std::vector<FileVersion>> SelectFileVersions(const FileVersionQuery& query) override;
+
   // One transaction on a pooled connection, run again after a transient
   // failure (pg_write_transaction.cc).
   Status RunWriteTransaction(const store::WriteOptions& options,

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json_parse.h"
 #include "core/message_codec.h"
 #include "store/forget_rules.h"
 #include "store/key_envelope.h"
@@ -160,6 +161,16 @@ class PgWriteTransaction final : public store::WriteTransaction {
     p.Add(ns_).Add(id);
     // The triggers drop the documents with their vectors and edits.
     RETURN_IF_ERROR(c_.Run("DELETE FROM code_writes WHERE namespace = $1 AND session_id = $2", p));
+    // The file versions with their blob references, while the session's row
+    // still says which agent session it was imported from.
+    ASSIGN_OR_RETURN(std::vector<std::string> agents, AgentSessionsOf(id));
+    PgParams f;
+    f.Add(ns_).Add(PgArray(agents)).Add(kFileVersionRefSession);
+    RETURN_IF_ERROR(
+        c_.Run("WITH gone AS (DELETE FROM file_versions WHERE namespace = $1 AND "
+               "agent_session = ANY($2::text[]) RETURNING id) DELETE FROM blob_refs WHERE "
+               "namespace = $1 AND session_id = $3 AND seq IN (SELECT id FROM gone)",
+               f));
     RETURN_IF_ERROR(EraseSession(id));
     ++erased->sessions;
     return Status::Ok();
@@ -196,6 +207,21 @@ class PgWriteTransaction final : public store::WriteTransaction {
       ASSIGN_OR_RETURN(std::string digest, BlobDigestOfRow(c_.sealer(), blobs, i, 0));
       erased->blobs.insert(std::move(digest));
     }
+    // The file versions of the agent sessions it stands for; their digests
+    // are kept as they are (versions are never kept sealed).
+    ASSIGN_OR_RETURN(std::vector<std::string> agents, AgentSessionsOf(id));
+    PgParams f;
+    f.Add(ns_).Add(PgArray(agents));
+    ASSIGN_OR_RETURN(PgResult versions,
+                     c_.Exec("SELECT count(*) FROM file_versions WHERE namespace = $1 AND "
+                             "agent_session = ANY($2::text[])",
+                             f));
+    erased->file_versions += versions.Int(0, 0);
+    ASSIGN_OR_RETURN(PgResult digests,
+                     c_.Exec("SELECT DISTINCT sha256 FROM file_versions WHERE namespace = $1 "
+                             "AND agent_session = ANY($2::text[]) AND sha256 IS NOT NULL",
+                             f));
+    for (int i = 0; i < digests.rows(); ++i) erased->blobs.emplace(digests.Text(i, 0));
     ASSIGN_OR_RETURN(PgResult exists,
                      c_.Exec("SELECT 1 FROM sessions WHERE namespace = $1 AND id = $2", p));
     return exists.rows() > 0;
@@ -205,6 +231,7 @@ class PgWriteTransaction final : public store::WriteTransaction {
     // A folder holds its subfolders: "/src/app" holds "/src/app/lib".
     std::string prefix(project);
     if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+    RETURN_IF_ERROR(EraseFileVersionsUnder(project, prefix, erased));
     PgParams p;
     std::string where;
     if (c_.sealer().encrypted() && !project.empty()) {
@@ -472,6 +499,61 @@ class PgWriteTransaction final : public store::WriteTransaction {
   }
 
  private:
+  // Erases the file versions of `project` (its own, and those of paths under
+  // `prefix`, its folder with a trailing slash), with the blob references
+  // that kept their contents; the whole namespace's when `project` is empty.
+  // Their paths are never sealed (an encrypted namespace keeps no versions).
+  Status EraseFileVersionsUnder(std::string_view project, const std::string& prefix,
+                                store::ErasedRows* erased) {
+    PgParams p;
+    p.Add(ns_).Add(project).Add(prefix).Add(kFileVersionRefSession);
+    // A data-modifying WITH runs whole whether or not its rows are read.
+    ASSIGN_OR_RETURN(
+        PgResult gone,
+        c_.Exec("WITH gone AS (DELETE FROM file_versions WHERE namespace = $1 AND ($2 = '' OR "
+                "project = $2 OR starts_with(project, $3) OR starts_with(file_path, $3)) "
+                "RETURNING id, sha256), refs AS (DELETE FROM blob_refs WHERE namespace = $1 AND "
+                "session_id = $4 AND seq IN (SELECT id FROM gone)) "
+                "SELECT sha256, count(*) FROM gone GROUP BY sha256",
+                p));
+    for (int i = 0; i < gone.rows(); ++i) {
+      erased->file_versions += gone.Int(i, 1);
+      if (!gone.IsNull(i, 0)) erased->blobs.emplace(gone.Text(i, 0));
+    }
+    return Status::Ok();
+  }
+
+  // The agent sessions whose file versions are session `id`'s: its own id,
+  // and the session it was imported from (metadata source_session_id: a
+  // Claude Code transcript's sessionId, which its hook records versions
+  // under) while its row is there to say so. A fork carries its parent's
+  // metadata, but the agent's versions are the parent's: only a root names
+  // its source.
+  Result<std::vector<std::string>> AgentSessionsOf(std::string_view id) {
+    std::vector<std::string> agents = {std::string(id)};
+    PgParams p;
+    p.Add(ns_).Add(id);
+    ASSIGN_OR_RETURN(PgResult r,
+                     c_.Exec("SELECT metadata FROM sessions WHERE namespace = $1 AND id = $2"
+                             " AND parent_id IS NULL",
+                             p));
+    if (r.rows() == 0) return agents;
+    ASSIGN_OR_RETURN(std::string metadata,
+                     c_.sealer().OpenText(PgColumn::kSessionMetadata, id, r.Text(0, 0)));
+    // Metadata that is not a JSON object names no source: only the id applies.
+    Result<nlohmann::json> parsed = ParseJson(metadata);
+    if (!parsed || !parsed->is_object()) return agents;
+    auto source = parsed->find("source_session_id");
+    if (source != parsed->end() && source->is_string()) {
+      std::string source_id = source->get<std::string>();
+      // One holding a NUL names no row: no stored text can hold one.
+      if (!source_id.empty() && source_id != id && source_id.find('\0') == std::string::npos) {
+        agents.push_back(std::move(source_id));
+      }
+    }
+    return agents;
+  }
+
   Result<std::vector<Session>> SelectSessions(const std::string& sql, const PgParams& p) {
     ASSIGN_OR_RETURN(PgResult r, c_.Exec(sql.c_str(), p));
     std::vector<Session> sessions;
@@ -521,9 +603,10 @@ Status PgStore::ScrubAfterErasure() {
   // (docs/retention.md). It cannot run in a transaction: after the commit,
   // and after the blob rows the erasure freed are deleted.
   static constexpr const char* kTables[] = {
-      "sessions",   "events",          "blob_refs",   "blobs",      "usage_totals",
-      "usage_days", "drafts",          "code_writes", "code_edits", "search_docs",
-      "embeddings", "active_sessions", "hook_seen",   "index_meta", "search_vocab",
+      "sessions",     "events",      "blob_refs",    "blobs",
+      "usage_totals", "usage_days",  "drafts",       "code_writes",
+      "code_edits",   "search_docs", "embeddings",   "active_sessions",
+      "hook_seen",    "index_meta",  "search_vocab", "file_versions",
   };
   return Run([&](PgConnection& c) -> Status {
     for (const char* table : kTables) {

@@ -390,6 +390,28 @@ WHERE e.type = 'message' AND e.body IS NOT NULL AND json_type(e.body, '$.usage')
   AND e.seq > s.fork_seq
 GROUP BY 1, 2, 3, 4;
 )sql",
+    // 9 -> 10: file versions, the code checkpoints (docs/memory.md): a file's
+    // content as a tool call found it and as it left it, kept as a blob named
+    // by a blob reference of session kFileVersionRefSession (seq = id).
+    R"sql(
+CREATE TABLE file_versions (
+  id            INTEGER PRIMARY KEY,
+  agent_session TEXT NOT NULL,
+  tool_use_id   TEXT NOT NULL DEFAULT '',
+  file_path     TEXT NOT NULL,
+  phase         TEXT NOT NULL,          -- 'before' or 'after'
+  sha256        TEXT,                   -- NULL: no file at the path
+  size          INTEGER NOT NULL DEFAULT 0,
+  tool          TEXT NOT NULL DEFAULT '',
+  source        TEXT NOT NULL DEFAULT '',
+  project       TEXT NOT NULL DEFAULT '',
+  created_ms    INTEGER NOT NULL
+);
+CREATE INDEX file_versions_by_file ON file_versions (file_path, id);
+CREATE INDEX file_versions_by_session ON file_versions (agent_session, id);
+CREATE UNIQUE INDEX file_versions_once ON file_versions
+  (agent_session, tool_use_id, file_path, phase) WHERE tool_use_id <> '';
+)sql",
 };
 
 #undef SEARCH_TEXT

@@ -92,6 +92,11 @@ class SqliteStore final : public store::Backend {
   Status RunWriteTransaction(const store::WriteOptions& options,
                              const store::WriteWork& work) override;
 
+  // File versions (sqlite_file_versions.cc).
+  Result<FileVersion> InsertFileVersion(const FileVersion& version,
+                                        const PendingBlob* blob) override;
+  Result<std::vector<FileVersion>> SelectFileVersions(const FileVersionQuery& query) override;
+
   Result<std::set<std::string>> PresentBlobs(const std::vector<std::string>& sha256s) override;
   Result<std::string> ReadBlob(std::string_view sha256) override;
   Result<std::unique_ptr<BlobReader>> OpenBlob(std::string_view sha256) override;
@@ -185,6 +190,9 @@ class SqliteStore final : public store::Backend {
   Result<bool> HasForksLocked(std::string_view id);
   // Removes the session's row, events, references, usage and drafts.
   Status EraseSessionLocked(std::string_view id);
+  // The version kept earlier under `version`'s (agent_session, tool_use_id,
+  // file_path, phase), or nullopt (always for one with no tool_use_id).
+  Result<std::optional<FileVersion>> FindKeptFileVersion(const FileVersion& version);
   // Appends inside the caller's transaction. Reads the session's row (last
   // seq, count, title) from that transaction, so appends to one session
   // earlier in the same transaction are seen and seqs stay dense.

@@ -15,6 +15,14 @@
 
 namespace sessiondb::sqlite {
 
+// The file versions that belong to session ?1: those recorded under its id
+// and, for an imported session, under the agent's own session id it carries.
+// A fork carries its parent's metadata, but those versions are the
+// parent's: only a root names its source.
+#define FILE_VERSIONS_OF_SESSION                                              \
+  "(agent_session = ?1 OR agent_session = (SELECT json_extract(metadata, "    \
+  "'$.source_session_id') FROM sessions WHERE id = ?1 AND parent_id IS NULL))"
+
 class SqliteWriteTransaction final : public store::WriteTransaction {
  public:
   explicit SqliteWriteTransaction(SqliteStore& store) : store_(store), db_(*store.db_) {}
@@ -117,6 +125,18 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
                      db_.Prepare("DELETE FROM code_writes WHERE session_id = ?1"));
     writes.Bind(1, id);
     RETURN_IF_ERROR(writes.Run());
+    // Its file versions: those of the agent session it is (or was imported
+    // from), with the references that kept their contents.
+    static constexpr const char* kEraseVersions[] = {
+        "DELETE FROM blob_refs WHERE session_id = ?2 AND seq IN (SELECT id FROM file_versions "
+        "WHERE " FILE_VERSIONS_OF_SESSION ")",
+        "DELETE FROM file_versions WHERE " FILE_VERSIONS_OF_SESSION,
+    };
+    for (const char* sql : kEraseVersions) {
+      ASSIGN_OR_RETURN(Statement erase, db_.Prepare(sql));
+      erase.Bind(1, id).Bind(2, kFileVersionRefSession);
+      RETURN_IF_ERROR(erase.Run());
+    }
     RETURN_IF_ERROR(store_.EraseSessionLocked(id));
     ++erased->sessions;
     return Status::Ok();
@@ -155,6 +175,16 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
       erased->blobs.emplace(blobs.ColumnText(0));
     }
     blobs.Reset();
+    ASSIGN_OR_RETURN(Statement versions,
+                     db_.Prepare("SELECT sha256 FROM file_versions WHERE " FILE_VERSIONS_OF_SESSION));
+    versions.Bind(1, id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, versions.Step());
+      if (!more) break;
+      ++erased->file_versions;
+      if (!versions.ColumnIsNull(0)) erased->blobs.emplace(versions.ColumnText(0));
+    }
+    versions.Reset();
     ASSIGN_OR_RETURN(Statement exists, db_.Prepare("SELECT 1 FROM sessions WHERE id = ?1"));
     exists.Bind(1, id);
     ASSIGN_OR_RETURN(bool present, exists.Step());
@@ -177,7 +207,30 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
         "(SELECT count(*) FROM embeddings WHERE doc_id IN "
         "  (SELECT doc_id FROM search_docs WHERE code_id IN gone))";
     static constexpr const char* kRemove = "DELETE FROM code_writes" CODE_WRITES_UNDER;
+    // The file versions under it go too, with the references that kept their
+    // contents: the whole store's when `project` is empty.
+    static constexpr const char* kVersions =
+        "SELECT sha256 FROM file_versions" CODE_WRITES_UNDER;
+    static constexpr const char* kRemoveVersions[] = {
+        "DELETE FROM blob_refs WHERE session_id = ?3 AND seq IN (SELECT id FROM file_versions"
+        CODE_WRITES_UNDER ")",
+        "DELETE FROM file_versions" CODE_WRITES_UNDER,
+    };
 #undef CODE_WRITES_UNDER
+    ASSIGN_OR_RETURN(Statement versions, db_.Prepare(kVersions));
+    versions.Bind(1, project).Bind(2, prefix);
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, versions.Step());
+      if (!more) break;
+      ++erased->file_versions;
+      if (!versions.ColumnIsNull(0)) erased->blobs.emplace(versions.ColumnText(0));
+    }
+    versions.Reset();
+    for (const char* sql : kRemoveVersions) {
+      ASSIGN_OR_RETURN(Statement remove, db_.Prepare(sql));
+      remove.Bind(1, project).Bind(2, prefix).Bind(3, kFileVersionRefSession);
+      RETURN_IF_ERROR(remove.Run());
+    }
     ASSIGN_OR_RETURN(Statement counts, db_.Prepare(kCount));
     counts.Bind(1, project).Bind(2, prefix);
     ASSIGN_OR_RETURN(bool row, counts.Step());
