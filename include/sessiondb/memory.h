@@ -89,6 +89,9 @@ struct HistoryScan {
   int64_t tool_calls_scanned = 0;
   int64_t writes_found = 0;
   int64_t writes_recorded = 0;  // new to the memory
+  // File versions (code checkpoints) the calls gave: whole-file writes, and
+  // edits applied to a version already known (docs/memory.md).
+  int64_t file_versions = 0;
 };
 
 struct MemoryOptions {

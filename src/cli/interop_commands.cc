@@ -289,7 +289,10 @@ void AddImport(CLI::App& app, CliContext& ctx) {
     if (!report->files_skipped.empty()) ctx.set_exit_code(kExitFilesSkipped);
     if (ctx.options.json) {
       Json out = ToJson(*report);
-      if (learned) out["code_writes_learned"] = learned->writes_recorded;
+      if (learned) {
+        out["code_writes_learned"] = learned->writes_recorded;
+        out["file_versions_learned"] = learned->file_versions;
+      }
       out["embedded"] = vectors.embedded;
       out["embedding_in_background"] = vectors.background;
       if (vectors.background_pid > 0) out["embedding_pid"] = vectors.background_pid;

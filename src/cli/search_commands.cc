@@ -200,6 +200,7 @@ void AddReindex(CLI::App& app, CliContext& ctx) {
     if (!scan) return ctx.Fail(scan.error());
     report["code_writes_found"] = scan->writes_found;
     report["code_writes_learned"] = scan->writes_recorded;
+    report["file_versions_learned"] = scan->file_versions;
     // What writes recorded since the index last caught up (the code writes
     // just learned among them).
     Result<int64_t> indexed = ctx.CatchUpTextIndex();

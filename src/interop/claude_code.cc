@@ -36,6 +36,7 @@
 #include "blob/base64.h"
 #include "core/json_access.h"
 #include "core/json_parse.h"
+#include "interop/claude_file_history.h"
 #include "interop/formats.h"
 #include "interop/jsonl_reader.h"
 #include "interop/long_record.h"
@@ -986,6 +987,9 @@ Status Run(const fs::path& path, ImportSink& sink) {
     sink.ProgressWithinFile(before, sizes[i], overall);
     FileImport file(ordered[i], root, sink);
     RETURN_IF_ERROR(file.Run());
+    // Claude Code's own checkpoints of the files this session wrote.
+    ASSIGN_OR_RETURN(int64_t versions, ImportClaudeFileHistory(ordered[i], sink));
+    (void)versions;
     before += sizes[i];
   }
   return Status::Ok();

@@ -11,6 +11,7 @@
 #include "core/message_codec.h"
 #include "memory/churn_rules.h"
 #include "memory/function_detect.h"
+#include "memory/history_versions.h"
 #include "memory/language.h"
 #include "memory/write_extract.h"
 #include "memory/write_path.h"
@@ -68,12 +69,15 @@ std::vector<std::string> RecallWords(std::string_view file_path, std::string_vie
 
 class BackendCodeMemory final : public CodeMemory {
  public:
-  // `owned_store`, when set, is the Store `backend` came from (Open by path).
-  BackendCodeMemory(MemoryOptions options, std::unique_ptr<store::IndexBackend> backend,
+  // `store` is the Store `backend` came from; `owned_store`, when set, is
+  // that Store, owned (Open by path).
+  BackendCodeMemory(MemoryOptions options, Store& store,
+                    std::unique_ptr<store::IndexBackend> backend,
                     std::unique_ptr<Store> owned_store)
       : options_(std::move(options)),
         owned_store_(std::move(owned_store)),
-        backend_(std::move(backend)) {
+        backend_(std::move(backend)),
+        versions_(store) {
     if (!options_.clock) options_.clock = WallClockMs;
   }
 
@@ -250,12 +254,26 @@ class BackendCodeMemory final : public CodeMemory {
   Status Learn(const store::StoredToolCall& call, HistoryScan* scan) {
     const std::string call_folder =
         call.cwd.empty() ? call.project : ResolveWritePath(call.cwd, call.project);
-    for (ExtractedWrite& w : ExtractWrites(call.name, call.arguments)) {
-      if (w.new_code.empty()) continue;
-      ++scan->writes_found;
+    std::vector<ExtractedWrite> writes = ExtractWrites(call.name, call.arguments);
+    for (ExtractedWrite& w : writes) {
       const std::string folder =
           w.workdir.empty() ? call_folder : ResolveWritePath(w.workdir, call_folder);
-      CodeWrite write{.file_path = ResolveWritePath(w.file_path, folder),
+      w.file_path = ResolveWritePath(w.file_path, folder);
+    }
+    if (versions_on_ && !writes.empty()) {
+      Result<int64_t> learned = versions_.Learn(call, writes);
+      if (learned) {
+        scan->file_versions += *learned;
+      } else if (learned.error().code() == StatusCode::kFailedPrecondition) {
+        versions_on_ = false;  // a store that keeps no versions (an encrypted namespace)
+      } else {
+        return learned.error();
+      }
+    }
+    for (ExtractedWrite& w : writes) {
+      if (w.new_code.empty()) continue;
+      ++scan->writes_found;
+      CodeWrite write{.file_path = std::move(w.file_path),
                       .old_code = std::move(w.old_code),
                       .new_code = std::move(w.new_code),
                       .whole_file = w.whole_file,
@@ -287,6 +305,9 @@ class BackendCodeMemory final : public CodeMemory {
   // outlive its Store.
   std::unique_ptr<Store> owned_store_;
   std::unique_ptr<store::IndexBackend> backend_;
+  // File versions learned from the same calls (history_versions.h).
+  HistoryVersions versions_;
+  bool versions_on_ = true;
 };
 
 }  // namespace
@@ -295,7 +316,7 @@ class BackendCodeMemory final : public CodeMemory {
 Result<std::unique_ptr<CodeMemory>> CodeMemory::Open(Store& store, const MemoryOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<store::IndexBackend> backend, store.OpenIndexBackend());
   return std::unique_ptr<CodeMemory>(
-      new memory::BackendCodeMemory(options, std::move(backend), nullptr));
+      new memory::BackendCodeMemory(options, store, std::move(backend), nullptr));
 }
 
 Result<std::unique_ptr<CodeMemory>> CodeMemory::Open(const std::string& store_path,
@@ -303,8 +324,9 @@ Result<std::unique_ptr<CodeMemory>> CodeMemory::Open(const std::string& store_pa
   ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
                    search::OpenExistingStore(store_path, options.search.busy_timeout_ms));
   ASSIGN_OR_RETURN(std::unique_ptr<store::IndexBackend> backend, store->OpenIndexBackend());
+  Store& kept = *store;
   return std::unique_ptr<CodeMemory>(
-      new memory::BackendCodeMemory(options, std::move(backend), std::move(store)));
+      new memory::BackendCodeMemory(options, kept, std::move(backend), std::move(store)));
 }
 
 }  // namespace sessiondb

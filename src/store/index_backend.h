@@ -145,6 +145,8 @@ struct StoredToolCall {
   std::string name;
   std::string arguments;  // JSON text
   int64_t time_ms = 0;
+  std::string call_id;        // the tool call's id ("" when it has none)
+  std::string agent_session;  // the session's metadata "source_session_id", else ""
 };
 
 struct EditCounts {

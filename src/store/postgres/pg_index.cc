@@ -148,6 +148,12 @@ std::string ProjectOf(std::string_view metadata) {
   return project.empty() ? MemberText(doc, "cwd") : project;
 }
 
+// The agent's own session id an imported session carries, else "".
+std::string AgentSessionOf(std::string_view metadata) {
+  nlohmann::json doc = ParseJson(metadata).value_or(nlohmann::json());
+  return doc.is_object() ? MemberText(doc, "source_session_id") : std::string();
+}
+
 // True when a folder filter (with its '/') holds `folder`, as the SQL's
 // starts_with(folder || '/', filter) decides.
 bool UnderFolder(std::string_view folder, std::string_view filter) {
@@ -1035,6 +1041,7 @@ Result<std::vector<store::StoredToolCall>> PgIndex::ToolCallsAfter(int64_t after
       ASSIGN_OR_RETURN(std::string metadata_text,
                        OpenedText(*sealer, PgColumn::kSessionMetadata, session_id, r, i, 4));
       const std::string project = ProjectOf(metadata_text);
+      const std::string agent_session = AgentSessionOf(metadata_text);
       auto metadata = body.find("metadata");
       const std::string cwd = metadata != body.end() && metadata->is_object()
                                   ? MemberText(*metadata, "cwd")
@@ -1048,7 +1055,9 @@ Result<std::vector<store::StoredToolCall>> PgIndex::ToolCallsAfter(int64_t after
                                             .cwd = cwd,
                                             .name = MemberText(part, "name"),
                                             .arguments = MemberText(part, "arguments"),
-                                            .time_ms = r.Int(i, 2)});
+                                            .time_ms = r.Int(i, 2),
+                                            .call_id = MemberText(part, "id"),
+                                            .agent_session = agent_session});
       }
     }
     // Plaintext: the server already kept only such messages, so one page is the answer.

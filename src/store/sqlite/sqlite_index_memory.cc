@@ -160,6 +160,7 @@ Result<std::vector<store::StoredToolCall>> SqliteIndexBackend::ToolCallsAfter(in
       Statement s,
       db_->Prepare("WITH page AS (SELECT d.doc_id, e.session_id, e.ts_ms, e.body,"
                    "  coalesce(s.metadata->>'project', s.metadata->>'cwd', '') AS project,"
+                   "  coalesce(s.metadata->>'source_session_id', '') AS agent_session,"
                    // The folder the message's calls ran in (an importer's
                    // note). Parsing a body of MiBs once more costs as much
                    // again, so only a body that names a cwd is parsed.
@@ -173,7 +174,8 @@ Result<std::vector<store::StoredToolCall>> SqliteIndexBackend::ToolCallsAfter(in
                    "  json_each(e.body, '$.parts') q WHERE q.value->>'type' = 'tool_call')"
                    "  ORDER BY d.doc_id LIMIT ?2)"
                    " SELECT page.doc_id, page.session_id, page.ts_ms, p.value->>'name',"
-                   " p.value->>'arguments', page.project, page.cwd"
+                   " p.value->>'arguments', page.project, page.cwd,"
+                   " coalesce(p.value->>'id', ''), page.agent_session"
                    " FROM page, json_each(page.body, '$.parts') p"
                    " WHERE p.value->>'type' = 'tool_call'"
                    " ORDER BY page.doc_id, p.key"));
@@ -188,7 +190,9 @@ Result<std::vector<store::StoredToolCall>> SqliteIndexBackend::ToolCallsAfter(in
                                         .cwd = std::string(s.ColumnText(6)),
                                         .name = std::string(s.ColumnText(3)),
                                         .arguments = std::string(s.ColumnText(4)),
-                                        .time_ms = s.ColumnInt(2)});
+                                        .time_ms = s.ColumnInt(2),
+                                        .call_id = std::string(s.ColumnText(7)),
+                                        .agent_session = std::string(s.ColumnText(8))});
   }
   return out;
 }
