@@ -49,7 +49,7 @@ _sessiondb() {
   _sessiondb_ask "$cword" "${words[@]}" && return
 
   local verbs="init new ls rename archive unarchive purge active append show fork events
-    compact prune rewind view usage drafts project import export gc verify stats copy sync redact rm
+    compact prune rewind file-history restore blame view usage drafts project import export gc verify stats copy sync redact rm
     trash erase ledger retain key encrypt decrypt search
     reindex recall churn hook serve mcp demo open version"
   local globals="--store --namespace --json --no-pager --fast --max-image-bytes
@@ -104,7 +104,7 @@ _sessiondb() {
         "install " | "uninstall ") COMPREPLY=($(compgen -W "claude-code" -- "$cur")) ;;
       esac
       ;;
-    import | append | recall | export)
+    import | append | recall | export | file-history | restore | blame)
       COMPREPLY=($(compgen -f -- "$cur"))
       ;;
   esac

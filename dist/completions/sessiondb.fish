@@ -6,7 +6,7 @@
 # (tests/cli/install_test.cc and completion_cli_test.cc check both).
 
 set -l verbs init new ls rename archive unarchive purge active append show fork events \
-    compact prune rewind view usage drafts project import export gc verify stats copy sync redact rm \
+    compact prune rewind file-history restore blame view usage drafts project import export gc verify stats copy sync redact rm \
     trash erase ledger retain key encrypt decrypt search \
     reindex recall churn hook serve mcp demo open version
 
@@ -38,6 +38,9 @@ complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a events -d "
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a compact -d 'Record a summary of a range of events'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a prune -d 'Erase the messages a compaction covers'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a rewind -d "End a session's view at a seq"
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a file-history -d 'Every version of a file the agents wrote'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a restore -d 'Write a recorded version of a file back'
+complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a blame -d 'Each line of a file with the tool call that last wrote it'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a view -d 'Record a resource view'
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a usage -d "Token totals of a session's turns"
 complete -c sessiondb -n "not __fish_seen_subcommand_from $verbs" -a drafts -d "List a session's unfinished drafts"

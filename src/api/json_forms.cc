@@ -512,6 +512,64 @@ Json ToJson(const ChurnEntry& e) {
           {"tier", std::string(ChurnTierName(e.tier))}};
 }
 
+// ---- Code checkpoints -------------------------------------------------------
+
+namespace {
+
+Json TextOrNull(const std::string& text) { return text.empty() ? Json(nullptr) : Json(text); }
+
+}  // namespace
+
+Json ToJson(const FileRestore& f, bool with_diff, size_t diff_lines) {
+  Json j = {{"path", f.file_path},
+            {"action", FileRestoreActionName(f.action)},
+            {"version_id", f.version_id == 0 ? Json(nullptr) : Json(f.version_id)},
+            {"conflict", TextOrNull(f.conflict)},
+            {"refused", TextOrNull(f.refused)},
+            {"done", f.done}};
+  if (with_diff) j["diff"] = FileRestoreDiff(f, diff_lines);
+  return j;
+}
+
+Json ToJson(const FileHistoryEntry& e, bool with_diff) {
+  const PlacedFileVersion& p = e.placed;
+  Json j = {{"number", e.number},
+            {"version_id", p.version.id},
+            {"time_ms", p.version.time_ms},
+            {"time", FormatUtcTime(p.version.time_ms, UtcTimeForm::kIsoMillis)},
+            {"session_id", TextOrNull(p.session_id)},
+            {"agent_session", p.version.agent_session},
+            {"seq", p.session_id.empty() ? Json(nullptr) : Json(p.seq)},
+            {"tool", p.version.tool},
+            {"tool_use_id", TextOrNull(p.version.tool_use_id)},
+            {"source", p.version.source},
+            {"exists", p.version.exists},
+            {"size", p.version.size},
+            {"sha256", TextOrNull(p.version.sha256)},
+            {"prompt", e.prompt}};
+  if (with_diff) j["diff"] = e.diff;
+  return j;
+}
+
+Json ToJson(const BlameLine& l) {
+  Json j = {{"line", l.line}, {"text", l.text}, {"agent", l.by.has_value()}};
+  if (!l.by) {
+    for (const char* key :
+         {"session_id", "agent_session", "seq", "tool_use_id", "version_id", "tool"}) {
+      j[key] = nullptr;
+    }
+    return j;
+  }
+  const PlacedFileVersion& p = *l.by;
+  j["session_id"] = TextOrNull(p.session_id);
+  j["agent_session"] = p.version.agent_session;
+  j["seq"] = p.session_id.empty() ? Json(nullptr) : Json(p.seq);
+  j["tool_use_id"] = TextOrNull(p.version.tool_use_id);
+  j["version_id"] = p.version.id;
+  j["tool"] = p.version.tool;
+  return j;
+}
+
 }  // namespace sessiondb
 
 // ---- Forgetting -------------------------------------------------------------

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sessiondb/code_checkpoints.h"
 #include "sessiondb/forget.h"
 #include "sessiondb/interop.h"
 #include "sessiondb/memory.h"
@@ -71,6 +72,24 @@ Json ToJson(const SearchResults& results);
 Json ToJson(const ImportReport& report);
 Json ToJson(const RecalledCode& code);
 Json ToJson(const ChurnEntry& entry);
+
+// ---- Code checkpoints (code_checkpoints.h, docs/memory.md) -----------------
+// One form for `sessiondb rewind --code`, file-history, restore and blame
+// with --json, the HTTP routes under /v1/files and the code rewind.
+
+// A file of a rewind or restore: {"path","action","version_id" (null: none),
+// "conflict" and "refused" (null: none),"done"}, plus "diff" (FileRestoreDiff,
+// at most `diff_lines` lines) when `with_diff`.
+Json ToJson(const FileRestore& file, bool with_diff, size_t diff_lines = 400);
+// A version of a file's history: {"number","version_id","time_ms","time"
+// (ISO),"session_id" (null: no store session),"agent_session","seq" (null:
+// no session),"tool","tool_use_id" (null: none),"source","exists","size",
+// "sha256" (null: no file),"prompt"}, plus "diff" when `with_diff`.
+Json ToJson(const FileHistoryEntry& entry, bool with_diff);
+// A line of blame: {"line","text","agent", then who wrote it: "session_id",
+// "agent_session","seq","tool_use_id","version_id","tool"}, each null when
+// no agent did (and session_id, seq, tool_use_id null when not known).
+Json ToJson(const BlameLine& line);
 
 // ---- Forgetting (forget.h, docs/retention.md) -------------------------------
 

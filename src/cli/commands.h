@@ -31,6 +31,8 @@ void VerifyErasureReceipt(CliContext& ctx, const std::string& path);
 void AddKeyCommands(CLI::App& app, CliContext& ctx);
 // search, reindex
 void AddSearchCommands(CLI::App& app, CliContext& ctx);
+// file-history, restore, blame: code checkpoints (docs/memory.md)
+void AddCheckpointCommands(CLI::App& app, CliContext& ctx);
 // recall, churn, hook
 void AddMemoryCommands(CLI::App& app, CliContext& ctx);
 // sync (docs/sync.md)

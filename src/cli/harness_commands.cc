@@ -9,6 +9,7 @@
 #include <string>
 
 #include "api/json_forms.h"
+#include "cli/checkpoint_commands.h"
 #include "cli/commands.h"
 #include "cli/completion.h"
 #include "cli/numeric_options.h"
@@ -240,10 +241,12 @@ void AddRewind(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string session;
     int64_t to = -1;
+    bool code = false, code_only = false, conversation_only = false;
+    bool dry_run = false, force = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
-      "rewind", "End a session's view at a seq; what follows stays in the log (`events`)");
+      "rewind", "End a session's view at a seq (and, with --code, restore its agent's files)");
   cmd->add_option("SESSION", args->session, kSessionArgHelp)->required();
   // CLI11 refuses a SEQ that is negative or not a number before the store
   // is opened; one past the end is the store's to refuse (kInvalidArgument).
@@ -251,15 +254,59 @@ void AddRewind(CLI::App& app, CliContext& ctx) {
       ->required()
       ->check(NumberIn(0, kMaxCount))
       ->option_text("SEQ");
+  auto* code = cmd->add_flag("--code", args->code,
+                             "Also restore the files the agent wrote after SEQ (then the "
+                             "conversation)");
+  auto* code_only =
+      cmd->add_flag("--code-only", args->code_only, "Restore the files only; the view stays");
+  auto* conversation_only = cmd->add_flag("--conversation-only", args->conversation_only,
+                                          "Rewind the conversation only (the default)");
+  code->excludes(code_only)->excludes(conversation_only);
+  code_only->excludes(conversation_only);
+  cmd->add_flag("--dry-run", args->dry_run,
+                "Print what would happen, with each file's diff; change nothing");
+  cmd->add_flag("--force", args->force,
+                "Overwrite files changed since the agent's last write (--code, --code-only)");
   cmd->footer(
       "\nMessages after SEQ leave the session's view: `show`, `tail`, projections,\n"
       "exports and the faces no longer see them, and messages appended later follow\n"
       "SEQ. The log keeps everything, with the rewind as an event of its own.\n"
-      "\nExamples:\n  sessiondb rewind SID --to 12\n  sessiondb rewind SID --to 0 --json");
+      "\nWith --code, each file the session's agent wrote after SEQ goes back to what it\n"
+      "was at SEQ (a file it created is removed), then the conversation is rewound.\n"
+      "A file changed since the agent's last write (by someone else) is a conflict:\n"
+      "without --force nothing at all is changed. Paths through a symbolic link are\n"
+      "refused. See `sessiondb file-history` and docs/memory.md.\n"
+      "\nExamples:\n  sessiondb rewind SID --to 12\n  sessiondb rewind SID --to 0 --json\n"
+      "  sessiondb rewind SID --to 12 --code --dry-run");
   cmd->callback([&ctx, args] {
     const std::optional<std::string> id = ctx.SessionId(args->session);
     if (!id) return;
+    if (args->code || args->code_only) {
+      return RunCodeRewind(ctx, {.session_id = *id,
+                                 .to_seq = args->to,
+                                 .scope = args->code ? RewindScope::kCode : RewindScope::kCodeOnly,
+                                 .dry_run = args->dry_run,
+                                 .force = args->force});
+    }
     Store* store = ctx.OpenStore(/*create_if_missing=*/false);
+    if (args->dry_run) {
+      auto session = store->GetSession(*id);
+      if (!session) return ctx.Fail(session.error());
+      if (args->to > session->last_seq) {
+        return ctx.Fail(Status::InvalidArgument(
+            "seq " + std::to_string(args->to) + " is outside 0.." +
+            std::to_string(session->last_seq) + " of session " + session->id));
+      }
+      if (ctx.options.json) {
+        return ctx.PrintJson({{"session_id", session->id},
+                              {"to_seq", args->to},
+                              {"scope", "conversation"},
+                              {"dry_run", true}});
+      }
+      std::cout << "conversation: the view of " << session->id << " would end at #" << args->to
+                << "\n";
+      return;
+    }
     auto event = store->Rewind(*id, args->to);
     if (!event) return ctx.Fail(event.error());
     auto session = store->GetSession(*id);

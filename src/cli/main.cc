@@ -212,6 +212,7 @@ static int RunProgram(int argc, char** argv) {
   AddKeyCommands(app, ctx);
   AddSearchCommands(app, ctx);
   AddMemoryCommands(app, ctx);
+  AddCheckpointCommands(app, ctx);
   AddSyncCommand(app, ctx);
   AddServeCommand(app, ctx);
   AddMcpCommand(app, ctx);

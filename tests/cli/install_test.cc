@@ -303,7 +303,7 @@ TEST_F(Install, TheManPageAndCompletionsNameExactlyTheVerbsOfHelp) {
   const size_t begin = man.find(".SH VERBS\n"), end = man.find(".SH ", begin + 1);
   ASSERT_NE(begin, std::string::npos);
   std::set<std::string> in_man;
-  const std::regex tag(R"(\.TP\n\.B ([a-z]+)\n)");
+  const std::regex tag(R"(\.TP\n\.B ([a-z][a-z-]*)\n)");
   const std::string section = man.substr(begin, end - begin);
   for (std::sregex_iterator it(section.begin(), section.end(), tag), last; it != last; ++it) {
     in_man.insert((*it)[1].str());
@@ -317,7 +317,7 @@ TEST_F(Install, TheManPageAndCompletionsNameExactlyTheVerbsOfHelp) {
   // Zsh: the 'verb:description' entries of its verbs array.
   const std::string zsh = ReadAll(Installed("share/zsh/site-functions/_sessiondb"));
   std::set<std::string> in_zsh;
-  const std::regex entry(R"(\n  '([a-z]+):)");
+  const std::regex entry(R"(\n  '([a-z][a-z-]*):)");
   for (std::sregex_iterator it(zsh.begin(), zsh.end(), entry), last; it != last; ++it) {
     in_zsh.insert((*it)[1].str());
   }
@@ -326,7 +326,7 @@ TEST_F(Install, TheManPageAndCompletionsNameExactlyTheVerbsOfHelp) {
   // Fish: the verbs offered before one is given (-a VERB on the first word).
   const std::string fish = ReadAll(Installed("share/fish/vendor_completions.d/sessiondb.fish"));
   std::set<std::string> in_fish;
-  const std::regex first(R"(not __fish_seen_subcommand_from \$verbs" -a ([a-z]+) )");
+  const std::regex first(R"(not __fish_seen_subcommand_from \$verbs" -a ([a-z][a-z-]*) )");
   for (std::sregex_iterator it(fish.begin(), fish.end(), first), last; it != last; ++it) {
     in_fish.insert((*it)[1].str());
   }
