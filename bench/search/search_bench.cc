@@ -22,6 +22,7 @@
 //                               [--queries N] [--keep] [--reuse] [--hnsw-ef N]
 //                               [--quality] [--topics N] [--keyword-only]
 //                               [--keyword-candidates N] [--clustered-vectors N]
+//                               [--hook-checkpoints]
 // --clustered-vectors N measures HNSW recall@10 and latency on N clustered
 // synthetic embeddings beside the exact scan, then the first query of a
 // fresh process over the saved index (mapped), with the file cached and with
@@ -35,6 +36,10 @@
 // instead of the default.
 // --reuse measures the searches again on a store a --keep run left in DIR
 // (no build, embedding, HNSW build or code writes).
+// After the hook process: the hook's code checkpoints on and off
+// (--no-checkpoints), interleaved, beside the same floors, and the bytes
+// 1,000 checkpointed edits to 50 files store (hook_checkpoints_workload.h).
+// --hook-checkpoints measures those alone, on a fresh store in DIR.
 // --baseline-cli PATH (with --baseline-empty-process PATH, its floor) runs
 // another build of `sessiondb` as the hook too, interleaved with this one's,
 // so a change to the process's start is measured before and after in one run
@@ -59,6 +64,7 @@
 #include <string>
 #include <vector>
 
+#include "hook_checkpoints_workload.h"
 #include "search/vector_index.h"
 #include "search_quality.h"
 #include "sessiondb/memory.h"
@@ -500,6 +506,27 @@ ProcessTimes RunHookProcess(const std::string& cli, const std::string& store,
   return RunProcess({cli, "--store", store, "hook", "claude-code"}, in);
 }
 
+// The hook with checkpoints on and off on the store at `location`, then the
+// storage of 1,000 checkpointed edits; each measure printed.
+void MeasureCheckpoints(const std::string& location, const fs::path& dir, int runs) {
+  Progress("the hook with code checkpoints on and off, interleaved, beside its floors");
+  const bench::ProcessRunner runner = [](std::vector<std::string> args,
+                                         const std::string& stdin_path) {
+    const ProcessTimes t = RunProcess(std::move(args), stdin_path);
+    return bench::ProcessCost{.wall_ns = t.wall_ns, .cpu_ns = t.cpu_ns};
+  };
+  for (const json& j : bench::MeasureCheckpointHook({.cli = SESSIONDB_CLI_PATH,
+                       .store = location,
+                       .empty_process = SESSIONDB_EMPTY_PROCESS_PATH,
+                       .dir = dir,
+                       .runs = runs},
+                                                    runner)) {
+    Emit(j);
+  }
+  Progress("storage of 1,000 checkpointed edits to 50 files");
+  Emit(bench::MeasureCheckpointStorage(dir));
+}
+
 // --beside-postgres: keyword search on the embedded store and on a
 // PostgreSQL namespace holding the same corpus, query by query in turn, so
 // each figure has its PostgreSQL/embedded ratio from the same minute; with
@@ -622,6 +649,7 @@ int main(int argc, char** argv) {
   int queries = 50;
   fs::path dir = "bench-data/search";
   bool keep = false, reuse = false, quality_only = false, keyword_only = false;
+  bool checkpoints_only = false;
   int64_t clustered = 0;
   int topics = 300;
   int hnsw_ef = SearchOptions{}.hnsw_ef;
@@ -660,6 +688,8 @@ int main(int argc, char** argv) {
       keyword_candidates = std::stoll(next());
     else if (a == "--clustered-vectors")
       clustered = std::stoll(next());
+    else if (a == "--hook-checkpoints")
+      checkpoints_only = true;
     else if (a == "--topics")
       topics = std::stoi(next());
     else if (a == "--baseline-cli")
@@ -674,6 +704,7 @@ int main(int argc, char** argv) {
       std::cerr << "Usage: sessiondb_search_bench [--messages N] [--code-writes N] [--dir DIR]"
                    " [--queries N] [--keep] [--reuse] [--hnsw-ef N] [--quality] [--topics N]"
                    " [--keyword-only] [--keyword-candidates N] [--clustered-vectors N] "
+                   "[--hook-checkpoints] "
                    "[--baseline-cli PATH"
                    " --baseline-empty-process PATH] [--store postgresql://...?namespace=NS]"
                    " [--beside-postgres postgresql://...?namespace=NS]\n";
@@ -684,6 +715,16 @@ int main(int argc, char** argv) {
   if (topics < 1) Die("--topics must be at least 1");
   if (baseline_cli.empty() != baseline_empty_process.empty()) {
     Die("--baseline-cli and --baseline-empty-process go together");
+  }
+  if (checkpoints_only) {
+    // On its own: a fresh store (or the --store namespace), no corpus.
+    fs::create_directories(dir);
+    const std::string location =
+        store_uri.empty() ? (dir / "checkpoint-store").string() : store_uri;
+    if (store_uri.empty()) fs::remove_all(location);
+    MeasureCheckpoints(location, dir, queries);
+    if (store_uri.empty() && !keep) fs::remove_all(location);
+    return 0;
   }
   if (clustered > 0) {
     // On its own: no store, a set of generated vectors in memory.
@@ -1025,6 +1066,7 @@ int main(int argc, char** argv) {
       Emit(b);
     }
   }
+  MeasureCheckpoints(location, dir, queries);
   if (!keep) fs::remove_all(dir);
   return 0;
 }

@@ -151,6 +151,13 @@ class CodeMemory {
 //     passes. With nothing to say, or on any error, the hook stays silent,
 //     which lets Claude Code go on as it would without the hook: a hook never
 //     blocks the agent because sessiondb failed.
+// With checkpoints (a Store given), first, whatever the answer:
+//   PreToolUse / PostToolUse on Write/Edit/MultiEdit/NotebookEdit: the named
+//     file as it is on disk is kept as a FileVersion "before" / "after" the
+//     call (source "hook"; no file: exists = false).
+//   PostToolUse on any other tool (Bash...): each file of the session whose
+//     content changed on disk since its latest version is kept "after" this
+//     call (source "shell"). See src/memory/hook_checkpoints.h.
 
 enum class SeenKeyMode {
   kFile,         // once per file
@@ -175,8 +182,11 @@ std::optional<std::string> ReadHookEvent(std::istream& in, std::string* why);
 
 // Handles one event. Never fails: errors are described in `log` and the
 // answer lets the tool call go on. `memory` may be null (the store could not
-// be opened): then the answer is silent too.
-HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory, SeenKeyMode mode);
+// be opened): then the answer is silent too. `checkpoints`, when not null,
+// is the store the file versions are kept in (the one `memory` is of); null
+// keeps none (`hook claude-code --no-checkpoints`).
+HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory, SeenKeyMode mode,
+                                Store* checkpoints = nullptr);
 
 // The settings.json fragment that installs the hook, for `command` (the
 // sessiondb binary, with any --store flag).

@@ -13,7 +13,8 @@
 
 namespace sessiondb::cli {
 
-void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode, bool leave_store_open) {
+void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode, bool leave_store_open,
+                       bool checkpoints) {
   std::string too_big;
   const std::optional<std::string> event = ReadHookEvent(std::cin, &too_big);
   if (!event) {  // never buffered whole; the call goes on, as on any error
@@ -32,10 +33,11 @@ void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode, bool leave_s
   // missing: it is created) only means no context this time.
   const std::string path = ctx.StorePath();
   StoreOptions options = ctx.MakeStoreOptions(/*create_if_missing=*/true);
-  // The hook writes no blob and no event: its writes (code writes, seen
-  // keys) go through the index's own connection, which never waits for an
-  // fsync (docs/memory.md). Durable mode would only add the fsync of the
-  // blob folder that an embedded store's open does, on every call.
+  // The hook writes no event: its writes (code writes, seen keys, file
+  // versions) survive the hook being killed, not a power loss, like the
+  // index's own connection they go through (docs/memory.md). Durable mode
+  // would add the fsync of the blob folder an embedded store's open does,
+  // and one per checkpoint, on every call before and after each write.
   if (!IsDatabaseUri(path)) options.durability = Durability::kProcessCrashSafe;
   auto opened = Store::Open(path, options).and_then([&store](std::unique_ptr<Store> s) {
     store = std::move(s);
@@ -46,8 +48,11 @@ void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode, bool leave_s
   } else {
     log += "hook: cannot open the store at " + path + ": " + opened.error().message();
   }
+  // Checkpoints need the store itself, opened even when its code memory
+  // could not be.
   HookAnswer answer =
-      HandleClaudeCodeHook(*event, memory.get(), seen ? *seen : SeenKeyMode::kContent);
+      HandleClaudeCodeHook(*event, memory.get(), seen ? *seen : SeenKeyMode::kContent,
+                           checkpoints ? store.get() : nullptr);
   std::cout << answer.stdout_text << std::flush;
   if (!log.empty()) std::cerr << log << "\n";
   if (!answer.log.empty() && std::getenv("SESSIONDB_HOOK_QUIET") == nullptr) {
@@ -99,7 +104,7 @@ Taken TakeValue(int argc, char** argv, int* i, std::string_view name,
 
 std::optional<int> RunHookFastPath(int argc, char** argv) {
   std::optional<std::string> store, name_space, seen;
-  bool json = false, fast = false, no_pager = false;
+  bool json = false, fast = false, no_pager = false, no_checkpoints = false;
   int verbs = 0;  // 1 after `hook`, 2 after `claude-code`
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -125,7 +130,9 @@ std::optional<int> RunHookFastPath(int argc, char** argv) {
     bool* flag = arg == "--json"       ? &json
                  : arg == "--fast"     ? &fast
                  : arg == "--no-pager" ? &no_pager
-                                       : nullptr;
+                 // claude-code's own flag, like --seen: only after the verb.
+                 : arg == "--no-checkpoints" && verbs == 2 ? &no_checkpoints
+                                                           : nullptr;
     if (flag == nullptr || *flag) return std::nullopt;  // another option, or a repeated flag
     *flag = true;
   }
@@ -136,7 +143,7 @@ std::optional<int> RunHookFastPath(int argc, char** argv) {
   ctx.options.json = json;
   ctx.options.fast = fast;
   ctx.options.no_pager = no_pager;
-  RunClaudeCodeHook(ctx, seen.value_or("content"), /*leave_store_open=*/true);
+  RunClaudeCodeHook(ctx, seen.value_or("content"), /*leave_store_open=*/true, !no_checkpoints);
   std::cout.flush();
   if (!std::cout) {
     std::cerr << "sessiondb: error: cannot write to standard output\n";

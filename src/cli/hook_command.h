@@ -21,12 +21,16 @@ namespace sessiondb::cli {
 // `leave_store_open`, the store and memory are left to the process's end
 // (the fast path, which then calls _Exit): closing the last connection
 // would checkpoint the WAL on every call. The full CLI closes them.
-void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode, bool leave_store_open);
+// `checkpoints` keeps the file versions of the event's tool call
+// (HandleClaudeCodeHook); false is --no-checkpoints.
+void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode, bool leave_store_open,
+                       bool checkpoints = true);
 
 // The hook before the CLI: when argv is `hook claude-code` with at most the
 // global options --store, --namespace (each once, `--opt VALUE` or
-// `--opt=VALUE`), --fast, --json and --no-pager, and `--seen MODE` after the
-// verb, in any order CLI11 accepts, runs RunClaudeCodeHook and returns the
+// `--opt=VALUE`), --fast, --json and --no-pager, and `--seen MODE` and
+// `--no-checkpoints` (once) after the verb, in any order CLI11 accepts,
+// runs RunClaudeCodeHook and returns the
 // process's exit code. Anything else (--help, a size option, an unknown or
 // repeated option, `--`) returns nullopt and the full CLI parses the line,
 // with its own answers and errors.

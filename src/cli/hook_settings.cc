@@ -15,7 +15,11 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kMatcher = "Write|Edit|MultiEdit";
+// The matchers our entries use, and the one earlier versions wrote (so a
+// reinstall or an uninstall finds those too).
+constexpr std::string_view kMatchers[] = {"Write|Edit|MultiEdit|NotebookEdit",
+                                          "Write|Edit|MultiEdit|NotebookEdit|Bash",
+                                          "Write|Edit|MultiEdit"};
 constexpr std::string_view kCommandTail = " hook claude-code";
 
 // [begin, end) in the settings text.
@@ -204,7 +208,10 @@ bool IsSessiondbHookEntry(const json& entry) {
   if (!entry.is_object()) return false;
   auto matcher = entry.find("matcher");
   auto hooks = entry.find("hooks");
-  if (matcher == entry.end() || *matcher != kMatcher || hooks == entry.end() ||
+  if (matcher == entry.end() || !matcher->is_string() ||
+      std::find(std::begin(kMatchers), std::end(kMatchers), matcher->get<std::string>()) ==
+          std::end(kMatchers) ||
+      hooks == entry.end() ||
       !hooks->is_array() || hooks->size() != 1) {
     return false;
   }
@@ -225,18 +232,22 @@ bool IsSessiondbHookEntry(const json& entry) {
   return (slash == std::string::npos ? program : program.substr(slash + 1)) == "sessiondb";
 }
 
-Result<SettingsEdit> InstallHookEntries(std::string_view settings, const json& entry) {
+Result<SettingsEdit> InstallHookEntries(std::string_view settings, const json& entries) {
   RETURN_IF_ERROR(CheckShape(settings));
   SettingsEdit edit{.text = std::string(settings)};
   for (int n : RemoveOurs(edit.text)) edit.removed += n;
-  const std::string item = entry.dump();
+  auto item_of = [&entries](const char* event) {
+    auto it = entries.find(event);
+    return it != entries.end() && it->is_array() && !it->empty() ? (*it)[0].dump() : "{}";
+  };
   for (const char* event : kHookEvents) {
+    const std::string item = item_of(event);
     const Container root = Scan(edit.text, RootStart(edit.text));
     std::optional<Container> hooks = HooksObject(edit.text, root);
     if (!hooks) {
       std::string members;
       for (const char* e : kHookEvents) {
-        members += (members.empty() ? "" : ", ") + Quoted(e) + ": [" + item + "]";
+        members += (members.empty() ? "" : ", ") + Quoted(e) + ": [" + item_of(e) + "]";
       }
       AppendItem(edit.text, root, Quoted("hooks") + ": {" + members + "}");
       break;  // every event at once

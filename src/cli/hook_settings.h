@@ -11,7 +11,7 @@
 // hooks.PostToolUse are looked at.
 //
 // Example:
-//   ASSIGN_OR_RETURN(SettingsEdit edit, InstallHookEntries(text, entry));
+//   ASSIGN_OR_RETURN(SettingsEdit edit, InstallHookEntries(text, ours["hooks"]));
 //   // write edit.text to the file; edit.removed earlier entries were replaced
 // Thread-safety: pure functions.
 #pragma once
@@ -40,11 +40,12 @@ struct SettingsEdit {
 bool IsSessiondbHookEntry(const nlohmann::json& entry);
 
 // `settings` (a JSON object's text) with our entries removed from
-// hooks.PreToolUse and hooks.PostToolUse and `entry` (a JSON object) appended
-// to each, creating the arrays and "hooks" when missing.
+// hooks.PreToolUse and hooks.PostToolUse and each event's first entry of
+// `entries` (ClaudeCodeHookSettings' "hooks" object) appended to its array,
+// creating the arrays and "hooks" when missing.
 // kInvalidArgument if the text is not one JSON object within ParseJson's
 // depth, or "hooks" or one of the arrays has another type.
-Result<SettingsEdit> InstallHookEntries(std::string_view settings, const nlohmann::json& entry);
+Result<SettingsEdit> InstallHookEntries(std::string_view settings, const nlohmann::json& entries);
 
 // `settings` with our entries removed; an event array left empty by that is
 // removed, and then "hooks" if that left it empty. Same errors as above.

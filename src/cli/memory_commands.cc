@@ -203,11 +203,19 @@ void AddHook(CLI::App& app, CliContext& ctx) {
               {"content", "file", "session-file"})
       ->option_text("MODE");
   claude->footer(
-      "\nPostToolUse on Write/Edit/MultiEdit keeps the write. PreToolUse finds similar\n"
+      "\nPreToolUse and PostToolUse of Write/Edit/MultiEdit/NotebookEdit keep the file\n"
+      "as it was before and after (code checkpoints); PostToolUse of Bash keeps the\n"
+      "files the command changed. PostToolUse of Write/Edit/MultiEdit keeps the write\n"
+      "in the code memory. PreToolUse finds similar\n"
       "past code and churn warnings and, the first time it sees the write, denies it\n"
       "with them as the reason; the retry passes. Errors are logged to stderr and the\n"
       "call goes on. Install with `sessiondb hook install claude-code`.");
-  claude->callback([&ctx, mode] { RunClaudeCodeHook(ctx, *mode, /*leave_store_open=*/false); });
+  auto no_checkpoints = std::make_shared<bool>(false);
+  claude->add_flag("--no-checkpoints", *no_checkpoints,
+                   "Keep no code checkpoints (each file before and after a write)");
+  claude->callback([&ctx, mode, no_checkpoints] {
+    RunClaudeCodeHook(ctx, *mode, /*leave_store_open=*/false, /*checkpoints=*/!*no_checkpoints);
+  });
 
   auto* install =
       hook->add_subcommand("install", "Print or write the settings that install a hook");
@@ -244,7 +252,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
     Result<nlohmann::json> ours = ParseJson(snippet);
     if (!ours) return ctx.Fail(ours.error());
     Result<SettingsEdit> edit = old->has_value()
-                                    ? InstallHookEntries(**old, (*ours)["hooks"]["PreToolUse"][0])
+                                    ? InstallHookEntries(**old, (*ours)["hooks"])
                                     : Result<SettingsEdit>(SettingsEdit{.text = snippet});
     if (!edit) {
       return ctx.Fail(Status::InvalidArgument(*file + ": " + edit.error().message() +
@@ -261,7 +269,8 @@ void AddHook(CLI::App& app, CliContext& ctx) {
                             {"replaced", edit->removed}});
     }
     std::cout << "installed the sessiondb hook in " << *file << "\n"
-              << "  on:      PreToolUse and PostToolUse of Write|Edit|MultiEdit\n"
+              << "  on:      PreToolUse of Write|Edit|MultiEdit|NotebookEdit, PostToolUse of\n"
+              << "           those and Bash\n"
               << "  command: " << *command << " hook claude-code\n"
               << "  store:   " << store << "\n";
     if (edit->removed > 0) {

@@ -8,7 +8,9 @@
 #include "core/iso_time.h"
 #include "core/json_access.h"
 #include "core/json_parse.h"
+#include "memory/hook_checkpoints.h"
 #include "memory/hook_file.h"
+#include "memory/write_path.h"
 #include "sessiondb/memory.h"
 
 namespace sessiondb::memory {
@@ -32,14 +34,17 @@ std::string ReplaceFirst(std::string text, const std::string& from, const std::s
 // not run yet (PreToolUse), so the file on disk is the old version. When the
 // file is not one the hook reads (hook_file.h), *refused says why and no
 // write is returned.
+// `already_read`, when not null, is that file as read a moment ago (by the
+// checkpoint), taken instead of reading it again.
 std::vector<CodeWrite> WritesOfToolCall(const std::string& tool, const Json& input,
-                                        bool before_write, std::string* refused) {
+                                        bool before_write, HookFile* already_read,
+                                        std::string* refused) {
   std::vector<CodeWrite> writes;
   const std::string path = Str(input, "file_path");
   if (path.empty()) return writes;
   // The file as it is on disk now ("" when there is none yet).
   auto read_file = [&]() -> std::optional<std::string> {
-    HookFile f = ReadFileForHook(path);
+    HookFile f = already_read != nullptr ? std::move(*already_read) : ReadFileForHook(path);
     if (f.kind == HookFile::Kind::kRefused) {
       *refused = std::move(f.why);
       return std::nullopt;
@@ -124,6 +129,38 @@ bool IsWriteTool(const std::string& tool) {
   return tool == "Write" || tool == "Edit" || tool == "MultiEdit";
 }
 
+// The code checkpoint of one event (hook_checkpoints.h): the file a
+// file-writing call names, before it or after it; after any other call,
+// the session's files a shell command changed. Returns the log ("" when
+// there is nothing to keep). *read receives the named file as read, when
+// the code memory may take it: the tool input typed the path absolute and
+// normal, so both mean the same file.
+std::string Checkpoint(Store& store, const HookToolCall& call, bool pre, const Json& input,
+                       std::optional<HookFile>* read) {
+  try {
+    if (IsFileWritingTool(call.tool)) {
+      const std::string typed =
+          Str(input, call.tool == "NotebookEdit" ? "notebook_path" : "file_path");
+      if (typed.empty()) return "hook: no checkpoint: " + call.tool + " names no file";
+      HookFile file;
+      std::string log = RecordToolCallFile(
+          store, call, typed, pre ? FileVersionPhase::kBefore : FileVersionPhase::kAfter, &file);
+      if (ResolveWritePath(typed, call.cwd) == typed) read->emplace(std::move(file));
+      return log;
+    }
+    return pre ? "" : RecordShellChanges(store, call);
+  } catch (const std::exception& e) {
+    return std::string("hook: checkpoint failed: ") + e.what();
+  }
+}
+
+// `first` then `second`, a line each; either may be empty.
+std::string JoinLogs(std::string first, const std::string& second) {
+  if (first.empty()) return second;
+  if (!second.empty()) first += "\n" + second;
+  return first;
+}
+
 }  // namespace
 }  // namespace sessiondb::memory
 
@@ -139,8 +176,107 @@ Result<SeenKeyMode> ParseSeenKeyMode(std::string_view name) {
                                      "'; use file, content or session-file"));
 }
 
-HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory, SeenKeyMode mode) {
+namespace {
+
+// The code memory's part of an event (a Write/Edit/MultiEdit call): the
+// write kept after it, similar code and churn warnings before it. `read`:
+// the named file as the checkpoint read it, or null.
+HookAnswer AnswerWrite(const Json& event, const std::string& name, const std::string& tool,
+                       CodeMemory* memory, SeenKeyMode mode, HookFile* read) {
   HookAnswer answer;
+  if (!IsWriteTool(tool) || (name != "PreToolUse" && name != "PostToolUse")) {
+    answer.log = "hook: " + name + " " + tool + ": nothing to do";
+    return answer;
+  }
+  if (memory == nullptr) {
+    answer.log = "hook: the store could not be opened; allowed";
+    return answer;
+  }
+  const Json input = MemberOr(event, "tool_input", Json::object());
+  const std::string session = Str(event, "session_id");
+  const std::string project = Str(event, "cwd");
+  std::string refused;
+  std::vector<CodeWrite> writes =
+      WritesOfToolCall(tool, input, name == "PreToolUse", read, &refused);
+  if (!refused.empty()) {
+    answer.log = "hook: " + refused + "; allowed";
+    return answer;
+  }
+  if (writes.empty()) {
+    answer.log = "hook: " + tool + " without a file_path; allowed";
+    return answer;
+  }
+  for (CodeWrite& w : writes) {
+    w.session_id = session;
+    w.project = project;
+  }
+  const std::string path = writes[0].file_path;
+
+  if (name == "PostToolUse") {
+    int recorded = 0;
+    for (const CodeWrite& w : writes) {
+      if (w.new_code.empty()) continue;
+      Result<RecordedWrite> r = memory->RecordWrite(w);
+      if (!r) {
+        answer.log = "hook: recording " + path + " failed: " + r.error().message();
+        return answer;
+      }
+      recorded += r->recorded ? 1 : 0;
+    }
+    answer.log = "hook: recorded " + std::to_string(recorded) + " write(s) of " + path;
+    return answer;
+  }
+
+  // PreToolUse: what is worth knowing before this write.
+  std::string code;
+  for (const CodeWrite& w : writes) code += w.new_code + "\n";
+  Result<std::vector<RecalledCode>> recalled = memory->Recall(path, code, 3);
+  if (!recalled) {
+    answer.log = "hook: recall failed: " + recalled.error().message() + "; allowed";
+    return answer;
+  }
+  std::vector<ChurnWarning> warnings;
+  for (const CodeWrite& w : writes) {
+    Result<std::vector<ChurnWarning>> more = memory->Warnings(w);
+    if (!more) {
+      answer.log = "hook: churn failed: " + more.error().message() + "; allowed";
+      return answer;
+    }
+    for (ChurnWarning& cw : *more) {
+      bool dup = false;
+      for (const ChurnWarning& have : warnings) dup |= have.message == cw.message;
+      if (!dup) warnings.push_back(std::move(cw));
+    }
+  }
+  if (recalled->empty() && warnings.empty()) {
+    answer.log = "hook: nothing to say about " + path + "; allowed";
+    return answer;
+  }
+  Result<bool> first = memory->FirstSighting(SeenKey(mode, session, path, writes));
+  if (!first) {
+    answer.log = "hook: seen state failed: " + first.error().message() + "; allowed";
+    return answer;
+  }
+  if (!*first) {
+    answer.log = "hook: " + path + " seen before; allowed";
+    return answer;
+  }
+  Json out = {{"hookSpecificOutput",
+               {{"hookEventName", "PreToolUse"},
+                {"permissionDecision", "deny"},
+                {"permissionDecisionReason", ContextMessage(path, *recalled, warnings)}}}};
+  answer.stdout_text = out.dump() + "\n";
+  answer.log = "hook: denied " + path + " once with " + std::to_string(recalled->size()) +
+               " recalled write(s) and " + std::to_string(warnings.size()) + " warning(s)";
+  return answer;
+}
+
+}  // namespace
+
+HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory, SeenKeyMode mode,
+                                Store* checkpoints) {
+  HookAnswer answer;
+  std::string checkpoint_log;
   try {
     Result<Json> parsed = ParseJson(event_json);
     if (!parsed) {
@@ -154,93 +290,27 @@ HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
     }
     const std::string name = Str(event, "hook_event_name");
     const std::string tool = Str(event, "tool_name");
-    if (!IsWriteTool(tool) || (name != "PreToolUse" && name != "PostToolUse")) {
-      answer.log = "hook: " + name + " " + tool + ": nothing to do";
-      return answer;
+    const bool pre = name == "PreToolUse";
+    // First the checkpoint, so a call the code memory then denies has its
+    // "before" kept too (its retry keeps it again: once per call and phase).
+    std::optional<HookFile> read;
+    if (checkpoints != nullptr && (pre || name == "PostToolUse")) {
+      const HookToolCall call{.agent_session = Str(event, "session_id"),
+                              .tool_use_id = Str(event, "tool_use_id"),
+                              .tool = tool,
+                              .cwd = Str(event, "cwd")};
+      checkpoint_log =
+          Checkpoint(*checkpoints, call, pre, MemberOr(event, "tool_input", Json::object()), &read);
     }
-    if (memory == nullptr) {
-      answer.log = "hook: the store could not be opened; allowed";
-      return answer;
-    }
-    const Json input = MemberOr(event, "tool_input", Json::object());
-    const std::string session = Str(event, "session_id");
-    const std::string project = Str(event, "cwd");
-    std::string refused;
-    std::vector<CodeWrite> writes = WritesOfToolCall(tool, input, name == "PreToolUse", &refused);
-    if (!refused.empty()) {
-      answer.log = "hook: " + refused + "; allowed";
-      return answer;
-    }
-    if (writes.empty()) {
-      answer.log = "hook: " + tool + " without a file_path; allowed";
-      return answer;
-    }
-    for (CodeWrite& w : writes) {
-      w.session_id = session;
-      w.project = project;
-    }
-    const std::string path = writes[0].file_path;
-
-    if (name == "PostToolUse") {
-      int recorded = 0;
-      for (const CodeWrite& w : writes) {
-        if (w.new_code.empty()) continue;
-        Result<RecordedWrite> r = memory->RecordWrite(w);
-        if (!r) {
-          answer.log = "hook: recording " + path + " failed: " + r.error().message();
-          return answer;
-        }
-        recorded += r->recorded ? 1 : 0;
-      }
-      answer.log = "hook: recorded " + std::to_string(recorded) + " write(s) of " + path;
-      return answer;
-    }
-
-    // PreToolUse: what is worth knowing before this write.
-    std::string code;
-    for (const CodeWrite& w : writes) code += w.new_code + "\n";
-    Result<std::vector<RecalledCode>> recalled = memory->Recall(path, code, 3);
-    if (!recalled) {
-      answer.log = "hook: recall failed: " + recalled.error().message() + "; allowed";
-      return answer;
-    }
-    std::vector<ChurnWarning> warnings;
-    for (const CodeWrite& w : writes) {
-      Result<std::vector<ChurnWarning>> more = memory->Warnings(w);
-      if (!more) {
-        answer.log = "hook: churn failed: " + more.error().message() + "; allowed";
-        return answer;
-      }
-      for (ChurnWarning& cw : *more) {
-        bool dup = false;
-        for (const ChurnWarning& have : warnings) dup |= have.message == cw.message;
-        if (!dup) warnings.push_back(std::move(cw));
-      }
-    }
-    if (recalled->empty() && warnings.empty()) {
-      answer.log = "hook: nothing to say about " + path + "; allowed";
-      return answer;
-    }
-    Result<bool> first = memory->FirstSighting(SeenKey(mode, session, path, writes));
-    if (!first) {
-      answer.log = "hook: seen state failed: " + first.error().message() + "; allowed";
-      return answer;
-    }
-    if (!*first) {
-      answer.log = "hook: " + path + " seen before; allowed";
-      return answer;
-    }
-    Json out = {{"hookSpecificOutput",
-                 {{"hookEventName", "PreToolUse"},
-                  {"permissionDecision", "deny"},
-                  {"permissionDecisionReason", ContextMessage(path, *recalled, warnings)}}}};
-    answer.stdout_text = out.dump() + "\n";
-    answer.log = "hook: denied " + path + " once with " + std::to_string(recalled->size()) +
-                 " recalled write(s) and " + std::to_string(warnings.size()) + " warning(s)";
+    answer = AnswerWrite(event, name, tool, memory, mode, read ? &*read : nullptr);
+    // A tool the code memory leaves alone: the checkpoint's line says it all.
+    if (!checkpoint_log.empty() && !IsWriteTool(tool)) answer.log.clear();
+    answer.log = JoinLogs(std::move(checkpoint_log), answer.log);
     return answer;
   } catch (const std::exception& e) {
     answer.stdout_text.clear();
-    answer.log = std::string("hook: ") + e.what() + "; allowed";
+    answer.log =
+        JoinLogs(std::move(checkpoint_log), std::string("hook: ") + e.what() + "; allowed");
     return answer;
   }
 }
@@ -263,9 +333,14 @@ std::optional<std::string> ReadHookEvent(std::istream& in, std::string* why) {
 std::string ClaudeCodeHookSettings(std::string_view command) {
   const std::string cmd = std::string(command) + " hook claude-code";
   Json hook = {{"type", "command"}, {"command", cmd}, {"timeout", 10}};
-  Json entry = {{"matcher", "Write|Edit|MultiEdit"}, {"hooks", Json::array({hook})}};
+  // The file tools before and after they run (code memory, checkpoints);
+  // after a Bash call too, for the files a shell command changed. Not every
+  // tool: each other one would pay for a shell check.
+  Json before = {{"matcher", "Write|Edit|MultiEdit|NotebookEdit"}, {"hooks", Json::array({hook})}};
+  Json after = {{"matcher", "Write|Edit|MultiEdit|NotebookEdit|Bash"},
+                {"hooks", Json::array({hook})}};
   Json settings = {
-      {"hooks", {{"PreToolUse", Json::array({entry})}, {"PostToolUse", Json::array({entry})}}}};
+      {"hooks", {{"PreToolUse", Json::array({before})}, {"PostToolUse", Json::array({after})}}}};
   return settings.dump(2) + "\n";
 }
 

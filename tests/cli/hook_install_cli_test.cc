@@ -74,7 +74,13 @@ class HookInstall : public Cli {
     std::vector<std::string> commands;
     for (const char* event : {"PreToolUse", "PostToolUse"}) {
       for (const json& entry : settings["hooks"][event]) {
-        if (entry.value("matcher", "") != "Write|Edit|MultiEdit") continue;
+        // Ours: PreToolUse of the file tools, PostToolUse of those and
+        // Bash; and the matcher earlier versions (and other tools) use.
+        const std::string want = std::string(event) == "PreToolUse"
+                                     ? "Write|Edit|MultiEdit|NotebookEdit"
+                                     : "Write|Edit|MultiEdit|NotebookEdit|Bash";
+        const std::string matcher = entry.value("matcher", "");
+        if (matcher != want && matcher != "Write|Edit|MultiEdit") continue;
         commands.push_back(entry["hooks"][0]["command"].get<std::string>());
       }
     }

@@ -273,7 +273,9 @@ TEST_F(SearchCli, HookInstallPrintsAndMergesSettings) {
   CliRun printed = Sdb({"hook", "install", "claude-code"});
   ASSERT_EQ(printed.exit_code, 0) << printed.err;
   json snippet = json::parse(printed.out);
-  EXPECT_EQ(snippet["hooks"]["PreToolUse"][0]["matcher"], "Write|Edit|MultiEdit");
+  EXPECT_EQ(snippet["hooks"]["PreToolUse"][0]["matcher"], "Write|Edit|MultiEdit|NotebookEdit");
+  EXPECT_EQ(snippet["hooks"]["PostToolUse"][0]["matcher"],
+            "Write|Edit|MultiEdit|NotebookEdit|Bash");
   std::string command = snippet["hooks"]["PostToolUse"][0]["hooks"][0]["command"];
   EXPECT_TRUE(Contains(command, " hook claude-code")) << command;
 

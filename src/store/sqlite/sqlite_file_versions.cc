@@ -94,22 +94,29 @@ Result<FileVersion> SqliteStore::InsertFileVersion(const FileVersion& version,
 }
 
 Result<std::vector<FileVersion>> SqliteStore::SelectFileVersions(const FileVersionQuery& query) {
-  // Two fixed texts (the statement cache is keyed by the text's address): by
-  // file through its index, else by session through theirs. The sessions go
-  // in as one JSON array, NULL for any.
+  // Fixed texts (the statement cache is keyed by the text's address): by
+  // file through its index, else by session through theirs, else all. The
+  // sessions go in as one JSON array, NULL for any.
   static constexpr const char* kByFile =
       "SELECT " FILE_VERSION_COLUMNS " FROM file_versions WHERE file_path = ?2 AND id > ?1 "
       "AND (?4 IS NULL OR agent_session IN (SELECT value FROM json_each(?4))) "
       "ORDER BY id LIMIT ?3";
+  // By session through its index (the planner would rather walk every id
+  // in order for the ORDER BY ... LIMIT, reading the whole table for a
+  // session with few versions: the hook's shell check runs this).
   static constexpr const char* kBySession =
-      "SELECT " FILE_VERSION_COLUMNS " FROM file_versions WHERE id > ?1 "
-      "AND (?4 IS NULL OR agent_session IN (SELECT value FROM json_each(?4))) "
+      "SELECT " FILE_VERSION_COLUMNS " FROM file_versions INDEXED BY file_versions_by_session "
+      "WHERE agent_session IN (SELECT value FROM json_each(?4)) AND id > ?1 "
       "ORDER BY id LIMIT ?3";
+  static constexpr const char* kAll =
+      "SELECT " FILE_VERSION_COLUMNS " FROM file_versions WHERE id > ?1 ORDER BY id LIMIT ?3";
   std::optional<std::string> sessions;
   if (!query.agent_sessions.empty()) sessions = nlohmann::json(query.agent_sessions).dump();
   std::lock_guard lock(mu_);
-  ASSIGN_OR_RETURN(Statement s, db_->Prepare(query.file_path.empty() ? kBySession : kByFile));
-  s.Bind(1, query.after_id).Bind(3, query.limit).BindOptional(4, sessions);
+  const char* sql = !query.file_path.empty() ? kByFile : sessions ? kBySession : kAll;
+  ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql));
+  s.Bind(1, query.after_id).Bind(3, query.limit);
+  if (sql != kAll) s.BindOptional(4, sessions);
   if (!query.file_path.empty()) s.Bind(2, query.file_path);
   std::vector<FileVersion> versions;
   while (true) {
