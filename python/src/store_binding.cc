@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "checkpoint_binding.h"
 #include "parts.h"
 #include "py_store.h"
 #include "sessiondb/projection.h"
@@ -446,19 +447,11 @@ void BindHarness(py::class_<PyStore>& cls) {
           py::arg("draft_id"), "Removes the draft.");
 }
 
-// Store::Rewind: the rewind event (docs/harness.md), what the Agents SDK
-// session's pop_item and clear_session are made of.
+// Store::RewindIfUnchanged: the rewind event (docs/harness.md), what the
+// Agents SDK session's pop_item and clear_session are made of. `rewind`
+// itself, which can take the code along, is BindCheckpoints'
+// (checkpoint_binding.cc).
 void BindRewind(py::class_<PyStore>& cls) {
-  cls.def(
-      "rewind",
-      [](PyStore& self, const std::string& session_id, int64_t to_seq) {
-        return self.Run([&](Store& s) { return Unwrap(s.Rewind(session_id, to_seq)); });
-      },
-      py::arg("session_id"), py::arg("to_seq"),
-      "Ends the session's view at to_seq (0 empties it): later events leave the view "
-      "(read, read_last, projections, exports) but stay in the log (read_events); what "
-      "is appended next joins the view. Returns the rewind event. InvalidArgument for a "
-      "to_seq outside 0..last_seq.");
   cls.def(
       "rewind_if_unchanged",
       [](PyStore& self, const std::string& session_id, int64_t to_seq, int64_t expected_last_seq) {
@@ -584,6 +577,7 @@ void BindStore(py::module_& m) {
   BindMessages(cls);
   BindHarness(cls);
   BindRewind(cls);
+  BindCheckpoints(cls);
   BindBlobsAndHousekeeping(cls);
   BindSearch(cls);
   BindInterop(cls);

@@ -45,5 +45,6 @@ void AddSearchRoutes(Router& router, ApiState& api);   // search, code memory
 void AddInteropRoutes(Router& router, ApiState& api);  // import, export, health, stats
 // DELETE of a session, the trash, erasure, the ledger, retention
 void AddForgetRoutes(Router& router, ApiState& api);
+void AddFileVersionRoutes(Router& router, ApiState& api);  // a session's file versions
 
 }  // namespace sessiondb::server

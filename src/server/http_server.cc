@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "server/http_reply.h"
+#include "server/routes_checkpoints.h"
 #include "server/web_routes.h"
 
 namespace sessiondb::server {
@@ -120,6 +121,8 @@ HttpServer::HttpServer(Store& store, const std::string& store_path, const Server
   AddSearchRoutes(router_, api_);
   AddInteropRoutes(router_, api_);
   AddForgetRoutes(router_, api_);
+  AddFileVersionRoutes(router_, api_);
+  AddCheckpointRoutes(router_, api_);
 }
 
 HttpServer::~HttpServer() { Stop(); }

@@ -5,6 +5,7 @@
 #include "api/message_json.h"
 #include "server/api_state.h"
 #include "server/http_reply.h"
+#include "server/routes_checkpoints.h"
 #include "sessiondb/projection.h"
 
 namespace sessiondb::server {
@@ -50,7 +51,9 @@ void Compact(ApiState& api, const std::string& id, const HttpRequest& req, HttpR
   ReplyJson(res, 201, ToJson(*event));
 }
 
-// POST /v1/sessions/{id}/rewind {"to_seq": K}: the rewind event, 201.
+// POST /v1/sessions/{id}/rewind {"to_seq": K, "code"?, "force"?, "dry_run"?}:
+// the rewind event, 201; with "code" "both" or "only", the files too
+// (RewindCode, routes_checkpoints.h).
 void Rewind(ApiState& api, const std::string& id, const HttpRequest& req, HttpResponse& res) {
   auto body = ParseJsonBody(req, res);
   if (!body) return;
@@ -60,6 +63,29 @@ void Rewind(ApiState& api, const std::string& id, const HttpRequest& req, HttpRe
   }
   auto to = IntField(*body, "to_seq", -1);
   if (!to) return ReplyError(res, to.error());
+  auto code = StringField(*body, "code");
+  if (!code) return ReplyError(res, code.error());
+  auto force = BoolField(*body, "force", false);
+  if (!force) return ReplyError(res, force.error());
+  auto dry_run = BoolField(*body, "dry_run", false);
+  if (!dry_run) return ReplyError(res, dry_run.error());
+  if (*code == "both" || *code == "only") {
+    return RewindCode(
+        api, id,
+        {.to_seq = *to, .conversation = *code == "both", .force = *force, .dry_run = *dry_run},
+        res);
+  }
+  if (!code->empty() && *code != "none") {
+    return ReplyError(res, Status::InvalidArgument("\"code\" must be \"none\", \"both\" or "
+                                                   "\"only\", not \"" +
+                                                   code->substr(0, 40) + "\""));
+  }
+  // A client asking for a dry run must never get the real thing.
+  if (*dry_run) {
+    return ReplyError(res, Status::InvalidArgument(
+                               "\"dry_run\" needs \"code\": \"both\" or \"only\"; a rewind of "
+                               "the conversation alone has nothing to preview"));
+  }
   auto event = api.store.Rewind(id, *to);
   if (!event) return ReplyError(res, event.error());
   api.hub.NotifyAppended(id);

@@ -34,6 +34,9 @@ test('/ and each asset are served with CSP, nosniff, an ETag and 304 on revalida
                  '/usage_format.js': /^text\/javascript/, '/session_usage.js': /^text\/javascript/,
                  '/list_usage.js': /^text\/javascript/, '/usage_view.js': /^text\/javascript/,
                  '/projects_view.js': /^text\/javascript/,
+                 '/checkpoints.js': /^text\/javascript/, '/file_history_view.js': /^text\/javascript/,
+                 '/blame_view.js': /^text\/javascript/, '/file_changes_dialog.js': /^text\/javascript/,
+                 '/file_links.js': /^text\/javascript/, '/unified_diff_view.js': /^text\/javascript/,
                  '/app.css': /^text\/css/, '/favicon.svg': /^image\/svg\+xml/, '/index.html': /^text\/html/};
   for (const [path, type] of Object.entries(types)) {
     const res = await fetch(server.base + path);

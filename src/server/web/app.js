@@ -10,11 +10,14 @@
 // a session scrolled to an event, "/search?q=WORDS" search results, "/trash"
 // the trash, the retention policy and the ledger (trash.js), "/usage" what
 // the history cost (usage_view.js), "/projects" the history by project and
-// source (projects_view.js). Each can be opened directly (a bookmark, a link
-// from elsewhere).
+// source (projects_view.js), "/file?path=ABS" the versions agents wrote of a
+// file and its blame (file_history_view.js). Each can be opened directly (a
+// bookmark, a link from elsewhere).
 
 import {api, ApiError, blobPath, download, enc, eventsUrl, listEventsUrl, mediaUrl,
         needsFetchedDownloads, onTokenNeeded} from './api.js';
+import {rewindButton, trackWrittenFiles} from './checkpoints.js';
+import {showFileHistory} from './file_history_view.js';
 import {renderHighlighted} from './highlight.js';
 import {offerImports} from './history_import.js';
 import {renderMarkdown, safeHref} from './markdown.js';
@@ -238,7 +241,8 @@ function renderMessage(event, context) {
   const {node, head} = eventShell('article', `msg role-${m.role || 'unknown'}`, event, m.role || 'message');
   if (m.model) head.append(el('span', 'model', m.model));
   if (m.pruned) head.append(el('span', 'badge', 'pruned'));
-  head.append(forkButton(event.seq));
+  head.append(forkButton(event.seq),
+              rewindButton(view.session ? view.session.id : event.session_id, event.seq));
   const parts = el('div', 'parts');
   for (const part of m.parts || []) parts.append(renderPart(part, context, event.seq));
   if (!(m.parts || []).length) parts.append(el('p', 'muted', '(no content)'));
@@ -581,6 +585,7 @@ const view = {
   lastSeq: 0,
   stream: null,
   context: null,       // {calls}: the tool calls shown, for their results
+  checkpoints: null,   // checkpoints.js: the files each message wrote
   drafts: new Map(),   // draft_id -> {node, done, timer}
   generation: 0,       // a newer session opened makes an older one's answers stale
   loading: false,      // reading the stored log, before following it live
@@ -593,6 +598,7 @@ function closeSession() {
   view.stream = null;
   view.session = null;
   view.timeline = null;
+  view.checkpoints = null;
   view.lastSeq = 0;
   for (const d of view.drafts.values()) clearTimeout(d.timer);
   view.drafts.clear();
@@ -784,6 +790,7 @@ function appendEvent(event) {
       if (d.done) removeDraft(id);
     }
     if (!view.loading) {
+      view.checkpoints?.refresh();
       s.message_count += 1;
       const count = document.querySelector('.session-head .count');
       if (count) count.textContent = plural(s.message_count, 'message');
@@ -899,6 +906,7 @@ async function openSession(id, focusSeq) {
   view.session = session;
   view.timeline = createTimeline(session, (seq) => sessionHref(session.id, seq));
   view.context = {calls: new Map()};  // tool_call_id -> the call shown (renderPart)
+  view.checkpoints = trackWrittenFiles(session.id, () => generation === view.generation);
   markCurrentInList();
   const article = el('div', 'session');
   const log = el('div', 'log');
@@ -923,6 +931,7 @@ async function openSession(id, focusSeq) {
   }
   if (generation !== view.generation) return;
   if (!log.childElementCount) log.append(el('p', 'muted empty-log', 'No messages yet.'));
+  view.checkpoints.now();
   focusEvent(focusSeq);
   follow(id, generation);
 }
@@ -973,6 +982,11 @@ function route() {
     const isShown = () => generation === view.generation;
     if (segments[0] === 'usage') showUsage($('main'), isShown);
     else showProjects($('main'), isShown, chooseFacet);
+  } else if (segments[0] === 'file') {
+    closeSession();
+    const generation = view.generation;
+    const path = new URLSearchParams(query).get('path') || '';
+    showFileHistory($('main'), path, () => generation === view.generation);
   } else {
     showWelcome();
   }
