@@ -168,6 +168,15 @@ nlohmann::json MeasureCheckpointStorage(const std::filesystem::path& dir) {
   fs::remove_all(location);
   StoreOptions options;
   options.durability = Durability::kProcessCrashSafe;
+  // The database file of the empty store, closed (its WAL checkpointed):
+  // what the versions' rows add is measured against it.
+  const fs::path database = location / std::string(kEmbeddedDatabaseFile);
+  int64_t empty_database_bytes = 0;
+  {
+    auto empty = Store::Open(location.string(), options);
+    if (!empty) Fail("open " + location.string() + ": " + empty.error().message());
+  }
+  empty_database_bytes = static_cast<int64_t>(fs::file_size(database));
   auto opened = Store::Open(location.string(), options);
   if (!opened) Fail("open " + location.string() + ": " + opened.error().message());
   Store& store = **opened;
@@ -215,10 +224,15 @@ nlohmann::json MeasureCheckpointStorage(const std::filesystem::path& dir) {
             {"blob_over_distinct", ratio},
             {"target", 1.1},
             {"met", ratio <= 1.1},
-            {"database_bytes", stats->database_bytes},
             {"library_us_per_version", seconds * 1e6 / (2 * kEdits)},
             {"note", "each edit kept before and after; a before is the previous after"}};
   opened->reset();
+  // Closed, so the WAL is in the file: the rows' own bytes, and everything
+  // stored (blobs and rows) over the distinct contents.
+  const int64_t rows_bytes = static_cast<int64_t>(fs::file_size(database)) - empty_database_bytes;
+  j["database_growth_bytes"] = rows_bytes;
+  j["stored_over_distinct"] =
+      static_cast<double>(stats->blob_bytes + rows_bytes) / static_cast<double>(distinct_bytes);
   fs::remove_all(location);
   return j;
 }
