@@ -441,18 +441,18 @@ inline constexpr std::string_view kFileVersionRefSession = "\x01file-versions";
 
 // One version of a file an agent's tool call read or wrote.
 struct FileVersion {
-  int64_t id = 0;               // assigned: increasing in the order recorded
-  std::string agent_session;    // the agent's session id (Claude Code's session_id)
-  std::string tool_use_id;      // the tool call ("" when unknown)
-  std::string file_path;        // absolute and normal (memory/write_path.h)
+  int64_t id = 0;             // assigned: increasing in the order recorded
+  std::string agent_session;  // the agent's session id (Claude Code's session_id)
+  std::string tool_use_id;    // the tool call ("" when unknown)
+  std::string file_path;      // absolute and normal (memory/write_path.h)
   FileVersionPhase phase = FileVersionPhase::kAfter;
-  bool exists = true;           // false: no file at the path
-  std::string sha256;           // of the content kept, when exists
-  int64_t size = 0;             // bytes of the content kept
-  std::string tool;             // "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"...
-  std::string source;           // "hook", "import", "shell"
-  std::string project;          // the agent's working folder, when known
-  int64_t time_ms = 0;          // 0 on record: now
+  bool exists = true;   // false: no file at the path
+  std::string sha256;   // of the content kept, when exists
+  int64_t size = 0;     // bytes of the content kept
+  std::string tool;     // "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"...
+  std::string source;   // "hook", "import", "shell"
+  std::string project;  // the agent's working folder, when known
+  int64_t time_ms = 0;  // 0 on record: now
 };
 
 // Which versions ListFileVersions returns. Every field narrows; none set:

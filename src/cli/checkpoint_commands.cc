@@ -277,7 +277,8 @@ void RunCodeRewind(CliContext& ctx, const RewindRequest& request) {
   }
   if (ctx.options.json) {
     Json files = Json::array();
-    for (const FileRestore& f : plan->files) files.push_back(ToJson(f, request.dry_run, kDiffLines));
+    for (const FileRestore& f : plan->files)
+      files.push_back(ToJson(f, request.dry_run, kDiffLines));
     doc["files"] = std::move(files);
     if (event) doc["event"] = ToJson(*event);
     if (session) doc["session"] = ToJson(*session);

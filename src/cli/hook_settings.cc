@@ -211,8 +211,7 @@ bool IsSessiondbHookEntry(const json& entry) {
   if (matcher == entry.end() || !matcher->is_string() ||
       std::find(std::begin(kMatchers), std::end(kMatchers), matcher->get<std::string>()) ==
           std::end(kMatchers) ||
-      hooks == entry.end() ||
-      !hooks->is_array() || hooks->size() != 1) {
+      hooks == entry.end() || !hooks->is_array() || hooks->size() != 1) {
     return false;
   }
   const json& hook = (*hooks)[0];

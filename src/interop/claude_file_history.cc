@@ -76,8 +76,8 @@ std::optional<std::string> ReadBackup(const fs::path& path, std::string* why) {
 
 Result<int64_t> ImportClaudeFileHistory(const fs::path& transcript, ImportSink& sink) {
   const std::string session = transcript.stem().string();
-  const fs::path backups = transcript.parent_path().parent_path().parent_path() /
-                           "file-history" / session;
+  const fs::path backups =
+      transcript.parent_path().parent_path().parent_path() / "file-history" / session;
   ASSIGN_OR_RETURN(std::unique_ptr<JsonlReader> reader,
                    JsonlReader::Open(transcript.string(), kMaxSnapshotLine));
   int64_t recorded = 0;

@@ -29,7 +29,6 @@ namespace sessiondb::interop {
 // looked for in <transcript's folder>/../../file-history/<stem>/ (a
 // transcript lives in ~/.claude/projects/<project>/<sessionId>.jsonl).
 // Returns how many versions it recorded (kept already: counted too).
-Result<int64_t> ImportClaudeFileHistory(const std::filesystem::path& transcript,
-                                        ImportSink& sink);
+Result<int64_t> ImportClaudeFileHistory(const std::filesystem::path& transcript, ImportSink& sink);
 
 }  // namespace sessiondb::interop

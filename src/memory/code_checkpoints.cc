@@ -477,6 +477,7 @@ Result<PlacedFileVersion> VersionPlacer::Place(const FileVersion& version) {
     ASSIGN_OR_RETURN(std::vector<Session> sessions,
                      StoreSessionsOfAgent(store_, version.agent_session));
     std::vector<std::string> ids;
+    ids.reserve(sessions.size());
     for (const Session& s : sessions) ids.push_back(s.id);
     known = sessions_of_agent_.emplace(version.agent_session, std::move(ids)).first;
   }

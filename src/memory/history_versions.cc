@@ -49,8 +49,8 @@ Result<int64_t> HistoryVersions::Learn(const store::StoredToolCall& call,
         after = w->new_code;
         continue;
       }
-      const size_t at = after && !w->old_code.empty() ? after->find(w->old_code)
-                                                      : std::string::npos;
+      const size_t at =
+          after && !w->old_code.empty() ? after->find(w->old_code) : std::string::npos;
       if (at == std::string::npos) {
         after.reset();  // the edit does not fit what we know: unknown from here
         break;
@@ -59,17 +59,16 @@ Result<int64_t> HistoryVersions::Learn(const store::StoredToolCall& call,
     }
     known_[path] = after;
     if (!after) continue;
-    FileVersion v{.agent_session = call.agent_session.empty() ? call.session_id
-                                                              : call.agent_session,
-                  .tool_use_id = call.call_id,
-                  .file_path = path,
-                  .phase = FileVersionPhase::kBefore,
-                  .exists = before.has_value(),
-                  .tool = by_file[path].front()->tool.empty() ? call.name
-                                                              : by_file[path].front()->tool,
-                  .source = "import",
-                  .project = call.project,
-                  .time_ms = call.time_ms};
+    FileVersion v{
+        .agent_session = call.agent_session.empty() ? call.session_id : call.agent_session,
+        .tool_use_id = call.call_id,
+        .file_path = path,
+        .phase = FileVersionPhase::kBefore,
+        .exists = before.has_value(),
+        .tool = by_file[path].front()->tool.empty() ? call.name : by_file[path].front()->tool,
+        .source = "import",
+        .project = call.project,
+        .time_ms = call.time_ms};
     // The file as the call found it, when known: what a rewind puts back.
     if (before && !call.call_id.empty()) {
       ASSIGN_OR_RETURN(FileVersion kept, store_.RecordFileVersion(v, *before));

@@ -19,7 +19,7 @@ using Counts = std::vector<std::pair<std::string, int64_t>>;
 
 // The kinds an erasure counts, in ErasureReceipt::counts' order.
 inline constexpr const char* kErasureKinds[] = {
-    "sessions",   "events",      "messages",         "blobs",      "blob_bytes", "drafts",
+    "sessions",   "events",      "messages",         "blobs",      "blob_bytes",    "drafts",
     "usage_rows", "code_writes", "search_documents", "embeddings", "file_versions",
 };
 

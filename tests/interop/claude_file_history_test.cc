@@ -43,7 +43,8 @@ class ClaudeFileHistory : public InteropTest {};
 
 TEST_F(ClaudeFileHistory, SnapshotsAndTheirBackupsBecomeVersions) {
   const fs::path claude = dir_.Sub(".claude");
-  const fs::path transcript = claude / "projects" / "-home-dev-app" / (std::string(kHistorySession) + ".jsonl");
+  const fs::path transcript =
+      claude / "projects" / "-home-dev-app" / (std::string(kHistorySession) + ".jsonl");
   const fs::path backups = claude / "file-history" / kHistorySession;
   WriteFile(backups / "a1b2c3d4e5f60718@v1", "def main():\n    pass\n");
   WriteFile(backups / "a1b2c3d4e5f60718@v2", "def main():\n    print('hi')\n");
@@ -51,28 +52,29 @@ TEST_F(ClaudeFileHistory, SnapshotsAndTheirBackupsBecomeVersions) {
   std::string text;
   text += HistoryUserLine("u1", "write main").dump() + "\n";
   text += FileSnapshot("u1", {{"/home/dev/app/main.py",
-                           {{"backupFileName", "a1b2c3d4e5f60718@v1"},
-                            {"version", 1},
-                            {"backupTime", "2025-06-01T10:00:01.000Z"}}},
-                          {"/home/dev/app/new.py",
-                           {{"backupFileName", nullptr},
-                            {"version", 1},
-                            {"backupTime", "2025-06-01T10:00:01.000Z"}}}})
+                               {{"backupFileName", "a1b2c3d4e5f60718@v1"},
+                                {"version", 1},
+                                {"backupTime", "2025-06-01T10:00:01.000Z"}}},
+                              {"/home/dev/app/new.py",
+                               {{"backupFileName", nullptr},
+                                {"version", 1},
+                                {"backupTime", "2025-06-01T10:00:01.000Z"}}}})
               .dump() +
           "\n";
   text += HistoryUserLine("u2", "print hi").dump() + "\n";
-  text += FileSnapshot("u2", {{"/home/dev/app/main.py",
-                           {{"backupFileName", "a1b2c3d4e5f60718@v2"},
-                            {"version", 2},
-                            {"backupTime", "2025-06-01T10:05:00.000Z"}}},
-                          // Hostile and broken entries: skipped, never followed.
-                          {"/home/dev/app/evil.py",
-                           {{"backupFileName", "../../secret.txt"}, {"version", 1}}},
-                          {"/home/dev/app/gone.py",
-                           {{"backupFileName", "ffffffffffffffff@v1"}, {"version", 1}}},
-                          {"relative.py", {{"backupFileName", "a1b2c3d4e5f60718@v1"}}}})
-              .dump() +
-          "\n";
+  text +=
+      FileSnapshot(
+          "u2",
+          {{"/home/dev/app/main.py",
+            {{"backupFileName", "a1b2c3d4e5f60718@v2"},
+             {"version", 2},
+             {"backupTime", "2025-06-01T10:05:00.000Z"}}},
+           // Hostile and broken entries: skipped, never followed.
+           {"/home/dev/app/evil.py", {{"backupFileName", "../../secret.txt"}, {"version", 1}}},
+           {"/home/dev/app/gone.py", {{"backupFileName", "ffffffffffffffff@v1"}, {"version", 1}}},
+           {"relative.py", {{"backupFileName", "a1b2c3d4e5f60718@v1"}}}})
+          .dump() +
+      "\n";
   WriteFile(transcript, text);
 
   auto store = OpenStore("store");

@@ -82,8 +82,8 @@ TEST_P(HistoryVersionsTest, WritesAndTheEditsThatFollowThemBecomeVersions) {
     return;
   }
   EXPECT_EQ(AfterContents("/repo/a.py"),
-            (std::vector<std::string>{"x = 1\ny = 2\n", "x = 1\ny = 3\n",
-                                      "x = 10\nz = 0\ny = 3\n", "fresh\n", "fresher\n"}));
+            (std::vector<std::string>{"x = 1\ny = 2\n", "x = 1\ny = 3\n", "x = 10\nz = 0\ny = 3\n",
+                                      "fresh\n", "fresher\n"}));
   EXPECT_TRUE(AfterContents("/repo/unseen.py").empty());
   EXPECT_EQ(scan.file_versions, 5);
 

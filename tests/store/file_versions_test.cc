@@ -81,8 +81,8 @@ TEST_P(FileVersions, AreKeptOnceByDigestAndReadBack) {
 }
 
 TEST_P(FileVersions, AnAbsentFileHasNoDigest) {
-  auto created = Record(
-      Version("agent-1", "call-1", "/src/app/new.py", FileVersionPhase::kBefore, false), "");
+  auto created =
+      Record(Version("agent-1", "call-1", "/src/app/new.py", FileVersionPhase::kBefore, false), "");
   if (encrypted()) return;
   ASSERT_TRUE(created);
   EXPECT_FALSE(created->exists);
@@ -104,8 +104,8 @@ TEST_P(FileVersions, AreListedByFileBySessionAndInPages) {
   if (encrypted()) return;
   std::vector<FileVersion> x = List({.file_path = "/p/x.c"});
   ASSERT_EQ(x.size(), 3u);
-  EXPECT_TRUE(std::is_sorted(x.begin(), x.end(),
-                             [](const auto& a, const auto& b) { return a.id < b.id; }));
+  EXPECT_TRUE(
+      std::is_sorted(x.begin(), x.end(), [](const auto& a, const auto& b) { return a.id < b.id; }));
   std::vector<FileVersion> odd = List({.agent_sessions = {"odd"}});
   ASSERT_EQ(odd.size(), 3u);
   for (const FileVersion& v : odd) EXPECT_EQ(v.agent_session, "odd");

@@ -94,9 +94,8 @@ Result<PgSealer> CurrentKey(PgConnection& c, const NamespaceConnection& target,
     // leave their paths in the clear.
     PgParams p;
     p.Add(target.ns);
-    ASSIGN_OR_RETURN(
-        PgResult versions,
-        c.Exec("SELECT EXISTS (SELECT 1 FROM file_versions WHERE namespace = $1)", p));
+    ASSIGN_OR_RETURN(PgResult versions,
+                     c.Exec("SELECT EXISTS (SELECT 1 FROM file_versions WHERE namespace = $1)", p));
     if (versions.Bool(0, 0)) {
       return Err(Status::FailedPrecondition(
           target.where +

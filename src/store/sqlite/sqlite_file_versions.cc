@@ -11,7 +11,7 @@
 namespace sessiondb::sqlite {
 namespace {
 
-#define FILE_VERSION_COLUMNS                                                               \
+#define FILE_VERSION_COLUMNS                                                                \
   "id, agent_session, tool_use_id, file_path, phase, sha256, size, tool, source, project, " \
   "created_ms"
 
@@ -98,14 +98,16 @@ Result<std::vector<FileVersion>> SqliteStore::SelectFileVersions(const FileVersi
   // file through its index, else by session through theirs, else all. The
   // sessions go in as one JSON array, NULL for any.
   static constexpr const char* kByFile =
-      "SELECT " FILE_VERSION_COLUMNS " FROM file_versions WHERE file_path = ?2 AND id > ?1 "
+      "SELECT " FILE_VERSION_COLUMNS
+      " FROM file_versions WHERE file_path = ?2 AND id > ?1 "
       "AND (?4 IS NULL OR agent_session IN (SELECT value FROM json_each(?4))) "
       "ORDER BY id LIMIT ?3";
   // By session through its index (the planner would rather walk every id
   // in order for the ORDER BY ... LIMIT, reading the whole table for a
   // session with few versions: the hook's shell check runs this).
   static constexpr const char* kBySession =
-      "SELECT " FILE_VERSION_COLUMNS " FROM file_versions INDEXED BY file_versions_by_session "
+      "SELECT " FILE_VERSION_COLUMNS
+      " FROM file_versions INDEXED BY file_versions_by_session "
       "WHERE agent_session IN (SELECT value FROM json_each(?4)) AND id > ?1 "
       "ORDER BY id LIMIT ?3";
   static constexpr const char* kAll =

@@ -19,8 +19,8 @@ namespace sessiondb::sqlite {
 // and, for an imported session, under the agent's own session id it carries.
 // A fork carries its parent's metadata, but those versions are the
 // parent's: only a root names its source.
-#define FILE_VERSIONS_OF_SESSION                                              \
-  "(agent_session = ?1 OR agent_session = (SELECT json_extract(metadata, "    \
+#define FILE_VERSIONS_OF_SESSION                                           \
+  "(agent_session = ?1 OR agent_session = (SELECT json_extract(metadata, " \
   "'$.source_session_id') FROM sessions WHERE id = ?1 AND parent_id IS NULL))"
 
 class SqliteWriteTransaction final : public store::WriteTransaction {
@@ -175,8 +175,9 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
       erased->blobs.emplace(blobs.ColumnText(0));
     }
     blobs.Reset();
-    ASSIGN_OR_RETURN(Statement versions,
-                     db_.Prepare("SELECT sha256 FROM file_versions WHERE " FILE_VERSIONS_OF_SESSION));
+    ASSIGN_OR_RETURN(
+        Statement versions,
+        db_.Prepare("SELECT sha256 FROM file_versions WHERE " FILE_VERSIONS_OF_SESSION));
     versions.Bind(1, id);
     while (true) {
       ASSIGN_OR_RETURN(bool more, versions.Step());
@@ -209,11 +210,10 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
     static constexpr const char* kRemove = "DELETE FROM code_writes" CODE_WRITES_UNDER;
     // The file versions under it go too, with the references that kept their
     // contents: the whole store's when `project` is empty.
-    static constexpr const char* kVersions =
-        "SELECT sha256 FROM file_versions" CODE_WRITES_UNDER;
+    static constexpr const char* kVersions = "SELECT sha256 FROM file_versions" CODE_WRITES_UNDER;
     static constexpr const char* kRemoveVersions[] = {
-        "DELETE FROM blob_refs WHERE session_id = ?3 AND seq IN (SELECT id FROM file_versions"
-        CODE_WRITES_UNDER ")",
+        "DELETE FROM blob_refs WHERE session_id = ?3 AND seq IN (SELECT id FROM "
+        "file_versions" CODE_WRITES_UNDER ")",
         "DELETE FROM file_versions" CODE_WRITES_UNDER,
     };
 #undef CODE_WRITES_UNDER
