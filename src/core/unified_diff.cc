@@ -27,7 +27,8 @@ std::vector<std::string_view> UnifiedDiffSplit(std::string_view text) {
   return lines;
 }
 
-bool HasNul(std::string_view text) { return std::memchr(text.data(), '\0', text.size()); }
+// find, not memchr: an empty view's data() may be null, which memchr must not get.
+bool HasNul(std::string_view text) { return text.find('\0') != std::string_view::npos; }
 
 // "@@ -3,7 +3,8 @@": a range of no lines starts at the line before it.
 std::string HunkHeader(size_t old_start, size_t old_count, size_t new_start, size_t new_count) {
