@@ -19,22 +19,6 @@ constexpr std::string_view kChevron = "\xE2\x80\xBA";  // U+203A, "server › to
 constexpr std::string_view kEnDash = "\xE2\x80\x93";   // U+2013, "lines 10–29"
 constexpr size_t kSummaryCommandChars = 100;
 
-// The lines of `text`; a final newline ends the last line and makes none.
-std::vector<std::string_view> SplitLines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) {
-      lines.push_back(text.substr(start));
-      break;
-    }
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
 std::string Str(const Json& args, std::string_view key) {
   return MemberOr(args, key, std::string());
 }
@@ -340,6 +324,21 @@ ToolTextBlock OutputBlock(const Part& result) {
 }
 
 }  // namespace
+
+std::vector<std::string_view> SplitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) {
+      lines.push_back(text.substr(start));
+      break;
+    }
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
 
 std::optional<std::vector<DiffLine>> DiffLines(std::string_view old_text, std::string_view new_text,
                                                size_t max_cells) {

@@ -40,6 +40,9 @@ struct DiffLine {
   bool operator==(const DiffLine&) const = default;
 };
 
+// The lines of `text`; a final newline ends the last line and makes none.
+std::vector<std::string_view> SplitLines(std::string_view text);
+
 // The most cells (old lines × new lines, after their common head and tail)
 // DiffLines compares; past it the caller shows both texts whole.
 inline constexpr size_t kMaxDiffCells = 4'000'000;

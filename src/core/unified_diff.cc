@@ -12,21 +12,6 @@ namespace {
 
 // The lines of `text` for the all-removed, all-added fallback; the same rule
 // as DiffLines (a final newline makes no line of its own).
-std::vector<std::string_view> UnifiedDiffSplit(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) {
-      lines.push_back(text.substr(start));
-      break;
-    }
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
 // find, not memchr: an empty view's data() may be null, which memchr must not get.
 bool HasNul(std::string_view text) { return text.find('\0') != std::string_view::npos; }
 
@@ -49,9 +34,9 @@ std::string UnifiedDiff(std::string_view old_text, std::string_view new_text,
   std::optional<std::vector<DiffLine>> diff = DiffLines(old_text, new_text);
   if (!diff) {  // too large to compare: all of the old removed, all of the new added
     diff.emplace();
-    for (std::string_view l : UnifiedDiffSplit(old_text))
+    for (std::string_view l : SplitLines(old_text))
       diff->push_back({DiffOp::kRemoved, std::string(l)});
-    for (std::string_view l : UnifiedDiffSplit(new_text))
+    for (std::string_view l : SplitLines(new_text))
       diff->push_back({DiffOp::kAdded, std::string(l)});
   }
   const std::vector<DiffLine>& d = *diff;
