@@ -196,10 +196,14 @@ void AddCopy(CLI::App& app, CliContext& ctx) {
     if (ctx.options.json) {
       return ctx.PrintJson({{"sessions_copied", report->sessions_copied},
                             {"sessions_skipped", report->sessions_skipped},
-                            {"messages_copied", report->messages_copied}});
+                            {"messages_copied", report->messages_copied},
+                            {"file_versions_copied", report->file_versions_copied}});
     }
     std::cout << "copied " << report->sessions_copied << " sessions (" << report->messages_copied
               << " messages)";
+    if (report->file_versions_copied > 0) {
+      std::cout << " and " << report->file_versions_copied << " file versions";
+    }
     if (report->sessions_skipped > 0) {
       std::cout << "; " << report->sessions_skipped << " were there already";
     }

@@ -2,14 +2,80 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <span>
+#include <tuple>
 #include <vector>
 
 namespace sessiondb {
 
 namespace {
 constexpr int kPage = 500;
+
+// What tells two versions without a tool call apart (CopyStore).
+using VersionIdentity =
+    std::tuple<std::string, std::string, int, bool, std::string, std::string, int64_t>;
+
+VersionIdentity IdentityOf(const FileVersion& v) {
+  return {v.agent_session, v.file_path, static_cast<int>(v.phase), v.exists, v.sha256,
+          v.source,        v.time_ms};
+}
+
+// Copies the file versions of `from` that `to` lacks, in the order they were
+// recorded, so each file's history keeps its order.
+Status CopyFileVersions(Store& from, Store& to, CopyReport* report) {
+  // The versions without a tool call `to` holds, by path, read once per path.
+  std::map<std::string, std::set<VersionIdentity>> held;
+  auto held_of = [&](const std::string& path) -> Result<std::set<VersionIdentity>*> {
+    auto it = held.find(path);
+    if (it != held.end()) return &it->second;
+    std::set<VersionIdentity>& ids = held[path];
+    FileVersionQuery query{.file_path = path, .limit = kMaxFileVersionsListed};
+    while (true) {
+      ASSIGN_OR_RETURN(std::vector<FileVersion> page, to.ListFileVersions(query));
+      for (const FileVersion& v : page) {
+        if (v.tool_use_id.empty()) ids.insert(IdentityOf(v));
+      }
+      if (std::ssize(page) < query.limit) break;
+      query.after_id = page.back().id;
+    }
+    return &ids;
+  };
+  // Ids only grow: a version kept with an id past the newest `to` held is new.
+  int64_t newest_held = 0;
+  for (FileVersionQuery all{.limit = kMaxFileVersionsListed};;) {
+    ASSIGN_OR_RETURN(std::vector<FileVersion> page, to.ListFileVersions(all));
+    if (page.empty()) break;
+    newest_held = all.after_id = page.back().id;
+    if (std::ssize(page) < all.limit) break;
+  }
+  FileVersionQuery query{.limit = kPage};
+  while (true) {
+    ASSIGN_OR_RETURN(std::vector<FileVersion> page, from.ListFileVersions(query));
+    for (const FileVersion& v : page) {
+      if (v.tool_use_id.empty()) {
+        ASSIGN_OR_RETURN(std::set<VersionIdentity> * ids, held_of(v.file_path));
+        if (!ids->insert(IdentityOf(v)).second) continue;
+      }
+      std::string content;
+      if (v.exists) {
+        ASSIGN_OR_RETURN(content, from.ReadBlob(v.sha256, /*verify=*/false));
+      }
+      FileVersion copy = v;
+      copy.id = 0;
+      ASSIGN_OR_RETURN(FileVersion kept, to.RecordFileVersion(copy, content));
+      if (kept.id > newest_held) {  // not a row kept already, nor one this run kept
+        ++report->file_versions_copied;
+        newest_held = kept.id;
+      }
+    }
+    if (std::ssize(page) < query.limit) break;
+    query.after_id = page.back().id;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<CopyReport> CopyStore(Store& from, Store& to, const ProgressFn& progress) {
@@ -145,6 +211,7 @@ Result<CopyReport> CopyStore(Store& from, Store& to, const ProgressFn& progress)
     if (status.ok() && !removed.ok()) return Err(removed);
   }
   RETURN_IF_ERROR(status);
+  RETURN_IF_ERROR(CopyFileVersions(from, to, &report));
   ASSIGN_OR_RETURN(std::optional<std::string> active, from.GetActiveSession());
   if (active) RETURN_IF_ERROR(to.SetActiveSession(*active));
   return report;

@@ -1,7 +1,7 @@
 // Copying a whole store to another, whatever their backends: embedded to
 // PostgreSQL when a team outgrows one machine, and back. Sessions keep their
 // ids, titles, times, archive flags, metadata, messages (ids, seqs and
-// timestamps) and blobs; the active session comes along.
+// timestamps) and blobs; the active session and the file versions come along.
 //
 // Each session is written in one transaction, so an interrupted copy leaves
 // whole sessions only; running it again skips what is already there. A fork
@@ -22,12 +22,17 @@ struct CopyReport {
   int64_t sessions_copied = 0;
   int64_t sessions_skipped = 0;  // already in the destination with the same log length
   int64_t messages_copied = 0;
+  int64_t file_versions_copied = 0;  // code checkpoints `to` did not hold
 };
 
 // Copies every session of `from` (archived ones too) into `to`. A session
 // `to` already holds with the same last seq is skipped; one it holds with a
 // different log is a kAlreadyExists conflict naming it (nothing is
-// overwritten). `progress` gets (sessions done, sessions in all).
+// overwritten). Then the file versions (code checkpoints) `to` lacks, with
+// their contents: one of a tool call is kept once by its key, one without
+// (sessiondb's own writes) is skipped when `to` holds the same (agent
+// session, path, phase, content, source, time), so copying again adds
+// nothing. `progress` gets (sessions done, sessions in all).
 Result<CopyReport> CopyStore(Store& from, Store& to, const ProgressFn& progress = {});
 
 }  // namespace sessiondb

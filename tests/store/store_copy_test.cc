@@ -62,6 +62,20 @@ std::string Dump(Store& store) {
   }
   auto active = store.GetActiveSession();
   out << "active " << (active && *active ? **active : "-") << "\n";
+  // The file versions in the order recorded, without their ids (each store
+  // numbers its own), each with the digest of the bytes read back.
+  auto versions = store.ListFileVersions({});
+  EXPECT_TRUE(versions) << versions.error().ToString();
+  for (const FileVersion& v : versions ? *versions : std::vector<FileVersion>{}) {
+    out << "version " << v.agent_session << " " << v.tool_use_id << " " << v.file_path << " "
+        << FileVersionPhaseName(v.phase) << " " << v.exists << " " << v.sha256 << " " << v.size
+        << " " << v.tool << " " << v.source << " " << v.project << " " << v.time_ms;
+    if (v.exists) {
+      auto bytes = store.ReadBlob(v.sha256, /*verify=*/true);
+      out << " " << (bytes ? blob::Sha256Hex(*bytes) : bytes.error().ToString());
+    }
+    out << "\n";
+  }
   return out.str();
 }
 
@@ -118,6 +132,27 @@ class StoreCopy : public EmbeddedStoreTest {
     Message own;
     own.parts = {Part::Text("the fork's own")};
     ASSERT_TRUE(store_->Append("fork", own));
+    // Code checkpoints: an agent's edit, a file it removed, and one of
+    // sessiondb's own writes (no tool call), which only its identity tells apart.
+    auto version = [&](const std::string& call, const std::string& path, FileVersionPhase phase,
+                       std::optional<std::string> content, const std::string& source) {
+      FileVersion v{.agent_session = "agent-7",
+                    .tool_use_id = call,
+                    .file_path = path,
+                    .phase = phase,
+                    .exists = content.has_value(),
+                    .tool = call.empty() ? "rewind" : "Edit",
+                    .source = source,
+                    .project = "/src/app",
+                    .time_ms = now_ms_ += 10};
+      auto kept = store_->RecordFileVersion(v, content.value_or(""));
+      ASSERT_TRUE(kept) << kept.error().ToString();
+    };
+    version("toolu_1", "/src/app/a.py", FileVersionPhase::kBefore, "old\n", "hook");
+    version("toolu_1", "/src/app/a.py", FileVersionPhase::kAfter, "new\n", "hook");
+    version("toolu_2", "/src/app/b.py", FileVersionPhase::kBefore, "b\n", "hook");
+    version("toolu_2", "/src/app/b.py", FileVersionPhase::kAfter, std::nullopt, "hook");
+    version("", "/src/app/a.py", FileVersionPhase::kAfter, "old\n", "sessiondb");
   }
 
   std::unique_ptr<Store> OpenAt(const std::string& location) {
@@ -139,9 +174,10 @@ TEST_F(StoreCopy, EmbeddedToPostgresAndBackGivesTheSameHistory) {
   ASSERT_TRUE(there) << there.error().ToString();
   EXPECT_EQ(there->sessions_copied, 5);
   EXPECT_EQ(there->messages_copied, 6);  // a fork stays a fork: only its own travel
+  EXPECT_EQ(there->file_versions_copied, 5);
   EXPECT_EQ(progress.back(), std::make_pair(int64_t{5}, int64_t{5}));
-  // One blob for the image both sessions show.
-  EXPECT_EQ(pg.Query("SELECT count(*) FROM blobs"), "1");
+  // One blob for the image both sessions show, and the versions' three contents.
+  EXPECT_EQ(pg.Query("SELECT count(*) FROM blobs"), "4");
 
   auto back = OpenAt(dir_.Sub("back"));
   ASSERT_TRUE(back);
@@ -181,7 +217,11 @@ TEST_F(StoreCopy, ASecondRunSkipsWhatIsThereAndAnInterruptedCopyResumes) {
   ASSERT_TRUE(again);
   EXPECT_EQ(again->sessions_skipped, 5);
   EXPECT_EQ(again->sessions_copied, 0);
-  EXPECT_EQ(Dump(*target), Dump(*store_));
+  EXPECT_EQ(resumed->file_versions_copied, 5);
+  EXPECT_EQ(again->file_versions_copied, 0);  // sessiondb's own write too, by its identity
+  const std::string copied = Dump(*target);
+  EXPECT_NE(copied.find("version agent-7  /src/app/a.py after 1"), std::string::npos) << copied;
+  EXPECT_EQ(copied, Dump(*store_));
 }
 
 TEST_F(StoreCopy, ASessionThatDiffersInTheDestinationIsAConflictAndIsLeftAlone) {
