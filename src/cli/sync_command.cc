@@ -22,7 +22,8 @@ Json ChangesJson(const SyncChanges& c) {
               {"trashed", c.trashed},
               {"restored", c.restored},
               {"erased", c.erased},
-              {"updated", c.updated}};
+              {"updated", c.updated},
+              {"file_versions_copied", c.file_versions_copied}};
 }
 
 // "12 messages in 3 new sessions, 1 trashed" (or "nothing").
@@ -38,6 +39,7 @@ std::string ChangesText(const SyncChanges& c) {
   add(c.restored, "restored from the trash");
   add(c.erased, "erased");
   add(c.updated, "renamed or (un)archived");
+  add(c.file_versions_copied, c.file_versions_copied == 1 ? "file version" : "file versions");
   return out.empty() ? "nothing" : out;
 }
 

@@ -22,9 +22,12 @@ VersionIdentity IdentityOf(const FileVersion& v) {
           v.source,        v.time_ms};
 }
 
-// Copies the file versions of `from` that `to` lacks, in the order they were
-// recorded, so each file's history keeps its order.
-Status CopyFileVersions(Store& from, Store& to, CopyReport* report) {
+}  // namespace
+
+// In the order recorded, so each file's history keeps its order.
+Result<int64_t> CopyFileVersionsAfter(Store& from, Store& to, int64_t after_id, int64_t* last_id) {
+  int64_t copied = 0;
+  *last_id = after_id;
   // The versions without a tool call `to` holds, by path, read once per path.
   std::map<std::string, std::set<VersionIdentity>> held;
   auto held_of = [&](const std::string& path) -> Result<std::set<VersionIdentity>*> {
@@ -50,9 +53,10 @@ Status CopyFileVersions(Store& from, Store& to, CopyReport* report) {
     newest_held = all.after_id = page.back().id;
     if (std::ssize(page) < all.limit) break;
   }
-  FileVersionQuery query{.limit = kPage};
+  FileVersionQuery query{.after_id = after_id, .limit = kPage};
   while (true) {
     ASSIGN_OR_RETURN(std::vector<FileVersion> page, from.ListFileVersions(query));
+    if (!page.empty()) *last_id = page.back().id;
     for (const FileVersion& v : page) {
       if (v.tool_use_id.empty()) {
         ASSIGN_OR_RETURN(std::set<VersionIdentity> * ids, held_of(v.file_path));
@@ -66,17 +70,15 @@ Status CopyFileVersions(Store& from, Store& to, CopyReport* report) {
       copy.id = 0;
       ASSIGN_OR_RETURN(FileVersion kept, to.RecordFileVersion(copy, content));
       if (kept.id > newest_held) {  // not a row kept already, nor one this run kept
-        ++report->file_versions_copied;
+        ++copied;
         newest_held = kept.id;
       }
     }
     if (std::ssize(page) < query.limit) break;
     query.after_id = page.back().id;
   }
-  return Status::Ok();
+  return copied;
 }
-
-}  // namespace
 
 Result<CopyReport> CopyStore(Store& from, Store& to, const ProgressFn& progress) {
   CopyReport report;
@@ -211,7 +213,8 @@ Result<CopyReport> CopyStore(Store& from, Store& to, const ProgressFn& progress)
     if (status.ok() && !removed.ok()) return Err(removed);
   }
   RETURN_IF_ERROR(status);
-  RETURN_IF_ERROR(CopyFileVersions(from, to, &report));
+  int64_t last_id = 0;
+  ASSIGN_OR_RETURN(report.file_versions_copied, CopyFileVersionsAfter(from, to, 0, &last_id));
   ASSIGN_OR_RETURN(std::optional<std::string> active, from.GetActiveSession());
   if (active) RETURN_IF_ERROR(to.SetActiveSession(*active));
   return report;

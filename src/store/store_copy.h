@@ -35,4 +35,10 @@ struct CopyReport {
 // nothing. `progress` gets (sessions done, sessions in all).
 Result<CopyReport> CopyStore(Store& from, Store& to, const ProgressFn& progress = {});
 
+// Copies the file versions of `from` with an id past `after_id` that `to`
+// lacks (as CopyStore does), in the order recorded: how many `to` had not
+// held, and in *last_id the id of the last one read (after_id when none),
+// where the next call may start.
+Result<int64_t> CopyFileVersionsAfter(Store& from, Store& to, int64_t after_id, int64_t* last_id);
+
 }  // namespace sessiondb

@@ -5,6 +5,7 @@
 #include "store/store_sync.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
 #include <span>
@@ -14,6 +15,7 @@
 #include "core/json_access.h"
 #include "core/json_parse.h"
 #include "core/uuid.h"
+#include "store/store_copy.h"
 #include "store/store_front.h"
 
 namespace sessiondb {
@@ -26,6 +28,9 @@ namespace two_way {
 constexpr std::string_view kSettingSyncId = "sync_id";            // this store's identity
 constexpr std::string_view kSettingSyncBase = "sync_base/";       // + the peer's identity
 constexpr std::string_view kSettingSyncPending = "sync_pending";  // sessions being replaced
+// + the peer's identity: the id of the last file version of this store the
+// peer was given.
+constexpr std::string_view kSettingSyncVersions = "sync_versions/";
 constexpr int kListPage = 1000;
 constexpr int kBaseVersion = 1;
 
@@ -571,6 +576,24 @@ Result<SyncReport> SyncStores(Store& a, Store& b, const SyncOptions& options,
   // Forgetting last, forks first: a session both held that one store no
   // longer has is erased (or deleted) in the other.
   RETURN_IF_ERROR(sync.ApplyForgets());
+  // Then the file versions each store recorded since it last gave the other
+  // its versions: after the erasures, so none of an erased session travels.
+  // A version copied in comes back once the other way and is found there.
+  for (int from = 0; from < 2; ++from) {
+    two_way::Side& here = *sides[from];
+    two_way::Side& there = *sides[1 - from];
+    const std::string key = std::string(two_way::kSettingSyncVersions) + there.sync_id;
+    ASSIGN_OR_RETURN(std::optional<std::string> saved, here.backend->LoadSetting(key));
+    int64_t after_id = 0;  // none, or unreadable: from the start (copies are found there)
+    if (saved) std::from_chars(saved->data(), saved->data() + saved->size(), after_id);
+    int64_t last_id = after_id;
+    ASSIGN_OR_RETURN(const int64_t copied,
+                     CopyFileVersionsAfter(*here.store, *there.store, after_id, &last_id));
+    there.changes->file_versions_copied += copied;
+    if (last_id != after_id) {
+      RETURN_IF_ERROR(here.backend->StoreSetting(key, std::to_string(last_id)));
+    }
+  }
 
   two_way::Base next;
   next.generation = std::max(base_a.generation, base_b.generation) + 1;

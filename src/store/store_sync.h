@@ -7,7 +7,9 @@
 // What travels: new sessions and new events (messages, rewinds, compactions,
 // resource views, with their ids, seqs and times; blobs with them), the trash
 // and restores from it, deletions and erasures (never undone by a later
-// sync), renames and the archive flag. Appends made on both sides to one
+// sync), renames and the archive flag; then the file versions (code
+// checkpoints) each store recorded since the last run, those of erased
+// sessions excepted (erasure runs first). Appends made on both sides to one
 // session since the last sync come back as a fork: the branch whose first
 // new event is older stays the session, the other becomes a fork of it at the
 // last common seq, in both stores, and nothing is lost.
@@ -54,11 +56,13 @@ struct SyncChanges {
   int64_t events_copied = 0;     // every event written, messages included
   int64_t messages_copied = 0;
   int64_t trashed = 0;
-  int64_t restored = 0;  // taken out of the trash
-  int64_t erased = 0;    // erased or deleted, as the other store did
-  int64_t updated = 0;   // renamed or (un)archived
+  int64_t restored = 0;              // taken out of the trash
+  int64_t erased = 0;                // erased or deleted, as the other store did
+  int64_t updated = 0;               // renamed or (un)archived
+  int64_t file_versions_copied = 0;  // code checkpoints it did not hold
   int64_t total() const {
-    return sessions_created + events_copied + trashed + restored + erased + updated;
+    return sessions_created + events_copied + trashed + restored + erased + updated +
+           file_versions_copied;
   }
 };
 

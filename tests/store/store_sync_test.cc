@@ -270,6 +270,71 @@ TEST_P(StoreSync, AnErasureTravelsAndIsNeverUndone) {
   EXPECT_EQ(b_->GetSession("secret").error().code(), StatusCode::kNotFound);
 }
 
+// The file versions of a store, as text: what a rewind or a history reads.
+std::multiset<std::string> VersionsOf(Store& store) {
+  std::multiset<std::string> out;
+  auto versions = store.ListFileVersions({});
+  EXPECT_TRUE(versions) << versions.error().ToString();
+  for (const FileVersion& v : versions ? *versions : std::vector<FileVersion>{}) {
+    auto bytes = v.exists ? store.ReadBlob(v.sha256, true) : Result<std::string>(std::string());
+    out.insert(v.agent_session + " " + v.tool_use_id + " " + v.file_path + " " +
+               std::string(FileVersionPhaseName(v.phase)) + " " + v.source + " " +
+               std::to_string(v.time_ms) + " " + (bytes ? *bytes : bytes.error().ToString()));
+  }
+  return out;
+}
+
+void Keep(Store& store, const std::string& agent, const std::string& call, const std::string& path,
+          FileVersionPhase phase, const std::string& content) {
+  FileVersion v{.agent_session = agent,
+                .tool_use_id = call,
+                .file_path = path,
+                .phase = phase,
+                .tool = "Edit",
+                .source = "hook",
+                .project = "/p"};
+  auto kept = store.RecordFileVersion(v, content);
+  ASSERT_TRUE(kept) << kept.error().ToString();
+}
+
+TEST_P(StoreSync, FileVersionsTravelOnceAndNoneOfAnErasedSession) {
+  ASSERT_TRUE(a_->CreateSession({.id = "coder"}));
+  Say(*a_, "coder", "edit x");
+  Keep(*a_, "coder", "t1", "/p/x.py", FileVersionPhase::kBefore, "x = 0\n");
+  Keep(*a_, "coder", "t1", "/p/x.py", FileVersionPhase::kAfter, "x = 1\n");
+  Keep(*b_, "hook-only", "t9", "/p/y.py", FileVersionPhase::kAfter, "y = 1\n");
+  SyncReport first = SyncOk();
+  EXPECT_EQ(first.into_b.file_versions_copied, 2);
+  EXPECT_EQ(first.into_a.file_versions_copied, 1);
+  EXPECT_EQ(VersionsOf(*a_), VersionsOf(*b_));
+  EXPECT_EQ(VersionsOf(*a_).size(), 3u);
+  // What each received comes back once the other way, and is found there.
+  EXPECT_TRUE(SyncOk().unchanged());
+  EXPECT_EQ(VersionsOf(*a_).size(), 3u);
+
+  // Only the new ones travel.
+  Keep(*b_, "coder", "t2", "/p/x.py", FileVersionPhase::kAfter, "x = 2\n");
+  SyncReport second = SyncOk();
+  EXPECT_EQ(second.into_a.file_versions_copied, 1);
+  EXPECT_EQ(second.into_b.file_versions_copied, 0);
+  EXPECT_EQ(VersionsOf(*a_), VersionsOf(*b_));
+
+  // Erased in one store: its versions go in both, the ones the other
+  // recorded meanwhile too, and none comes back.
+  Keep(*b_, "coder", "t3", "/p/x.py", FileVersionPhase::kAfter, "x = 3\n");
+  EraseRequest erase;
+  erase.session_ids = {"coder"};
+  ASSERT_TRUE(a_->Erase(erase));
+  SyncReport erased = SyncOk();
+  EXPECT_EQ(erased.into_b.erased, 1);
+  EXPECT_EQ(erased.into_a.file_versions_copied, 0);
+  const std::multiset<std::string> left = VersionsOf(*a_);
+  EXPECT_EQ(left, VersionsOf(*b_));
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_TRUE(left.begin()->starts_with("hook-only t9 /p/y.py after")) << *left.begin();
+  EXPECT_TRUE(SyncOk().unchanged());
+}
+
 TEST_P(StoreSync, ARewindTravelsAsAnEvent) {
   ASSERT_TRUE(a_->CreateSession({.id = "r"}));
   Say(*a_, "r", "one");
