@@ -1,6 +1,15 @@
 #include "blob/sha256.h"
 
+// The one-shot digests use OpenSSL's SHA256_* functions, deprecated in 3.0
+// for EVP but kept: EVP's first use in a process loads the configuration and
+// the default provider, about 4 ms of CPU (measured: a process hashing 8 KiB
+// takes 3.9-5.4 ms through SHA256_*, 8.6-10.5 ms through EVP_Digest), which
+// every short process (the Claude Code hook above all) paid for one digest.
+// Both run the same assembly (SHA-NI where the CPU has it): the same
+// throughput on large inputs, and 80 ns instead of 340 for 64 bytes.
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 
 namespace sessiondb::blob {
 
@@ -18,24 +27,15 @@ std::string Hex(const unsigned char* digest, unsigned int length) {
 
 }  // namespace
 
-std::string Sha256Hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  // One-shot EVP_Digest: no context to leak, and OpenSSL picks the fastest
-  // implementation (SHA-NI where the CPU has it).
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  return Hex(digest, length);
-}
+std::string Sha256Hex(std::string_view bytes) { return Sha256Hex({bytes}); }
 
 std::string Sha256Hex(std::initializer_list<std::string_view> pieces) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
-  for (std::string_view piece : pieces) EVP_DigestUpdate(ctx, piece.data(), piece.size());
-  EVP_DigestFinal_ex(ctx, digest, &length);
-  EVP_MD_CTX_free(ctx);
-  return Hex(digest, length);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
+  for (std::string_view piece : pieces) SHA256_Update(&ctx, piece.data(), piece.size());
+  SHA256_Final(digest, &ctx);
+  return Hex(digest, SHA256_DIGEST_LENGTH);
 }
 
 Sha256Stream::Sha256Stream() : ctx_(EVP_MD_CTX_new()) {

@@ -18,6 +18,19 @@ TEST(Sha256, MatchesTheStandardTestVectors) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+TEST(Sha256, PiecesAndAStreamHashAsTheWhole) {
+  const std::string whole = std::string(100'000, 'x') + "tail";
+  const std::string want = Sha256Hex(whole);
+  EXPECT_EQ(Sha256Hex({std::string_view(whole).substr(0, 7), std::string_view(whole).substr(7)}),
+            want);
+  EXPECT_EQ(Sha256Hex({std::string_view(), whole, std::string_view()}), want);
+  Sha256Stream stream;
+  for (size_t at = 0; at < whole.size(); at += 4096) {
+    stream.Update(std::string_view(whole).substr(at, 4096));
+  }
+  EXPECT_EQ(stream.FinishHex(), want);
+}
+
 TEST(Sha256, HashesEmbeddedNulBytesToo) {
   EXPECT_NE(Sha256Hex(std::string("a\0b", 3)), Sha256Hex("a"));
   EXPECT_NE(Sha256Hex(std::string("a\0b", 3)), Sha256Hex(std::string("a\0c", 3)));
