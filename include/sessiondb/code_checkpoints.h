@@ -36,11 +36,6 @@
 
 namespace sessiondb {
 
-// The source of the versions sessiondb records of its own writes (a rewind's,
-// a restore's; RecordFileRestores). A rewind never undoes them as calls: a
-// file they touched is planned again from the agent's versions.
-inline constexpr std::string_view kCheckpointRestoreSource = "sessiondb";
-
 // A file version and where it sits in a stored conversation.
 struct PlacedFileVersion {
   FileVersion version;

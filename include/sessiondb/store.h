@@ -438,12 +438,16 @@ class Store {
   // in one transaction: the bytes are written before the row that names them.
   // A version with a tool_use_id is kept once per (agent_session,
   // tool_use_id, file_path, phase): recording it again returns the row kept
-  // first and changes nothing. With the store's secret redaction on, the
-  // content is redacted first (sha256 and size are of what is kept). Fills
-  // id, sha256, size and time_ms (0: now). kInvalidArgument for an empty
-  // path or agent_session, or content past kMaxFileVersionBytes;
-  // kFailedPrecondition for a read-only store or an encrypted PostgreSQL
-  // namespace (not kept there yet).
+  // first and changes nothing. A "before" that says nothing new is not kept
+  // either; the row that already says it is returned: its call's "after",
+  // kept already (the hook saw the call before an import replayed it), or
+  // the file's latest version when that is an "after" of the same agent
+  // session, not kCheckpointRestoreSource's, with the same content: as
+  // between two edits of a file nobody else touched. With the store's secret
+  // redaction on, the content is redacted first (sha256 and size are of
+  // what is kept). Fills id, sha256, size and time_ms (0: now).
+  // kInvalidArgument for an empty path or agent_session, or content past
+  // kMaxFileVersionBytes; kFailedPrecondition for a read-only store.
   virtual Result<FileVersion> RecordFileVersion(const FileVersion& version,
                                                 std::string_view content) = 0;
   // The versions `query` selects, in the order they were recorded (id).

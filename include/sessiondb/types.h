@@ -438,6 +438,10 @@ inline constexpr int64_t kMaxFileVersionsListed = 100000;
 // seq is the version's id), so garbage collection, verify and a namespace's
 // right to read a blob see them as they see a message's.
 inline constexpr std::string_view kFileVersionRefSession = "\x01file-versions";
+// The source of the versions sessiondb records of its own writes (a rewind's,
+// a restore's; RecordFileRestores). A rewind never undoes them as calls: a
+// file they touched is planned again from the agent's versions.
+inline constexpr std::string_view kCheckpointRestoreSource = "sessiondb";
 
 // One version of a file an agent's tool call read or wrote.
 struct FileVersion {

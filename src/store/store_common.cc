@@ -286,6 +286,13 @@ Status MissingForkParent(std::string_view id, std::string_view parent_id, int64_
       std::to_string(fork_seq) + ", which this store does not hold; restore the parent first");
 }
 
+bool BeforeSaysNothingNew(const FileVersion& before, const FileVersion& latest) {
+  return before.phase == FileVersionPhase::kBefore && latest.phase == FileVersionPhase::kAfter &&
+         latest.source != kCheckpointRestoreSource &&
+         latest.agent_session == before.agent_session && latest.exists == before.exists &&
+         (!before.exists || latest.sha256 == before.sha256);
+}
+
 Status SessionIdTaken(std::string_view id) {
   return Status::AlreadyExists("session '" + std::string(id) + "' already exists");
 }

@@ -167,6 +167,13 @@ Status MissingForkParent(std::string_view id, std::string_view parent_id, int64_
 // its forks) already holds.
 Status SessionIdTaken(std::string_view id);
 
+// Whether a "before" file version says nothing `latest` (the file's latest
+// version kept) does not: `latest` is an agent's "after" (not
+// kCheckpointRestoreSource's) in the same agent session, of the same
+// content. A rewind then finds the file as the call found it in that
+// "after" (Store::RecordFileVersion).
+bool BeforeSaysNothingNew(const FileVersion& before, const FileVersion& latest);
+
 // The message a missing blob produces, for the warning sink.
 std::string MissingBlobWarning(const Message& message, size_t part_index);
 

@@ -251,6 +251,7 @@ TEST_P(CheckpointHookCli, AShellCommandThatChangedASeenFileKeepsAShellVersion) {
   EXPECT_EQ(Blobs(), blobs);
 }
 
+// The second call's "before" is the first call's "after": not kept again.
 TEST_P(CheckpointHookCli, AnUnchangedFileEditedAgainAddsARowButNoBlob) {
   const std::string path = ProjectFile("same.py", "same = 1\n");
   const json input = {{"file_path", path}, {"old_string", "nothing"}, {"new_string", "else"}};
@@ -260,9 +261,22 @@ TEST_P(CheckpointHookCli, AnUnchangedFileEditedAgainAddsARowButNoBlob) {
   HookAsAgent(Event("PreToolUse", "Edit", "toolu_2", input));
   HookAllows(Event("PostToolUse", "Edit", "toolu_2", input));
   std::vector<FileVersion> v = Versions();
-  ASSERT_EQ(v.size(), 4u);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].phase, FileVersionPhase::kBefore);
+  EXPECT_EQ(v[1].tool_use_id, "toolu_1");
+  EXPECT_EQ(v[2].tool_use_id, "toolu_2");
+  EXPECT_EQ(v[2].phase, FileVersionPhase::kAfter);
   for (const FileVersion& version : v) EXPECT_EQ(version.sha256, v[0].sha256);
   EXPECT_EQ(Blobs(), blobs);
+
+  // Changed by hand before the next call: that "before" is kept.
+  ProjectFile("same.py", "same = 2\n");
+  HookAsAgent(Event("PreToolUse", "Edit", "toolu_3", input));
+  v = Versions();
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[3].tool_use_id, "toolu_3");
+  EXPECT_EQ(v[3].phase, FileVersionPhase::kBefore);
+  EXPECT_NE(v[3].sha256, v[0].sha256);
 }
 
 // Before: nothing. Without the safe reader a FIFO would block the open and

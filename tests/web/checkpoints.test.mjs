@@ -73,13 +73,14 @@ test('messages link the files they wrote; "Rewind here" shows the diff first, th
   t.after(() => server.stop());
   const {id, path} = await agentWroteTwice(server, t);
 
-  // The route the page reads: each version the hook recorded, placed at the
-  // seq of the message holding its tool call; 404 for a missing session.
+  // The route the page reads: each version the hook kept, placed at the seq
+  // of the message holding its tool call (the second call's "before" is the
+  // first call's "after", not kept again); 404 for a missing session.
   const {versions} = await server.api('GET', `/v1/sessions/${id}/file-versions`);
   assert.deepEqual(versions.map((v) => [v.phase, v.seq, v.tool_use_id, v.exists, v.path, v.tool]), [
     ['before', 2, 'toolu_1', false, path, 'Write'], ['after', 2, 'toolu_1', true, path, 'Write'],
-    ['before', 4, 'toolu_2', true, path, 'Write'], ['after', 4, 'toolu_2', true, path, 'Write']]);
-  assert.equal(versions[3].size, Buffer.byteLength(kSecond));
+    ['after', 4, 'toolu_2', true, path, 'Write']]);
+  assert.equal(versions[2].size, Buffer.byteLength(kSecond));
   await server.api('GET', '/v1/sessions/no-such-session/file-versions', undefined, {expect: 404});
 
   const {page, context, problems} = await newPage(browser);

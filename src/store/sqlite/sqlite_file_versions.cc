@@ -35,18 +35,42 @@ FileVersion ReadVersionRow(const Statement& s) {
 }  // namespace
 
 Result<std::optional<FileVersion>> SqliteStore::FindKeptFileVersion(const FileVersion& version) {
-  if (version.tool_use_id.empty()) return std::optional<FileVersion>();
-  ASSIGN_OR_RETURN(Statement kept,
-                   db_->Prepare("SELECT " FILE_VERSION_COLUMNS " FROM file_versions WHERE "
-                                "agent_session = ?1 AND tool_use_id = ?2 AND file_path = ?3 "
-                                "AND phase = ?4"));
-  kept.Bind(1, version.agent_session).Bind(2, version.tool_use_id);
-  kept.Bind(3, version.file_path).Bind(4, FileVersionPhaseName(version.phase));
-  ASSIGN_OR_RETURN(bool found, kept.Step());
-  std::optional<FileVersion> first;
-  if (found) first = ReadVersionRow(kept);
-  kept.Reset();
-  return first;
+  // Fixed texts: the statement cache is keyed by the text's address.
+  static constexpr const char* kSameKey =
+      "SELECT " FILE_VERSION_COLUMNS
+      " FROM file_versions WHERE agent_session = ?1 AND "
+      "tool_use_id = ?2 AND file_path = ?3 AND phase = ?4 AND tool_use_id <> ''";
+  static constexpr const char* kLatestOfFile =
+      "SELECT " FILE_VERSION_COLUMNS
+      " FROM file_versions INDEXED BY file_versions_by_file "
+      "WHERE file_path = ?1 ORDER BY id DESC LIMIT 1";
+  auto first_row = [this](const char* sql, auto bind) -> Result<std::optional<FileVersion>> {
+    ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql));
+    bind(s);
+    ASSIGN_OR_RETURN(bool found, s.Step());
+    std::optional<FileVersion> first;
+    if (found) first = ReadVersionRow(s);
+    s.Reset();
+    return first;
+  };
+  auto same_call = [&](FileVersionPhase phase) {
+    return first_row(kSameKey, [&](Statement& s) {
+      s.Bind(1, version.agent_session).Bind(2, version.tool_use_id);
+      s.Bind(3, version.file_path).Bind(4, FileVersionPhaseName(phase));
+    });
+  };
+  if (!version.tool_use_id.empty()) {
+    ASSIGN_OR_RETURN(std::optional<FileVersion> kept, same_call(version.phase));
+    if (kept || version.phase != FileVersionPhase::kBefore) return kept;
+    ASSIGN_OR_RETURN(std::optional<FileVersion> after, same_call(FileVersionPhase::kAfter));
+    if (after) return after;
+  } else if (version.phase != FileVersionPhase::kBefore) {
+    return std::optional<FileVersion>();
+  }
+  ASSIGN_OR_RETURN(std::optional<FileVersion> latest,
+                   first_row(kLatestOfFile, [&](Statement& s) { s.Bind(1, version.file_path); }));
+  if (latest && BeforeSaysNothingNew(version, *latest)) return latest;
+  return std::optional<FileVersion>();
 }
 
 Result<FileVersion> SqliteStore::InsertFileVersion(const FileVersion& version,
