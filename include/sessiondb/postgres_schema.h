@@ -5,6 +5,6 @@
 
 namespace sessiondb {
 
-inline constexpr int kPostgresSchemaVersion = 9;
+inline constexpr int kPostgresSchemaVersion = 10;
 
 }  // namespace sessiondb

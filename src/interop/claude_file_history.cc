@@ -135,7 +135,7 @@ Result<int64_t> ImportClaudeFileHistory(const fs::path& transcript, ImportSink& 
       }
       Result<FileVersion> kept = sink.store().RecordFileVersion(v, content);
       if (!kept) {
-        // A store that keeps no versions (an encrypted namespace) says so once.
+        // A store that keeps no versions (a read-only one) says so once.
         if (kept.error().code() == StatusCode::kFailedPrecondition) return recorded;
         return Err(kept.error());
       }

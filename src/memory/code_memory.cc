@@ -265,7 +265,7 @@ class BackendCodeMemory final : public CodeMemory {
       if (learned) {
         scan->file_versions += *learned;
       } else if (learned.error().code() == StatusCode::kFailedPrecondition) {
-        versions_on_ = false;  // a store that keeps no versions (an encrypted namespace)
+        versions_on_ = false;  // a store that keeps no versions (a read-only one)
       } else {
         return learned.error();
       }

@@ -131,7 +131,8 @@ class CodeCheckpointsTest : public BackendTest {
 };
 
 INSTANTIATE_TEST_SUITE_P(Backends, CodeCheckpointsTest,
-                         ::testing::Values(Backend::kEmbedded, Backend::kPostgres),
+                         ::testing::Values(Backend::kEmbedded, Backend::kPostgres,
+                                           Backend::kPostgresEncrypted),
                          [](const ::testing::TestParamInfo<Backend>& info) {
                            return BackendName(info.param);
                          });

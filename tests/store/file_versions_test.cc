@@ -24,17 +24,11 @@ FileVersion Version(const std::string& agent, const std::string& call, const std
 
 class FileVersions : public BackendTest {
  protected:
-  // Records `content` (or an absent file when nullopt); on an encrypted
-  // PostgreSQL namespace expects the refusal instead and returns nullopt.
+  // Records `content` (ignored for an absent file), on every backend,
+  // encrypted PostgreSQL namespaces included; nullopt (and a failure) when
+  // refused.
   std::optional<FileVersion> Record(const FileVersion& v, std::string_view content) {
     auto r = store_->RecordFileVersion(v, content);
-    if (encrypted()) {
-      EXPECT_FALSE(r);
-      if (!r) {
-        EXPECT_EQ(r.error().code(), StatusCode::kFailedPrecondition) << r.error().ToString();
-      }
-      return std::nullopt;
-    }
     EXPECT_TRUE(r) << r.error().ToString();
     return r ? std::optional<FileVersion>(*r) : std::nullopt;
   }
@@ -49,7 +43,6 @@ class FileVersions : public BackendTest {
 TEST_P(FileVersions, AreKeptOnceByDigestAndReadBack) {
   auto before = Record(Version("agent-1", "call-1", "/src/app/a.py", FileVersionPhase::kBefore),
                        "print('old')\n");
-  if (encrypted()) return;  // refused, as Record checked
   ASSERT_TRUE(before);
   auto after = Record(Version("agent-1", "call-1", "/src/app/a.py", FileVersionPhase::kAfter),
                       "print('new')\n");
@@ -83,7 +76,6 @@ TEST_P(FileVersions, AreKeptOnceByDigestAndReadBack) {
 TEST_P(FileVersions, AnAbsentFileHasNoDigest) {
   auto created =
       Record(Version("agent-1", "call-1", "/src/app/new.py", FileVersionPhase::kBefore, false), "");
-  if (encrypted()) return;
   ASSERT_TRUE(created);
   EXPECT_FALSE(created->exists);
   EXPECT_TRUE(created->sha256.empty());
@@ -94,6 +86,65 @@ TEST_P(FileVersions, AnAbsentFileHasNoDigest) {
   EXPECT_EQ(listed[0].tool_use_id, "call-1");
 }
 
+TEST_P(FileVersions, ABeforeThatSaysNothingNewIsNotKeptAgain) {
+  const std::string path = "/src/app/a.py";
+  auto first = Record(Version("agent-1", "call-1", path, FileVersionPhase::kBefore), "v0\n");
+  ASSERT_TRUE(first);
+  auto wrote = Record(Version("agent-1", "call-1", path, FileVersionPhase::kAfter), "v1\n");
+  ASSERT_TRUE(wrote);
+
+  // The next edit finds the file as the last one left it: that "after" stands for it.
+  auto next = Record(Version("agent-1", "call-2", path, FileVersionPhase::kBefore), "v1\n");
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->id, wrote->id);
+  EXPECT_EQ(next->phase, FileVersionPhase::kAfter);
+  auto after2 = Record(Version("agent-1", "call-2", path, FileVersionPhase::kAfter), "v2\n");
+  ASSERT_TRUE(after2);
+  ASSERT_EQ(List({.file_path = path}).size(), 3u);
+
+  // An import replaying call-2 after the hook saw it: its "after" says it all.
+  auto replayed = Record(Version("agent-1", "call-2", path, FileVersionPhase::kBefore), "v1\n");
+  ASSERT_TRUE(replayed);
+  EXPECT_EQ(replayed->id, after2->id);
+
+  // Someone else changed the file in between: that "before" is news.
+  auto hand = Record(Version("agent-1", "call-3", path, FileVersionPhase::kBefore), "by hand\n");
+  ASSERT_TRUE(hand);
+  EXPECT_EQ(hand->phase, FileVersionPhase::kBefore);
+  EXPECT_GT(hand->id, after2->id);
+  auto after3 = Record(Version("agent-1", "call-3", path, FileVersionPhase::kAfter), "v3\n");
+  ASSERT_TRUE(after3);
+
+  // Another agent session finding the same bytes keeps its own "before":
+  // its rewind has nothing else of the file to go back to.
+  auto other = Record(Version("agent-2", "call-9", path, FileVersionPhase::kBefore), "v3\n");
+  ASSERT_TRUE(other);
+  EXPECT_GT(other->id, after3->id);
+  auto other_after = Record(Version("agent-2", "call-9", path, FileVersionPhase::kAfter), "v4\n");
+  ASSERT_TRUE(other_after);
+
+  // After sessiondb's own write (a rewind's), the "before" is kept: a rewind
+  // never stands on its own writes.
+  FileVersion restore = Version("agent-2", "", path, FileVersionPhase::kAfter);
+  restore.source = std::string(kCheckpointRestoreSource);
+  ASSERT_TRUE(Record(restore, "v3\n"));
+  auto after_restore =
+      Record(Version("agent-2", "call-10", path, FileVersionPhase::kBefore), "v3\n");
+  ASSERT_TRUE(after_restore);
+  EXPECT_EQ(after_restore->phase, FileVersionPhase::kBefore);
+  EXPECT_EQ(after_restore->tool_use_id, "call-10");
+  EXPECT_EQ(List({.file_path = path}).size(), 9u);
+
+  // A file that is still absent, as the last call left it, is no news either.
+  const std::string gone = "/src/app/gone.py";
+  ASSERT_TRUE(Record(Version("agent-1", "call-4", gone, FileVersionPhase::kBefore), "x\n"));
+  auto removed = Record(Version("agent-1", "call-4", gone, FileVersionPhase::kAfter, false), "");
+  ASSERT_TRUE(removed);
+  auto still = Record(Version("agent-1", "call-5", gone, FileVersionPhase::kBefore, false), "");
+  ASSERT_TRUE(still);
+  EXPECT_EQ(still->id, removed->id);
+}
+
 TEST_P(FileVersions, AreListedByFileBySessionAndInPages) {
   for (int i = 0; i < 6; ++i) {
     const std::string agent = i % 2 ? "odd" : "even";
@@ -101,7 +152,6 @@ TEST_P(FileVersions, AreListedByFileBySessionAndInPages) {
     Record(Version(agent, "call-" + std::to_string(i), path, FileVersionPhase::kAfter),
            "v" + std::to_string(i));
   }
-  if (encrypted()) return;
   std::vector<FileVersion> x = List({.file_path = "/p/x.c"});
   ASSERT_EQ(x.size(), 3u);
   EXPECT_TRUE(
@@ -139,15 +189,12 @@ TEST_P(FileVersions, RefuseWhatTheyCannotKeep) {
   EXPECT_EQ(store_->ListFileVersions({.agent_sessions = many}).error().code(),
             StatusCode::kInvalidArgument);
   // Nothing was kept by the refusals.
-  if (!encrypted()) {
-    EXPECT_TRUE(List({}).empty());
-  }
+  EXPECT_TRUE(List({}).empty());
 }
 
 TEST_P(FileVersions, GarbageCollectionKeepsWhatAVersionNames) {
   auto v = Record(Version("agent-1", "call-1", "/p/kept.txt", FileVersionPhase::kAfter),
                   "kept by its version\n");
-  if (encrypted()) return;
   ASSERT_TRUE(v);
   auto gc = store_->CollectGarbage({.grace_ms = 0});
   ASSERT_TRUE(gc) << gc.error().ToString();
@@ -171,7 +218,6 @@ TEST_P(FileVersions, ErasingASessionErasesItsVersionsAndOnlyTheirs) {
                        "recorded under the store's own id\n");
   auto theirs = Record(Version("other", "c3", "/p/other.txt", FileVersionPhase::kAfter),
                        "another session's file\n");
-  if (encrypted()) return;
   ASSERT_TRUE(mine && direct && theirs);
 
   auto receipt = store_->Erase({.session_ids = {"imported"}});
@@ -195,7 +241,6 @@ TEST_P(FileVersions, ErasingASessionErasesItsVersionsAndOnlyTheirs) {
 
 TEST_P(FileVersions, ErasingEverythingErasesVersionsNoSessionOwns) {
   auto v = Record(Version("hook-only", "c1", "/p/f.txt", FileVersionPhase::kAfter), "bytes\n");
-  if (encrypted()) return;
   ASSERT_TRUE(v);
   auto receipt = store_->Erase({.everything = true});
   ASSERT_TRUE(receipt) << receipt.error().ToString();
@@ -210,7 +255,6 @@ TEST_P(FileVersions, SecretsInAFileAreRedactedBeforeTheyAreKept) {
   const std::string key = "AKIA" + std::string("Q7RZ3MXK2VBN5TLW");
   auto v = Record(Version("agent-1", "c1", "/p/.env", FileVersionPhase::kAfter),
                   "AWS_ACCESS_KEY_ID=" + key + "\n");
-  if (encrypted()) return;
   ASSERT_TRUE(v);
   auto bytes = store_->ReadBlob(v->sha256);
   ASSERT_TRUE(bytes) << bytes.error().ToString();

@@ -2,9 +2,12 @@
 // database can get wrong. Namespaces never see each other's versions or
 // their content; writers racing to record one tool call keep one row and
 // nothing of the losers; a project's erasure takes its versions; a store of
-// schema 8 upgrades to hold them; a large version goes to the object tier
-// as a large message blob does, and an encrypted namespace's refusal
-// uploads nothing. The contract on every backend is file_versions_test.cc.
+// schema 8 or 9 upgrades to hold them; a large version goes to the object
+// tier as a large message blob does. In an encrypted namespace the path,
+// project, tool and digest are nowhere in the clear, a sealed value moved to
+// another row or a token changed is kCorruption, and erasing a project picks
+// its versions all the same. The contract on every backend is
+// file_versions_test.cc.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -13,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -144,6 +148,28 @@ TEST_F(PgFileVersions, TextAPostgreSQLStoreCannotHoldIsRefused) {
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM file_versions"), "0");
 }
 
+TEST_F(PgFileVersions, AStoreOfSchema9UpgradesAndKeepsItsVersions) {
+  auto before = store_->RecordFileVersion(Version("a", "c", "/src/app/a.py"), "before it\n");
+  ASSERT_TRUE(before) << before.error().ToString();
+  store_.reset();
+  pg_->Query(
+      "ALTER TABLE file_versions DROP COLUMN sealed;"
+      "UPDATE sessiondb_meta SET value = '9' WHERE key = 'schema_version'");
+  Reopen();
+  EXPECT_EQ(pg_->Query("SELECT value FROM sessiondb_meta WHERE key = 'schema_version'"),
+            std::to_string(kPostgresSchemaVersion));
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM file_versions WHERE sealed IS NULL"), "1");
+  auto listed = store_->ListFileVersions({.file_path = "/src/app/a.py"});
+  ASSERT_TRUE(listed) << listed.error().ToString();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].id, before->id);
+  EXPECT_EQ((*listed)[0].sha256, before->sha256);
+  auto after = store_->RecordFileVersion(Version("a", "c2", "/src/app/a.py"), "after it\n");
+  ASSERT_TRUE(after) << after.error().ToString();
+  EXPECT_GT(after->id, before->id);
+  EXPECT_EQ(*store_->ReadBlob(after->sha256), "after it\n");
+}
+
 TEST_F(PgFileVersions, AStoreOfSchema8UpgradesToKeepThem) {
   store_.reset();
   pg_->Query(
@@ -155,6 +181,218 @@ TEST_F(PgFileVersions, AStoreOfSchema8UpgradesToKeepThem) {
   auto v = store_->RecordFileVersion(Version("a", "c", "/src/app/a.py"), "after the upgrade\n");
   ASSERT_TRUE(v) << v.error().ToString();
   EXPECT_EQ(*store_->ReadBlob(v->sha256), "after the upgrade\n");
+}
+
+// ---- An encrypted namespace ---------------------------------------------------
+
+class PgEncryptedFileVersions : public StoreTest {
+ protected:
+  Backend backend() const override { return Backend::kPostgresEncrypted; }
+
+  std::unique_ptr<Store> OpenNamespace(const std::string& ns) {
+    StoreOptions o = Options();
+    o.namespace_name = ns;
+    auto opened = Store::Open(pg_->uri(), o);
+    EXPECT_TRUE(opened) << opened.error().ToString();
+    return opened ? std::move(*opened) : nullptr;
+  }
+
+  // Every row of file_versions in namespace `ns`, as text.
+  std::string RowsAsText(const std::string& ns = "default") {
+    return pg_->Query(
+        "SELECT coalesce(string_agg(x::text, E'\\n' ORDER BY x.id), '') FROM file_versions x "
+        "WHERE namespace = '" +
+        ns + "'");
+  }
+};
+
+TEST_F(PgEncryptedFileVersions, AreKeptSealedListedAndReadBack) {
+  const std::string path = "/src/zanzibarproject/quetzal.py";
+  FileVersion before = Version("agent-1", "call-1", path, "/src/zanzibarproject");
+  before.phase = FileVersionPhase::kBefore;
+  before.tool = "MultiEditXylophone";
+  auto b = store_->RecordFileVersion(before, "the old quetzal\n");
+  ASSERT_TRUE(b) << b.error().ToString();
+  FileVersion after = before;
+  after.phase = FileVersionPhase::kAfter;
+  auto a = store_->RecordFileVersion(after, "the new quetzal\n");
+  ASSERT_TRUE(a) << a.error().ToString();
+  EXPECT_GT(a->id, b->id);
+  EXPECT_EQ(a->file_path, path);
+  EXPECT_EQ(a->project, "/src/zanzibarproject");
+  EXPECT_EQ(a->tool, "MultiEditXylophone");
+  EXPECT_EQ(a->sha256, blob::Sha256Hex("the new quetzal\n"));
+  FileVersion created = Version("agent-2", "call-2", "/src/zanzibarproject/new.py", "");
+  created.exists = false;
+  auto c = store_->RecordFileVersion(created, "");
+  ASSERT_TRUE(c) << c.error().ToString();
+
+  // By file, by session, and the content read back, all in plaintext.
+  auto by_file = store_->ListFileVersions({.file_path = path});
+  ASSERT_TRUE(by_file) << by_file.error().ToString();
+  ASSERT_EQ(by_file->size(), 2u);
+  EXPECT_EQ((*by_file)[0].id, b->id);
+  EXPECT_EQ((*by_file)[0].phase, FileVersionPhase::kBefore);
+  EXPECT_EQ((*by_file)[0].sha256, blob::Sha256Hex("the old quetzal\n"));
+  EXPECT_EQ((*by_file)[1].id, a->id);
+  EXPECT_EQ((*by_file)[1].file_path, path);
+  EXPECT_EQ((*by_file)[1].project, "/src/zanzibarproject");
+  EXPECT_EQ((*by_file)[1].tool, "MultiEditXylophone");
+  EXPECT_EQ(*store_->ReadBlob((*by_file)[0].sha256), "the old quetzal\n");
+  EXPECT_EQ(*store_->ReadBlob((*by_file)[1].sha256), "the new quetzal\n");
+  auto by_session = store_->ListFileVersions({.agent_sessions = {"agent-2"}});
+  ASSERT_TRUE(by_session) << by_session.error().ToString();
+  ASSERT_EQ(by_session->size(), 1u);
+  EXPECT_FALSE((*by_session)[0].exists);
+  EXPECT_EQ((*by_session)[0].file_path, "/src/zanzibarproject/new.py");
+  EXPECT_EQ((*by_session)[0].project, "");
+  auto other_file = store_->ListFileVersions({.file_path = "/src/zanzibarproject/other.py"});
+  ASSERT_TRUE(other_file);
+  EXPECT_TRUE(other_file->empty());
+
+  // The same key again is the row kept: the unique key works on tokens.
+  auto again = store_->RecordFileVersion(after, "something else\n");
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_EQ(again->id, a->id);
+  EXPECT_EQ(again->sha256, a->sha256);
+  // A "before" that says nothing new stands on the "after" (compared opened).
+  FileVersion next = before;
+  next.tool_use_id = "call-3";
+  auto nothing_new = store_->RecordFileVersion(next, "the new quetzal\n");
+  ASSERT_TRUE(nothing_new) << nothing_new.error().ToString();
+  EXPECT_EQ(nothing_new->id, a->id);
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM file_versions"), "3");
+
+  // As stored: none of the path, project, tool or digests, in any column.
+  const std::string rows = RowsAsText();
+  for (const std::string& plain :
+       {std::string("quetzal"), std::string("zanzibarproject"), std::string("Xylophone"),
+        blob::Sha256Hex("the new quetzal\n"), blob::Sha256Hex("the old quetzal\n")}) {
+    EXPECT_EQ(rows.find(plain), std::string::npos) << plain << " is stored in " << rows;
+  }
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM file_versions WHERE sealed LIKE 'sdb1:%' AND "
+                       "tool = '' AND file_path LIKE 'e%'"),
+            "3");
+  EXPECT_EQ(pg_->Query("SELECT sha256 FROM file_versions WHERE id = " + std::to_string(a->id)),
+            StoredBlobName(a->sha256));
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blob_refs WHERE sha256 = '" +
+                       StoredBlobName(a->sha256) + "' AND seq = " + std::to_string(a->id)),
+            "1");
+
+  // Another namespace's key makes another token of the same path.
+  auto other = OpenNamespace("team-b");
+  ASSERT_TRUE(other);
+  auto theirs = other->RecordFileVersion(after, "the new quetzal\n");
+  ASSERT_TRUE(theirs) << theirs.error().ToString();
+  const std::string token_of = "SELECT file_path FROM file_versions WHERE id = ";
+  const std::string mine = pg_->Query(token_of + std::to_string(a->id));
+  const std::string their_token = pg_->Query(token_of + std::to_string(theirs->id));
+  EXPECT_EQ(mine.size(), their_token.size());
+  EXPECT_NE(mine, their_token);
+  EXPECT_EQ(RowsAsText("team-b").find("quetzal"), std::string::npos);
+}
+
+TEST_F(PgEncryptedFileVersions, AMovedOrChangedValueIsCorruptionNotWrongData) {
+  auto one = store_->RecordFileVersion(Version("a", "c1", "/src/app/one.py"), "one\n");
+  auto two = store_->RecordFileVersion(Version("a", "c2", "/src/app/two.py"), "two\n");
+  ASSERT_TRUE(one && two);
+  const std::string id_one = std::to_string(one->id), id_two = std::to_string(two->id);
+  auto expect_corruption = [&](const FileVersionQuery& q, const std::string& id) {
+    auto r = store_->ListFileVersions(q);
+    ASSERT_FALSE(r) << "read " << r->size() << " versions";
+    EXPECT_EQ(r.error().code(), StatusCode::kCorruption) << r.error().ToString();
+    EXPECT_NE(r.error().message().find("file version " + id), std::string::npos)
+        << r.error().ToString();
+  };
+
+  // Row one's sealed value moved to row two (with its stored forms, so
+  // that every column says "one.py"): it was sealed under another id.
+  const std::string saved = pg_->Query(
+      "SELECT concat_ws(',', file_path, sha256, sealed) FROM file_versions WHERE id = " + id_two);
+  pg_->Query(
+      "UPDATE file_versions t SET sealed = s.sealed, file_path = s.file_path, sha256 = "
+      "s.sha256 FROM file_versions s WHERE s.id = " +
+      id_one + " AND t.id = " + id_two);
+  expect_corruption({}, id_two);
+  expect_corruption({.file_path = "/src/app/one.py"}, id_two);
+  auto by_two = store_->ListFileVersions({.file_path = "/src/app/two.py"});
+  ASSERT_TRUE(by_two) << by_two.error().ToString();
+  EXPECT_TRUE(by_two->empty());
+  // A later record of the same file compares with the damaged row: refused too.
+  FileVersion before = Version("a", "c3", "/src/app/one.py");
+  before.phase = FileVersionPhase::kBefore;
+  auto refused = store_->RecordFileVersion(before, "one\n");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), StatusCode::kCorruption) << refused.error().ToString();
+
+  // Put back, it reads again; then only the path token changed (the version
+  // moved to another file's history): the seal no longer matches it.
+  pg_->Query("UPDATE file_versions t SET file_path = split_part('" + saved +
+             "', ',', 1), sha256 = split_part('" + saved + "', ',', 2), sealed = split_part('" +
+             saved + "', ',', 3) WHERE t.id = " + id_two);
+  auto all = store_->ListFileVersions({});
+  ASSERT_TRUE(all) << all.error().ToString();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[1].file_path, "/src/app/two.py");
+  pg_->Query(
+      "UPDATE file_versions t SET file_path = s.file_path FROM file_versions s WHERE s.id = " +
+      id_one + " AND t.id = " + id_two);
+  expect_corruption({.file_path = "/src/app/one.py"}, id_two);
+
+  // A byte of the seal changed, or the row written without the key.
+  pg_->Query("UPDATE file_versions t SET file_path = split_part('" + saved +
+             "', ',', 1), sealed = overlay(sealed placing 'A' from 20 for 1) WHERE t.id = " +
+             id_two + " AND substr(sealed, 20, 1) <> 'A'");
+  expect_corruption({}, id_two);
+  pg_->Query("UPDATE file_versions SET sealed = NULL WHERE id = " + id_two);
+  expect_corruption({.agent_sessions = {"a"}}, id_two);
+}
+
+TEST_F(PgEncryptedFileVersions, ErasingAProjectErasesTheVersionsUnderItOnly) {
+  auto x = store_->RecordFileVersion(Version("a", "c1", "/src/app/x.py", "/src/app"), "x\n");
+  auto y = store_->RecordFileVersion(Version("a", "c2", "/src/app/lib/y.py", "/elsewhere"), "y\n");
+  auto z = store_->RecordFileVersion(Version("b", "c3", "/src/other/z.py", "/src/other"), "z\n");
+  // A sibling whose name starts like the project is not under it.
+  auto w = store_->RecordFileVersion(
+      Version("b", "c4", "/src/application/w.py", "/src/application"), "w\n");
+  ASSERT_TRUE(x && y && z && w);
+  auto receipt = store_->Erase({.project = "/src/app"});
+  ASSERT_TRUE(receipt) << receipt.error().ToString();
+  int64_t counted = -1;
+  for (const auto& [kind, n] : receipt->counts) {
+    if (kind == "file_versions") counted = n;
+  }
+  EXPECT_EQ(counted, 2);  // one by its project, one by its path
+  // The receipt names the contents by their digests, as on every backend.
+  std::vector<std::string> blobs = receipt->blobs;
+  std::sort(blobs.begin(), blobs.end());
+  std::vector<std::string> expected = {x->sha256, y->sha256};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(blobs, expected);
+  auto left = store_->ListFileVersions({});
+  ASSERT_TRUE(left) << left.error().ToString();
+  ASSERT_EQ(left->size(), 2u);
+  EXPECT_EQ((*left)[0].id, z->id);
+  EXPECT_EQ((*left)[1].id, w->id);
+  EXPECT_EQ(store_->ReadBlob(x->sha256).error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(*store_->ReadBlob(z->sha256), "z\n");
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blobs"), "2");
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blob_refs"), "2");
+  auto check = store_->VerifyErased(*receipt);
+  ASSERT_TRUE(check) << check.error().ToString();
+  EXPECT_TRUE(check->problems.empty()) << check->problems.front();
+
+  // Everything: even a version whose seal no longer opens goes.
+  pg_->Query("UPDATE file_versions SET sealed = NULL WHERE id = " + std::to_string(z->id));
+  auto all = store_->Erase({.everything = true});
+  ASSERT_TRUE(all) << all.error().ToString();
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM file_versions"), "0");
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blob_refs"), "0");
+  std::vector<std::string> everything = all->blobs;
+  std::sort(everything.begin(), everything.end());
+  expected = {z->sha256, w->sha256};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(everything, expected) << "the receipt names the contents by their digests";
 }
 
 // ---- The object tier ----------------------------------------------------------
@@ -232,20 +470,11 @@ class PgFileVersionObjects : public StoreTest, public ::testing::WithParamInterf
 TEST_P(PgFileVersionObjects, ALargeVersionGoesToTheBucketAsALargeMessageBlobDoes) {
   const std::string large(static_cast<size_t>(kThreshold) * 3, 'L');
   auto v = store_->RecordFileVersion(Version("agent", "call-1", "/src/app/big.txt"), large);
-  if (encrypted()) {
-    // Refused before anything is stored: no object, no upload record, no row.
-    ASSERT_FALSE(v);
-    EXPECT_EQ(v.error().code(), StatusCode::kFailedPrecondition) << v.error().ToString();
-    EXPECT_EQ(pg_->Query("SELECT count(*) FROM blob_uploads"), "0");
-    EXPECT_EQ(pg_->Query("SELECT count(*) FROM blobs"), "0");
-    auto object = Bucket().Exists(postgres::ObjectKeyOf(StoredBlobName(blob::Sha256Hex(large))));
-    ASSERT_TRUE(object) << object.error().ToString();
-    EXPECT_FALSE(*object);
-    return;
-  }
   ASSERT_TRUE(v) << v.error().ToString();
-  const std::string key = postgres::ObjectKeyOf(v->sha256);
-  EXPECT_EQ(pg_->Query("SELECT location FROM blobs WHERE sha256 = '" + v->sha256 + "'"), key);
+  // Under its keyed name in an encrypted namespace, as a message's blob.
+  const std::string name = StoredBlobName(v->sha256);
+  const std::string key = postgres::ObjectKeyOf(name);
+  EXPECT_EQ(pg_->Query("SELECT location FROM blobs WHERE sha256 = '" + name + "'"), key);
   EXPECT_EQ(pg_->Query("SELECT length(bytes) FROM blobs"), "0");
   // Its upload was claimed by the transaction that named it.
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM blob_uploads"), "0");
@@ -261,7 +490,8 @@ TEST_P(PgFileVersionObjects, ALargeVersionGoesToTheBucketAsALargeMessageBlobDoes
   auto again = store_->RecordFileVersion(Version("agent", "call-1", "/src/app/big.txt"), other);
   ASSERT_TRUE(again) << again.error().ToString();
   EXPECT_EQ(again->id, v->id);
-  auto not_uploaded = Bucket().Exists(postgres::ObjectKeyOf(blob::Sha256Hex(other)));
+  auto not_uploaded =
+      Bucket().Exists(postgres::ObjectKeyOf(StoredBlobName(blob::Sha256Hex(other))));
   ASSERT_TRUE(not_uploaded) << not_uploaded.error().ToString();
   EXPECT_FALSE(*not_uploaded);
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM blob_uploads"), "0");

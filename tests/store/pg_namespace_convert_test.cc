@@ -5,6 +5,9 @@
 // blob is untouched; a conversion killed at any point is refused at open,
 // finished by running it again, and loses nothing; a damaged value stops it
 // with kCorruption naming the value, and a wrong key or kind changes nothing.
+// File versions (code checkpoints) go through every conversion with their
+// ids, paths, digests and content, sealed (or plain again) as a store of
+// the target key writes them.
 #include "store/postgres/pg_namespace_convert.h"
 
 #include <gtest/gtest.h>
@@ -183,6 +186,28 @@ class PgNamespaceConvert : public StoreTest {
     ASSERT_TRUE(embedded) << embedded.error().ToString();
   }
 
+  // File versions of the code memory's file, with planted words in the
+  // path, project, tool and content: a before, an after, a created file.
+  void FillVersions(Store& store) {
+    FileVersion v{.agent_session = "s1",
+                  .tool_use_id = "call_1",
+                  .file_path = kFile,
+                  .phase = FileVersionPhase::kBefore,
+                  .tool = "canaryedittool",
+                  .source = "hook",
+                  .project = "/src/canaryproject"};
+    ASSERT_TRUE(store.RecordFileVersion(v, kVersionBefore));
+    v.phase = FileVersionPhase::kAfter;
+    ASSERT_TRUE(store.RecordFileVersion(v, kVersionAfter));
+    FileVersion created = v;
+    created.tool_use_id = "call_2";
+    created.file_path = "/src/canaryproject/canarycreated.py";
+    created.phase = FileVersionPhase::kBefore;
+    created.exists = false;
+    created.project = "";
+    ASSERT_TRUE(store.RecordFileVersion(created, ""));
+  }
+
   static SearchOptions SearchOpts() {
     SearchOptions options;
     options.embedder.from_environment = false;  // the built-in embedder
@@ -224,6 +249,32 @@ class PgNamespaceConvert : public StoreTest {
     auto bytes = store.ReadBlob(blob::Sha256Hex(png_));
     EXPECT_TRUE(bytes) << bytes.error().ToString();
     out += "blob " + std::to_string(bytes && *bytes == png_) + "\n";
+    out += ReadingVersions(store);
+    return out;
+  }
+
+  // Every file version, field by field, with its content; and those of
+  // kFile found by its path.
+  static std::string ReadingVersions(Store& store) {
+    std::string out;
+    auto versions = store.ListFileVersions({});
+    EXPECT_TRUE(versions) << versions.error().ToString();
+    for (const FileVersion& v : versions.value_or(std::vector<FileVersion>())) {
+      out += "version " + std::to_string(v.id) + "|" + v.agent_session + "|" + v.tool_use_id + "|" +
+             v.file_path + "|" + std::string(FileVersionPhaseName(v.phase)) + "|" +
+             std::to_string(v.exists) + "|" + v.sha256 + "|" + std::to_string(v.size) + "|" +
+             v.tool + "|" + v.source + "|" + v.project + "|" + std::to_string(v.time_ms) + "\n";
+      if (v.exists) {
+        auto content = store.ReadBlob(v.sha256);
+        EXPECT_TRUE(content) << content.error().ToString();
+        out += "  " + content.value_or("unreadable") + "\n";
+      }
+    }
+    auto of_file = store.ListFileVersions({.file_path = kFile});
+    EXPECT_TRUE(of_file) << of_file.error().ToString();
+    for (const FileVersion& v : of_file.value_or(std::vector<FileVersion>())) {
+      out += "of file " + std::to_string(v.id) + "\n";
+    }
     return out;
   }
 
@@ -332,6 +383,14 @@ class PgNamespaceConvert : public StoreTest {
       check(PgColumn::kCodeFunction, row.substr(0, space), row.substr(space + 1));
     }
     for (const std::string& row :
+         Rows(*pg_, "SELECT concat_ws(E'\\x1f', id, sealed) FROM file_versions" + where)) {
+      auto f = Fields(row);
+      ++out.total;  // a version without its seal counts as one that does not open
+      if (f.size() > 1) {
+        out.opened += sealer.OpenText(PgColumn::kFileVersion, f[0], f[1]).has_value();
+      }
+    }
+    for (const std::string& row :
          Rows(*pg_, "SELECT concat_ws(E'\\x1f', sha256, digest) FROM blob_refs" + where)) {
       auto f = Fields(row);
       if (f.size() > 1) check(PgColumn::kBlobDigest, f[0], f[1]);
@@ -367,14 +426,26 @@ class PgNamespaceConvert : public StoreTest {
 
   // The planted words, and where any of them is still in a table's rows.
   std::vector<std::string> Canaries() const {
-    return {"canarytitle",        "canaryproject",
-            "canarymessage",      "zeppelin",
-            "canarytoolinput",    "canarytoolresult",
-            "canarydraft",        "canaryreasoning",
-            "canarysetting",      "canarycode",
-            "canaryold",          "heliotrope",
-            "canaryhook",         HexOf(png_.substr(100, 24)),
-            blob::Sha256Hex(png_)};
+    return {"canarytitle",
+            "canaryproject",
+            "canarymessage",
+            "zeppelin",
+            "canarytoolinput",
+            "canarytoolresult",
+            "canarydraft",
+            "canaryreasoning",
+            "canarysetting",
+            "canarycode",
+            "canaryold",
+            "heliotrope",
+            "canaryhook",
+            HexOf(png_.substr(100, 24)),
+            blob::Sha256Hex(png_),
+            "canaryedittool",
+            "canarycreated",
+            "canaryversion",
+            blob::Sha256Hex(kVersionBefore),
+            blob::Sha256Hex(kVersionAfter)};
   }
   void ExpectNoCanaryInTheRows() {
     for (const std::string& canary : Canaries()) {
@@ -436,13 +507,17 @@ class PgNamespaceConvert : public StoreTest {
     }
   }
 
+  static constexpr char kVersionBefore[] = "def canaryversion():\n    return 'before'\n";
+  static constexpr char kVersionAfter[] = "def canaryversion():\n    return 'after'\n";
   std::string key_a_, key_b_;
   const std::string png_ = MakePng(8, 8, "canaryimage", 600);
 };
 
 TEST_F(PgNamespaceConvert, EncryptingSealsEverythingAndEverythingReadsAndSearchesTheSame) {
   Fill(*store_);
+  FillVersions(*store_);
   const std::string reading = Reading(*store_);
+  ASSERT_NE(reading.find("version "), std::string::npos) << reading;
   const std::string finding = Finding(*store_);
   ASSERT_NE(finding.find("zeppelin: s1/"), std::string::npos) << finding;
   ASSERT_NE(finding.find("recall " + std::string(kFile)), std::string::npos) << finding;
@@ -452,7 +527,7 @@ TEST_F(PgNamespaceConvert, EncryptingSealsEverythingAndEverythingReadsAndSearche
   auto report = Convert(NamespaceConversion::kEncrypt, "", key_a_);
   ASSERT_TRUE(report) << report.error().ToString();
   EXPECT_TRUE(report->old_copy.empty());
-  EXPECT_EQ(report->blobs, 1);
+  EXPECT_EQ(report->blobs, 3) << "the image and two versions' contents";
   EXPECT_GT(report->rows, 10);
   EXPECT_EQ(report->key_id, KeyId());
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM search_docs WHERE tsv IS NULL"), "0")
@@ -471,12 +546,14 @@ TEST_F(PgNamespaceConvert, EncryptingSealsEverythingAndEverythingReadsAndSearche
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM hook_seen"), "0") << "the hook memory starts afresh";
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM index_meta WHERE key LIKE 'encryption:convert%'"),
             "0");
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM file_versions WHERE sealed IS NULL"), "0");
   sealed.reset();
   ExpectNoCanaryInTheRows();
 }
 
 TEST_F(PgNamespaceConvert, DecryptingGivesThePlaintextNamespaceBack) {
   Fill(*store_);
+  FillVersions(*store_);
   const std::string reading = Reading(*store_);
   const std::string finding = Finding(*store_);
   store_.reset();
@@ -485,7 +562,7 @@ TEST_F(PgNamespaceConvert, DecryptingGivesThePlaintextNamespaceBack) {
   auto report = Convert(NamespaceConversion::kDecrypt, key_a_, "");
   ASSERT_TRUE(report) << report.error().ToString();
   EXPECT_TRUE(report->key_id.empty());
-  EXPECT_EQ(report->blobs, 1);
+  EXPECT_EQ(report->blobs, 3);
   auto with_key = TryOpen(key_a_);
   ASSERT_FALSE(with_key) << "a plaintext namespace with content refuses a key";
   auto plain = Open("");
@@ -493,8 +570,17 @@ TEST_F(PgNamespaceConvert, DecryptingGivesThePlaintextNamespaceBack) {
   EXPECT_EQ(Reading(*plain), reading);
   EXPECT_EQ(Finding(*plain), finding);
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM index_meta WHERE key LIKE 'encryption:%'"), "0");
-  EXPECT_EQ(pg_->Query("SELECT string_agg(sha256, ',') FROM blobs"), blob::Sha256Hex(png_))
-      << "the keyed blob row is gone; the plaintext one is back";
+  EXPECT_EQ(pg_->Query("SELECT string_agg(sha256, ',' ORDER BY sha256) FROM blobs"),
+            pg_->Query("SELECT string_agg(x, ',' ORDER BY x) FROM unnest(ARRAY['" +
+                       blob::Sha256Hex(png_) + "', '" + blob::Sha256Hex(kVersionBefore) + "', '" +
+                       blob::Sha256Hex(kVersionAfter) + "']) AS x"))
+      << "the keyed blob rows are gone; the plaintext ones are back";
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM file_versions WHERE sealed IS NOT NULL"), "0");
+  EXPECT_EQ(pg_->Query("SELECT string_agg(DISTINCT file_path, ',') FROM file_versions WHERE "
+                       "sha256 IS NOT NULL"),
+            kFile);
+  EXPECT_EQ(pg_->Query("SELECT string_agg(DISTINCT tool, ',') FROM file_versions"),
+            "canaryedittool");
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM blob_refs WHERE digest IS NOT NULL"), "0");
   EXPECT_EQ(pg_->Query("SELECT count(*) FROM events WHERE text LIKE 'sdb1:%' OR "
                        "body LIKE 'sdb1:%'"),
@@ -503,6 +589,7 @@ TEST_F(PgNamespaceConvert, DecryptingGivesThePlaintextNamespaceBack) {
 
 TEST_F(PgNamespaceConvert, RekeyingChangesTheDataKeyAndTheOldOneOpensNothing) {
   Fill(*store_);
+  FillVersions(*store_);
   const std::string reading = Reading(*store_);
   const std::string finding = Finding(*store_);
   store_.reset();
@@ -527,7 +614,7 @@ TEST_F(PgNamespaceConvert, RekeyingChangesTheDataKeyAndTheOldOneOpensNothing) {
   EXPECT_GT(by_new.total, 30);
   EXPECT_EQ(by_new.opened, by_new.total);
   EXPECT_EQ(by_old.opened, 0) << "of " << by_old.total;
-  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blobs"), "1") << "the old key's blob row is gone";
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blobs"), "3") << "the old key's blob rows are gone";
 
   // Without a new key file: a new data key under the same master key.
   auto again = Convert(NamespaceConversion::kRekey, key_b_, "");
@@ -581,6 +668,7 @@ TEST_F(PgNamespaceConvert, ANamespaceSharingABlobIsUntouchedAndStillReadsIt) {
 
 TEST_F(PgNamespaceConvert, AKilledConversionIsRefusedAtOpenAndFinishedByRunningItAgain) {
   Fill(*store_);
+  FillVersions(*store_);
   // Enough for several batches of events (500 rows each).
   for (const char* id : {"bulk1", "bulk2"}) {
     ASSERT_TRUE(store_->CreateSession({.id = id, .title = std::string("title of ") + id}));
@@ -626,6 +714,7 @@ TEST_F(PgNamespaceConvert, AKilledConversionIsRefusedAtOpenAndFinishedByRunningI
   const std::string rows = pg_->Query(
       "SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM events) + "
       "(SELECT count(*) FROM drafts) + (SELECT count(*) FROM code_writes) + "
+      "(SELECT count(*) FROM file_versions) + "
       "(SELECT count(*) FROM index_meta WHERE key LIKE 'setting:%') + "
       "(SELECT count(DISTINCT sha256) FROM blob_refs)");
   EXPECT_EQ(std::to_string(finished->rows), rows)
@@ -670,6 +759,90 @@ TEST_F(PgNamespaceConvert, AnEncryptionKilledMidWayLosesNothing) {
   const Opened opened = OpenSealedValues(SealerOf(key_a_));
   EXPECT_EQ(opened.opened, opened.total);
   ExpectNoCanaryInTheRows();
+}
+
+TEST_F(PgNamespaceConvert, FileVersionsKeepTheirIdsDigestsAndContentThroughEveryConversion) {
+  FillVersions(*store_);
+  // More than a batch (500 rows), so that a run can be killed inside them.
+  for (int i = 0; i < 520; ++i) {
+    FileVersion v{.agent_session = "s2",
+                  .file_path = "/src/canaryproject/many/" + std::to_string(i) + ".py",
+                  .tool = "Bash",
+                  .source = "shell",
+                  .project = "/src/canaryproject"};
+    ASSERT_TRUE(store_->RecordFileVersion(v, "shared content " + std::to_string(i % 3) + "\n"));
+  }
+  const std::string versions = ReadingVersions(*store_);
+  ASSERT_NE(versions.find("of file "), std::string::npos) << versions;
+  store_.reset();
+  const std::string token_of_file =
+      "SELECT DISTINCT file_path FROM file_versions WHERE tool_use_id = 'call_1'";
+  auto same_key_again = [&](Store& store) {
+    // The converted token of the path is the one this key makes: a retried
+    // hook finds the row kept, and a "before" compares with the opened rows.
+    FileVersion after{.agent_session = "s1",
+                      .tool_use_id = "call_1",
+                      .file_path = kFile,
+                      .phase = FileVersionPhase::kAfter,
+                      .tool = "canaryedittool",
+                      .source = "hook",
+                      .project = "/src/canaryproject"};
+    auto kept = store.RecordFileVersion(after, "something else\n");
+    ASSERT_TRUE(kept) << kept.error().ToString();
+    EXPECT_EQ(kept->sha256, blob::Sha256Hex(kVersionAfter));
+  };
+
+  ASSERT_TRUE(Converts(NamespaceConversion::kEncrypt, "", key_a_));
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM file_versions WHERE sealed IS NULL OR "
+                       "position('canary' in file_path || project || tool) > 0"),
+            "0");
+  const std::string token_a = pg_->Query(token_of_file);
+  EXPECT_NE(token_a, kFile);
+  {
+    auto sealed = Open(key_a_);
+    ASSERT_TRUE(sealed);
+    EXPECT_EQ(ReadingVersions(*sealed), versions);
+    same_key_again(*sealed);
+  }
+  Opened opened = OpenSealedValues(SealerOf(key_a_));
+  EXPECT_EQ(opened.opened, opened.total);
+
+  // A rekey killed inside the versions (the sixth batch is their first:
+  // sessions, events, drafts, settings and code writes take one each), then
+  // finished by running it again.
+  const PgSealer old_key = SealerOf(key_a_);
+  ConvertKilledAfter(NamespaceConversion::kRekey, key_a_, key_b_, 6);
+  EXPECT_NE(pg_->Query("SELECT value FROM index_meta WHERE key = '" +
+                       std::string(postgres::kNamespaceConversionProgressKey) + "'")
+                .find("file_versions"),
+            std::string::npos);
+  ASSERT_TRUE(Converts(NamespaceConversion::kRekey, key_a_, key_b_));
+  const std::string token_b = pg_->Query(token_of_file);
+  EXPECT_NE(token_b, token_a);
+  EXPECT_EQ(token_b.size(), token_a.size());
+  {
+    auto rekeyed = Open(key_b_);
+    ASSERT_TRUE(rekeyed);
+    EXPECT_EQ(ReadingVersions(*rekeyed), versions);
+    same_key_again(*rekeyed);
+  }
+  opened = OpenSealedValues(SealerOf(key_b_));
+  EXPECT_EQ(opened.opened, opened.total);
+  EXPECT_EQ(OpenSealedValues(old_key).opened, 0);
+
+  ASSERT_TRUE(Converts(NamespaceConversion::kDecrypt, key_b_, ""));
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM file_versions WHERE sealed IS NOT NULL"), "0");
+  EXPECT_EQ(pg_->Query(token_of_file), kFile);
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM file_versions WHERE sha256 IS NOT NULL AND "
+                       "sha256 !~ '^[0-9a-f]{64}$'"),
+            "0");
+  auto plain = Open("");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(ReadingVersions(*plain), versions);
+  same_key_again(*plain);
+  auto verify = plain->Verify();
+  ASSERT_TRUE(verify) << verify.error().ToString();
+  EXPECT_TRUE(verify->missing.empty());
 }
 
 TEST_F(PgNamespaceConvert, LargeMessagesAreConvertedAFewAtATime) {

@@ -6,36 +6,122 @@
 // store's namespace, and a namespace reads a blob only through its own
 // references, so one never sees another's versions or their content.
 //
-// Not kept in an encrypted namespace yet: the path, project and tool would
-// be stored in the clear beside sealed content (kFailedPrecondition).
+// In an encrypted namespace (schema 10, docs/encryption.md) a version's path,
+// project, tool and digest are sealed together in `sealed` under its id;
+// file_path and project hold keyed equality tokens, so the indexes, the
+// unique key and every equality still work on the stored forms; tool is ''
+// and sha256 the blob's keyed name. Rows are opened before anything is
+// returned or compared in plaintext (BeforeSaysNothingNew).
 // Thread-safety: as PgStore.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/json_parse.h"
+#include "core/text_rules.h"
 #include "store/postgres/pg_store_internal.h"
 
 namespace sessiondb::postgres {
-namespace {
 
-// The columns VersionFromRow reads, in its order.
+// The columns FileVersionFromRow reads, in its order.
 #define PG_FILE_VERSION_COLUMNS                                                    \
   "id, agent_session, tool_use_id, file_path, phase, sha256, size, tool, source, " \
-  "project, created_ms"
+  "project, created_ms, sealed"
 
-Status NotKeptEncrypted() {
-  return Status::FailedPrecondition(
-      "file versions are not kept in an encrypted PostgreSQL namespace yet");
+const char* const kFileVersionColumns = PG_FILE_VERSION_COLUMNS;
+
+namespace {
+
+constexpr int kSealedColumn = 11;
+
+Status NotAVersion(const std::string& id, std::string_view why) {
+  return Status::Corruption("file version " + id + " of this namespace " + std::string(why) +
+                            "; it is not returned");
 }
 
-// A row selected with PG_FILE_VERSION_COLUMNS. kCorruption for a phase that
-// is neither "before" nor "after".
-Result<FileVersion> VersionFromRow(const PgResult& r, int row) {
+// The path, project, tool and digest `sealed` holds, checked against the
+// stored forms beside it: a token or blob name changed on its own (a
+// version moved to another file's history) is kCorruption as a changed seal is.
+Status OpenSealedFields(const PgSealer& sealer, const PgResult& r, int row, FileVersion* v) {
+  const std::string id = std::to_string(v->id);
+  if (r.IsNull(row, kSealedColumn)) {
+    return NotAVersion(id, "is not sealed though the namespace is encrypted");
+  }
+  Result<std::string> opened =
+      sealer.OpenText(PgColumn::kFileVersion, id, r.Text(row, kSealedColumn));
+  if (!opened) return Status::Corruption("file version " + id + ": " + opened.error().message());
+  Result<nlohmann::json> parsed = ParseJson(*opened);
+  auto text = [&](const char* name) -> const std::string* {
+    if (!parsed || !parsed->is_object()) return nullptr;
+    auto it = parsed->find(name);
+    return it != parsed->end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
+  };
+  const std::string* path = text("path");
+  const std::string* project = text("project");
+  const std::string* tool = text("tool");
+  const std::string* sha256 = text("sha256");
+  if (!path || !project || !tool || !sha256) {
+    return NotAVersion(id, "holds a sealed value that is not a version's fields");
+  }
+  const StoredVersionKeys expected =
+      StoreVersionKeys(sealer, *path, *project, *tool, v->exists, *sha256);
+  const bool digest_matches =
+      v->exists ? (!sha256->empty() && r.Text(row, 5) == *expected.sha256) : sha256->empty();
+  if (r.Text(row, 3) != expected.file_path || r.Text(row, 9) != expected.project ||
+      r.Text(row, 7) != expected.tool || !digest_matches) {
+    return NotAVersion(id,
+                       "has a path, project, tool or digest that is not the one sealed with it");
+  }
+  v->file_path = *path;
+  v->project = *project;
+  v->tool = *tool;
+  v->sha256 = v->exists ? *sha256 : std::string();
+  return Status::Ok();
+}
+
+}  // namespace
+
+StoredVersionKeys StoreVersionKeys(const PgSealer& sealer, std::string_view file_path,
+                                   std::string_view project, std::string_view tool, bool exists,
+                                   std::string_view sha256) {
+  StoredVersionKeys keys;
+  if (exists) keys.sha256 = sealer.BlobName(sha256);
+  if (!sealer.encrypted()) {
+    keys.file_path = file_path;
+    keys.project = project;
+    keys.tool = tool;
+    return keys;
+  }
+  keys.file_path = StoredVersionPath(sealer, file_path);
+  if (!project.empty()) keys.project = EditToken(sealer, PgColumn::kCodeProject, project);
+  return keys;
+}
+
+std::string StoredVersionPath(const PgSealer& sealer, std::string_view file_path) {
+  // EditToken is deterministic under the key: the by_file index, the unique
+  // key and equality work on it as on the path.
+  return sealer.encrypted() ? EditToken(sealer, PgColumn::kCodeFilePath, file_path)
+                            : std::string(file_path);
+}
+
+std::optional<std::string> SealVersion(const PgSealer& sealer, int64_t id, const FileVersion& v) {
+  if (!sealer.encrypted()) return std::nullopt;
+  const nlohmann::json fields = {{"path", v.file_path},
+                                 {"project", v.project},
+                                 {"tool", v.tool},
+                                 {"sha256", v.exists ? v.sha256 : std::string()}};
+  // CheckVersionText lets only valid UTF-8 in, and a conversion checks what
+  // it reads; `replace` only keeps dump from throwing whatever it is given.
+  return sealer.Text(PgColumn::kFileVersion, std::to_string(id),
+                     fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+Result<FileVersion> FileVersionFromRow(const PgSealer& sealer, const PgResult& r, int row) {
   FileVersion v;
   v.id = r.Int(row, 0);
   v.agent_session = r.Text(row, 1);
   v.tool_use_id = r.Text(row, 2);
-  v.file_path = r.Text(row, 3);
   const std::string_view phase = r.Text(row, 4);
   if (phase == FileVersionPhaseName(FileVersionPhase::kBefore)) {
     v.phase = FileVersionPhase::kBefore;
@@ -47,27 +133,40 @@ Result<FileVersion> VersionFromRow(const PgResult& r, int row) {
                                   "'; a version is 'before' or 'after'"));
   }
   v.exists = !r.IsNull(row, 5);
-  if (v.exists) v.sha256 = r.Text(row, 5);
   v.size = r.Int(row, 6);
-  v.tool = r.Text(row, 7);
   v.source = r.Text(row, 8);
-  v.project = r.Text(row, 9);
   v.time_ms = r.Int(row, 10);
+  if (sealer.encrypted()) {
+    RETURN_IF_ERROR(OpenSealedFields(sealer, r, row, &v));
+    return v;
+  }
+  if (!r.IsNull(row, kSealedColumn)) {
+    return Err(
+        NotAVersion(std::to_string(v.id), "is sealed though the namespace is not encrypted"));
+  }
+  v.file_path = r.Text(row, 3);
+  if (v.exists) v.sha256 = r.Text(row, 5);
+  v.tool = r.Text(row, 7);
+  v.project = r.Text(row, 9);
   return v;
 }
 
-Result<std::vector<FileVersion>> VersionsFromRows(const PgResult& r) {
+namespace {
+
+Result<std::vector<FileVersion>> VersionsFromRows(const PgSealer& sealer, const PgResult& r) {
   std::vector<FileVersion> versions;
   versions.reserve(static_cast<size_t>(r.rows()));
   for (int i = 0; i < r.rows(); ++i) {
-    ASSIGN_OR_RETURN(FileVersion v, VersionFromRow(r, i));
+    ASSIGN_OR_RETURN(FileVersion v, FileVersionFromRow(sealer, r, i));
     versions.push_back(std::move(v));
   }
   return versions;
 }
 
 // kInvalidArgument naming the field when one holds a NUL, which a
-// PostgreSQL text cannot (a parameter would be cut at it without a word).
+// PostgreSQL text cannot (a parameter would be cut at it without a word),
+// or when one an encrypted namespace seals as JSON is not UTF-8 (which a
+// plaintext namespace's text columns refuse as well).
 Status CheckVersionText(const FileVersion& v) {
   const std::pair<const std::string*, const char*> fields[] = {
       {&v.agent_session, "the agent session id of a file version"},
@@ -76,37 +175,56 @@ Status CheckVersionText(const FileVersion& v) {
       {&v.tool, "the tool of a file version"},
       {&v.source, "the source of a file version"},
       {&v.project, "the project of a file version"}};
-  for (const auto& [text, what] : fields) RETURN_IF_ERROR(CheckNoNul(*text, what));
+  for (const auto& [text, what] : fields) {
+    RETURN_IF_ERROR(CheckNoNul(*text, what));
+    if (!IsValidUtf8(*text)) {
+      return Status::InvalidArgument(std::string(what) + " is not valid UTF-8");
+    }
+  }
   return Status::Ok();
 }
 
-// The row kept for `v`'s key (agent session, tool use, path, phase), if any;
-// nullopt for a version without a tool use id, which has no key (asked all
-// the same: one statement, whatever `v`).
+// The row kept already that says what `v` would (Store::RecordFileVersion),
+// if any: the row of `v`'s key (agent session, tool use, path, phase); for a
+// "before", its call's "after", or the file's latest version when
+// BeforeSaysNothingNew. One statement, whatever `v`: the candidates ranked,
+// opened before they are compared.
 Result<std::optional<FileVersion>> FindKept(PgConnection& c, const std::string& ns,
                                             const FileVersion& v) {
   PgParams p;
-  p.Add(ns).Add(v.agent_session).Add(v.tool_use_id).Add(v.file_path);
+  p.Add(ns).Add(v.agent_session).Add(v.tool_use_id).Add(StoredVersionPath(c.sealer(), v.file_path));
   p.Add(FileVersionPhaseName(v.phase));
-  ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT " PG_FILE_VERSION_COLUMNS
-                                      " FROM file_versions WHERE namespace = $1 AND "
-                                      "agent_session = $2 AND tool_use_id = $3 AND "
-                                      "file_path = $4 AND phase = $5 AND tool_use_id <> ''",
-                                      p));
-  if (r.rows() == 0) return std::optional<FileVersion>();
-  ASSIGN_OR_RETURN(FileVersion kept, VersionFromRow(r, 0));
-  return std::optional<FileVersion>(std::move(kept));
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      c.Exec("(SELECT " PG_FILE_VERSION_COLUMNS
+             ", CASE WHEN phase = $5 THEN 0 ELSE 1 END AS rank FROM file_versions WHERE "
+             "namespace = $1 AND agent_session = $2 AND tool_use_id = $3 AND file_path = $4 "
+             "AND tool_use_id <> '' AND (phase = $5 OR $5 = 'before')) UNION ALL "
+             "(SELECT " PG_FILE_VERSION_COLUMNS ", 2 FROM file_versions WHERE namespace = $1 AND "
+             "file_path = $4 AND $5 = 'before' ORDER BY id DESC LIMIT 1) ORDER BY rank",
+             p));
+  for (int i = 0; i < r.rows(); ++i) {
+    ASSIGN_OR_RETURN(FileVersion kept, FileVersionFromRow(c.sealer(), r, i));
+    if (r.Int(i, kSealedColumn + 1) < 2 || BeforeSaysNothingNew(v, kept)) {
+      return std::optional<FileVersion>(std::move(kept));
+    }
+  }
+  return std::optional<FileVersion>();
 }
 
 // After a COMMIT whose answer was lost: the row it would have written (the
 // newest row exactly like `v`, stamped with its time), if it landed. Only
 // for a version without a tool use id: one with a key finds it by FindKept.
+// Compared in the stored forms (tokens, the blob name), which are equal
+// exactly when the values are.
 Result<std::optional<FileVersion>> FindLanded(PgConnection& c, const std::string& ns,
                                               const FileVersion& v) {
+  const StoredVersionKeys stored =
+      StoreVersionKeys(c.sealer(), v.file_path, v.project, v.tool, v.exists, v.sha256);
   PgParams p;
-  p.Add(ns).Add(v.agent_session).Add(v.file_path).Add(FileVersionPhaseName(v.phase));
-  p.AddOptional(v.exists ? std::optional<std::string>(v.sha256) : std::nullopt);
-  p.Add(v.exists ? v.size : int64_t{0}).Add(v.tool).Add(v.source).Add(v.project);
+  p.Add(ns).Add(v.agent_session).Add(stored.file_path).Add(FileVersionPhaseName(v.phase));
+  p.AddOptional(stored.sha256);
+  p.Add(v.exists ? v.size : int64_t{0}).Add(stored.tool).Add(v.source).Add(stored.project);
   p.Add(v.time_ms);
   ASSIGN_OR_RETURN(PgResult r,
                    c.Exec("SELECT " PG_FILE_VERSION_COLUMNS
@@ -117,8 +235,46 @@ Result<std::optional<FileVersion>> FindLanded(PgConnection& c, const std::string
                           "ORDER BY id DESC LIMIT 1",
                           p));
   if (r.rows() == 0) return std::optional<FileVersion>();
-  ASSIGN_OR_RETURN(FileVersion landed, VersionFromRow(r, 0));
+  ASSIGN_OR_RETURN(FileVersion landed, FileVersionFromRow(c.sealer(), r, 0));
   return std::optional<FileVersion>(std::move(landed));
+}
+
+// Inserts `v`'s row and returns it opened; no row when another writer kept
+// its key first (ON CONFLICT). A plaintext namespace's id comes from the
+// identity in the one statement; an encrypted one's is taken first, as the
+// seal is made under it.
+Result<std::optional<FileVersion>> InsertRow(PgConnection& c, const std::string& ns,
+                                             const FileVersion& v) {
+  const PgSealer& sealer = c.sealer();
+  const StoredVersionKeys stored =
+      StoreVersionKeys(sealer, v.file_path, v.project, v.tool, v.exists, v.sha256);
+  PgParams p;
+  p.Add(ns).Add(v.agent_session).Add(v.tool_use_id).Add(stored.file_path);
+  p.Add(FileVersionPhaseName(v.phase)).AddOptional(stored.sha256);
+  p.Add(v.exists ? v.size : int64_t{0}).Add(stored.tool).Add(v.source);
+  p.Add(stored.project).Add(v.time_ms);
+  const char* sql =
+      "INSERT INTO file_versions (namespace, agent_session, tool_use_id, file_path, "
+      "phase, sha256, size, tool, source, project, created_ms) VALUES ($1, $2, $3, $4, "
+      "$5, $6, $7, $8, $9, $10, $11) ON CONFLICT (namespace, agent_session, "
+      "tool_use_id, file_path, phase) WHERE tool_use_id <> '' DO NOTHING "
+      "RETURNING " PG_FILE_VERSION_COLUMNS;
+  if (sealer.encrypted()) {
+    ASSIGN_OR_RETURN(PgResult next,
+                     c.Exec("SELECT nextval(pg_get_serial_sequence('file_versions', 'id'))"));
+    const int64_t id = next.Int(0, 0);
+    p.Add(id).AddOptional(SealVersion(sealer, id, v));
+    sql =
+        "INSERT INTO file_versions (namespace, agent_session, tool_use_id, file_path, "
+        "phase, sha256, size, tool, source, project, created_ms, id, sealed) "
+        "OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+        "$13) ON CONFLICT (namespace, agent_session, tool_use_id, file_path, phase) "
+        "WHERE tool_use_id <> '' DO NOTHING RETURNING " PG_FILE_VERSION_COLUMNS;
+  }
+  ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, p));
+  if (r.rows() == 0) return std::optional<FileVersion>();
+  ASSIGN_OR_RETURN(FileVersion row, FileVersionFromRow(sealer, r, 0));
+  return std::optional<FileVersion>(std::move(row));
 }
 
 }  // namespace
@@ -142,10 +298,7 @@ Result<FileVersion> PgStore::InsertFileVersion(const FileVersion& version,
   if (objects_ && blob && objects_->Holds(std::ssize(blob->bytes))) {
     ASSIGN_OR_RETURN(std::optional<FileVersion> kept,
                      Run([&](PgConnection& c) -> Result<std::optional<FileVersion>> {
-                       ASSIGN_OR_RETURN(std::optional<FileVersion> found,
-                                        FindKept(c, ns_, version));
-                       if (c.sealer().encrypted()) return Err(NotKeptEncrypted());
-                       return found;
+                       return FindKept(c, ns_, version);
                      }));
     if (kept) return *kept;
     RETURN_IF_ERROR(UploadLargeBlobs(&batch));
@@ -154,18 +307,15 @@ Result<FileVersion> PgStore::InsertFileVersion(const FileVersion& version,
   bool commit_sent = false;  // an earlier attempt's COMMIT may have landed unanswered
   return Run([&](PgConnection& c) -> Result<FileVersion> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(&c));
-    // Checked after BEGIN, so that a refusal is never mistaken for a
-    // transient failure of an earlier statement on this connection
-    // (PgStore::Run retries while the connection says retryable()).
-    if (c.sealer().encrypted()) return Err(NotKeptEncrypted());
-    // Kept already (by another writer, or by our own lost COMMIT): that row,
-    // and nothing written.
-    if (!version.tool_use_id.empty()) {
-      ASSIGN_OR_RETURN(std::optional<FileVersion> kept, FindKept(c, ns_, version));
-      if (kept) return *kept;
-    } else if (commit_sent) {
+    // Kept already (by another writer, or by our own lost COMMIT), or a
+    // "before" that says nothing new: that row, and nothing written.
+    if (version.tool_use_id.empty() && commit_sent) {
       ASSIGN_OR_RETURN(std::optional<FileVersion> landed, FindLanded(c, ns_, version));
       if (landed) return *landed;
+    }
+    if (!version.tool_use_id.empty() || version.phase == FileVersionPhase::kBefore) {
+      ASSIGN_OR_RETURN(std::optional<FileVersion> kept, FindKept(c, ns_, version));
+      if (kept) return *kept;
     }
     commit_sent = false;
 
@@ -177,21 +327,8 @@ Result<FileVersion> PgStore::InsertFileVersion(const FileVersion& version,
       return Err(Status::NotFound("blob " + sha + " of a file version has no bytes"));
     };
     RETURN_IF_ERROR(EnsureBlobs(c, batch.needed, Now(), bytes_of, &batch.uploads));
-    PgParams p;
-    p.Add(ns_).Add(version.agent_session).Add(version.tool_use_id).Add(version.file_path);
-    p.Add(FileVersionPhaseName(version.phase));
-    p.AddOptional(version.exists ? std::optional<std::string>(version.sha256) : std::nullopt);
-    p.Add(version.exists ? version.size : int64_t{0}).Add(version.tool).Add(version.source);
-    p.Add(version.project).Add(version.time_ms);
-    ASSIGN_OR_RETURN(
-        PgResult r,
-        c.Exec("INSERT INTO file_versions (namespace, agent_session, tool_use_id, file_path, "
-               "phase, sha256, size, tool, source, project, created_ms) VALUES ($1, $2, $3, $4, "
-               "$5, $6, $7, $8, $9, $10, $11) ON CONFLICT (namespace, agent_session, "
-               "tool_use_id, file_path, phase) WHERE tool_use_id <> '' DO NOTHING "
-               "RETURNING " PG_FILE_VERSION_COLUMNS,
-               p));
-    if (r.rows() == 0) {
+    ASSIGN_OR_RETURN(std::optional<FileVersion> inserted, InsertRow(c, ns_, version));
+    if (!inserted) {
       // Another writer kept the same key first, and committed while we
       // waited on it: its row, and this transaction (its blob) rolled back.
       ASSIGN_OR_RETURN(std::optional<FileVersion> first, FindKept(c, ns_, version));
@@ -199,7 +336,7 @@ Result<FileVersion> PgStore::InsertFileVersion(const FileVersion& version,
       return Err(Status::Busy("file version of " + version.file_path +
                               " was kept and removed by another writer meanwhile; try again"));
     }
-    ASSIGN_OR_RETURN(FileVersion row, VersionFromRow(r, 0));
+    const FileVersion& row = *inserted;
     if (row.exists) {
       const std::string name = c.sealer().BlobName(row.sha256);
       PgParams ref;
@@ -225,26 +362,22 @@ Result<std::vector<FileVersion>> PgStore::SelectFileVersions(const FileVersionQu
   // Only the filters asked for are in the statement: each shape gets a plan
   // that uses its index (by file, by session), which a generic plan of
   // "($n = '' OR file_path = $n)" would not.
-  PgParams p;
-  p.Add(ns_).Add(query.after_id).Add(query.limit);
   std::string sql =
       "SELECT " PG_FILE_VERSION_COLUMNS " FROM file_versions WHERE namespace = $1 AND id > $2";
   int next = 4;
-  if (!query.file_path.empty()) {
-    p.Add(query.file_path);
-    sql += " AND file_path = $" + std::to_string(next++);
-  }
+  if (!query.file_path.empty()) sql += " AND file_path = $" + std::to_string(next++);
   if (!query.agent_sessions.empty()) {
-    p.Add(PgArray(query.agent_sessions));
     sql += " AND agent_session = ANY($" + std::to_string(next++) + "::text[])";
   }
   sql += " ORDER BY id LIMIT $3";
   return Run([&](PgConnection& c) -> Result<std::vector<FileVersion>> {
+    // The path as stored: its token in an encrypted namespace.
+    PgParams p;
+    p.Add(ns_).Add(query.after_id).Add(query.limit);
+    if (!query.file_path.empty()) p.Add(StoredVersionPath(c.sealer(), query.file_path));
+    if (!query.agent_sessions.empty()) p.Add(PgArray(query.agent_sessions));
     ASSIGN_OR_RETURN(PgResult r, c.Exec(sql.c_str(), p));
-    // Checked after a statement, so that a refusal is never mistaken for a
-    // transient failure of an earlier one on this connection (PgStore::Run).
-    if (c.sealer().encrypted()) return Err(NotKeptEncrypted());
-    return VersionsFromRows(r);
+    return VersionsFromRows(c.sealer(), r);
   });
 }
 

@@ -90,18 +90,6 @@ Result<PgSealer> CurrentKey(PgConnection& c, const NamespaceConnection& target,
           Status::InvalidArgument("encrypting needs the key to encrypt with: --key-file FILE "
                                   "(make one with `sessiondb key new FILE`)"));
     }
-    // An encrypted namespace keeps no file versions yet: encrypting would
-    // leave their paths in the clear.
-    PgParams p;
-    p.Add(target.ns);
-    ASSIGN_OR_RETURN(PgResult versions,
-                     c.Exec("SELECT EXISTS (SELECT 1 FROM file_versions WHERE namespace = $1)", p));
-    if (versions.Bool(0, 0)) {
-      return Err(Status::FailedPrecondition(
-          target.where +
-          " holds file versions (code checkpoints), which an encrypted namespace does not keep "
-          "yet; erase them first (`sessiondb erase --everything`, or the sessions that own them)"));
-    }
     return PgSealer();
   }
   if (!envelope) {

@@ -10,6 +10,7 @@
 #include "core/json_access.h"
 #include "core/json_parse.h"
 #include "core/search_text.h"
+#include "core/text_rules.h"
 #include "store/index_backend.h"
 #include "store/postgres/pg_namespace_key.h"
 #include "store/postgres/pg_search_docs.h"
@@ -36,6 +37,7 @@ constexpr PhaseName kPhaseNames[] = {
     {ResealPhase::kDrafts, "drafts"},
     {ResealPhase::kSettings, "settings"},
     {ResealPhase::kCodeWrites, "code_writes"},
+    {ResealPhase::kFileVersions, "file_versions"},
     {ResealPhase::kBlobs, "blobs"},
     {ResealPhase::kDone, "done"},
 };
@@ -426,6 +428,58 @@ Result<Batch> ResealCodeWrites(PgConnection& c, const std::string& ns, const Res
   return batch;
 }
 
+// ---- File versions -----------------------------------------------------------
+
+// Each version opened with the old key and stored as InsertFileVersion
+// stores it under the new: `sealed` under its id (NULL when plaintext), the
+// path and project as tokens (or themselves), the digest as the blob's name
+// under the new key, which the blob phase then moves its reference to.
+Result<Batch> ResealFileVersions(PgConnection& c, const std::string& ns, const ResealKeys& k,
+                                 const std::vector<std::string>& after, int limit) {
+  PgParams q;
+  q.Add(ns).Add(IntKeyPart(after, 0)).Add(static_cast<int64_t>(limit));
+  ASSIGN_OR_RETURN(PgResult r, c.Exec((std::string("SELECT ") + kFileVersionColumns +
+                                       " FROM file_versions WHERE namespace = $1 AND id > $2 "
+                                       "ORDER BY id LIMIT $3")
+                                          .c_str(),
+                                      q));
+  Batch batch{.rows = r.rows(), .more = r.rows() == limit};
+  if (r.rows() == 0) return batch;
+  std::vector<int64_t> ids;
+  std::vector<std::string> paths, projects, tools;
+  std::vector<std::optional<std::string>> digests, sealed;
+  for (int i = 0; i < r.rows(); ++i) {
+    ASSIGN_OR_RETURN(FileVersion v, FileVersionFromRow(k.from, r, i));
+    // Sealed as JSON, which holds only UTF-8 (a cluster of encoding
+    // SQL_ASCII may have kept other bytes in the clear).
+    if (k.to.encrypted() &&
+        !(IsValidUtf8(v.file_path) && IsValidUtf8(v.project) && IsValidUtf8(v.tool))) {
+      return Err(Status::Corruption("file version " + std::to_string(v.id) +
+                                    " has a path, project or tool that is not UTF-8; it cannot "
+                                    "be sealed (erase it, then run the conversion again)"));
+    }
+    StoredVersionKeys stored =
+        StoreVersionKeys(k.to, v.file_path, v.project, v.tool, v.exists, v.sha256);
+    ids.push_back(v.id);
+    paths.push_back(std::move(stored.file_path));
+    projects.push_back(std::move(stored.project));
+    tools.push_back(std::move(stored.tool));
+    digests.push_back(std::move(stored.sha256));
+    sealed.push_back(SealVersion(k.to, v.id, v));
+  }
+  PgParams u;
+  u.Add(ns).Add(PgArray(ids)).Add(PgArray(paths)).Add(PgArray(projects)).Add(PgArray(tools));
+  u.Add(PgArray(digests)).Add(PgArray(sealed));
+  RETURN_IF_ERROR(c.Run(
+      "UPDATE file_versions f SET file_path = u.path, project = u.project, tool = u.tool, "
+      "sha256 = u.digest, sealed = u.sealed FROM unnest($2::bigint[], $3::text[], $4::text[], "
+      "$5::text[], $6::text[], $7::text[]) AS u(id, path, project, tool, digest, sealed) "
+      "WHERE f.namespace = $1 AND f.id = u.id",
+      u));
+  batch.last = {std::to_string(ids.back())};
+  return batch;
+}
+
 // ---- Blobs ----------------------------------------------------------------------
 
 // True when the reference row (its name and sealed digest in columns 0 and
@@ -548,6 +602,8 @@ Result<Batch> ResealPhaseBatch(PgConnection& c, const std::string& ns, const Res
       return ResealSettings(c, ns, k, at.after, limit);
     case ResealPhase::kCodeWrites:
       return ResealCodeWrites(c, ns, k, at.after, limit);
+    case ResealPhase::kFileVersions:
+      return ResealFileVersions(c, ns, k, at.after, limit);
     case ResealPhase::kBlobs:
       return ResealBlobs(c, ns, k, at.after, limit);
     case ResealPhase::kDone:
@@ -619,6 +675,7 @@ Result<int64_t> CountRowsToReseal(PgConnection& c, const std::string& ns) {
                           "(SELECT count(*) FROM index_meta WHERE namespace = $1 AND "
                           "starts_with(key, 'setting:')) + "
                           "(SELECT count(*) FROM code_writes WHERE namespace = $1) + "
+                          "(SELECT count(*) FROM file_versions WHERE namespace = $1) + "
                           "(SELECT count(DISTINCT sha256) FROM blob_refs WHERE namespace = $1)",
                           p));
   return r.Int(0, 0);

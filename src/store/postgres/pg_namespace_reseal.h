@@ -15,6 +15,10 @@
 //   code_writes  path, old and new code and project under the keyed content
 //                hash, which changes with the key; code_edits' keys; the
 //                write's search document and vectors;
+//   file_versions  path, project, tool and digest sealed under the version's
+//                id (`sealed`; NULL when plaintext), with the stored forms
+//                beside it (path and project tokens, the blob's name) remade
+//                under the new key;
 //   blobs        the namespace's references moved to the blob's name under
 //                the new key (a row made there if none), the old row
 //                deleted once nothing refers to it (another namespace may).
@@ -23,6 +27,8 @@
 // hook_seen keys (one-way) and the envelope are the caller's. A batch holds
 // at most `limit` rows, 16 MiB of events or code writes (at least one row),
 // 64 MiB of blobs: memory stays bounded whatever the namespace holds.
+// The blob phase moves every reference of the namespace, file versions'
+// (session kFileVersionRefSession) with messages'.
 //
 // Thread-safety: functions of a connection the caller uses alone.
 #pragma once
@@ -38,7 +44,16 @@
 namespace sessiondb::postgres {
 
 // The tables in the order they are converted.
-enum class ResealPhase { kSessions, kEvents, kDrafts, kSettings, kCodeWrites, kBlobs, kDone };
+enum class ResealPhase {
+  kSessions,
+  kEvents,
+  kDrafts,
+  kSettings,
+  kCodeWrites,
+  kFileVersions,
+  kBlobs,
+  kDone
+};
 
 // How far a conversion got: the table it works on and the primary key of
 // the last row done there (empty: none yet), with what was done so far.

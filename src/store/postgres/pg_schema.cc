@@ -515,6 +515,15 @@ CREATE INDEX file_versions_by_session ON file_versions (namespace, agent_session
 CREATE UNIQUE INDEX file_versions_once ON file_versions
   (namespace, agent_session, tool_use_id, file_path, phase) WHERE tool_use_id <> '';
 )sql",
+    // 9 -> 10: file versions in an encrypted namespace (docs/encryption.md).
+    // `sealed` holds the version's path, project, tool and digest sealed as
+    // one JSON object under its id; file_path and project then hold keyed
+    // equality tokens (so the indexes and the unique key still work), tool
+    // '' and sha256 the blob's keyed name. NULL in a plaintext namespace,
+    // whose columns hold the values themselves.
+    R"sql(
+ALTER TABLE file_versions ADD COLUMN sealed text;
+)sql",
 };
 
 }  // namespace

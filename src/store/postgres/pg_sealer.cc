@@ -73,6 +73,8 @@ std::string_view PgColumnName(PgColumn column) {
       return "blob";
     case PgColumn::kBlobDigest:
       return "blob digest";
+    case PgColumn::kFileVersion:
+      return "file_versions.sealed";
   }
   return "value";
 }

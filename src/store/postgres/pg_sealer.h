@@ -49,6 +49,10 @@ enum class PgColumn {
   kEmbedding,
   kBlob,
   kBlobDigest,
+  // A file version's path, project, tool and digest (pg_file_versions.cc),
+  // sealed as one JSON object under the version's id. Last, so that no
+  // other column's value shifts.
+  kFileVersion,
 };
 
 // The prefix of a sealed text value.

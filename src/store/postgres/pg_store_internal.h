@@ -187,6 +187,39 @@ std::vector<AppendResult> AppendResults(const std::vector<PreparedMessage>& prep
 // True if a message of the namespace refers to a stored blob with this digest.
 Result<bool> NamespaceHasBlob(PgConnection& c, const std::string& ns, std::string_view sha256);
 
+// ---- File versions (pg_file_versions.cc) ----------------------------------------
+//
+// A version's path, project, tool and digest as its row stores them: the
+// values themselves in a plaintext namespace; in an encrypted one keyed
+// tokens (file_path; project, '' when none), '' (tool) and the blob's keyed
+// name (sha256), with the values sealed together in `sealed` under the id.
+
+// The columns FileVersionFromRow reads, in its order ("id, ..., sealed").
+extern const char* const kFileVersionColumns;
+
+// A row selected with kFileVersionColumns first, opened with `sealer`.
+// kCorruption naming the version for a row that does not open, whose stored
+// forms are not those of its sealed values, or whose phase is unknown.
+Result<FileVersion> FileVersionFromRow(const PgSealer& sealer, const PgResult& r, int row);
+
+// The stored forms of a version's keys under `sealer`; sha256 is NULL
+// (nullopt) when the file does not exist.
+struct StoredVersionKeys {
+  std::string file_path, project, tool;
+  std::optional<std::string> sha256;
+};
+StoredVersionKeys StoreVersionKeys(const PgSealer& sealer, std::string_view file_path,
+                                   std::string_view project, std::string_view tool, bool exists,
+                                   std::string_view sha256);
+
+// What file_path holds (and a query by path compares) for `file_path`.
+std::string StoredVersionPath(const PgSealer& sealer, std::string_view file_path);
+
+// The `sealed` value of version `id` (path, project, tool and digest as a
+// JSON object); nullopt (NULL) in a plaintext namespace. The fields must be
+// valid UTF-8.
+std::optional<std::string> SealVersion(const PgSealer& sealer, int64_t id, const FileVersion& v);
+
 // ---- History: a session's log through its fork ancestors --------------------
 
 // The session's history as segments (store_common.h) in seq order: its

@@ -157,13 +157,14 @@ class PgWriteTransaction final : public store::WriteTransaction {
 
   Status EraseSessionRows(std::string_view id, store::ErasedRows* erased) override {
     RETURN_IF_ERROR(internal::ToStatus(CountSessionRows(id, erased)));
-    PgParams p;
-    p.Add(ns_).Add(id);
-    // The triggers drop the documents with their vectors and edits.
-    RETURN_IF_ERROR(c_.Run("DELETE FROM code_writes WHERE namespace = $1 AND session_id = $2", p));
-    // The file versions with their blob references, while the session's row
-    // still says which agent session it was imported from.
+    // The code writes and file versions it owns: its own, and the hook's
+    // under the agent session it was imported from, while its row still
+    // says which. The triggers drop the writes' documents, vectors and edits.
     ASSIGN_OR_RETURN(std::vector<std::string> agents, AgentSessionsOf(id));
+    PgParams w;
+    w.Add(ns_).Add(PgArray(agents));
+    RETURN_IF_ERROR(
+        c_.Run("DELETE FROM code_writes WHERE namespace = $1 AND session_id = ANY($2::text[])", w));
     PgParams f;
     f.Add(ns_).Add(PgArray(agents)).Add(kFileVersionRefSession);
     RETURN_IF_ERROR(
@@ -177,21 +178,30 @@ class PgWriteTransaction final : public store::WriteTransaction {
   }
 
   Result<bool> CountSessionRows(std::string_view id, store::ErasedRows* erased) override {
+    // Its code writes are its own and the hook's of its agent session (as
+    // EraseSessionRows erases them); its documents, its messages' and theirs.
+    ASSIGN_OR_RETURN(std::vector<std::string> agents, AgentSessionsOf(id));
     PgParams p;
     p.Add(ns_).Add(id);
+    PgParams q;
+    q.Add(ns_).Add(id).Add(PgArray(agents));
     ASSIGN_OR_RETURN(
         PgResult counts,
-        c_.Exec("SELECT (SELECT count(*) FROM events WHERE namespace = $1 AND session_id = $2), "
+        c_.Exec("WITH docs AS (SELECT doc_id FROM search_docs WHERE namespace = $1 AND "
+                "(session_id = $2 OR code_id IN (SELECT id FROM code_writes WHERE "
+                "namespace = $1 AND session_id = ANY($3::text[])))) "
+                "SELECT (SELECT count(*) FROM events WHERE namespace = $1 AND session_id = $2), "
                 "(SELECT count(*) FROM events WHERE namespace = $1 AND session_id = $2 "
                 "  AND type = 'message'), "
                 "(SELECT count(*) FROM drafts WHERE namespace = $1 AND session_id = $2), "
                 "(SELECT count(*) FROM usage_totals WHERE namespace = $1 AND session_id = $2) + "
                 "(SELECT count(*) FROM usage_days WHERE namespace = $1 AND session_id = $2), "
-                "(SELECT count(*) FROM code_writes WHERE namespace = $1 AND session_id = $2), "
-                "(SELECT count(*) FROM search_docs WHERE namespace = $1 AND session_id = $2), "
+                "(SELECT count(*) FROM code_writes WHERE namespace = $1 AND "
+                "  session_id = ANY($3::text[])), "
+                "(SELECT count(*) FROM docs), "
                 "(SELECT count(*) FROM embeddings WHERE namespace = $1 AND doc_id IN "
-                "  (SELECT doc_id FROM search_docs WHERE namespace = $1 AND session_id = $2))",
-                p));
+                "  (SELECT doc_id FROM docs))",
+                q));
     erased->events += counts.Int(0, 0);
     erased->messages += counts.Int(0, 1);
     erased->drafts += counts.Int(0, 2);
@@ -207,21 +217,28 @@ class PgWriteTransaction final : public store::WriteTransaction {
       ASSIGN_OR_RETURN(std::string digest, BlobDigestOfRow(c_.sealer(), blobs, i, 0));
       erased->blobs.insert(std::move(digest));
     }
-    // The file versions of the agent sessions it stands for; their digests
-    // are kept as they are (versions are never kept sealed).
-    ASSIGN_OR_RETURN(std::vector<std::string> agents, AgentSessionsOf(id));
+    // The file versions of the agent sessions it stands for, with the
+    // digests of their contents as their blob references hold them (the
+    // receipt and gc speak digests; an encrypted namespace's version rows
+    // hold keyed names).
     PgParams f;
     f.Add(ns_).Add(PgArray(agents));
     ASSIGN_OR_RETURN(PgResult versions,
                      c_.Exec("SELECT count(*) FROM file_versions WHERE namespace = $1 AND "
                              "agent_session = ANY($2::text[])",
                              f));
+    f.Add(kFileVersionRefSession);
     erased->file_versions += versions.Int(0, 0);
     ASSIGN_OR_RETURN(PgResult digests,
-                     c_.Exec("SELECT DISTINCT sha256 FROM file_versions WHERE namespace = $1 "
-                             "AND agent_session = ANY($2::text[]) AND sha256 IS NOT NULL",
+                     c_.Exec("SELECT DISTINCT ON (r.sha256) r.sha256, r.digest FROM blob_refs r "
+                             "JOIN file_versions v ON v.namespace = r.namespace AND v.id = r.seq "
+                             "WHERE r.namespace = $1 AND r.session_id = $3 AND "
+                             "v.agent_session = ANY($2::text[]) ORDER BY r.sha256",
                              f));
-    for (int i = 0; i < digests.rows(); ++i) erased->blobs.emplace(digests.Text(i, 0));
+    for (int i = 0; i < digests.rows(); ++i) {
+      ASSIGN_OR_RETURN(std::string digest, BlobDigestOfRow(c_.sealer(), digests, i, 0));
+      erased->blobs.insert(std::move(digest));
+    }
     ASSIGN_OR_RETURN(PgResult exists,
                      c_.Exec("SELECT 1 FROM sessions WHERE namespace = $1 AND id = $2", p));
     return exists.rows() > 0;
@@ -502,25 +519,88 @@ class PgWriteTransaction final : public store::WriteTransaction {
   // Erases the file versions of `project` (its own, and those of paths under
   // `prefix`, its folder with a trailing slash), with the blob references
   // that kept their contents; the whole namespace's when `project` is empty.
-  // Their paths are never sealed (an encrypted namespace keeps no versions).
   Status EraseFileVersionsUnder(std::string_view project, const std::string& prefix,
                                 store::ErasedRows* erased) {
-    PgParams p;
-    p.Add(ns_).Add(project).Add(prefix).Add(kFileVersionRefSession);
-    // A data-modifying WITH runs whole whether or not its rows are read.
-    ASSIGN_OR_RETURN(
-        PgResult gone,
-        c_.Exec("WITH gone AS (DELETE FROM file_versions WHERE namespace = $1 AND ($2 = '' OR "
-                "project = $2 OR starts_with(project, $3) OR starts_with(file_path, $3)) "
-                "RETURNING id, sha256), refs AS (DELETE FROM blob_refs WHERE namespace = $1 AND "
-                "session_id = $4 AND seq IN (SELECT id FROM gone)) "
-                "SELECT sha256, count(*) FROM gone GROUP BY sha256",
-                p));
-    for (int i = 0; i < gone.rows(); ++i) {
-      erased->file_versions += gone.Int(i, 1);
-      if (!gone.IsNull(i, 0)) erased->blobs.emplace(gone.Text(i, 0));
+    if (!c_.sealer().encrypted()) {
+      PgParams p;
+      p.Add(ns_).Add(project).Add(prefix).Add(kFileVersionRefSession);
+      // A data-modifying WITH runs whole whether or not its rows are read.
+      ASSIGN_OR_RETURN(
+          PgResult gone,
+          c_.Exec("WITH gone AS (DELETE FROM file_versions WHERE namespace = $1 AND ($2 = '' OR "
+                  "project = $2 OR starts_with(project, $3) OR starts_with(file_path, $3)) "
+                  "RETURNING id, sha256), refs AS (DELETE FROM blob_refs WHERE namespace = $1 "
+                  "AND session_id = $4 AND seq IN (SELECT id FROM gone)) "
+                  "SELECT sha256, count(*) FROM gone GROUP BY sha256",
+                  p));
+      for (int i = 0; i < gone.rows(); ++i) {
+        erased->file_versions += gone.Int(i, 1);
+        if (!gone.IsNull(i, 0)) erased->blobs.emplace(gone.Text(i, 0));
+      }
+      return Status::Ok();
+    }
+    // Encrypted: paths and projects are tokens, which match no prefix. The
+    // versions of a project are opened and picked in the process; all of
+    // them go without opening any (a damaged one does not stop an erasure
+    // of everything). The digests come from the references that go.
+    std::optional<std::vector<int64_t>> ids;  // none: every version
+    if (!project.empty()) {
+      ASSIGN_OR_RETURN(ids, FileVersionsUnder(project, prefix));
+      if (ids->empty()) return Status::Ok();
+    }
+    PgParams versions, refs;
+    versions.Add(ns_);
+    refs.Add(ns_).Add(kFileVersionRefSession);
+    std::string versions_where, refs_where;
+    if (ids) {
+      versions.Add(PgArray(*ids));
+      refs.Add(PgArray(*ids));
+      versions_where = " AND id = ANY($2::bigint[])";
+      refs_where = " AND seq = ANY($3::bigint[])";
+    }
+    ASSIGN_OR_RETURN(PgResult gone,
+                     c_.Exec(("WITH gone AS (DELETE FROM file_versions WHERE namespace = $1" +
+                              versions_where + " RETURNING id) SELECT count(*) FROM gone")
+                                 .c_str(),
+                             versions));
+    erased->file_versions += gone.Int(0, 0);
+    ASSIGN_OR_RETURN(PgResult dropped,
+                     c_.Exec(("DELETE FROM blob_refs WHERE namespace = $1 AND session_id = $2" +
+                              refs_where + " RETURNING sha256, digest")
+                                 .c_str(),
+                             refs));
+    for (int i = 0; i < dropped.rows(); ++i) {
+      ASSIGN_OR_RETURN(std::string digest, BlobDigestOfRow(c_.sealer(), dropped, i, 0));
+      erased->blobs.insert(std::move(digest));
     }
     return Status::Ok();
+  }
+
+  // The ids of the encrypted namespace's file versions of `project` (as
+  // EraseFileVersionsUnder means it), each opened, a page at a time so that
+  // memory stays bounded whatever the namespace holds.
+  Result<std::vector<int64_t>> FileVersionsUnder(std::string_view project,
+                                                 const std::string& prefix) {
+    constexpr int64_t kPage = 5000;
+    const std::string sql = std::string("SELECT ") + kFileVersionColumns +
+                            " FROM file_versions WHERE namespace = $1 AND id > $2 ORDER BY id "
+                            "LIMIT " +
+                            std::to_string(kPage);
+    std::vector<int64_t> ids;
+    for (int64_t after = 0;;) {
+      PgParams p;
+      p.Add(ns_).Add(after);
+      ASSIGN_OR_RETURN(PgResult r, c_.Exec(sql.c_str(), p));
+      for (int i = 0; i < r.rows(); ++i) {
+        ASSIGN_OR_RETURN(FileVersion v, FileVersionFromRow(c_.sealer(), r, i));
+        after = v.id;
+        if (v.project == project || v.project.starts_with(prefix) ||
+            v.file_path.starts_with(prefix)) {
+          ids.push_back(v.id);
+        }
+      }
+      if (r.rows() < kPage) return ids;
+    }
   }
 
   // The agent sessions whose file versions are session `id`'s: its own id,
