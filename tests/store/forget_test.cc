@@ -396,6 +396,49 @@ TEST_P(Forgetting, CodeWritesOfATrashedSessionAreNotRecalledUntilRestored) {
   EXPECT_EQ(recalled->size(), 1u);
 }
 
+// The hook records an agent's writes under the agent's own session id; an
+// import of that agent's transcript is a session that names it
+// (source_session_id). Erasing the imported session erases those writes too.
+TEST_P(Forgetting, ErasingAnImportedSessionErasesTheHooksCodeWritesOfItsAgent) {
+  ASSERT_TRUE(store_->CreateSession(
+      {.id = "imported", .metadata_json = R"({"source_session_id":"claude-abc"})"}));
+  Append("imported", TextMessage(Role::kUser, "write the wombat counter"));
+  MemoryOptions options;
+  options.search.embedder.from_environment = false;
+  auto memory = CodeMemory::Open(*store_, options);
+  ASSERT_TRUE(memory) << memory.error().ToString();
+  const std::string gone = "def wombat_counter():\n    return 41\n";
+  const std::string kept = "def numbat_counter():\n    return 42\n";
+  ASSERT_TRUE((*memory)->RecordWrite({.file_path = "/src/p/w.py",
+                                      .new_code = gone,
+                                      .session_id = "claude-abc",
+                                      .project = "/src/p"}));
+  ASSERT_TRUE((*memory)->RecordWrite({.file_path = "/src/p/n.py",
+                                      .new_code = kept,
+                                      .session_id = "claude-other",
+                                      .project = "/src/p"}));
+  ASSERT_EQ((*memory)->Recall("/src/p/w.py", gone)->size(), 1u);
+
+  EraseRequest erase;
+  erase.session_ids = {"imported"};
+  auto receipt = store_->Erase(erase);
+  ASSERT_TRUE(receipt) << receipt.error().ToString();
+  int64_t code_writes = -1;
+  for (const auto& [kind, count] : receipt->counts) {
+    if (kind == "code_writes") code_writes = count;
+  }
+  EXPECT_EQ(code_writes, 1);
+  auto recalled = (*memory)->Recall("/src/p/w.py", gone);
+  ASSERT_TRUE(recalled);
+  EXPECT_TRUE(recalled->empty());
+  EXPECT_TRUE(Hits("wombat_counter").empty());
+  EXPECT_EQ((*memory)->Recall("/src/p/n.py", kept)->size(), 1u);
+  EXPECT_EQ(Hits("numbat_counter").size(), 1u);
+  auto verified = store_->VerifyErased(*receipt);
+  ASSERT_TRUE(verified) << verified.error().ToString();
+  EXPECT_TRUE(verified->erased());
+}
+
 SESSIONDB_FOR_EACH_BACKEND(Forgetting);
 
 }  // namespace

@@ -22,6 +22,15 @@ namespace sessiondb::sqlite {
 #define FILE_VERSIONS_OF_SESSION                                           \
   "(agent_session = ?1 OR agent_session = (SELECT json_extract(metadata, " \
   "'$.source_session_id') FROM sessions WHERE id = ?1 AND parent_id IS NULL))"
+// The code writes a session owns, the same way: its own (an import's, an
+// MCP client's) and the hook's, which go under the agent's session id.
+#define CODE_WRITES_OF_SESSION                                       \
+  "(session_id = ?1 OR session_id = (SELECT json_extract(metadata, " \
+  "'$.source_session_id') FROM sessions WHERE id = ?1 AND parent_id IS NULL))"
+// Its search documents: its messages', and its code writes' (a code
+// write's document carries the write's session id, and seq 0).
+#define SEARCH_DOCS_OF_SESSION \
+  "(session_id = ?1 OR code_id IN (SELECT id FROM code_writes WHERE " CODE_WRITES_OF_SESSION "))"
 
 class SqliteWriteTransaction final : public store::WriteTransaction {
  public:
@@ -122,7 +131,7 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
     // The triggers take the documents out of the full-text index and drop
     // their vectors and edits.
     ASSIGN_OR_RETURN(Statement writes,
-                     db_.Prepare("DELETE FROM code_writes WHERE session_id = ?1"));
+                     db_.Prepare("DELETE FROM code_writes WHERE " CODE_WRITES_OF_SESSION));
     writes.Bind(1, id);
     RETURN_IF_ERROR(writes.Run());
     // Its file versions: those of the agent session it is (or was imported
@@ -149,10 +158,12 @@ class SqliteWriteTransaction final : public store::WriteTransaction {
         "(SELECT count(*) FROM drafts WHERE session_id = ?1), "
         "(SELECT count(*) FROM usage_totals WHERE session_id = ?1) + "
         "(SELECT count(*) FROM usage_days WHERE session_id = ?1), "
-        "(SELECT count(*) FROM code_writes WHERE session_id = ?1), "
-        "(SELECT count(*) FROM search_docs WHERE session_id = ?1), "
+        "(SELECT count(*) FROM code_writes WHERE " CODE_WRITES_OF_SESSION
+        "), "
+        "(SELECT count(*) FROM search_docs WHERE " SEARCH_DOCS_OF_SESSION
+        "), "
         "(SELECT count(*) FROM embeddings WHERE doc_id IN "
-        "  (SELECT doc_id FROM search_docs WHERE session_id = ?1))";
+        "  (SELECT doc_id FROM search_docs WHERE " SEARCH_DOCS_OF_SESSION "))";
     ASSIGN_OR_RETURN(Statement counts, db_.Prepare(kCounts));
     counts.Bind(1, id);
     ASSIGN_OR_RETURN(bool row, counts.Step());
