@@ -24,44 +24,43 @@ VersionIdentity IdentityOf(const FileVersion& v) {
 
 }  // namespace
 
-// In the order recorded, so each file's history keeps its order.
+// In the order recorded, so each file's history keeps its order. Reads
+// only the new versions of `from`, and `to`'s versions of their files.
 Result<int64_t> CopyFileVersionsAfter(Store& from, Store& to, int64_t after_id, int64_t* last_id) {
   int64_t copied = 0;
   *last_id = after_id;
-  // The versions without a tool call `to` holds, by path, read once per path.
-  std::map<std::string, std::set<VersionIdentity>> held;
-  auto held_of = [&](const std::string& path) -> Result<std::set<VersionIdentity>*> {
+  // What `to` holds of a file, read once per file: its versions without a
+  // tool call, and its newest id. A version recorded there comes back with
+  // an id past that newest exactly when it is new: ids only grow, and a row
+  // kept already that RecordFileVersion returns instead is of the same file.
+  struct Held {
+    std::set<VersionIdentity> without_call;
+    int64_t newest_id = 0;
+  };
+  std::map<std::string, Held> held;
+  auto held_of = [&](const std::string& path) -> Result<Held*> {
     auto it = held.find(path);
     if (it != held.end()) return &it->second;
-    std::set<VersionIdentity>& ids = held[path];
+    Held& file = held[path];
     FileVersionQuery query{.file_path = path, .limit = kMaxFileVersionsListed};
     while (true) {
       ASSIGN_OR_RETURN(std::vector<FileVersion> page, to.ListFileVersions(query));
       for (const FileVersion& v : page) {
-        if (v.tool_use_id.empty()) ids.insert(IdentityOf(v));
+        if (v.tool_use_id.empty()) file.without_call.insert(IdentityOf(v));
+        file.newest_id = std::max(file.newest_id, v.id);
       }
       if (std::ssize(page) < query.limit) break;
       query.after_id = page.back().id;
     }
-    return &ids;
+    return &file;
   };
-  // Ids only grow: a version kept with an id past the newest `to` held is new.
-  int64_t newest_held = 0;
-  for (FileVersionQuery all{.limit = kMaxFileVersionsListed};;) {
-    ASSIGN_OR_RETURN(std::vector<FileVersion> page, to.ListFileVersions(all));
-    if (page.empty()) break;
-    newest_held = all.after_id = page.back().id;
-    if (std::ssize(page) < all.limit) break;
-  }
   FileVersionQuery query{.after_id = after_id, .limit = kPage};
   while (true) {
     ASSIGN_OR_RETURN(std::vector<FileVersion> page, from.ListFileVersions(query));
     if (!page.empty()) *last_id = page.back().id;
     for (const FileVersion& v : page) {
-      if (v.tool_use_id.empty()) {
-        ASSIGN_OR_RETURN(std::set<VersionIdentity> * ids, held_of(v.file_path));
-        if (!ids->insert(IdentityOf(v)).second) continue;
-      }
+      ASSIGN_OR_RETURN(Held * file, held_of(v.file_path));
+      if (v.tool_use_id.empty() && !file->without_call.insert(IdentityOf(v)).second) continue;
       std::string content;
       if (v.exists) {
         ASSIGN_OR_RETURN(content, from.ReadBlob(v.sha256, /*verify=*/false));
@@ -69,9 +68,9 @@ Result<int64_t> CopyFileVersionsAfter(Store& from, Store& to, int64_t after_id, 
       FileVersion copy = v;
       copy.id = 0;
       ASSIGN_OR_RETURN(FileVersion kept, to.RecordFileVersion(copy, content));
-      if (kept.id > newest_held) {  // not a row kept already, nor one this run kept
+      if (kept.id > file->newest_id) {
         ++copied;
-        newest_held = kept.id;
+        file->newest_id = kept.id;
       }
     }
     if (std::ssize(page) < query.limit) break;
