@@ -122,10 +122,12 @@ Status StoreFront::SealReceipt(WriteTransaction& txn, const ErasedRows& rows,
 }
 
 // After the commit: the blob files (PostgreSQL: rows) the erasure freed.
-Status StoreFront::RemoveErasedBlobs(const ErasureReceipt& receipt) {
-  for (const std::string& sha : receipt.blobs) {
+Status StoreFront::RemoveErasedBlobs(const ErasureReceipt& receipt,
+                                     const std::vector<BlobCandidate>& freed) {
+  for (const BlobCandidate& blob : freed) {
     Result<RemovedBlob> removed = backend_->RemoveBlobIfUnreferenced(
-        sha, std::numeric_limits<int64_t>::max(), /*dry_run=*/false);
+        blob.stored_name.empty() ? blob.sha256 : blob.stored_name,
+        std::numeric_limits<int64_t>::max(), /*dry_run=*/false);
     if (!removed) {
       return Status(removed.error().code(),
                     "the erasure committed (receipt " + receipt.id +
@@ -186,9 +188,11 @@ Result<Session> StoreFront::RestoreFromTrash(std::string_view id) {
 Result<ErasureReceipt> StoreFront::EmptyTrash(int64_t trashed_before_ms) {
   RETURN_IF_ERROR(CheckWritable());
   ErasureReceipt receipt;
+  std::vector<BlobCandidate> freed;  // the blobs the erasure frees, as SealReceipt lists them
   const WriteOptions erasing{.erases_text = true};
   RETURN_IF_ERROR(backend_->RunWriteTransaction(erasing, [&](WriteTransaction& txn) -> Status {
     receipt = {};
+    freed.clear();
     receipt.erased_ms = Now();
     receipt.id = NewUuidV7(receipt.erased_ms);
     receipt.scope = "the trash before " + std::to_string(trashed_before_ms) + " ms";
@@ -225,9 +229,10 @@ Result<ErasureReceipt> StoreFront::EmptyTrash(int64_t trashed_before_ms) {
       receipt.digest = ErasureReceiptDigest(receipt);
       return Status::Ok();  // nothing to record
     }
+    freed = blobs;
     return SealReceipt(txn, rows, blobs, "empty-trash", &receipt);
   }));
-  RETURN_IF_ERROR(RemoveErasedBlobs(receipt));
+  RETURN_IF_ERROR(RemoveErasedBlobs(receipt, freed));
   return receipt;
 }
 
@@ -241,9 +246,11 @@ Result<ErasureReceipt> StoreFront::Erase(const EraseRequest& request) {
   for (const std::string& id : request.session_ids) RETURN_IF_ERROR(ValidateSessionId(id));
   const std::string project = request.project.empty() ? "" : NormalProjectPath(request.project);
   ErasureReceipt receipt;
+  std::vector<BlobCandidate> freed;  // the blobs the erasure frees, as SealReceipt lists them
   const WriteOptions erasing{.erases_text = true};
   RETURN_IF_ERROR(backend_->RunWriteTransaction(erasing, [&](WriteTransaction& txn) -> Status {
     receipt = {};
+    freed.clear();
     receipt.erased_ms = Now();
     receipt.id = NewUuidV7(receipt.erased_ms);
     receipt.scope = ScopeOf(request, project);
@@ -335,6 +342,7 @@ Result<ErasureReceipt> StoreFront::Erase(const EraseRequest& request) {
       rows.blobs.insert(dropped.begin(), dropped.end());
     }
     ASSIGN_OR_RETURN(std::vector<BlobCandidate> blobs, txn.BlobsNoLongerReferenced(rows.blobs));
+    freed = blobs;
     // Rows are gone from the tables, but not from the WAL segments and
     // backups taken before: destroying the key they were sealed under reaches those.
     if (request.everything) {
@@ -342,7 +350,7 @@ Result<ErasureReceipt> StoreFront::Erase(const EraseRequest& request) {
     }
     return SealReceipt(txn, rows, blobs, "erase", &receipt);
   }));
-  RETURN_IF_ERROR(RemoveErasedBlobs(receipt));
+  RETURN_IF_ERROR(RemoveErasedBlobs(receipt, freed));
   return receipt;
 }
 

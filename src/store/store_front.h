@@ -152,8 +152,11 @@ class StoreFront final : public Store {
   Status SealReceipt(WriteTransaction& txn, const ErasedRows& rows,
                      const std::vector<BlobCandidate>& blobs, std::string_view action,
                      ErasureReceipt* receipt);
-  // After an erasure's commit: deletes the blobs its receipt lists.
-  Status RemoveErasedBlobs(const ErasureReceipt& receipt);
+  // After an erasure's commit: deletes the blobs it freed (`freed`, the
+  // candidates SealReceipt listed in the receipt), each by the name it was
+  // stored under before the commit: an erasure of everything in an
+  // encrypted PostgreSQL namespace replaces the key that names them.
+  Status RemoveErasedBlobs(const ErasureReceipt& receipt, const std::vector<BlobCandidate>& freed);
 
   const std::unique_ptr<Backend> backend_;
   const StoreOptions options_;

@@ -34,6 +34,10 @@ struct SessionRow;  // backend.h
 struct BlobCandidate {
   std::string sha256;
   int64_t size = 0;
+  // The name the backend stores it under when that is not sha256 (an
+  // encrypted PostgreSQL namespace's keyed name), else "": what removes it
+  // after a commit that may have changed the key it is named under.
+  std::string stored_name;
 };
 
 enum class RowLock {

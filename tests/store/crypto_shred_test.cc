@@ -109,6 +109,24 @@ TEST_F(CryptoShred, ErasingEverythingDestroysTheKeyAndTheNamespaceGoesOn) {
   EXPECT_EQ(kept->trash_grace_days, 9);
 }
 
+// The blobs an erasure of everything frees are named under the key it
+// destroys: they are removed by those names, not looked for under the new key.
+TEST_F(CryptoShred, TheBlobsItFreesAreRemovedThoughTheirKeyIsGone) {
+  const std::string sid = NewSessionId("pictures");
+  Message m;
+  m.role = Role::kUser;
+  m.parts = {Part::Text("a chart"), Part::ImageFromBytes(MakePng(16, 16, "shred"), "image/png")};
+  ASSERT_TRUE(store_->Append(sid, m));
+  ASSERT_EQ(pg_->Query("SELECT count(*) FROM blobs"), "1");
+  auto receipt = store_->Erase({.everything = true});
+  ASSERT_TRUE(receipt) << receipt.error().ToString();
+  EXPECT_EQ(receipt->blobs.size(), 1u);
+  EXPECT_EQ(pg_->Query("SELECT count(*) FROM blobs"), "0");
+  auto check = store_->VerifyErased(*receipt);
+  ASSERT_TRUE(check) << check.error().ToString();
+  EXPECT_TRUE(check->erased()) << ::testing::PrintToString(check->problems);
+}
+
 TEST_F(CryptoShred, OneNamespaceShreddedLeavesAnotherIntact) {
   StoreOptions other_options = Options();
   other_options.namespace_name = "tenant-b";

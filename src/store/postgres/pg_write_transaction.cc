@@ -296,8 +296,10 @@ class PgWriteTransaction final : public store::WriteTransaction {
                                          "(SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256) "
                                          "ORDER BY b.sha256",
                                          p));
+    const bool keyed = c_.sealer().encrypted();
     for (int i = 0; i < r.rows(); ++i) {
-      gone.push_back({named.digests.at(std::string(r.Text(i, 0))), r.Int(i, 1)});
+      const std::string name(r.Text(i, 0));
+      gone.push_back({named.digests.at(name), r.Int(i, 1), keyed ? name : std::string()});
     }
     std::sort(gone.begin(), gone.end(),
               [](const auto& a, const auto& b) { return a.sha256 < b.sha256; });
