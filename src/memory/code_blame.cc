@@ -24,22 +24,6 @@ struct BlameModelLine {
   int64_t by = kNoAgent;
 };
 
-// The lines of `text` for the fallback below; DiffLines' rule.
-std::vector<std::string> BlameSplitLines(std::string_view text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) {
-      lines.emplace_back(text.substr(start));
-      break;
-    }
-    lines.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
 // The model turned into `new_text`: lines the two share keep who wrote
 // them, the new ones are `by`'s. A pair too large to compare gives every
 // line to `by`.
@@ -49,7 +33,7 @@ std::vector<BlameModelLine> AdvanceBlameModel(const std::vector<BlameModelLine>&
   std::vector<BlameModelLine> next;
   std::optional<std::vector<DiffLine>> diff = DiffLines(model_text, new_text);
   if (!diff) {
-    for (std::string& line : BlameSplitLines(new_text)) next.push_back({std::move(line), by});
+    for (std::string_view line : SplitLines(new_text)) next.push_back({std::string(line), by});
     return next;
   }
   size_t old_index = 0;
