@@ -222,11 +222,7 @@ TEST_P(FileVersions, ErasingASessionErasesItsVersionsAndOnlyTheirs) {
 
   auto receipt = store_->Erase({.session_ids = {"imported"}});
   ASSERT_TRUE(receipt) << receipt.error().ToString();
-  int64_t counted = -1;
-  for (const auto& [kind, n] : receipt->counts) {
-    if (kind == "file_versions") counted = n;
-  }
-  EXPECT_EQ(counted, 2);
+  EXPECT_EQ(ErasedCount(*receipt, "file_versions"), 2);
   std::vector<FileVersion> left = List({});
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].agent_session, "other");

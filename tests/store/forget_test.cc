@@ -423,11 +423,7 @@ TEST_P(Forgetting, ErasingAnImportedSessionErasesTheHooksCodeWritesOfItsAgent) {
   erase.session_ids = {"imported"};
   auto receipt = store_->Erase(erase);
   ASSERT_TRUE(receipt) << receipt.error().ToString();
-  int64_t code_writes = -1;
-  for (const auto& [kind, count] : receipt->counts) {
-    if (kind == "code_writes") code_writes = count;
-  }
-  EXPECT_EQ(code_writes, 1);
+  EXPECT_EQ(ErasedCount(*receipt, "code_writes"), 1);
   auto recalled = (*memory)->Recall("/src/p/w.py", gone);
   ASSERT_TRUE(recalled);
   EXPECT_TRUE(recalled->empty());

@@ -34,6 +34,15 @@ namespace sessiondb::testing {
 
 enum class Backend { kEmbedded, kPostgres, kPostgresEncrypted };
 
+// How many rows of `kind` ("file_versions", "code_writes", ...) an erasure's
+// receipt counts; -1 when it names no such kind.
+inline int64_t ErasedCount(const ErasureReceipt& receipt, std::string_view kind) {
+  for (const auto& [name, n] : receipt.counts) {
+    if (name == kind) return n;
+  }
+  return -1;
+}
+
 inline std::string BackendName(Backend b) {
   switch (b) {
     case Backend::kEmbedded:

@@ -157,11 +157,7 @@ TEST_P(UsageCost, ErasureRemovesTheDaysAndCountsThemInTheReceipt) {
   Turn(s, "claude-sonnet-4-5", kSonnetTurn);
   auto receipt = store_->Erase({.session_ids = {s}});
   ASSERT_TRUE(receipt) << receipt.error().ToString();
-  int64_t usage_rows = -1;
-  for (const auto& [kind, n] : receipt->counts) {
-    if (kind == "usage_rows") usage_rows = n;
-  }
-  EXPECT_EQ(usage_rows, 3);  // one total, two days
+  EXPECT_EQ(ErasedCount(*receipt, "usage_rows"), 3);  // one total, two days
   EXPECT_EQ(Summary({}).total.turns, 0);
 }
 
