@@ -2,7 +2,8 @@
 // and the targets of the embedded-engine issue, with raw floors measured in
 // the same run. One JSON object per line on stdout; progress on stderr.
 //
-//   sessiondb_bench [--dir DIR] [--workloads W1,W2,...|all] [--check-data]
+//   sessiondb_bench [--dir DIR] [--workloads W1,W2,...|all] [--rounds N] [--regress]
+//                   [--check-data]
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include "log_layout_floors.h"
 #include "read_floor.h"
 #include "retention_workload.h"
+#include "rounds.h"
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
 #include "stats.h"
@@ -38,6 +40,8 @@ using nlohmann::json;
 
 constexpr const char* kPeer = "sessiondb";
 constexpr const char* kDurability = "fsync per append (SQLite WAL, synchronous=FULL)";
+// The event log's layout in the store (schema v6), among the batch floor's.
+constexpr const char* kStoreLogLayout = "text_key_batch_docs";
 
 struct Expected {
   const char* name;
@@ -64,7 +68,16 @@ T Check(Result<T> r, const std::string& what) {
 
 void Progress(const std::string& line) { std::cerr << "[bench] " << line << std::endl; }
 
-void Emit(const json& j) { std::cout << j.dump() << std::endl; }
+// The round being run (1-based) when --rounds asks for more than one, else 0.
+int g_round = 0;
+
+// Every figure carries the load it was measured under, and its round.
+void Emit(const json& j) {
+  json out = j;
+  out["load_1m"] = LoadAverage1m();
+  if (g_round > 0) out["round"] = g_round;
+  std::cout << out.dump() << std::endl;
+}
 
 int64_t BytesOnDisk(const fs::path& dir) {
   int64_t total = 0;
@@ -137,20 +150,26 @@ class Runner {
     fs::path dir = FreshDir(root_ / kPeer / "w1");
     auto store = OpenStore(dir);
     Check(store->CreateSession({.id = "w1-s0"}), "create w1-s0");
-    std::vector<int64_t> ns;
+    std::vector<int64_t> ns, cpu;
     int64_t start = NowNs();
     for (const Message& m : messages) {
       int64_t t = NowNs();
+      int64_t c = ThreadCpuNs();
       Check(store->Append("w1-s0", m), "W1 append");
+      cpu.push_back(ThreadCpuNs() - c);
       ns.push_back(NowNs() - t);
     }
     double seconds = static_cast<double>(NowNs() - start) / 1e9;
     store.reset();
     json out = Header("W1", "append_durable");
     out.update(LatencyFields(ns, seconds));
+    // The appending thread's CPU per call: the engine's own cost, which the
+    // disk's flush does not move.
+    out["cpu_p50_us"] = PercentileUs(cpu, 50);
     out["bytes_on_disk"] = BytesOnDisk(dir);
     out["durability"] = kDurability;
     w1_p50_us_ = out["p50_us"];
+    w1_p99_us_ = out["p99_us"];
     w1_done_ = true;
     Emit(out);
   }
@@ -240,6 +259,7 @@ class Runner {
     out["floor_sqlite_step_cpu_median_ms"] = floor.cpu_median_ms;
     out["floor_build_messages_cpu_median_ms"] = floor.build_cpu_median_ms;
     w3_median_ms_ = out["median_ms"];
+    w3_build_floor_ms_ = floor.build_median_ms;
     Emit(out);
   }
 
@@ -261,10 +281,13 @@ class Runner {
   void W5() {
     Progress("W5 images: 200 appends of text + a 1 MiB PNG data URI, then reload");
     auto texts = W5Messages();
-    std::vector<std::string> uris;
-    for (int i = 0; i < kW5Images; ++i) {
-      uris.push_back(blob::MakeDataUri("image/png", W5Image(static_cast<uint32_t>(i))));
+    if (w5_uris_.empty()) {  // made once for every round: it takes longer than W5
+      for (int i = 0; i < kW5Images; ++i) {
+        w5_images_.push_back(W5Image(static_cast<uint32_t>(i)));
+        w5_uris_.push_back(blob::MakeDataUri("image/png", w5_images_.back()));
+      }
     }
+    const std::vector<std::string>& uris = w5_uris_;
     fs::path dir = FreshDir(root_ / kPeer / "w5");
     auto store = OpenStore(dir);
     Check(store->CreateSession({.id = "w5-s0"}), "create w5-s0");
@@ -276,12 +299,15 @@ class Runner {
     }
     std::vector<int64_t> ns;
     int64_t start = NowNs();
+    const int64_t cpu_start = ProcessCpuNs();
     for (const Message& m : messages) {
       int64_t t = NowNs();
       Check(store->Append("w5-s0", m), "W5 append");
       ns.push_back(NowNs() - t);
     }
     double seconds = static_cast<double>(NowNs() - start) / 1e9;
+    // Every thread's: the blob writers work beside the appending one.
+    const double cpu_seconds = static_cast<double>(ProcessCpuNs() - cpu_start) / 1e9;
     store.reset();
 
     // Reopen and load once, re-inlining every image as the peers do.
@@ -309,6 +335,7 @@ class Runner {
     out["bytes_on_disk"] = BytesOnDisk(dir);
     out["durability"] = kDurability;
     out["write_MiBps"] = mib / seconds;
+    out["cpu_seconds"] = cpu_seconds;
     out["read_seconds"] = read_seconds;
     out["read_MiBps"] = mib / read_seconds;
     out["raw_image_bytes"] = static_cast<int64_t>(kW5Images) * static_cast<int64_t>(kW5ImageBytes);
@@ -355,8 +382,7 @@ class Runner {
           {"MiBps", hash_decode_MiBps_}});
     // The disk's share: what writing the same bytes durably, one per commit,
     // costs with nothing else around it (the hash+decode floor is CPU only).
-    std::vector<std::string> images;
-    for (int i = 0; i < kW5Images; ++i) images.push_back(W5Image(static_cast<uint32_t>(i)));
+    const std::vector<std::string>& images = w5_images_;
     Progress("floor: 200 x (1 MiB file + fdatasync + 4 KiB log fdatasync)");
     const DurableWriteFloor plain = MeasureDurableBlobWrites(root_.string(), images, false);
     Progress("floor: the same with a temp file renamed into place + directory fsync");
@@ -463,6 +489,7 @@ class Runner {
       Check(store->CreateSession({.id = "import-" + std::to_string(s)}), "create");
     std::vector<int64_t> ns;
     int64_t start = NowNs();
+    const int64_t cpu_start = ProcessCpuNs();
     for (int b = 0; b < 200; ++b) {
       int64_t t = NowNs();
       Check(
@@ -471,6 +498,7 @@ class Runner {
       ns.push_back(NowNs() - t);
     }
     double seconds = static_cast<double>(NowNs() - start) / 1e9;
+    const double cpu_seconds = static_cast<double>(ProcessCpuNs() - cpu_start) / 1e9;
     // The index follows the log: the appends above only recorded their
     // documents. Catching the full-text index up is the rest of the work
     // before all 200,000 are searchable.
@@ -495,6 +523,7 @@ class Runner {
     out["n"] = 200000;
     out["batches"] = 200;
     out["seconds"] = seconds;
+    out["cpu_seconds"] = cpu_seconds;
     out["ops_per_s"] = 200000.0 / seconds;
     out["batch_p50_us"] = PercentileUs(ns, 50);
     out["bytes_on_disk"] = BytesOnDisk(dir);
@@ -511,7 +540,10 @@ class Runner {
     texts.reserve(200000);
     for (int i = 0; i < 200000; ++i) texts.push_back(data[static_cast<size_t>(i % 10000)].text);
     fs::path floor_dir = FreshDir(root_ / "floor" / "log_layouts");
-    for (const LogLayoutFloor& f : MeasureLogLayouts(floor_dir.string(), texts, 1000)) {
+    // Regression runs measure the layout the store has, not the others.
+    const std::string only = same_layout_floor_only_ ? kStoreLogLayout : "";
+    for (const LogLayoutFloor& f : MeasureLogLayouts(floor_dir.string(), texts, 1000, only)) {
+      if (f.layout == kStoreLogLayout) batch_same_layout_ops_per_s_ = f.rows_per_s;
       Emit({{"peer", "floor"},
             {"workload", "batch_import"},
             {"name", "sqlite_rows_" + f.layout},
@@ -552,6 +584,7 @@ class Runner {
     Progress("floor: 1,000 x (4 KiB pwrite + fdatasync) on the same disk");
     LatencyFloor f = MeasureFdatasync4k((root_).string(), 1000);
     fdatasync_p50_us_ = f.p50_us;
+    fdatasync_p99_us_ = f.p99_us;
     Emit({{"peer", "floor"},
           {"workload", "fdatasync_4k"},
           {"name", "fdatasync_4k"},
@@ -574,35 +607,64 @@ class Runner {
           {"median_ms", o.median_ms}});
   }
 
-  void Summary() {
+  // The round's figures, each target as {"value", "target", "met"}; emitted
+  // and returned.
+  json Summary() {
     json s = {{"peer", kPeer}, {"workload", "summary"}};
     auto target = [&](const char* name, double value, double limit, bool at_least) {
       if (value <= 0) return;
-      s[name] = {
-          {"value", value}, {"target", limit}, {"met", at_least ? value >= limit : value <= limit}};
+      s[name] = {{"value", value},
+                 {"target", limit},
+                 {"at_least", at_least},
+                 {"met", at_least ? value >= limit : value <= limit}};
     };
+    auto figure = [&](const char* name, double value) {
+      if (value > 0) s[name] = value;
+    };
+    // What the machine and the disk did this round: every ratio below moves
+    // with them.
+    figure("load_1m", LoadAverage1m());
+    figure("fdatasync_p50_us", fdatasync_p50_us_);
+    figure("fdatasync_p99_us", fdatasync_p99_us_);
     if (w1_p50_us_ > 0 && fdatasync_p50_us_ > 0) {
       target("w1_p50_over_fdatasync_p50", w1_p50_us_ / fdatasync_p50_us_, 1.5, false);
+      target("w1_p99_over_fdatasync_p99", w1_p99_us_ / fdatasync_p99_us_, 3, false);
     }
     if (w1_p50_us_ > 0 && fdatasync_overwrite_p50_us_ > 0) {
       s["w1_p50_over_fdatasync_overwrite_p50"] = w1_p50_us_ / fdatasync_overwrite_p50_us_;
     }
-    target("batch_import_ops_per_s", batch_ops_per_s_, 200000, true);
+    figure("batch_import_ops_per_s", batch_ops_per_s_);
+    if (batch_ops_per_s_ > 0 && batch_same_layout_ops_per_s_ > 0) {
+      target("batch_over_sqlite_same_layout", batch_ops_per_s_ / batch_same_layout_ops_per_s_, 0.95,
+             true);
+    }
     target("batch_index_catch_up_over_append", batch_index_over_append_, 1.5, false);
     target("w3_median_ms", w3_median_ms_, 5, false);
+    if (w3_median_ms_ > 0 && w3_build_floor_ms_ > 0) {
+      // Issue 40's alternative (1.1x) asks for a read that builds no Message;
+      // ReadMessages builds them, so this one is a figure, not that target.
+      figure("w3_over_build_messages_floor", w3_median_ms_ / w3_build_floor_ms_);
+    }
     target("list_100k_median_ms", list_median_ms_, 2, false);
-    if (w5_write_MiBps_ > 0 && hash_decode_MiBps_ > 0) {
-      target("image_ingest_over_floor", w5_write_MiBps_ / hash_decode_MiBps_, 0.5, true);
-      // Not a target: the ceiling the disk sets on the one above (W5()).
-      s["image_ingest_io_floor_over_hash_decode_floor"] =
-          w5_rename_floor_MiBps_ / hash_decode_MiBps_;
-      s["image_ingest_pipelined_floor_over_hash_decode_floor"] =
-          w5_pipelined_floor_MiBps_ / hash_decode_MiBps_;
+    if (w5_write_MiBps_ > 0 && w5_pipelined_floor_MiBps_ > 0) {
+      // The least an engine keeping the durability rule spends on W5, on
+      // this disk in this run (issue 40); the hash+decode floor, once the
+      // target, measures the disk more than the engine.
+      target("w5_over_pipelined_ingest_floor", w5_write_MiBps_ / w5_pipelined_floor_MiBps_, 0.9,
+             true);
+      figure("w5_over_hash_decode_floor", w5_write_MiBps_ / hash_decode_MiBps_);
+      figure("w5_io_floor_over_hash_decode_floor", w5_rename_floor_MiBps_ / hash_decode_MiBps_);
+      figure("w5_pipelined_floor_over_hash_decode_floor",
+             w5_pipelined_floor_MiBps_ / hash_decode_MiBps_);
     }
     target("w5_disk_over_raw", w5_disk_over_raw_, 1.01, false);
-    if (w6_median_ms_ > 0) s["w6_median_ms"] = w6_median_ms_;
+    figure("w6_median_ms", w6_median_ms_);
     Emit(s);
+    return s;
   }
+
+  // Regression runs measure only the floor a bound reads.
+  void set_same_layout_floor_only(bool only) { same_layout_floor_only_ = only; }
 
  private:
   void Verify(const std::vector<Message>& got, const std::vector<WorkloadMessage>& want) {
@@ -635,8 +697,12 @@ class Runner {
   }
 
   fs::path root_;
+  bool same_layout_floor_only_ = false;
+  std::vector<std::string> w5_images_, w5_uris_;
   bool w1_done_ = false, w2_done_ = false;
-  double w1_p50_us_ = 0, fdatasync_p50_us_ = 0, batch_ops_per_s_ = 0, w3_median_ms_ = 0;
+  double w1_p50_us_ = 0, w1_p99_us_ = 0, fdatasync_p50_us_ = 0, fdatasync_p99_us_ = 0;
+  double batch_ops_per_s_ = 0, batch_same_layout_ops_per_s_ = 0;
+  double w3_median_ms_ = 0, w3_build_floor_ms_ = 0;
   double batch_index_over_append_ = 0;
   double w6_median_ms_ = 0;
   double fdatasync_overwrite_p50_us_ = 0;
@@ -646,7 +712,8 @@ class Runner {
 
 constexpr const char* kUsage = R"(sessiondb_bench: standard workloads and targets of sessiondb
 
-Usage: sessiondb_bench [--dir DIR] [--workloads LIST] [--check-data] [--retain-sessions N]
+Usage: sessiondb_bench [--dir DIR] [--workloads LIST] [--rounds N] [--regress]
+                       [--check-data] [--retain-sessions N]
 
   --dir DIR         where stores are created (default ./bench-data); the same disk
                     is used for the fdatasync floor
@@ -657,6 +724,14 @@ Usage: sessiondb_bench [--dir DIR] [--workloads LIST] [--check-data] [--retain-s
                     100,000 and the hook, plaintext against encrypted in the
                     same run, interleaved; not in "all"),
                     or "all" (default)
+  --rounds N        run the workloads N times (default 1), each round measuring
+                    its floors again beside its figures, so engine and floor
+                    alternate; then print each figure's median, range and the
+                    rounds that met its target ({"workload":"rounds"})
+  --regress         the CI's regression check: W1, W3, W5, the batched append
+                    and their floors (only the store's own log layout), 3
+                    rounds unless --rounds says otherwise; exit 1 when a
+                    median ratio is past its bound (bench/rounds.cc)
   --retain-sessions N  sessions of the retain workload (default 100000; a tenth erased)
   --check-data      print the digests of the generated data, compare them with the
                     reference values of WORKLOADS.md, exit 1 on a mismatch
@@ -672,6 +747,8 @@ int main(int argc, char** argv) {
   std::string dir = "bench-data";
   std::string workloads = "all";
   bool check_data = false;
+  bool regress = false;
+  int rounds = 0;
   int64_t retain_sessions = 100000;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -684,6 +761,14 @@ int main(int argc, char** argv) {
       workloads = argv[++i];
     } else if (arg == "--retain-sessions" && i + 1 < argc) {
       retain_sessions = std::max<int64_t>(10, std::atoll(argv[++i]));
+    } else if (arg == "--rounds" && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+      if (rounds < 1 || rounds > 100) {
+        std::cerr << "sessiondb_bench: --rounds takes 1 to 100\n";
+        return 2;
+      }
+    } else if (arg == "--regress") {
+      regress = true;
     } else if (arg == "--check-data") {
       check_data = true;
     } else {
@@ -691,8 +776,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (regress) workloads = "floors,W1,W3,W5,batch_import";
+  if (rounds == 0) rounds = regress ? 3 : 1;
   std::filesystem::create_directories(dir);
   Runner runner(dir);
+  runner.set_same_layout_floor_only(regress);
   if (check_data) return runner.CheckData() ? 0 : 1;
 
   std::set<std::string> selected;
@@ -709,21 +797,38 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (want("floors") || want("W1")) runner.Floors();
-  if (want("W1")) runner.W1();
-  if (want("W2")) runner.W2();
-  if (want("W3")) runner.W3();
-  if (want("W4")) runner.W4();
-  if (want("W5")) runner.W5();
-  if (want("W6")) runner.W6();
-  if (want("batch_import")) runner.BatchImport();
-  if (want("list_100k")) runner.List100k();
-  if (selected.contains("encryption")) {
-    sessiondb::bench::RunEncryptionWorkload(dir, SESSIONDB_CLI_PATH);
+  std::vector<nlohmann::json> summaries;
+  for (int round = 1; round <= rounds; ++round) {
+    if (rounds > 1) {
+      g_round = round;
+      std::cerr << "[bench] round " << round << " of " << rounds << std::endl;
+    }
+    if (want("floors") || want("W1")) runner.Floors();
+    if (want("W1")) runner.W1();
+    if (want("W2")) runner.W2();
+    if (want("W3")) runner.W3();
+    if (want("W4")) runner.W4();
+    if (want("W5")) runner.W5();
+    if (want("W6")) runner.W6();
+    if (want("batch_import")) runner.BatchImport();
+    if (want("list_100k")) runner.List100k();
+    if (selected.contains("encryption")) {
+      sessiondb::bench::RunEncryptionWorkload(dir, SESSIONDB_CLI_PATH);
+    }
+    if (selected.contains("retain")) {
+      sessiondb::bench::RunRetentionWorkload(dir, retain_sessions, retain_sessions / 10);
+    }
+    summaries.push_back(runner.Summary());
   }
-  if (selected.contains("retain")) {
-    sessiondb::bench::RunRetentionWorkload(dir, retain_sessions, retain_sessions / 10);
-  }
-  runner.Summary();
+  g_round = 0;
+  if (rounds == 1 && !regress) return 0;
+  const nlohmann::json summary = SummariseRounds(summaries);
+  Emit(summary);
+  if (!regress) return 0;
+  const std::vector<std::string> misses = CheckRegressionBounds(summary);
+  for (const std::string& miss : misses)
+    std::cerr << "sessiondb_bench: regression: " << miss << "\n";
+  if (!misses.empty()) return 1;
+  std::cerr << "sessiondb_bench: every ratio within its bound over " << rounds << " rounds\n";
   return 0;
 }

@@ -137,9 +137,11 @@ double Measure(const std::string& path, const Layout& layout, const std::vector<
 }  // namespace
 
 std::vector<LogLayoutFloor> MeasureLogLayouts(const std::string& dir,
-                                              const std::vector<std::string>& texts, int batch) {
+                                              const std::vector<std::string>& texts, int batch,
+                                              const std::string& only) {
   std::vector<LogLayoutFloor> floors;
   for (const Layout& layout : kLayouts) {
+    if (!only.empty() && only != layout.name) continue;
     floors.push_back({layout.name, Measure(dir + "/log_layout.db", layout, texts, batch)});
   }
   return floors;

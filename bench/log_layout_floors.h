@@ -25,7 +25,9 @@ struct LogLayoutFloor {
 //                           the id index, documents recorded per batch
 //   text_key_trigger        schema v5: the same, documents recorded by an AFTER
 //                           INSERT trigger per row
+// With `only` non-empty, only the layout of that name.
 std::vector<LogLayoutFloor> MeasureLogLayouts(const std::string& dir,
-                                              const std::vector<std::string>& texts, int batch);
+                                              const std::vector<std::string>& texts, int batch,
+                                              const std::string& only = "");
 
 }  // namespace sessiondb::bench

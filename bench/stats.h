@@ -24,6 +24,13 @@ inline int64_t ThreadCpuNs() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
+// Every thread's CPU time in this process: for work that threads share.
+inline int64_t ProcessCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
 // Nearest-rank percentile: the ceil(p*n/100)-th smallest, in microseconds.
 inline double PercentileUs(std::vector<int64_t> ns, double p) {
   if (ns.empty()) return 0;
