@@ -113,13 +113,20 @@ Status DecodeDataUri(std::string_view payload, const BlobStageFn& stage, int64_t
   if (static_cast<int64_t>(*size) > limit) {
     return OverLimit(label, static_cast<int64_t>(*size), limit, limit_name);
   }
-  out->bytes.resize(*size);
-  if (stage && *size >= kStageAtLeast) out->staged = stage(out->bytes, 0);
-  blob::StagedBlob* staged = out->staged.get();
-  Status decoded =
-      blob::Base64DecodeInto(payload, out->bytes.data(), kStagePieceBytes, [staged](size_t n) {
-        if (staged != nullptr) staged->Ready(n);
-      });
+  // Decoded straight into the string's new buffer, which is never
+  // zero-filled first: that fill was half of the appending thread's CPU on a
+  // 1 MiB image (issue 40). The staged writer reads the buffer while it is
+  // being filled, only the pieces announced ready; the buffer does not move
+  // when resize_and_overwrite returns.
+  Status decoded;
+  out->bytes.resize_and_overwrite(*size, [&](char* buffer, size_t n) {
+    if (stage && n >= kStageAtLeast) out->staged = stage(std::string_view(buffer, n), 0);
+    blob::StagedBlob* staged = out->staged.get();
+    decoded = blob::Base64DecodeInto(payload, buffer, kStagePieceBytes, [staged](size_t ready) {
+      if (staged != nullptr) staged->Ready(ready);
+    });
+    return decoded.ok() ? n : 0;  // no undecoded bytes left behind on a refusal
+  });
   if (!decoded.ok()) {
     return Status::InvalidArgument(label + ": " + blob::DataUriPayloadError(decoded).message());
   }
