@@ -35,14 +35,17 @@ trap 'rm -rf "$work"' EXIT
 out="$build_dir/bench-regress.jsonl"
 status=0
 "$bench" --regress --rounds "$rounds" --dir "$work" > "$out" || status=$?
-# The medians, one line per figure with a target or a bound.
+# The medians and ranges, one line per figure.
 python3 - "$out" <<'PY' || true
 import json, sys
 rounds = [json.loads(l) for l in open(sys.argv[1]) if '"workload":"rounds"' in l]
 if rounds:
     r = rounds[-1]
-    print(f"bench: {r['rounds']} rounds, load {r.get('load_1m', '?')}")
-    for key in sorted(k for k, v in r.items() if isinstance(v, dict)):
+    load = r.get('load_1m', {})
+    if isinstance(load, dict) and 'median' in load:
+        load = f"{load['median']} ({load['min']}-{load['max']})"
+    print(f"bench: {r['rounds']} rounds, load {load}")
+    for key in sorted(k for k, v in r.items() if isinstance(v, dict) and k != 'load_1m'):
         v = r[key]
         target = f", target {v['target']} met in {v['met_rounds']}/{r['rounds']}" if 'target' in v else ""
         print(f"  {key}: median {v['median']:.3g} ({v['min']:.3g}-{v['max']:.3g}){target}")
