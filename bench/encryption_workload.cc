@@ -259,13 +259,6 @@ double Hook(const Side& side, const std::string& cli) {
   return MedianMs(ns);
 }
 
-// The 1-minute load average: a pair measured on a busy machine says so.
-double LoadAverage() {
-  double load = -1;
-  std::ifstream("/proc/loadavg") >> load;
-  return load;
-}
-
 void EmitPair(const std::string& name, const std::string& unit, bool higher_is_better,
               const std::vector<double>& plain, const std::vector<double>& encrypted,
               double load_before, double load_after, const std::string& backend) {
@@ -310,7 +303,7 @@ void RunEncryptionWorkload(const fs::path& root, const std::string& cli,
   const std::vector<std::vector<Side*>> rounds = {{&plain, &sealed}, {&sealed, &plain},
                                                   {&plain, &sealed}, {&sealed, &plain},
                                                   {&plain, &sealed}, {&sealed, &plain}};
-  const double load_before = LoadAverage();
+  const double load_before = LoadAverage1m();
   std::map<std::string, std::map<std::string, std::vector<double>>> got;
   for (const auto& order : rounds) {
     for (Side* side : order) {
@@ -329,7 +322,7 @@ void RunEncryptionWorkload(const fs::path& root, const std::string& cli,
       got["hook_median_ms"][side->name].push_back(Hook(*side, cli));
     }
   }
-  const double load_after = LoadAverage();
+  const double load_after = LoadAverage1m();
   for (const auto& [name, sides] : got) {
     const bool higher = name.ends_with("per_s") || name.ends_with("MiBps");
     EmitPair(name, higher ? "higher is better" : "ms, lower is better", higher, sides.at("plain"),

@@ -1,20 +1,12 @@
 #include "rounds.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 namespace sessiondb::bench {
 
 using nlohmann::json;
-
-double LoadAverage1m() {
-  std::ifstream in("/proc/loadavg");
-  double load = -1;
-  if (!(in >> load)) return -1;
-  return load;
-}
 
 namespace {
 
@@ -30,7 +22,6 @@ json SummariseRounds(const std::vector<json>& summaries) {
   struct Figure {
     std::vector<double> values;
     json target;  // null when the figure has none
-    bool at_least = false;
     int met = 0;
   };
   std::map<std::string, Figure> figures;
@@ -42,7 +33,6 @@ json SummariseRounds(const std::vector<json>& summaries) {
       } else if (v.is_object() && v.contains("value") && v["value"].is_number()) {
         f.values.push_back(v["value"].get<double>());
         f.target = v["target"];
-        f.at_least = v.value("at_least", false);
         if (v.value("met", false)) ++f.met;
       }
     }

@@ -12,9 +12,6 @@
 
 namespace sessiondb::bench {
 
-// The system's 1-minute load average, or -1 when /proc/loadavg is unreadable.
-double LoadAverage1m();
-
 // {"rounds": N, "<figure>": {"median", "min", "max", "values"[, "target",
 // "met_rounds", "met_every_round"]}} over every numeric figure of `summaries`.
 nlohmann::json SummariseRounds(const std::vector<nlohmann::json>& summaries);

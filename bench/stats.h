@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <ctime>
 #include <vector>
 
@@ -29,6 +30,13 @@ inline int64_t ProcessCpuNs() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The system's 1-minute load average, or -1 when it cannot be read: every
+// figure says how busy the machine was when it was measured.
+inline double LoadAverage1m() {
+  double load[1] = {-1};
+  return getloadavg(load, 1) == 1 ? load[0] : -1;
 }
 
 // Nearest-rank percentile: the ceil(p*n/100)-th smallest, in microseconds.

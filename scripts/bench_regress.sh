@@ -43,7 +43,7 @@ if rounds:
     r = rounds[-1]
     load = r.get('load_1m', {})
     if isinstance(load, dict) and 'median' in load:
-        load = f"{load['median']} ({load['min']}-{load['max']})"
+        load = f"{load['median']:.2f} ({load['min']:.2f}-{load['max']:.2f})"
     print(f"bench: {r['rounds']} rounds, load {load}")
     for key in sorted(k for k, v in r.items() if isinstance(v, dict) and k != 'load_1m'):
         v = r[key]

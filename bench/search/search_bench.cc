@@ -79,6 +79,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace sessiondb;
+using bench::LoadAverage1m;
 using bench::NowNs;
 using bench::PercentileUs;
 
@@ -533,11 +534,6 @@ void MeasureCheckpoints(const std::string& location, const fs::path& dir, int ru
 // the PostgreSQL floor of the same run (the newest matches read by doc id
 // through the GIN index, nothing ranked, joined or shown) and how far the
 // two rankings agree (the top 5 in common, the same first hit).
-double LoadAverage() {
-  double load[1] = {-1};
-  return getloadavg(load, 1) == 1 ? load[0] : -1;
-}
-
 void KeywordBesidePostgres(const fs::path& store_dir, const std::string& pg_uri, int queries,
                            int64_t candidates) {
   SearchOptions options;
@@ -638,7 +634,7 @@ void KeywordBesidePostgres(const fs::path& store_dir, const std::string& pg_uri,
           {"same_first_hit", static_cast<double>(same_first) / static_cast<double>(c.terms.size())},
           {"target", "postgres within 2x of embedded, p50 and p99 (issue 37)"},
           {"target_met", p50 <= 2 * e50 && p99 <= 2 * e99},
-          {"load_1min", LoadAverage()}});
+          {"load_1min", LoadAverage1m()}});
   }
 }
 
@@ -1061,11 +1057,7 @@ int main(int argc, char** argv) {
     j["ratio_target"] = 2.5;
     j["ratio_met"] = j["over_same_linkage"].get<double>() <= 2.5 &&
                      j["cpu_over_same_linkage"].get<double>() <= 2.5;
-    if (std::ifstream load("/proc/loadavg"); load) {
-      double one_minute = 0;
-      load >> one_minute;
-      j["load_1m"] = one_minute;
-    }
+    j["load_1m"] = LoadAverage1m();
     Emit(j);
     if (!baseline_cli.empty()) {
       std::vector<int64_t> base_ns;
