@@ -136,7 +136,10 @@ Status StoreFront::RemoveErasedBlobs(const ErasureReceipt& receipt,
     }
   }
   if (!ErasedAnything(receipt)) return Status::Ok();
-  return backend_->ScrubAfterErasure();
+  Status scrubbed = backend_->ScrubAfterErasure();
+  if (scrubbed.ok()) return scrubbed;
+  return Status(scrubbed.code(),
+                "the erasure committed (receipt " + receipt.id + "): " + scrubbed.message());
 }
 
 Status StoreFront::TrashSession(std::string_view id) {

@@ -7,10 +7,12 @@
 // PostgreSQL's cleanup rewrites every table (VACUUM FULL) and the scan reads
 // the database's files.
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
 
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sessiondb/forget.h"
@@ -171,6 +173,99 @@ TEST_P(ForgetCanary, ErasureLeavesNoByteOfTheErasedDataInTheStore) {
 }
 
 SESSIONDB_FOR_EACH_BACKEND(ForgetCanary);
+
+// A transaction of another database of the same server, begun before the
+// erasure and given a transaction id: while it runs, VACUUM FULL keeps the
+// erased rows as "recently dead" (pg_erasure_horizon.h).
+class OlderTransaction {
+ public:
+  explicit OlderTransaction(const std::string& uri) : conn_(PQconnectdb(uri.c_str())) {
+    EXPECT_EQ(PQstatus(conn_), CONNECTION_OK) << PQerrorMessage(conn_);
+    Exec("BEGIN");
+    Exec("SELECT pg_current_xact_id()");
+  }
+  ~OlderTransaction() { PQfinish(conn_); }
+  OlderTransaction(const OlderTransaction&) = delete;
+  OlderTransaction& operator=(const OlderTransaction&) = delete;
+  void Commit() { Exec("COMMIT"); }
+  int Pid() const { return PQbackendPID(conn_); }
+
+ private:
+  void Exec(const char* sql) {
+    PGresult* r = PQexec(conn_, sql);
+    EXPECT_TRUE(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK)
+        << sql << ": " << PQerrorMessage(conn_);
+    PQclear(r);
+  }
+  PGconn* conn_;
+};
+
+class ErasureHorizon : public PostgresStoreTest {
+ protected:
+  // A session whose title and text hold `word`, and a second that stays.
+  void Plant(const std::string& word) {
+    auto created = store_->CreateSession({.id = "secret", .title = word + "title"});
+    ASSERT_TRUE(created) << created.error().ToString();
+    AppendText("secret", word + "text in a message");
+    AppendText(NewSessionId("keep"), "survivorword stays");
+  }
+  std::vector<std::string> Traces(const std::string& word) {
+    std::vector<std::string> all;
+    for (const auto& [needle, where] :
+         CanaryTraces(StoreDir(), pg_.get(), {word + "title", word + "text"})) {
+      all.insert(all.end(), where.begin(), where.end());
+    }
+    return all;
+  }
+};
+
+// The scrub waits for a transaction older than the erasure, then vacuums:
+// no byte left, though that transaction ran in another database.
+TEST_F(ErasureHorizon, ScrubWaitsForOlderTransactionsThenLeavesNoByte) {
+  Plant("canaryhorizon4k2m");
+  OlderTransaction older(pg_->cluster_uri());
+  std::thread ends_soon([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    older.Commit();
+  });
+  auto receipt = store_->Erase({.session_ids = {"secret"}});
+  ends_soon.join();
+  ASSERT_TRUE(receipt) << receipt.error().ToString();
+  EXPECT_EQ(receipt->sessions, std::vector<std::string>{"secret"});
+  EXPECT_EQ(Traces("canaryhorizon4k2m"), std::vector<std::string>{});
+  auto check = store_->VerifyErased(*receipt);
+  ASSERT_TRUE(check);
+  EXPECT_TRUE(check->erased()) << ::testing::PrintToString(check->problems);
+}
+
+// An older transaction that outlasts the wait (busy_timeout_ms): the erasure
+// stands (no row left, the ledger has it), and the error names the
+// transaction and what to do once it ends; the store goes on serving.
+TEST_F(ErasureHorizon, OlderTransactionPastTheBoundIsNamedAndTheErasureStands) {
+  StoreOptions options = Options();
+  options.busy_timeout_ms = 300;
+  Reopen(options);
+  Plant("canarystuck8p1q");
+  OlderTransaction older(pg_->cluster_uri());
+  auto receipt = store_->Erase({.session_ids = {"secret"}});
+  ASSERT_FALSE(receipt);
+  EXPECT_EQ(receipt.error().code(), StatusCode::kBusy);
+  const std::string& message = receipt.error().message();
+  EXPECT_NE(message.find("the erasure committed (receipt "), std::string::npos) << message;
+  EXPECT_NE(message.find(std::to_string(older.Pid())), std::string::npos) << message;
+  EXPECT_NE(message.find("VACUUM FULL"), std::string::npos) << message;
+  auto gone = store_->GetSession("secret");
+  EXPECT_FALSE(gone);
+  for (const std::string& where : Traces("canarystuck8p1q")) {
+    EXPECT_EQ(where.rfind("table ", 0), std::string::npos) << "a row is left in " << where;
+  }
+  auto ledger = store_->ReadLedger({});
+  ASSERT_TRUE(ledger) << ledger.error().ToString();
+  ASSERT_FALSE(ledger->empty());
+  EXPECT_EQ(ledger->front().action, "erase");
+  older.Commit();
+  AppendText(NewSessionId("after"), "still serving");
+}
 
 }  // namespace
 }  // namespace sessiondb::testing

@@ -4,6 +4,7 @@
 // work in one transaction on a pooled connection and runs it again after a
 // transient failure, telling it when an earlier COMMIT may have landed.
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
@@ -13,6 +14,7 @@
 #include "core/message_codec.h"
 #include "store/forget_rules.h"
 #include "store/key_envelope.h"
+#include "store/postgres/pg_erasure_horizon.h"
 #include "store/postgres/pg_index.h"
 #include "store/postgres/pg_namespace_key.h"
 #include "store/postgres/pg_search_docs.h"
@@ -690,11 +692,23 @@ Status PgStore::ScrubAfterErasure() {
       "code_edits",   "search_docs", "embeddings",   "active_sessions",
       "hook_seen",    "index_meta",  "search_vocab", "file_versions",
   };
+  //
+  // VACUUM FULL keeps a row that an older transaction could still see
+  // (pg_erasure_horizon.h): it waits for those first, as long as a writer
+  // waits for a lock. Past that it vacuums anyway, and says which remain.
+  const std::chrono::milliseconds bound(options_.busy_timeout_ms);
   return Run([&](PgConnection& c) -> Status {
+    ASSIGN_OR_RETURN(ErasureHorizon horizon, WaitForOlderTransactions(c, bound));
     for (const char* table : kTables) {
       RETURN_IF_ERROR(c.Run((std::string("VACUUM (FULL, ANALYZE) ") + table).c_str()));
     }
-    return Status::Ok();
+    if (horizon.clear) return Status::Ok();
+    return Status::Busy(
+        "its rows are gone, but transactions older than it were still open after " +
+        std::to_string(bound.count()) + " ms (server pids " + horizon.holders +
+        "; see pg_stat_activity), and until they end the tables' files keep the erased "
+        "rows' bytes as dead tuples: end them, then run VACUUM FULL on the store's tables "
+        "(docs/retention.md)");
   });
 }
 
