@@ -174,15 +174,22 @@ TEST_P(ForgetCanary, ErasureLeavesNoByteOfTheErasedDataInTheStore) {
 
 SESSIONDB_FOR_EACH_BACKEND(ForgetCanary);
 
-// A transaction of another database of the same server, begun before the
-// erasure and given a transaction id: while it runs, VACUUM FULL keeps the
-// erased rows as "recently dead" (pg_erasure_horizon.h).
+// A transaction begun before the erasure: while it runs, VACUUM FULL keeps
+// the erased rows as "recently dead" (pg_erasure_horizon.h). In another
+// database of the same server it holds them with a transaction id; in the
+// store's own, a snapshot is enough.
 class OlderTransaction {
  public:
-  explicit OlderTransaction(const std::string& uri) : conn_(PQconnectdb(uri.c_str())) {
+  enum Kind { kTransactionId, kSnapshot };
+  OlderTransaction(const std::string& uri, Kind kind) : conn_(PQconnectdb(uri.c_str())) {
     EXPECT_EQ(PQstatus(conn_), CONNECTION_OK) << PQerrorMessage(conn_);
-    Exec("BEGIN");
-    Exec("SELECT pg_current_xact_id()");
+    if (kind == kTransactionId) {
+      Exec("BEGIN");
+      Exec("SELECT pg_current_xact_id()");
+    } else {
+      Exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
+      Exec("SELECT count(*) FROM pg_class");
+    }
   }
   ~OlderTransaction() { PQfinish(conn_); }
   OlderTransaction(const OlderTransaction&) = delete;
@@ -217,25 +224,37 @@ class ErasureHorizon : public PostgresStoreTest {
     }
     return all;
   }
+
+  // Erases "secret" while `older` runs, committing it after 700 ms: the
+  // erasure succeeds and leaves no byte of `word`.
+  void EraseWhileOlderRuns(OlderTransaction& older, const std::string& word) {
+    std::thread ends_soon([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));
+      older.Commit();
+    });
+    auto receipt = store_->Erase({.session_ids = {"secret"}});
+    ends_soon.join();
+    ASSERT_TRUE(receipt) << receipt.error().ToString();
+    EXPECT_EQ(receipt->sessions, std::vector<std::string>{"secret"});
+    EXPECT_EQ(Traces(word), std::vector<std::string>{});
+    auto check = store_->VerifyErased(*receipt);
+    ASSERT_TRUE(check);
+    EXPECT_TRUE(check->erased()) << ::testing::PrintToString(check->problems);
+  }
 };
 
 // The scrub waits for a transaction older than the erasure, then vacuums:
 // no byte left, though that transaction ran in another database.
 TEST_F(ErasureHorizon, ScrubWaitsForOlderTransactionsThenLeavesNoByte) {
   Plant("canaryhorizon4k2m");
-  OlderTransaction older(pg_->cluster_uri());
-  std::thread ends_soon([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    older.Commit();
-  });
-  auto receipt = store_->Erase({.session_ids = {"secret"}});
-  ends_soon.join();
-  ASSERT_TRUE(receipt) << receipt.error().ToString();
-  EXPECT_EQ(receipt->sessions, std::vector<std::string>{"secret"});
-  EXPECT_EQ(Traces("canaryhorizon4k2m"), std::vector<std::string>{});
-  auto check = store_->VerifyErased(*receipt);
-  ASSERT_TRUE(check);
-  EXPECT_TRUE(check->erased()) << ::testing::PrintToString(check->problems);
+  OlderTransaction older(pg_->cluster_uri(), OlderTransaction::kTransactionId);
+  EraseWhileOlderRuns(older, "canaryhorizon4k2m");
+}
+
+TEST_F(ErasureHorizon, ScrubWaitsForAnOlderSnapshotInTheStoresDatabase) {
+  Plant("canarysnapshot6v3n");
+  OlderTransaction older(pg_->uri(), OlderTransaction::kSnapshot);
+  EraseWhileOlderRuns(older, "canarysnapshot6v3n");
 }
 
 // An older transaction that outlasts the wait (busy_timeout_ms): the erasure
@@ -246,7 +265,7 @@ TEST_F(ErasureHorizon, OlderTransactionPastTheBoundIsNamedAndTheErasureStands) {
   options.busy_timeout_ms = 300;
   Reopen(options);
   Plant("canarystuck8p1q");
-  OlderTransaction older(pg_->cluster_uri());
+  OlderTransaction older(pg_->cluster_uri(), OlderTransaction::kTransactionId);
   auto receipt = store_->Erase({.session_ids = {"secret"}});
   ASSERT_FALSE(receipt);
   EXPECT_EQ(receipt.error().code(), StatusCode::kBusy);
