@@ -63,8 +63,9 @@ void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode, bool leave_s
   // The fast path's process ends after this with _Exit. Closing the last
   // connection of an embedded store would checkpoint its WAL into the
   // database on every call; left to the process's end (as a kill would
-  // leave them), the WAL is checkpointed by the commit that takes it past
-  // 1,000 pages, once per many calls.
+  // leave them), the WAL is checkpointed by the first commit of the call
+  // that finds it past 64 pages (WalCheckpointer::kInheritedFrames), once
+  // per many calls.
   (void)memory.release();
   (void)store.release();
 }

@@ -2,6 +2,8 @@
 // built (src/cli/hook_command.h). These hold the fast path to the full CLI:
 // the same answer for the same event, its options read the same way, and
 // every other command line (help, other options) still parsed by CLI11.
+#include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include "cli_fixture.h"
@@ -86,6 +88,31 @@ TEST_F(HookFastPathCli, EverythingElseIsStillTheFullCli) {
   EXPECT_EQ(stray.exit_code, 1) << stray.err;
   CliRun no_value = Run({"hook", "claude-code", "--seen"}, {.input = "{}"});
   EXPECT_EQ(no_value.exit_code, 1) << no_value.err;
+}
+
+// Each hook call ends with _Exit, leaving the store's write-ahead log as a
+// kill would: the calls keep it short themselves (a call's first commit
+// empties a log past WalCheckpointer::kInheritedFrames), where it used to
+// grow by every call's frames until 4,000 pages, each call reading it all
+// back on open.
+TEST_F(HookFastPathCli, CallsThatEndWithoutClosingKeepTheLogShort) {
+  const std::string wal = store_ + "/sessiondb.db-wal";
+  int64_t largest = 0;
+  for (int i = 0; i < 80; ++i) {
+    const std::string path = "/work/module_" + std::to_string(i) + ".py";
+    CliRun post = Run({"hook", "claude-code"}, {.input = Event("PostToolUse", path, kPastCode)});
+    ASSERT_EQ(post.exit_code, 0) << post.err;
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(wal, ec);
+    if (!ec) largest = std::max(largest, static_cast<int64_t>(bytes));
+  }
+  // 80 calls write some 250 frames; the bound is 64 and a few calls' worth.
+  EXPECT_GT(largest, 0);
+  EXPECT_LT(largest, 100 * (4096 + 24)) << "the log grew with every call";
+  // Every call's write is there.
+  CliRun pre =
+      Run({"hook", "claude-code"}, {.input = Event("PreToolUse", "/work/module_79.py", kNewCode)});
+  EXPECT_TRUE(Contains(pre.out, "/work/module_79.py")) << pre.out << pre.err;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // with every append (which also makes each fsync extend the file). Commits
 // leave the checkpoint to the store's checkpointer thread
 // (wal_checkpointer.h) and checkpoint in line only past its bound.
+#include <sqlite3.h>
+
 #include <filesystem>
 #include <thread>
 
@@ -120,6 +122,50 @@ TEST_F(WriteAheadLog, ClosingTheStoreStopsTheCheckpointerAndRemovesTheLog) {
   auto messages = store_->ReadMessages(id);
   ASSERT_TRUE(messages) << messages.error().ToString();
   EXPECT_EQ(messages->size(), 100u * batch.size());
+}
+
+// A log left long by processes that ended without closing the store (the
+// hook's _Exit, a kill): the next process's first commit copies it and
+// empties the -wal file, so that no later open reads it all back. Here the
+// log is left by a connection of this test that writes with SQLite's own
+// checkpoints off and stays open (closing would checkpoint it).
+TEST_F(WriteAheadLog, AFirstCommitEmptiesALogOthersLeftLong) {
+  store_.reset();
+  sqlite3* left_open = nullptr;
+  ASSERT_EQ(sqlite3_open((StoreDir() + "/sessiondb.db").c_str(), &left_open), SQLITE_OK);
+  sqlite3_wal_autocheckpoint(left_open, 0);
+  ASSERT_EQ(sqlite3_exec(left_open,
+                         "CREATE TABLE scratch(b BLOB);"
+                         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                         "WHERE i < 100) INSERT INTO scratch SELECT randomblob(3000) FROM n",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(left_open);
+  const int64_t frame = 4096 + 24;
+  ASSERT_GT(WalBytes(StoreDir()), WalCheckpointer::kInheritedFrames * frame);
+
+  Reopen();
+  const std::string id = NewSessionId();
+  EXPECT_EQ(CheckpointStats().inherited, 1);
+  EXPECT_EQ(WalBytes(StoreDir()), 0) << "the -wal file is emptied";
+  AppendText(id, "a later commit");
+  EXPECT_EQ(CheckpointStats().inherited, 1) << "only a connection's first commit looks";
+  EXPECT_GT(WalBytes(StoreDir()), 0);
+  EXPECT_LT(WalBytes(StoreDir()), WalCheckpointer::kInheritedFrames * frame);
+
+  // Nothing was lost: the other connection's rows and the store's session.
+  sqlite3_stmt* count = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(left_open, "SELECT count(*) FROM scratch", -1, &count, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(count), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(count, 0), 100);
+  sqlite3_finalize(count);
+  sqlite3_close(left_open);
+  Reopen();
+  auto messages = store_->ReadMessages(id);
+  ASSERT_TRUE(messages) << messages.error().ToString();
+  ASSERT_EQ(messages->size(), 1u);
+  EXPECT_EQ(messages->front().parts.at(0).text, "a later commit");
 }
 
 }  // namespace

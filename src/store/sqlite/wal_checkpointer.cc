@@ -36,12 +36,44 @@ WalCheckpointer::Stats WalCheckpointer::stats() {
   return stats_;
 }
 
+namespace {
+
+// The connection's busy timeout in ms (0 when it has none).
+int BusyTimeoutMs(sqlite3* db) {
+  sqlite3_stmt* stmt = nullptr;
+  int ms = 0;
+  if (sqlite3_prepare_v2(db, "PRAGMA busy_timeout", -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    ms = sqlite3_column_int(stmt, 0);
+  }
+  sqlite3_finalize(stmt);
+  return ms;
+}
+
+}  // namespace
+
+void WalCheckpointer::TruncateWithoutWaiting(sqlite3* db, const char* schema) {
+  // A PASSIVE checkpoint is not enough here: SQLite records what it copied
+  // only in the -shm file, which the next process to open the store alone
+  // resets, so that one would read every frame back and copy them all
+  // again. TRUNCATE empties the -wal file; it needs every reader of the log
+  // gone, and waits for none (busy timeout 0): with one still reading it
+  // copies what it can, as PASSIVE does, and the next call tries again.
+  const int busy_ms = BusyTimeoutMs(db);
+  sqlite3_busy_timeout(db, 0);
+  (void)sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+  sqlite3_busy_timeout(db, busy_ms);
+}
+
 int WalCheckpointer::OnCommit(void* arg, sqlite3* db, const char* schema, int frames) {
   auto* self = static_cast<WalCheckpointer*>(arg);
   bool finish = frames >= kInlineFrames;
   bool small_rest = false;
+  bool inherited = false;
   {
     MutexLock lock(&self->mu_);
+    inherited = !self->committed_ && frames >= kInheritedFrames;
+    self->committed_ = true;
     // Fewer frames than the last commit saw: the log restarted, and what the
     // thread copied of the one before says nothing of this one.
     if (frames < self->last_frames_) ++self->cycle_;
@@ -53,7 +85,7 @@ int WalCheckpointer::OnCommit(void* arg, sqlite3* db, const char* schema, int fr
     small_rest = frames >= kBackgroundFrames && !self->running_ &&
                  self->copied_cycle_ == self->cycle_ && frames - self->copied_ <= kFinishFrames;
   }
-  if (finish || small_rest) {
+  if (finish || small_rest || inherited) {
     // Past kInlineFrames the thread has not let the log restart (the writer
     // keeps adding frames while it copies, so it seldom catches up): finish
     // here, as SQLite's autocheckpoint would. Wait for the thread's pass
@@ -64,9 +96,15 @@ int WalCheckpointer::OnCommit(void* arg, sqlite3* db, const char* schema, int fr
     // Errors are not the commit's (it has committed); a checkpoint that
     // another process runs makes this one give up, and the next commit
     // past the bound tries again.
-    (void)sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    if (inherited && !finish && !small_rest) {
+      TruncateWithoutWaiting(db, schema);
+    } else {
+      (void)sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    }
     MutexLock lock(&self->mu_);
-    ++(finish ? self->stats_.in_line : self->stats_.rest_in_line);
+    ++(finish       ? self->stats_.in_line
+       : small_rest ? self->stats_.rest_in_line
+                    : self->stats_.inherited);
     return SQLITE_OK;
   }
   if (frames < kBackgroundFrames) return SQLITE_OK;
