@@ -258,6 +258,17 @@ class Store {
   // the message loads.
   virtual Result<std::vector<Message>> ReadMessages(std::string_view session_id,
                                                     int64_t from_seq = 1, int64_t limit = -1) = 0;
+  // The messages ReadMessages(session_id, from_seq) returns, handed one at a
+  // time to `visit`, in order, without building a Message for those that are
+  // one text part (MessageView): the cheapest replay of a long history.
+  // Stops early when `visit` returns false. `visit` may call this store: the
+  // embedded store reads its rows a thousand at a time and holds no lock
+  // while it calls (PostgreSQL reads them all first, and builds every
+  // Message). A part whose blob is absent is flagged and warned of as by
+  // ReadMessages. kNotFound if the session does not exist; a row that does
+  // not decode stops the read with kCorruption.
+  virtual Status VisitMessages(std::string_view session_id, const MessageVisitor& visit,
+                               int64_t from_seq = 1) = 0;
   // The last `count` messages of the session's view, in order. A session
   // never rewound reads only those; a rewound one, one read per stretch of
   // its view from the end back until `count` are found.

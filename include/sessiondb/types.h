@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -150,6 +151,24 @@ struct Message {
   // The text parts joined by "\n", in order.
   std::string Text() const;
 };
+
+// One message as a read that builds no Message sees it (Store::VisitMessages),
+// valid only during the visitor's call. A message that is one text part and
+// nothing else, as most of a chat is, may be read straight from its row:
+// `text` is that part and `message` is null. Any other message is built
+// whole, and `message` points to it (`text` is then empty).
+struct MessageView {
+  std::string_view id;
+  std::string_view session_id;
+  int64_t seq = 0;
+  int64_t ts_ms = 0;
+  Role role = Role::kUser;
+  std::string_view text;
+  const Message* message = nullptr;
+};
+
+// Called with each message of a read in turn; false stops the read.
+using MessageVisitor = std::function<bool(const MessageView&)>;
 
 // What Append reports once the message is durable (per the store's durability).
 struct AppendResult {

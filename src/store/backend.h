@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -210,6 +211,19 @@ class Backend {
   // 10,000-message load went to Events). kNotFound for a missing session.
   virtual Status ReadMessages(std::string_view session_id, const HistoryRead& read,
                               std::vector<Message>* out) = 0;
+
+  // Called by VisitMessages with each message: `built` is the Message when
+  // the row needed one (view.message points to it; the caller may flag its
+  // parts), null when the view is read from the row alone. False stops.
+  using MessageRowVisitor = std::function<bool(const MessageView& view, Message* built)>;
+  // The messages ReadMessages(session_id, read) would append (read's filter,
+  // limit and newest_first are not looked at: all of from_seq..to_seq,
+  // oldest first), handed to `visit` one at a time with no lock of the
+  // backend held. Returns false when `visit` stopped the read. This default
+  // reads them all with ReadMessages, then visits; the embedded backend reads
+  // its rows in chunks and builds only messages that are more than a text.
+  virtual Result<bool> VisitMessages(std::string_view session_id, const HistoryRead& read,
+                                     const MessageRowVisitor& visit);
 
   // Which of `sha256s` the store holds bytes for.
   virtual Result<std::set<std::string>> PresentBlobs(const std::vector<std::string>& sha256s) = 0;

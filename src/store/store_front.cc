@@ -113,6 +113,16 @@ Status StoreFront::FlagMissingBlobs(std::vector<Message>* messages) {
   return Status::Ok();
 }
 
+Status StoreFront::FlagMissingBlobs(Message* message) {
+  std::set<std::string> referenced;
+  CollectDigests(*message, &referenced);
+  if (referenced.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(std::set<std::string> present,
+                   backend_->PresentBlobs({referenced.begin(), referenced.end()}));
+  FlagMissingParts(present, message);
+  return Status::Ok();
+}
+
 void StoreFront::FlagMissingParts(const std::set<std::string>& present, Message* m) {
   for (size_t i = 0; i < m->parts.size(); ++i) {
     Part& part = m->parts[i];
@@ -236,6 +246,28 @@ Result<std::vector<Message>> StoreFront::ReadMessages(std::string_view session_i
                    ReadViewMessages(*backend_, view, from_seq, limit, /*newest_first=*/false));
   RETURN_IF_ERROR(FlagMissingBlobs(&messages));
   return messages;
+}
+
+Status StoreFront::VisitMessages(std::string_view session_id, const MessageVisitor& visit,
+                                 int64_t from_seq) {
+  ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
+  Status flagged = Status::Ok();
+  for (const SeqRange& range : view.ranges) {
+    const int64_t lo = std::max(range.from_seq, from_seq);
+    if (lo > range.to_seq) continue;
+    ASSIGN_OR_RETURN(
+        bool went_on,
+        backend_->VisitMessages(
+            view.session.id,
+            {.from_seq = lo, .to_seq = range.to_seq, .filter = HistoryFilter::kMessages},
+            [&](const MessageView& message, Message* built) {
+              if (built != nullptr) flagged = FlagMissingBlobs(built);
+              return flagged.ok() && visit(message);
+            }));
+    RETURN_IF_ERROR(flagged);
+    if (!went_on) break;
+  }
+  return Status::Ok();
 }
 
 Result<std::vector<Message>> StoreFront::ReadLastMessages(std::string_view session_id,

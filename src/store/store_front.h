@@ -52,6 +52,8 @@ class StoreFront final : public Store {
                                             int64_t limit) override;
   Result<std::vector<Message>> ReadLastMessages(std::string_view session_id,
                                                 int64_t count) override;
+  Status VisitMessages(std::string_view session_id, const MessageVisitor& visit,
+                       int64_t from_seq) override;
   Status RestoreSession(const Session& session, std::span<const Event> events,
                         const BlobSourceFn& blob_source) override;
   Status RestoreEvents(std::string_view session_id, std::span<const Event> events,
@@ -134,6 +136,7 @@ class StoreFront final : public Store {
   // missing, with a warning for each part: the rest of the history loads.
   Status FlagMissingBlobs(std::vector<Event>* events);
   Status FlagMissingBlobs(std::vector<Message>* messages);
+  Status FlagMissingBlobs(Message* message);
   // Flags (and warns of) the parts of `*m` whose blob is not in `present`.
   void FlagMissingParts(const std::set<std::string>& present, Message* m);
   // Rewind and RewindIfUnchanged: with `expected_last_seq`, nullopt once the

@@ -74,13 +74,43 @@ class MessageReads : public BackendTest {
     return out;
   }
 
-  // ReadMessages whole and in pages, and ReadLastMessages of every count,
-  // against the projection and its slices.
+  // What VisitMessages(s, from) hands over, each view made a Message again:
+  // the one it points to, or one text part.
+  std::vector<Message> Visited(const std::string& s, int64_t from = 1) {
+    std::vector<Message> out;
+    Status visited = store_->VisitMessages(
+        s,
+        [&](const MessageView& v) {
+          if (v.message != nullptr) {
+            EXPECT_TRUE(v.text.empty());
+            EXPECT_EQ(v.id, v.message->id);
+            EXPECT_EQ(v.seq, v.message->seq);
+            EXPECT_EQ(v.role, v.message->role);
+            out.push_back(*v.message);
+            return true;
+          }
+          Message& m = out.emplace_back();
+          m.id = v.id;
+          m.session_id = v.session_id;
+          m.seq = v.seq;
+          m.ts_ms = v.ts_ms;
+          m.role = v.role;
+          m.parts.push_back(Part::Text(std::string(v.text)));
+          return true;
+        },
+        from);
+    EXPECT_TRUE(visited.ok()) << visited.ToString();
+    return out;
+  }
+
+  // ReadMessages whole and in pages, VisitMessages from every seq, and
+  // ReadLastMessages of every count, against the projection and its slices.
   void ExpectReadsMatchProjection(const std::string& s) {
     const std::vector<Message> want = Projected(s);
     auto all = store_->ReadMessages(s);
     ASSERT_TRUE(all) << all.error().ToString();
     ExpectSameMessages(*all, want, "ReadMessages(" + s + ")");
+    ExpectSameMessages(Visited(s), want, "VisitMessages(" + s + ")");
 
     const int64_t n = std::ssize(want);
     for (int64_t from = 1; from <= (n == 0 ? 1 : want.back().seq + 1); ++from) {
@@ -94,6 +124,10 @@ class MessageReads : public BackendTest {
         ExpectSameMessages(
             *page, slice,
             "ReadMessages(" + s + ", " + std::to_string(from) + ", " + std::to_string(limit) + ")");
+        if (limit < 0) {
+          ExpectSameMessages(Visited(s, from), slice,
+                             "VisitMessages(" + s + ", " + std::to_string(from) + ")");
+        }
       }
     }
     for (int64_t count = 0; count <= n + 1; ++count) {
@@ -282,6 +316,10 @@ TEST_P(MessageReads, HistoriesLongerThanAPageReadWholeAndInSlices) {
   auto all = store_->ReadMessages(fork->id);
   ASSERT_TRUE(all) << all.error().ToString();
   ExpectSameMessages(*all, want, "ReadMessages(fork)");
+  // The embedded store visits a thousand rows at a time.
+  ExpectSameMessages(Visited(fork->id), want, "VisitMessages(fork)");
+  ExpectSameMessages(Visited(fork->id, 2001), {want.begin() + 2000, want.end()},
+                     "VisitMessages(fork, 2001)");
   auto last = store_->ReadLastMessages(fork->id, 4500);
   ASSERT_TRUE(last) << last.error().ToString();
   ExpectSameMessages(*last, {want.end() - 4500, want.end()}, "ReadLastMessages(fork, 4500)");
@@ -294,6 +332,47 @@ TEST_P(MessageReads, HistoriesLongerThanAPageReadWholeAndInSlices) {
     ASSERT_TRUE(page) << page.error().ToString();
     ExpectSameMessages(*page, slice, "ReadMessages(fork, " + std::to_string(from) + ")");
   }
+}
+
+// The embedded store hands a message of one text part over from its row,
+// builds the rest; the visitor may stop the read, and may call the store
+// while it runs (no lock is held), even to append.
+TEST_P(MessageReads, VisitMessagesBuildsOnlyWhatIsMoreThanTextAndMayCallTheStore) {
+  const std::string s = NewSessionId();
+  for (int i = 1; i <= 3; ++i) AppendText(s, "plain " + std::to_string(i));
+  MustAppend(s, Everything("v"));
+  AppendText(s, "plain 5");
+  std::vector<bool> built;
+  std::vector<std::string> texts;
+  Status visited = store_->VisitMessages(s, [&](const MessageView& v) {
+    built.push_back(v.message != nullptr);
+    texts.push_back(v.message != nullptr ? v.message->Text() : std::string(v.text));
+    auto session = store_->GetSession(s);  // no deadlock: nothing is held
+    EXPECT_TRUE(session) << session.error().ToString();
+    return true;
+  });
+  ASSERT_TRUE(visited.ok()) << visited.ToString();
+  EXPECT_EQ(texts,
+            (std::vector<std::string>{"plain 1", "plain 2", "plain 3", "the answer v", "plain 5"}));
+  if (embedded()) {
+    EXPECT_EQ(built, (std::vector<bool>{false, false, false, true, false}));
+  } else {
+    EXPECT_EQ(built, std::vector<bool>(5, true)) << "PostgreSQL builds every Message";
+  }
+
+  int seen = 0;
+  visited = store_->VisitMessages(s, [&](const MessageView& v) {
+    ++seen;
+    if (v.seq == 2) AppendText(s, "appended while visiting");
+    return v.seq < 2;
+  });
+  ASSERT_TRUE(visited.ok()) << visited.ToString();
+  EXPECT_EQ(seen, 2) << "false stops the read";
+  EXPECT_EQ(store_->ReadMessages(s)->back().Text(), "appended while visiting");
+
+  Status missing =
+      store_->VisitMessages("no-such-session", [](const MessageView&) { return true; });
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
 }
 
 TEST_P(MessageReads, AMissingSessionIsNotFoundOnBothReads) {

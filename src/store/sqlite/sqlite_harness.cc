@@ -215,6 +215,124 @@ Status SqliteStore::ReadMessages(std::string_view session_id, const store::Histo
   });
 }
 
+namespace {
+
+// Message rows copied out of SQLite, to be visited with the store's lock
+// released: their text columns in one buffer (no allocation per row once it
+// has grown), each row as offsets into it.
+class MessageRowChunk {
+ public:
+  static constexpr int64_t kRows = 1024;
+
+  void Clear() {
+    bytes_.clear();
+    rows_.clear();
+  }
+  // The current row of `s`, a MessageHistorySql statement.
+  void Add(const Statement& s) {
+    Row& r = rows_.emplace_back();
+    r.seq = s.ColumnInt(0);
+    r.id = Keep(s.ColumnText(1));
+    r.ts_ms = s.ColumnInt(2);
+    r.role = Keep(s.ColumnText(3));
+    r.text = Keep(s.ColumnText(4));
+    r.has_body = !s.ColumnIsNull(5);
+    if (r.has_body) r.body = Keep(s.ColumnText(5));
+  }
+  int64_t size() const { return std::ssize(rows_); }
+  int64_t last_seq() const { return rows_.back().seq; }
+  // Row `i` as the codec reads it, viewing this chunk and `session_id`.
+  EventRow Get(int64_t i, std::string_view session_id) const {
+    const Row& r = rows_[static_cast<size_t>(i)];
+    EventRow row{.id = View(r.id),
+                 .session_id = session_id,
+                 .seq = r.seq,
+                 .ts_ms = r.ts_ms,
+                 .role = View(r.role),
+                 .text = View(r.text)};
+    if (r.has_body) row.body = View(r.body);
+    return row;
+  }
+
+ private:
+  struct Span {
+    size_t at = 0;
+    size_t size = 0;
+  };
+  struct Row {
+    int64_t seq = 0;
+    int64_t ts_ms = 0;
+    Span id, role, text, body;
+    bool has_body = false;
+  };
+  Span Keep(std::string_view bytes) {
+    const Span span{bytes_.size(), bytes.size()};
+    bytes_.append(bytes);
+    return span;
+  }
+  std::string_view View(Span span) const {
+    return std::string_view(bytes_).substr(span.at, span.size);
+  }
+
+  std::string bytes_;
+  std::vector<Row> rows_;
+};
+
+}  // namespace
+
+Result<bool> SqliteStore::VisitMessages(std::string_view session_id, const store::HistoryRead& read,
+                                        const MessageRowVisitor& visit) {
+  std::vector<Segment> segments;
+  {
+    std::lock_guard lock(mu_);
+    ASSIGN_OR_RETURN(segments, HistoryLocked(session_id));
+  }
+  MessageRowChunk chunk;
+  Message built;  // the one message that needed building, reused
+  for (const Segment& seg : segments) {
+    int64_t lo = std::max(seg.from_seq, read.from_seq);
+    const int64_t hi = std::min(seg.to_seq, read.to_seq);
+    while (lo <= hi) {
+      chunk.Clear();
+      {
+        std::lock_guard lock(mu_);
+        ASSIGN_OR_RETURN(Statement s, db_->Prepare(MessageHistorySql(/*newest_first=*/false)));
+        s.Bind(1, seg.session_id).Bind(2, lo).Bind(3, hi).Bind(4, MessageRowChunk::kRows);
+        while (true) {
+          ASSIGN_OR_RETURN(bool row, s.Step());
+          if (!row) break;
+          chunk.Add(s);
+        }
+        s.Reset();
+      }
+      for (int64_t i = 0; i < chunk.size(); ++i) {
+        const EventRow row = chunk.Get(i, seg.session_id);
+        MessageView view{
+            .id = row.id, .session_id = row.session_id, .seq = row.seq, .ts_ms = row.ts_ms};
+        Message* made = nullptr;
+        if (!row.body) {  // one text part (DecodeMessageBody): nothing to build
+          Result<Role> role = ParseRole(row.role);
+          if (!role) {
+            return Err(Status::Corruption("message " + std::string(row.id) + ": " +
+                                          role.error().message()));
+          }
+          view.role = *role;
+          view.text = row.text;
+        } else {
+          built = Message();
+          RETURN_IF_ERROR(DecodeMessageRowInto(row, &built));
+          view.role = built.role;
+          view.message = made = &built;
+        }
+        if (!visit(view, made)) return false;
+      }
+      if (chunk.size() < MessageRowChunk::kRows) break;
+      lo = chunk.last_seq() + 1;
+    }
+  }
+  return true;
+}
+
 // ---- Events beyond messages -------------------------------------------------------
 
 Result<Event> SqliteStore::InsertEventRecord(std::string_view session_id, EventType type,

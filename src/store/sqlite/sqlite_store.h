@@ -64,6 +64,8 @@ class SqliteStore final : public store::Backend {
                                          const store::HistoryRead& read) override;
   Status ReadMessages(std::string_view session_id, const store::HistoryRead& read,
                       std::vector<Message>* out) override;
+  Result<bool> VisitMessages(std::string_view session_id, const store::HistoryRead& read,
+                             const MessageRowVisitor& visit) override;
   // Restores (sqlite_restore.cc).
   Status InsertRestoredSession(const store::SessionRow& row, std::span<const Event> events,
                                const BlobSourceFn& blob_source) override;
