@@ -168,6 +168,24 @@ TEST_F(WriteAheadLog, AFirstCommitEmptiesALogOthersLeftLong) {
   EXPECT_EQ(messages->front().parts.at(0).text, "a later commit");
 }
 
+// A second connection of the same process, whose first commit finds a log
+// the first one wrote, leaves it to that one's checkpointer: it is no other
+// process's leftover (the index's connection beside the store's, in `serve`).
+TEST_F(WriteAheadLog, ALogThisProcessWroteIsNotTakenForALeftover) {
+  const std::string id = NewSessionId();
+  ASSERT_TRUE(store_->AppendBatch(id, Batch(100, 500)));
+  const int64_t frame = 4096 + 24;
+  const int64_t before = WalBytes(StoreDir());
+  ASSERT_GT(before, WalCheckpointer::kInheritedFrames * frame);
+  auto other = Store::Open(StoreDir(), Options());
+  ASSERT_TRUE(other) << other.error().ToString();
+  auto created = (*other)->CreateSession({});
+  ASSERT_TRUE(created) << created.error().ToString();
+  auto& front = dynamic_cast<store::StoreFront&>(**other);
+  EXPECT_EQ(dynamic_cast<SqliteStore&>(front.backend()).checkpoint_stats().inherited, 0);
+  EXPECT_GE(WalBytes(StoreDir()), before) << "the log was not emptied";
+}
+
 }  // namespace
 
 }  // namespace sessiondb::testing

@@ -1,21 +1,57 @@
 #include "store/sqlite/wal_checkpointer.h"
 
+#include <sys/stat.h>
+
+#include <map>
 #include <system_error>
+#include <utility>
 
 #include "store/sqlite/cipher_vfs.h"
 
 namespace sessiondb::sqlite {
 
+namespace {
+
+// This process's attached checkpointers, per database file (device, inode).
+struct AttachedFile {
+  int checkpointers = 0;
+  bool committed = false;  // one of them has seen a commit
+};
+struct AttachedFiles {
+  Mutex mu;
+  std::map<std::pair<uint64_t, uint64_t>, AttachedFile> files GUARDED_BY(mu);
+};
+AttachedFiles& Attached() {
+  static auto* attached = new AttachedFiles();  // never destroyed: used at exit
+  return *attached;
+}
+
+}  // namespace
+
 std::unique_ptr<WalCheckpointer> WalCheckpointer::Attach(sqlite3* writer, std::string path,
                                                          bool durable) {
   std::unique_ptr<WalCheckpointer> checkpointer(
       new WalCheckpointer(writer, std::move(path), durable));
+  struct stat st {};
+  if (::stat(checkpointer->path_.c_str(), &st) == 0) {
+    checkpointer->file_ =
+        FileId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+    AttachedFiles& attached = Attached();
+    MutexLock lock(&attached.mu);
+    ++attached.files[{checkpointer->file_->device, checkpointer->file_->inode}].checkpointers;
+  }
   // Replaces the hook sqlite3_wal_autocheckpoint installed: one per connection.
   sqlite3_wal_hook(writer, &WalCheckpointer::OnCommit, checkpointer.get());
   return checkpointer;
 }
 
 WalCheckpointer::~WalCheckpointer() {
+  if (file_) {
+    AttachedFiles& attached = Attached();
+    MutexLock lock(&attached.mu);
+    auto it = attached.files.find({file_->device, file_->inode});
+    if (it != attached.files.end() && --it->second.checkpointers == 0) attached.files.erase(it);
+  }
   sqlite3_wal_autocheckpoint(writer_, kBackgroundFrames);
   {
     MutexLock lock(&mu_);
@@ -52,6 +88,16 @@ int BusyTimeoutMs(sqlite3* db) {
 
 }  // namespace
 
+bool WalCheckpointer::FirstCommitOfProcess() {
+  if (!file_) return false;
+  AttachedFiles& attached = Attached();
+  MutexLock lock(&attached.mu);
+  AttachedFile& file = attached.files[{file_->device, file_->inode}];
+  const bool first = !file.committed;
+  file.committed = true;
+  return first;
+}
+
 void WalCheckpointer::TruncateWithoutWaiting(sqlite3* db, const char* schema) {
   // A PASSIVE checkpoint is not enough here: SQLite records what it copied
   // only in the -shm file, which the next process to open the store alone
@@ -72,7 +118,9 @@ int WalCheckpointer::OnCommit(void* arg, sqlite3* db, const char* schema, int fr
   bool inherited = false;
   {
     MutexLock lock(&self->mu_);
-    inherited = !self->committed_ && frames >= kInheritedFrames;
+    // A log this process wrote (another connection of it committed first)
+    // is no other process's leftover: its own checkpointers copy it.
+    inherited = !self->committed_ && self->FirstCommitOfProcess() && frames >= kInheritedFrames;
     self->committed_ = true;
     // Fewer frames than the last commit saw: the log restarted, and what the
     // thread copied of the one before says nothing of this one.

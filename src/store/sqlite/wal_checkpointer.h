@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -58,8 +59,10 @@ class WalCheckpointer {
   // this many frames left uncopied copies them itself (a few pages and an
   // fsync), so that the log restarts: what small appends leave after a pass.
   static constexpr int kFinishFrames = 64;
-  // A connection's first commit that finds at least this many frames in the
-  // log copies them itself: processes that ended without closing the store
+  // This process's first commit to a file (the first of any of its
+  // connections with a checkpointer attached, while one is) that finds at
+  // least this many frames in the log copies them itself: a log this process
+  // did not write. Processes that ended without closing the store
   // left them (the hook ends with _Exit; a kill does the same), and whoever
   // opens the store next, when no other process has it open, reads every
   // frame back to rebuild SQLite's index of the log (a hook call over a
@@ -102,6 +105,17 @@ class WalCheckpointer {
   WalCheckpointer(sqlite3* writer, std::string path, bool durable)
       : writer_(writer), path_(std::move(path)), durable_(durable) {}
 
+  // The database file as this process's checkpointers know it: by device
+  // and inode, counted while attached (so a file deleted and its inode
+  // reused is a new one), and whether one of them has seen a commit.
+  struct FileId {
+    uint64_t device = 0;
+    uint64_t inode = 0;
+  };
+  // True for the first commit any checkpointer of this process sees on the
+  // file (false when the file could not be identified).
+  bool FirstCommitOfProcess();
+
   // sqlite3_wal_hook's callback: `frames` are in the log after a commit.
   static int OnCommit(void* self, sqlite3* db, const char* schema, int frames);
   // The checkpoint of an inherited log (kInheritedFrames): TRUNCATE when no
@@ -128,6 +142,7 @@ class WalCheckpointer {
   int64_t copied_cycle_ GUARDED_BY(mu_) = -1;
   bool stop_ GUARDED_BY(mu_) = false;
   bool committed_ GUARDED_BY(mu_) = false;  // a commit has run the hook
+  std::optional<FileId> file_;              // set by Attach, when stat succeeds
   Stats stats_ GUARDED_BY(mu_);
   std::thread thread_;  // started by the first OnCommit that wakes it
 };
