@@ -103,23 +103,13 @@ Status StoreFront::FlagMissingBlobs(std::vector<Event>* events) {
   return Status::Ok();
 }
 
-Status StoreFront::FlagMissingBlobs(std::vector<Message>* messages) {
+Status StoreFront::FlagMissingBlobs(std::span<Message> messages) {
   std::set<std::string> referenced;
-  for (const Message& m : *messages) CollectDigests(m, &referenced);
+  for (const Message& m : messages) CollectDigests(m, &referenced);
   if (referenced.empty()) return Status::Ok();
   ASSIGN_OR_RETURN(std::set<std::string> present,
                    backend_->PresentBlobs({referenced.begin(), referenced.end()}));
-  for (Message& m : *messages) FlagMissingParts(present, &m);
-  return Status::Ok();
-}
-
-Status StoreFront::FlagMissingBlobs(Message* message) {
-  std::set<std::string> referenced;
-  CollectDigests(*message, &referenced);
-  if (referenced.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(std::set<std::string> present,
-                   backend_->PresentBlobs({referenced.begin(), referenced.end()}));
-  FlagMissingParts(present, message);
+  for (Message& m : messages) FlagMissingParts(present, &m);
   return Status::Ok();
 }
 
@@ -244,7 +234,7 @@ Result<std::vector<Message>> StoreFront::ReadMessages(std::string_view session_i
   ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
   ASSIGN_OR_RETURN(std::vector<Message> messages,
                    ReadViewMessages(*backend_, view, from_seq, limit, /*newest_first=*/false));
-  RETURN_IF_ERROR(FlagMissingBlobs(&messages));
+  RETURN_IF_ERROR(FlagMissingBlobs(messages));
   return messages;
 }
 
@@ -261,7 +251,7 @@ Status StoreFront::VisitMessages(std::string_view session_id, const MessageVisit
             view.session.id,
             {.from_seq = lo, .to_seq = range.to_seq, .filter = HistoryFilter::kMessages},
             [&](const MessageView& message, Message* built) {
-              if (built != nullptr) flagged = FlagMissingBlobs(built);
+              if (built != nullptr) flagged = FlagMissingBlobs(std::span<Message>(built, 1));
               return flagged.ok() && visit(message);
             }));
     RETURN_IF_ERROR(flagged);
@@ -276,7 +266,7 @@ Result<std::vector<Message>> StoreFront::ReadLastMessages(std::string_view sessi
   ASSIGN_OR_RETURN(SessionView view, LoadSessionView(*backend_, session_id));
   ASSIGN_OR_RETURN(std::vector<Message> messages,
                    ReadViewMessages(*backend_, view, /*from_seq=*/1, count, /*newest_first=*/true));
-  RETURN_IF_ERROR(FlagMissingBlobs(&messages));
+  RETURN_IF_ERROR(FlagMissingBlobs(messages));
   return messages;
 }
 

@@ -135,8 +135,7 @@ class StoreFront final : public Store {
   // Marks the parts (and viewed resources) whose blob the store lacks as
   // missing, with a warning for each part: the rest of the history loads.
   Status FlagMissingBlobs(std::vector<Event>* events);
-  Status FlagMissingBlobs(std::vector<Message>* messages);
-  Status FlagMissingBlobs(Message* message);
+  Status FlagMissingBlobs(std::span<Message> messages);
   // Flags (and warns of) the parts of `*m` whose blob is not in `present`.
   void FlagMissingParts(const std::set<std::string>& present, Message* m);
   // Rewind and RewindIfUnchanged: with `expected_last_seq`, nullopt once the
