@@ -26,11 +26,13 @@ class MappedFile {
   // it does not exist, kIo if it cannot be opened, sized or mapped. A reader
   // that knows how it will read gives the kernel advice (madvise) itself.
   static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
-  // `size` bytes of private memory that `fill` writes once (the decrypted
-  // bytes of a sealed file), then read-only like a mapped file and as
-  // page-aligned, so a reader may advise the kernel about it the same way.
-  // kIo if the memory cannot be had; what `fill` returns if it fails (the
-  // memory is released).
+  // `size` bytes of private memory, zeroed, that `fill` writes once (the
+  // decrypted bytes of a sealed file, the checked copy of an index's upper
+  // levels), then read-only like a mapped file and as page-aligned, so a
+  // reader may advise the kernel about it the same way. From 2 MiB up it is
+  // backed by huge pages where the kernel has them (first touch is then a
+  // fault per 2 MiB, not per 4 KiB). kIo if the memory cannot be had; what
+  // `fill` returns if it fails (the memory is released).
   static Result<std::unique_ptr<MappedFile>> Anonymous(size_t size,
                                                        const std::function<Status(char*)>& fill);
   ~MappedFile();
