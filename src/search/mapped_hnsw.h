@@ -116,10 +116,12 @@ class MappedHnsw {
   uintptr_t PageOf(uint32_t element) const;
   // Whether the page of `element` is in memory (mincore).
   bool Resident(uint32_t element) const;
-  // Asks the kernel to read, in the background (MADV_WILLNEED), the pages of
-  // the `elements` (all < size()) not `seen` yet.
+  // Asks the kernel to read, in the background (MADV_WILLNEED), the records
+  // of the `elements` (all < size()) not `seen` yet, unless the first of
+  // them is in memory already: one probe decides, so a cached file pays one
+  // system call per call, not one per element.
   template <typename Seen>
-  void Prefetch(std::span<const uint32_t> elements, const Seen& seen) const;
+  void AskFor(std::span<const uint32_t> elements, const Seen& seen) const;
 
   std::unique_ptr<MappedFile> file_;
   std::string path_;
@@ -132,15 +134,18 @@ class MappedHnsw {
   uint64_t element_bytes_ = 0;
   uint64_t level0_fnv_ = 0;
   // The upper block, copied and checked at open, so a later write to the
-  // file cannot change what was checked: entries sorted by element, each
-  // with the offset (in uint32 words) of its lists in upper_links_.
-  struct Upper {
+  // file cannot change what was checked (one block of memory: Open says
+  // why): its entries, sorted by element, then their lists; each entry's
+  // offset (in words) to its lists; every element's level.
+  struct UpperEntry {
     uint32_t element;
     uint32_t level;
-    uint64_t offset;
   };
-  std::vector<Upper> upper_;
-  std::vector<uint32_t> upper_links_;
+  static_assert(sizeof(UpperEntry) == 2 * sizeof(uint32_t), "the file's entry layout");
+  std::unique_ptr<MappedFile> upper_;
+  std::span<const UpperEntry> upper_entries_;
+  const uint64_t* upper_offsets_ = nullptr;
+  const uint32_t* upper_lists_ = nullptr;
 };
 
 }  // namespace sessiondb::search
