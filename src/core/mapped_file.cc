@@ -34,8 +34,7 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
       return Err(std::move(s));
     }
   }
-  ::close(fd);  // the mapping keeps the file
-  return std::unique_ptr<MappedFile>(new MappedFile(static_cast<const char*>(data), size));
+  return std::unique_ptr<MappedFile>(new MappedFile(static_cast<const char*>(data), size, fd));
 }
 
 namespace {
@@ -86,7 +85,7 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Anonymous(
                             " bytes of memory: " + std::strerror(errno)));
     }
   }
-  std::unique_ptr<MappedFile> mapped(new MappedFile(static_cast<const char*>(data), size));
+  std::unique_ptr<MappedFile> mapped(new MappedFile(static_cast<const char*>(data), size, -1));
   RETURN_IF_ERROR(fill(static_cast<char*>(data)));
   if (size > 0 && ::mprotect(data, size, PROT_READ) != 0) {
     return Err(Status::Io(std::string("cannot make memory read-only: ") + std::strerror(errno)));
@@ -96,6 +95,7 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Anonymous(
 
 MappedFile::~MappedFile() {
   if (size_ > 0) ::munmap(const_cast<char*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace sessiondb

@@ -3,10 +3,11 @@
 //
 // Reads stay outside the FileSystem seam (include/sessiondb/file_system.h),
 // which exists to inject faults into writes; a mapping has no write to fail.
-// The bytes stay valid while the MappedFile lives, even after the file is
-// renamed over or removed. A file truncated in place under a mapping makes
-// reads past its new end fault (SIGBUS): files meant to be mapped are only
-// ever replaced by rename (ReplaceFileDurably), never rewritten in place.
+// The bytes (and reads through fd()) stay valid while the MappedFile lives,
+// even after the file is renamed over or removed. A file truncated in place
+// under a mapping makes reads past its new end fault (SIGBUS): files meant
+// to be mapped are only ever replaced by rename (ReplaceFileDurably), never
+// rewritten in place.
 //
 // Thread-safety: bytes() may be read from any thread.
 #pragma once
@@ -40,11 +41,16 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   std::string_view bytes() const { return {data_, size_}; }
+  // The file mapped, open read-only for as long as this lives, for a reader
+  // that reads some of it by pread instead (on a VM where a page fault costs
+  // far more than a system call); -1 for anonymous memory.
+  int fd() const { return fd_; }
 
  private:
-  MappedFile(const char* data, size_t size) : data_(data), size_(size) {}
+  MappedFile(const char* data, size_t size, int fd) : data_(data), size_(size), fd_(fd) {}
   const char* data_;
   size_t size_;
+  int fd_;
 };
 
 }  // namespace sessiondb

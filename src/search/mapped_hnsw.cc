@@ -1,10 +1,12 @@
 #include "search/mapped_hnsw.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <queue>
@@ -157,6 +159,15 @@ Result<std::unique_ptr<MappedHnsw>> MappedHnsw::Open(std::unique_ptr<MappedFile>
       reinterpret_cast<const uint32_t*>(index->upper_entries_.data() + h.upper_count);
 
   index->level0_ = bytes.data() + kHnswHeaderBytes;
+  index->fd_ = index->file_->fd();
+  if (index->fd_ >= 0) {
+    // As MADV_RANDOM above, for the reads by pread: no read-ahead around a
+    // record (advice only).
+    (void)::posix_fadvise(index->fd_, 0, 0, POSIX_FADV_RANDOM);
+    const size_t words = (h.count + 63) / 64;
+    index->read_once_.reset(new std::atomic<uint64_t>[words]());
+    index->mapped_.reset(new std::atomic<uint64_t>[words]());
+  }
   index->dims_ = h.dims;
   index->m_ = h.m;
   index->count_ = h.count;
@@ -182,8 +193,9 @@ const float* MappedHnsw::Vector(uint32_t element) const {
 }
 
 Result<int64_t> MappedHnsw::Id(uint32_t element) const {
-  uint64_t id;
-  std::memcpy(&id, level0_ + (element + 1) * element_bytes_ - sizeof(uint64_t), sizeof(id));
+  uint64_t id = 0;
+  RETURN_IF_ERROR(ReadRecord(element, element_bytes_ - sizeof(uint64_t), sizeof(id),
+                             reinterpret_cast<char*>(&id)));
   if (id > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     return Err(Corrupt("element " + std::to_string(element) + " has a bad id"));
   }
@@ -203,9 +215,20 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
                                                                        size_t ef) const {
   std::vector<std::pair<float, uint32_t>> out;
   if (count_ == 0) return out;
-  auto distance = [&](uint32_t element) { return 1.0f - Dot(query, Vector(element), dims_); };
+  // Records are read into these (ReadRecord says why not in place).
+  const size_t links_bytes = sizeof(uint32_t) * (1 + 2 * size_t{m_});
+  std::vector<float> vector(dims_);
+  std::vector<uint32_t> list(1 + 2 * size_t{m_});
+  auto distance = [&](uint32_t element, float* d) -> Status {
+    NoteVectorRead(element);
+    RETURN_IF_ERROR(ReadRecord(element, links_bytes, sizeof(float) * vector.size(),
+                               reinterpret_cast<char*>(vector.data())));
+    *d = 1.0f - Dot(query, vector.data(), dims_);
+    return Status::Ok();
+  };
   uint32_t current = entry_point_;
-  float current_distance = distance(current);
+  float current_distance = 0;
+  RETURN_IF_ERROR(distance(current, &current_distance));
   for (uint32_t level = max_level_; level > 0; --level) {
     for (bool changed = true; changed;) {
       changed = false;
@@ -214,7 +237,8 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
       // waits for one page fault per neighbour, in series).
       AskFor(UpperLinks(current, level), [](uint32_t) { return false; });
       for (uint32_t neighbour : UpperLinks(current, level)) {
-        const float d = distance(neighbour);
+        float d = 0;
+        RETURN_IF_ERROR(distance(neighbour, &d));
         if (d < current_distance) {
           current_distance = d;
           current = neighbour;
@@ -250,16 +274,16 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
     const auto [d, element] = frontier.top();
     if (d > bound) break;
     frontier.pop();
-    uint32_t n = 0;
-    const char* neighbours = nullptr;
-    if (!Links0(element, &n, &neighbours)) {
-      return Err(Corrupt("element " + std::to_string(element) + " has too many links"));
-    }
     // Copied, then checked: what is used is what was checked, even if the
     // file changed under the mapping.
+    RETURN_IF_ERROR(ReadRecord(element, 0, links_bytes, reinterpret_cast<char*>(list.data())));
+    const uint32_t n = ListCount(list[0]);
+    if (n > 2 * m_) {
+      return Err(Corrupt("element " + std::to_string(element) + " has too many links"));
+    }
     ids.resize(n);
     for (uint32_t j = 0; j < n; ++j) {
-      ids[j] = LoadU32(neighbours + j * sizeof(uint32_t));
+      ids[j] = list[1 + j];
       if (ids[j] >= count_) {
         return Err(Corrupt("element " + std::to_string(element) + " links outside the index"));
       }
@@ -272,7 +296,8 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
     AskFor(ids, seen);
     for (uint32_t neighbour : ids) {
       if (!visit(neighbour)) continue;
-      const float nd = distance(neighbour);
+      float nd = 0;
+      RETURN_IF_ERROR(distance(neighbour, &nd));
       if (top.size() < ef || nd < bound) {
         frontier.emplace(nd, neighbour);
         top.emplace(nd, neighbour);
@@ -287,6 +312,36 @@ Result<std::vector<std::pair<float, uint32_t>>> MappedHnsw::Candidates(const flo
     top.pop();
   }
   return out;
+}
+
+void MappedHnsw::NoteVectorRead(uint32_t element) const {
+  if (fd_ < 0) return;
+  const uint64_t bit = uint64_t{1} << (element % 64);
+  if ((mapped_[element / 64].load(std::memory_order_relaxed) & bit) != 0) return;
+  if ((read_once_[element / 64].fetch_or(bit, std::memory_order_relaxed) & bit) != 0) {
+    mapped_[element / 64].fetch_or(bit, std::memory_order_relaxed);
+  }
+}
+
+Status MappedHnsw::ReadRecord(uint32_t element, uint64_t offset, size_t bytes, char* out) const {
+  const uint64_t at = element * element_bytes_ + offset;
+  if (fd_ < 0 || (mapped_[element / 64].load(std::memory_order_relaxed) &
+                  (uint64_t{1} << (element % 64))) != 0) {
+    std::memcpy(out, level0_ + at, bytes);
+    return Status::Ok();
+  }
+  for (size_t done = 0; done < bytes;) {
+    const ssize_t n =
+        ::pread(fd_, out + done, bytes - done, static_cast<off_t>(kHnswHeaderBytes + at + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return Status::Io("cannot read vector index " + path_ + ": " + std::strerror(errno));
+    }
+    // Shorter than at open: truncated in place, which nothing here does.
+    if (n == 0) return Corrupt("ends inside element " + std::to_string(element));
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
 }
 
 uintptr_t MappedHnsw::PageOf(uint32_t element) const {

@@ -203,6 +203,31 @@ TEST_F(HnswFileTest, TheMappedIndexAnswersAsTheIndexItWasSavedFrom) {
   }
 }
 
+// The first read of a record is a pread, the second faults its page in
+// and later ones read it in place (MappedHnsw::NoteVectorRead): every pass
+// answers the same.
+TEST_F(HnswFileTest, RepeatedQueriesAnswerTheSameWhicheverWayARecordIsRead) {
+  auto loaded = LoadBytes(*good_);
+  ASSERT_TRUE(loaded) << loaded.error().ToString();
+  std::vector<std::vector<VectorHit>> first;
+  for (const auto& q : data_->queries) {
+    auto hits = (*loaded)->Search(q, 10, 32);
+    ASSERT_TRUE(hits) << hits.error().ToString();
+    first.push_back(*hits);
+  }
+  for (int pass = 0; pass < 3; ++pass) {
+    for (size_t i = 0; i < data_->queries.size(); ++i) {
+      auto hits = (*loaded)->Search(data_->queries[i], 10, 32);
+      ASSERT_TRUE(hits) << hits.error().ToString();
+      ASSERT_EQ(hits->size(), first[i].size());
+      for (size_t j = 0; j < hits->size(); ++j) {
+        EXPECT_EQ((*hits)[j].id, first[i][j].id) << "pass " << pass << " query " << i;
+        EXPECT_EQ((*hits)[j].score, first[i][j].score) << "pass " << pass << " query " << i;
+      }
+    }
+  }
+}
+
 TEST_F(HnswFileTest, ASavedMappedIndexIsTheSameFile) {
   auto mapped = LoadBytes(*good_);
   ASSERT_TRUE(mapped);
@@ -323,6 +348,27 @@ TEST_F(HnswFileTest, ALevelZeroLinkOutOfRangeIsCorruptionWhenWalked) {
     EXPECT_EQ(hits.error().code(), StatusCode::kCorruption);
     EXPECT_NE(hits.error().message().find("links outside the index"), std::string::npos);
   }
+}
+
+// A record no query has read yet is read by pread, not through the mapping
+// (MappedHnsw::ReadRecord), so a file cut short under a fresh index (which
+// sessiondb never does: it replaces by rename) costs its first search an
+// error, where a read of the mapping would have killed the process (SIGBUS).
+TEST_F(HnswFileTest, AFileCutShortUnderAFreshIndexCostsItsSearchAnErrorNotTheProcess) {
+  auto loaded = LoadBytes(*good_);
+  ASSERT_TRUE(loaded) << loaded.error().ToString();
+  const HnswFileHeader h = HeaderOf(*good_);
+  ASSERT_EQ(::truncate(path_->c_str(), static_cast<off_t>(h.level0_offset + h.element_bytes / 2)),
+            0);
+  auto hits = (*loaded)->Search(data_->queries[1], 10, 32);
+  ASSERT_FALSE(hits);
+  EXPECT_EQ(hits.error().code(), StatusCode::kCorruption);
+  EXPECT_NE(hits.error().message().find("ends inside element"), std::string::npos)
+      << hits.error().message();
+  // The file made whole again opens and answers as before.
+  auto again = LoadBytes(*good_);
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_TRUE(SearchAll(**again).ok());
 }
 
 TEST_F(HnswFileTest, ALevelZeroCountOverItsCapacityIsCorruptionWhenWalked) {
