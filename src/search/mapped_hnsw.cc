@@ -35,6 +35,9 @@ struct Farther {
   }
 };
 
+// What an exact scan reads at a time: 156 records of 384 dimensions.
+constexpr uint64_t kScanChunkBytes = uint64_t{256} << 10;
+
 }  // namespace
 
 Status MappedHnsw::Corrupt(const std::string& why) const {
@@ -185,13 +188,6 @@ bool MappedHnsw::Links0(uint32_t element, uint32_t* count, const char** neighbou
   return *count <= 2 * m_;
 }
 
-const float* MappedHnsw::Vector(uint32_t element) const {
-  // The element's start is a multiple of 4 bytes from a page boundary, and
-  // so is its vector: the floats are aligned.
-  return reinterpret_cast<const float*>(level0_ + element * element_bytes_ +
-                                        sizeof(uint32_t) * (1 + 2 * uint64_t{m_}));
-}
-
 Result<int64_t> MappedHnsw::Id(uint32_t element) const {
   uint64_t id = 0;
   RETURN_IF_ERROR(ReadRecord(element, element_bytes_ - sizeof(uint64_t), sizeof(id),
@@ -330,6 +326,10 @@ Status MappedHnsw::ReadRecord(uint32_t element, uint64_t offset, size_t bytes, c
     std::memcpy(out, level0_ + at, bytes);
     return Status::Ok();
   }
+  return ReadLevel0(at, bytes, out);
+}
+
+Status MappedHnsw::ReadLevel0(uint64_t at, size_t bytes, char* out) const {
   for (size_t done = 0; done < bytes;) {
     const ssize_t n =
         ::pread(fd_, out + done, bytes - done, static_cast<off_t>(kHnswHeaderBytes + at + done));
@@ -338,8 +338,48 @@ Status MappedHnsw::ReadRecord(uint32_t element, uint64_t offset, size_t bytes, c
       return Status::Io("cannot read vector index " + path_ + ": " + std::strerror(errno));
     }
     // Shorter than at open: truncated in place, which nothing here does.
-    if (n == 0) return Corrupt("ends inside element " + std::to_string(element));
+    if (n == 0) {
+      return Corrupt("ends inside element " + std::to_string((at + done) / element_bytes_));
+    }
     done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status MappedHnsw::ForEachVector(
+    const std::function<void(int64_t id, const float* vector)>& visit) const {
+  const size_t vector_at = sizeof(uint32_t) * (1 + 2 * size_t{m_});
+  const uint64_t per_chunk = std::max<uint64_t>(1, kScanChunkBytes / element_bytes_);
+  std::vector<char> chunk;
+  for (uint64_t first = 0; first < count_; first += per_chunk) {
+    const uint64_t n = std::min<uint64_t>(per_chunk, count_ - first);
+    const char* records = level0_ + first * element_bytes_;
+    if (fd_ >= 0) {
+      // The next chunk is asked for before this one is read and scanned, so
+      // the disk reads ahead of the scan (the descriptor has no read-ahead
+      // of its own: POSIX_FADV_RANDOM, set at open).
+      const uint64_t next = first + n;
+      if (next < count_) {
+        (void)::posix_fadvise(
+            fd_, static_cast<off_t>(kHnswHeaderBytes + next * element_bytes_),
+            static_cast<off_t>(std::min<uint64_t>(per_chunk, count_ - next) * element_bytes_),
+            POSIX_FADV_WILLNEED);
+      }
+      chunk.resize(n * element_bytes_);
+      RETURN_IF_ERROR(ReadLevel0(first * element_bytes_, chunk.size(), chunk.data()));
+      records = chunk.data();
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+      const char* record = records + i * element_bytes_;
+      uint64_t id = 0;
+      std::memcpy(&id, record + element_bytes_ - sizeof(id), sizeof(id));
+      if (id > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return Corrupt("element " + std::to_string(first + i) + " has a bad id");
+      }
+      // A record starts a multiple of 4 bytes from the chunk's (or the
+      // page's) start, and so does its vector: the floats are aligned.
+      visit(static_cast<int64_t>(id), reinterpret_cast<const float*>(record + vector_at));
+    }
   }
   return Status::Ok();
 }

@@ -33,6 +33,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -97,8 +98,11 @@ class MappedHnsw {
   // The id stored for `element` (< size()); kCorruption if it is negative
   // as an int64.
   Result<int64_t> Id(uint32_t element) const;
-  // The vector of `element` (< size()), in the mapping.
-  const float* Vector(uint32_t element) const;
+  // Calls `visit` with the id and vector of every element, in order (the
+  // exact scan): a file is read by pread 256 KiB at a time, the next asked
+  // for ahead, since through the mapping a cold file would be read a page
+  // per fault. kCorruption on a negative id, kIo if a read fails.
+  Status ForEachVector(const std::function<void(int64_t id, const float* vector)>& visit) const;
   // Reads the whole level-0 block: its checksum, every list and every id.
   // kCorruption on the first fault found.
   Status Verify() const;
@@ -125,6 +129,8 @@ class MappedHnsw {
   // its page is mapped. kIo if the read fails; kCorruption if the file ends
   // first (truncated in place).
   Status ReadRecord(uint32_t element, uint64_t offset, size_t bytes, char* out) const;
+  // Reads `bytes` at `at` in the level-0 block by pread (a file only).
+  Status ReadLevel0(uint64_t at, size_t bytes, char* out) const;
   // Called before each read of `element`'s vector: the second time, its
   // record is read in place from then on (the fault is paid once, for a
   // record likely read again).

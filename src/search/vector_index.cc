@@ -430,20 +430,19 @@ Result<std::vector<VectorHit>> HnswIndex::Nearest(const float* query, size_t bre
 Result<std::vector<VectorHit>> HnswIndex::Scan(const float* query, size_t k,
                                                const std::function<bool(int64_t)>& accept) const {
   TopK top(k);
+  auto consider = [&](int64_t id, const float* vector) {
+    if (accept && !accept(id)) return;
+    top.Push({id, Dot(query, vector, static_cast<size_t>(dims_))});
+  };
+  if (mapped_ != nullptr) {
+    RETURN_IF_ERROR(mapped_->ForEachVector(consider));
+    return top.Take();
+  }
   const size_t n = size();
   for (size_t i = 0; i < n; ++i) {
     const auto element = static_cast<tableint>(i);
-    int64_t id = 0;
-    const float* vector = nullptr;
-    if (graph_ != nullptr) {
-      id = static_cast<int64_t>(graph_->hnsw->getExternalLabel(element));
-      vector = reinterpret_cast<const float*>(graph_->hnsw->getDataByInternalId(element));
-    } else {
-      ASSIGN_OR_RETURN(id, mapped_->Id(element));
-      vector = mapped_->Vector(element);
-    }
-    if (accept && !accept(id)) continue;
-    top.Push({id, Dot(query, vector, static_cast<size_t>(dims_))});
+    consider(static_cast<int64_t>(graph_->hnsw->getExternalLabel(element)),
+             reinterpret_cast<const float*>(graph_->hnsw->getDataByInternalId(element)));
   }
   return top.Take();
 }

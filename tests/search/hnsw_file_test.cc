@@ -228,6 +228,27 @@ TEST_F(HnswFileTest, RepeatedQueriesAnswerTheSameWhicheverWayARecordIsRead) {
   }
 }
 
+// A filter that accepts a handful of ids widens the search to the whole
+// index, which is then scanned exactly (HnswIndex::Scan): by pread, 256 KiB
+// at a time, so this index of about 800 KB is read in four chunks. The scan
+// finds what the exact search over the same vectors finds.
+TEST_F(HnswFileTest, AnExactScanOfTheFileFindsWhatTheVectorsHold) {
+  auto loaded = LoadBytes(*good_);
+  ASSERT_TRUE(loaded) << loaded.error().ToString();
+  const HnswFileHeader h = HeaderOf(*good_);
+  ASSERT_GT(h.count * h.element_bytes, 3 * (uint64_t{256} << 10));
+  // Ids from the first, a middle and the last chunk.
+  auto accept = [](int64_t id) { return id == 3 || id == 1500 || id == 2999 || id == 3000; };
+  for (const auto& q : data_->queries) {
+    auto hits = (*loaded)->Search(q, 10, 16, accept);
+    ASSERT_TRUE(hits) << hits.error().ToString();
+    const std::vector<VectorHit> exact = data_->set.Search(q, 10, accept);
+    ASSERT_EQ(hits->size(), 4u);
+    ASSERT_EQ(Ids(*hits), Ids(exact));
+    for (size_t i = 0; i < exact.size(); ++i) EXPECT_NEAR((*hits)[i].score, exact[i].score, 1e-5);
+  }
+}
+
 TEST_F(HnswFileTest, ASavedMappedIndexIsTheSameFile) {
   auto mapped = LoadBytes(*good_);
   ASSERT_TRUE(mapped);
