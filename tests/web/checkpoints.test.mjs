@@ -123,7 +123,9 @@ test('messages link the files they wrote; "Rewind here" shows the diff first, th
   assert.equal(readFileSync(path, 'utf8'), kFirst);
   assert.deepEqual(await page.locator('.log .event.rewound').evaluateAll((n) => n.map((e) => e.id)),
                    ['seq-3', 'seq-4']);
-  assert.match(await page.locator('#notice-text').textContent(), /Rewound to #2: 1 file restored/);
+  // The notice follows the POST's answer, which may arrive after the live
+  // stream has drawn #5: wait for it rather than read it once.
+  await page.locator('#notice-text', {hasText: /Rewound to #2: 1 file restored/}).waitFor();
   assert.deepEqual(problems, []);
 });
 
