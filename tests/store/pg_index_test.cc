@@ -435,10 +435,17 @@ TEST_F(PgIndex, VectorsArePutScannedInPagesCountedAndCleared) {
   EXPECT_EQ((*pending)[0].text, "v0");
   EXPECT_LT((*pending)[0].doc_id, (*pending)[1].doc_id);
 
+  const int64_t first = *newest - 2099;
+  // Pending: the documents after the newest with a vector of the model.
+  std::vector<store::EncodedVector> some;
+  for (int64_t id = first; id < first + 1000; ++id) some.push_back({id, "some"});
+  ASSERT_TRUE(index_->PutVectors("m", some).ok());
+  EXPECT_EQ(*index_->CountPendingEmbeddings("m"), 1100);
+  EXPECT_EQ(*index_->CountPendingEmbeddings("other"), 2100);
+
   // Every byte value survives; an empty vector means "no text", not a vector.
   const std::string bytes("\x00\x01\xff\x80'\"\\x", 8);
   std::vector<store::EncodedVector> vectors;
-  const int64_t first = *newest - 2099;
   for (int64_t id = first; id <= *newest; ++id) {
     vectors.push_back({id, id == first + 1 ? "" : bytes + std::to_string(id)});
   }
