@@ -607,6 +607,9 @@ Usage: sessiondb_pg_bench [--postgres URI] [--dir DIR] [--workloads LIST] [--sec
                     --beside-postgres (docs/benchmarks.md)
   --seconds S       how long each append_writers run appends (default 3)
   --vectors N       the vectors workload's size
+  --namespace NS    the vectors workload's namespace (default a new one): a
+                    namespace an earlier run filled is measured again, its
+                    vectors and this machine's cached graph reused
 
 Prints one JSON object per line on stdout (see docs/benchmarks.md); progress on
 stderr. Exits 1 on an error or a failed check (seqs not dense, pages wrong).
@@ -622,6 +625,11 @@ int main(int argc, char** argv) {
   std::string workloads = "all";
   double seconds = 3;
   int64_t vectors = 1'000'000;
+  std::string vectors_namespace;
+  // The vectors workload's first-query child (vector_workload.h).
+  if (argc == 6 && std::string(argv[1]) == "--vector-first-query") {
+    return RunVectorFirstQueryChild(argv[2], argv[3], std::atoi(argv[4]), argv[5]);
+  }
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -637,6 +645,8 @@ int main(int argc, char** argv) {
         std::cerr << "sessiondb_pg_bench: --vectors wants at least 1000\n";
         return 2;
       }
+    } else if (arg == "--namespace" && i + 1 < argc) {
+      vectors_namespace = argv[++i];
     } else if (arg == "--workloads" && i + 1 < argc) {
       workloads = argv[++i];
     } else if (arg == "--seconds" && i + 1 < argc) {
@@ -702,7 +712,8 @@ int main(int argc, char** argv) {
     }
     if (selected.contains("vectors")) {
       Progress("vectors: " + std::to_string(vectors));
-      Emit(RunVectorWorkload(uri, tag + "-vectors", dir + "/vectors", vectors));
+      const std::string ns = vectors_namespace.empty() ? tag + "-vectors" : vectors_namespace;
+      Emit(RunVectorWorkload(uri, ns, dir + "/vectors", vectors));
     }
     if (own_cluster) ThrowawayCluster::Stop();
     return 0;
