@@ -364,6 +364,55 @@ class BackendSearchIndex final : public SearchIndex {
     std::vector<std::string> texts = {query};
     ASSIGN_OR_RETURN(std::vector<std::vector<float>> q, embedder_->Embed(texts));
     RETURN_IF_ERROR(RefreshVectors());
+    std::vector<VectorHit> hits;
+    if (store::FilterIsEmpty(filter)) {
+      ASSIGN_OR_RETURN(hits, NearestVectors(q[0], want, {}));
+    } else {
+      ASSIGN_OR_RETURN(hits, NearestPassingFilter(q[0], filter, want));
+    }
+    std::vector<ListEntry> out;
+    for (const VectorHit& h : hits) {
+      if (h.score >= options_.min_vector_score) out.push_back({h.id, h.score});
+    }
+    return out;
+  }
+
+  // The `want` nearest vectors that pass `filter`. A broad filter (a role,
+  // a time range, a project of most of the store) is checked on the nearest
+  // of all: candidates 4 times the page (at least 256), then 4,096 if too
+  // few pass, one statement each driven by the candidates (an exact scan
+  // costs the same at any width: it goes to 4,096 at once). A filter those
+  // do not satisfy, or one on a session (a few documents, found by its
+  // index), lists every document it passes for the search to walk among:
+  // for a broad filter that statement reads most of the store (3 s for a
+  // role at a million on PostgreSQL).
+  Result<std::vector<VectorHit>> NearestPassingFilter(std::span<const float> q,
+                                                      const SearchFilter& filter, size_t want) {
+    constexpr size_t kWidest = 4096;
+    size_t wide = hnsw_ != nullptr ? std::max<size_t>(want * 4, 256) : kWidest;
+    while (filter.session_id.empty() && want <= kWidest / 4 && wide <= kWidest) {
+      ASSIGN_OR_RETURN(std::vector<VectorHit> nearest, NearestVectors(q, wide, {}));
+      std::vector<int64_t> ids;
+      ids.reserve(nearest.size());
+      for (const VectorHit& h : nearest) ids.push_back(h.id);
+      ASSIGN_OR_RETURN(std::vector<int64_t> passing,
+                       backend_->CandidatesPassingFilter(filter, ids));
+      std::vector<VectorHit> kept;
+      for (const VectorHit& h : nearest) {
+        if (kept.size() == want) break;
+        if (std::binary_search(passing.begin(), passing.end(), h.id)) kept.push_back(h);
+      }
+      // Enough; or every vector seen (counted: a graph walk can return fewer
+      // than asked, among many equal vectors); or the rest are too far.
+      const size_t held =
+          (hnsw_ != nullptr ? hnsw_->size() : 0) + (exact_ != nullptr ? exact_->size() : 0);
+      const bool all_seen = wide >= held;
+      const bool rest_too_far =
+          !nearest.empty() && nearest.back().score < options_.min_vector_score;
+      if (kept.size() == want || all_seen || rest_too_far) return kept;
+      if (wide == kWidest) break;
+      wide = std::min(kWidest, wide * 4);
+    }
     ASSIGN_OR_RETURN(store::FilteredDocs allowed, backend_->DocsPassingFilter(filter));
     std::function<bool(int64_t)> accept;
     if (!allowed.unfiltered) {
@@ -371,10 +420,17 @@ class BackendSearchIndex final : public SearchIndex {
         return std::binary_search(allowed.doc_ids.begin(), allowed.doc_ids.end(), id);
       };
     }
+    return NearestVectors(q, want, accept);
+  }
+
+  // The `want` nearest vectors (only ids `accept` takes, when set), best
+  // first: the saved graph's and the exact set's, merged.
+  Result<std::vector<VectorHit>> NearestVectors(std::span<const float> q, size_t want,
+                                                const std::function<bool(int64_t)>& accept) {
     std::vector<VectorHit> approx;
     if (hnsw_ != nullptr) {
       Result<std::vector<VectorHit>> found = hnsw_->Search(
-          q[0], want, std::max<size_t>(want, static_cast<size_t>(options_.hnsw_ef)), accept);
+          q, want, std::max<size_t>(want, static_cast<size_t>(options_.hnsw_ef)), accept);
       if (found) {
         approx = std::move(*found);
       } else {
@@ -387,18 +443,14 @@ class BackendSearchIndex final : public SearchIndex {
       }
     }
     std::vector<VectorHit> hits;
-    if (exact_ != nullptr) hits = exact_->Search(q[0], want, accept);
+    if (exact_ != nullptr) hits = exact_->Search(q, want, accept);
     if (hnsw_ != nullptr) {
       hits.insert(hits.end(), approx.begin(), approx.end());
       std::sort(hits.begin(), hits.end(),
                 [](const VectorHit& a, const VectorHit& b) { return a.score > b.score; });
       if (hits.size() > want) hits.resize(want);
     }
-    std::vector<ListEntry> out;
-    for (const VectorHit& h : hits) {
-      if (h.score >= options_.min_vector_score) out.push_back({h.id, h.score});
-    }
-    return out;
+    return hits;
   }
 
   SearchOptions options_;

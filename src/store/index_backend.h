@@ -243,6 +243,12 @@ class IndexBackend {
   virtual Result<KeywordRanking> RankKeyword(const TextQuery& query, const SearchFilter& filter,
                                              int64_t max_candidates) = 0;
   virtual Result<FilteredDocs> DocsPassingFilter(const SearchFilter& filter) = 0;
+  // The documents among `candidates` that pass `filter` (which is not
+  // empty), ascending: one statement driven by the candidates, so a vector
+  // search checks its nearest documents without listing every document a
+  // broad filter passes (half a million for a role at a million).
+  virtual Result<std::vector<int64_t>> CandidatesPassingFilter(
+      const SearchFilter& filter, std::span<const int64_t> candidates) = 0;
 
   // Fills kind, session, seq, event id, role, time, session title, file path
   // and code id of `hit`. False when the document is gone (deleted since it

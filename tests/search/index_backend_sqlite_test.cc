@@ -6,6 +6,7 @@
 // tests/memory/learn_from_history_test.cc.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -165,6 +166,48 @@ TEST_F(SqliteIndexBackendTest, PendingDocumentsAdvanceAsVectorsArePut) {
   auto meta = backend_->GetMeta("hnsw:m");
   ASSERT_TRUE(meta);
   EXPECT_FALSE(meta->has_value());
+}
+
+TEST_F(SqliteIndexBackendTest, CandidatesPassingAFilterAreThoseTheWholeListHolds) {
+  ASSERT_TRUE(store_->CreateSession({.id = "t", .metadata_json = R"({"cwd":"/elsewhere"})"}));
+  Message answer = Text("s answer");
+  answer.role = Role::kAssistant;
+  ASSERT_TRUE(store_->Append("s", Text("s question")));
+  ASSERT_TRUE(store_->Append("s", answer));
+  ASSERT_TRUE(store_->Append("t", Text("t question")));
+  auto docs = backend_->PendingDocuments("m", 10);
+  ASSERT_TRUE(docs);
+  ASSERT_EQ(docs->size(), 3u);
+  std::vector<int64_t> ids;
+  for (const store::DocumentText& d : *docs) ids.push_back(d.doc_id);
+  const int64_t unknown = ids.back() + 1000;
+  // Named twice, unknown, in any order: each filter's answer is the
+  // candidates its whole list holds, ascending, once each.
+  const std::vector<int64_t> candidates = {ids[2], unknown, ids[0], ids[1], ids[0]};
+  const std::vector<SearchFilter> filters = {{.session_id = "s"},
+                                             {.role = Role::kUser},
+                                             {.role = Role::kAssistant},
+                                             {.project = "/repo/"},
+                                             {.code_writes = false}};
+  for (const SearchFilter& f : filters) {
+    auto whole = backend_->DocsPassingFilter(f);
+    ASSERT_TRUE(whole) << whole.error().message();
+    auto among = backend_->CandidatesPassingFilter(f, candidates);
+    ASSERT_TRUE(among) << among.error().message();
+    EXPECT_EQ(*among, whole->doc_ids);
+    auto part = backend_->CandidatesPassingFilter(f, std::vector<int64_t>{ids[1], unknown});
+    ASSERT_TRUE(part) << part.error().message();
+    const bool holds = std::binary_search(whole->doc_ids.begin(), whole->doc_ids.end(), ids[1]);
+    EXPECT_EQ(*part, holds ? std::vector<int64_t>{ids[1]} : std::vector<int64_t>{});
+  }
+  auto user = backend_->CandidatesPassingFilter({.role = Role::kUser}, candidates);
+  ASSERT_TRUE(user);
+  EXPECT_EQ(*user, (std::vector<int64_t>{ids[0], ids[2]}));
+  // The session is deleted: none of its documents pass any filter.
+  ASSERT_TRUE(store_->DeleteSession("t").ok());
+  auto after = backend_->CandidatesPassingFilter({.role = Role::kUser}, candidates);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(*after, (std::vector<int64_t>{ids[0]}));
 }
 
 TEST_F(SqliteIndexBackendTest, SearchAndMemoryOpenOnAStoreObject) {

@@ -512,6 +512,72 @@ TEST_P(SearchIndexTest, ApproximateIndexAgreesWithTheExactScan) {
   EXPECT_EQ(tail->hits[0].seq, 11);
 }
 
+// A vector search with a filter returns the nearest documents that pass it,
+// whether they are among the nearest of all (a broad filter, checked on
+// those) or far behind thousands that do not pass (a selective one: every
+// document it passes is listed), with the saved graph and without.
+TEST_P(SearchIndexTest, VectorSearchWithAFilterFindsTheNearestThatPass) {
+  BuildCorpus();
+  auto search = [](SearchIndex& index, const SearchFilter& f, int limit) {
+    auto r = index.Search({.query = "quokka zeppelin dream",
+                           .mode = SearchMode::kVector,
+                           .filter = f,
+                           .limit = limit});
+    EXPECT_TRUE(r) << r.error().message();
+    return r ? *r : SearchResults{};
+  };
+  // What a role filter must find, from the unfiltered order of the corpus:
+  // the scores of its five nearest user messages.
+  // Every document is a hit, however far: the nearest five users' are.
+  SearchOptions options;
+  options.min_vector_score = -1;
+  std::vector<double> want;
+  {
+    auto index = Index(options);
+    ASSERT_TRUE(index->Embed());
+    for (const SearchHit& h : search(*index, {}, 1000).hits) {
+      if (h.role == Role::kUser && want.size() < 5) want.push_back(h.vector_score);
+    }
+    ASSERT_EQ(want.size(), 5u);
+  }
+  NewSession("many");
+  // 4,200 copies of the query, all the assistant's: nearer than anything
+  // else, and failing a filter on the user's messages.
+  std::vector<Message> copies(4200, Text(Role::kAssistant, "quokka zeppelin dream"));
+  ASSERT_TRUE(store_->AppendBatch("many", copies));
+  Add("many", Role::kUser, "quokka zeppelin dreams");  // the user's nearest
+  for (bool graph : {false, true}) {
+    SCOPED_TRACE(graph ? "saved graph" : "exact scan");
+    if (graph) options.approximate_threshold = 100;
+    auto index = Index(options);
+    ASSERT_TRUE(index->Embed());
+    if (graph) {
+      ASSERT_TRUE(index->BuildVectorIndex().ok());
+      index = Index(options);
+    }
+    // Past 4,200 nearer copies that do not pass: the new user message, then
+    // the corpus's five.
+    SearchResults users = search(*index, {.role = Role::kUser}, 6);
+    ASSERT_EQ(users.hits.size(), 6u);
+    EXPECT_EQ(users.hits[0].session_id, "many");
+    EXPECT_EQ(users.hits[0].seq, 4201);
+    for (size_t i = 1; i < users.hits.size(); ++i) {
+      EXPECT_EQ(users.hits[i].role, Role::kUser);
+      EXPECT_NEAR(users.hits[i].vector_score, want[i - 1], 1e-5) << i;
+    }
+    // One session: s30's own nearest, its quokka message first.
+    SearchResults s30 = search(*index, {.session_id = "s30"}, 3);
+    ASSERT_FALSE(s30.hits.empty());
+    EXPECT_EQ(s30.hits[0].session_id, "s30");
+    EXPECT_EQ(s30.hits[0].seq, 11);
+    for (const SearchHit& h : s30.hits) EXPECT_EQ(h.session_id, "s30");
+    // A filter the nearest pass: copies, as unfiltered.
+    SearchResults assistant = search(*index, {.role = Role::kAssistant}, 3);
+    ASSERT_EQ(assistant.hits.size(), 3u);
+    for (const SearchHit& h : assistant.hits) EXPECT_EQ(h.session_id, "many");
+  }
+}
+
 // The failure the built-in embedder caused: a long message holding the word
 // once, among near-miss spellings, ranks low by BM25 but first by vector;
 // fused by rank it passed most of the strong keyword hits on the first page.

@@ -206,6 +206,14 @@ TEST_F(PgIndex, EachFilterHoldsTheRankingToWhatItNames) {
     EXPECT_FALSE(passing->unfiltered) << what;
     EXPECT_EQ(std::set<int64_t>(passing->doc_ids.begin(), passing->doc_ids.end()), want) << what;
     EXPECT_TRUE(std::is_sorted(passing->doc_ids.begin(), passing->doc_ids.end())) << what;
+    // The same, checked on candidates: named twice, unknown, in any order.
+    const std::vector<int64_t> candidates = {c, b1, a1, a2, a1, c + 1000};
+    auto among = index_->CandidatesPassingFilter(f, candidates);
+    ASSERT_TRUE(among) << among.error().ToString();
+    EXPECT_EQ(*among, std::vector<int64_t>(want.begin(), want.end())) << what;
+    auto none = index_->CandidatesPassingFilter(f, std::vector<int64_t>{c + 1000});
+    ASSERT_TRUE(none) << none.error().ToString();
+    EXPECT_TRUE(none->empty()) << what;
   };
   EXPECT_EQ(Ranked(AllOf({"needle"})).size(), 4u);
   check({.session_id = "a"}, {a1, a2}, "session");

@@ -326,6 +326,30 @@ Result<store::FilteredDocs> PgIndex::DocsPassingFilter(const SearchFilter& filte
   return out;
 }
 
+Result<std::vector<int64_t>> PgIndex::CandidatesPassingFilter(const SearchFilter& filter,
+                                                              std::span<const int64_t> candidates) {
+  std::vector<int64_t> out;
+  if (candidates.empty()) return out;
+  RETURN_IF_ERROR(CheckFilter(filter));
+  const std::vector<int64_t> ids(candidates.begin(), candidates.end());
+  ASSIGN_OR_RETURN(
+      PgResult r, Run([&](PgConnection& c) -> Result<PgResult> {
+        ASSIGN_OR_RETURN(std::optional<ProjectMatches> matches, MatchProject(c, ns(), filter));
+        PgParams p;
+        p.Add(ns());
+        AddFilterParams(filter, matches, &p);
+        p.Add(PgArray(ids));
+        // The candidates first: each found by the primary key,
+        // then the filter checked on it alone.
+        return c.Exec("SELECT DISTINCT d.doc_id FROM search_docs d" PG_FILTER_JOINS
+                      "WHERE d.doc_id = ANY($12::bigint[]) AND" PG_FILTER_WHERE "ORDER BY d.doc_id",
+                      p);
+      }));
+  out.reserve(static_cast<size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) out.push_back(r.Int(i, 0));
+  return out;
+}
+
 // The columns HitFromRow reads, over search_docs d and the joins of
 // PG_HIT_JOINS.
 #define PG_HIT_COLUMNS                                                       \

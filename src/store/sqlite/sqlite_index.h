@@ -39,6 +39,8 @@ class SqliteIndexBackend final : public store::IndexBackend {
                                             const SearchFilter& filter,
                                             int64_t max_candidates) override;
   Result<store::FilteredDocs> DocsPassingFilter(const SearchFilter& filter) override;
+  Result<std::vector<int64_t>> CandidatesPassingFilter(
+      const SearchFilter& filter, std::span<const int64_t> candidates) override;
   Result<bool> LoadHitDetails(int64_t doc_id, SearchHit* hit) override;
   Result<store::Snippet> MatchSnippet(const store::TextQuery& query, int64_t doc_id) override;
   Result<std::optional<std::string>> ReadDocumentText(int64_t doc_id) override;

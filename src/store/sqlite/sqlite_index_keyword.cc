@@ -184,6 +184,31 @@ Result<store::FilteredDocs> SqliteIndexBackend::DocsPassingFilter(const SearchFi
   return out;
 }
 
+Result<std::vector<int64_t>> SqliteIndexBackend::CandidatesPassingFilter(
+    const SearchFilter& filter, std::span<const int64_t> candidates) {
+  std::vector<int64_t> out;
+  if (candidates.empty()) return out;
+  // The candidates as a JSON array (?10), which drives the statement: each
+  // is looked up by its key, then the filter is checked on it alone.
+  std::string ids = "[";
+  for (int64_t id : candidates) ids += (ids.size() > 1 ? "," : "") + std::to_string(id);
+  ids += "]";
+  ASSIGN_OR_RETURN(Statement s,
+                   db_->Prepare("SELECT d.doc_id FROM json_each(?10) j"
+                                " CROSS JOIN search_docs d ON d.doc_id = j.value" FILTER_JOINS
+                                " WHERE ?1 IS NULL AND" FILTER_WHERE " ORDER BY d.doc_id"));
+  s.BindNull(1);
+  BindFilter(s, filter);
+  s.Bind(10, std::string_view(ids));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back(s.ColumnInt(0));
+  }
+  out.erase(std::unique(out.begin(), out.end()), out.end());  // a candidate named twice
+  return out;
+}
+
 Result<store::Snippet> SqliteIndexBackend::MatchSnippet(const store::TextQuery& query,
                                                         int64_t doc_id) {
   const std::string match = Fts5Expression(query);
