@@ -379,13 +379,13 @@ class BackendSearchIndex final : public SearchIndex {
 
   // The `want` nearest vectors that pass `filter`. A broad filter (a role,
   // a time range, a project of most of the store) is checked on the nearest
-  // of all: candidates 4 times the page (at least 256), then 4,096 if too
-  // few pass, one statement each driven by the candidates (an exact scan
-  // costs the same at any width: it goes to 4,096 at once). A filter those
-  // do not satisfy, or one on a session (a few documents, found by its
-  // index), lists every document it passes for the search to walk among:
-  // for a broad filter that statement reads most of the store (3 s for a
-  // role at a million on PostgreSQL).
+  // of all: candidates 4 times the page (at least 256), 4 times as many
+  // while too few pass, up to 4,096; one statement each, driven by the
+  // candidates (an exact scan costs the same at any width: it takes 4,096 at
+  // once). A filter those do not satisfy, or one on a session (a few
+  // documents, found by its index), lists every document it passes for the
+  // search to walk among: for a broad filter that statement reads most of
+  // the store (3 s for a role at a million on PostgreSQL).
   Result<std::vector<VectorHit>> NearestPassingFilter(std::span<const float> q,
                                                       const SearchFilter& filter, size_t want) {
     constexpr size_t kWidest = 4096;
