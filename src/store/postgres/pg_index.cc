@@ -191,6 +191,18 @@ Result<std::optional<ProjectMatches>> MatchProject(PgConnection& c, const std::s
   return std::optional<ProjectMatches>(std::move(out));
 }
 
+// $1 the namespace and $2 .. $11 the filter (AddFilterParams) of a
+// statement over PG_FILTER_JOINS and PG_FILTER_WHERE; `*matches` gets the
+// project's sessions and code writes when they are found here (MatchProject).
+Result<PgParams> NamespaceAndFilter(PgConnection& c, const std::string& ns, const SearchFilter& f,
+                                    std::optional<ProjectMatches>* matches) {
+  ASSIGN_OR_RETURN(*matches, MatchProject(c, ns, f));
+  PgParams p;
+  p.Add(ns);
+  AddFilterParams(f, *matches, &p);
+  return p;
+}
+
 constexpr int64_t kVectorPage = 2048;
 
 }  // namespace
@@ -258,17 +270,15 @@ Result<store::KeywordRanking> PgIndex::RankKeyword(const store::TextQuery& query
   RETURN_IF_ERROR(CheckFilter(filter));
   // The newest matches only (the LIMIT bounds the work for a common term),
   // then ranked: ts_rank_cd runs on those rows alone.
-  ASSIGN_OR_RETURN(
-      PgResult r, Run([&](PgConnection& c) -> Result<PgResult> {
-        ASSIGN_OR_RETURN(std::optional<ProjectMatches> matches, MatchProject(c, ns(), filter));
-        PgParams p;
-        p.Add(ns());
-        AddFilterParams(filter, matches, &p);
-        p.Add(RenderTsQuery(query, c.sealer())).Add(max_candidates + 1);
-        const int keyed = c.sealer().encrypted() ? 1 : 0;
-        return c.ExecPlanned(
-            FilterIsPlain(filter, matches) ? kRankSqlPlain[keyed] : kRankSql[keyed], p);
-      }));
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) -> Result<PgResult> {
+                     std::optional<ProjectMatches> matches;
+                     ASSIGN_OR_RETURN(PgParams p, NamespaceAndFilter(c, ns(), filter, &matches));
+                     p.Add(RenderTsQuery(query, c.sealer())).Add(max_candidates + 1);
+                     const int keyed = c.sealer().encrypted() ? 1 : 0;
+                     return c.ExecPlanned(
+                         FilterIsPlain(filter, matches) ? kRankSqlPlain[keyed] : kRankSql[keyed],
+                         p);
+                   }));
   for (int i = 0; i < r.rows(); ++i) {
     ranking.docs.push_back({r.Int(i, 0), std::strtod(std::string(r.Text(i, 1)).c_str(), nullptr)});
   }
@@ -312,11 +322,8 @@ Result<store::FilteredDocs> PgIndex::DocsPassingFilter(const SearchFilter& filte
   }
   RETURN_IF_ERROR(CheckFilter(filter));
   ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) -> Result<PgResult> {
-                     ASSIGN_OR_RETURN(std::optional<ProjectMatches> matches,
-                                      MatchProject(c, ns(), filter));
-                     PgParams p;
-                     p.Add(ns());
-                     AddFilterParams(filter, matches, &p);
+                     std::optional<ProjectMatches> matches;
+                     ASSIGN_OR_RETURN(PgParams p, NamespaceAndFilter(c, ns(), filter, &matches));
                      return c.Exec("SELECT d.doc_id FROM search_docs d" PG_FILTER_JOINS
                                    "WHERE" PG_FILTER_WHERE "ORDER BY d.doc_id",
                                    p);
@@ -332,19 +339,17 @@ Result<std::vector<int64_t>> PgIndex::CandidatesPassingFilter(const SearchFilter
   if (candidates.empty()) return out;
   RETURN_IF_ERROR(CheckFilter(filter));
   const std::vector<int64_t> ids(candidates.begin(), candidates.end());
-  ASSIGN_OR_RETURN(
-      PgResult r, Run([&](PgConnection& c) -> Result<PgResult> {
-        ASSIGN_OR_RETURN(std::optional<ProjectMatches> matches, MatchProject(c, ns(), filter));
-        PgParams p;
-        p.Add(ns());
-        AddFilterParams(filter, matches, &p);
-        p.Add(PgArray(ids));
-        // The candidates first: each found by the primary key,
-        // then the filter checked on it alone.
-        return c.Exec("SELECT DISTINCT d.doc_id FROM search_docs d" PG_FILTER_JOINS
-                      "WHERE d.doc_id = ANY($12::bigint[]) AND" PG_FILTER_WHERE "ORDER BY d.doc_id",
-                      p);
-      }));
+  ASSIGN_OR_RETURN(PgResult r, Run([&](PgConnection& c) -> Result<PgResult> {
+                     std::optional<ProjectMatches> matches;
+                     ASSIGN_OR_RETURN(PgParams p, NamespaceAndFilter(c, ns(), filter, &matches));
+                     p.Add(PgArray(ids));
+                     // The candidates first: each found by the primary key,
+                     // then the filter checked on it alone.
+                     return c.Exec("SELECT DISTINCT d.doc_id FROM search_docs d" PG_FILTER_JOINS
+                                   "WHERE d.doc_id = ANY($12::bigint[]) AND" PG_FILTER_WHERE
+                                   "ORDER BY d.doc_id",
+                                   p);
+                   }));
   out.reserve(static_cast<size_t>(r.rows()));
   for (int i = 0; i < r.rows(); ++i) out.push_back(r.Int(i, 0));
   return out;
