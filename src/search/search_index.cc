@@ -402,15 +402,18 @@ class BackendSearchIndex final : public SearchIndex {
         if (kept.size() == want) break;
         if (std::binary_search(passing.begin(), passing.end(), h.id)) kept.push_back(h);
       }
-      // Enough; or every vector seen (counted: a graph walk can return fewer
-      // than asked, among many equal vectors); or the rest are too far.
+      // Enough; or every vector seen; or, from a full answer, the rest too
+      // far to be hits. Counted, not inferred from a short answer: among
+      // many equal vectors a graph walk returns fewer than it is asked for,
+      // and then the exact scan below (the walk widened to the whole index)
+      // finds what it missed.
       const size_t held =
           (hnsw_ != nullptr ? hnsw_->size() : 0) + (exact_ != nullptr ? exact_->size() : 0);
-      const bool all_seen = wide >= held;
-      const bool rest_too_far =
-          !nearest.empty() && nearest.back().score < options_.min_vector_score;
+      const bool all_seen = nearest.size() >= held;
+      const bool rest_too_far = nearest.size() == wide && !nearest.empty() &&
+                                nearest.back().score < options_.min_vector_score;
       if (kept.size() == want || all_seen || rest_too_far) return kept;
-      if (wide == kWidest) break;
+      if (wide >= held || wide == kWidest) break;
       wide = std::min(kWidest, wide * 4);
     }
     ASSIGN_OR_RETURN(store::FilteredDocs allowed, backend_->DocsPassingFilter(filter));
