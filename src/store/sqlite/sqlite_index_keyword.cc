@@ -2,6 +2,7 @@
 // search filter, the documents passing a filter, FTS5 snippets, and the
 // index rebuilt from the log.
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "core/text_rules.h"
 #include "store/sqlite/fts5_query.h"
@@ -190,9 +191,7 @@ Result<std::vector<int64_t>> SqliteIndexBackend::CandidatesPassingFilter(
   if (candidates.empty()) return out;
   // The candidates as a JSON array (?10), which drives the statement: each
   // is looked up by its key, then the filter is checked on it alone.
-  std::string ids = "[";
-  for (int64_t id : candidates) ids += (ids.size() > 1 ? "," : "") + std::to_string(id);
-  ids += "]";
+  const std::string ids = nlohmann::json(candidates).dump();
   ASSIGN_OR_RETURN(Statement s,
                    db_->Prepare("SELECT d.doc_id FROM json_each(?10) j"
                                 " CROSS JOIN search_docs d ON d.doc_id = j.value" FILTER_JOINS
