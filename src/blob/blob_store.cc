@@ -359,6 +359,10 @@ void FileBlobStore::WriteStaged(StagedBlob* staged, std::string_view bytes) {
     if (status.ok() && sync_) file->StartSync();
   }
   staged->SignalWritten(status);  // `bytes` is not read after this
+  // Synced before the name is known, while the owner hashes: waiting for
+  // the name first put the sync after the hash, in series (issue 40's W5).
+  // An image stored already pays a sync it did not need.
+  if (status.ok() && sync_) status = file->Sync();
   bool existing = false;
   std::string sha256;
   if (status.ok() && staged->AwaitDigest(&sha256)) {
@@ -369,9 +373,7 @@ void FileBlobStore::WriteStaged(StagedBlob* staged, std::string_view bytes) {
       if (!stored) {
         status = stored.error();
       } else if (*stored) {
-        existing = true;  // same bytes, one copy: no sync, the owner drops the temp file
-      } else if (sync_) {
-        status = file->Sync();
+        existing = true;  // same bytes, one copy: the owner drops the temp file
       }
     }
   }

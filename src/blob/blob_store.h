@@ -133,8 +133,8 @@ class FileBlobStore : public BlobStore {
   bool ShardEntriesSynced(std::span<const std::string_view> shards);
   void MarkShardEntriesSynced(std::span<const std::string_view> shards);
   // The staged writer's thread: writes `bytes` to a temp file as they are
-  // ready, waits for the name, then keeps an existing blob of it or syncs the
-  // temp file.
+  // ready, syncs it, waits for the name, then keeps an existing blob of it
+  // instead if there is one.
   void WriteStaged(StagedBlob* staged, std::string_view bytes);
 
   const std::string root_;

@@ -1,10 +1,10 @@
 // A blob written before its name is known: FileBlobStore::Stage starts
 // writing an attachment's bytes to a temp file on a thread of its own while
-// the caller sniffs and hashes the same bytes; once named (SetDigest) the
-// writer keeps an existing blob of that name instead, or fdatasyncs its temp
-// file, still in the background. FileBlobStore::PutAll then only renames it
-// into place and syncs the directory. So hashing overlaps the write, and the
-// sync of one image overlaps the decoding and hashing of the next.
+// the caller sniffs and hashes the same bytes. The writer fdatasyncs the
+// temp file as soon as every byte is in it, then waits for the name
+// (SetDigest) and keeps an existing blob of that name instead if there is
+// one. FileBlobStore::PutAll then only renames it into place and syncs the
+// directory. So hashing overlaps the write and its sync.
 //
 // The temp file never gets its final name here: only PutAll renames it, and
 // only after the sync succeeded. Dropping a StagedBlob that PutAll did not
@@ -58,7 +58,7 @@ class StagedBlob {
   // free them. Every byte must have been announced ready.
   void WaitWritten() EXCLUDES(mu_);
   // Names the bytes (their SHA-256, which the caller computed); the writer
-  // then checks for a stored copy and syncs its temp file if there is none.
+  // then checks for a stored copy, which is kept instead of its temp file.
   void SetDigest(std::string sha256) EXCLUDES(mu_);
 
  private:

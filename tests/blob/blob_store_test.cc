@@ -689,7 +689,7 @@ TEST(FileBlobStoreStage, EachAnnouncedPieceIsOneWriteHoweverFarBehindTheWriterIs
   EXPECT_EQ(*(*opened)->Get(sha, /*verify=*/true), bytes);
 }
 
-TEST(FileBlobStoreStage, StagingBytesAlreadyStoredSyncsAndRenamesNothing) {
+TEST(FileBlobStoreStage, StagingBytesAlreadyStoredRenamesNothingAndKeepsOneCopy) {
   TempDir dir;
   RecordingFileSystem recording;
   const std::string root = dir.Sub("blobs");
@@ -706,8 +706,9 @@ TEST(FileBlobStoreStage, StagingBytesAlreadyStoredSyncsAndRenamesNothing) {
   Status s = (*opened)->PutAll(blobs);
   ASSERT_TRUE(s.ok()) << s.ToString();
   staged.reset();
-  // Written before its name was known, then dropped unsynced: one copy.
-  EXPECT_EQ(recording.calls(), (std::vector<std::string>{"create", "append"}));
+  // Written and synced before its name was known (the sync overlaps the
+  // hash), then dropped: one copy, no name.
+  EXPECT_EQ(recording.calls(), (std::vector<std::string>{"create", "append", "sync"}));
   EXPECT_EQ(TempFiles(root), 0u);
   EXPECT_EQ(*(*opened)->Get(sha, /*verify=*/true), bytes);
 }
