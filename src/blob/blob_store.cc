@@ -323,9 +323,9 @@ std::unique_ptr<StagedBlob> FileBlobStore::Stage(std::string_view bytes, size_t 
     return nullptr;
   }
   std::unique_ptr<StagedBlob> staged(new StagedBlob(fs_, std::min(ready, bytes.size())));
-  try {
-    staged->writer_ = std::thread([this, raw = staged.get(), bytes] { WriteStaged(raw, bytes); });
-  } catch (const std::system_error&) {
+  staged->has_writer_ = true;
+  if (!writer_threads_.Run([this, raw = staged.get(), bytes] { WriteStaged(raw, bytes); })) {
+    staged->has_writer_ = false;
     staged_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
     return nullptr;  // no thread to be had: PutAll writes the bytes itself
   }
@@ -381,8 +381,10 @@ void FileBlobStore::WriteStaged(StagedBlob* staged, std::string_view bytes) {
     Status closed = file->Close();
     if (status.ok()) status = closed;
   }
-  staged->SignalDone(std::move(status), existing);
+  // Before SignalDone, the last touch of `staged`: a Stage that follows the
+  // owner's Finish then finds this writer's place free.
   staged_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  staged->SignalDone(std::move(status), existing);
 }
 
 Result<std::string> FileBlobStore::Get(std::string_view sha256, bool verify) {

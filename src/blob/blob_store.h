@@ -29,6 +29,7 @@
 #include <string_view>
 
 #include "blob/staged_blob.h"
+#include "blob/writer_threads.h"
 #include "sessiondb/blob_reader.h"
 #include "sessiondb/file_system.h"
 #include "sessiondb/status.h"
@@ -145,6 +146,9 @@ class FileBlobStore : public BlobStore {
   std::array<std::atomic<bool>, 256> shard_entry_synced_{};
   // Staged writers running: each is a thread holding a temp file open.
   std::atomic<int> staged_in_flight_{0};
+  // Their threads, kept between blobs. Declared last: it waits for every
+  // writer before the members they use go.
+  WriterThreads writer_threads_;
 };
 
 }  // namespace sessiondb::blob

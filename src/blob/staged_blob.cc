@@ -10,7 +10,7 @@ StagedBlob::~StagedBlob() {
     abandoned_ = true;  // a writer still waiting for a name stops without syncing
   }
   cv_.SignalAll();
-  if (writer_.joinable()) writer_.join();
+  AwaitDone();
   // Never renamed: the temp file is of no use to anyone.
   if (!renamed_ && !temp_path_.empty()) (void)fs_->Remove(temp_path_);
 }
@@ -58,9 +58,15 @@ Status StagedBlob::Finish() {
       return Status::Internal("a staged blob was put before SetDigest named it");
     }
   }
-  if (writer_.joinable()) writer_.join();
+  AwaitDone();
   MutexLock lock(&mu_);
   return status_;
+}
+
+void StagedBlob::AwaitDone() {
+  if (!has_writer_) return;
+  MutexLock lock(&mu_);
+  while (!done_) cv_.Wait(&mu_);
 }
 
 void StagedBlob::SignalWritten(Status status) {
@@ -81,12 +87,11 @@ bool StagedBlob::AwaitDigest(std::string* sha256) {
 }
 
 void StagedBlob::SignalDone(Status status, bool existing) {
-  {
-    MutexLock lock(&mu_);
-    done_ = true;
-    existing_ = existing;
-    if (status_.ok()) status_ = std::move(status);
-  }
+  MutexLock lock(&mu_);
+  done_ = true;
+  existing_ = existing;
+  if (status_.ok()) status_ = std::move(status);
+  // Under the lock: once the owner can see done_, this object may be gone.
   cv_.SignalAll();
 }
 

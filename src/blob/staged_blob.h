@@ -1,10 +1,11 @@
 // A blob written before its name is known: FileBlobStore::Stage starts
-// writing an attachment's bytes to a temp file on a thread of its own while
-// the caller sniffs and hashes the same bytes. The writer fdatasyncs the
-// temp file as soon as every byte is in it, then waits for the name
-// (SetDigest) and keeps an existing blob of that name instead if there is
-// one. FileBlobStore::PutAll then only renames it into place and syncs the
-// directory. So hashing overlaps the write and its sync.
+// writing an attachment's bytes to a temp file on a thread of its own (one
+// the store keeps, see writer_threads.h) while the caller sniffs and hashes
+// the same bytes. The writer fdatasyncs the temp file as soon as every byte
+// is in it, then waits for the name (SetDigest) and keeps an existing blob
+// of that name instead if there is one. FileBlobStore::PutAll then only
+// renames it into place and syncs the directory. So hashing overlaps the
+// write and its sync.
 //
 // The temp file never gets its final name here: only PutAll renames it, and
 // only after the sync succeeded. Dropping a StagedBlob that PutAll did not
@@ -31,7 +32,6 @@
 #include <cstddef>
 #include <deque>
 #include <string>
-#include <thread>
 
 #include "core/mutex.h"
 #include "sessiondb/file_system.h"
@@ -83,7 +83,11 @@ class StagedBlob {
   void SignalWritten(Status status) EXCLUDES(mu_);
   // Waits for SetDigest or the owner giving up; false when given up.
   bool AwaitDigest(std::string* sha256) EXCLUDES(mu_);
+  // The last the writer does with this object: the owner may destroy it
+  // as soon as it sees `done_`.
   void SignalDone(Status status, bool existing) EXCLUDES(mu_);
+  // Blocks until the writer signalled done (at once when none was started).
+  void AwaitDone() EXCLUDES(mu_);
 
   FileSystem* const fs_;
   std::string temp_path_;  // set by the writer before SignalWritten
@@ -98,10 +102,10 @@ class StagedBlob {
   std::string sha256_ GUARDED_BY(mu_);
   Status status_ GUARDED_BY(mu_);
   // Written under mu_ by the writer, read by the owner only after Finish
-  // (its join): no annotation names that hand-over.
+  // (which waited for done_ under mu_): no annotation names that hand-over.
   bool existing_ = false;
-  bool renamed_ = false;  // owner's thread only
-  std::thread writer_;
+  bool renamed_ = false;     // owner's thread only
+  bool has_writer_ = false;  // owner's thread only: a writer was started
 };
 
 }  // namespace sessiondb::blob
