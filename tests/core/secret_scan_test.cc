@@ -52,6 +52,23 @@ TEST(SecretScan, RecallOnTheGeneratedCorpusIsAtLeast99PercentForEveryKind) {
   }
 }
 
+// The scan checks three bytes of a kind's prefix before it looks further:
+// a secret right after pairs that start other kinds' prefixes ("se", "pa",
+// "gh", ...) but not their third byte is still found, and those alone are
+// not secrets.
+TEST(SecretScan, EveryKindIsFoundAfterTwoByteTriggersOfOtherKinds) {
+  SecretCorpus corpus;
+  const std::string near_misses = "sea pat ghx gix sko ey. :-- dim hop xa. npx pyt AKx rk. ";
+  for (int variant = 0; variant < 6; ++variant) {
+    for (const GeneratedSecret& s : corpus.OneOfEach(variant)) {
+      GeneratedSecret after = s;
+      after.text = near_misses + s.text;
+      EXPECT_TRUE(FoundExactly(after)) << s.kind << " in " << after.text;
+    }
+  }
+  EXPECT_TRUE(FindSecrets(near_misses).empty());
+}
+
 // Tool call arguments and metadata are JSON text: quotes and line breaks
 // escaped. Every kind is still found there.
 TEST(SecretScan, EveryKindIsFoundInsideJsonText) {
