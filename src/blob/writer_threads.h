@@ -9,14 +9,18 @@
 // staged writer waits for the bytes and their name), and the owner may
 // wait for that job before it gets to the next.
 //
-// How many threads there are is bounded by the most jobs ever run at once:
-// FileBlobStore::Stage runs at most kMaxStagedInFlight.
+// How many threads there are is bounded by the most jobs ever run at once,
+// and those whose job had ended but that were not yet waiting again (the
+// job's owner may start the next before): FileBlobStore::Stage runs at most
+// kMaxStagedInFlight (16) at once, so a store keeps fewer than 32.
 //
 // Example:
 //   WriterThreads threads;
 //   if (!threads.Run([&] { WriteStaged(...); })) { /* write it inline */ }
 //
-// Thread-safety: Run may be called from any thread.
+// Thread-safety: Run may be called from any thread. Not across fork(): a
+// child would count threads it does not have (as with the store's SQLite
+// connections, a store is opened again in the child).
 #pragma once
 
 #include <functional>
