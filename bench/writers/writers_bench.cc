@@ -26,9 +26,11 @@
 #include <fcntl.h>
 #include <httplib.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -98,7 +100,25 @@ struct Figures {
   double per_s = 0;
   double p50_us = 0;
   double p99_us = 0;
+  // The CPU the run used (user and system, every thread or writer process),
+  // or -1 when not measured.
+  double cpu_seconds = -1;
 };
+
+// The most appends per second this machine's cores could make at the CPU
+// each append cost in this run (issue 40: 64 writers at 0.8 of it or more).
+double CpuCeilingPerS(const Figures& f) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return f.cpu_seconds > 0 ? static_cast<double>(f.n) * cores / f.cpu_seconds : 0;
+}
+
+// The CPU time of the processes this one has waited for, in seconds.
+double ChildrenCpuSeconds() {
+  struct rusage u;
+  getrusage(RUSAGE_CHILDREN, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 Figures FiguresOf(const std::vector<std::vector<int64_t>>& per_writer, double seconds) {
   std::vector<int64_t> all;
@@ -142,9 +162,12 @@ class Bench {
     }
     deadline_ns = NowNs() + static_cast<int64_t>(seconds_ * 1e9);
     const int64_t start = NowNs();
+    const int64_t cpu_start = ProcessCpuNs();
     ready.arrive_and_wait();  // publishes deadline_ns
     for (std::thread& t : threads) t.join();
-    Report(name, writers, FiguresOf(ns, static_cast<double>(NowNs() - start) / 1e9), dir);
+    Figures f = FiguresOf(ns, static_cast<double>(NowNs() - start) / 1e9);
+    f.cpu_seconds = static_cast<double>(ProcessCpuNs() - cpu_start) / 1e9;
+    Report(name, writers, f, dir);
   }
 
   // `writers` processes (this program again, as --child), a Store each.
@@ -188,6 +211,7 @@ class Bench {
       if (ReadLine(c.out_fd) != "ready") Die("a writer process did not start");
     }
     const int64_t start = NowNs();
+    const double children_cpu_start = ChildrenCpuSeconds();
     // CLOCK_MONOTONIC is the same clock in every process.
     const std::string deadline =
         std::to_string(start + static_cast<int64_t>(seconds_ * 1e9)) + "\n";
@@ -209,8 +233,11 @@ class Bench {
       for (int64_t v; in >> v;) mine.push_back(v);
       ns.push_back(std::move(mine));
     }
-    Report(name + "_" + std::to_string(writers), writers,
-           FiguresOf(ns, static_cast<double>(NowNs() - start) / 1e9), dir, /*already_named=*/true);
+    // The writers' whole lives (open, append, close): a little more than the
+    // appends alone.
+    Figures f = FiguresOf(ns, static_cast<double>(NowNs() - start) / 1e9);
+    f.cpu_seconds = ChildrenCpuSeconds() - children_cpu_start;
+    Report(name + "_" + std::to_string(writers), writers, f, dir, /*already_named=*/true);
   }
 
   // `writers` HTTP clients of a server on loopback, a connection each.
@@ -249,13 +276,18 @@ class Bench {
     }
     deadline_ns = NowNs() + static_cast<int64_t>(seconds_ * 1e9);
     const int64_t start = NowNs();
+    const int64_t cpu_start = ProcessCpuNs();
     ready.arrive_and_wait();
     for (std::thread& t : threads) t.join();
     const double seconds = static_cast<double>(NowNs() - start) / 1e9;
+    // The server's and its clients' (threads of this process alike).
+    const double cpu_seconds = static_cast<double>(ProcessCpuNs() - cpu_start) / 1e9;
     (*http)->Stop();
     serving.join();
     store.reset();
-    Report("http", writers, FiguresOf(ns, seconds), dir);
+    Figures f = FiguresOf(ns, seconds);
+    f.cpu_seconds = cpu_seconds;
+    Report("http", writers, f, dir);
   }
 
   void Summary() {
@@ -264,17 +296,21 @@ class Bench {
       s[name + "_per_s"] = f.per_s;
       s[name + "_p99_over_p50"] = f.p50_us > 0 ? f.p99_us / f.p50_us : 0;
       if (one_writer_per_s_ > 0) s[name + "_over_one_writer"] = f.per_s / one_writer_per_s_;
+      if (f.cpu_seconds > 0) s[name + "_over_cpu_ceiling"] = f.per_s / CpuCeilingPerS(f);
     }
+    s["load_1m"] = LoadAverage1m();
     Emit(s);
-    std::fprintf(stderr, "\n%-28s %10s %10s %10s %8s %8s\n", "writers", "appends/s", "p50 ms",
-                 "p99 ms", "x one", "p99/p50");
+    std::fprintf(stderr, "\n%-28s %10s %10s %10s %8s %8s %8s %8s\n", "writers", "appends/s",
+                 "p50 ms", "p99 ms", "x one", "p99/p50", "cpu us", "x ceil");
     std::fprintf(stderr, "%-28s %10.0f %10.2f %10.2f\n", "fdatasync floor", 1e6 / floor_.p50_us,
                  floor_.p50_us / 1000, floor_.p99_us / 1000);
     for (const auto& [name, f] : results_) {
-      std::fprintf(stderr, "%-28s %10.0f %10.2f %10.2f %8.1f %8.1f\n", name.c_str(), f.per_s,
-                   f.p50_us / 1000, f.p99_us / 1000,
+      std::fprintf(stderr, "%-28s %10.0f %10.2f %10.2f %8.1f %8.1f %8.0f %8.2f\n", name.c_str(),
+                   f.per_s, f.p50_us / 1000, f.p99_us / 1000,
                    one_writer_per_s_ > 0 ? f.per_s / one_writer_per_s_ : 0,
-                   f.p50_us > 0 ? f.p99_us / f.p50_us : 0);
+                   f.p50_us > 0 ? f.p99_us / f.p50_us : 0,
+                   f.cpu_seconds > 0 ? f.cpu_seconds * 1e6 / static_cast<double>(f.n) : 0,
+                   f.cpu_seconds > 0 ? f.per_s / CpuCeilingPerS(f) : 0);
     }
   }
 
@@ -346,6 +382,11 @@ class Bench {
           {"over_one_writer", one_writer_per_s_ > 0 ? f.per_s / one_writer_per_s_ : 0},
           {"p99_over_p50", f.p50_us > 0 ? f.p99_us / f.p50_us : 0},
           {"over_fdatasync_floor_rate", f.per_s * floor_.p50_us / 1e6},
+          {"cpu_seconds", f.cpu_seconds},
+          {"cpu_us_per_append", f.cpu_seconds > 0 ? f.cpu_seconds * 1e6 / f.n : 0},
+          {"cpu_ceiling_per_s", CpuCeilingPerS(f)},
+          {"over_cpu_ceiling", f.cpu_seconds > 0 ? f.per_s / CpuCeilingPerS(f) : 0},
+          {"load_1m", LoadAverage1m()},
           {"message_bytes", kMessageBytes},
           {"verified", "every acknowledged append stored once, seqs dense"}});
     fs::remove_all(dir, ec_);
