@@ -112,6 +112,15 @@ double CpuCeilingPerS(const Figures& f) {
   return f.cpu_seconds > 0 ? static_cast<double>(f.n) * cores / f.cpu_seconds : 0;
 }
 
+// The CPU one append cost, in microseconds, and the run's rate over its
+// ceiling; 0 when the CPU was not measured.
+double CpuUsPerAppend(const Figures& f) {
+  return f.cpu_seconds > 0 ? f.cpu_seconds * 1e6 / static_cast<double>(f.n) : 0;
+}
+double OverCpuCeiling(const Figures& f) {
+  return f.cpu_seconds > 0 ? f.per_s / CpuCeilingPerS(f) : 0;
+}
+
 // The CPU time of the processes this one has waited for, in seconds.
 double ChildrenCpuSeconds() {
   struct rusage u;
@@ -296,7 +305,7 @@ class Bench {
       s[name + "_per_s"] = f.per_s;
       s[name + "_p99_over_p50"] = f.p50_us > 0 ? f.p99_us / f.p50_us : 0;
       if (one_writer_per_s_ > 0) s[name + "_over_one_writer"] = f.per_s / one_writer_per_s_;
-      if (f.cpu_seconds > 0) s[name + "_over_cpu_ceiling"] = f.per_s / CpuCeilingPerS(f);
+      if (f.cpu_seconds > 0) s[name + "_over_cpu_ceiling"] = OverCpuCeiling(f);
     }
     s["load_1m"] = LoadAverage1m();
     Emit(s);
@@ -308,9 +317,7 @@ class Bench {
       std::fprintf(stderr, "%-28s %10.0f %10.2f %10.2f %8.1f %8.1f %8.0f %8.2f\n", name.c_str(),
                    f.per_s, f.p50_us / 1000, f.p99_us / 1000,
                    one_writer_per_s_ > 0 ? f.per_s / one_writer_per_s_ : 0,
-                   f.p50_us > 0 ? f.p99_us / f.p50_us : 0,
-                   f.cpu_seconds > 0 ? f.cpu_seconds * 1e6 / static_cast<double>(f.n) : 0,
-                   f.cpu_seconds > 0 ? f.per_s / CpuCeilingPerS(f) : 0);
+                   f.p50_us > 0 ? f.p99_us / f.p50_us : 0, CpuUsPerAppend(f), OverCpuCeiling(f));
     }
   }
 
@@ -383,9 +390,9 @@ class Bench {
           {"p99_over_p50", f.p50_us > 0 ? f.p99_us / f.p50_us : 0},
           {"over_fdatasync_floor_rate", f.per_s * floor_.p50_us / 1e6},
           {"cpu_seconds", f.cpu_seconds},
-          {"cpu_us_per_append", f.cpu_seconds > 0 ? f.cpu_seconds * 1e6 / f.n : 0},
+          {"cpu_us_per_append", CpuUsPerAppend(f)},
           {"cpu_ceiling_per_s", CpuCeilingPerS(f)},
-          {"over_cpu_ceiling", f.cpu_seconds > 0 ? f.per_s / CpuCeilingPerS(f) : 0},
+          {"over_cpu_ceiling", OverCpuCeiling(f)},
           {"load_1m", LoadAverage1m()},
           {"message_bytes", kMessageBytes},
           {"verified", "every acknowledged append stored once, seqs dense"}});
