@@ -11,8 +11,12 @@
 // With --floor it then measures the single-writer floor (import_floor.h):
 // the same rows written by SQLite alone, with and without the full-text index.
 //
+// With --input FILE it imports FILE (of --workload's format, which must then
+// be one) instead of generating one: to profile the import alone, or to
+// measure a real transcript.
+//
 // Usage: sessiondb_import_bench [--size-mb N] [--workload claude-code|codex|all]
-//                               [--dir DIR] [--keep] [--floor]
+//                               [--dir DIR] [--keep] [--floor] [--input FILE]
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -223,11 +227,14 @@ int64_t WriteCodex(const fs::path& file, int64_t bytes) {
   return records;
 }
 
-int RunWorkload(const std::string& workload, const fs::path& dir, int64_t size_mb, bool floor) {
+int RunWorkload(const std::string& workload, const fs::path& dir, int64_t size_mb, bool floor,
+                const fs::path& given_input) {
   const int64_t bytes = size_mb * 1024 * 1024;
-  fs::path input;
+  fs::path input = given_input;
   int64_t records = 0;
-  if (workload == "claude-code") {
+  if (!input.empty()) {
+    // A transcript of the caller's: nothing generated, records not counted.
+  } else if (workload == "claude-code") {
     fs::create_directories(dir / "projects" / "-home-dev-app");
     input = dir / "projects" / "-home-dev-app" / "5c1e0000-aaaa-4bbb-8ccc-000000000001.jsonl";
     records = WriteClaudeCode(input, bytes);
@@ -316,6 +323,7 @@ int main(int argc, char** argv) {
   fs::path dir;
   bool keep = false;
   bool floor = false;
+  fs::path input;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--size-mb" && i + 1 < argc) {
@@ -328,13 +336,19 @@ int main(int argc, char** argv) {
       keep = true;
     } else if (a == "--floor") {
       floor = true;
+    } else if (a == "--input" && i + 1 < argc) {
+      input = fs::absolute(argv[++i]);
     } else {
       std::fprintf(stderr,
                    "usage: %s [--size-mb N] [--workload claude-code|codex|all] [--dir DIR] "
-                   "[--keep] [--floor]\n",
+                   "[--keep] [--floor] [--input FILE]\n",
                    argv[0]);
       return 2;
     }
+  }
+  if (!input.empty() && workload == "all") {
+    std::fprintf(stderr, "--input needs --workload claude-code or codex: the file's format\n");
+    return 2;
   }
   if (dir.empty())
     dir = fs::temp_directory_path() / ("sessiondb-import-bench-" + std::to_string(getpid()));
@@ -346,7 +360,7 @@ int main(int argc, char** argv) {
     fs::create_directories(wdir);
     // A child per workload, so each VmHWM is that import's own.
     const pid_t pid = fork();
-    if (pid == 0) _exit(RunWorkload(w, wdir, size_mb, floor));
+    if (pid == 0) _exit(RunWorkload(w, wdir, size_mb, floor, input));
     int status = 0;
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = 1;
