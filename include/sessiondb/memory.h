@@ -100,6 +100,13 @@ struct MemoryOptions {
   std::function<int64_t()> clock;
   // Hook "seen" keys kept; the oldest are dropped past this.
   int64_t seen_capacity = 1000;
+  // Open(Store&) only: the memory works on the Store's own connection instead
+  // of a second one of its own (embedded stores; PostgreSQL ignores it). For
+  // a caller that uses the memory and the Store from one thread at a time,
+  // never both at once: a short process such as the Claude Code hook, which
+  // then opens the database and reads its schema once. Left false, the
+  // memory's writes take no lock of the Store's and may run beside them.
+  bool share_store_connection = false;
 };
 
 class CodeMemory {

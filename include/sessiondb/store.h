@@ -499,6 +499,12 @@ class Store {
   // outlive this Store. Library-internal: callers use SearchIndex and
   // CodeMemory.
   virtual Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackend() = 0;
+  // The same on this Store's own connection (embedded stores; a PostgreSQL
+  // store's backends share its pool anyway), for a caller that uses the Store
+  // and the backend from one thread at a time: the Claude Code hook's
+  // process, which then opens and reads the schema once, not twice.
+  // Library-internal: CodeMemory::Open with MemoryOptions::share_store_connection.
+  virtual Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackendOnStoreConnection() = 0;
 
  protected:
   // Backend primitives behind the harness methods above; callers have

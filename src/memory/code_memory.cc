@@ -314,7 +314,9 @@ class BackendCodeMemory final : public CodeMemory {
 }  // namespace memory
 
 Result<std::unique_ptr<CodeMemory>> CodeMemory::Open(Store& store, const MemoryOptions& options) {
-  ASSIGN_OR_RETURN(std::unique_ptr<store::IndexBackend> backend, store.OpenIndexBackend());
+  ASSIGN_OR_RETURN(std::unique_ptr<store::IndexBackend> backend,
+                   options.share_store_connection ? store.OpenIndexBackendOnStoreConnection()
+                                                  : store.OpenIndexBackend());
   return std::unique_ptr<CodeMemory>(
       new memory::BackendCodeMemory(options, store, std::move(backend), nullptr));
 }

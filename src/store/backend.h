@@ -320,6 +320,9 @@ class Backend {
   virtual Result<std::vector<std::string>> StoredBlobs() = 0;
   virtual Result<StorageStats> Stats() = 0;
   virtual Result<std::unique_ptr<IndexBackend>> OpenIndexBackend() = 0;
+  // Store::OpenIndexBackendOnStoreConnection; a backend whose index backends
+  // share its connections already (a pool) keeps this.
+  virtual Result<std::unique_ptr<IndexBackend>> OpenIndexBackendOnStoreConnection();
 };
 
 // kNotFound naming the draft.

@@ -1,11 +1,18 @@
-// The rules every IndexBackend shares, written once.
+// The rules every IndexBackend shares, written once, and what a Backend opens
+// when asked for an index backend on the store's connection and has none
+// better: its usual one.
 #include "store/index_backend.h"
 
 #include <algorithm>
 
 #include "blob/sha256.h"
+#include "store/backend.h"
 
 namespace sessiondb::store {
+
+Result<std::unique_ptr<IndexBackend>> Backend::OpenIndexBackendOnStoreConnection() {
+  return OpenIndexBackend();
+}
 
 std::string CodeWriteHash(std::string_view path, std::string_view old_code,
                           std::string_view new_code) {

@@ -664,4 +664,11 @@ Result<std::unique_ptr<IndexBackend>> StoreFront::OpenIndexBackend() {
   return index;
 }
 
+Result<std::unique_ptr<IndexBackend>> StoreFront::OpenIndexBackendOnStoreConnection() {
+  ASSIGN_OR_RETURN(std::unique_ptr<IndexBackend> index,
+                   backend_->OpenIndexBackendOnStoreConnection());
+  index->set_secret_redactor(ActiveRedactor());
+  return index;
+}
+
 }  // namespace sessiondb::store

@@ -89,6 +89,7 @@ class StoreFront final : public Store {
   Result<VerifyReport> Verify(const ProgressFn& progress) override;
   Result<StorageStats> Stats() override;
   Result<std::unique_ptr<IndexBackend>> OpenIndexBackend() override;
+  Result<std::unique_ptr<IndexBackend>> OpenIndexBackendOnStoreConnection() override;
 
   Result<RedactionSettings> GetRedactionSettings() override;
   Status SetRedactionSettings(const RedactionSettings& settings) override;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -259,6 +260,47 @@ TEST_P(CodeMemoryTest, SeenStateIsBounded) {
   EXPECT_TRUE(*k1);
 }
 
+TEST_P(CodeMemoryTest, AMemoryOnTheStoresConnectionWorksBetweenTheStoresCalls) {
+  MemoryOptions options = MemoryOptionsFor();
+  options.share_store_connection = true;
+  auto shared = CodeMemory::Open(*store_, options);
+  ASSERT_TRUE(shared) << shared.error().message();
+  CodeMemory& memory = **shared;
+  // Its writes and the store's, in turn on one thread, as the hook makes them.
+  auto first = memory.RecordWrite({.file_path = "/repo/config.py", .new_code = kPyV1});
+  ASSERT_TRUE(first) << first.error().message();
+  EXPECT_TRUE(first->recorded);
+  const std::string session = NewSessionId();
+  AppendText(session, "the config loader reads JSON");
+  auto second = memory.RecordWrite(
+      {.file_path = "/repo/other.py", .new_code = "def load_other(path):\n    return path\n"});
+  ASSERT_TRUE(second) << second.error().message();
+  auto seen = memory.FirstSighting("content\n/repo/config.py\nabc");
+  ASSERT_TRUE(seen) << seen.error().message();
+  EXPECT_TRUE(*seen);
+  AppendText(session, "and saves it back");
+
+  auto recalled = memory.Recall("/elsewhere/config.py", kPyV1);
+  ASSERT_TRUE(recalled) << recalled.error().message();
+  ASSERT_FALSE(recalled->empty());
+  EXPECT_EQ(recalled->front().file_path, "/repo/config.py");
+  auto log = store_->ReadMessages(session);
+  ASSERT_TRUE(log) << log.error().message();
+  ASSERT_EQ(log->size(), 2u);
+  EXPECT_EQ(log->back().Text(), "and saves it back");
+
+  // Committed, not held in a transaction of the shared connection: a memory
+  // on a connection of its own sees every write and the seen key.
+  auto own = CodeMemory::Open(*store_, MemoryOptionsFor());
+  ASSERT_TRUE(own) << own.error().message();
+  auto again = (*own)->RecordWrite({.file_path = "/repo/config.py", .new_code = kPyV1});
+  ASSERT_TRUE(again) << again.error().message();
+  EXPECT_FALSE(again->recorded);
+  auto seen_again = (*own)->FirstSighting("content\n/repo/config.py\nabc");
+  ASSERT_TRUE(seen_again) << seen_again.error().message();
+  EXPECT_FALSE(*seen_again);
+}
+
 TEST_P(CodeMemoryTest, LearnsWritesFromClaudeCodeAndCodexHistory) {
   // The store stamps messages with its clock; churn counts back from the
   // memory's: make them one.
@@ -478,6 +520,37 @@ TEST_P(CodeMemoryTest, ClaudeCodeWritesAreResolvedAgainstTheRecordsCwd) {
 }
 
 SESSIONDB_FOR_EACH_BACKEND(CodeMemoryTest);
+
+// The descriptors this process holds open on `path`.
+int OpenDescriptorsOf(const std::string& path) {
+  int n = 0;
+  const std::filesystem::path wanted = std::filesystem::canonical(path);
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const std::filesystem::path target = std::filesystem::read_symlink(fd.path(), ec);
+    if (!ec && target == wanted) ++n;
+  }
+  return n;
+}
+
+using EmbeddedCodeMemory = EmbeddedStoreTest;
+
+// What sharing is for: the hook's process opens the database (and reads its
+// schema) once. A memory of its own opens a second connection.
+TEST_F(EmbeddedCodeMemory, OnTheStoresConnectionOpensTheDatabaseNoSecondTime) {
+  const std::string db = StoreDir() + "/sessiondb.db";
+  const int store_only = OpenDescriptorsOf(db);
+  ASSERT_GE(store_only, 1);
+  {
+    auto shared = CodeMemory::Open(*store_, {.share_store_connection = true});
+    ASSERT_TRUE(shared) << shared.error().message();
+    ASSERT_TRUE((*shared)->RecordWrite({.file_path = "/a.py", .new_code = "x = 1\n"}));
+    EXPECT_EQ(OpenDescriptorsOf(db), store_only);
+  }
+  auto own = CodeMemory::Open(*store_);
+  ASSERT_TRUE(own) << own.error().message();
+  EXPECT_EQ(OpenDescriptorsOf(db), store_only + 1);
+}
 
 }  // namespace
 }  // namespace sessiondb::testing

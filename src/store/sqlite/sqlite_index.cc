@@ -4,6 +4,7 @@
 #include "store/sqlite/sqlite_index.h"
 
 #include <filesystem>
+#include <mutex>
 #include <optional>
 
 #include "store/sqlite/fts5_query.h"
@@ -15,11 +16,19 @@ namespace sessiondb::sqlite {
 namespace fs = std::filesystem;
 
 Result<std::unique_ptr<store::IndexBackend>> SqliteStore::OpenIndexBackend() {
+  return SqliteIndexBackend::Open(dir_, options_.busy_timeout_ms, !read_only_reason_.empty(),
+                                  options_.file_system, VectorIndexKey());
+}
+
+Result<std::unique_ptr<store::IndexBackend>> SqliteStore::OpenIndexBackendOnStoreConnection() {
+  std::lock_guard lock(mu_);
+  return SqliteIndexBackend::OpenShared(dir_, db_.get(), options_.file_system, VectorIndexKey());
+}
+
+std::optional<cipher::SecretKey> SqliteStore::VectorIndexKey() const {
   // The saved vector index is sealed under the store's key, like its pages.
-  return SqliteIndexBackend::Open(
-      dir_, options_.busy_timeout_ms, !read_only_reason_.empty(), options_.file_system,
-      data_key_ ? std::optional<cipher::SecretKey>(data_key_->Derive("vector-index"))
-                : std::nullopt);
+  if (!data_key_) return std::nullopt;
+  return data_key_->Derive("vector-index");
 }
 
 Result<std::unique_ptr<store::IndexBackend>> SqliteIndexBackend::Open(
@@ -37,16 +46,28 @@ Result<std::unique_ptr<store::IndexBackend>> SqliteIndexBackend::Open(
   RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = NORMAL"));
   RETURN_IF_ERROR(db->Exec("PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY"));
   const bool writable = db->read_only_reason().empty();
+  Database* const connection = db.get();
   auto backend = std::unique_ptr<SqliteIndexBackend>(
-      new SqliteIndexBackend(store_dir, std::move(db), file_system));
+      new SqliteIndexBackend(store_dir, std::move(db), connection, file_system));
   backend->files_key_ = std::move(files_key);
   // A bulk catch-up's commits would otherwise copy the WAL into the database
   // file themselves (8 % of it). Checkpoints sync the file as the store's do.
   if (writable) {
     backend->checkpointer_ =
-        WalCheckpointer::Attach(backend->db_->handle(), db_path.string(), /*durable=*/true);
+        WalCheckpointer::Attach(connection->handle(), db_path.string(), /*durable=*/true);
   }
   return std::unique_ptr<store::IndexBackend>(std::move(backend));
+}
+
+std::unique_ptr<store::IndexBackend> SqliteIndexBackend::OpenShared(
+    const std::string& store_dir, Database* db, FileSystem* file_system,
+    std::optional<cipher::SecretKey> files_key) {
+  // The store's connection keeps its own settings (WAL, its synchronous mode)
+  // and its checkpointer, which sees this backend's commits as its own.
+  auto backend = std::unique_ptr<SqliteIndexBackend>(
+      new SqliteIndexBackend(store_dir, nullptr, db, file_system));
+  backend->files_key_ = std::move(files_key);
+  return backend;
 }
 
 std::string SqliteIndexBackend::Expression(const store::TextQuery& query) const {

@@ -33,6 +33,14 @@ class SqliteIndexBackend final : public store::IndexBackend {
   static Result<std::unique_ptr<store::IndexBackend>> Open(
       const std::string& store_dir, int busy_timeout_ms, bool read_only, FileSystem* file_system,
       std::optional<cipher::SecretKey> files_key = std::nullopt);
+  // The same on the store's own connection `db`, for a process that uses the
+  // store and its index from one thread at a time (the Claude Code hook): no
+  // second connection, so no second reading of the schema (about a tenth of
+  // the hook's CPU). `db` must outlive the backend; the store's lock does not
+  // cover the backend's calls, which is why one thread is required.
+  static std::unique_ptr<store::IndexBackend> OpenShared(
+      const std::string& store_dir, Database* db, FileSystem* file_system,
+      std::optional<cipher::SecretKey> files_key = std::nullopt);
 
   std::string Expression(const store::TextQuery& query) const override;
   Result<store::KeywordRanking> RankKeyword(const store::TextQuery& query,
@@ -89,13 +97,17 @@ class SqliteIndexBackend final : public store::IndexBackend {
   // the MATCH expression holds): then RankKeyword reads FTS5 alone.
   Result<bool> EveryMatchPassesFilter(const SearchFilter& filter);
 
-  SqliteIndexBackend(std::string store_dir, std::unique_ptr<Database> db, FileSystem* file_system)
+  SqliteIndexBackend(std::string store_dir, std::unique_ptr<Database> owned_db, Database* db,
+                     FileSystem* file_system)
       : store_dir_(std::move(store_dir)),
-        db_(std::move(db)),
+        owned_db_(std::move(owned_db)),
+        db_(db),
         file_system_(file_system ? file_system : FileSystem::Default()) {}
 
   const std::string store_dir_;
-  const std::unique_ptr<Database> db_;
+  // The connection of its own; null when it shares the store's (OpenShared).
+  const std::unique_ptr<Database> owned_db_;
+  Database* const db_;  // owned_db_, or the store's connection
   // Checkpoints the WAL that catch-ups and embeddings write off their commit
   // path, as the store's writer does (null when read-only). After db_: it is
   // stopped before the connection it hooks closes.

@@ -246,7 +246,7 @@ Result<std::vector<store::VocabularyWord>> SqliteIndexBackend::VocabularyWords(
 }
 
 Status SqliteIndexBackend::RebuildKeywordIndex() {
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_));
   // Documents for events and writes the index lost, none for those gone.
   RETURN_IF_ERROR(db_->Exec(
       "DELETE FROM search_docs WHERE (code_id IS NULL AND NOT EXISTS (SELECT 1 FROM events e"

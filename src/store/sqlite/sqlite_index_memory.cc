@@ -21,7 +21,7 @@ Result<std::optional<std::string>> SqliteIndexBackend::LastWholeFile(std::string
 Result<RecordedWrite> SqliteIndexBackend::InsertCodeWrite(
     const store::StoredCodeWrite& write, const std::vector<std::string>& functions) {
   RecordedWrite out;
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_));
   ASSIGN_OR_RETURN(Statement insert,
                    db_->Prepare("INSERT OR IGNORE INTO code_writes (file_path, old_code,"
                                 " new_code, language, session_id, project, tool, created_ms,"
@@ -134,7 +134,7 @@ Result<std::vector<ChurnEntry>> SqliteIndexBackend::CountHotspots(std::string_vi
 
 Result<bool> SqliteIndexBackend::FirstSighting(std::string_view key, int64_t now_ms,
                                                int64_t capacity) {
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_));
   ASSIGN_OR_RETURN(Statement s, db_->Prepare("INSERT OR IGNORE INTO hook_seen (key, created_ms)"
                                              " VALUES (?1, ?2)"));
   s.Bind(1, key).Bind(2, now_ms);

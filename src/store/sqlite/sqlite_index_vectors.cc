@@ -38,7 +38,7 @@ Result<std::vector<store::DocumentText>> SqliteIndexBackend::PendingDocuments(
 
 Status SqliteIndexBackend::PutVectors(const std::string& model,
                                       std::span<const store::EncodedVector> vectors) {
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_));
   // A document deleted since it was read gets no vector (its row would
   // outlive it: the trigger that drops vectors has already run).
   ASSIGN_OR_RETURN(Statement put,
@@ -79,7 +79,7 @@ Result<int64_t> SqliteIndexBackend::VectorCount(const std::string& model) {
 }
 
 Status SqliteIndexBackend::ClearVectors() {
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db_));
   RETURN_IF_ERROR(db_->Exec("DELETE FROM embeddings; DELETE FROM meta WHERE key LIKE 'hnsw:%'"));
   return txn.Commit();
 }

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "blob/blob_store.h"
@@ -114,6 +115,7 @@ class SqliteStore final : public store::Backend {
   Result<std::vector<std::string>> StoredBlobs() override;
   Result<StorageStats> Stats() override;
   Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackend() override;
+  Result<std::unique_ptr<store::IndexBackend>> OpenIndexBackendOnStoreConnection() override;
 
   // A diagnostic for tests and benchmarks, not part of the Store API. Counts
   // appends (each Append, AppendBatch or FinishDraft call) of every store of
@@ -174,6 +176,9 @@ class SqliteStore final : public store::Backend {
   // a process wrote once it has closed. Best effort: the next catch-up, by
   // anyone, takes what is left.
   void CatchUpTextIndexOnClose();
+  // The key that seals the saved vector index (derived from the store's);
+  // unset for a plaintext store.
+  std::optional<cipher::SecretKey> VectorIndexKey() const;
 
   // The following need mu_ held.
   // Inserts the batch's events, references and usage into session_id.
