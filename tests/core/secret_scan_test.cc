@@ -69,6 +69,22 @@ TEST(SecretScan, EveryKindIsFoundAfterTwoByteTriggersOfOtherKinds) {
   EXPECT_TRUE(FindSecrets(near_misses).empty());
 }
 
+// The scan looks for prefixes sixteen bytes at a time, then byte by byte in
+// the tail: every kind is found starting at any offset of a block, and with
+// any number of bytes after it.
+TEST(SecretScan, EveryKindIsFoundAtEveryOffsetOfABlock) {
+  SecretCorpus corpus;
+  for (const GeneratedSecret& s : corpus.OneOfEach()) {
+    for (size_t offset = 0; offset < 34; ++offset) {
+      GeneratedSecret moved = s;
+      moved.text = std::string(offset, ' ') + s.text;
+      EXPECT_TRUE(FoundExactly(moved)) << s.kind << " at " << offset;
+      moved.text += std::string(offset, ' ');
+      EXPECT_TRUE(FoundExactly(moved)) << s.kind << " at " << offset << " with a tail";
+    }
+  }
+}
+
 // Tool call arguments and metadata are JSON text: quotes and line breaks
 // escaped. Every kind is still found there.
 TEST(SecretScan, EveryKindIsFoundInsideJsonText) {
