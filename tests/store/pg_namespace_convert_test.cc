@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "blob/base64.h"
@@ -938,6 +940,26 @@ TEST_F(PgNamespaceConvert, AWrongOrMissingKeyOrKindChangesNothing) {
   auto none = ConvertNamespace(empty.uri(), With(key_a_), NamespaceConversion::kDecrypt, {});
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().code(), StatusCode::kNotFound);
+}
+
+// A store closed just before (its server backends still leaving) is not in
+// the way: the conversion gives holders a moment to go.
+TEST_F(PgNamespaceConvert, AStoreClosingAsTheConversionStartsIsNotInTheWay) {
+  ASSERT_TRUE(store_->CreateSession({.id = "s1"}));
+  ASSERT_TRUE(store_->Append("s1", Text("written before")));
+  std::thread closer([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    store_.reset();
+  });
+  auto report = Convert(NamespaceConversion::kEncrypt, "", key_a_);
+  closer.join();
+  ASSERT_TRUE(report) << report.error().ToString();
+  std::unique_ptr<Store> sealed = Open(key_a_);
+  ASSERT_TRUE(sealed);
+  auto log = sealed->ReadMessages("s1");
+  ASSERT_TRUE(log) << log.error().ToString();
+  ASSERT_EQ(log->size(), 1u);
+  EXPECT_EQ(log->front().Text(), "written before");
 }
 
 // A store that has the namespace open (any process) would go on writing

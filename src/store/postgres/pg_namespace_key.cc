@@ -1,5 +1,8 @@
 #include "store/postgres/pg_namespace_key.h"
 
+#include <chrono>
+#include <thread>
+
 #include "core/key_file.h"
 #include "store/key_envelope.h"
 #include "store/postgres/pg_store.h"
@@ -55,9 +58,15 @@ Status HoldNamespaceOpen(PgConnection& c, const std::string& ns) {
 
 Status LockNamespaceAlone(PgConnection& c, const std::string& ns, const std::string& where) {
   const PgParams key = OpenLockKey(ns);
-  ASSIGN_OR_RETURN(PgResult locked,
-                   c.Exec("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key));
-  if (locked.Bool(0, 0)) return Status::Ok();
+  // A process that closed the namespace a moment ago may still hold the
+  // lock: its server backend lets it go as it exits, after the client has
+  // gone. So a holder gets a second to leave before it counts as open.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSIGN_OR_RETURN(PgResult locked,
+                     c.Exec("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key));
+    if (locked.Bool(0, 0)) return Status::Ok();
+  }
   // An advisory lock on a bigint shows in pg_locks as its two halves.
   ASSIGN_OR_RETURN(
       PgResult holders,
