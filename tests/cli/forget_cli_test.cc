@@ -65,8 +65,12 @@ TEST_F(ForgetCli, TheTrashListsRestoresAndEmptiesWithAReceiptThatVerifies) {
   EXPECT_TRUE(Contains(table.out, "first")) << table.out;
   EXPECT_TRUE(Contains(table.out, "TRASHED")) << table.out;
 
-  // A unique prefix of a trashed id restores it.
-  CliRun restored = Sdb({"--json", "trash", "restore", a.substr(0, 12)});
+  // A unique prefix of a trashed id restores it. Ids made in the same 16 ms
+  // share their first 12 characters (the time), so the prefix runs to where
+  // a and b differ.
+  size_t unique = 12;
+  while (unique < a.size() && a.compare(0, unique, b, 0, unique) == 0) ++unique;
+  CliRun restored = Sdb({"--json", "trash", "restore", a.substr(0, unique)});
   ASSERT_EQ(restored.exit_code, 0) << restored.err;
   EXPECT_EQ(restored.Json()["id"], a);
   EXPECT_EQ(Sdb({"--json", "show", a}).exit_code, 0);
