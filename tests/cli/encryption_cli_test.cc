@@ -206,7 +206,9 @@ TEST_F(EncryptionCli, ARekeyKilledAnywhereLosesNothingAndFinishesWhenRunAgain) {
     KillAfter({"--key-file", key_, "key", "rekey", "--remove-old"},
               static_cast<int>(rng() % 120'000));
     // Killed between the two renames the store may be missing: the next run finishes.
-    if (!fs::exists(store_)) ASSERT_EQ(Keyed({"key", "rekey", "--remove-old"}).exit_code, 0);
+    if (!fs::exists(store_)) {
+      ASSERT_EQ(Keyed({"key", "rekey", "--remove-old"}).exit_code, 0);
+    }
     CliRun shown = Keyed({"--json", "show", id});
     ASSERT_EQ(shown.exit_code, 0) << "round " << round << ": " << shown.err;
     EXPECT_EQ(shown.Json()["messages"].size(), 6u);

@@ -180,7 +180,9 @@ TEST(IndexCatchUpCrash, ImportKilledMidwayThenRunAgainIsSearchableOnceEach) {
         },
         std::chrono::microseconds(delay_us(rng)));
     // It may have finished: then this round imported it all.
-    if (!child.killed) ASSERT_EQ(child.exit_status, 0);
+    if (!child.killed) {
+      ASSERT_EQ(child.exit_status, 0);
+    }
     killed += child.killed ? 1 : 0;
     ExpectIndexWhole(store_dir);
   }

@@ -474,7 +474,9 @@ TEST_F(ChatGptCalls, ReasoningSummariesOfAToolAnswerNoCall) {
   for (const Event& e : events_) {
     for (const Part& p : e.message.parts) {
       EXPECT_NE(p.tool_call_id, "a8km123");
-      if (p.type == PartType::kToolResult) EXPECT_FALSE(p.text.empty()) << e.message.metadata_json;
+      if (p.type == PartType::kToolResult) {
+        EXPECT_FALSE(p.text.empty()) << e.message.metadata_json;
+      }
     }
   }
   auto body = ProjectSession(*store_, kConv, {.format = ProviderFormat::kAnthropic});

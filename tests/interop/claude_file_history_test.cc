@@ -105,7 +105,9 @@ TEST_F(ClaudeFileHistory, SnapshotsAndTheirBackupsBecomeVersions) {
   ASSERT_TRUE(all);
   EXPECT_EQ(all->size(), 3u);
   for (const FileVersion& v : *all) {
-    if (v.exists) EXPECT_NE(*store->ReadBlob(v.sha256), "not a backup\n");
+    if (v.exists) {
+      EXPECT_NE(*store->ReadBlob(v.sha256), "not a backup\n");
+    }
   }
   auto skipped = [&](const std::string& words) {
     for (const auto& s : report->skipped) {

@@ -151,9 +151,11 @@ TEST(SourceScan, LongStringsPastTheBudgetAreCutAtACharacter) {
 // and padding, its type from its head) is of the decoded string: escapes
 // count as the one character they stand for.
 TEST(SourceScan, ACutStringIsMeasuredDecoded) {
-  std::string raw = "data:image\/png;base64,";
-  for (int i = 0; i < 100; ++i) raw += "AAAA\/\/\/A";
-  raw += "AA\u003d=";
+  // The JSON text holds escapes (a backslash before each slash, and the
+  // last '=' as a \u escape), not the characters they stand for.
+  std::string raw = "data:image\\/png;base64,";
+  for (int i = 0; i < 100; ++i) raw += "AAAA\\/\\/\\/A";
+  raw += "AA\\u003d=";
   const std::string text = "{\"url\":\"" + raw + "\"}";
   auto lean = interop::ParseLean(text, 100, 1 << 20);
   ASSERT_TRUE(lean.has_value());

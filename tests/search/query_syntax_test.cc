@@ -84,9 +84,10 @@ TEST(QuerySyntax, HostileInputNeverProducesOperatorsOfItsOwn) {
       // Parentheses are ours only around groups: "(" directly before a quote.
       if (c == '(') {
         for (size_t i = 0; i < m.size(); ++i) {
-          if (m[i] == '(')
+          if (m[i] == '(') {
             EXPECT_TRUE(i + 1 < m.size() && (m[i + 1] == '"' || m[i + 1] == '('))
                 << q << " -> " << m;
+          }
         }
         continue;
       }

@@ -663,7 +663,9 @@ TEST_P(SearchIndexTest, EveryModeHonoursExcludedWords) {
       for (const SearchHit& hit : r->hits) {
         EXPECT_NE(hit.seq, 2) << query << " found a message holding an excluded word";
         EXPECT_NE(hit.seq, 3) << query << " found a message holding an excluded word";
-        if (query == "tests -build*") EXPECT_NE(hit.seq, 5) << "the prefix was not excluded";
+        if (query == "tests -build*") {
+          EXPECT_NE(hit.seq, 5) << "the prefix was not excluded";
+        }
       }
     }
   }
