@@ -658,15 +658,17 @@ Result<VerifyReport> StoreFront::Verify(const ProgressFn& progress) {
 Result<StorageStats> StoreFront::Stats() { return backend_->Stats(); }
 
 Result<std::unique_ptr<IndexBackend>> StoreFront::OpenIndexBackend() {
-  ASSIGN_OR_RETURN(std::unique_ptr<IndexBackend> index, backend_->OpenIndexBackend());
-  // The code memory records code writes through it, not through the front.
-  index->set_secret_redactor(ActiveRedactor());
-  return index;
+  return WithActiveRedactor(backend_->OpenIndexBackend());
 }
 
 Result<std::unique_ptr<IndexBackend>> StoreFront::OpenIndexBackendOnStoreConnection() {
-  ASSIGN_OR_RETURN(std::unique_ptr<IndexBackend> index,
-                   backend_->OpenIndexBackendOnStoreConnection());
+  return WithActiveRedactor(backend_->OpenIndexBackendOnStoreConnection());
+}
+
+Result<std::unique_ptr<IndexBackend>> StoreFront::WithActiveRedactor(
+    Result<std::unique_ptr<IndexBackend>> opened) const {
+  ASSIGN_OR_RETURN(std::unique_ptr<IndexBackend> index, std::move(opened));
+  // The code memory records code writes through it, not through the front.
   index->set_secret_redactor(ActiveRedactor());
   return index;
 }

@@ -125,6 +125,9 @@ class StoreFront final : public Store {
                                                std::vector<Message>* redacted);
   // The redactor of what this Store writes; null when redaction is off.
   std::shared_ptr<const SecretRedactor> ActiveRedactor() const EXCLUDES(redaction_mu_);
+  // `opened` with the active redactor set, which its code writes go through.
+  Result<std::unique_ptr<IndexBackend>> WithActiveRedactor(
+      Result<std::unique_ptr<IndexBackend>> opened) const EXCLUDES(redaction_mu_);
   // The redactor with the store's key and allow-list, on or off: what
   // ScanSecrets and RedactStoredSecrets use.
   std::shared_ptr<const SecretRedactor> StoreRedactor() const EXCLUDES(redaction_mu_);

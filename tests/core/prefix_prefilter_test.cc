@@ -64,7 +64,7 @@ TEST(PrefixPrefilter, SixteenAtATimeAgreesWithOneAtATime) {
   }
 }
 
-TEST(PrefixPrefilter, TextWithoutThePairsBytesHasNoCandidate) {
+TEST(PrefixPrefilter, TextWithoutThePrefixesBytesHasNoCandidate) {
   const PrefixPrefilter f = Filter();
   // Neither 'z' nor a digit begins a prefix (nor do their nibbles).
   const std::string text(1000, 'z');

@@ -109,8 +109,9 @@ class SqliteIndexBackend final : public store::IndexBackend {
   const std::unique_ptr<Database> owned_db_;
   Database* const db_;  // owned_db_, or the store's connection
   // Checkpoints the WAL that catch-ups and embeddings write off their commit
-  // path, as the store's writer does (null when read-only). After db_: it is
-  // stopped before the connection it hooks closes.
+  // path, as the store's writer does (null when read-only, and on the
+  // store's connection, whose own checkpointer sees these commits). After
+  // owned_db_: it is stopped before the connection it hooks closes.
   std::unique_ptr<WalCheckpointer> checkpointer_;
   FileSystem* const file_system_;
   // Seals the saved HNSW graph; unset for a plaintext store.
