@@ -45,6 +45,7 @@
 // so a change to the process's start is measured before and after in one run
 // on one machine load (issue 19: the libraries loaded on first use).
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -505,6 +506,93 @@ ProcessTimes RunHookProcess(const std::string& cli, const std::string& store,
   const std::string in = (tmp / "hook-in.json").string();
   { std::ofstream(in) << input; }
   return RunProcess({cli, "--store", store, "hook", "claude-code"}, in);
+}
+
+// The CPU time a running process has used so far (the scheduler's own
+// count, in nanoseconds: /proc/PID/schedstat).
+int64_t ProcessCpuNs(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/schedstat");
+  int64_t ns = 0;
+  in >> ns;
+  return ns;
+}
+
+// The hook answered by a resident server (`sessiondb hook serve`, started
+// here) beside the same-linkage floor, interleaved call by call. The hook's
+// CPU counts the server's too: its CPU over the run, divided by the calls.
+void MeasureResidentHook(const std::string& location, const fs::path& dir, int queries,
+                         int event_base) {
+  Progress("PreToolUse hook answered by a resident `sessiondb hook serve`, beside its floor");
+  const fs::path run = dir / "run";
+  fs::create_directories(run);
+  fs::permissions(run, fs::perms::owner_all);
+  setenv("XDG_RUNTIME_DIR", run.c_str(), 1);
+  const std::string log = (dir / "hook-serve.log").string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> args = {SESSIONDB_CLI_PATH, "--store", location, "hook", "serve",
+                                   "--quiet", "--idle-exit", "600"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t server = 0;
+  if (posix_spawn(&server, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+    Die("cannot start the hook server");
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  const fs::path folder = run / ("sessiondb-" + std::to_string(geteuid()));
+  bool listening = false;
+  for (int i = 0; i < 1000 && !listening; ++i) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(folder, ec)) {
+      if (e.path().extension() == ".sock") listening = true;
+    }
+    if (!listening) usleep(10'000);
+  }
+  if (!listening) Die("the hook server never listened: see " + log);
+  const std::string empty_in = (dir / "empty-in.json").string();
+  // One call first: the server's first query connects FTS5 and its caches.
+  RunHookProcess(SESSIONDB_CLI_PATH, location, HookEvent(event_base + 3000), dir);
+  std::vector<ProcessTimes> hook, linkage;
+  const int64_t server_before = ProcessCpuNs(server);
+  for (int i = 0; i < queries; ++i) {
+    linkage.push_back(RunProcess({SESSIONDB_EMPTY_PROCESS_PATH}, empty_in));
+    hook.push_back(
+        RunHookProcess(SESSIONDB_CLI_PATH, location, HookEvent(event_base + 3001 + i), dir));
+  }
+  const int64_t server_ns = ProcessCpuNs(server) - server_before;
+  kill(server, SIGTERM);
+  int status = 0;
+  waitpid(server, &status, 0);
+  unsetenv("XDG_RUNTIME_DIR");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("the hook server failed: see " + log);
+  auto p50_ms = [](const std::vector<ProcessTimes>& runs, int64_t ProcessTimes::*field) {
+    std::vector<int64_t> ns;
+    for (const ProcessTimes& r : runs) ns.push_back(r.*field);
+    return PercentileUs(ns, 50) / 1000;
+  };
+  std::vector<int64_t> ns;
+  for (const ProcessTimes& r : hook) ns.push_back(r.wall_ns);
+  json j = {{"measure", "hook_pretooluse_process_resident"}};
+  j.update(Latency(ns));
+  j["cpu_p50_ms"] = p50_ms(hook, &ProcessTimes::cpu_ns);
+  j["server_cpu_per_call_ms"] = static_cast<double>(server_ns) / 1e6 / queries;
+  j["floor_same_linkage_p50_ms"] = p50_ms(linkage, &ProcessTimes::wall_ns);
+  j["floor_same_linkage_cpu_p50_ms"] = p50_ms(linkage, &ProcessTimes::cpu_ns);
+  j["over_same_linkage"] =
+      j["p50_ms"].get<double>() / j["floor_same_linkage_p50_ms"].get<double>();
+  j["cpu_over_same_linkage"] =
+      (j["cpu_p50_ms"].get<double>() + j["server_cpu_per_call_ms"].get<double>()) /
+      j["floor_same_linkage_cpu_p50_ms"].get<double>();
+  j["ratio_target"] = 2.5;
+  j["ratio_met"] = j["over_same_linkage"].get<double>() <= 2.5 &&
+                   j["cpu_over_same_linkage"].get<double>() <= 2.5;
+  j["load_1m"] = LoadAverage1m();
+  Emit(j);
 }
 
 // The hook with checkpoints on and off on the store at `location`, then the
@@ -1072,6 +1160,7 @@ int main(int argc, char** argv) {
       Emit(b);
     }
   }
+  MeasureResidentHook(location, dir, queries, event_base);
   MeasureCheckpoints(location, dir, queries);
   if (!keep) fs::remove_all(dir);
   return 0;

@@ -15,7 +15,9 @@
 #include "cli/commands.h"
 #include "cli/completion.h"
 #include "cli/hook_command.h"
+#include "cli/hook_server.h"
 #include "cli/hook_settings.h"
+#include "cli/numeric_options.h"
 #include "cli/shell_words.h"
 #include "core/json_parse.h"
 #include "sessiondb/memory.h"
@@ -213,8 +215,41 @@ void AddHook(CLI::App& app, CliContext& ctx) {
   auto no_checkpoints = std::make_shared<bool>(false);
   claude->add_flag("--no-checkpoints", *no_checkpoints,
                    "Keep no code checkpoints (each file before and after a write)");
-  claude->callback([&ctx, mode, no_checkpoints] {
-    RunClaudeCodeHook(ctx, *mode, /*leave_store_open=*/false, /*checkpoints=*/!*no_checkpoints);
+  auto resident = std::make_shared<bool>(false);
+  claude->add_flag("--resident", *resident,
+                   "When no `hook serve` answers for this store, start one for the next calls "
+                   "(it ends after 10 minutes without a call)");
+  claude->callback([&ctx, mode, no_checkpoints, resident] {
+    RunClaudeCodeHook(ctx, *mode, /*leave_store_open=*/false, /*checkpoints=*/!*no_checkpoints,
+                      *resident);
+  });
+
+  auto serve_options = std::make_shared<HookServeOptions>();
+  auto* serve = hook->add_subcommand(
+      "serve", "Keep the store open and answer `hook claude-code` calls over a private socket");
+  serve
+      ->add_option("--idle-exit", serve_options->idle_exit_seconds,
+                   "End after this many seconds without a call (0: never; default 600)")
+      ->check(NumberIn(0, 86400 * 365))
+      ->option_text("SECONDS");
+  serve
+      ->add_option("--request-timeout-ms", serve_options->client_timeout_ms,
+                   "How long a connected hook may take to send its call (default 5000)")
+      ->check(NumberIn(1, 600000))
+      ->option_text("MS");
+  serve->add_flag("--quiet", serve_options->quiet, "Print no line per call");
+  serve->footer(
+      "\nEvery `hook claude-code` of this store (same --store, --namespace and key file)\n"
+      "asks the server first and answers alone when none runs, so the answers are the\n"
+      "same; a call then skips opening the store. The socket is in\n"
+      "$XDG_RUNTIME_DIR/sessiondb-UID (else /tmp/sessiondb-UID), a folder only you can\n"
+      "enter, and the server answers only your own processes. Ends on SIGTERM, SIGINT,\n"
+      "after --idle-exit, or when the store's database file is replaced. One server per\n"
+      "store: a second exits with code 5; the lock file beside the socket holds the\n"
+      "running one's pid. `hook claude-code --resident` starts one.");
+  serve->callback([&ctx, serve_options] {
+    const Status served = ServeHookCalls(ctx, *serve_options);
+    if (!served.ok()) ctx.Fail(served);
   });
 
   auto* install =
