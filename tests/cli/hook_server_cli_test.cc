@@ -189,6 +189,31 @@ TEST_F(HookServerCli, TheServerGivesTheAnswersTheHookGivesAlone) {
   EXPECT_TRUE(Contains(after.err, "seen before")) << after.err;
 }
 
+TEST_F(HookServerCli, OnPostgresTheServerAnswersForItsNamespaceAlone) {
+  PgTestDatabase pg;
+  ASSERT_TRUE(pg.ok());
+  const std::vector<std::string> served_ns = {"--namespace", "served"};
+  const std::vector<std::string> alone_ns = {"--namespace", "alone"};
+  for (const auto* ns : {&served_ns, &alone_ns}) {
+    ASSERT_EQ(
+        Hook(WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode), *ns, pg.uri()).exit_code, 0);
+  }
+  const std::string log = dir_.Sub("pg-server.log");
+  ASSERT_FALSE(StartServer(pg.uri(), log, served_ns).empty());
+  for (const std::string& event : {WriteCall("PreToolUse", "/work/billing.py", kBillingCode),
+                                   WriteCall("PreToolUse", "/work/billing.py", kBillingCode),
+                                   WriteCall("PostToolUse", "/work/billing.py", kBillingCode)}) {
+    CliRun served = Hook(event, served_ns, pg.uri());
+    CliRun by_itself = Hook(event, alone_ns, pg.uri());
+    EXPECT_EQ(served.exit_code, 0);
+    EXPECT_EQ(served.out, by_itself.out) << served.err;
+    EXPECT_EQ(served.err, by_itself.err);
+  }
+  // Three calls of its namespace went through it, none of the other's.
+  EXPECT_EQ(Answered(Slurp(log)), 3) << Slurp(log);
+  EXPECT_EQ(StopServer(), 0);
+}
+
 TEST_F(HookServerCli, OneServerPerStoreAndItsPidIsInTheLockFile) {
   const std::string socket_path = StartServer(store_, dir_.Sub("one.log"));
   ASSERT_FALSE(socket_path.empty());
