@@ -1,6 +1,7 @@
 #include "hook_workload.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,6 +87,8 @@ struct Backend {
   std::string name;
   std::vector<std::string> store_args;  // --store X [--namespace N]
   std::string session;                  // for `show`
+  bool resident = false;                // its hook calls answered by `hook serve`
+  pid_t server = 0;
   std::map<std::string, std::vector<int64_t>> ns;
   int failures = 0;
   std::string first_error;
@@ -113,6 +116,14 @@ json RunHookWorkload(const std::string& cli_path, const std::string& postgres_ur
   backends.push_back({.name = "embedded", .store_args = {"--store", (root / "embedded").string()}});
   backends.push_back(
       {.name = "postgres", .store_args = {"--store", postgres_uri, "--namespace", ns}});
+  // The same calls answered by a resident server (`hook serve`), each on a
+  // store of its own.
+  backends.push_back({.name = "embedded_resident",
+                      .store_args = {"--store", (root / "embedded-resident").string()},
+                      .resident = true});
+  backends.push_back({.name = "postgres_resident",
+                      .store_args = {"--store", postgres_uri, "--namespace", ns + "-resident"},
+                      .resident = true});
   if (const char* bouncer = std::getenv("SESSIONDB_BENCH_PGBOUNCER_URI"); bouncer && *bouncer) {
     backends.push_back(
         {.name = "pgbouncer", .store_args = {"--store", bouncer, "--namespace", ns + "-bouncer"}});
@@ -151,6 +162,36 @@ json RunHookWorkload(const std::string& cli_path, const std::string& postgres_ur
     Spawn(command(b, {"hook", "claude-code"}), seed, "");
   }
 
+  // The servers, in a private folder of this run; every hook call of this
+  // process's children looks there.
+  const fs::path run = root / "run";
+  fs::create_directories(run);
+  fs::permissions(run, fs::perms::owner_all);
+  setenv("XDG_RUNTIME_DIR", run.c_str(), 1);
+  for (Backend& b : backends) {
+    if (!b.resident || b.session.empty()) continue;
+    std::vector<std::string> args = command(b, {"hook", "serve", "--quiet"});
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&b.server, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
+      b.failures++;
+      b.first_error = "hook serve did not start";
+      b.session.clear();
+    }
+  }
+  // Each server listens before the first timed call: its socket appears.
+  for (int i = 0; i < 1000; ++i) {
+    int sockets = 0;
+    std::error_code ec;
+    for (const auto& e :
+         fs::directory_iterator(run / ("sessiondb-" + std::to_string(geteuid())), ec)) {
+      sockets += e.path().extension() == ".sock" ? 1 : 0;
+    }
+    if (sockets == 2) break;
+    usleep(10'000);
+  }
+
   // Interleaved: call i of every backend before call i + 1 of any.
   for (int i = 1; i <= kHookCalls; ++i) {
     const std::string file = (root / "src" / ("billing_" + std::to_string(i) + ".py")).string();
@@ -171,6 +212,14 @@ json RunHookWorkload(const std::string& cli_path, const std::string& postgres_ur
       timed(b, "show", command(b, {"show", b.session}), "");
     }
   }
+
+  for (Backend& b : backends) {
+    if (b.server <= 0) continue;
+    kill(b.server, SIGTERM);
+    while (waitpid(b.server, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  unsetenv("XDG_RUNTIME_DIR");
 
   json result = {{"workload", "hook_processes"},
                  {"hook_calls_per_backend", 2 * kHookCalls},
@@ -196,6 +245,10 @@ json RunHookWorkload(const std::string& cli_path, const std::string& postgres_ur
       const std::string key = name == "postgres" ? "ratio" : "ratio_" + name;
       entry[key + "_p50"] = pair.first / p["embedded"].first;
       entry[key + "_p99"] = pair.second / p["embedded"].second;
+    }
+    if (p["postgres_resident"].first > 0 && p["embedded_resident"].first > 0) {
+      entry["ratio_resident_p50"] = p["postgres_resident"].first / p["embedded_resident"].first;
+      entry["ratio_resident_p99"] = p["postgres_resident"].second / p["embedded_resident"].second;
     }
     result[what] = entry;
   }

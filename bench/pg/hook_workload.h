@@ -25,7 +25,10 @@ namespace sessiondb::bench {
 // (emptied first). Returns, per command, per backend p50_ms, p99_ms, mean_ms
 // and calls, and ratio_p50 / ratio_p99 (postgres over embedded, and
 // pgbouncer over embedded when run); a failed call is counted in
-// "failures" with its first error.
+// "failures" with its first error. Two more backends, embedded_resident and
+// postgres_resident, have their hook calls answered by a `hook serve` started
+// for them (ratio_resident_*: PostgreSQL over embedded, both resident; the
+// CLI reads do not use the server).
 nlohmann::json RunHookWorkload(const std::string& cli_path, const std::string& postgres_uri,
                                const std::string& ns, const std::string& dir);
 
