@@ -365,6 +365,24 @@ TEST_F(HookServerCli, AServerKilledOrStalledLeavesTheHookAnsweringAlone) {
   EXPECT_EQ(Answered(Slurp(dir_.Sub("again.log"))), 1);
 }
 
+TEST_F(HookServerCli, AStoreSwappedUnderTheServerEndsItAndTheCallGoesToTheNewOne) {
+  ASSERT_EQ(Hook(WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode)).exit_code, 0);
+  const std::string log = dir_.Sub("swapped.log");
+  ASSERT_FALSE(StartServer(store_, log).empty());
+  // As a conversion swaps the folder: the old one aside, a new one in place.
+  fs::rename(store_, store_ + ".before");
+  ASSERT_EQ(Run({"init"}, {.env = Env()}).exit_code, 0);
+  CliRun r = Hook(WriteCall("PreToolUse", "/work/billing.py", kBillingCode));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "did not greet; answered alone")) << r.err;
+  EXPECT_FALSE(Contains(r.out, "/work/ledger.py")) << "answered from the new, empty store";
+  int status = 0;
+  ASSERT_EQ(waitpid(last_server_, &status, 0), last_server_);
+  servers_.clear();
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_TRUE(Contains(Slurp(log), "database file was replaced or removed")) << Slurp(log);
+}
+
 TEST_F(HookServerCli, AServerLostAfterTheEventLetsTheCallGoOnWithoutASecondAnswer) {
   // A fake server at the real one's path greets with the store's key, takes
   // the event and closes: the write may have been kept, so the hook does not
