@@ -429,6 +429,7 @@ void StartHookServer(const CliContext& ctx) {
   if (!ctx.options.key_file.empty()) args.insert(args.end(), {"--key-file", ctx.options.key_file});
   args.insert(args.end(), {"hook", "serve", "--quiet"});
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t child = fork();

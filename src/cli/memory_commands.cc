@@ -230,7 +230,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
   serve
       ->add_option("--idle-exit", serve_options->idle_exit_seconds,
                    "End after this many seconds without a call (0: never; default 600)")
-      ->check(NumberIn(0, 86400 * 365))
+      ->check(NumberIn(0, int64_t{86400} * 365))
       ->option_text("SECONDS");
   serve
       ->add_option("--request-timeout-ms", serve_options->client_timeout_ms,
