@@ -508,6 +508,13 @@ ProcessTimes RunHookProcess(const std::string& cli, const std::string& store,
   return RunProcess({cli, "--store", store, "hook", "claude-code"}, in);
 }
 
+// The median of one of the times of `runs`, in milliseconds.
+double P50Ms(const std::vector<ProcessTimes>& runs, int64_t ProcessTimes::*field) {
+  std::vector<int64_t> ns;
+  for (const ProcessTimes& r : runs) ns.push_back(r.*field);
+  return PercentileUs(ns, 50) / 1000;
+}
+
 // The CPU time a running process has used so far (the scheduler's own
 // count, in nanoseconds: /proc/PID/schedstat).
 int64_t ProcessCpuNs(pid_t pid) {
@@ -534,8 +541,8 @@ void MeasureResidentHook(const std::string& location, const fs::path& dir, int q
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> args = {SESSIONDB_CLI_PATH, "--store", location, "hook", "serve",
-                                   "--quiet", "--idle-exit", "600"};
+  std::vector<std::string> args = {SESSIONDB_CLI_PATH, "--store",     location, "hook", "serve",
+                                   "--quiet",          "--idle-exit", "600"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -570,21 +577,15 @@ void MeasureResidentHook(const std::string& location, const fs::path& dir, int q
   waitpid(server, &status, 0);
   unsetenv("XDG_RUNTIME_DIR");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("the hook server failed: see " + log);
-  auto p50_ms = [](const std::vector<ProcessTimes>& runs, int64_t ProcessTimes::*field) {
-    std::vector<int64_t> ns;
-    for (const ProcessTimes& r : runs) ns.push_back(r.*field);
-    return PercentileUs(ns, 50) / 1000;
-  };
   std::vector<int64_t> ns;
   for (const ProcessTimes& r : hook) ns.push_back(r.wall_ns);
   json j = {{"measure", "hook_pretooluse_process_resident"}};
   j.update(Latency(ns));
-  j["cpu_p50_ms"] = p50_ms(hook, &ProcessTimes::cpu_ns);
+  j["cpu_p50_ms"] = P50Ms(hook, &ProcessTimes::cpu_ns);
   j["server_cpu_per_call_ms"] = static_cast<double>(server_ns) / 1e6 / queries;
-  j["floor_same_linkage_p50_ms"] = p50_ms(linkage, &ProcessTimes::wall_ns);
-  j["floor_same_linkage_cpu_p50_ms"] = p50_ms(linkage, &ProcessTimes::cpu_ns);
-  j["over_same_linkage"] =
-      j["p50_ms"].get<double>() / j["floor_same_linkage_p50_ms"].get<double>();
+  j["floor_same_linkage_p50_ms"] = P50Ms(linkage, &ProcessTimes::wall_ns);
+  j["floor_same_linkage_cpu_p50_ms"] = P50Ms(linkage, &ProcessTimes::cpu_ns);
+  j["over_same_linkage"] = j["p50_ms"].get<double>() / j["floor_same_linkage_p50_ms"].get<double>();
   j["cpu_over_same_linkage"] =
       (j["cpu_p50_ms"].get<double>() + j["server_cpu_per_call_ms"].get<double>()) /
       j["floor_same_linkage_cpu_p50_ms"].get<double>();
@@ -1119,21 +1120,16 @@ int main(int argc, char** argv) {
       base_hook.push_back(
           RunHookProcess(baseline_cli, location, HookEvent(event_base + 2000 + i), dir));
     }
-    auto p50_ms = [](const std::vector<ProcessTimes>& runs, int64_t ProcessTimes::*field) {
-      std::vector<int64_t> ns;
-      for (const ProcessTimes& r : runs) ns.push_back(r.*field);
-      return PercentileUs(ns, 50) / 1000;
-    };
     std::vector<int64_t> ns;
     for (const ProcessTimes& r : hook) ns.push_back(r.wall_ns);
     json j = {{"measure", "hook_pretooluse_process"}, {"code_writes", code_writes}};
     j.update(Latency(ns));
-    j["floor_bin_true_p50_ms"] = p50_ms(bin_true, &ProcessTimes::wall_ns);
-    j["floor_same_linkage_p50_ms"] = p50_ms(linkage, &ProcessTimes::wall_ns);
-    j["cli_version_p50_ms"] = p50_ms(version, &ProcessTimes::wall_ns);
-    j["cpu_p50_ms"] = p50_ms(hook, &ProcessTimes::cpu_ns);
-    j["floor_bin_true_cpu_p50_ms"] = p50_ms(bin_true, &ProcessTimes::cpu_ns);
-    j["floor_same_linkage_cpu_p50_ms"] = p50_ms(linkage, &ProcessTimes::cpu_ns);
+    j["floor_bin_true_p50_ms"] = P50Ms(bin_true, &ProcessTimes::wall_ns);
+    j["floor_same_linkage_p50_ms"] = P50Ms(linkage, &ProcessTimes::wall_ns);
+    j["cli_version_p50_ms"] = P50Ms(version, &ProcessTimes::wall_ns);
+    j["cpu_p50_ms"] = P50Ms(hook, &ProcessTimes::cpu_ns);
+    j["floor_bin_true_cpu_p50_ms"] = P50Ms(bin_true, &ProcessTimes::cpu_ns);
+    j["floor_same_linkage_cpu_p50_ms"] = P50Ms(linkage, &ProcessTimes::cpu_ns);
     j["target_p50_ms"] = 15;
     j["met"] = PercentileUs(ns, 50) / 1000 <= 15;
     // Issue 40's target: the hook within 2.5x an empty main() of the same
@@ -1154,9 +1150,9 @@ int main(int argc, char** argv) {
                 {"cli", baseline_cli},
                 {"code_writes", code_writes}};
       b.update(Latency(base_ns));
-      b["cpu_p50_ms"] = p50_ms(base_hook, &ProcessTimes::cpu_ns);
-      b["floor_same_linkage_p50_ms"] = p50_ms(base_linkage, &ProcessTimes::wall_ns);
-      b["floor_same_linkage_cpu_p50_ms"] = p50_ms(base_linkage, &ProcessTimes::cpu_ns);
+      b["cpu_p50_ms"] = P50Ms(base_hook, &ProcessTimes::cpu_ns);
+      b["floor_same_linkage_p50_ms"] = P50Ms(base_linkage, &ProcessTimes::wall_ns);
+      b["floor_same_linkage_cpu_p50_ms"] = P50Ms(base_linkage, &ProcessTimes::cpu_ns);
       Emit(b);
     }
   }

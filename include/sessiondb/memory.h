@@ -196,7 +196,8 @@ HookAnswer HandleClaudeCodeHook(std::string_view event_json, CodeMemory* memory,
                                 Store* checkpoints = nullptr);
 
 // The settings.json fragment that installs the hook, for `command` (the
-// sessiondb binary, with any --store flag).
-std::string ClaudeCodeHookSettings(std::string_view command);
+// sessiondb binary, with any --store flag); with `resident`, the hook's
+// command ends in `--resident` (a resident hook server answers its calls).
+std::string ClaudeCodeHookSettings(std::string_view command, bool resident = false);
 
 }  // namespace sessiondb

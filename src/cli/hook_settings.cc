@@ -21,6 +21,7 @@ constexpr std::string_view kMatchers[] = {"Write|Edit|MultiEdit|NotebookEdit",
                                           "Write|Edit|MultiEdit|NotebookEdit|Bash",
                                           "Write|Edit|MultiEdit"};
 constexpr std::string_view kCommandTail = " hook claude-code";
+constexpr std::string_view kResidentCommandTail = " hook claude-code --resident";
 
 // [begin, end) in the settings text.
 struct Span {
@@ -219,7 +220,7 @@ bool IsSessiondbHookEntry(const json& entry) {
   auto command_field = hook.find("command");
   if (command_field == hook.end() || !command_field->is_string()) return false;
   const std::string command = command_field->get<std::string>();
-  if (!command.ends_with(kCommandTail)) return false;
+  if (!command.ends_with(kCommandTail) && !command.ends_with(kResidentCommandTail)) return false;
   // The program: the first shell word, quoted or not; its file name.
   std::string program;
   if (command.starts_with('\'')) {

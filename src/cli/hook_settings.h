@@ -6,9 +6,9 @@
 //
 // An entry is ours when it is an object whose "matcher" is
 // "Write|Edit|MultiEdit" and whose "hooks" hold exactly one command ending in
-// " hook claude-code" whose program is a file named `sessiondb`: what any
-// `sessiondb hook install claude-code` wrote. Only hooks.PreToolUse and
-// hooks.PostToolUse are looked at.
+// " hook claude-code" (or " hook claude-code --resident") whose program is a
+// file named `sessiondb`: what any `sessiondb hook install claude-code` wrote.
+// Only hooks.PreToolUse and hooks.PostToolUse are looked at.
 //
 // Example:
 //   ASSIGN_OR_RETURN(SettingsEdit edit, InstallHookEntries(text, ours["hooks"]));

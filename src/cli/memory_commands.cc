@@ -257,6 +257,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
   install->require_subcommand(1);
   struct InstallArgs {
     bool write = false;
+    bool resident = false;
     std::string settings;
   };
   auto iargs = std::make_shared<InstallArgs>();
@@ -267,6 +268,9 @@ void AddHook(CLI::App& app, CliContext& ctx) {
       ->add_option("--settings", iargs->settings,
                    "The settings file (default ~/.claude/settings.json)")
       ->option_text("FILE");
+  install_claude->add_flag("--resident", iargs->resident,
+                           "The hook starts a resident server of the store for its next calls "
+                           "(`hook claude-code --resident`)");
   install_claude->footer(
       "\nThe hook runs this binary by its absolute path with the store in use now (--store,\n"
       "else $SESSIONDB_STORE, else the default), made absolute. `hook uninstall claude-code`\n"
@@ -275,7 +279,7 @@ void AddHook(CLI::App& app, CliContext& ctx) {
   install_claude->callback([&ctx, iargs] {
     Result<std::string> command = HookCommand(ctx);
     if (!command) return ctx.Fail(command.error());
-    const std::string snippet = ClaudeCodeHookSettings(*command);
+    const std::string snippet = ClaudeCodeHookSettings(*command, iargs->resident);
     if (!iargs->write) {
       std::cout << snippet;
       return;

@@ -330,8 +330,9 @@ std::optional<std::string> ReadHookEvent(std::istream& in, std::string* why) {
   return event;
 }
 
-std::string ClaudeCodeHookSettings(std::string_view command) {
-  const std::string cmd = std::string(command) + " hook claude-code";
+std::string ClaudeCodeHookSettings(std::string_view command, bool resident) {
+  const std::string cmd =
+      std::string(command) + " hook claude-code" + (resident ? " --resident" : "");
   Json hook = {{"type", "command"}, {"command", cmd}, {"timeout", 10}};
   // The file tools before and after they run (code memory, checkpoints);
   // after a Bash call too, for the files a shell command changed. Not every

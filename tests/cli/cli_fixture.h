@@ -56,6 +56,18 @@ inline bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// A Claude Code hook event (`hook_event_name` PreToolUse or PostToolUse) of
+// a Write of `code` to `path`, in session s1 with cwd /work.
+inline std::string ClaudeWriteEvent(const std::string& hook_event, const std::string& path,
+                                    const std::string& code) {
+  return nlohmann::json{{"hook_event_name", hook_event},
+                        {"tool_name", "Write"},
+                        {"session_id", "s1"},
+                        {"cwd", "/work"},
+                        {"tool_input", {{"file_path", path}, {"content", code}}}}
+      .dump();
+}
+
 struct CliRun {
   int exit_code = -1;  // -1 if the process did not exit normally (e.g. killed by the alarm)
   std::string out;     // stdout

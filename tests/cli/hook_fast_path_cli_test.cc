@@ -13,15 +13,6 @@ namespace {
 
 class HookFastPathCli : public Cli {};
 
-std::string Event(const std::string& name, const std::string& path, const std::string& code) {
-  return json{{"hook_event_name", name},
-              {"tool_name", "Write"},
-              {"session_id", "s1"},
-              {"cwd", "/work"},
-              {"tool_input", {{"file_path", path}, {"content", code}}}}
-      .dump();
-}
-
 const char* kPastCode = "def settle_invoice_totals(ledger):\n    return sum(ledger)\n";
 const char* kNewCode = "def settle_invoice_totals(book):\n    return max(book)\n";
 
@@ -29,13 +20,13 @@ TEST_F(HookFastPathCli, TheFastPathAndTheFullCliGiveTheSameAnswer) {
   // Two stores, the same past write in each.
   const std::string other = dir_.Sub("other-store");
   for (const std::string& store : {store_, other}) {
-    CliRun post =
-        Run({"--store", store, "hook", "claude-code"},
-            {.input = Event("PostToolUse", "/work/ledger.py", kPastCode), .with_store = false});
+    CliRun post = Run({"--store", store, "hook", "claude-code"},
+                      {.input = ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kPastCode),
+                       .with_store = false});
     ASSERT_EQ(post.exit_code, 0) << post.err;
     EXPECT_TRUE(Contains(post.err, "recorded 1 write(s)")) << post.err;
   }
-  const std::string pre = Event("PreToolUse", "/work/billing.py", kNewCode);
+  const std::string pre = ClaudeWriteEvent("PreToolUse", "/work/billing.py", kNewCode);
   // --max-images is not one the fast path takes: this one goes through CLI11.
   CliRun full = Run({"--store", other, "--max-images", "5", "hook", "claude-code"},
                     {.input = pre, .with_store = false});
@@ -49,30 +40,31 @@ TEST_F(HookFastPathCli, TheFastPathAndTheFullCliGiveTheSameAnswer) {
 }
 
 TEST_F(HookFastPathCli, SeenAndTheGlobalOptionsAreReadInEveryPlaceCliElevenTakesThem) {
-  ASSERT_EQ(
-      Run({"hook", "claude-code"}, {.input = Event("PostToolUse", "/work/ledger.py", kPastCode)})
-          .exit_code,
-      0);
+  ASSERT_EQ(Run({"hook", "claude-code"},
+                {.input = ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kPastCode)})
+                .exit_code,
+            0);
   // --seen file: once per file, whatever the content.
   CliRun first = Run({"hook", "claude-code", "--seen", "file"},
-                     {.input = Event("PreToolUse", "/work/billing.py", kNewCode)});
+                     {.input = ClaudeWriteEvent("PreToolUse", "/work/billing.py", kNewCode)});
   EXPECT_TRUE(Contains(first.out, "deny")) << first.err;
-  CliRun other_content = Run({"hook", "claude-code", "--seen=file"},
-                             {.input = Event("PreToolUse", "/work/billing.py", kPastCode)});
+  CliRun other_content =
+      Run({"hook", "claude-code", "--seen=file"},
+          {.input = ClaudeWriteEvent("PreToolUse", "/work/billing.py", kPastCode)});
   EXPECT_EQ(other_content.out, "") << "the file was seen: the call goes on";
   EXPECT_TRUE(Contains(other_content.err, "seen before")) << other_content.err;
   // The default (content) shows a new change to the same file once more.
-  CliRun by_content =
-      Run({"hook", "claude-code"}, {.input = Event("PreToolUse", "/work/billing.py", kPastCode)});
+  CliRun by_content = Run({"hook", "claude-code"},
+                          {.input = ClaudeWriteEvent("PreToolUse", "/work/billing.py", kPastCode)});
   EXPECT_TRUE(Contains(by_content.out, "deny")) << by_content.err;
   // The store after the verb (CLI11's fallthrough), and in its = form.
-  CliRun after =
-      Run({"hook", "claude-code", "--store=" + store_, "--seen", "file"},
-          {.input = Event("PreToolUse", "/work/billing.py", kNewCode), .with_store = false});
+  CliRun after = Run(
+      {"hook", "claude-code", "--store=" + store_, "--seen", "file"},
+      {.input = ClaudeWriteEvent("PreToolUse", "/work/billing.py", kNewCode), .with_store = false});
   EXPECT_EQ(after.out, "") << "the same store: seen before";
   // An unknown mode is logged, and content is used.
   CliRun bogus = Run({"hook", "claude-code", "--seen", "sometimes"},
-                     {.input = Event("PreToolUse", "/work/new.py", kNewCode)});
+                     {.input = ClaudeWriteEvent("PreToolUse", "/work/new.py", kNewCode)});
   EXPECT_EQ(bogus.exit_code, 0);
   EXPECT_TRUE(Contains(bogus.err, "using content")) << bogus.err;
   EXPECT_TRUE(Contains(bogus.out, "deny")) << bogus.err;
@@ -82,6 +74,7 @@ TEST_F(HookFastPathCli, EverythingElseIsStillTheFullCli) {
   CliRun help = Run({"hook", "claude-code", "--help"}, {});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_TRUE(Contains(help.out, "--seen")) << help.out;
+  EXPECT_TRUE(Contains(help.out, "--resident")) << help.out;
   EXPECT_TRUE(Contains(help.out, "Global options")) << help.out;
   // A stray word is CLI11's error, not a hook call.
   CliRun stray = Run({"hook", "claude-code", "extra"}, {.input = "{}"});
@@ -100,7 +93,8 @@ TEST_F(HookFastPathCli, CallsThatEndWithoutClosingKeepTheLogShort) {
   int64_t largest = 0;
   for (int i = 0; i < 80; ++i) {
     const std::string path = "/work/module_" + std::to_string(i) + ".py";
-    CliRun post = Run({"hook", "claude-code"}, {.input = Event("PostToolUse", path, kPastCode)});
+    CliRun post =
+        Run({"hook", "claude-code"}, {.input = ClaudeWriteEvent("PostToolUse", path, kPastCode)});
     ASSERT_EQ(post.exit_code, 0) << post.err;
     std::error_code ec;
     const auto bytes = std::filesystem::file_size(wal, ec);
@@ -110,8 +104,8 @@ TEST_F(HookFastPathCli, CallsThatEndWithoutClosingKeepTheLogShort) {
   EXPECT_GT(largest, 0);
   EXPECT_LT(largest, 100 * (4096 + 24)) << "the log grew with every call";
   // Every call's write is there.
-  CliRun pre =
-      Run({"hook", "claude-code"}, {.input = Event("PreToolUse", "/work/module_79.py", kNewCode)});
+  CliRun pre = Run({"hook", "claude-code"},
+                   {.input = ClaudeWriteEvent("PreToolUse", "/work/module_79.py", kNewCode)});
   EXPECT_TRUE(Contains(pre.out, "/work/module_79.py")) << pre.out << pre.err;
 }
 

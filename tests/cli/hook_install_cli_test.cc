@@ -274,6 +274,32 @@ TEST_F(HookInstall, UninstallTakesOutWhatInstallCreated) {
             R"({"hooks":{"PostToolUse":[{"matcher":"A","hooks":[]},{"matcher":"B","hooks":[]}]}})");
 }
 
+TEST_F(HookInstall, ResidentIsWrittenReplacedAndTakenOutLikeTheRest) {
+  const std::string original = R"({"model":"opus"})";
+  WriteFile("settings.json", original);
+  const std::string store = dir_.Sub("store");
+  ASSERT_EQ(RunIn(work_, {"--store", store, "hook", "install", "claude-code", "--resident",
+                          "--write", "--settings", settings_})
+                .exit_code,
+            0);
+  EXPECT_EQ(HookCommands(settings_), std::vector<std::string>(2, Expected(store) + " --resident"));
+  // Installed again without it: the entries are replaced, not added to.
+  CliRun again = RunIn(work_, {"--store", store, "hook", "install", "claude-code", "--write",
+                               "--settings", settings_, "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(HookCommands(settings_), std::vector<std::string>(2, Expected(store)));
+  ASSERT_EQ(RunIn(work_, {"--store", store, "hook", "install", "claude-code", "--resident",
+                          "--write", "--settings", settings_})
+                .exit_code,
+            0);
+  CliRun removed = RunIn(work_, {"hook", "uninstall", "claude-code", "--settings", settings_});
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_EQ(Slurp(settings_), original);
+  // Printed, not written: the same command.
+  CliRun printed = RunIn(work_, {"--store", store, "hook", "install", "claude-code", "--resident"});
+  EXPECT_TRUE(Contains(printed.out, " hook claude-code --resident\"")) << printed.out;
+}
+
 TEST_F(HookInstall, AMalformedHugeOrMisshapenSettingsFileIsRefusedAndLeftAlone) {
   const std::vector<std::string> bad = {
       "{not json",

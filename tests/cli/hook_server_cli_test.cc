@@ -22,15 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string WriteCall(const std::string& name, const std::string& path, const std::string& code) {
-  return json{{"hook_event_name", name},
-              {"tool_name", "Write"},
-              {"session_id", "s1"},
-              {"cwd", "/work"},
-              {"tool_input", {{"file_path", path}, {"content", code}}}}
-      .dump();
-}
-
 const char* kLedgerCode = "def settle_invoice_totals(ledger):\n    return sum(ledger)\n";
 const char* kBillingCode = "def settle_invoice_totals(book):\n    return max(book)\n";
 
@@ -154,18 +145,20 @@ TEST_F(HookServerCli, TheServerGivesTheAnswersTheHookGivesAlone) {
   // The same calls on two stores: one answered by a server, one alone.
   const std::string alone = dir_.Sub("alone-store");
   const std::string log = dir_.Sub("server.log");
-  ASSERT_EQ(Hook(WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode), {}, alone).exit_code, 0);
-  ASSERT_EQ(Hook(WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode)).exit_code, 0);
+  ASSERT_EQ(
+      Hook(ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kLedgerCode), {}, alone).exit_code,
+      0);
+  ASSERT_EQ(Hook(ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kLedgerCode)).exit_code, 0);
   const std::string socket_path = StartServer(store_, log);
   ASSERT_FALSE(socket_path.empty());
   EXPECT_EQ(fs::status(Folder()).permissions() & fs::perms::all, fs::perms::owner_all);
 
   const std::vector<std::pair<std::string, std::vector<std::string>>> calls = {
-      {WriteCall("PreToolUse", "/work/billing.py", kBillingCode), {}},
-      {WriteCall("PreToolUse", "/work/billing.py", kBillingCode), {}},
-      {WriteCall("PreToolUse", "/work/billing.py", kLedgerCode), {"--seen", "file"}},
-      {WriteCall("PostToolUse", "/work/billing.py", kBillingCode), {"--no-checkpoints"}},
-      {WriteCall("PreToolUse", "/work/other.py", kBillingCode), {"--seen", "sometimes"}},
+      {ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode), {}},
+      {ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode), {}},
+      {ClaudeWriteEvent("PreToolUse", "/work/billing.py", kLedgerCode), {"--seen", "file"}},
+      {ClaudeWriteEvent("PostToolUse", "/work/billing.py", kBillingCode), {"--no-checkpoints"}},
+      {ClaudeWriteEvent("PreToolUse", "/work/other.py", kBillingCode), {"--seen", "sometimes"}},
   };
   for (const auto& [event, extra] : calls) {
     CliRun served = Hook(event, extra);
@@ -174,7 +167,7 @@ TEST_F(HookServerCli, TheServerGivesTheAnswersTheHookGivesAlone) {
     EXPECT_EQ(served.out, by_itself.out) << event;
     EXPECT_EQ(served.err, by_itself.err) << event;
   }
-  CliRun first = Hook(WriteCall("PreToolUse", "/work/third.py", kBillingCode));
+  CliRun first = Hook(ClaudeWriteEvent("PreToolUse", "/work/third.py", kBillingCode));
   EXPECT_TRUE(Contains(first.out, "\"permissionDecision\":\"deny\"")) << first.out << first.err;
   EXPECT_TRUE(Contains(first.out, "/work/ledger.py")) << first.out;
   // Every call on the served store went through the server.
@@ -184,7 +177,7 @@ TEST_F(HookServerCli, TheServerGivesTheAnswersTheHookGivesAlone) {
   EXPECT_EQ(StopServer(), 0);
   EXPECT_FALSE(fs::exists(socket_path)) << "SIGTERM removes the socket";
   EXPECT_TRUE(Contains(Slurp(log), "ended (asked to stop)")) << Slurp(log);
-  CliRun after = Hook(WriteCall("PreToolUse", "/work/third.py", kBillingCode));
+  CliRun after = Hook(ClaudeWriteEvent("PreToolUse", "/work/third.py", kBillingCode));
   EXPECT_EQ(after.out, "");
   EXPECT_TRUE(Contains(after.err, "seen before")) << after.err;
 }
@@ -195,14 +188,16 @@ TEST_F(HookServerCli, OnPostgresTheServerAnswersForItsNamespaceAlone) {
   const std::vector<std::string> served_ns = {"--namespace", "served"};
   const std::vector<std::string> alone_ns = {"--namespace", "alone"};
   for (const auto* ns : {&served_ns, &alone_ns}) {
-    ASSERT_EQ(
-        Hook(WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode), *ns, pg.uri()).exit_code, 0);
+    ASSERT_EQ(Hook(ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kLedgerCode), *ns, pg.uri())
+                  .exit_code,
+              0);
   }
   const std::string log = dir_.Sub("pg-server.log");
   ASSERT_FALSE(StartServer(pg.uri(), log, served_ns).empty());
-  for (const std::string& event : {WriteCall("PreToolUse", "/work/billing.py", kBillingCode),
-                                   WriteCall("PreToolUse", "/work/billing.py", kBillingCode),
-                                   WriteCall("PostToolUse", "/work/billing.py", kBillingCode)}) {
+  for (const std::string& event :
+       {ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode),
+        ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode),
+        ClaudeWriteEvent("PostToolUse", "/work/billing.py", kBillingCode)}) {
     CliRun served = Hook(event, served_ns, pg.uri());
     CliRun by_itself = Hook(event, alone_ns, pg.uri());
     EXPECT_EQ(served.exit_code, 0);
@@ -224,7 +219,7 @@ TEST_F(HookServerCli, OneServerPerStoreAndItsPidIsInTheLockFile) {
   EXPECT_TRUE(Contains(second.err, "already running")) << second.err;
   // The first is untouched by the second's attempt.
   EXPECT_TRUE(fs::exists(socket_path));
-  EXPECT_EQ(Hook(WriteCall("PreToolUse", "/work/a.py", kBillingCode)).exit_code, 0);
+  EXPECT_EQ(Hook(ClaudeWriteEvent("PreToolUse", "/work/a.py", kBillingCode)).exit_code, 0);
   EXPECT_EQ(Answered(Slurp(dir_.Sub("one.log"))), 1);
 }
 
@@ -235,7 +230,7 @@ TEST_F(HookServerCli, ResidentStartsAServerThatLeavesTheAgentsPipesAtOnce) {
   ASSERT_EQ(pipe(out), 0);
   ASSERT_EQ(pipe(err), 0);
   const std::string in =
-      WriteFile("event.json", WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode));
+      WriteFile("event.json", ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kLedgerCode));
   const pid_t pid = fork();
   if (pid == 0) {
     setenv("XDG_RUNTIME_DIR", run_dir_.c_str(), 1);
@@ -289,7 +284,8 @@ TEST_F(HookServerCli, ResidentStartsAServerThatLeavesTheAgentsPipesAtOnce) {
   EXPECT_EQ(kill(server, 0), 0);
 
   // The next call is answered by it: the write recorded above is recalled.
-  CliRun next = Hook(WriteCall("PreToolUse", "/work/billing.py", kBillingCode), {"--resident"});
+  CliRun next =
+      Hook(ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode), {"--resident"});
   EXPECT_TRUE(Contains(next.out, "deny")) << next.err;
   EXPECT_TRUE(Contains(next.out, "/work/ledger.py")) << next.out;
   kill(server, SIGTERM);
@@ -300,7 +296,7 @@ TEST_F(HookServerCli, ResidentStartsAServerThatLeavesTheAgentsPipesAtOnce) {
 }
 
 TEST_F(HookServerCli, HostileCallsAreRefusedAndTheServerGoesOnServing) {
-  ASSERT_EQ(Hook(WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode)).exit_code, 0);
+  ASSERT_EQ(Hook(ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kLedgerCode)).exit_code, 0);
   const std::string log = dir_.Sub("hostile.log");
   const std::string socket_path = StartServer(store_, log, {"--request-timeout-ms", "300"});
   ASSERT_FALSE(socket_path.empty());
@@ -334,18 +330,18 @@ TEST_F(HookServerCli, HostileCallsAreRefusedAndTheServerGoesOnServing) {
   EXPECT_TRUE(Contains(text, "whose length is not a number")) << text;
   EXPECT_TRUE(Contains(text, "shorter than its length")) << text;
   // It still serves, and the store still holds the write from before.
-  CliRun after = Hook(WriteCall("PreToolUse", "/work/billing.py", kBillingCode));
+  CliRun after = Hook(ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode));
   EXPECT_TRUE(Contains(after.out, "/work/ledger.py")) << after.out << after.err;
   EXPECT_EQ(Answered(Slurp(log)), 2) << Slurp(log);  // the huge one and this one
 }
 
 TEST_F(HookServerCli, AServerKilledOrStalledLeavesTheHookAnsweringAlone) {
-  ASSERT_EQ(Hook(WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode)).exit_code, 0);
+  ASSERT_EQ(Hook(ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kLedgerCode)).exit_code, 0);
   std::string socket_path = StartServer(store_, dir_.Sub("killed.log"));
   ASSERT_FALSE(socket_path.empty());
   // Stalled: the hook waits for the greeting a moment, then answers alone.
   kill(last_server_, SIGSTOP);
-  CliRun stalled = Hook(WriteCall("PreToolUse", "/work/billing.py", kBillingCode));
+  CliRun stalled = Hook(ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode));
   EXPECT_EQ(stalled.exit_code, 0);
   EXPECT_TRUE(Contains(stalled.out, "/work/ledger.py")) << stalled.out << stalled.err;
   EXPECT_TRUE(Contains(stalled.err, "did not greet; answered alone")) << stalled.err;
@@ -355,24 +351,24 @@ TEST_F(HookServerCli, AServerKilledOrStalledLeavesTheHookAnsweringAlone) {
   waitpid(last_server_, nullptr, 0);
   servers_.clear();
   ASSERT_TRUE(fs::exists(socket_path));
-  CliRun killed = Hook(WriteCall("PreToolUse", "/work/other.py", kBillingCode));
+  CliRun killed = Hook(ClaudeWriteEvent("PreToolUse", "/work/other.py", kBillingCode));
   EXPECT_TRUE(Contains(killed.out, "deny")) << killed.err;
   EXPECT_FALSE(Contains(killed.err, "server")) << killed.err;
   // A new server takes the dead one's place.
   socket_path = StartServer(store_, dir_.Sub("again.log"));
   ASSERT_FALSE(socket_path.empty());
-  EXPECT_EQ(Hook(WriteCall("PreToolUse", "/work/third.py", kBillingCode)).exit_code, 0);
+  EXPECT_EQ(Hook(ClaudeWriteEvent("PreToolUse", "/work/third.py", kBillingCode)).exit_code, 0);
   EXPECT_EQ(Answered(Slurp(dir_.Sub("again.log"))), 1);
 }
 
 TEST_F(HookServerCli, AStoreSwappedUnderTheServerEndsItAndTheCallGoesToTheNewOne) {
-  ASSERT_EQ(Hook(WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode)).exit_code, 0);
+  ASSERT_EQ(Hook(ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kLedgerCode)).exit_code, 0);
   const std::string log = dir_.Sub("swapped.log");
   ASSERT_FALSE(StartServer(store_, log).empty());
   // As a conversion swaps the folder: the old one aside, a new one in place.
   fs::rename(store_, store_ + ".before");
   ASSERT_EQ(Run({"init"}, {.env = Env()}).exit_code, 0);
-  CliRun r = Hook(WriteCall("PreToolUse", "/work/billing.py", kBillingCode));
+  CliRun r = Hook(ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode));
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(Contains(r.err, "did not greet; answered alone")) << r.err;
   EXPECT_FALSE(Contains(r.out, "/work/ledger.py")) << "answered from the new, empty store";
@@ -387,7 +383,7 @@ TEST_F(HookServerCli, AServerLostAfterTheEventLetsTheCallGoOnWithoutASecondAnswe
   // A fake server at the real one's path greets with the store's key, takes
   // the event and closes: the write may have been kept, so the hook does not
   // answer it again.
-  ASSERT_EQ(Hook(WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode)).exit_code, 0);
+  ASSERT_EQ(Hook(ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kLedgerCode)).exit_code, 0);
   const std::string socket_path = StartServer(store_, dir_.Sub("real.log"));
   ASSERT_FALSE(socket_path.empty());
   const int probe = ConnectUnix(socket_path);
@@ -424,7 +420,7 @@ TEST_F(HookServerCli, AServerLostAfterTheEventLetsTheCallGoOnWithoutASecondAnswe
     }
     close(fd);
   });
-  CliRun lost = Hook(WriteCall("PreToolUse", "/work/billing.py", kBillingCode));
+  CliRun lost = Hook(ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode));
   fake.join();
   close(listener);
   EXPECT_EQ(lost.exit_code, 0);
@@ -433,13 +429,15 @@ TEST_F(HookServerCli, AServerLostAfterTheEventLetsTheCallGoOnWithoutASecondAnswe
   EXPECT_TRUE(Contains(taken, "/work/billing.py")) << taken;
   // Nothing was answered here: a hook alone still denies the first time.
   fs::remove(socket_path);
-  CliRun alone = Hook(WriteCall("PreToolUse", "/work/billing.py", kBillingCode));
+  CliRun alone = Hook(ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode));
   EXPECT_TRUE(Contains(alone.out, "deny")) << alone.err;
 }
 
 TEST_F(HookServerCli, AServerOfAnotherStoreIsNotAsked) {
   const std::string other = dir_.Sub("other-store");
-  ASSERT_EQ(Hook(WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode), {}, other).exit_code, 0);
+  ASSERT_EQ(
+      Hook(ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kLedgerCode), {}, other).exit_code,
+      0);
   // Where this store's server would listen...
   const std::string mine = StartServer(store_, dir_.Sub("mine.log"));
   ASSERT_FALSE(mine.empty());
@@ -449,7 +447,7 @@ TEST_F(HookServerCli, AServerOfAnotherStoreIsNotAsked) {
   ASSERT_FALSE(theirs.empty());
   ASSERT_NE(mine, theirs);
   fs::rename(theirs, mine);
-  CliRun r = Hook(WriteCall("PreToolUse", "/work/billing.py", kBillingCode));
+  CliRun r = Hook(ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode));
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(Contains(r.err, "serves another store; answered alone")) << r.err;
   // Answered from this store, which holds no ledger.py.
@@ -466,7 +464,8 @@ TEST_F(HookServerCli, AFolderOthersCanEnterIsNeverUsed) {
   EXPECT_TRUE(Contains(serve.err, "is not a private folder of this user (mode 0755")) << serve.err;
   EXPECT_TRUE(fs::is_empty(Folder()));
   // The hook answers alone; --resident says why it starts nothing.
-  CliRun hook = Hook(WriteCall("PostToolUse", "/work/ledger.py", kLedgerCode), {"--resident"});
+  CliRun hook =
+      Hook(ClaudeWriteEvent("PostToolUse", "/work/ledger.py", kLedgerCode), {"--resident"});
   EXPECT_EQ(hook.exit_code, 0);
   EXPECT_TRUE(Contains(hook.err, "recorded 1 write(s)")) << hook.err;
   EXPECT_TRUE(Contains(hook.err, "no resident server")) << hook.err;
