@@ -127,11 +127,20 @@ class HookServerCli : public Cli {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
-  static int Answered(const std::string& log) {
+  // The calls the server's log at `log_path` says it answered, once it says
+  // `expected` (a server writes its line after the answer, so the hook may
+  // be done before it), or after 5 s.
+  static int Answered(const std::string& log_path, int expected) {
     int n = 0;
-    for (size_t at = log.find("answered a call"); at != std::string::npos;
-         at = log.find("answered a call", at + 1)) {
-      ++n;
+    for (int i = 0; i < 500; ++i) {
+      const std::string log = Slurp(log_path);
+      n = 0;
+      for (size_t at = log.find("answered a call"); at != std::string::npos;
+           at = log.find("answered a call", at + 1)) {
+        ++n;
+      }
+      if (n >= expected) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return n;
   }
@@ -171,7 +180,8 @@ TEST_F(HookServerCli, TheServerGivesTheAnswersTheHookGivesAlone) {
   EXPECT_TRUE(Contains(first.out, "\"permissionDecision\":\"deny\"")) << first.out << first.err;
   EXPECT_TRUE(Contains(first.out, "/work/ledger.py")) << first.out;
   // Every call on the served store went through the server.
-  EXPECT_EQ(Answered(Slurp(log)), static_cast<int>(calls.size()) + 1) << Slurp(log);
+  const int served_calls = static_cast<int>(calls.size()) + 1;
+  EXPECT_EQ(Answered(log, served_calls), served_calls) << Slurp(log);
 
   // What it wrote is in the store: a hook alone sees the write as seen.
   EXPECT_EQ(StopServer(), 0);
@@ -205,7 +215,7 @@ TEST_F(HookServerCli, OnPostgresTheServerAnswersForItsNamespaceAlone) {
     EXPECT_EQ(served.err, by_itself.err);
   }
   // Three calls of its namespace went through it, none of the other's.
-  EXPECT_EQ(Answered(Slurp(log)), 3) << Slurp(log);
+  EXPECT_EQ(Answered(log, 3), 3) << Slurp(log);
   EXPECT_EQ(StopServer(), 0);
 }
 
@@ -220,7 +230,7 @@ TEST_F(HookServerCli, OneServerPerStoreAndItsPidIsInTheLockFile) {
   // The first is untouched by the second's attempt.
   EXPECT_TRUE(fs::exists(socket_path));
   EXPECT_EQ(Hook(ClaudeWriteEvent("PreToolUse", "/work/a.py", kBillingCode)).exit_code, 0);
-  EXPECT_EQ(Answered(Slurp(dir_.Sub("one.log"))), 1);
+  EXPECT_EQ(Answered(dir_.Sub("one.log"), 1), 1);
 }
 
 TEST_F(HookServerCli, ResidentStartsAServerThatLeavesTheAgentsPipesAtOnce) {
@@ -332,7 +342,7 @@ TEST_F(HookServerCli, HostileCallsAreRefusedAndTheServerGoesOnServing) {
   // It still serves, and the store still holds the write from before.
   CliRun after = Hook(ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode));
   EXPECT_TRUE(Contains(after.out, "/work/ledger.py")) << after.out << after.err;
-  EXPECT_EQ(Answered(Slurp(log)), 2) << Slurp(log);  // the huge one and this one
+  EXPECT_EQ(Answered(log, 2), 2) << Slurp(log);  // the huge one and this one
 }
 
 TEST_F(HookServerCli, AServerKilledOrStalledLeavesTheHookAnsweringAlone) {
@@ -358,7 +368,7 @@ TEST_F(HookServerCli, AServerKilledOrStalledLeavesTheHookAnsweringAlone) {
   socket_path = StartServer(store_, dir_.Sub("again.log"));
   ASSERT_FALSE(socket_path.empty());
   EXPECT_EQ(Hook(ClaudeWriteEvent("PreToolUse", "/work/third.py", kBillingCode)).exit_code, 0);
-  EXPECT_EQ(Answered(Slurp(dir_.Sub("again.log"))), 1);
+  EXPECT_EQ(Answered(dir_.Sub("again.log"), 1), 1);
 }
 
 TEST_F(HookServerCli, AStoreSwappedUnderTheServerEndsItAndTheCallGoesToTheNewOne) {
@@ -452,7 +462,7 @@ TEST_F(HookServerCli, AServerOfAnotherStoreIsNotAsked) {
   EXPECT_TRUE(Contains(r.err, "serves another store; answered alone")) << r.err;
   // Answered from this store, which holds no ledger.py.
   EXPECT_FALSE(Contains(r.out, "/work/ledger.py")) << r.out;
-  EXPECT_EQ(Answered(Slurp(dir_.Sub("theirs.log"))), 0);
+  EXPECT_EQ(Answered(dir_.Sub("theirs.log"), 0), 0);
 }
 
 TEST_F(HookServerCli, AFolderOthersCanEnterIsNeverUsed) {
