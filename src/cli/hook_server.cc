@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -396,13 +397,24 @@ Status ServeHookCalls(CliContext& ctx, const HookServeOptions& options) {
     std::cerr << std::endl;
   }
   std::string ended = "idle";
+  auto idle_until = Clock::now() + std::chrono::seconds(options.idle_exit_seconds);
   while (stop_requested == 0) {
+    // A minute at most per wait: the idle limit may not fit poll's int.
+    int wait_ms = 60'000;
+    if (options.idle_exit_seconds > 0) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(idle_until - Clock::now()).count();
+      if (left <= 0) break;  // idle
+      wait_ms = static_cast<int>(std::min<int64_t>(left, wait_ms));
+    }
     pollfd p{listener.get(), POLLIN, 0};
-    const int r = poll(
-        &p, 1,
-        options.idle_exit_seconds > 0 ? static_cast<int>(options.idle_exit_seconds * 1000) : -1);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;  // idle (or poll failed)
+    const int r = poll(&p, 1, wait_ms);
+    if (r == 0 || (r < 0 && errno == EINTR)) continue;
+    if (r < 0) {
+      ended = std::string("poll failed: ") + std::strerror(errno);
+      break;
+    }
+    idle_until = Clock::now() + std::chrono::seconds(options.idle_exit_seconds);
     Fd client(accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (client.get() < 0) continue;
     if (embedded && IdentityOf(database) != opened) {

@@ -233,6 +233,25 @@ TEST_F(HookServerCli, OneServerPerStoreAndItsPidIsInTheLockFile) {
   EXPECT_EQ(Answered(dir_.Sub("one.log"), 1), 1);
 }
 
+TEST_F(HookServerCli, AServerEndsAfterItsIdleTimeAndTakesItsSocket) {
+  const std::string log = dir_.Sub("idle.log");
+  const std::string socket_path = StartServer(store_, log, {"--idle-exit", "3"});
+  ASSERT_FALSE(socket_path.empty());
+  // A call restarts the wait: two seconds in, one call, and a second and a
+  // half later it still listens (four and a half after its start).
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(Hook(ClaudeWriteEvent("PreToolUse", "/work/a.py", kBillingCode)).exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_TRUE(fs::exists(socket_path)) << "ended 3 s after its start, not after its last call";
+  int status = 0;
+  ASSERT_EQ(waitpid(last_server_, &status, 0), last_server_);
+  servers_.clear();
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_FALSE(fs::exists(socket_path));
+  EXPECT_TRUE(Contains(Slurp(log), "ended (idle)")) << Slurp(log);
+  EXPECT_EQ(Answered(log, 1), 1);
+}
+
 TEST_F(HookServerCli, ResidentStartsAServerThatLeavesTheAgentsPipesAtOnce) {
   // The hook's stdout and stderr are pipes, as Claude Code gives them: the
   // call must end (EOF on both) while the server it started lives on.
