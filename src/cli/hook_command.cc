@@ -94,11 +94,8 @@ void RunClaudeCodeHook(CliContext& ctx, std::string_view seen_mode, bool leave_s
   HookAnswer answer =
       HandleClaudeCodeHook(*event, memory.get(), seen ? *seen : SeenKeyMode::kContent,
                            checkpoints ? store.get() : nullptr);
-  std::cout << answer.stdout_text << std::flush;
   if (!log.empty()) std::cerr << log << (log.back() == '\n' ? "" : "\n");
-  if (!answer.log.empty() && std::getenv("SESSIONDB_HOOK_QUIET") == nullptr) {
-    std::cerr << answer.log << "\n";
-  }
+  PrintAnswer(answer);
   // Started after this call's answer: the store exists by then, and the
   // agent's next call finds the server (or this one's twin, started by a
   // call at the same moment: the second server exits).

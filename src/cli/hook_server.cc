@@ -167,12 +167,19 @@ std::optional<size_t> TakeSize(std::string_view* text, size_t max) {
   return value;
 }
 
+// The address of the socket at `path` (HookServerPlaceFor checked that it
+// fits).
+sockaddr_un UnixAddress(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  return address;
+}
+
 Result<Fd> ConnectTo(const std::string& socket_path) {
   Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return Err(Status::Io(std::string("socket: ") + std::strerror(errno)));
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  sockaddr_un address = UnixAddress(socket_path);
   if (connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     return Err(Status::NotFound(std::strerror(errno)));
   }
@@ -371,9 +378,7 @@ Status ServeHookCalls(CliContext& ctx, const HookServeOptions& options) {
   // The lock is held: a socket left at the path is a dead server's.
   unlink(place.socket_path.c_str());
   Fd listener(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path, place.socket_path.c_str(), place.socket_path.size() + 1);
+  sockaddr_un address = UnixAddress(place.socket_path);
   const mode_t old_mask = umask(077);
   const int bound = bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address));
   umask(old_mask);
