@@ -112,6 +112,7 @@ StoreOptions CliContext::MakeStoreOptions(bool create_if_missing) const {
 }
 
 Store* CliContext::OpenStore(bool create_if_missing) {
+  if (borrowed_store_ != nullptr) return borrowed_store_;
   if (store_) return store_.get();
   const std::string path = StorePath();
   auto opened = Store::Open(path, MakeStoreOptions(create_if_missing));

@@ -18,6 +18,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "cli/output.h"
 #include "cli/pager.h"
@@ -115,6 +117,17 @@ class CliContext {
   // Prints one JSON document on stdout.
   void PrintJson(const Json& value) const { cli::PrintJson(value); }
 
+  // The arguments the verb was given (argv without the program), as the
+  // command line (command_line.h) saw them: what a read asks the resident
+  // server to run (served_reads.h).
+  void SetCommandLine(std::vector<std::string> args) { command_line_ = std::move(args); }
+  const std::vector<std::string>& command_line() const { return command_line_; }
+
+  // The resident server answering a read: OpenStore returns `store`, which
+  // the server keeps open, and nothing asks a server again.
+  void BorrowStore(Store* store) { borrowed_store_ = store; }
+  bool serving_a_read() const { return borrowed_store_ != nullptr; }
+
   int exit_code() const { return exit_code_; }
   void set_exit_code(int code) { exit_code_ = code; }
 
@@ -125,6 +138,8 @@ class CliContext {
   std::unique_ptr<Pager> pager_;  // before the guard: it ends after the guard's last write
   std::unique_ptr<TerminalGuard> terminal_guard_;  // after `options`: it reads options.json
   std::unique_ptr<Store> store_;
+  Store* borrowed_store_ = nullptr;  // BorrowStore: not ours to close
+  std::vector<std::string> command_line_;
   std::unique_ptr<SearchIndex> search_index_;
   std::unique_ptr<CodeMemory> code_memory_;
   int exit_code_ = kExitOk;

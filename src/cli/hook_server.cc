@@ -23,14 +23,16 @@
 #include <vector>
 
 #include "cli/hook_command.h"
+#include "cli/served_reads.h"
 #include "cli/shell_words.h"
+#include "cli/unix_socket.h"
 #include "sessiondb/store.h"
 
 namespace sessiondb::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using Clock = SocketClock;
 
 constexpr std::string_view kGreeting = "sessiondb-hook-server 1 ";
 // A greeting comes as soon as the server accepts; one busy with another
@@ -38,25 +40,7 @@ constexpr std::string_view kGreeting = "sessiondb-hook-server 1 ";
 constexpr auto kGreetingWait = std::chrono::seconds(2);
 // Once its event is sent, a hook waits this long for the answer at most.
 constexpr auto kAnswerWait = std::chrono::seconds(60);
-constexpr size_t kMaxLine = 128;
 constexpr size_t kMaxKeyBytes = size_t{64} * 1024;
-
-// Closes a descriptor when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd& operator=(Fd&&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // FNV-1a: the socket's name only has to differ between stores; the key the
 // server says on each connection is what a hook checks.
@@ -85,105 +69,6 @@ std::string StoreKey(const CliContext& ctx) {
     if (env != nullptr) key_file = env;
   }
   return location + "\n" + options.namespace_name + "\n" + key_file;
-}
-
-// Waits until `fd` is ready for `events` or `deadline` passes.
-bool WaitFor(int fd, short events, Clock::time_point deadline) {
-  while (true) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
-    pollfd p{fd, events, 0};
-    const int r = poll(&p, 1, static_cast<int>(left));
-    if (r > 0) return true;
-    if (r < 0 && errno != EINTR) return false;
-  }
-}
-
-bool WriteAll(int fd, std::string_view bytes, Clock::time_point deadline) {
-  while (!bytes.empty()) {
-    if (!WaitFor(fd, POLLOUT, deadline)) return false;
-    const ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return false;
-    }
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
-// Reads exactly `size` bytes (allocated as they arrive, so a length that
-// lies costs no more than what was sent).
-bool ReadExact(int fd, size_t size, Clock::time_point deadline, std::string* out) {
-  out->clear();
-  char buffer[64 * 1024];
-  while (out->size() < size) {
-    if (!WaitFor(fd, POLLIN, deadline)) return false;
-    const size_t want = std::min(sizeof(buffer), size - out->size());
-    const ssize_t n = recv(fd, buffer, want, MSG_DONTWAIT);
-    if (n == 0) return false;
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return false;
-    }
-    out->append(buffer, static_cast<size_t>(n));
-  }
-  return true;
-}
-
-// Reads one line of at most kMaxLine bytes, byte by byte (what follows it
-// stays in the socket), without its newline.
-bool ReadLine(int fd, Clock::time_point deadline, std::string* line) {
-  line->clear();
-  while (line->size() <= kMaxLine) {
-    if (!WaitFor(fd, POLLIN, deadline)) return false;
-    char c = 0;
-    const ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
-    if (n == 0) return false;
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return false;
-    }
-    if (c == '\n') return true;
-    *line += c;
-  }
-  return false;
-}
-
-// The decimal at the start of `*text` (at most `max`), moved past it and
-// one following space.
-std::optional<size_t> TakeSize(std::string_view* text, size_t max) {
-  size_t value = 0;
-  size_t digits = 0;
-  while (digits < text->size() && (*text)[digits] >= '0' && (*text)[digits] <= '9') {
-    value = value * 10 + static_cast<size_t>((*text)[digits] - '0');
-    if (value > max) return std::nullopt;
-    ++digits;
-  }
-  if (digits == 0 || digits > 19) return std::nullopt;
-  text->remove_prefix(digits);
-  if (!text->empty() && (*text)[0] == ' ') text->remove_prefix(1);
-  return value;
-}
-
-// The address of the socket at `path` (HookServerPlaceFor checked that it
-// fits).
-sockaddr_un UnixAddress(const std::string& path) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  return address;
-}
-
-Result<Fd> ConnectTo(const std::string& socket_path) {
-  Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0) return Err(Status::Io(std::string("socket: ") + std::strerror(errno)));
-  sockaddr_un address = UnixAddress(socket_path);
-  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    return Err(Status::NotFound(std::strerror(errno)));
-  }
-  return fd;
 }
 
 volatile sig_atomic_t stop_requested = 0;
@@ -220,10 +105,13 @@ void AnswerOne(int fd, const HookServeOptions& options, const HookServerPlace& p
   };
   std::string line;
   if (!ReadLine(fd, deadline, &line)) {
-    return refuse("no request line (of at most " + std::to_string(kMaxLine) + " bytes) within " +
-                  std::to_string(options.client_timeout_ms) + " ms");
+    return refuse("no request line (of at most " + std::to_string(kMaxSocketLine) +
+                  " bytes) within " + std::to_string(options.client_timeout_ms) + " ms");
   }
   std::string_view rest = line;
+  if (IsReadRequestLine(rest)) {
+    return AnswerReadRequest(fd, rest, deadline, store, options.quiet);
+  }
   const size_t space = rest.find(' ');
   HookRequest request;
   if (space != std::string_view::npos && space > 0 && space <= 32) {
@@ -303,11 +191,10 @@ Result<HookServerPlace> HookServerPlaceFor(const CliContext& ctx, bool make_fold
   return place;
 }
 
-HookServerReply AskHookServer(const HookServerPlace& place, const HookRequest& request,
-                              HookAnswer* answer, std::string* why) {
+Result<Fd> ConnectToServer(const HookServerPlace& place, std::string* why) {
   why->clear();
-  auto connected = ConnectTo(place.socket_path);
-  if (!connected) return HookServerReply::kNoServer;  // none listens: the usual case
+  auto connected = ConnectUnix(place.socket_path);
+  if (!connected) return Err(connected.error());  // none listens: the usual case
   const int fd = connected->get();
   std::string line;
   const auto greeting_deadline = Clock::now() + kGreetingWait;
@@ -317,14 +204,27 @@ HookServerReply AskHookServer(const HookServerPlace& place, const HookRequest& r
       !(rest = std::string_view(line).substr(kGreeting.size()),
         key_size = TakeSize(&rest, kMaxKeyBytes)) ||
       !rest.empty()) {
-    *why = "the hook server at " + place.socket_path + " did not greet; answered alone";
-    return HookServerReply::kNoServer;
+    *why = "the hook server at " + place.socket_path + " did not greet";
+    return Err(Status::Busy(*why));
   }
   std::string key;
   if (!ReadExact(fd, *key_size, greeting_deadline, &key) || key != place.key) {
-    *why = "the hook server at " + place.socket_path + " serves another store; answered alone";
+    *why = "the hook server at " + place.socket_path + " serves another store";
+    return Err(Status::Busy(*why));
+  }
+  return std::move(*connected);
+}
+
+HookServerReply AskHookServer(const HookServerPlace& place, const HookRequest& request,
+                              HookAnswer* answer, std::string* why) {
+  auto connected = ConnectToServer(place, why);
+  if (!connected) {
+    if (!why->empty()) *why += "; answered alone";
     return HookServerReply::kNoServer;
   }
+  const int fd = connected->get();
+  std::string line;
+  std::string_view rest;
   const std::string head = request.seen_mode + " " + (request.checkpoints ? "1" : "0") + " " +
                            std::to_string(request.event.size()) + "\n";
   // A server that stops reading before the whole event cannot have answered
@@ -377,14 +277,7 @@ Status ServeHookCalls(CliContext& ctx, const HookServeOptions& options) {
 
   // The lock is held: a socket left at the path is a dead server's.
   unlink(place.socket_path.c_str());
-  Fd listener(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_un address = UnixAddress(place.socket_path);
-  const mode_t old_mask = umask(077);
-  const int bound = bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  umask(old_mask);
-  if (listener.get() < 0 || bound != 0 || listen(listener.get(), 64) != 0) {
-    return Status::Io("cannot listen at " + place.socket_path + ": " + std::strerror(errno));
-  }
+  ASSIGN_OR_RETURN(Fd listener, ListenUnix(place.socket_path));
   const std::optional<FileIdentity> socket_identity = IdentityOf(place.socket_path);
 
   struct sigaction on_stop {};

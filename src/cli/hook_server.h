@@ -13,10 +13,15 @@
 // connection, so a hook never talks to the server of another store. The
 // server answers only processes of its own user (SO_PEERCRED).
 //
+// The same server answers the read verbs `ls` and `show` (served_reads.h).
+//
 // Protocol, version 1, one call per connection:
 //   server: "sessiondb-hook-server 1 " KEY-LENGTH "\n" KEY
 //   client: SEEN-MODE " " CHECKPOINTS(0|1) " " EVENT-LENGTH "\n" EVENT
 //   server: STDOUT-LENGTH " " LOG-LENGTH "\n" STDOUT LOG
+// or, for a read verb (served_reads.h):
+//   client: "read " LENGTH "\n" ENVIRONMENT ARGUMENTS
+//   server: EXIT-CODE "\n", with its stdout and stderr as two descriptors
 // Lengths are decimal; an event is at most kMaxHookEventBytes, an answer's
 // parts at most kMaxHookAnswerBytes. A hook that got no greeting has sent
 // nothing, so it answers alone; one that sent its event and then lost the
@@ -33,6 +38,7 @@
 #include <string_view>
 
 #include "cli/cli_context.h"
+#include "cli/unix_socket.h"
 #include "sessiondb/memory.h"
 
 namespace sessiondb::cli {
@@ -53,6 +59,11 @@ struct HookServerPlace {
 // not private (another owner, group or world access, a symlink) or the path
 // would be too long for a socket.
 Result<HookServerPlace> HookServerPlaceFor(const CliContext& ctx, bool make_folder);
+
+// A connection to the server at `place` that greeted with this store's key,
+// waiting a few seconds at most. kNotFound when none listens (`*why` empty);
+// kBusy with `*why` when one did not greet in time or serves another store.
+Result<Fd> ConnectToServer(const HookServerPlace& place, std::string* why);
 
 // One hook call as the server answers it.
 struct HookRequest {

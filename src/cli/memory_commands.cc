@@ -226,7 +226,8 @@ void AddHook(CLI::App& app, CliContext& ctx) {
 
   auto serve_options = std::make_shared<HookServeOptions>();
   auto* serve = hook->add_subcommand(
-      "serve", "Keep the store open and answer `hook claude-code` calls over a private socket");
+      "serve",
+      "Keep the store open and answer `hook claude-code`, `ls` and `show` over a private socket");
   serve
       ->add_option("--idle-exit", serve_options->idle_exit_seconds,
                    "End after this many seconds without a call (0: never; default 600)")
@@ -246,7 +247,9 @@ void AddHook(CLI::App& app, CliContext& ctx) {
       "enter, and the server answers only your own processes. Ends on SIGTERM, SIGINT,\n"
       "after --idle-exit, or when the store's database file is replaced. One server per\n"
       "store: a second exits with code 5; the lock file beside the socket holds the\n"
-      "running one's pid. `hook claude-code --resident` starts one.");
+      "running one's pid. `hook claude-code --resident` starts one.\n"
+      "\n`ls` and `show` of this store, when their stdout is not a terminal, are answered\n"
+      "by the server too: the same command line run on its open store, the same output.");
   serve->callback([&ctx, serve_options] {
     const Status served = ServeHookCalls(ctx, *serve_options);
     if (!served.ok()) ctx.Fail(served);

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/completion.h"
 #include "cli/numeric_options.h"
+#include "cli/served_reads.h"
 #include "cli/session_ref.h"
 #include "core/text_rules.h"
 #include "core/tool_call_text.h"
@@ -290,6 +291,7 @@ void AddShow(CLI::App& app, CliContext& ctx) {
       "--from 40 --limit 20\n"
       "  sessiondb show SID --json --data-uris > chat.json");
   cmd->callback([&ctx, args] {
+    if (AnsweredByResidentServer(ctx)) return;
     if (args->data_uris && !ctx.options.json) {
       return ctx.Fail(Status::InvalidArgument(
           "--data-uris only changes JSON output; add --json (images are megabytes of base64)"));

@@ -12,6 +12,7 @@
 #include "api/json_forms.h"
 #include "cli/commands.h"
 #include "cli/numeric_options.h"
+#include "cli/served_reads.h"
 #include "cli/session_ref.h"
 #include "sessiondb/postgres_schema.h"
 
@@ -145,6 +146,7 @@ void AddList(CLI::App& app, CliContext& ctx) {
       "\nExamples:\n  sessiondb ls --all --limit 50\n  sessiondb ls --json --meta "
       "project=/src/app");
   cmd->callback([&ctx, args] {
+    if (AnsweredByResidentServer(ctx)) return;
     ListOptions o{.limit = args->limit, .cursor = args->cursor};
     o.archived = args->all        ? ArchiveFilter::kAll
                  : args->archived ? ArchiveFilter::kArchived
