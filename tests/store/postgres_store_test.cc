@@ -70,6 +70,37 @@ TEST_F(PostgresStore, NamespacesSeeOnlyTheirOwnSessionsAndBlobs) {
   EXPECT_EQ(**a->GetActiveSession(), "only-a");
 }
 
+// A history read asks for its next page before it decodes the one in hand
+// (PgConnection::Send). A row that does not decode ends the read with a page
+// still in flight: it must be taken off the connection, so the next read on
+// it works, and the error must name the row.
+TEST_F(PostgresStore, ARowThatDoesNotDecodeWithAPageInFlightLeavesTheConnectionReady) {
+  ASSERT_TRUE(store_->CreateSession({.id = "long"}));
+  ASSERT_TRUE(store_->CreateSession({.id = "short"}));
+  std::vector<Message> messages;
+  for (int i = 0; i < 5000; ++i) {
+    messages.emplace_back().parts.push_back(Part::Text("m" + std::to_string(i)));
+  }
+  ASSERT_TRUE(store_->AppendBatch("long", messages));
+  Message short_one;
+  short_one.parts.push_back(Part::Text("still here"));
+  ASSERT_TRUE(store_->Append("short", short_one));
+  ASSERT_EQ(store_->ReadMessages("long")->size(), 5000u);
+  // Seq 2500 is on the second page of 2,000: the third is in flight.
+  pg_->Query("UPDATE events SET role = 'bogus' WHERE session_id = 'long' AND seq = 2500");
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto broken = store_->ReadMessages("long");
+    ASSERT_FALSE(broken);
+    EXPECT_EQ(broken.error().code(), StatusCode::kCorruption) << broken.error().ToString();
+    auto other = store_->ReadMessages("short");
+    ASSERT_TRUE(other) << other.error().ToString();
+    ASSERT_EQ(other->size(), 1u);
+    EXPECT_EQ(other->front().parts[0].text, "still here");
+  }
+  EXPECT_EQ(store_->ReadMessages("long", 1, 2000)->size(), 2000u) << "the rows before it read";
+  EXPECT_EQ(store_->ReadLastMessages("long", 2500)->size(), 2500u) << "and those after it";
+}
+
 TEST_F(PostgresStore, TheNamespaceComesFromTheUriOrTheOptionsButNotFromBothWhenTheyDiffer) {
   auto by_option = OpenNamespace("proj");
   ASSERT_TRUE(by_option);

@@ -28,12 +28,15 @@ namespace sessiondb::postgres {
   X(finish) \
   X(getisnull) \
   X(getlength) \
+  X(getResult) \
   X(getvalue) \
   X(ntuples) \
   X(prepare) \
   X(resultErrorField) \
   X(resultErrorMessage) \
   X(resultStatus) \
+  X(sendQueryParams) \
+  X(sendQueryPrepared) \
   X(setNoticeProcessor) \
   X(socket) \
   X(status) \

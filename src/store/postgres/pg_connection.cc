@@ -11,6 +11,8 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "core/mutex.h"
 
@@ -362,47 +364,55 @@ Status PgConnection::ErrorFrom(PGresult* result, const char* sql) {
   return Status::Internal(text);
 }
 
-Result<PgResult> PgConnection::Exec(const char* sql, const PgParams& params, bool binary_result) {
-  retryable_ = false;
-  const size_t n = params.values_.size();
-  std::vector<const char*> values(n);
-  std::vector<int> lengths(n), formats(n);
-  for (size_t i = 0; i < n; ++i) {
-    const PgParams::Value& v = params.values_[i];
-    if (v.is_null) {
-      values[i] = nullptr;
-    } else if (v.binary) {
-      values[i] = v.bytes.data();
-      lengths[i] = static_cast<int>(v.bytes.size());
-      formats[i] = 1;
-    } else {
-      values[i] = v.text.c_str();
-    }
-  }
-  // Unnamed the first time (one round trip), prepared the second.
-  auto it = prepare_ ? prepared_.find(sql) : prepared_.end();
-  PGresult* raw = nullptr;
-  if (it == prepared_.end()) {
-    raw = Pq().execParams(conn_, sql, static_cast<int>(n), nullptr, values.data(), lengths.data(),
-                          formats.data(), binary_result ? 1 : 0);
-    if (prepare_) prepared_.emplace(sql, "");
-  } else {
-    if (it->second.empty()) {
-      const std::string name = "sdb" + std::to_string(next_name_++);
-      PGresult* prep = Pq().prepare(conn_, name.c_str(), sql, static_cast<int>(n), nullptr);
-      const bool ok = prep && Pq().resultStatus(prep) == PGRES_COMMAND_OK;
-      if (ok) {
-        it->second = name;
-        Pq().clear(prep);
+namespace {
+
+// PgParams as libpq takes them; points into the params, which must outlive it.
+struct LibPqParams {
+  explicit LibPqParams(const PgParams::Values& params)
+      : values(params.size()), lengths(params.size()), formats(params.size()) {
+    for (size_t i = 0; i < params.size(); ++i) {
+      const auto& v = params[i];
+      if (v.is_null) {
+        values[i] = nullptr;
+      } else if (v.binary) {
+        values[i] = v.bytes.data();
+        lengths[i] = static_cast<int>(v.bytes.size());
+        formats[i] = 1;
       } else {
-        raw = prep;  // its error is reported below
+        values[i] = v.text.c_str();
       }
     }
-    if (raw == nullptr) {
-      raw = Pq().execPrepared(conn_, it->second.c_str(), static_cast<int>(n), values.data(),
-                              lengths.data(), formats.data(), binary_result ? 1 : 0);
-    }
   }
+  int count() const { return static_cast<int>(values.size()); }
+  std::vector<const char*> values;
+  std::vector<int> lengths, formats;
+};
+
+}  // namespace
+
+std::string PgConnection::PreparedName(const char* sql, PGresult** failed) {
+  *failed = nullptr;
+  // Unnamed the first time (one round trip), prepared the second.
+  auto it = prepare_ ? prepared_.find(sql) : prepared_.end();
+  if (it == prepared_.end()) {
+    if (prepare_) prepared_.emplace(sql, "");
+    return "";
+  }
+  if (it->second.empty()) {
+    const std::string name = "sdb" + std::to_string(next_name_++);
+    PGresult* prep = Pq().prepare(conn_, name.c_str(), sql, 0, nullptr);
+    if (prep == nullptr || Pq().resultStatus(prep) != PGRES_COMMAND_OK) {
+      *failed = prep;
+      return "";
+    }
+    Pq().clear(prep);
+    it->second = name;
+  }
+  return it->second;
+}
+
+Result<PgResult> PgConnection::TakeResult(PGresult* raw, const char* sql, bool* lost_prepared) {
+  *lost_prepared = false;
   const ExecStatusType st = raw ? Pq().resultStatus(raw) : PGRES_FATAL_ERROR;
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return PgResult(raw);
   const char* state_c = raw ? Pq().resultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
@@ -414,9 +424,7 @@ Result<PgResult> PgConnection::Exec(const char* sql, const PgParams& params, boo
     if (raw) Pq().clear(raw);
     prepare_ = false;
     prepared_.clear();
-    if (Pq().transactionStatus(conn_) == PQTRANS_IDLE) {
-      return Exec(sql, params, binary_result);  // nothing to roll back: at once
-    }
+    *lost_prepared = true;
     retryable_ = true;
     return Err(Status::Busy(
         "PostgreSQL lost a prepared statement of this connection (a pooler in transaction "
@@ -425,6 +433,70 @@ Result<PgResult> PgConnection::Exec(const char* sql, const PgParams& params, boo
   Status error = ErrorFrom(raw, sql);
   if (raw) Pq().clear(raw);
   return Err(std::move(error));
+}
+
+Result<PgResult> PgConnection::Exec(const char* sql, const PgParams& params, bool binary_result) {
+  retryable_ = false;
+  if (in_flight_ != nullptr) {
+    return Err(Status::Internal("a statement was run before the one in flight was received"));
+  }
+  const LibPqParams p(params.values_);
+  PGresult* raw = nullptr;
+  const std::string name = PreparedName(sql, &raw);
+  if (raw == nullptr && name.empty()) {
+    raw = Pq().execParams(conn_, sql, p.count(), nullptr, p.values.data(), p.lengths.data(),
+                          p.formats.data(), binary_result ? 1 : 0);
+  } else if (raw == nullptr) {
+    raw = Pq().execPrepared(conn_, name.c_str(), p.count(), p.values.data(), p.lengths.data(),
+                            p.formats.data(), binary_result ? 1 : 0);
+  }
+  bool lost_prepared = false;
+  Result<PgResult> result = TakeResult(raw, sql, &lost_prepared);
+  if (lost_prepared && Pq().transactionStatus(conn_) == PQTRANS_IDLE) {
+    retryable_ = false;
+    return Exec(sql, params, binary_result);  // nothing to roll back: at once
+  }
+  return result;
+}
+
+Status PgConnection::Send(const char* sql, const PgParams& params) {
+  retryable_ = false;
+  if (in_flight_ != nullptr) {
+    return Status::Internal("a statement was sent before the one in flight was received");
+  }
+  const LibPqParams p(params.values_);
+  PGresult* failed = nullptr;
+  const std::string name = PreparedName(sql, &failed);
+  if (failed != nullptr) {
+    bool lost_prepared = false;
+    return TakeResult(failed, sql, &lost_prepared).error();
+  }
+  const int sent = name.empty()
+                       ? Pq().sendQueryParams(conn_, sql, p.count(), nullptr, p.values.data(),
+                                              p.lengths.data(), p.formats.data(), 0)
+                       : Pq().sendQueryPrepared(conn_, name.c_str(), p.count(), p.values.data(),
+                                                p.lengths.data(), p.formats.data(), 0);
+  if (sent != 1) return ErrorFrom(nullptr, sql);
+  in_flight_ = sql;
+  return Status::Ok();
+}
+
+Result<PgResult> PgConnection::Receive() {
+  retryable_ = false;
+  const char* sql = std::exchange(in_flight_, nullptr);
+  if (sql == nullptr) return Err(Status::Internal("nothing was sent to receive"));
+  // One statement gives one result, then null: the rest is taken so the
+  // connection is ready for the next.
+  PGresult* raw = nullptr;
+  while (PGresult* next = Pq().getResult(conn_)) {
+    if (raw == nullptr) {
+      raw = next;
+    } else {
+      Pq().clear(next);
+    }
+  }
+  bool lost_prepared = false;
+  return TakeResult(raw, sql, &lost_prepared);
 }
 
 Result<PgResult> PgConnection::ExecPlanned(const char* sql, const PgParams& params) {

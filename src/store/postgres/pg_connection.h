@@ -36,13 +36,18 @@ class PgParams {
 
  private:
   friend class PgConnection;
+
+ public:
   struct Value {
     std::string text;
     std::string_view bytes;
     bool is_null = false;
     bool binary = false;
   };
-  std::vector<Value> values_;
+  using Values = std::vector<Value>;
+
+ private:
+  Values values_;
 };
 
 // The rows of a query. Text format unless the query asked for binary results.
@@ -124,6 +129,15 @@ class PgConnection {
   // full-text match of a rare or a common word), where a prepared
   // statement's generic plan, chosen after five runs, can be 100 times slower.
   Result<PgResult> ExecPlanned(const char* sql, const PgParams& params);
+  // Exec in two halves, so the caller works while the server does (a
+  // history read decodes one page while the server reads the next): Send
+  // returns once `sql` is sent, Receive waits for its result, with Exec's
+  // errors (a statement the server lost is retryable, never sent again here).
+  // One statement in flight at a time, and nothing else runs on the
+  // connection until Receive took its result.
+  Status Send(const char* sql, const PgParams& params = {});
+  Result<PgResult> Receive();
+  bool in_flight() const { return in_flight_ != nullptr; }
   Status Run(const char* sql, const PgParams& params = {});
   // Runs several statements separated by ';' (no parameters), e.g. a migration.
   Status RunScript(const char* sql);
@@ -168,6 +182,15 @@ class PgConnection {
   // when it was run once, unnamed.
   std::unordered_map<std::string, std::string> prepared_;
   int next_name_ = 0;
+  const char* in_flight_ = nullptr;  // the statement Send sent, until Receive
+
+  // The name `sql` is prepared under on this connection, preparing it now
+  // when this is its second run; empty: send it unnamed. `*failed` is the
+  // result of a PREPARE that failed.
+  std::string PreparedName(const char* sql, PGresult** failed);
+  // Exec's end: `raw`'s rows, or its error as Exec maps it. `*lost_prepared`
+  // is set when the server lost a prepared statement of this connection.
+  Result<PgResult> TakeResult(PGresult* raw, const char* sql, bool* lost_prepared);
 };
 
 // BEGIN on Begin(); ROLLBACK on destruction unless Commit() succeeded.
