@@ -204,14 +204,7 @@ TEST_F(HookServerCli, HostileCallsAreRefusedAndTheServerGoesOnServing) {
   const std::string log = dir_.Sub("hostile.log");
   const std::string socket_path = StartServer(store_, log, {"--request-timeout-ms", "300"});
   ASSERT_FALSE(socket_path.empty());
-  auto send_raw = [&](const std::string& bytes) {
-    const int fd = ConnectUnix(socket_path);
-    EXPECT_GE(fd, 0);
-    if (!bytes.empty()) (void)send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    const std::string reply = ReadToClose(fd);
-    close(fd);
-    return reply;
-  };
+  auto send_raw = [&](const std::string& bytes) { return SendRaw(socket_path, bytes); };
   // A hook that sends nothing gets the greeting alone, then the door.
   const std::string greeting = send_raw("");
   EXPECT_TRUE(Contains(greeting, "sessiondb-hook-server 1 ")) << greeting;
@@ -291,42 +284,15 @@ TEST_F(HookServerCli, AServerLostAfterTheEventLetsTheCallGoOnWithoutASecondAnswe
   const std::string socket_path = StartServer(store_, dir_.Sub("real.log"));
   ASSERT_FALSE(socket_path.empty());
   const int probe = ConnectUnix(socket_path);
-  std::string greeting;
-  char c;
-  while (recv(probe, &c, 1, 0) == 1 && c != '\n') greeting += c;
-  const size_t key_size = std::stoul(greeting.substr(greeting.rfind(' ') + 1));
-  std::string key(key_size, '\0');
-  ASSERT_EQ(recv(probe, key.data(), key_size, MSG_WAITALL), static_cast<ssize_t>(key_size));
+  const std::string key = ReadGreetingKey(probe);
   close(probe);
   EXPECT_TRUE(Contains(key, store_)) << key;
   EXPECT_EQ(StopServer(), 0);
 
-  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", socket_path.c_str());
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
-  std::string taken;
-  std::thread fake([&] {
-    const int fd = accept(listener, nullptr, nullptr);
-    const std::string hello = "sessiondb-hook-server 1 " + std::to_string(key.size()) + "\n" + key;
-    (void)send(fd, hello.data(), hello.size(), MSG_NOSIGNAL);
-    // The whole request (its line says how long), then the door.
-    char buf[4096];
-    ssize_t n;
-    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
-      taken.append(buf, static_cast<size_t>(n));
-      const size_t line_end = taken.find('\n');
-      if (line_end == std::string::npos) continue;
-      const size_t length = std::stoul(taken.substr(taken.rfind(' ', line_end) + 1));
-      if (taken.size() >= line_end + 1 + length) break;
-    }
-    close(fd);
+  CliRun lost;
+  const std::string taken = FakeServerOnce(socket_path, key, "", [&] {
+    lost = Hook(ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode));
   });
-  CliRun lost = Hook(ClaudeWriteEvent("PreToolUse", "/work/billing.py", kBillingCode));
-  fake.join();
-  close(listener);
   EXPECT_EQ(lost.exit_code, 0);
   EXPECT_EQ(lost.out, "");
   EXPECT_TRUE(Contains(lost.err, "took the event and gave no answer; allowed")) << lost.err;

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +37,52 @@ inline int ConnectUnix(const std::string& path) {
 }
 
 // Everything `fd` (a socket or a pipe) gives until it closes, or 10 s pass.
+// The key a server greets with on `fd`, just connected (the greeting's
+// line, then that many bytes); empty when it does not greet.
+inline std::string ReadGreetingKey(int fd) {
+  std::string greeting;
+  char c;
+  while (recv(fd, &c, 1, 0) == 1 && c != '\n') greeting += c;
+  if (greeting.rfind(' ') == std::string::npos) return "";
+  std::string key(std::stoul(greeting.substr(greeting.rfind(' ') + 1)), '\0');
+  if (recv(fd, key.data(), key.size(), MSG_WAITALL) != static_cast<ssize_t>(key.size())) return "";
+  return key;
+}
+
+// A fake server at `socket_path` for one connection while `call` runs: it
+// greets with `key`, takes one whole request (its line ends with the
+// length of what follows), sends `reply` and closes. Returns the request.
+inline std::string FakeServerOnce(const std::string& socket_path, const std::string& key,
+                                  const std::string& reply, const std::function<void()>& call) {
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", socket_path.c_str());
+  EXPECT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  EXPECT_EQ(listen(listener, 4), 0);
+  std::string taken;
+  std::thread fake([&] {
+    const int fd = accept(listener, nullptr, nullptr);
+    const std::string hello = "sessiondb-hook-server 1 " + std::to_string(key.size()) + "\n" + key;
+    (void)send(fd, hello.data(), hello.size(), MSG_NOSIGNAL);
+    char buf[4096];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+      taken.append(buf, static_cast<size_t>(n));
+      const size_t line_end = taken.find('\n');
+      if (line_end == std::string::npos) continue;
+      const size_t length = std::stoul(taken.substr(taken.rfind(' ', line_end) + 1));
+      if (taken.size() >= line_end + 1 + length) break;
+    }
+    if (!reply.empty()) (void)send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+    close(fd);
+  });
+  call();
+  fake.join();
+  close(listener);
+  return taken;
+}
+
 inline std::string ReadToClose(int fd) {
   std::string out;
   char buf[4096];
@@ -47,6 +95,17 @@ inline std::string ReadToClose(int fd) {
     out.append(buf, static_cast<size_t>(n));
   }
   return out;
+}
+
+// Connects to `socket_path`, sends `bytes` (nothing when empty) and returns
+// all the server sent until it closed.
+inline std::string SendRaw(const std::string& socket_path, const std::string& bytes) {
+  const int fd = ConnectUnix(socket_path);
+  EXPECT_GE(fd, 0);
+  if (!bytes.empty()) (void)send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  std::string reply = ReadToClose(fd);
+  close(fd);
+  return reply;
 }
 
 class HookServerCli : public Cli {

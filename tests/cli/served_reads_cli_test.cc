@@ -175,11 +175,7 @@ TEST_F(ServedReadsCli, HostileReadRequestsAreClosedAndChangeNothing) {
   const std::string socket_path = StartServer(store_, log, {"--request-timeout-ms", "300"});
   ASSERT_FALSE(socket_path.empty());
   auto send_raw = [&](const std::string& bytes) {
-    const int fd = ConnectUnix(socket_path);
-    EXPECT_GE(fd, 0);
-    if (!bytes.empty()) (void)send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    std::string reply = ReadToClose(fd);
-    close(fd);
+    const std::string reply = SendRaw(socket_path, bytes);
     return reply.substr(reply.find('\n') + 1);  // after the greeting's line: its key
   };
   auto request = [](const std::string& body) {
@@ -220,11 +216,7 @@ TEST_F(ServedReadsCli, HostileReadRequestsAreClosedAndChangeNothing) {
   // A well-formed request from a raw client gets its exit code and two
   // descriptors; what they hold is the read's output.
   const int fd = ConnectUnix(socket_path);
-  std::string greeting;
-  char c;
-  while (recv(fd, &c, 1, 0) == 1 && c != '\n') greeting += c;
-  std::string skip(std::stoul(greeting.substr(greeting.rfind(' ') + 1)), '\0');
-  ASSERT_EQ(recv(fd, skip.data(), skip.size(), MSG_WAITALL), static_cast<ssize_t>(skip.size()));
+  ASSERT_EQ(ReadGreetingKey(fd), key);
   const std::string body = nul + "show" + nul + sessions[0] + nul;
   const std::string req = request(body);
   ASSERT_EQ(send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
@@ -259,42 +251,15 @@ TEST_F(ServedReadsCli, AReadWithoutAnAnswerIsAnsweredAloneOnce) {
   const std::string socket_path = StartServer(store_, dir_.Sub("real.log"));
   ASSERT_FALSE(socket_path.empty());
   // The real server's greeting, then a fake at its path that takes the
-  // request and closes (as a server killed mid-read would).
+  // request and answers without the two files (as no server of ours does).
   const int probe = ConnectUnix(socket_path);
-  std::string greeting;
-  char c;
-  while (recv(probe, &c, 1, 0) == 1 && c != '\n') greeting += c;
-  std::string key(std::stoul(greeting.substr(greeting.rfind(' ') + 1)), '\0');
-  ASSERT_EQ(recv(probe, key.data(), key.size(), MSG_WAITALL), static_cast<ssize_t>(key.size()));
+  const std::string key = ReadGreetingKey(probe);
   close(probe);
   EXPECT_EQ(StopServer(), 0);
-  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", socket_path.c_str());
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
-  std::string taken;
-  std::thread fake([&] {
-    const int fd = accept(listener, nullptr, nullptr);
-    const std::string hello = "sessiondb-hook-server 1 " + std::to_string(key.size()) + "\n" + key;
-    (void)send(fd, hello.data(), hello.size(), MSG_NOSIGNAL);
-    char buf[4096];
-    ssize_t n;
-    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
-      taken.append(buf, static_cast<size_t>(n));
-      const size_t line_end = taken.find('\n');
-      if (line_end == std::string::npos) continue;
-      const size_t length = std::stoul(taken.substr(5, line_end - 5));
-      if (taken.size() >= line_end + 1 + length) break;
-    }
-    // An answer without its descriptors: not taken.
-    (void)send(fd, "0\n", 2, MSG_NOSIGNAL);
-    close(fd);
+  CliRun r;
+  const std::string taken = FakeServerOnce(socket_path, key, "0\n", [&] {
+    r = Read({"show", sessions[0]}, {{"TZ", "UTC"}});
   });
-  const CliRun r = Read({"show", sessions[0]}, {{"TZ", "UTC"}});
-  fake.join();
-  close(listener);
   EXPECT_TRUE(Contains(taken, "read ")) << "the read asked the fake";
   EXPECT_TRUE(Contains(taken, std::string("TZ=UTC") + '\0')) << "and forwarded TZ";
   EXPECT_EQ(r.exit_code, 0);
