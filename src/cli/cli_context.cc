@@ -172,6 +172,15 @@ CodeMemory* CliContext::OpenCodeMemory() {
   return code_memory_.get();
 }
 
+int CliContext::ExitCodeAfterFlush() const {
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "sessiondb: error: cannot write to standard output\n";
+    return kExitStorageError;
+  }
+  return exit_code_;
+}
+
 void CliContext::Fail(const Status& status) {
   exit_code_ = ExitCodeFor(status.code());
   PrintError(StatusCodeName(status.code()), status.message(), options.json);

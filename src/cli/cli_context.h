@@ -129,6 +129,9 @@ class CliContext {
   bool serving_a_read() const { return borrowed_store_ != nullptr; }
 
   int exit_code() const { return exit_code_; }
+  // exit_code() once stdout is flushed; kExitStorageError, said on stderr,
+  // when stdout could not be written.
+  int ExitCodeAfterFlush() const;
   void set_exit_code(int code) { exit_code_ = code; }
 
  private:

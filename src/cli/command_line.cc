@@ -252,12 +252,7 @@ std::optional<int> RunCommandLine(CliContext& ctx, int argc, char** argv,
     // The library returns errors as values; this is a bug or an allocation failure.
     ctx.Fail(sessiondb::Status::Internal(e.what()));
   }
-  std::cout.flush();
-  if (!std::cout) {
-    std::cerr << "sessiondb: error: cannot write to standard output\n";
-    return kExitStorageError;
-  }
-  return ctx.exit_code();
+  return ctx.ExitCodeAfterFlush();
 }
 
 }  // namespace sessiondb::cli

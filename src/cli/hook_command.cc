@@ -194,12 +194,7 @@ std::optional<int> RunHookFastPath(int argc, char** argv) {
   ctx.options.no_pager = no_pager;
   RunClaudeCodeHook(ctx, seen.value_or("content"), /*leave_store_open=*/true, !no_checkpoints,
                     resident);
-  std::cout.flush();
-  if (!std::cout) {
-    std::cerr << "sessiondb: error: cannot write to standard output\n";
-    return kExitStorageError;
-  }
-  return ctx.exit_code();
+  return ctx.ExitCodeAfterFlush();
 }
 
 }  // namespace sessiondb::cli

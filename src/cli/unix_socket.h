@@ -65,7 +65,7 @@ std::optional<size_t> TakeSize(std::string_view* text, size_t max);
 // sockaddr_un's path); kNotFound with the reason when none listens.
 Result<Fd> ConnectUnix(const std::string& path);
 
-// A socket listening at `path` (made with mode 0600), for AcceptOne.
+// A socket listening at `path` (made with mode 0600, at most 64 waiting).
 Result<Fd> ListenUnix(const std::string& path);
 
 // Sends `line` (which ends with '\n') and, with its first byte, the
