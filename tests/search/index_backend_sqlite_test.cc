@@ -210,6 +210,78 @@ TEST_F(SqliteIndexBackendTest, CandidatesPassingAFilterAreThoseTheWholeListHolds
   EXPECT_EQ(*after, (std::vector<int64_t>{ids[0]}));
 }
 
+// A page's snippets are read in one walk of the matches (MatchSnippets):
+// each is MatchSnippet's to the byte, whether the walk reaches it, stops
+// past a thousand matches and looks it up afresh, or finds it gone.
+TEST_F(SqliteIndexBackendTest, APageGetsEachSnippetMatchSnippetGives) {
+  std::vector<Message> batch;
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = "walrus entry " + std::to_string(i) + " of the   long\nwinter log";
+    if (i % 700 == 0) text += " with a narwhal sighting";
+    batch.push_back(Text(text));
+  }
+  ASSERT_TRUE(store_->AppendBatch("s", batch));
+  ASSERT_TRUE(store_->Append("s", Text("no such animal here")));
+  ASSERT_TRUE(store_->Append("s", WriteCall("/walrus.py", "walrus = 1  # walrus counter")));
+  ASSERT_TRUE(store::CatchUpTextIndex(*backend_, -1, nullptr));
+  store::TextQuery walrus;
+  walrus.all_of.push_back({store::TextPhrase{.words = {"walrus"}}});
+  auto ranking = backend_->RankKeyword(walrus, SearchFilter{}, 100000);
+  ASSERT_TRUE(ranking) << ranking.error().message();
+  ASSERT_EQ(ranking->matches, 3001);  // the messages and the code write
+  std::vector<int64_t> matching;
+  for (const store::RankedDoc& d : ranking->docs) matching.push_back(d.doc_id);
+  std::sort(matching.begin(), matching.end(), std::greater<>());
+  // The newest (the code write), two neighbours, two hits more than a
+  // thousand matches apart, the oldest, one asked twice, out of order; a
+  // document that does not match and one that does not exist; one asked
+  // for its text.
+  const int64_t unknown = matching.front() + 100;
+  auto no_match = backend_->RankKeyword(
+      store::TextQuery{.all_of = {{store::TextPhrase{.words = {"animal"}}}}}, SearchFilter{}, 10);
+  ASSERT_TRUE(no_match);
+  ASSERT_EQ(no_match->docs.size(), 1u);
+  const std::vector<store::IndexBackend::PageRequest> page = {
+      {matching[1500], true}, {matching[0], true},
+      {matching[1], true},    {no_match->docs[0].doc_id, true},
+      {matching[2], true},    {matching[2999], true},
+      {matching[3000], true}, {matching[1500], true},
+      {unknown, true},        {matching[40], false},
+      {matching[2200], true}};
+  auto loaded = backend_->LoadPage(walrus, page);
+  ASSERT_TRUE(loaded) << loaded.error().message();
+  ASSERT_EQ(loaded->size(), page.size());
+  int snippets = 0;
+  for (size_t i = 0; i < page.size(); ++i) {
+    SCOPED_TRACE("request " + std::to_string(i));
+    const store::IndexBackend::PageDocument& d = (*loaded)[i];
+    SearchHit hit;
+    auto present = backend_->LoadHitDetails(page[i].doc_id, &hit);
+    ASSERT_TRUE(present);
+    ASSERT_EQ(d.present, *present);
+    if (!d.present) continue;
+    EXPECT_EQ(d.hit.session_id, hit.session_id);
+    EXPECT_EQ(d.hit.seq, hit.seq);
+    if (!page[i].keyword) {
+      auto text = backend_->ReadDocumentText(page[i].doc_id);
+      ASSERT_TRUE(text);
+      EXPECT_EQ(d.text, *text);
+      EXPECT_TRUE(d.snippet.text.empty());
+      continue;
+    }
+    auto alone = backend_->MatchSnippet(walrus, page[i].doc_id);
+    ASSERT_TRUE(alone) << alone.error().message();
+    EXPECT_EQ(d.snippet.text, alone->text);
+    EXPECT_EQ(d.snippet.highlights, alone->highlights);
+    snippets += d.snippet.text.empty() ? 0 : 1;
+  }
+  // Every wanted match got its snippet, the one that does not match none.
+  EXPECT_EQ(snippets, 8);
+  EXPECT_TRUE((*loaded)[3].present);
+  EXPECT_TRUE((*loaded)[3].snippet.text.empty());
+  EXPECT_FALSE((*loaded)[8].present);
+}
+
 TEST_F(SqliteIndexBackendTest, SearchAndMemoryOpenOnAStoreObject) {
   ASSERT_TRUE(store_->Append("s", Text("the quarterly flamingo report")));
   SearchOptions options;

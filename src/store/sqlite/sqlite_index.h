@@ -15,6 +15,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "store/index_backend.h"
 #include "store/sqlite/sqlite_db.h"
@@ -52,6 +54,10 @@ class SqliteIndexBackend final : public store::IndexBackend {
   Result<bool> LoadHitDetails(int64_t doc_id, SearchHit* hit) override;
   Result<store::Snippet> MatchSnippet(const store::TextQuery& query, int64_t doc_id) override;
   Result<std::optional<std::string>> ReadDocumentText(int64_t doc_id) override;
+  // As the default, with the page's snippets read in one walk of the
+  // matches (MatchSnippets).
+  Result<std::vector<PageDocument>> LoadPage(const store::TextQuery& query,
+                                             std::span<const PageRequest> docs) override;
   Status RebuildKeywordIndex() override;
   bool HasVocabulary() const override { return true; }
   Result<std::vector<store::VocabularyWord>> VocabularyWords(std::string_view prefix,
@@ -96,6 +102,10 @@ class SqliteIndexBackend final : public store::IndexBackend {
   // True when no match of a query can fail `filter` (the kinds aside, which
   // the MATCH expression holds): then RankKeyword reads FTS5 alone.
   Result<bool> EveryMatchPassesFilter(const SearchFilter& filter);
+  // MatchSnippet's answer for each of `doc_ids` that matches `query`, by
+  // document id; the others are left out.
+  Result<std::unordered_map<int64_t, store::Snippet>> MatchSnippets(const store::TextQuery& query,
+                                                                    std::vector<int64_t> doc_ids);
 
   SqliteIndexBackend(std::string store_dir, std::unique_ptr<Database> owned_db, Database* db,
                      FileSystem* file_system)

@@ -2,7 +2,9 @@
 // search filter, the documents passing a filter, FTS5 snippets, and the
 // index rebuilt from the log.
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "core/text_rules.h"
 #include "store/sqlite/fts5_query.h"
@@ -84,6 +86,16 @@ void BindFilter(Statement& s, const SearchFilter& f) {
 // become highlight ranges. Control characters never appear in indexed words.
 constexpr char kOpen = '\x02';
 constexpr char kClose = '\x03';
+
+// A page's snippets are read in one walk of the query's matches, newest
+// first, from its newest hit to its oldest: FTS5 answers `rowid = X` by
+// looking the words up in every segment again (~170 µs a snippet for a word
+// in 1 % of a million documents, 20 snippets a page), while the walk costs
+// about 0.1 µs a match passed. A walk that passes this many matches without
+// reaching the next hit stops there and looks that hit up afresh, so a page
+// spread thin over a very common word's matches costs about what a lookup
+// per hit did.
+constexpr int64_t kMatchesWalkedBetweenSnippets = 1000;
 
 store::Snippet FromMarked(std::string_view marked) {
   store::Snippet out;
@@ -220,6 +232,75 @@ Result<store::Snippet> SqliteIndexBackend::MatchSnippet(const store::TextQuery& 
   if (!row) return store::Snippet{};
   // Newlines and runs of spaces make a snippet hard to read on one line.
   return FromMarked(CollapseWhitespace(s.ColumnText(0)));
+}
+
+Result<std::vector<store::IndexBackend::PageDocument>> SqliteIndexBackend::LoadPage(
+    const store::TextQuery& query, std::span<const PageRequest> docs) {
+  std::vector<PageDocument> out(docs.size());
+  std::vector<int64_t> keyword_hits;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    PageDocument& d = out[i];
+    ASSIGN_OR_RETURN(d.present, LoadHitDetails(docs[i].doc_id, &d.hit));
+    if (!d.present) continue;
+    if (docs[i].keyword) {
+      keyword_hits.push_back(docs[i].doc_id);
+    } else {
+      ASSIGN_OR_RETURN(d.text, ReadDocumentText(docs[i].doc_id));
+    }
+  }
+  ASSIGN_OR_RETURN(auto snippets, MatchSnippets(query, std::move(keyword_hits)));
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (!out[i].present || !docs[i].keyword) continue;
+    // Copied: a document may be asked for twice.
+    if (auto it = snippets.find(docs[i].doc_id); it != snippets.end()) out[i].snippet = it->second;
+  }
+  return out;
+}
+
+Result<std::unordered_map<int64_t, store::Snippet>> SqliteIndexBackend::MatchSnippets(
+    const store::TextQuery& query, std::vector<int64_t> doc_ids) {
+  std::unordered_map<int64_t, store::Snippet> out;
+  const std::string match = Fts5Expression(query);
+  if (match.empty() || doc_ids.empty()) return out;
+  // Newest first, as the walk goes.
+  std::sort(doc_ids.begin(), doc_ids.end(), std::greater<>());
+  doc_ids.erase(std::unique(doc_ids.begin(), doc_ids.end()), doc_ids.end());
+  const std::string wanted = nlohmann::json(doc_ids).dump();
+  size_t next = 0;  // doc_ids[next]: the newest document not reached yet
+  while (next < doc_ids.size()) {
+    // From the next document down to the oldest: snippet() is called for
+    // the wanted rows alone, the others only pass by.
+    ASSIGN_OR_RETURN(
+        Statement s,
+        db_->Prepare("SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?4))"
+                     " THEN snippet(search_fts, -1, char(2), char(3), '…', 24) END"
+                     " FROM search_fts WHERE search_fts MATCH ?1 AND rowid <= ?2 AND rowid >= ?3"
+                     " ORDER BY rowid DESC"));
+    s.Bind(1, std::string_view(match))
+        .Bind(2, doc_ids[next])
+        .Bind(3, doc_ids.back())
+        .Bind(4, std::string_view(wanted));
+    int64_t passed = 0;  // matches walked since the last wanted one
+    bool walked_to_the_end = true;
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      const int64_t id = s.ColumnInt(0);
+      // A wanted document newer than this row does not match (any more).
+      while (next < doc_ids.size() && doc_ids[next] > id) ++next;
+      if (next < doc_ids.size() && doc_ids[next] == id) {
+        out[id] = FromMarked(CollapseWhitespace(s.ColumnText(1)));
+        ++next;
+        passed = 0;
+        if (next == doc_ids.size()) break;
+      } else if (++passed > kMatchesWalkedBetweenSnippets) {
+        walked_to_the_end = false;
+        break;
+      }
+    }
+    if (walked_to_the_end) break;  // the rest of the wanted do not match
+  }
+  return out;
 }
 
 Result<std::vector<store::VocabularyWord>> SqliteIndexBackend::VocabularyWords(
