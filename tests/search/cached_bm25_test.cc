@@ -69,10 +69,15 @@ class CachedBm25 : public ::testing::Test {
   // Every row `match` finds, with bm25() and sessiondb_bm25 side by side, on
   // the test's one connection (so its kept counts are what is checked).
   // Returns how many rows there were.
-  int ExpectSameScores(const std::string& match) {
+  // `newest_first`: in the order a search walks (its lengths may be read a
+  // block at a time).
+  int ExpectSameScores(const std::string& match, bool newest_first = false) {
     auto s = db_->Prepare(
-        "SELECT rowid, bm25(search_fts), sessiondb_bm25(search_fts, ?1) FROM search_fts"
-        " WHERE search_fts MATCH ?1");
+        newest_first
+            ? "SELECT rowid, bm25(search_fts), sessiondb_bm25(search_fts, ?1) FROM search_fts"
+              " WHERE search_fts MATCH ?1 ORDER BY rowid DESC"
+            : "SELECT rowid, bm25(search_fts), sessiondb_bm25(search_fts, ?1) FROM search_fts"
+              " WHERE search_fts MATCH ?1");
     EXPECT_TRUE(s) << s.error().ToString();
     if (!s) return 0;
     s->Bind(1, std::string_view(match));
@@ -152,6 +157,24 @@ TEST_F(CachedBm25, AKeptLengthFollowsADocumentRewrittenUnderItsId) {
       db_->Exec("UPDATE events SET text = 'gamma' WHERE session_id = 'a' AND seq = 7").ok());
   AppendSession("b", 20, 6);
   EXPECT_GT(ExpectSameScores("alpha OR beta OR gamma"), 0);
+}
+
+// A word in most documents, walked newest first as a search does: its
+// lengths are read a block of ids at a time (more than one block here), and
+// the scores stay bm25()'s, before and after documents are rewritten under
+// their ids and added.
+TEST_F(CachedBm25, ANewestFirstWalkOfACommonWordScoresAsBm25) {
+  AppendSession("a", 2600, 7);
+  for (const std::string& q : {"alpha", "alpha OR beta", "kappa", "alpha", "eta*"}) {
+    EXPECT_GT(ExpectSameScores(q, true), 1000) << q;
+  }
+  ASSERT_TRUE(db_->Exec("UPDATE events SET text = 'alpha ' || text || ' alpha beta kappa'"
+                        " WHERE session_id = 'a' AND seq % 97 = 0")
+                  .ok());
+  AppendSession("b", 1200, 8);
+  for (const std::string& q : {"alpha", "kappa", "alpha OR beta"}) {
+    EXPECT_GT(ExpectSameScores(q, true), 1000) << q;
+  }
 }
 
 TEST_F(CachedBm25, WithoutAKeyEveryQueryCountsAfresh) {

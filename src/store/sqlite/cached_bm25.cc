@@ -24,6 +24,15 @@ constexpr size_t kMaxKeyBytes = size_t{4} << 20;
 // lengths are read from FTS5 on every row, as bm25() does.
 constexpr int64_t kMaxKeptLengths = int64_t{16} << 20;
 
+// Once a query's rows not yet kept come this close together (a word in most
+// documents), their lengths are read a block of ids at a time, below the
+// row, as the ranking walks newest first: a range of the docsize table costs
+// about 0.05 µs a row against 1–1.5 µs for xColumnSize's lookup of one, so
+// the first query of a word in every message reads the 20,000 lengths it
+// ranks in about 1 ms instead of 20–30. Sparser rows are looked up one by one.
+constexpr int64_t kCloseMisses = 4;
+constexpr int64_t kLengthBlock = 1024;
+
 // What the ranking keeps between queries on one connection, about the index
 // with `rows` rows, `tokens` tokens and no docsize id above `last_id`:
 //  - the documents holding each phrase of each query seen;
@@ -40,6 +49,7 @@ struct IndexStatistics {
   std::unordered_map<std::string, std::vector<int64_t>> counts_by_key;
   size_t key_bytes = 0;
   std::vector<uint16_t> lengths;
+  sqlite3_stmt* length_block = nullptr;  // prepared on first use; finalized with the function
 };
 
 // What one query weighs every row with, kept as the query's aux data.
@@ -47,6 +57,7 @@ struct QueryWeights {
   std::vector<double> idf;
   std::vector<double> frequency;  // scratch, per row
   double average_length = 0;
+  int64_t last_miss = 0;  // the last row whose length was not kept
 };
 
 int CountRow(const Fts5ExtensionApi*, Fts5Context*, void* user) {
@@ -172,26 +183,71 @@ int MakeWeights(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_value* ke
 }
 
 void DeleteWeights(void* p) { delete static_cast<QueryWeights*>(p); }
-void DeleteStatistics(void* p) { delete static_cast<IndexStatistics*>(p); }
+void DeleteStatistics(void* p) {
+  auto* stats = static_cast<IndexStatistics*>(p);
+  sqlite3_finalize(stats->length_block);
+  delete stats;
+}
+
+// Keeps `length` as document `id`'s when it fits the kept lengths.
+void KeepLength(IndexStatistics* stats, int64_t id, int64_t length) {
+  if (id <= 0 || id >= kMaxKeptLengths || length <= 0 || length >= 0xffff) return;
+  if (static_cast<size_t>(id) >= stats->lengths.size()) {
+    stats->lengths.resize(
+        std::max<size_t>(static_cast<size_t>(id) + 1, stats->lengths.size() * 3 / 2));
+  }
+  stats->lengths[id] = static_cast<uint16_t>(length);
+}
+
+// Keeps the length of every document with an id in [first, last], read from
+// FTS5's docsize table in one range (on the query's own read transaction, so
+// they are the lengths xColumnSize would answer).
+int KeepLengthBlock(IndexStatistics* stats, int64_t first, int64_t last) {
+  if (stats->length_block == nullptr) {
+    const int rc = sqlite3_prepare_v2(stats->db,
+                                      "SELECT id, sz FROM search_fts_docsize"
+                                      " WHERE id BETWEEN ?1 AND ?2",
+                                      -1, &stats->length_block, nullptr);
+    if (rc != SQLITE_OK) return rc;
+  }
+  sqlite3_stmt* stmt = stats->length_block;
+  sqlite3_bind_int64(stmt, 1, first);
+  sqlite3_bind_int64(stmt, 2, last);
+  int rc = SQLITE_OK;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    KeepLength(stats, sqlite3_column_int64(stmt, 0),
+               SumOfVarints(static_cast<const unsigned char*>(sqlite3_column_blob(stmt, 1)),
+                            sqlite3_column_bytes(stmt, 1)));
+  }
+  sqlite3_reset(stmt);
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
 
 // The row's length in tokens, every column: xColumnSize's answer, which
 // reads FTS5's docsize table, or what it answered on an earlier match.
-int RowLength(const Fts5ExtensionApi* api, Fts5Context* fts, int* length) {
+int RowLength(const Fts5ExtensionApi* api, Fts5Context* fts, QueryWeights* weights, int* length) {
   auto* stats = static_cast<IndexStatistics*>(api->xUserData(fts));
   const int64_t id = api->xRowid(fts);
-  const bool keep = id > 0 && id < kMaxKeptLengths;
-  if (keep && static_cast<size_t>(id) < stats->lengths.size() && stats->lengths[id] != 0) {
-    *length = stats->lengths[id];
+  const auto kept = [stats, id]() -> int {
+    if (id <= 0 || static_cast<size_t>(id) >= stats->lengths.size()) return 0;
+    return stats->lengths[static_cast<size_t>(id)];
+  };
+  if (const int known = kept(); known != 0) {
+    *length = known;
     return SQLITE_OK;
   }
-  const int rc = api->xColumnSize(fts, -1, length);
-  if (rc == SQLITE_OK && keep && *length > 0 && *length < 0xffff) {
-    if (static_cast<size_t>(id) >= stats->lengths.size()) {
-      stats->lengths.resize(
-          std::max<size_t>(static_cast<size_t>(id) + 1, stats->lengths.size() * 3 / 2));
+  const bool close = weights->last_miss > id && weights->last_miss - id <= kCloseMisses;
+  weights->last_miss = id;
+  if (close && id < kMaxKeptLengths) {
+    const int rc = KeepLengthBlock(stats, std::max<int64_t>(1, id - kLengthBlock + 1), id);
+    if (rc != SQLITE_OK) return rc;
+    if (const int known = kept(); known != 0) {
+      *length = known;
+      return SQLITE_OK;
     }
-    stats->lengths[id] = static_cast<uint16_t>(*length);
   }
+  const int rc = api->xColumnSize(fts, -1, length);
+  if (rc == SQLITE_OK) KeepLength(stats, id, *length);
   return rc;
 }
 
@@ -221,7 +277,7 @@ void CachedBm25(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* 
     rc = api->xInst(fts, i, &phrase, &column, &offset);
     if (rc == SQLITE_OK) weights->frequency[static_cast<size_t>(phrase)] += 1.0;
   }
-  if (rc == SQLITE_OK) rc = RowLength(api, fts, &length);
+  if (rc == SQLITE_OK) rc = RowLength(api, fts, weights, &length);
   if (rc != SQLITE_OK) {
     sqlite3_result_error_code(ctx, rc);
     return;

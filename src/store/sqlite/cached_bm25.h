@@ -7,7 +7,8 @@
 //    phrase's number while the index holds the same rows and tokens;
 //  - each matched document's length, which bm25() reads from FTS5's docsize
 //    table (a B-tree lookup per match, most of a mid-frequency word's
-//    query), kept by document id while the index only grows.
+//    query), kept by document id while the index only grows; read a block
+//    of ids at a time when a query's matches are dense (a common word).
 // Scores are bm25()'s to the last bit, so the order is the same. Works only
 // on the table search_fts (it reads search_fts_docsize to see how the index
 // changed).
