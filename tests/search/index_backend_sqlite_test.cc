@@ -282,6 +282,36 @@ TEST_F(SqliteIndexBackendTest, APageGetsEachSnippetMatchSnippetGives) {
   EXPECT_FALSE((*loaded)[8].present);
 }
 
+// HoldsWord answers from FTS5 alone, stemmed as the index matches, and a
+// word only a deleted session holds is not held.
+TEST_F(SqliteIndexBackendTest, AWordIsHeldWhenADocumentOfALiveSessionHoldsIt) {
+  ASSERT_TRUE(store_->CreateSession({.id = "t"}));
+  ASSERT_TRUE(store_->Append("s", Text("the otters were swimming")));
+  ASSERT_TRUE(store_->Append("t", Text("a lone pelican")));
+  ASSERT_TRUE(store::CatchUpTextIndex(*backend_, -1, nullptr));
+  for (const std::string word : {"otters", "otter", "swim", "pelican"}) {
+    auto held = backend_->HoldsWord(word);
+    ASSERT_TRUE(held) << held.error().message();
+    EXPECT_TRUE(*held) << word;
+  }
+  for (const std::string word : {"walrus", "pelicans_x", ""}) {
+    auto held = backend_->HoldsWord(word);
+    ASSERT_TRUE(held) << held.error().message();
+    EXPECT_FALSE(*held) << word;
+  }
+  // A fork keeps the deleted session's events, and the index its words,
+  // which no search shows.
+  ASSERT_TRUE(store_->ForkSession("t", 1, {.id = "t-fork"}));
+  ASSERT_TRUE(store_->DeleteSession("t").ok());
+  ASSERT_TRUE(store::CatchUpTextIndex(*backend_, -1, nullptr));
+  auto held = backend_->HoldsWord("pelican");
+  ASSERT_TRUE(held) << held.error().message();
+  EXPECT_FALSE(*held);
+  held = backend_->HoldsWord("otters");
+  ASSERT_TRUE(held);
+  EXPECT_TRUE(*held);
+}
+
 TEST_F(SqliteIndexBackendTest, SearchAndMemoryOpenOnAStoreObject) {
   ASSERT_TRUE(store_->Append("s", Text("the quarterly flamingo report")));
   SearchOptions options;

@@ -60,6 +60,11 @@ class SqliteIndexBackend final : public store::IndexBackend {
                                              std::span<const PageRequest> docs) override;
   Status RebuildKeywordIndex() override;
   bool HasVocabulary() const override { return true; }
+  // One match found by FTS5 alone, unranked: a ranking counts the word's
+  // documents first, a walk of all its postings the first time a word is
+  // seen (about 30 ms for a word in every message of a million), which a
+  // typo check on each word of a query would pay.
+  Result<bool> HoldsWord(const std::string& word) override;
   Result<std::vector<store::VocabularyWord>> VocabularyWords(std::string_view prefix,
                                                              int min_length, int max_length,
                                                              int limit) override;

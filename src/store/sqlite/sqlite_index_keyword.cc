@@ -178,6 +178,19 @@ Result<store::KeywordRanking> SqliteIndexBackend::RankKeyword(const store::TextQ
   return ranking;
 }
 
+Result<bool> SqliteIndexBackend::HoldsWord(const std::string& word) {
+  ASSIGN_OR_RETURN(const bool fts_alone, EveryMatchPassesFilter(SearchFilter{}));
+  if (!fts_alone) return IndexBackend::HoldsWord(word);  // a deleted session's words do not count
+  store::TextQuery one;
+  one.all_of.push_back({store::TextPhrase{.words = {word}}});
+  const std::string match = Fts5Expression(one);
+  if (match.empty()) return false;
+  ASSIGN_OR_RETURN(Statement s,
+                   db_->Prepare("SELECT 1 FROM search_fts WHERE search_fts MATCH ?1 LIMIT 1"));
+  s.Bind(1, std::string_view(match));
+  return s.Step();
+}
+
 Result<store::FilteredDocs> SqliteIndexBackend::DocsPassingFilter(const SearchFilter& filter) {
   store::FilteredDocs out;
   if (store::FilterIsEmpty(filter)) {
