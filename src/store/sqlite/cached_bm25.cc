@@ -265,19 +265,22 @@ void CachedBm25(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* 
     weights = made.release();
   }
   // As bm25(): each phrase's frequency in the row, then one length for the
-  // whole row (every column).
+  // whole row (every column). The instances are counted phrase by phrase
+  // (the same instances xInst lists, without building its list of all of
+  // them in order: a fifth of the function's time on a common word).
   int length = 0;
-  std::fill(weights->frequency.begin(), weights->frequency.end(), 0.0);
-  int instances = 0;
-  int rc = api->xInstCount(fts, &instances);
-  for (int i = 0; rc == SQLITE_OK && i < instances; ++i) {
-    int phrase = 0;
+  for (size_t i = 0; i < weights->frequency.size(); ++i) {
+    Fts5PhraseIter it;
     int column = 0;
     int offset = 0;
-    rc = api->xInst(fts, i, &phrase, &column, &offset);
-    if (rc == SQLITE_OK) weights->frequency[static_cast<size_t>(phrase)] += 1.0;
+    int instances = 0;
+    for (api->xPhraseFirst(fts, static_cast<int>(i), &it, &column, &offset); column >= 0;
+         api->xPhraseNext(fts, &it, &column, &offset)) {
+      ++instances;
+    }
+    weights->frequency[i] = instances;
   }
-  if (rc == SQLITE_OK) rc = RowLength(api, fts, weights, &length);
+  int rc = RowLength(api, fts, weights, &length);
   if (rc != SQLITE_OK) {
     sqlite3_result_error_code(ctx, rc);
     return;
