@@ -133,6 +133,7 @@ class BackendSearchIndex final : public SearchIndex {
           backend_->RankKeyword(parsed.query, filter, options_.max_keyword_candidates));
       results.keyword_matches = ranking.matches;
       results.bounded = ranking.bounded;
+      keyword.reserve(ranking.docs.size());
       for (const store::RankedDoc& d : ranking.docs) keyword.push_back({d.doc_id, d.score});
     }
     std::vector<ListEntry> vector;
