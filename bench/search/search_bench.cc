@@ -21,8 +21,8 @@
 // Usage: sessiondb_search_bench [--messages N] [--code-writes N] [--dir DIR]
 //                               [--queries N] [--keep] [--reuse] [--hnsw-ef N]
 //                               [--quality] [--topics N] [--keyword-only]
-//                               [--keyword-candidates N] [--clustered-vectors N]
-//                               [--hook-checkpoints]
+//                               [--keyword-candidates N] [--keyword-class NAME]
+//                               [--clustered-vectors N] [--hook-checkpoints]
 // --clustered-vectors N measures HNSW recall@10 and latency on N clustered
 // synthetic embeddings beside the exact scan, then the first query of a
 // fresh process over the saved index (mapped), with the file cached and with
@@ -33,7 +33,9 @@
 // --keyword-only builds (unless --reuse) and measures keyword search alone,
 // skipping ranking quality, vectors and the hook. --keyword-candidates N
 // ranks the newest N matches of a query (SearchOptions::max_keyword_candidates)
-// instead of the default.
+// instead of the default. --keyword-class NAME (rare, mid, common,
+// mid_and_frequent) times that class of keyword queries alone, its floors
+// too: a profile of one class.
 // --reuse measures the searches again on a store a --keep run left in DIR
 // (no build, embedding, HNSW build or code writes).
 // After the hook process: the hook's code checkpoints on and off
@@ -745,6 +747,7 @@ int main(int argc, char** argv) {
   std::string store_uri;           // --store: a PostgreSQL URI instead of DIR/store
   std::string beside_uri;          // --beside-postgres: keyword on both, same corpus
   int64_t keyword_candidates = 0;  // 0: SearchOptions' default
+  std::string keyword_class;       // --keyword-class: only this one
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -771,6 +774,8 @@ int main(int argc, char** argv) {
       keyword_only = true;
     else if (a == "--keyword-candidates")
       keyword_candidates = std::stoll(next());
+    else if (a == "--keyword-class")
+      keyword_class = next();
     else if (a == "--clustered-vectors")
       clustered = std::stoll(next());
     else if (a == "--hook-checkpoints")
@@ -788,7 +793,8 @@ int main(int argc, char** argv) {
     else {
       std::cerr << "Usage: sessiondb_search_bench [--messages N] [--code-writes N] [--dir DIR]"
                    " [--queries N] [--keep] [--reuse] [--hnsw-ef N] [--quality] [--topics N]"
-                   " [--keyword-only] [--keyword-candidates N] [--clustered-vectors N] "
+                   " [--keyword-only] [--keyword-candidates N] [--keyword-class NAME]"
+                   " [--clustered-vectors N] "
                    "[--hook-checkpoints] "
                    "[--baseline-cli PATH"
                    " --baseline-empty-process PATH] [--store postgresql://...?namespace=NS]"
@@ -917,6 +923,7 @@ int main(int argc, char** argv) {
   }
   for (auto& [name, list] : std::vector<std::pair<std::string, std::vector<std::string>*>>{
            {"rare", &rare}, {"mid", &mid}, {"common", &common}, {"mid_and_frequent", &two}}) {
+    if (!keyword_class.empty() && name != keyword_class) continue;
     Progress("keyword search: " + name + " terms");
     bool bounded = false;
     int64_t matches = 0;
