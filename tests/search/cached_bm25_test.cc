@@ -165,14 +165,14 @@ TEST_F(CachedBm25, AKeptLengthFollowsADocumentRewrittenUnderItsId) {
 // their ids and added.
 TEST_F(CachedBm25, ANewestFirstWalkOfACommonWordScoresAsBm25) {
   AppendSession("a", 2600, 7);
-  for (const std::string& q : {"alpha", "alpha OR beta", "kappa", "alpha", "eta*"}) {
+  for (const char* q : {"alpha", "alpha OR beta", "kappa", "alpha", "eta*"}) {
     EXPECT_GT(ExpectSameScores(q, true), 1000) << q;
   }
   ASSERT_TRUE(db_->Exec("UPDATE events SET text = 'alpha ' || text || ' alpha beta kappa'"
                         " WHERE session_id = 'a' AND seq % 97 = 0")
                   .ok());
   AppendSession("b", 1200, 8);
-  for (const std::string& q : {"alpha", "kappa", "alpha OR beta"}) {
+  for (const char* q : {"alpha", "kappa", "alpha OR beta"}) {
     EXPECT_GT(ExpectSameScores(q, true), 1000) << q;
   }
 }

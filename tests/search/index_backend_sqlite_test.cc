@@ -15,6 +15,7 @@
 #include "sessiondb/search.h"
 #include "sessiondb/store.h"
 #include "store/index_backend.h"
+#include "store/page_check.h"
 #include "store/sqlite/fts5_query.h"
 #include "test_support.h"
 
@@ -250,29 +251,9 @@ TEST_F(SqliteIndexBackendTest, APageGetsEachSnippetMatchSnippetGives) {
       {matching[2200], true}};
   auto loaded = backend_->LoadPage(walrus, page);
   ASSERT_TRUE(loaded) << loaded.error().message();
-  ASSERT_EQ(loaded->size(), page.size());
+  testing::ExpectPageAsEachDocument(*backend_, walrus, page, *loaded);
   int snippets = 0;
-  for (size_t i = 0; i < page.size(); ++i) {
-    SCOPED_TRACE("request " + std::to_string(i));
-    const store::IndexBackend::PageDocument& d = (*loaded)[i];
-    SearchHit hit;
-    auto present = backend_->LoadHitDetails(page[i].doc_id, &hit);
-    ASSERT_TRUE(present);
-    ASSERT_EQ(d.present, *present);
-    if (!d.present) continue;
-    EXPECT_EQ(d.hit.session_id, hit.session_id);
-    EXPECT_EQ(d.hit.seq, hit.seq);
-    if (!page[i].keyword) {
-      auto text = backend_->ReadDocumentText(page[i].doc_id);
-      ASSERT_TRUE(text);
-      EXPECT_EQ(d.text, *text);
-      EXPECT_TRUE(d.snippet.text.empty());
-      continue;
-    }
-    auto alone = backend_->MatchSnippet(walrus, page[i].doc_id);
-    ASSERT_TRUE(alone) << alone.error().message();
-    EXPECT_EQ(d.snippet.text, alone->text);
-    EXPECT_EQ(d.snippet.highlights, alone->highlights);
+  for (const store::IndexBackend::PageDocument& d : *loaded) {
     snippets += d.snippet.text.empty() ? 0 : 1;
   }
   // Every wanted match got its snippet, the one that does not match none.
@@ -289,12 +270,12 @@ TEST_F(SqliteIndexBackendTest, AWordIsHeldWhenADocumentOfALiveSessionHoldsIt) {
   ASSERT_TRUE(store_->Append("s", Text("the otters were swimming")));
   ASSERT_TRUE(store_->Append("t", Text("a lone pelican")));
   ASSERT_TRUE(store::CatchUpTextIndex(*backend_, -1, nullptr));
-  for (const std::string word : {"otters", "otter", "swim", "pelican"}) {
+  for (const char* word : {"otters", "otter", "swim", "pelican"}) {
     auto held = backend_->HoldsWord(word);
     ASSERT_TRUE(held) << held.error().message();
     EXPECT_TRUE(*held) << word;
   }
-  for (const std::string word : {"walrus", "pelicans_x", ""}) {
+  for (const char* word : {"walrus", "pelicans_x", ""}) {
     auto held = backend_->HoldsWord(word);
     ASSERT_TRUE(held) << held.error().message();
     EXPECT_FALSE(*held) << word;

@@ -10,6 +10,7 @@
 
 #include "sessiondb/postgres_schema.h"
 #include "store/index_backend.h"
+#include "store/page_check.h"
 #include "store/store_fixture.h"
 
 namespace sessiondb::testing {
@@ -318,34 +319,7 @@ TEST_F(PgIndex, APageLoadsWhatEachDocumentsCallsWouldInTheOrderAsked) {
   };
   auto page = index_->LoadPage(query, asked);
   ASSERT_TRUE(page) << page.error().ToString();
-  ASSERT_EQ(page->size(), asked.size());
-  for (size_t i = 0; i < asked.size(); ++i) {
-    SCOPED_TRACE(i);
-    const IndexBackend::PageDocument& got = (*page)[i];
-    SearchHit want;
-    auto present = index_->LoadHitDetails(asked[i].doc_id, &want);
-    ASSERT_TRUE(present);
-    ASSERT_EQ(got.present, *present);
-    if (!got.present) continue;
-    EXPECT_EQ(got.hit.session_id, want.session_id);
-    EXPECT_EQ(got.hit.seq, want.seq);
-    EXPECT_EQ(got.hit.event_id, want.event_id);
-    EXPECT_EQ(got.hit.kind, want.kind);
-    EXPECT_EQ(got.hit.role, want.role);
-    EXPECT_EQ(got.hit.time_ms, want.time_ms);
-    EXPECT_EQ(got.hit.code_id, want.code_id);
-    EXPECT_EQ(got.hit.file_path, want.file_path);
-    if (asked[i].keyword) {
-      auto snippet = index_->MatchSnippet(query, asked[i].doc_id);
-      ASSERT_TRUE(snippet);
-      EXPECT_EQ(got.snippet.text, snippet->text);
-      EXPECT_EQ(got.snippet.highlights, snippet->highlights);
-      EXPECT_FALSE(got.text);
-    } else {
-      EXPECT_EQ(got.text, *index_->ReadDocumentText(asked[i].doc_id));
-      EXPECT_TRUE(got.snippet.text.empty());
-    }
-  }
+  testing::ExpectPageAsEachDocument(*index_, query, asked, *page);
   EXPECT_FALSE((*page)[1].present);
   EXPECT_TRUE((*page)[2].snippet.text.empty());  // "failed" is not in it
   // The prefix's words are marked where they start: "deployment" by "deploy*".
