@@ -3,7 +3,10 @@
 // connection until the index changes. Its scores must be bm25()'s exactly,
 // for every row of every kind of query, and stay so when other connections
 // add, clear and delete documents between two queries on one connection.
+#include "store/sqlite/cached_bm25.h"
+
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <random>
 #include <string>
@@ -175,6 +178,29 @@ TEST_F(CachedBm25, ANewestFirstWalkOfACommonWordScoresAsBm25) {
   for (const char* q : {"alpha", "kappa", "alpha OR beta"}) {
     EXPECT_GT(ExpectSameScores(q, true), 1000) << q;
   }
+}
+
+// The ranking keeps no statement of its own past a query: a connection that
+// ran one, reading lengths by block, closes (sqlite3_close refuses, and
+// leaves the file open, while any statement is unfinalized).
+TEST_F(CachedBm25, AConnectionThatRankedACommonWordCloses) {
+  AppendSession("a", 2600, 9);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2((dir_.Sub("store") + "/" + std::string(kEmbeddedDatabaseFile)).c_str(),
+                            &db, SQLITE_OPEN_READONLY, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite::RegisterCachedBm25Function(db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT sessiondb_bm25(search_fts, 'alpha') FROM search_fts"
+                               " WHERE search_fts MATCH 'alpha' ORDER BY rowid DESC",
+                               -1, &stmt, nullptr),
+            SQLITE_OK);
+  int rows = 0;
+  while (sqlite3_step(stmt) == SQLITE_ROW) ++rows;
+  EXPECT_GT(rows, 1000);
+  ASSERT_EQ(sqlite3_finalize(stmt), SQLITE_OK);
+  EXPECT_EQ(sqlite3_close(db), SQLITE_OK) << sqlite3_errmsg(db);
 }
 
 TEST_F(CachedBm25, WithoutAKeyEveryQueryCountsAfresh) {

@@ -49,7 +49,6 @@ struct IndexStatistics {
   std::unordered_map<std::string, std::vector<int64_t>> counts_by_key;
   size_t key_bytes = 0;
   std::vector<uint16_t> lengths;
-  sqlite3_stmt* length_block = nullptr;  // prepared on first use; finalized with the function
 };
 
 // What one query weighs every row with, kept as the query's aux data.
@@ -183,11 +182,7 @@ int MakeWeights(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_value* ke
 }
 
 void DeleteWeights(void* p) { delete static_cast<QueryWeights*>(p); }
-void DeleteStatistics(void* p) {
-  auto* stats = static_cast<IndexStatistics*>(p);
-  sqlite3_finalize(stats->length_block);
-  delete stats;
-}
+void DeleteStatistics(void* p) { delete static_cast<IndexStatistics*>(p); }
 
 // Keeps `length` as document `id`'s when it fits the kept lengths.
 void KeepLength(IndexStatistics* stats, int64_t id, int64_t length) {
@@ -201,25 +196,23 @@ void KeepLength(IndexStatistics* stats, int64_t id, int64_t length) {
 
 // Keeps the length of every document with an id in [first, last], read from
 // FTS5's docsize table in one range (on the query's own read transaction, so
-// they are the lengths xColumnSize would answer).
+// they are the lengths xColumnSize would answer). The statement is finalized
+// before returning: one kept past the query would make the connection's
+// sqlite3_close fail (SQLITE_BUSY) and leave the database open.
 int KeepLengthBlock(IndexStatistics* stats, int64_t first, int64_t last) {
-  if (stats->length_block == nullptr) {
-    const int rc = sqlite3_prepare_v2(stats->db,
-                                      "SELECT id, sz FROM search_fts_docsize"
-                                      " WHERE id BETWEEN ?1 AND ?2",
-                                      -1, &stats->length_block, nullptr);
-    if (rc != SQLITE_OK) return rc;
-  }
-  sqlite3_stmt* stmt = stats->length_block;
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(stats->db,
+                              "SELECT id, sz FROM search_fts_docsize WHERE id BETWEEN ?1 AND ?2",
+                              -1, &stmt, nullptr);
+  if (rc != SQLITE_OK) return rc;
   sqlite3_bind_int64(stmt, 1, first);
   sqlite3_bind_int64(stmt, 2, last);
-  int rc = SQLITE_OK;
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     KeepLength(stats, sqlite3_column_int64(stmt, 0),
                SumOfVarints(static_cast<const unsigned char*>(sqlite3_column_blob(stmt, 1)),
                             sqlite3_column_bytes(stmt, 1)));
   }
-  sqlite3_reset(stmt);
+  sqlite3_finalize(stmt);
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
