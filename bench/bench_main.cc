@@ -466,7 +466,42 @@ class Runner {
     // else: the ratio's ceiling for any engine keeping the rule here.
     w5_pipelined_floor_MiBps_ = pipelined.mib_per_s;
     ingest["pipelined_floor_over_hash_decode_floor"] = pipelined.mib_per_s / hash_decode_MiBps_;
+    W5Interleaved(messages, uris, &ingest);
     Emit(ingest);
+  }
+
+  // The same 200 appends alternated image by image with the pipelined floor
+  // (which of the two goes first alternating too), into a fresh store and a
+  // fresh floor scene: W5's ratio as above compares runs a minute apart, the
+  // floor's after 800 MiB more of writes, on a disk whose fdatasync moves
+  // fourfold from minute to minute; here each image meets the same disk
+  // twice within milliseconds. Sets `interleaved_over_pipelined_floor`: the
+  // floor's time over the engine's, both summed over the 200 images.
+  void W5Interleaved(const std::vector<Message>& messages, const std::vector<std::string>& uris,
+                     json* ingest) {
+    Progress("W5 interleaved: each append beside the pipelined floor's same image");
+    const fs::path dir = FreshDir(root_ / kPeer / "w5i");
+    auto store = OpenStore(dir);
+    Check(store->CreateSession({.id = "w5-s0"}), "create w5-s0");
+    const fs::path floor_dir = FreshDir(root_ / "w5i-floor");
+    PipelinedIngestFloor floor(floor_dir.string(), uris.size());
+    int64_t engine_ns = 0, floor_ns = 0;
+    for (size_t i = 0; i < messages.size(); ++i) {
+      auto append = [&] {
+        const int64_t t = NowNs();
+        Check(store->Append("w5-s0", messages[i]), "W5 interleaved append");
+        engine_ns += NowNs() - t;
+      };
+      if (i % 2 == 0) append();
+      floor_ns += floor.Ingest(uris[i]);
+      if (i % 2 == 1) append();
+    }
+    floor.CheckStored();
+    store.reset();
+    (*ingest)["interleaved_engine_ms"] = static_cast<double>(engine_ns) / 1e6;
+    (*ingest)["interleaved_floor_ms"] = static_cast<double>(floor_ns) / 1e6;
+    w5_interleaved_ratio_ = static_cast<double>(floor_ns) / static_cast<double>(engine_ns);
+    (*ingest)["interleaved_over_pipelined_floor"] = w5_interleaved_ratio_;
   }
 
   // W6: "token limit" over the W2 store. ac-dc matches a case-insensitive
@@ -589,6 +624,48 @@ class Runner {
             {"over_sessiondb", f.rows_per_s / batch_ops_per_s_}});
     }
     fs::remove_all(floor_dir);
+    BatchInterleaved(batches, texts);
+  }
+
+  // The same 200 batches alternated batch by batch with SQLite alone writing
+  // them in the store's own layout (which of the two goes first alternating
+  // too), into a fresh store and a fresh floor database: the ratio above
+  // compares runs seconds apart on a disk whose flush moves from minute to
+  // minute; here each batch meets the same disk twice within milliseconds.
+  // Emits `batch_interleaved`: the floor's time over the engine's, both
+  // summed over the 200 batches.
+  void BatchInterleaved(const std::vector<std::vector<Message>>& batches,
+                        const std::vector<std::string>& texts) {
+    Progress("batch_import interleaved: each batch beside SQLite alone writing the same rows");
+    const fs::path dir = FreshDir(root_ / kPeer / "batch-interleaved");
+    auto store = OpenStore(dir);
+    for (int s = 0; s < 100; ++s)
+      Check(store->CreateSession({.id = "import-" + std::to_string(s)}), "create");
+    const fs::path floor_dir = FreshDir(root_ / "floor" / "batch-interleaved");
+    LogLayoutWriter floor((floor_dir / "log_layout.db").string(), kStoreLogLayout, texts, 1000);
+    int64_t engine_ns = 0, floor_ns = 0;
+    for (int b = 0; b < floor.batches(); ++b) {
+      auto append = [&] {
+        const int64_t t = NowNs();
+        Check(store->AppendBatch("import-" + std::to_string(b % 100),
+                                 batches[static_cast<size_t>(b)]),
+              "AppendBatch interleaved");
+        engine_ns += NowNs() - t;
+      };
+      if (b % 2 == 0) append();
+      floor_ns += floor.WriteBatch(b);
+      if (b % 2 == 1) append();
+    }
+    store.reset();
+    fs::remove_all(dir);
+    batch_interleaved_ratio_ = static_cast<double>(floor_ns) / static_cast<double>(engine_ns);
+    Emit({{"peer", kPeer},
+          {"workload", "batch_import"},
+          {"name", "batch_interleaved"},
+          {"n", 200000},
+          {"engine_seconds", static_cast<double>(engine_ns) / 1e9},
+          {"floor_seconds", static_cast<double>(floor_ns) / 1e9},
+          {"over_sqlite_same_layout", batch_interleaved_ratio_}});
   }
 
   void List100k() {
@@ -671,9 +748,13 @@ class Runner {
       s["w1_p50_over_fdatasync_overwrite_p50"] = w1_p50_us_ / fdatasync_overwrite_p50_us_;
     }
     figure("batch_import_ops_per_s", batch_ops_per_s_);
+    // Batch by batch beside SQLite alone (BatchInterleaved): the target. The
+    // ratio of the two runs one after the other is kept as a figure: on
+    // 2026-12-08 it went from 0.79 to 1.04 where the interleaved one held
+    // 0.90-0.95.
+    target("batch_interleaved_over_sqlite_same_layout", batch_interleaved_ratio_, 0.95, true);
     if (batch_ops_per_s_ > 0 && batch_same_layout_ops_per_s_ > 0) {
-      target("batch_over_sqlite_same_layout", batch_ops_per_s_ / batch_same_layout_ops_per_s_, 0.95,
-             true);
+      figure("batch_over_sqlite_same_layout", batch_ops_per_s_ / batch_same_layout_ops_per_s_);
     }
     target("batch_index_catch_up_over_append", batch_index_over_append_, 1.5, false);
     target("w3_median_ms", w3_median_ms_, 5, false);
@@ -690,12 +771,15 @@ class Runner {
              false);
     }
     target("list_100k_median_ms", list_median_ms_, 2, false);
+    // The least an engine keeping the durability rule spends on W5, on this
+    // disk (issue 40), image by image beside the engine: the target. Over the
+    // rounds of 2026-12-08 the same ratio of runs a minute apart went from
+    // 0.58 to 1.41, the interleaved one from 0.69 to 1.00 (W5Interleaved).
+    target("w5_interleaved_over_pipelined_floor", w5_interleaved_ratio_, 0.9, true);
     if (w5_write_MiBps_ > 0 && w5_pipelined_floor_MiBps_ > 0) {
-      // The least an engine keeping the durability rule spends on W5, on
-      // this disk in this run (issue 40); the hash+decode floor, once the
-      // target, measures the disk more than the engine.
-      target("w5_over_pipelined_ingest_floor", w5_write_MiBps_ / w5_pipelined_floor_MiBps_, 0.9,
-             true);
+      // The hash+decode floor, once the target, measures the disk more than
+      // the engine.
+      figure("w5_over_pipelined_ingest_floor", w5_write_MiBps_ / w5_pipelined_floor_MiBps_);
       figure("w5_over_hash_decode_floor", w5_write_MiBps_ / hash_decode_MiBps_);
       figure("w5_io_floor_over_hash_decode_floor", w5_rename_floor_MiBps_ / hash_decode_MiBps_);
       figure("w5_pipelined_floor_over_hash_decode_floor",
@@ -745,13 +829,13 @@ class Runner {
   std::vector<std::string> w5_images_, w5_uris_;
   bool w1_done_ = false, w2_done_ = false;
   double w1_p50_us_ = 0, w1_p99_us_ = 0, fdatasync_p50_us_ = 0, fdatasync_p99_us_ = 0;
-  double batch_ops_per_s_ = 0, batch_same_layout_ops_per_s_ = 0;
+  double batch_ops_per_s_ = 0, batch_same_layout_ops_per_s_ = 0, batch_interleaved_ratio_ = 0;
   double w3_median_ms_ = 0, w3_build_floor_ms_ = 0, w3_visit_median_ms_ = 0;
   double batch_index_over_append_ = 0;
   double w6_median_ms_ = 0;
   double fdatasync_overwrite_p50_us_ = 0;
   double list_median_ms_ = 0, w5_write_MiBps_ = 0, w5_disk_over_raw_ = 0, hash_decode_MiBps_ = 0;
-  double w5_rename_floor_MiBps_ = 0, w5_pipelined_floor_MiBps_ = 0;
+  double w5_rename_floor_MiBps_ = 0, w5_pipelined_floor_MiBps_ = 0, w5_interleaved_ratio_ = 0;
 };
 
 constexpr const char* kUsage = R"(sessiondb_bench: standard workloads and targets of sessiondb

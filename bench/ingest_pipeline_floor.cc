@@ -15,8 +15,6 @@
 
 namespace sessiondb::bench {
 
-namespace {
-
 // The same piece size as the store's staged writer (message_preparer.cc).
 constexpr size_t kPieceBytes = 128 * 1024;
 
@@ -103,57 +101,76 @@ class PieceWriter {
   std::thread thread_;
 };
 
-}  // namespace
-
-DurableWriteFloor MeasurePipelinedImageIngest(const std::string& dir,
-                                              const std::vector<std::string>& data_uris) {
-  FloorScene scene(std::filesystem::path(dir) / "pipelined-ingest-floor", data_uris.size());
+struct PipelinedIngestFloor::State {
+  explicit State(const std::string& dir, size_t images)
+      : scene(std::filesystem::path(dir) / "pipelined-ingest-floor", images) {}
+  FloorScene scene;
   PieceWriter writer;
-
-  std::vector<int64_t> ns;
-  ns.reserve(data_uris.size());
+  size_t next = 0;  // the image Ingest takes next: its temp name and log page
   int64_t bytes = 0;
-  const int64_t start = NowNs();
-  for (size_t i = 0; i < data_uris.size(); ++i) {
-    const int64_t t = NowNs();
-    const std::string_view payload =
-        std::string_view(data_uris[i]).substr(data_uris[i].find(',') + 1);
-    Result<size_t> size = blob::Base64DecodedSize(payload);
-    // An empty image would leave the writer nothing to wait for.
-    if (!size || *size == 0) throw std::runtime_error("floor: bad base64 in a workload data URI");
-    std::string decoded(*size, '\0');
-    const std::string temp = scene.tmp(std::to_string(i));
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-    if (fd < 0) throw std::runtime_error("floor: cannot create " + temp);
-    writer.Start(fd, decoded.data(), decoded.size());
-    if (!blob::Base64DecodeInto(payload, decoded.data(), kPieceBytes, [&writer](size_t n) {
-           writer.Ready(n);
-         }).ok()) {
-      throw std::runtime_error("floor: bad base64 in a workload data URI");
-    }
-    const std::string final_path = scene.final_folder() + "/" + blob::Sha256Hex(decoded);
-    if (!writer.WaitSynced()) throw std::runtime_error("floor: cannot write " + temp);
-    ::close(fd);
-    if (::rename(temp.c_str(), final_path.c_str()) != 0) {
-      throw std::runtime_error("floor: cannot rename " + temp);
-    }
-    SyncDirectory(scene.final_folder());
-    scene.Commit(i);
-    ns.push_back(NowNs() - t);
-    bytes += static_cast<int64_t>(decoded.size());
+};
+
+PipelinedIngestFloor::PipelinedIngestFloor(const std::string& dir, size_t images)
+    : state_(std::make_unique<State>(dir, images)) {}
+
+PipelinedIngestFloor::~PipelinedIngestFloor() = default;
+
+int64_t PipelinedIngestFloor::Ingest(const std::string& data_uri) {
+  State& st = *state_;
+  const int64_t t = NowNs();
+  const std::string_view payload = std::string_view(data_uri).substr(data_uri.find(',') + 1);
+  Result<size_t> size = blob::Base64DecodedSize(payload);
+  // An empty image would leave the writer nothing to wait for.
+  if (!size || *size == 0) throw std::runtime_error("floor: bad base64 in a workload data URI");
+  std::string decoded(*size, '\0');
+  const size_t i = st.next++;
+  const std::string temp = st.scene.tmp(std::to_string(i));
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+  if (fd < 0) throw std::runtime_error("floor: cannot create " + temp);
+  st.writer.Start(fd, decoded.data(), decoded.size());
+  if (!blob::Base64DecodeInto(payload, decoded.data(), kPieceBytes, [&st](size_t n) {
+         st.writer.Ready(n);
+       }).ok()) {
+    throw std::runtime_error("floor: bad base64 in a workload data URI");
   }
-  const double seconds = static_cast<double>(NowNs() - start) / 1e9;
+  const std::string final_path = st.scene.final_folder() + "/" + blob::Sha256Hex(decoded);
+  if (!st.writer.WaitSynced()) throw std::runtime_error("floor: cannot write " + temp);
+  ::close(fd);
+  if (::rename(temp.c_str(), final_path.c_str()) != 0) {
+    throw std::runtime_error("floor: cannot rename " + temp);
+  }
+  SyncDirectory(st.scene.final_folder());
+  st.scene.Commit(i);
+  st.bytes += static_cast<int64_t>(decoded.size());
+  return NowNs() - t;
+}
+
+int64_t PipelinedIngestFloor::bytes() const { return state_->bytes; }
+
+void PipelinedIngestFloor::CheckStored() const {
   // Every image under its name with all of its bytes, or the figure means
   // nothing (the workload's images are all different).
   size_t files = 0;
   int64_t stored = 0;
-  for (const auto& e : std::filesystem::directory_iterator(scene.final_folder())) {
+  for (const auto& e : std::filesystem::directory_iterator(state_->scene.final_folder())) {
     ++files;
     stored += static_cast<int64_t>(e.file_size());
   }
-  if (files != data_uris.size() || stored != bytes) {
+  if (files != state_->next || stored != state_->bytes) {
     throw std::runtime_error("floor: the pipelined ingest did not store every image whole");
   }
+}
+
+DurableWriteFloor MeasurePipelinedImageIngest(const std::string& dir,
+                                              const std::vector<std::string>& data_uris) {
+  PipelinedIngestFloor floor(dir, data_uris.size());
+  std::vector<int64_t> ns;
+  ns.reserve(data_uris.size());
+  const int64_t start = NowNs();
+  for (const std::string& uri : data_uris) ns.push_back(floor.Ingest(uri));
+  const double seconds = static_cast<double>(NowNs() - start) / 1e9;
+  floor.CheckStored();
+  const int64_t bytes = floor.bytes();
   DurableWriteFloor out;
   out.latency = {static_cast<int>(ns.size()), PercentileUs(ns, 50), PercentileUs(ns, 99),
                  MedianMs(ns)};

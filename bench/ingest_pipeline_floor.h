@@ -17,14 +17,40 @@
 //
 // So it is the W5 ratio's own ceiling: the hash+decode floor's CPU work plus
 // the rename floor's I/O, overlapped. Figures: MiB/s of decoded bytes.
+//
+// PipelinedIngestFloor is the same, one image per call, so that a workload
+// can alternate it with the engine image by image (both then meet the
+// disk in the same state: see W5's interleaved ratio in bench_main.cc).
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "floors.h"
 
 namespace sessiondb::bench {
+
+class PipelinedIngestFloor {
+ public:
+  // A fresh scene under `dir` for at most `images` images.
+  PipelinedIngestFloor(const std::string& dir, size_t images);
+  ~PipelinedIngestFloor();
+  PipelinedIngestFloor(const PipelinedIngestFloor&) = delete;
+  PipelinedIngestFloor& operator=(const PipelinedIngestFloor&) = delete;
+
+  // Ingests the next image: its nanoseconds. Throws std::runtime_error on a
+  // failed call.
+  int64_t Ingest(const std::string& data_uri);
+  // Throws unless every image ingested is stored whole under its name.
+  void CheckStored() const;
+  int64_t bytes() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 DurableWriteFloor MeasurePipelinedImageIngest(const std::string& dir,
                                               const std::vector<std::string>& data_uris);

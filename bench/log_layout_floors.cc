@@ -71,70 +71,104 @@ void Exec(sqlite3* db, const char* sql) {
   Check(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), db, sql);
 }
 
-double Measure(const std::string& path, const Layout& layout, const std::vector<std::string>& texts,
-               int batch) {
+// The sessions the rows are spread over, a batch each in turn.
+constexpr int kSessions = 100;
+
+void RemoveDatabase(const std::string& path) {
   std::filesystem::remove(path);
   std::filesystem::remove(path + "-wal");
   std::filesystem::remove(path + "-shm");
-  sqlite3* db = nullptr;
-  Check(sqlite3_open(path.c_str(), &db), db, "open");
-  Exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
-  Exec(db, layout.schema);
-  sqlite3_stmt* insert = nullptr;
-  sqlite3_stmt* documents = nullptr;
-  Check(sqlite3_prepare_v2(db, layout.insert, -1, &insert, nullptr), db, layout.insert);
-  if (layout.documents) {
-    Check(sqlite3_prepare_v2(db, layout.documents, -1, &documents, nullptr), db, layout.documents);
+}
+
+const Layout& LayoutNamed(const std::string& name) {
+  for (const Layout& layout : kLayouts) {
+    if (name == layout.name) return layout;
   }
-  constexpr int kSessions = 100;
-  std::vector<std::string> sessions;
-  for (int s = 0; s < kSessions; ++s) {
-    char id[40];
-    std::snprintf(id, sizeof id, "0190a1b2-c3d4-7e5f-8a9b-%012d", s);
-    sessions.emplace_back(id);
-  }
-  const auto start = std::chrono::steady_clock::now();
-  const int batches = static_cast<int>(texts.size()) / batch;
-  for (int b = 0; b < batches; ++b) {
-    const int s = b % kSessions;
-    const int64_t first_seq = int64_t{b / kSessions} * batch + 1;
-    const int64_t session_key = int64_t{s + 1} << 32;
-    Exec(db, "BEGIN IMMEDIATE");
-    for (int i = 0; i < batch; ++i) {
-      const std::string& text = texts[static_cast<size_t>(b * batch + i)];
-      char id[48];
-      std::snprintf(id, sizeof id, "0190a1b2-%04x-7e5f-8a9b-%012d", b, i);
-      sqlite3_bind_text(insert, 1, sessions[s].data(), -1, SQLITE_STATIC);
-      sqlite3_bind_int64(insert, 2, first_seq + i);
-      sqlite3_bind_int64(insert, 3, session_key | (first_seq + i));
-      sqlite3_bind_text(insert, 4, id, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text(insert, 5, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
-      Check(sqlite3_step(insert), db, "insert");
-      sqlite3_reset(insert);
-    }
-    if (documents) {
-      sqlite3_bind_text(documents, 1, sessions[s].data(), -1, SQLITE_STATIC);
-      sqlite3_bind_int64(documents, 2, first_seq);
-      sqlite3_bind_int64(documents, 3, first_seq + batch - 1);
-      sqlite3_bind_int64(documents, 4, session_key | first_seq);
-      sqlite3_bind_int64(documents, 5, session_key | (first_seq + batch - 1));
-      Check(sqlite3_step(documents), db, "documents");
-      sqlite3_reset(documents);
-    }
-    Exec(db, "COMMIT");
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  sqlite3_finalize(insert);
-  sqlite3_finalize(documents);
-  sqlite3_close(db);
-  std::filesystem::remove(path);
-  std::filesystem::remove(path + "-wal");
-  std::filesystem::remove(path + "-shm");
-  return static_cast<double>(batches) * batch / seconds;
+  throw std::runtime_error("no log layout named " + name);
 }
 
 }  // namespace
+
+struct LogLayoutWriter::State {
+  std::string path;
+  const std::vector<std::string>* texts = nullptr;
+  int batch = 0;
+  sqlite3* db = nullptr;
+  sqlite3_stmt* insert = nullptr;
+  sqlite3_stmt* documents = nullptr;
+  std::vector<std::string> sessions;
+};
+
+LogLayoutWriter::LogLayoutWriter(const std::string& path, const std::string& layout,
+                                 const std::vector<std::string>& texts, int batch)
+    : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  const Layout& named = LayoutNamed(layout);
+  st.path = path;
+  st.texts = &texts;
+  st.batch = batch;
+  RemoveDatabase(path);
+  Check(sqlite3_open(path.c_str(), &st.db), st.db, "open");
+  Exec(st.db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
+  Exec(st.db, named.schema);
+  Check(sqlite3_prepare_v2(st.db, named.insert, -1, &st.insert, nullptr), st.db, named.insert);
+  if (named.documents) {
+    Check(sqlite3_prepare_v2(st.db, named.documents, -1, &st.documents, nullptr), st.db,
+          named.documents);
+  }
+  for (int s = 0; s < kSessions; ++s) {
+    char id[40];
+    std::snprintf(id, sizeof id, "0190a1b2-c3d4-7e5f-8a9b-%012d", s);
+    st.sessions.emplace_back(id);
+  }
+}
+
+LogLayoutWriter::~LogLayoutWriter() {
+  State& st = *state_;
+  sqlite3_finalize(st.insert);
+  sqlite3_finalize(st.documents);
+  sqlite3_close(st.db);
+  RemoveDatabase(st.path);
+}
+
+int LogLayoutWriter::batches() const {
+  return static_cast<int>(state_->texts->size()) / state_->batch;
+}
+
+int64_t LogLayoutWriter::WriteBatch(int b) {
+  State& st = *state_;
+  const auto start = std::chrono::steady_clock::now();
+  const int batch = st.batch;
+  const int s = b % kSessions;
+  const int64_t first_seq = int64_t{b / kSessions} * batch + 1;
+  const int64_t session_key = int64_t{s + 1} << 32;
+  Exec(st.db, "BEGIN IMMEDIATE");
+  for (int i = 0; i < batch; ++i) {
+    const std::string& text = (*st.texts)[static_cast<size_t>(b * batch + i)];
+    char id[48];
+    std::snprintf(id, sizeof id, "0190a1b2-%04x-7e5f-8a9b-%012d", b, i);
+    sqlite3_bind_text(st.insert, 1, st.sessions[s].data(), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st.insert, 2, first_seq + i);
+    sqlite3_bind_int64(st.insert, 3, session_key | (first_seq + i));
+    sqlite3_bind_text(st.insert, 4, id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.insert, 5, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+    Check(sqlite3_step(st.insert), st.db, "insert");
+    sqlite3_reset(st.insert);
+  }
+  if (st.documents) {
+    sqlite3_bind_text(st.documents, 1, st.sessions[s].data(), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st.documents, 2, first_seq);
+    sqlite3_bind_int64(st.documents, 3, first_seq + batch - 1);
+    sqlite3_bind_int64(st.documents, 4, session_key | first_seq);
+    sqlite3_bind_int64(st.documents, 5, session_key | (first_seq + batch - 1));
+    Check(sqlite3_step(st.documents), st.db, "documents");
+    sqlite3_reset(st.documents);
+  }
+  Exec(st.db, "COMMIT");
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              start)
+      .count();
+}
 
 std::vector<LogLayoutFloor> MeasureLogLayouts(const std::string& dir,
                                               const std::vector<std::string>& texts, int batch,
@@ -142,7 +176,11 @@ std::vector<LogLayoutFloor> MeasureLogLayouts(const std::string& dir,
   std::vector<LogLayoutFloor> floors;
   for (const Layout& layout : kLayouts) {
     if (!only.empty() && only != layout.name) continue;
-    floors.push_back({layout.name, Measure(dir + "/log_layout.db", layout, texts, batch)});
+    LogLayoutWriter writer(dir + "/log_layout.db", layout.name, texts, batch);
+    int64_t ns = 0;
+    for (int b = 0; b < writer.batches(); ++b) ns += writer.WriteBatch(b);
+    floors.push_back({layout.name, static_cast<double>(writer.batches()) * batch * 1e9 /
+                                       static_cast<double>(ns)});
   }
   return floors;
 }

@@ -4,6 +4,8 @@
 // (issue 19, item 2: "a cheaper log: measure, choose").
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,30 @@ namespace sessiondb::bench {
 struct LogLayoutFloor {
   std::string layout;  // see MeasureLogLayouts
   double rows_per_s = 0;
+};
+
+// One layout's floor a batch at a time (MeasureLogLayouts, below, is the
+// whole run), so that a workload can alternate it with the engine batch by
+// batch (the batched append's interleaved ratio in bench_main.cc): a new
+// database at `path` (removed again on destruction) with the layout named
+// `layout`, taking its rows from `texts` in batches of `batch`. Throws
+// std::runtime_error on a failed call.
+class LogLayoutWriter {
+ public:
+  LogLayoutWriter(const std::string& path, const std::string& layout,
+                  const std::vector<std::string>& texts, int batch);
+  ~LogLayoutWriter();
+  LogLayoutWriter(const LogLayoutWriter&) = delete;
+  LogLayoutWriter& operator=(const LogLayoutWriter&) = delete;
+
+  int batches() const;  // texts.size() / batch
+  // Writes batch `b` (0 .. batches() - 1) in one durable transaction: its
+  // nanoseconds.
+  int64_t WriteBatch(int b);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 // Inserts texts.size() rows (texts[i], with an id and a seq like an event's)
