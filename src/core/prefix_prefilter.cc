@@ -18,12 +18,19 @@ void PrefixPrefilter::Add(unsigned char first, unsigned char second, unsigned ch
     lo_[k][bytes[k] & 15] |= bit;
     hi_[k][bytes[k] >> 4] |= bit;
   }
+  const size_t pair = (size_t{first} << 8) | second;
+  if (!pairs_[pair]) {
+    pairs_.set(pair);
+    slot_[pair] = static_cast<uint8_t>(thirds_.size());
+    thirds_.emplace_back();
+  }
+  thirds_[slot_[pair]].set(third);
 }
 
 size_t PrefixPrefilter::NextScalar(std::string_view text, size_t from) const {
   const size_t n = text.size();
   for (size_t i = from; i + 2 < n; ++i) {
-    if (Candidate(text.data() + i)) return i;
+    if (Candidate(text.data() + i) && Holds(text.data() + i)) return i;
   }
   return n;
 }
@@ -47,7 +54,8 @@ __attribute__((target("ssse3"))) inline __m128i Buckets(const char* p, __m128i l
 // position no whole block covered.
 __attribute__((target("ssse3"))) bool NextSsse3(std::string_view text, size_t* from,
                                                 const std::array<std::array<uint8_t, 16>, 3>& lo,
-                                                const std::array<std::array<uint8_t, 16>, 3>& hi) {
+                                                const std::array<std::array<uint8_t, 16>, 3>& hi,
+                                                const PrefixPrefilter& exact) {
   __m128i l[3];
   __m128i h[3];
   for (size_t k = 0; k < 3; ++k) {
@@ -63,9 +71,14 @@ __attribute__((target("ssse3"))) bool NextSsse3(std::string_view text, size_t* f
                       _mm_and_si128(Buckets(p + 1, l[1], h[1]), Buckets(p + 2, l[2], h[2])));
     const unsigned none =
         static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(all, _mm_setzero_si128())));
-    if (const unsigned bits = none ^ 0xffffu) {
-      *from = i + static_cast<size_t>(__builtin_ctz(bits));
-      return true;
+    // The candidates, each checked exactly here: most are not prefixes,
+    // and the loop goes on without leaving.
+    for (unsigned bits = none ^ 0xffffu; bits != 0; bits &= bits - 1) {
+      const size_t at = i + static_cast<size_t>(__builtin_ctz(bits));
+      if (exact.Holds(text.data() + at)) {
+        *from = at;
+        return true;
+      }
     }
   }
   *from = i;
@@ -82,7 +95,7 @@ bool HasSsse3() {
 
 size_t PrefixPrefilter::Next(std::string_view text, size_t from) const {
 #ifdef SESSIONDB_PREFIX_PREFILTER_SSSE3
-  if (HasSsse3() && NextSsse3(text, &from, lo_, hi_)) return from;
+  if (HasSsse3() && NextSsse3(text, &from, lo_, hi_, *this)) return from;
 #endif
   return NextScalar(text, from);
 }
