@@ -1,5 +1,7 @@
 #include "core/prefix_prefilter.h"
 
+#include <cstdlib>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define SESSIONDB_PREFIX_PREFILTER_SSSE3 1
@@ -20,6 +22,7 @@ void PrefixPrefilter::Add(unsigned char first, unsigned char second, unsigned ch
   }
   const size_t pair = (size_t{first} << 8) | second;
   if (!pairs_[pair]) {
+    if (thirds_.size() == 256) std::abort();  // past the documented limit: a caller's bug
     pairs_.set(pair);
     slot_[pair] = static_cast<uint8_t>(thirds_.size());
     thirds_.emplace_back();

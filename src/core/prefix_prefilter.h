@@ -1,5 +1,5 @@
-// PrefixPrefilter: where a text may hold one of a set of three-byte
-// prefixes, found sixteen positions at a time. The secret scan
+// PrefixPrefilter: where a text holds one of a set of three-byte prefixes,
+// found sixteen positions at a time. The secret scan
 // (secret_scan.cc) calls its matchers only where a kind's prefix starts;
 // looking for one at each byte of the text was most of a batched append's
 // scan (issue 40's profile).
@@ -32,6 +32,8 @@ namespace sessiondb {
 
 class PrefixPrefilter {
  public:
+  // At most 256 distinct pairs of first and second bytes (the exact check
+  // keeps a slot of one byte per pair); the secret scan adds about 50.
   void Add(unsigned char first, unsigned char second, unsigned char third);
 
   // The first position i >= `from` with i + 2 < text.size() where
